@@ -1,0 +1,30 @@
+# twinlog: `make serve` runs a broker on 127.0.0.1:9092 with data in ./data;
+# `make test` installs everything the tests need and runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test test-deps bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,bench]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/twinlog serve --data-dir ./data --port 9092
+
+# System packages (kcat), the Java client jars and kafka-python's own test suite.
+test-deps: $(STAMP)
+	bash compat_tests/install_deps.sh
+
+test: $(STAMP) test-deps
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) data compat_tests/.deps
