@@ -1,0 +1,97 @@
+"""The broker's state, shared by every handler: stores, topics, ids, background work."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from pathlib import Path
+
+from segment.log import LogStore
+
+from .config import BrokerConfig
+from .group_commit import GroupCommit
+from .partition import Partition, now_ms
+from .producer_ids import ProducerIdAllocator
+from .topics import TopicRegistry
+
+log = logging.getLogger(__name__)
+
+
+def open_store(mode: str, data_dir: Path) -> LogStore:
+    if mode == "segment":
+        from segment.kafka.store import SegmentLogStore
+
+        return SegmentLogStore(data_dir)
+    raise ValueError(f"unknown storage mode {mode!r}")
+
+
+def _cluster_id(data_dir: Path) -> str:
+    """Kafka keeps cluster.id in meta.properties; so do we."""
+    path = data_dir / "meta.properties"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith("cluster.id="):
+                return line.split("=", 1)[1]
+    cid = uuid.uuid4().hex[:22]
+    path.write_text(f"version=1\ncluster.id={cid}\n")
+    return cid
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        data_dir = Path(config.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = _cluster_id(data_dir)
+        self.store = open_store(config.storage_mode, data_dir)
+        self.topics = TopicRegistry(config, self.store)
+        self.topics.load()
+        self.producer_ids = ProducerIdAllocator(data_dir)
+        self._commits: dict[int, GroupCommit] = {}
+        self._tasks: list[asyncio.Task] = []
+
+    async def durable(self, partition: Partition) -> None:
+        """Wait for an fsync covering everything appended to the partition so far."""
+        commit = self._commits.get(id(partition))
+        if commit is None:
+            commit = self._commits[id(partition)] = GroupCommit(partition.log.flush)
+        await commit.sync()
+
+    def start_background(self) -> None:
+        self._tasks.append(asyncio.create_task(self._retention_loop()))
+
+    async def _retention_loop(self) -> None:
+        interval = self.config.retention_check_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            self.enforce_retention()
+
+    def enforce_retention(self) -> None:
+        now = now_ms()
+        for partition in list(self.topics.all_partitions()):
+            try:
+                deleted = partition.log.enforce_retention(now)
+            except Exception:
+                log.exception("retention failed for %s-%d", partition.topic, partition.index)
+                continue
+            if deleted:
+                log.info(
+                    "retention deleted %d bytes of %s-%d; log start offset now %d",
+                    deleted, partition.topic, partition.index, partition.log.log_start_offset,
+                )
+
+    def auto_create(self, name: str):
+        return self.topics.create(name, self.config.num_partitions, {})
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self.store.close()
+        log.info("broker stopped cleanly (pid %d)", os.getpid())

@@ -1,0 +1,79 @@
+"""`twinlog` command line: `twinlog serve` runs a broker until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from segment.log import LogConfig
+
+from .broker import Broker
+from .config import BrokerConfig
+from .server import serve
+
+log = logging.getLogger("twinlog")
+
+
+@click.group()
+def main() -> None:
+    """twinlog: a Kafka-compatible broker with two storage layouts."""
+
+
+@main.command("serve")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=Path("data"), show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=9092, show_default=True)
+@click.option("--advertised-host", default=None, help="Host name given to clients (default: --host).")
+@click.option("--node-id", type=int, default=1, show_default=True)
+@click.option("--storage-mode", type=click.Choice(["segment"]), default="segment", show_default=True)
+@click.option("--num-partitions", type=int, default=1, show_default=True, help="Partitions of auto-created topics.")
+@click.option("--auto-create-topics/--no-auto-create-topics", default=True, show_default=True)
+@click.option("--segment-bytes", type=int, default=LogConfig.segment_bytes, show_default=True)
+@click.option("--retention-ms", type=int, default=LogConfig.retention_ms, show_default=True)
+@click.option("--retention-bytes", type=int, default=LogConfig.retention_bytes, show_default=True)
+@click.option("--retention-check-ms", type=int, default=300_000, show_default=True)
+@click.option(
+    "--flush-messages", type=int, default=0, show_default=True,
+    help="1: fsync before acknowledging (group commit); 0: leave it to the page cache.",
+)
+@click.option("--log-level", default="INFO", show_default=True)
+def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
+                  auto_create_topics, segment_bytes, retention_ms, retention_bytes,
+                  retention_check_ms, flush_messages, log_level) -> None:
+    """Run a broker."""
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    defaults = replace(
+        LogConfig(), segment_bytes=segment_bytes, retention_ms=retention_ms,
+        retention_bytes=retention_bytes, flush_messages=flush_messages,
+    )
+    config = BrokerConfig(
+        data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id,
+        storage_mode=storage_mode, num_partitions=num_partitions, auto_create_topics=auto_create_topics,
+        retention_check_ms=retention_check_ms, log_defaults=defaults,
+    )
+    asyncio.run(_run(config))
+
+
+async def _run(config: BrokerConfig) -> None:
+    broker = Broker(config)
+    server = await serve(broker, config.host, config.port)
+    broker.start_background()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("twinlog listening on %s:%d, data in %s (%s storage)",
+             config.host, config.port, config.data_dir, config.storage_mode)
+    await stop.wait()
+    log.info("shutting down")
+    server.close()
+    await broker.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Broker settings and the topic configs we understand, with Kafka's names and defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from segment.log import LogConfig
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 9092
+    advertised_host: str | None = None
+    node_id: int = 1
+    auto_create_topics: bool = True  # auto.create.topics.enable
+    num_partitions: int = 1  # num.partitions for auto-created topics
+    storage_mode: str = "segment"
+    max_request_size: int = 100 * 1024 * 1024  # socket.request.max.bytes
+    retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
+    log_defaults: LogConfig = field(default_factory=LogConfig)
+
+    @property
+    def advertised(self) -> str:
+        return self.advertised_host or self.host
+
+
+class InvalidConfig(ValueError):
+    """A topic config name or value Kafka would reject (INVALID_CONFIG)."""
+
+
+def _positive(v: int) -> bool:
+    return v > 0
+
+
+def _retention(v: int) -> bool:
+    return v >= -1
+
+
+# Kafka config name -> (LogConfig field or None if only stored, parser, validator, doc)
+TOPIC_CONFIGS: dict[str, tuple[str | None, type, object]] = {
+    "segment.bytes": ("segment_bytes", int, lambda v: v >= 14),
+    "segment.ms": ("segment_ms", int, _positive),
+    "retention.ms": ("retention_ms", int, _retention),
+    "retention.bytes": ("retention_bytes", int, _retention),
+    "index.interval.bytes": ("index_interval_bytes", int, lambda v: v >= 0),
+    "segment.index.bytes": ("segment_index_bytes", int, lambda v: v >= 8),
+    "max.message.bytes": ("max_message_bytes", int, lambda v: v >= 0),
+    "flush.messages": ("flush_messages", int, lambda v: v >= 0),
+    "message.timestamp.type": ("message_timestamp_type", str, lambda v: v in ("CreateTime", "LogAppendTime")),
+    "cleanup.policy": (None, str, lambda v: set(v.split(",")) <= {"delete", "compact"}),
+    "compression.type": (None, str, lambda v: v in ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
+    "min.insync.replicas": (None, int, _positive),
+    "storage.mode": (None, str, lambda v: v in ("segment",)),
+}
+
+_STORED_DEFAULTS = {
+    "cleanup.policy": "delete",
+    "compression.type": "producer",
+    "min.insync.replicas": "1",
+}
+
+
+def validate_topic_configs(configs: dict[str, str | None]) -> dict[str, str]:
+    """Parse and check configs given to CreateTopics; raises InvalidConfig."""
+    clean: dict[str, str] = {}
+    for name, value in configs.items():
+        spec = TOPIC_CONFIGS.get(name)
+        if spec is None:
+            raise InvalidConfig(f"Unknown topic config name: {name}")
+        if value is None:
+            raise InvalidConfig(f"Null value not supported for topic config {name}")
+        _field, parse, ok = spec
+        try:
+            parsed = parse(value)
+        except ValueError:
+            raise InvalidConfig(f"Invalid value {value} for configuration {name}") from None
+        if not ok(parsed):
+            raise InvalidConfig(f"Invalid value {value} for configuration {name}")
+        clean[name] = value
+    return clean
+
+
+def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
+    changes = {}
+    for name, value in configs.items():
+        field_name, parse, _ = TOPIC_CONFIGS[name]
+        if field_name is not None:
+            changes[field_name] = parse(value)
+    return replace(defaults, **changes)
+
+
+def effective_topic_configs(
+    defaults: LogConfig, storage_mode: str, configs: dict[str, str]
+) -> list[tuple[str, str, bool]]:
+    """Every topic config as (name, value, is_default), for DescribeConfigs."""
+    out = []
+    for name, (field_name, _parse, _ok) in sorted(TOPIC_CONFIGS.items()):
+        if name in configs:
+            out.append((name, configs[name], False))
+        elif field_name is not None:
+            out.append((name, str(getattr(defaults, field_name)), True))
+        elif name == "storage.mode":
+            out.append((name, storage_mode, True))
+        else:
+            out.append((name, _STORED_DEFAULTS[name], True))
+    return out

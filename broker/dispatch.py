@@ -1,0 +1,38 @@
+"""One request frame in, one framed response (or nothing) out."""
+
+from __future__ import annotations
+
+import logging
+
+from wire import unsupported
+from wire.framing import PeerProtocolError
+from wire.protocol import UnsupportedVersion, decode_request, encode_response
+
+from .handlers import HANDLERS
+
+log = logging.getLogger(__name__)
+
+
+class ConnectionClosed(Exception):
+    """The request cannot be answered; the connection must close (already logged)."""
+
+
+async def dispatch(broker, frame: bytes) -> list | None:
+    """Returns the response chunks, None when no response is due (acks=0).
+
+    Raises PeerProtocolError when the peer's request cannot be answered.
+    """
+    try:
+        header, request = decode_request(frame)
+    except UnsupportedVersion as exc:
+        reply = unsupported.answer(exc.header, frame)
+        if reply is None and unsupported.closes_connection(exc.header):
+            raise PeerProtocolError(
+                f"unsupported version {exc.header.api_version} of api {exc.header.api_key} "
+                f"from client {exc.header.client_id!r}"
+            ) from None
+        return [reply] if reply is not None else None
+    response = await HANDLERS[header.api_key](broker, header, request)
+    if response is None:
+        return None
+    return encode_response(header, response)

@@ -1,0 +1,43 @@
+"""Group commit: many acknowledgements waiting on one fsync.
+
+A produce that must be durable before its ack calls `sync()`. If no fsync is
+running one starts now; if one is running, the caller waits for the next one,
+which starts as soon as the running one ends and covers every append made in
+between. Under load N producers share one fsync instead of paying N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+
+class GroupCommit:
+    def __init__(self, flush: Callable[[], None]) -> None:
+        self._flush = flush
+        self._running: asyncio.Future | None = None
+        self._next: asyncio.Future | None = None
+
+    async def sync(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._next is None:
+            self._next = loop.create_future()
+            if self._running is None:
+                self._start(loop)
+        await asyncio.shield(self._next if self._next is not None else self._running)
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        done, self._next = self._next, None
+        self._running = done
+        task = loop.run_in_executor(None, self._flush)
+
+        def finished(t: asyncio.Future) -> None:
+            self._running = None
+            if t.exception() is not None:
+                done.set_exception(t.exception())
+            else:
+                done.set_result(None)
+            if self._next is not None:
+                self._start(loop)
+
+        task.add_done_callback(finished)

@@ -1,0 +1,46 @@
+"""CreatePartitions v0-v3: grow a topic's partition count (never shrink)."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..topics import TopicError
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _check(broker, topic) -> None:
+    existing = broker.topics.get(topic.name)
+    if existing is None:
+        raise TopicError("unknown_topic_or_partition", f"The topic '{topic.name}' does not exist.")
+    current = len(existing.partitions)
+    if topic.count < current:
+        raise TopicError("invalid_partitions",
+                         f"Topic currently has {current} partitions, which is higher than the requested {topic.count}.")
+    if topic.count == current:
+        raise TopicError("invalid_partitions", f"Topic already has {current} partitions.")
+    if topic.assignments is not None:
+        if len(topic.assignments) != topic.count - current:
+            raise TopicError("invalid_replica_assignment",
+                             f"Increasing the number of partitions by {topic.count - current} but {len(topic.assignments)} assignments provided.")
+        for a in topic.assignments:
+            if list(a.broker_ids) != [broker.config.node_id]:
+                raise TopicError("invalid_replica_assignment", f"Unknown broker ids in assignment {list(a.broker_ids)}")
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls = nested(cls, "CreatePartitionsTopicResult")
+    results = []
+    seen = set()
+    for topic in request.topics:
+        try:
+            if topic.name in seen:
+                raise TopicError("invalid_request", f"Duplicate topic {topic.name} in the request.")
+            seen.add(topic.name)
+            _check(broker, topic)
+            if not request.validate_only:
+                broker.topics.add_partitions(topic.name, topic.count)
+            results.append(make(result_cls, name=topic.name, error_code=error("none"), error_message=None))
+        except TopicError as exc:
+            results.append(make(result_cls, name=topic.name, error_code=error(exc.code), error_message=str(exc)))
+    return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))

@@ -1,0 +1,84 @@
+"""CreateTopics v2-v7: validate names, partition counts, replication and configs, then create.
+
+A single broker can only hold one replica: replication_factor above 1 gets
+INVALID_REPLICATION_FACTOR, as Kafka answers when brokers are too few.
+Each topic succeeds or fails on its own; validate_only creates nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from wire.protocol import response_for
+
+from ..config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
+from ..topics import TopicError, check_topic_name
+from .response_builder import NO_THROTTLE, error, make, nested
+
+DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
+
+
+def _check(broker, topic, duplicates) -> tuple[int, dict[str, str]]:
+    """Returns (partitions, configs) or raises TopicError."""
+    if topic.name in duplicates:
+        raise TopicError("invalid_request", f"Create topics request from client contains the topic {topic.name} more than once.")
+    check_topic_name(topic.name)
+    if broker.topics.get(topic.name) is not None:
+        raise TopicError("topic_already_exists", f"Topic '{topic.name}' already exists.")
+    node = broker.config.node_id
+    if topic.assignments:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise TopicError("invalid_request", "Both numPartitions or replicationFactor and replicasAssignments were set.")
+        indexes = sorted(a.partition_index for a in topic.assignments)
+        if indexes != list(range(len(indexes))):
+            raise TopicError("invalid_replica_assignment", "Partitions should be consecutive and start from 0.")
+        for a in topic.assignments:
+            if list(a.broker_ids) != [node]:
+                raise TopicError("invalid_replica_assignment", f"Unknown broker ids in assignment {list(a.broker_ids)}")
+        partitions = len(indexes)
+    else:
+        partitions = broker.config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+        if partitions <= 0:
+            raise TopicError("invalid_partitions", "Number of partitions must be larger than 0.")
+        rf = 1 if topic.replication_factor == -1 else topic.replication_factor
+        if rf <= 0:
+            raise TopicError("invalid_replication_factor", "Replication factor must be larger than 0.")
+        if rf > 1:
+            raise TopicError("invalid_replication_factor",
+                             f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered.")
+    try:
+        configs = validate_topic_configs({c.name: c.value for c in topic.configs})
+    except InvalidConfig as exc:
+        raise TopicError("invalid_config", str(exc)) from None
+    return partitions, configs
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls = nested(cls, "CreatableTopicResult")
+    config_cls = nested(cls, "CreatableTopicConfigs")
+    counts = Counter(t.name for t in request.topics)
+    duplicates = {name for name, n in counts.items() if n > 1}
+    results = []
+    for topic in request.topics:
+        try:
+            partitions, configs = _check(broker, topic, duplicates)
+            if request.validate_only:
+                topic_id = None
+            else:
+                topic_id = broker.topics.create(topic.name, partitions, configs).topic_id
+        except TopicError as exc:
+            results.append(make(result_cls, name=topic.name, topic_id=None, error_code=error(exc.code),
+                                error_message=str(exc), topic_config_error_code=error("none"),
+                                num_partitions=-1, replication_factor=-1, configs=None))
+            continue
+        described = tuple(
+            make(config_cls, name=name, value=value, read_only=False,
+                 config_source=DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
+            for name, value, is_default in effective_topic_configs(
+                log_config_for(broker.config.log_defaults, configs), broker.config.storage_mode, configs)
+        )
+        results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=error("none"),
+                            error_message=None, topic_config_error_code=error("none"),
+                            num_partitions=partitions, replication_factor=1, configs=described))
+    return make(cls, throttle_time=NO_THROTTLE, topics=tuple(results))

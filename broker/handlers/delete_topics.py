@@ -1,0 +1,37 @@
+"""DeleteTopics v1-v6: by name, or (v6) by topic id."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..topics import TopicError
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _targets(request):
+    """(name or None, topic_id or None) pairs, whatever the version's shape."""
+    if hasattr(request, "topic_names"):
+        return [(name, None) for name in request.topic_names]
+    return [(t.name, t.topic_id if t.topic_id and t.topic_id.int else None) for t in request.topics]
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls = nested(cls, "DeletableTopicResult")
+    results = []
+    for name, topic_id in _targets(request):
+        if name is None and topic_id is not None:
+            topic = broker.topics.by_id.get(topic_id)
+            if topic is None:
+                results.append(make(result_cls, name=None, topic_id=topic_id, error_code=error("unknown_topic_id"),
+                                    error_message="Topic id is unknown"))
+                continue
+            name = topic.name
+        try:
+            deleted = broker.topics.delete(name)
+            results.append(make(result_cls, name=name, topic_id=deleted.topic_id, error_code=error("none"),
+                                error_message=None))
+        except TopicError as exc:
+            results.append(make(result_cls, name=name, topic_id=topic_id, error_code=error(exc.code),
+                                error_message=str(exc)))
+    return make(cls, throttle_time=NO_THROTTLE, responses=tuple(results))

@@ -1,0 +1,83 @@
+"""DescribeConfigs v1-v4 for topics (resource type 2) and this broker (type 4)."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..config import effective_topic_configs, log_config_for
+from .response_builder import NO_THROTTLE, error, make, nested
+
+TOPIC, BROKER = 2, 4
+DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+STRING, INT, LONG, LIST = 2, 3, 5, 7
+_LONGS = {"segment.ms", "retention.ms", "retention.bytes", "flush.messages"}
+_INTS = {"segment.bytes", "index.interval.bytes", "segment.index.bytes", "max.message.bytes", "min.insync.replicas"}
+
+
+def _config_type(name: str) -> int:
+    if name in _LONGS:
+        return LONG
+    if name in _INTS:
+        return INT
+    return LIST if name == "cleanup.policy" else STRING
+
+
+def _topic_entries(broker, name):
+    topic = broker.topics.get(name)
+    if topic is None:
+        return None
+    cfg = log_config_for(broker.config.log_defaults, topic.configs)
+    return [
+        (key, value, DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, False)
+        for key, value, is_default in effective_topic_configs(cfg, broker.config.storage_mode, topic.configs)
+    ]
+
+
+def _broker_entries(broker):
+    c = broker.config
+    d = c.log_defaults
+    values = {
+        "broker.id": c.node_id,
+        "num.partitions": c.num_partitions,
+        "auto.create.topics.enable": str(c.auto_create_topics).lower(),
+        "log.segment.bytes": d.segment_bytes,
+        "log.retention.ms": d.retention_ms,
+        "log.retention.bytes": d.retention_bytes,
+        "log.index.interval.bytes": d.index_interval_bytes,
+        "log.flush.interval.messages": d.flush_messages or 9223372036854775807,
+        "message.max.bytes": d.max_message_bytes,
+        "socket.request.max.bytes": c.max_request_size,
+        "storage.mode": c.storage_mode,
+    }
+    return [(k, str(v), STATIC_BROKER_CONFIG, True) for k, v in sorted(values.items())]
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls = nested(cls, "DescribeConfigsResult")
+    entry_cls = nested(cls, "DescribeConfigsResourceResult")
+    results = []
+    for res in request.resources:
+        code, message, entries = "none", None, []
+        if res.resource_type == TOPIC:
+            entries = _topic_entries(broker, res.resource_name)
+            if entries is None:
+                code, message, entries = "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []
+        elif res.resource_type == BROKER:
+            if res.resource_name not in ("", str(broker.config.node_id)):
+                code, message = "invalid_request", f"Unexpected broker id {res.resource_name}"
+            else:
+                entries = _broker_entries(broker)
+        else:
+            code, message = "invalid_request", f"Unsupported resource type {res.resource_type}"
+        keys = res.configuration_keys
+        if keys is not None:
+            entries = [e for e in entries if e[0] in set(keys)]
+        configs = tuple(
+            make(entry_cls, name=name, value=value, read_only=read_only, config_source=source,
+                 is_sensitive=False, synonyms=(), config_type=_config_type(name), documentation=None)
+            for name, value, source, read_only in entries
+        )
+        results.append(make(result_cls, error_code=error(code), error_message=message,
+                            resource_type=res.resource_type, resource_name=res.resource_name, configs=configs))
+    return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))

@@ -1,0 +1,108 @@
+"""Fetch v4-v12: whole batches as file regions, with long polling.
+
+Limits, as KIP-74 has them: partitions are filled in request order up to the
+response's max_bytes, each to its partition_max_bytes; the first batch of the
+first partition with data is returned whole even when larger, so a consumer
+always progresses, and later partitions never overrun the limit. The request
+waits up to max_wait for min_bytes to accumulate, waking when any of its
+partitions gets an append. Fetch sessions are not kept: every response says
+session 0, which clients read as "send full requests".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from segment.log import OffsetOutOfRange
+from wire.protocol import RecordRegions, response_for
+
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _read_partitions(broker, request):
+    """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes."""
+    remaining = request.max_bytes
+    total = 0
+    out = []
+    for ft in request.topics:
+        parts = []
+        for fp in ft.partitions:
+            partition = broker.topics.partition(ft.topic, fp.partition)
+            if partition is None:
+                parts.append((fp.partition, "unknown_topic_or_partition", None, []))
+                continue
+            epoch = fp.current_leader_epoch if hasattr(fp, "current_leader_epoch") else -1
+            if epoch > partition.leader_epoch:
+                parts.append((fp.partition, "unknown_leader_epoch", partition, []))
+                continue
+            if 0 <= epoch < partition.leader_epoch:
+                parts.append((fp.partition, "fenced_leader_epoch", partition, []))
+                continue
+            limit = min(fp.partition_max_bytes, remaining)
+            if total and limit <= 0:
+                parts.append((fp.partition, "none", partition, []))
+                continue
+            upper = partition.log.log_end_offset if request.replica_id >= 0 else partition.high_watermark
+            try:
+                regions = partition.log.read(fp.fetch_offset, max(limit, 1), upper)
+            except OffsetOutOfRange:
+                parts.append((fp.partition, "offset_out_of_range", partition, []))
+                continue
+            size = sum(r.size for r in regions)
+            if total and size > limit:
+                regions, size = [], 0  # only the response's first batch may overrun
+            total += size
+            remaining -= size
+            parts.append((fp.partition, "none", partition, regions))
+        out.append((ft.topic, parts))
+    return out, total
+
+
+async def _wait_for_data(broker, request, timeout: float) -> None:
+    fut = asyncio.get_running_loop().create_future()
+    partitions = [
+        p for ft in request.topics for fp in ft.partitions
+        if (p := broker.topics.partition(ft.topic, fp.partition)) is not None
+    ]
+    for p in partitions:
+        p.add_waiter(fut)
+    try:
+        await asyncio.wait_for(fut, timeout)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        for p in partitions:
+            p.discard_waiter(fut)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    if request.session_id != 0:
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("fetch_session_id_not_found"),
+                    session_id=0, responses=())
+    deadline = time.monotonic() + request.max_wait.total_seconds()
+    while True:
+        results, total = _read_partitions(broker, request)
+        has_error = any(code != "none" for _, parts in results for _, code, _, _ in parts)
+        left = deadline - time.monotonic()
+        if total >= request.min_bytes or has_error or left <= 0:
+            break
+        await _wait_for_data(broker, request, left)
+    return _response(cls, results)
+
+
+def _response(cls, results):
+    topic_cls = nested(cls, "FetchableTopicResponse")
+    part_cls = nested(cls, "PartitionData")
+    topics = []
+    for name, parts in results:
+        datas = []
+        for index, code, partition, regions in parts:
+            hw = partition.high_watermark if partition else -1
+            lso = partition.log.log_start_offset if partition else -1
+            datas.append(make(part_cls, partition_index=index, error_code=error(code), high_watermark=hw,
+                              last_stable_offset=hw, log_start_offset=lso, aborted_transactions=None,
+                              preferred_read_replica=-1, records=RecordRegions(regions)))
+        topics.append(make(topic_cls, topic=name, partitions=tuple(datas)))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=0, responses=tuple(topics))

@@ -1,0 +1,20 @@
+"""InitProducerId for idempotent producers (no transactional id): a fresh id at epoch 0.
+
+Transactions are not served yet: a request carrying a transactional id gets
+COORDINATOR_NOT_AVAILABLE, which clients surface as "no transaction coordinator".
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    if request.transactional_id is not None:
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("coordinator_not_available"),
+                    producer_id=-1, producer_epoch=-1)
+    pid = broker.producer_ids.allocate()
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), producer_id=pid, producer_epoch=0)

@@ -1,0 +1,58 @@
+"""ListOffsets v1-v7: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
+
+By timestamp the answer is the first record whose timestamp is at or after the
+target, found through the time index, and never at or beyond the high
+watermark; no such record gives offset -1 and timestamp -1, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make, nested
+
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+
+
+def _lookup(partition, timestamp: int, replica_id: int) -> tuple[str, int, int]:
+    log = partition.log
+    upper = log.log_end_offset if replica_id >= 0 else partition.high_watermark
+    if timestamp == EARLIEST:
+        return "none", -1, log.log_start_offset
+    if timestamp == LATEST:
+        return "none", -1, upper
+    if timestamp == MAX_TIMESTAMP:
+        found = log.max_timestamp()
+    elif timestamp >= 0:
+        found = log.offset_for_timestamp(timestamp)
+    else:
+        return "invalid_request", -1, -1
+    if found is None or found[0] >= upper:
+        return "none", -1, -1
+    offset, ts = found
+    return "none", ts, offset
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "ListOffsetsTopicResponse")
+    part_cls = nested(cls, "ListOffsetsPartitionResponse")
+    topics = []
+    for lt in request.topics:
+        parts = []
+        for lp in lt.partitions:
+            partition = broker.topics.partition(lt.name, lp.partition_index)
+            epoch = getattr(lp, "current_leader_epoch", -1)
+            if partition is None:
+                code, ts, offset, leader_epoch = "unknown_topic_or_partition", -1, -1, -1
+            elif epoch > partition.leader_epoch:
+                code, ts, offset, leader_epoch = "unknown_leader_epoch", -1, -1, -1
+            elif 0 <= epoch < partition.leader_epoch:
+                code, ts, offset, leader_epoch = "fenced_leader_epoch", -1, -1, -1
+            else:
+                code, ts, offset = _lookup(partition, lp.timestamp, request.replica_id)
+                leader_epoch = partition.leader_epoch
+            parts.append(make(part_cls, partition_index=lp.partition_index, error_code=error(code),
+                              timestamp=ts, offset=offset, leader_epoch=leader_epoch))
+        topics.append(make(topic_cls, name=lt.name, partitions=tuple(parts)))
+    return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))

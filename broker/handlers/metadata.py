@@ -1,0 +1,55 @@
+"""Metadata: brokers, topics and partition leaders; auto-creates topics when allowed."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..topics import TopicError
+from .response_builder import NO_THROTTLE, error, make, nested
+
+UNKNOWN_OPERATIONS = -(2**31)
+
+
+def _requested_names(header, request) -> list[str] | None:
+    """None means every topic. v0 asks for all with an empty list; v1+ with null."""
+    topics = request.topics
+    if topics is None or (header.api_version == 0 and not topics):
+        return None
+    return [t.name for t in topics if t.name is not None]
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "MetadataResponseTopic")
+    part_cls = nested(cls, "MetadataResponsePartition")
+    broker_cls = nested(cls, "MetadataResponseBroker")
+    node = broker.config.node_id
+    names = _requested_names(header, request)
+    allow_create = getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
+
+    topics = []
+    for name in names if names is not None else list(broker.topics.topics):
+        topic = broker.topics.get(name)
+        code = "none"
+        if topic is None and allow_create:
+            try:
+                topic = broker.auto_create(name)
+            except TopicError as exc:
+                code = exc.code
+        if topic is None:
+            code = code if code != "none" else "unknown_topic_or_partition"
+            topics.append(make(topic_cls, error_code=error(code), name=name, topic_id=None,
+                               is_internal=False, partitions=()))
+            continue
+        partitions = tuple(
+            make(part_cls, error_code=error("none"), partition_index=p.index, leader_id=node,
+                 leader_epoch=p.leader_epoch, replica_nodes=(node,), isr_nodes=(node,), offline_replicas=())
+            for p in topic.partitions
+        )
+        topics.append(make(topic_cls, error_code=error("none"), name=topic.name, topic_id=topic.topic_id,
+                           is_internal=topic.internal, partitions=partitions,
+                           topic_authorized_operations=UNKNOWN_OPERATIONS))
+    brokers = (make(broker_cls, node_id=node, host=broker.config.advertised, port=broker.config.port, rack=None),)
+    return make(cls, throttle_time=NO_THROTTLE, brokers=brokers, cluster_id=broker.cluster_id,
+                controller_id=node, topics=tuple(topics), cluster_authorized_operations=UNKNOWN_OPERATIONS,
+                error_code=error("none"))

@@ -1,0 +1,89 @@
+"""Produce v3+: validate each partition's batch, append it, answer per partition.
+
+Each partition stands alone: a corrupt or oversize batch, an unknown
+partition or a fenced producer fails only that partition and stores nothing
+for it. Record bytes are never decoded: offsets are assigned in the header.
+With flush.messages=1 the batch is fsynced (group commit) before it becomes
+visible and is acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from wire.protocol import response_for
+from wire.record_batch import BatchTooLarge, InvalidBatch, validate_produced
+
+from ..producer_state import OutOfOrderSequence, ProducerFenced
+from .response_builder import NO_THROTTLE, error, make, nested
+
+log = logging.getLogger(__name__)
+
+
+def _append_one(broker, topic_name: str, index: int, records):
+    """Returns (error name, info or None, message or None, partition or None)."""
+    partition = broker.topics.partition(topic_name, index)
+    if partition is None:
+        return "unknown_topic_or_partition", None, None, None
+    if not records:
+        return "corrupt_message", None, "empty record set", None
+    try:
+        header = validate_produced(records, partition.config.max_message_bytes)
+    except BatchTooLarge as exc:
+        return "message_too_large", None, str(exc), None
+    except InvalidBatch as exc:
+        log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
+        return "corrupt_message", None, str(exc), None
+    if header.is_transactional or header.is_control:
+        return "transactional_id_authorization_failed", None, "transactions are not supported", None
+    try:
+        info, _duplicate = partition.append(bytearray(records), header)
+    except ProducerFenced as exc:
+        return "invalid_producer_epoch", None, str(exc), None
+    except OutOfOrderSequence as exc:
+        return "out_of_order_sequence_number", None, str(exc), None
+    return "none", info, None, partition
+
+
+async def handle(broker, header, request):
+    if request.transactional_id is not None:
+        code_for_all = "transactional_id_authorization_failed"
+    else:
+        code_for_all = None
+    results = []
+    touched = {}
+    for topic in request.topic_data:
+        for pd in topic.partition_data:
+            if code_for_all is not None:
+                results.append((topic.name, pd.index, code_for_all, None, "transactions are not supported"))
+                continue
+            code, info, message, partition = _append_one(broker, topic.name, pd.index, pd.records)
+            results.append((topic.name, pd.index, code, info, message))
+            if partition is not None:
+                touched[id(partition)] = partition
+    durable = [p for p in touched.values() if p.config.flush_messages == 1]
+    if durable:
+        await asyncio.gather(*(broker.durable(p) for p in durable))
+    for p in touched.values():
+        p.publish()
+    if request.acks == 0:
+        return None
+    return _response(header, results)
+
+
+def _response(header, results):
+    cls = response_for(header)
+    topic_cls = nested(cls, "TopicProduceResponse")
+    part_cls = nested(cls, "PartitionProduceResponse")
+    by_topic: dict[str, list] = {}
+    for name, index, code, info, message in results:
+        by_topic.setdefault(name, []).append(
+            make(part_cls, index=index, error_code=error(code),
+                 base_offset=info.first_offset if info else -1,
+                 log_append_time=info.log_append_time if info else -1,
+                 log_start_offset=info.log_start_offset if info else -1,
+                 record_errors=(), error_message=message)
+        )
+    topics = tuple(make(topic_cls, name=name, partition_responses=tuple(parts)) for name, parts in by_topic.items())
+    return make(cls, responses=topics, throttle_time=NO_THROTTLE)

@@ -1,0 +1,41 @@
+"""Building kio responses whose fields differ between versions.
+
+Handlers describe a response once with every field any version has; `make`
+keeps the fields the requested version's class declares, so one handler
+serves all versions without per-version branches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import sys
+from functools import cache
+
+from kio.schema.errors import ErrorCode
+
+NO_THROTTLE = datetime.timedelta(0)
+
+
+@cache
+def _field_names(cls) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
+def make(cls, **values):
+    names = _field_names(cls)
+    return cls(**{k: v for k, v in values.items() if k in names})
+
+
+def has_field(cls, name: str) -> bool:
+    return name in _field_names(cls)
+
+
+@cache
+def nested(cls, name: str):
+    """The nested entity class `name` from the module that defines `cls`'s version."""
+    return getattr(sys.modules[cls.__module__], name)
+
+
+def error(name: str) -> ErrorCode:
+    return ErrorCode[name]

@@ -1,0 +1,125 @@
+"""The asyncio transport: reads frames, writes response bytes and file regions; nothing else.
+
+Requests on one connection are answered in order (clients pipeline and match
+responses by order as well as correlation id); connections are independent.
+A peer that breaks the protocol loses its own connection, with a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from wire.framing import FrameDecoder, PeerProtocolError
+
+from .dispatch import dispatch
+
+log = logging.getLogger(__name__)
+
+SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
+MAX_QUEUED_REQUESTS = 64
+
+
+class _FdFile:
+    """The file-object face asyncio's sendfile wants, over a borrowed fd (never closed here)."""
+
+    mode = "rb"
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pos = 0
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self._pos = pos
+        return pos
+
+    def readinto(self, buf) -> int:
+        n = os.preadv(self._fd, [buf], self._pos)
+        self._pos += n
+        return n
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, broker) -> None:
+        self._broker = broker
+        self._decoder = FrameDecoder(broker.config.max_request_size)
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._transport: asyncio.Transport | None = None
+        self._task: asyncio.Task | None = None
+        self._drained: asyncio.Future | None = None
+        self._paused_reading = False
+        self.peer = "?"
+
+    def connection_made(self, transport) -> None:
+        self._transport = transport
+        self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
+        self._task = asyncio.create_task(self._serve())
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self._decoder.feed(data)
+        except PeerProtocolError as exc:
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            self._transport.abort()
+            return
+        for frame in frames:
+            self._queue.put_nowait(frame)
+        if self._queue.qsize() >= MAX_QUEUED_REQUESTS and not self._paused_reading:
+            self._paused_reading = True
+            self._transport.pause_reading()
+
+    def connection_lost(self, exc) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
+
+    async def _serve(self) -> None:
+        transport = self._transport
+        try:
+            while not transport.is_closing():
+                frame = await self._queue.get()
+                if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
+                    self._paused_reading = False
+                    transport.resume_reading()
+                chunks = await dispatch(self._broker, frame)
+                if chunks:
+                    await self._send(chunks)
+        except asyncio.CancelledError:
+            pass
+        except PeerProtocolError as exc:
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            transport.abort()
+        except Exception:
+            log.exception("closing connection from %s after an internal error", self.peer)
+            transport.abort()
+
+    async def _send(self, chunks: list) -> None:
+        transport = self._transport
+        loop = asyncio.get_running_loop()
+        for chunk in chunks:
+            if isinstance(chunk, (bytes, bytearray)):
+                transport.write(chunk)
+            elif chunk.size < SENDFILE_MIN:
+                transport.write(os.pread(chunk.fd, chunk.size, chunk.position))
+            else:
+                await loop.sendfile(transport, _FdFile(chunk.fd), chunk.position, chunk.size)
+        if self._drained is not None:
+            await self._drained
+
+
+async def serve(broker, host: str, port: int) -> asyncio.AbstractServer:
+    loop = asyncio.get_running_loop()
+    return await loop.create_server(lambda: KafkaConnection(broker), host, port, reuse_address=True)

@@ -1,0 +1,167 @@
+"""The topics this broker hosts: names, ids, partition counts, configs.
+
+Persisted as `<data-dir>/topics.json`, rewritten atomically (temp file, fsync,
+rename, fsync of the directory) on every change, with the previous version
+kept as `topics.json.bak`. After a crash either the old or the new file is
+whole; partition directories of a topic missing from the file are removed at
+start-up (a create or delete that did not finish).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from segment.log import LogStore
+
+from .config import BrokerConfig, log_config_for
+from .partition import Partition
+
+log = logging.getLogger(__name__)
+
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_NAME_LENGTH = 249
+
+
+class TopicError(Exception):
+    """Carries the Kafka error code name for the handler."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def check_topic_name(name: str) -> None:
+    if not name or name in (".", ".."):
+        raise TopicError("invalid_topic_exception", f"Topic name {name!r} is illegal")
+    if len(name) > MAX_NAME_LENGTH:
+        raise TopicError("invalid_topic_exception", f"Topic name is longer than {MAX_NAME_LENGTH} characters")
+    if not _LEGAL.match(name):
+        raise TopicError(
+            "invalid_topic_exception",
+            f"Topic name {name!r} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+        )
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    configs: dict[str, str]
+    partitions: list[Partition] = field(default_factory=list)
+
+    @property
+    def internal(self) -> bool:
+        return self.name.startswith("__")
+
+
+class TopicRegistry:
+    def __init__(self, config: BrokerConfig, store: LogStore) -> None:
+        self._config = config
+        self._store = store
+        self._path = Path(config.data_dir) / "topics.json"
+        self.topics: dict[str, Topic] = {}
+        self.by_id: dict[uuid.UUID, Topic] = {}
+
+    def load(self) -> None:
+        saved = {}
+        if self._path.exists():
+            saved = json.loads(self._path.read_text())
+        for name, entry in saved.get("topics", {}).items():
+            topic = Topic(name, uuid.UUID(entry["id"]), dict(entry["configs"]))
+            self._register(topic)
+            for index in range(entry["partitions"]):
+                topic.partitions.append(self._open(topic, index))
+        known = {(t.name, p.index) for t in self.topics.values() for p in t.partitions}
+        for topic_name, index in self._store.existing_partitions():
+            if (topic_name, index) not in known:
+                log.warning("removing partition %s-%d: its topic is not in topics.json", topic_name, index)
+                self._store.delete_partition(topic_name, index)
+
+    def _register(self, topic: Topic) -> None:
+        self.topics[topic.name] = topic
+        self.by_id[topic.topic_id] = topic
+
+    def _open(self, topic: Topic, index: int) -> Partition:
+        cfg = log_config_for(self._config.log_defaults, topic.configs)
+        log_ = self._store.open_partition(topic.name, index, cfg)
+        return Partition(topic.name, index, log_, self._config.node_id, cfg)
+
+    def _save(self) -> None:
+        data = {
+            "version": 1,
+            "topics": {
+                t.name: {"id": str(t.topic_id), "partitions": len(t.partitions), "configs": t.configs}
+                for t in self.topics.values()
+            },
+        }
+        tmp = self._path.with_suffix(".json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        if self._path.exists():
+            os.replace(self._path, self._path.with_suffix(".json.bak"))
+        os.replace(tmp, self._path)
+        dir_fd = os.open(self._path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def get(self, name: str) -> Topic | None:
+        return self.topics.get(name)
+
+    def partition(self, name: str, index: int) -> Partition | None:
+        topic = self.topics.get(name)
+        if topic is None or not 0 <= index < len(topic.partitions):
+            return None
+        return topic.partitions[index]
+
+    def create(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
+        """Create a topic (validated configs); raises TopicError."""
+        check_topic_name(name)
+        if name in self.topics:
+            raise TopicError("topic_already_exists", f"Topic '{name}' already exists.")
+        if num_partitions <= 0:
+            raise TopicError("invalid_partitions", f"Number of partitions must be larger than 0, got {num_partitions}")
+        topic = Topic(name, uuid.uuid4(), dict(configs))
+        topic.partitions = [self._open(topic, i) for i in range(num_partitions)]
+        self._register(topic)
+        self._save()
+        log.info("created topic %s with %d partitions %s", name, num_partitions, configs or "")
+        return topic
+
+    def delete(self, name: str) -> Topic:
+        topic = self.topics.pop(name, None)
+        if topic is None:
+            raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+        del self.by_id[topic.topic_id]
+        self._save()
+        for p in topic.partitions:
+            p.wake_all()
+            self._store.delete_partition(name, p.index)
+        log.info("deleted topic %s", name)
+        return topic
+
+    def add_partitions(self, name: str, total: int) -> None:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+        current = len(topic.partitions)
+        if total <= current:
+            raise TopicError(
+                "invalid_partitions",
+                f"Topic currently has {current} partitions, which is higher than the requested {total}.",
+            )
+        topic.partitions.extend(self._open(topic, i) for i in range(current, total))
+        self._save()
+
+    def all_partitions(self):
+        for topic in self.topics.values():
+            yield from topic.partitions

@@ -1,0 +1,235 @@
+"""Requests in, responses out: headers, the API table, and the typed message codec.
+
+Codec choice (measured on this machine, Python 3.11, a Produce v9 request of 1 KiB):
+kio 0.6.5 decodes it in 0.7 us (its readers are native code), kafka-python
+3.0.12's protocol classes in 3.9 us; a Metadata v12 response encodes in ~21 us
+with kio. kio's messages are frozen, typed dataclasses generated from Kafka's
+JSON schemas, one class per version, and its version coverage matches Kafka 4
+(Produce from v3, Fetch from v4), which is what we serve. So kio it is.
+
+Header layouts:
+
+    request header v1: api_key i16 | api_version i16 | correlation_id i32 | client_id nullable string(i16)
+    request header v2: v1 + tagged fields (uvarint count, then tags)
+    response header v0: correlation_id i32
+    response header v1: correlation_id i32 + tagged fields
+
+A request uses header v2 when its API version is flexible; ApiVersions always
+answers with response header v0 (KIP-511), so old clients can parse the reply.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from functools import cache
+
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+
+from .framing import PeerProtocolError
+
+API_VERSIONS_KEY = 18
+PRODUCE_KEY = 0
+
+# The versions we serve, per API key. A range we list is a range we serve.
+# Produce is listed from v0 because librdkafka disables compression otherwise;
+# v0-v2 are answered UNSUPPORTED_VERSION, as Kafka 4 does.
+SERVED_VERSIONS: dict[int, tuple[int, int]] = {
+    0: (0, 9),  # Produce
+    1: (4, 12),  # Fetch
+    2: (1, 7),  # ListOffsets
+    3: (0, 12),  # Metadata
+    18: (0, 4),  # ApiVersions
+    19: (2, 7),  # CreateTopics
+    20: (1, 6),  # DeleteTopics
+    22: (0, 5),  # InitProducerId
+    32: (1, 4),  # DescribeConfigs
+    37: (0, 3),  # CreatePartitions
+    60: (0, 1),  # DescribeCluster
+}
+PRODUCE_MIN_DECODED = 3
+
+_SHORT = struct.Struct(">hhi")
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+
+class UnsupportedApi(PeerProtocolError):
+    """An API key we do not serve: Kafka closes the connection."""
+
+
+class UnsupportedVersion(Exception):
+    """A version outside our range; ApiVersions answers it, others close."""
+
+    def __init__(self, header: RequestHeader) -> None:
+        super().__init__(f"api {header.api_key} v{header.api_version} not supported")
+        self.header = header
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    flexible: bool
+
+
+@cache
+def request_class(api_key: int, version: int):
+    return load_request_schema(api_key, version)
+
+
+@cache
+def response_class(api_key: int, version: int):
+    return load_response_schema(api_key, version)
+
+
+@cache
+def _reader(cls):
+    return entity_reader(cls)
+
+
+@cache
+def _writer(cls):
+    return entity_writer(cls)
+
+
+def is_flexible(api_key: int, version: int) -> bool:
+    if api_key == PRODUCE_KEY and version < PRODUCE_MIN_DECODED:
+        return False
+    return bool(request_class(api_key, version).__flexible__)
+
+
+def _skip_tagged_fields(frame: bytes, pos: int) -> int:
+    count, pos = _read_uvarint(frame, pos)
+    for _ in range(count):
+        _tag, pos = _read_uvarint(frame, pos)
+        size, pos = _read_uvarint(frame, pos)
+        pos += size
+    if pos > len(frame):
+        raise PeerProtocolError("tagged fields run past the end of the request")
+    return pos
+
+
+def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(buf) or shift > 28:
+            raise PeerProtocolError("malformed unsigned varint in request header")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+def parse_header(frame: bytes) -> tuple[RequestHeader, int]:
+    """Decode the request header; returns it and where the body starts.
+
+    Raises UnsupportedApi for unknown keys, UnsupportedVersion (carrying the
+    header) for versions outside our range, PeerProtocolError for garbage.
+    """
+    if len(frame) < 10:
+        raise PeerProtocolError(f"request of {len(frame)} bytes is shorter than a header")
+    api_key, api_version, correlation_id = _SHORT.unpack_from(frame, 0)
+    (client_len,) = _I16.unpack_from(frame, 8)
+    pos = 10
+    client_id = None
+    if client_len >= 0:
+        if pos + client_len > len(frame):
+            raise PeerProtocolError("client_id runs past the end of the request")
+        client_id = frame[pos : pos + client_len].decode("utf-8", "replace")
+        pos += client_len
+    served = SERVED_VERSIONS.get(api_key)
+    if served is None:
+        raise UnsupportedApi(f"api key {api_key} is not served")
+    lo, hi = served
+    if not lo <= api_version <= hi or (api_key == PRODUCE_KEY and api_version < PRODUCE_MIN_DECODED):
+        raise UnsupportedVersion(RequestHeader(api_key, api_version, correlation_id, client_id, False))
+    flexible = is_flexible(api_key, api_version)
+    if flexible:
+        pos = _skip_tagged_fields(frame, pos)
+    return RequestHeader(api_key, api_version, correlation_id, client_id, flexible), pos
+
+
+def decode_request(frame: bytes):
+    """Header and typed request body; see parse_header for the errors."""
+    header, pos = parse_header(frame)
+    cls = request_class(header.api_key, header.api_version)
+    try:
+        body, _size = _reader(cls)(frame, pos)
+    except Exception as exc:  # the native reader raises a few types on garbage
+        raise PeerProtocolError(
+            f"malformed {cls.__name__} v{header.api_version}: {type(exc).__name__}: {exc}"
+        ) from exc
+    return header, body
+
+
+class ChunkWriter:
+    """A Writable for kio that keeps record regions out of the byte buffer.
+
+    Fetch responses carry record bytes as `RecordRegions`; the writer splits
+    its output there so the transport can send those parts with sendfile.
+    """
+
+    __slots__ = ("chunks", "_cur", "size")
+
+    def __init__(self) -> None:
+        self.chunks: list = []
+        self._cur = bytearray()
+        self.size = 0
+
+    def write(self, data) -> int:
+        if isinstance(data, RecordRegions):
+            if self._cur:
+                self.chunks.append(bytes(self._cur))
+                self._cur = bytearray()
+            self.chunks.extend(data.regions)
+            self.size += data.total
+            return data.total
+        self._cur += data
+        self.size += len(data)
+        return len(data)
+
+    def finish(self) -> list:
+        if self._cur:
+            self.chunks.append(bytes(self._cur))
+            self._cur = bytearray()
+        return self.chunks
+
+
+class RecordRegions(bytes):
+    """Record bytes that live in files: an empty bytes whose len() is the regions' size.
+
+    kio's bytes writers call len() and write(); ChunkWriter recognises the type.
+    Each region has a `size` attribute (segment.log.FileRegion) or is bytes.
+    """
+
+    def __new__(cls, regions: list):
+        self = super().__new__(cls, b"")
+        self.regions = regions
+        self.total = sum(r.size if hasattr(r, "size") else len(r) for r in regions)
+        return self
+
+    def __len__(self) -> int:
+        return self.total
+
+
+def encode_response(header: RequestHeader, body) -> list:
+    """Frame a typed response: a list of bytes and record regions, size prefix first."""
+    out = ChunkWriter()
+    out.write(_I32.pack(header.correlation_id))
+    if header.flexible and header.api_key != API_VERSIONS_KEY:
+        out.write(b"\x00")  # response header v1: no tagged fields
+    _writer(type(body))(out, body)
+    chunks = out.finish()
+    return [_I32.pack(out.size), *chunks]
+
+
+def response_for(header: RequestHeader):
+    """The response class matching a request's API key and version."""
+    return response_class(header.api_key, header.api_version)
