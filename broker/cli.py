@@ -17,6 +17,7 @@ from .config import BrokerConfig
 from .server import serve
 
 log = logging.getLogger("twinlog")
+_DEFAULTS = LogConfig()
 
 
 @click.group()
@@ -33,9 +34,9 @@ def main() -> None:
 @click.option("--storage-mode", type=click.Choice(["segment"]), default="segment", show_default=True)
 @click.option("--num-partitions", type=int, default=1, show_default=True, help="Partitions of auto-created topics.")
 @click.option("--auto-create-topics/--no-auto-create-topics", default=True, show_default=True)
-@click.option("--segment-bytes", type=int, default=LogConfig.segment_bytes, show_default=True)
-@click.option("--retention-ms", type=int, default=LogConfig.retention_ms, show_default=True)
-@click.option("--retention-bytes", type=int, default=LogConfig.retention_bytes, show_default=True)
+@click.option("--segment-bytes", type=int, default=_DEFAULTS.segment_bytes, show_default=True)
+@click.option("--retention-ms", type=int, default=_DEFAULTS.retention_ms, show_default=True)
+@click.option("--retention-bytes", type=int, default=_DEFAULTS.retention_bytes, show_default=True)
 @click.option("--retention-check-ms", type=int, default=300_000, show_default=True)
 @click.option(
     "--flush-messages", type=int, default=0, show_default=True,

@@ -72,7 +72,7 @@ async def handle(broker, header, request):
                                 error_message=str(exc), topic_config_error_code=error("none"),
                                 num_partitions=-1, replication_factor=-1, configs=None))
             continue
-        described = tuple(
+        described = None if config_cls is None else tuple(
             make(config_cls, name=name, value=value, read_only=False,
                  config_source=DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
             for name, value, is_default in effective_topic_configs(

@@ -33,8 +33,8 @@ def has_field(cls, name: str) -> bool:
 
 @cache
 def nested(cls, name: str):
-    """The nested entity class `name` from the module that defines `cls`'s version."""
-    return getattr(sys.modules[cls.__module__], name)
+    """The nested entity class `name` from the module of `cls`'s version; None if that version lacks it."""
+    return getattr(sys.modules[cls.__module__], name, None)
 
 
 def error(name: str) -> ErrorCode:
