@@ -10,6 +10,7 @@ visible and is acknowledged.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 
 from wire.protocol import response_for
@@ -72,6 +73,13 @@ async def handle(broker, header, request):
     return _response(header, results)
 
 
+def _append_time(info):
+    """kio types log_append_time as a nullable datetime: None is Kafka's -1 (CreateTime)."""
+    if info is None or info.log_append_time < 0:
+        return None
+    return datetime.datetime.fromtimestamp(info.log_append_time / 1000, tz=datetime.timezone.utc)
+
+
 def _response(header, results):
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
@@ -81,7 +89,7 @@ def _response(header, results):
         by_topic.setdefault(name, []).append(
             make(part_cls, index=index, error_code=error(code),
                  base_offset=info.first_offset if info else -1,
-                 log_append_time=info.log_append_time if info else -1,
+                 log_append_time=_append_time(info),
                  log_start_offset=info.log_start_offset if info else -1,
                  record_errors=(), error_message=message)
         )

@@ -1,0 +1,132 @@
+"""Sparse index files of a log segment: `.index` (offset → position) and `.timeindex`.
+
+    .index      entry = relative offset u32 | position u32               (8 bytes)
+    .timeindex  entry = timestamp i64 | relative offset u32              (12 bytes)
+
+Entries are appended in increasing order (offsets strictly, timestamps
+non-decreasing), one per `index.interval.bytes` of log appended, so the index
+stays small enough to hold in memory as two parallel arrays and search with
+bisect; the file is the durable copy.
+
+After a crash the file may hold a torn last entry, entries for log bytes that
+were cut off, or be missing: indexes are derived data, so the segment drops a
+torn tail here, trims entries past the valid log end, or rebuilds the whole
+index from the log when anything does not add up.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+
+class IndexFile:
+    """Common machinery; subclasses fix the entry layout and the key."""
+
+    ENTRY: struct.Struct
+
+    def __init__(self, path: Path, base_offset: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.keys = array("q")
+        self.values = array("q")
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._load()
+
+    def _load(self) -> None:
+        size = os.fstat(self._fd).st_size
+        whole = size - size % self.ENTRY.size
+        raw = os.pread(self._fd, whole, 0) if whole else b""
+        for key, value in self._decode(raw):
+            if self.keys and key < self.keys[-1]:
+                break  # out of order: the rest is garbage
+            self.keys.append(key)
+            self.values.append(value)
+        if len(self.keys) * self.ENTRY.size != size:
+            os.ftruncate(self._fd, len(self.keys) * self.ENTRY.size)
+
+    def _decode(self, raw: bytes):
+        raise NotImplementedError
+
+    def _encode(self, key: int, value: int) -> bytes:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def append(self, key: int, value: int) -> None:
+        os.pwrite(self._fd, self._encode(key, value), len(self.keys) * self.ENTRY.size)
+        self.keys.append(key)
+        self.values.append(value)
+
+    def floor(self, key: int) -> int | None:
+        """Index of the last entry whose key <= key, or None."""
+        i = bisect_right(self.keys, key) - 1
+        return i if i >= 0 else None
+
+    def truncate_entries(self, count: int) -> None:
+        del self.keys[count:]
+        del self.values[count:]
+        os.ftruncate(self._fd, count * self.ENTRY.size)
+
+    def reset(self) -> None:
+        self.truncate_entries(0)
+
+    def flush(self) -> None:
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def delete(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+class OffsetIndex(IndexFile):
+    """Absolute offset → byte position of the batch that starts at or covers it."""
+
+    ENTRY = struct.Struct(">II")
+
+    def _decode(self, raw: bytes):
+        for rel, pos in self.ENTRY.iter_unpack(raw):
+            yield self.base_offset + rel, pos
+
+    def _encode(self, key: int, value: int) -> bytes:
+        return self.ENTRY.pack(key - self.base_offset, value)
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """(offset, position) of the closest entry at or below offset; (base, 0) if none."""
+        i = self.floor(offset)
+        if i is None:
+            return self.base_offset, 0
+        return self.keys[i], self.values[i]
+
+
+class TimeIndex(IndexFile):
+    """Max timestamp seen so far → offset of the batch where it was first reached."""
+
+    ENTRY = struct.Struct(">qI")
+
+    def _decode(self, raw: bytes):
+        for ts, rel in self.ENTRY.iter_unpack(raw):
+            yield ts, self.base_offset + rel
+
+    def _encode(self, key: int, value: int) -> bytes:
+        return self.ENTRY.pack(key, value - self.base_offset)
+
+    def first_at_or_after(self, timestamp: int) -> int | None:
+        """Offset from which to scan for the first timestamp >= target: the entry before it."""
+        i = bisect_right(self.keys, timestamp - 1) - 1
+        if i < 0:
+            return self.base_offset
+        return self.values[i]
+
+    @property
+    def last_timestamp(self) -> int:
+        return self.keys[-1] if self.keys else -1

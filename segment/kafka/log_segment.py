@@ -1,0 +1,206 @@
+"""One log segment: `<20-digit base offset>.log` plus its `.index` and `.timeindex`.
+
+The `.log` file is record batches v2 laid end to end, exactly as producers
+sent them except for the baseOffset and partitionLeaderEpoch the broker wrote:
+
+    +---------------------+---------------------+-----+
+    | batch (base offset) | batch               | ... |
+    +---------------------+---------------------+-----+
+    0                     position of batch 2
+
+Every `index.interval.bytes` appended, the offset index gets (base offset of
+the batch, its position) and the time index (max timestamp so far, that
+batch's base offset) if the max timestamp grew.
+
+Crash behaviour: appends are a single pwrite at the end, so after a crash the
+file ends in whole batches followed by at most one torn batch (or, without
+fsync, by zeros or stale bytes). `recover()` walks the file checking each
+batch's length, magic, offset order and CRC32C, cuts the file at the first bad
+one, and rebuilds both indexes from what remains.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, crc_matches, parse_header
+
+from .index_file import OffsetIndex, TimeIndex
+
+SCAN_CHUNK = 8 * 1024 * 1024
+MIN_BATCH = HEADER_SIZE
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+class LogSegment:
+    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, created_ms: int) -> None:
+        self.base_offset = base_offset
+        self.index_interval = index_interval_bytes
+        stem = directory / segment_name(base_offset)
+        self.log_path = stem.with_suffix(".log")
+        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.index = OffsetIndex(stem.with_suffix(".index"), base_offset)
+        self.time_index = TimeIndex(stem.with_suffix(".timeindex"), base_offset)
+        self.size = os.fstat(self.fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        self.first_batch_timestamp: int | None = None
+        self.created_ms = created_ms
+        self._since_index = 0
+
+    # ----- reading headers -------------------------------------------------
+
+    def header_at(self, position: int) -> BatchHeader | None:
+        if position + HEADER_SIZE > self.size:
+            return None
+        return parse_header(os.pread(self.fd, HEADER_SIZE, position))
+
+    def headers_from(self, position: int):
+        """(position, header) of each batch from `position` to the end, reading headers only."""
+        while position < self.size:
+            header = self.header_at(position)
+            if header is None:
+                return
+            yield position, header
+            position += header.size
+
+    def position_of(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """The batch containing `offset` (or the first one after it), via the index and a short scan."""
+        _, position = self.index.lookup(offset)
+        for pos, header in self.headers_from(position):
+            if header.last_offset >= offset:
+                return pos, header
+        return None
+
+    # ----- writing ---------------------------------------------------------
+
+    def append(self, batch, header: BatchHeader) -> int:
+        """Write one batch whose header already carries its offsets; returns its position."""
+        position = self.size
+        os.pwrite(self.fd, batch, position)
+        self.size += len(batch)
+        self._track(position, header, len(batch))
+        return position
+
+    def _track(self, position: int, header: BatchHeader, size: int) -> None:
+        if self.first_batch_timestamp is None:
+            self.first_batch_timestamp = header.max_timestamp
+        grew = header.max_timestamp > self.max_timestamp
+        if grew:
+            self.max_timestamp = header.max_timestamp
+            self.offset_of_max_timestamp = header.base_offset
+        if position == 0 or self._since_index >= self.index_interval:
+            if not len(self.index) or self.index.keys[-1] < header.base_offset:
+                self.index.append(header.base_offset, position)
+            if self.max_timestamp > self.time_index.last_timestamp:
+                self.time_index.append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._since_index = 0
+        self._since_index += size
+        self.next_offset = header.last_offset + 1
+
+    # ----- opening and recovery ---------------------------------------------
+
+    def load(self) -> None:
+        """Open after a clean shutdown: trust the files, rescan from the last index entry."""
+        position = self.index.values[-1] if len(self.index) else 0
+        if len(self.time_index):
+            self.max_timestamp = self.time_index.keys[-1]
+            self.offset_of_max_timestamp = self.time_index.values[-1]
+        first = self.header_at(0)
+        if first is not None:
+            self.first_batch_timestamp = first.max_timestamp
+        end = position
+        for pos, header in self.headers_from(position):
+            if pos + header.size > self.size:
+                break
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = header.base_offset
+            self.next_offset = header.last_offset + 1
+            end = pos + header.size
+        if end != self.size or (self.size and self.next_offset == self.base_offset):
+            self.recover()
+
+    def recover(self) -> int:
+        """Validate every batch, cut the file after the last good one, rebuild indexes.
+
+        Returns the number of bytes cut.
+        """
+        self.index.reset()
+        self.time_index.reset()
+        self.next_offset = self.base_offset
+        self.max_timestamp = self.offset_of_max_timestamp = -1
+        self.first_batch_timestamp = None
+        self._since_index = 0
+        file_size = os.fstat(self.fd).st_size
+        self.size = 0
+        valid_end = self._scan_valid(file_size)
+        if valid_end < file_size:
+            os.ftruncate(self.fd, valid_end)
+        self.size = valid_end
+        return file_size - valid_end
+
+    def _scan_valid(self, file_size: int) -> int:
+        position = 0
+        expected = self.base_offset
+        buf, buf_start = b"", 0
+        while position + MIN_BATCH <= file_size:
+            rel = position - buf_start
+            if rel + LOG_OVERHEAD > len(buf):
+                buf, buf_start, rel = os.pread(self.fd, SCAN_CHUNK, position), position, 0
+            header = parse_header(buf, rel) if rel + HEADER_SIZE <= len(buf) else None
+            if header is None or header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+                break
+            if position + header.size > file_size:
+                break
+            if rel + header.size > len(buf):
+                buf, buf_start, rel = os.pread(self.fd, max(SCAN_CHUNK, header.size), position), position, 0
+            if header.magic != MAGIC or header.base_offset < expected or header.last_offset_delta < 0:
+                break
+            if not crc_matches(buf, rel, header.size):
+                break
+            self.size = position
+            self._track(position, header, header.size)
+            self.size = position + header.size
+            expected = header.last_offset + 1
+            position += header.size
+        return position
+
+    # ----- truncation, flushing, removal --------------------------------------
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove batches whose base offset is >= offset; returns bytes removed."""
+        cut = None
+        for pos, header in self.headers_from(0 if not len(self.index) else self.index.lookup(offset)[1]):
+            if header.base_offset >= offset:
+                cut = pos
+                break
+        if cut is None:
+            return 0
+        removed = self.size - cut
+        os.ftruncate(self.fd, cut)
+        self.recover()
+        return removed
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+        self.index.flush()
+        self.time_index.flush()
+
+    def close(self) -> None:
+        self.index.close()
+        self.time_index.close()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def unlink(self) -> None:
+        """Remove the files but keep the log fd open for readers still holding regions."""
+        self.index.delete()
+        self.time_index.delete()
+        self.log_path.unlink(missing_ok=True)

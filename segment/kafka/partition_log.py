@@ -1,0 +1,306 @@
+"""A partition's log as Kafka lays it out: `<topic>-<partition>/` holding segments.
+
+    <topic>-<partition>/
+        00000000000000000000.log  .index  .timeindex
+        00000000000000041230.log  .index  .timeindex   <- active segment (appends)
+
+A segment is named by the offset of its first batch. A new one is rolled when
+the next batch would push the active one past segment.bytes, or when the
+active one is older than segment.ms. Retention deletes whole segments from the
+oldest end (by retention.ms against each segment's largest timestamp, and by
+retention.bytes against the total size); the log start offset then moves to
+the next segment's base (or further, by DeleteRecords).
+
+Crash behaviour: segments before the recovery point (everything known to be
+fsynced) are trusted; from the recovery point on each segment is scanned and
+cut back to its last valid batch (see log_segment.py). A segment after a torn
+one cannot hold valid data (appends are sequential) and is removed.
+
+Deleted segments keep their log fd open for a grace period so that a fetch
+response already holding a region of them can still be sent.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from bisect import bisect_right
+from pathlib import Path
+
+from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
+from wire import records as wire_records
+from wire.record_batch import TIMESTAMP_TYPE_BIT, assign_offsets, parse_header, set_log_append_time
+
+from .log_segment import LogSegment
+
+RETIRED_GRACE_S = 60.0
+
+
+class SegmentPartitionLog(PartitionLog):
+    def __init__(self, directory: Path, config: LogConfig, recovery_point: int, log_start_offset: int, clean: bool) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.config = config
+        self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
+        self._retired: list[tuple[float, LogSegment]] = []
+        self.segments: list[LogSegment] = []
+        self._load(recovery_point, clean)
+        first = self.segments[0].base_offset
+        self._log_start = max(log_start_offset, first)
+        if self._log_start > self.log_end_offset:
+            self._log_start = self.log_end_offset
+        self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self._recovered_to
+
+    # ----- opening ---------------------------------------------------------
+
+    def _load(self, recovery_point: int, clean: bool) -> None:
+        for leftover in self.dir.glob("*.tmp"):
+            leftover.unlink()
+        bases = sorted(int(p.stem) for p in self.dir.glob("*.log") if p.stem.isdigit())
+        for path in self.dir.iterdir():  # indexes without a log are orphans
+            if path.suffix in (".index", ".timeindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
+                path.unlink()
+        now = _now_ms()
+        torn = False
+        for base in bases:
+            seg = LogSegment(self.dir, base, self.config.index_interval_bytes, now)
+            if torn or (self.segments and base < self.segments[-1].next_offset):
+                seg.close()
+                seg.unlink()  # after a torn segment nothing valid can follow
+                continue
+            if clean or _below(seg, bases, recovery_point):
+                seg.load()  # falls back to a full recovery if the files disagree
+            elif seg.recover():
+                torn = True
+            if self.segments and seg.size == 0 and base != bases[-1]:
+                seg.close()
+                seg.unlink()
+                continue
+            self.segments.append(seg)
+        if not self.segments:
+            self.segments.append(LogSegment(self.dir, 0, self.config.index_interval_bytes, now))
+        self._recovered_to = self.log_end_offset
+
+    # ----- interface -------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.segments[-1].next_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    @property
+    def active(self) -> LogSegment:
+        return self.segments[-1]
+
+    def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+        base = self.log_end_offset
+        assign_offsets(batch, base, leader_epoch)
+        log_append_time = -1
+        if self.config.message_timestamp_type == "LogAppendTime":
+            set_log_append_time(batch, now_ms)
+            log_append_time = now_ms
+        header = parse_header(batch)
+        active = self.active
+        if active.size and (
+            active.size + len(batch) > self.config.segment_bytes
+            or now_ms - (active.first_batch_timestamp or active.created_ms) >= self.config.segment_ms
+            or active.next_offset - active.base_offset + header.last_offset_delta >= 2**31 - 1
+        ):
+            active = self._roll(now_ms)
+        active.append(batch, header)
+        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self._log_start)
+
+    def _roll(self, now_ms: int) -> LogSegment:
+        seg = LogSegment(self.dir, self.log_end_offset, self.config.index_interval_bytes, now_ms)
+        seg.next_offset = seg.base_offset
+        with self._lock:
+            self.segments.append(seg)
+        return seg
+
+    def _segment_index_for(self, offset: int) -> int:
+        return max(bisect_right([s.base_offset for s in self.segments], offset) - 1, 0)
+
+    def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
+        if offset < self._log_start or offset > self.log_end_offset:
+            raise OffsetOutOfRange(f"offset {offset} outside [{self._log_start}, {self.log_end_offset}]")
+        regions: list[FileRegion] = []
+        total = 0
+        i = self._segment_index_for(offset)
+        while i < len(self.segments) and offset < upper_bound:
+            seg = self.segments[i]
+            found = seg.position_of(offset)
+            if found is not None:
+                start, _ = found
+                end = start
+                for pos, header in seg.headers_from(start):
+                    if header.last_offset >= upper_bound:
+                        break
+                    if total + (pos + header.size - start) > max_bytes and (total or end > start):
+                        break
+                    end = pos + header.size
+                    offset = header.last_offset + 1
+                if end > start:
+                    regions.append(FileRegion(seg.fd, start, end - start))
+                    total += end - start
+                if end == start or total >= max_bytes or offset < seg.next_offset:
+                    break
+            i += 1
+            if i < len(self.segments):
+                offset = max(offset, self.segments[i].base_offset)
+        return regions
+
+    def read_bytes(self, region: FileRegion) -> bytes:
+        return os.pread(region.fd, region.size, region.position)
+
+    def offset_for_timestamp(self, timestamp_ms: int):
+        for seg in self.segments:
+            if seg.max_timestamp < timestamp_ms:
+                continue
+            start = max(seg.time_index.first_at_or_after(timestamp_ms), self._log_start)
+            found = seg.position_of(start)
+            if found is None:
+                continue
+            for pos, header in seg.headers_from(found[0]):
+                if header.max_timestamp >= timestamp_ms and header.last_offset >= self._log_start:
+                    hit = wire_records.first_offset_at_or_after(os.pread(seg.fd, header.size, pos), timestamp_ms)
+                    if hit is not None and hit[0] >= self._log_start:
+                        return hit
+        return None
+
+    def max_timestamp(self):
+        best = None
+        for seg in self.segments:
+            if seg.max_timestamp >= 0 and (best is None or seg.max_timestamp > best[1]):
+                best = (seg, seg.max_timestamp)
+        if best is None:
+            return None
+        seg, _ = best
+        found = seg.position_of(seg.offset_of_max_timestamp)
+        if found is None:
+            return None
+        pos, header = found
+        if header.attributes & TIMESTAMP_TYPE_BIT:
+            return header.base_offset, header.max_timestamp
+        return wire_records.offset_of_max_timestamp(os.pread(seg.fd, header.size, pos))
+
+    def batch_headers(self, from_offset: int = 0):
+        for seg in list(self.segments):
+            if seg.next_offset <= from_offset:
+                continue
+            found = seg.position_of(from_offset)
+            if found is None:
+                continue
+            for _pos, header in seg.headers_from(found[0]):
+                yield header
+
+    def truncate_to(self, offset: int) -> None:
+        with self._lock:
+            while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+                self._retire(self.segments.pop())
+            if self.segments[0].base_offset >= offset:
+                self._retire(self.segments.pop())
+                self.segments.append(LogSegment(self.dir, offset, self.config.index_interval_bytes, _now_ms()))
+            else:
+                self.active.truncate_to(offset)
+        self._log_start = min(self._log_start, self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+
+    def delete_records_before(self, offset: int) -> None:
+        if offset > self.log_end_offset:
+            raise OffsetOutOfRange(f"cannot delete before {offset}: log ends at {self.log_end_offset}")
+        self._log_start = max(self._log_start, offset)
+        self._drop_while(lambda seg, nxt: nxt is not None and nxt.base_offset <= self._log_start)
+
+    def enforce_retention(self, now_ms: int) -> int:
+        self._close_retired()
+        deleted = 0
+        cfg = self.config
+        if cfg.retention_ms >= 0:
+            deleted += self._drop_while(
+                lambda seg, nxt: seg.size > 0 and now_ms - seg.max_timestamp > cfg.retention_ms, now_ms
+            )
+        if cfg.retention_bytes >= 0:
+            excess = [self.size_in_bytes - cfg.retention_bytes]
+
+            def over(seg, nxt):
+                if seg.size and excess[0] - seg.size >= 0:
+                    excess[0] -= seg.size
+                    return True
+                return False
+
+            deleted += self._drop_while(over, now_ms)
+        return deleted
+
+    def _drop_while(self, predicate, now_ms: int | None = None) -> int:
+        """Delete segments from the oldest while predicate(seg, next_seg) holds; roll the active first if needed."""
+        deleted = 0
+        while True:
+            seg = self.segments[0]
+            nxt = self.segments[1] if len(self.segments) > 1 else None
+            if not predicate(seg, nxt):
+                break
+            if nxt is None:
+                if now_ms is None or seg.size == 0:
+                    break
+                self._roll(now_ms)
+                nxt = self.segments[1]
+            with self._lock:
+                self.segments.pop(0)
+            self._retire(seg)
+            deleted += seg.size
+            self._log_start = max(self._log_start, nxt.base_offset)
+        return deleted
+
+    def _retire(self, seg: LogSegment) -> None:
+        seg.unlink()
+        self._retired.append((time.monotonic(), seg))
+
+    def _close_retired(self) -> None:
+        now = time.monotonic()
+        keep = []
+        for t, seg in self._retired:
+            if now - t >= RETIRED_GRACE_S:
+                seg.close()
+            else:
+                keep.append((t, seg))
+        self._retired = keep
+
+    def update_config(self, config: LogConfig) -> None:
+        self.config = config
+
+    def flush(self) -> None:
+        with self._lock:
+            target = self.log_end_offset
+            segments = [s for s in self.segments if s.next_offset > self.recovery_point or s is self.segments[-1]]
+        for seg in segments:
+            try:
+                seg.flush()
+            except OSError:
+                pass  # deleted meanwhile: nothing of it needs to be durable
+        self.recovery_point = max(self.recovery_point, target)
+
+    def close(self) -> None:
+        self.flush()
+        for seg in self.segments:
+            seg.close()
+        for _t, seg in self._retired:
+            seg.close()
+        self._retired = []
+
+
+def _below(seg: LogSegment, bases: list[int], recovery_point: int) -> bool:
+    """True when the whole segment lies below the recovery point (its successor starts at or before it)."""
+    i = bases.index(seg.base_offset)
+    return i + 1 < len(bases) and bases[i + 1] <= recovery_point
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

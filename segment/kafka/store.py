@@ -1,0 +1,134 @@
+"""All segment-mode partitions under one data directory, as Kafka's LogManager keeps them.
+
+    <data-dir>/
+        recovery-point-offset-checkpoint   text: "0", count, then "topic partition offset" lines
+        log-start-offset-checkpoint        same format
+        .kafka_cleanshutdown               present only between a clean stop and the next start
+        <topic>-<partition>/               one SegmentPartitionLog each
+        <topic>-<partition>.<id>-delete/   a partition being deleted
+
+Crash behaviour: checkpoints are written to a temp file, fsynced and renamed,
+so each is either the old or the new version. Without the clean-shutdown
+marker, every partition recovers from its checkpointed recovery point (0 if
+none). A directory renamed for deletion is removed at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from segment.log import LogConfig, LogStore
+
+from .partition_log import SegmentPartitionLog
+
+log = logging.getLogger(__name__)
+
+RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+
+
+def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
+    if not path.exists():
+        return {}
+    lines = path.read_text().split("\n")
+    try:
+        count = int(lines[1])
+        out = {}
+        for line in lines[2 : 2 + count]:
+            topic, partition, offset = line.rsplit(" ", 2)
+            out[(topic, int(partition))] = int(offset)
+        return out
+    except (ValueError, IndexError):
+        log.warning("ignoring malformed checkpoint %s", path)
+        return {}
+
+
+def write_checkpoint(path: Path, entries: dict[tuple[str, int], int]) -> None:
+    body = "0\n%d\n" % len(entries) + "".join(f"{t} {p} {o}\n" for (t, p), o in sorted(entries.items()))
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def split_partition_dir(name: str) -> tuple[str, int] | None:
+    topic, sep, index = name.rpartition("-")
+    if not sep or not topic or not index.isdigit():
+        return None
+    return topic, int(index)
+
+
+class SegmentLogStore(LogStore):
+    def __init__(self, data_dir: Path) -> None:
+        self.dir = Path(data_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        marker = self.dir / CLEAN_SHUTDOWN
+        self.clean = marker.exists()
+        if self.clean:
+            marker.unlink()
+        else:
+            log.info("no clean-shutdown marker in %s: partitions recover from their recovery points", self.dir)
+        self._recovery = read_checkpoint(self.dir / RECOVERY_CHECKPOINT)
+        self._log_start = read_checkpoint(self.dir / LOG_START_CHECKPOINT)
+        for path in self.dir.glob("*-delete"):
+            shutil.rmtree(path, ignore_errors=True)
+        self.logs: dict[tuple[str, int], SegmentPartitionLog] = {}
+
+    def _path(self, topic: str, partition: int) -> Path:
+        return self.dir / f"{topic}-{partition}"
+
+    def open_partition(self, topic: str, partition: int, config: LogConfig) -> SegmentPartitionLog:
+        key = (topic, partition)
+        if key in self.logs:
+            return self.logs[key]
+        plog = SegmentPartitionLog(
+            self._path(topic, partition), config, self._recovery.get(key, 0), self._log_start.get(key, 0), self.clean
+        )
+        self.logs[key] = plog
+        return plog
+
+    def delete_partition(self, topic: str, partition: int) -> None:
+        plog = self.logs.pop((topic, partition), None)
+        if plog is not None:
+            plog.close()
+        path = self._path(topic, partition)
+        if path.exists():
+            doomed = path.with_name(f"{path.name}.{uuid.uuid4().hex}-delete")
+            os.replace(path, doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+        self._recovery.pop((topic, partition), None)
+        self._log_start.pop((topic, partition), None)
+
+    def existing_partitions(self) -> list[tuple[str, int]]:
+        out = []
+        for path in self.dir.iterdir():
+            if path.is_dir() and not path.name.endswith("-delete"):
+                parsed = split_partition_dir(path.name)
+                if parsed is not None:
+                    out.append(parsed)
+        return sorted(out)
+
+    def flush(self) -> None:
+        for plog in list(self.logs.values()):
+            plog.flush()
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        for key, plog in self.logs.items():
+            self._recovery[key] = plog.recovery_point
+            self._log_start[key] = plog.log_start_offset
+        write_checkpoint(self.dir / RECOVERY_CHECKPOINT, self._recovery)
+        write_checkpoint(self.dir / LOG_START_CHECKPOINT, self._log_start)
+
+    def close(self) -> None:
+        for plog in self.logs.values():
+            plog.close()
+        self._checkpoint()
+        (self.dir / CLEAN_SHUTDOWN).touch()
