@@ -174,10 +174,10 @@ class LogSegment:
     # ----- truncation, flushing, removal --------------------------------------
 
     def truncate_to(self, offset: int) -> int:
-        """Remove batches whose base offset is >= offset; returns bytes removed."""
+        """Remove every batch holding an offset >= offset (the batch containing it too, as Kafka does)."""
         cut = None
         for pos, header in self.headers_from(0 if not len(self.index) else self.index.lookup(offset)[1]):
-            if header.base_offset >= offset:
+            if header.last_offset >= offset:
                 cut = pos
                 break
         if cut is None:

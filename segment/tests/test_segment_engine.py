@@ -1,0 +1,217 @@
+"""The Kafka-style engine against oracles: real batches in, the same batches out."""
+
+from __future__ import annotations
+
+import os
+import random
+from bisect import bisect_right
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+from segment.kafka.index_file import OffsetIndex
+from segment.kafka.store import SegmentLogStore
+from segment.log import LogConfig, OffsetOutOfRange
+from wire.record_batch import iter_batches, parse_header
+
+SMALL = LogConfig(segment_bytes=2048, index_interval_bytes=256)
+
+
+def make_batch(n: int, ts: int = 1_000, value_size: int = 20) -> bytearray:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20,
+    )
+    for i in range(n):
+        builder.append(i, timestamp=ts + i, key=b"k%d" % i, value=b"v" * value_size, headers=[])
+    return builder.build()
+
+
+def read_offsets(plog, regions) -> list[int]:
+    data = b"".join(plog.read_bytes(r) for r in regions)
+    records = MemoryRecords(data)
+    out = []
+    while records.has_next():
+        batch = records.next_batch()
+        out.extend(rec.offset for rec in batch)
+    return out
+
+
+def fill(plog, sizes, ts=1_000):
+    for n in sizes:
+        plog.append(make_batch(n, ts), 0, ts)
+        ts += n
+
+
+def test_index_floor_matches_bisect(tmp_path):
+    keys = sorted(random.Random(3).sample(range(10_000), 300))
+    index = OffsetIndex(tmp_path / "x.index", 0)
+    for k in keys:
+        index.append(k, k * 2)
+    probe = list(range(-5, 10_005, 7))
+    random.Random(4).shuffle(probe)
+    for target in probe:
+        i = bisect_right(keys, target) - 1
+        assert index.lookup(target) == ((keys[i], keys[i] * 2) if i >= 0 else (0, 0))
+    index.close()
+    reopened = OffsetIndex(tmp_path / "x.index", 0)
+    assert list(reopened.keys) == keys
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=40))
+def test_every_offset_reads_its_containing_batch(tmp_path_factory, sizes):
+    store = SegmentLogStore(tmp_path_factory.mktemp("d"))
+    plog = store.open_partition("t", 0, SMALL)
+    fill(plog, sizes)
+    total = sum(sizes)
+    assert plog.log_end_offset == total
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    for offset in range(total):
+        regions = plog.read(offset, 1, total)
+        got = read_offsets(plog, regions)
+        b = bisect_right(starts, offset) - 1
+        assert got == list(range(starts[b], starts[b] + sizes[b]))  # exactly the containing batch
+    everything = plog.read(0, 1 << 30, total)
+    assert read_offsets(plog, everything) == list(range(total))
+    assert plog.read(total, 1000, total) == []
+    with pytest.raises(OffsetOutOfRange):
+        plog.read(total + 1, 1000, total)
+    store.close()
+
+
+def test_upper_bound_and_max_bytes(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, SMALL)
+    fill(plog, [5, 5, 5])
+    assert read_offsets(plog, plog.read(0, 1 << 20, 10)) == list(range(10))
+    one = len(make_batch(5))
+    assert read_offsets(plog, plog.read(0, one + 1, 15)) == list(range(5))
+    assert read_offsets(plog, plog.read(0, 1, 15)) == list(range(5))  # at least one whole batch
+    store.close()
+
+
+def test_segments_roll_and_survive_clean_restart(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, SMALL)
+    fill(plog, [10] * 30)
+    names = sorted(p.name for p in (tmp_path / "t-0").glob("*.log"))
+    assert len(names) > 3 and names[0] == "00000000000000000000.log"
+    store.close()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, SMALL)
+    assert plog.log_end_offset == 300
+    assert read_offsets(plog, plog.read(0, 1 << 30, 300)) == list(range(300))
+    fill(plog, [1])
+    assert plog.log_end_offset == 301
+    store.close()
+
+
+def _log_bytes(tmp_path, sizes):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, replace(SMALL, segment_bytes=1 << 20))
+    fill(plog, sizes)
+    store.close()
+    path = tmp_path / "t-0" / "00000000000000000000.log"
+    return path, path.read_bytes()
+
+
+def test_recovery_from_every_truncation_point(tmp_path):
+    path, data = _log_bytes(tmp_path, [3, 1, 4, 1, 5])
+    boundaries = [pos + h.size for pos, h in iter_batches(data)]
+    for cut in range(len(data) + 1):
+        path.write_bytes(data[:cut])
+        (tmp_path / ".kafka_cleanshutdown").unlink(missing_ok=True)
+        for ext in (".index", ".timeindex"):
+            path.with_suffix(ext).unlink(missing_ok=True)
+        (tmp_path / "recovery-point-offset-checkpoint").unlink(missing_ok=True)
+        store = SegmentLogStore(tmp_path)
+        plog = store.open_partition("t", 0, SMALL)
+        whole = [b for b in boundaries if b <= cut]
+        expected_end = sum([3, 1, 4, 1, 5][: len(whole)])
+        assert plog.log_end_offset == expected_end, cut
+        assert os.path.getsize(path) == (whole[-1] if whole else 0)
+        assert read_offsets(plog, plog.read(0, 1 << 20, expected_end)) == list(range(expected_end))
+        store.close()
+
+
+def test_garbage_and_flipped_bytes_are_cut(tmp_path):
+    path, data = _log_bytes(tmp_path, [2, 2, 2])
+    batches = [pos for pos, _ in iter_batches(data)]
+    corrupted = bytearray(data)
+    corrupted[batches[2] + 70] ^= 0xFF  # inside the third batch's records: CRC fails
+    path.write_bytes(bytes(corrupted) + b"\x00" * 100)
+    (tmp_path / ".kafka_cleanshutdown").unlink()
+    (tmp_path / "recovery-point-offset-checkpoint").unlink()
+    plog = SegmentLogStore(tmp_path).open_partition("t", 0, SMALL)
+    assert plog.log_end_offset == 4
+    assert os.path.getsize(path) == batches[2]
+
+
+def test_retention_by_bytes_and_time(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, replace(SMALL, retention_bytes=4096))
+    fill(plog, [10] * 40)
+    before = plog.size_in_bytes
+    deleted = plog.enforce_retention(10_000)
+    assert deleted > 0 and plog.size_in_bytes == before - deleted <= 4096 + 2048
+    assert plog.log_start_offset == plog.segments[0].base_offset > 0
+    with pytest.raises(OffsetOutOfRange):
+        plog.read(0, 100, plog.log_end_offset)
+    plog.update_config(replace(SMALL, retention_ms=1000))
+    plog.enforce_retention(10**12)  # everything is old: all segments go, the log stays usable
+    assert plog.log_start_offset == plog.log_end_offset == 400
+    fill(plog, [3])
+    assert read_offsets(plog, plog.read(400, 1 << 20, 403)) == [400, 401, 402]
+    store.close()
+    plog = SegmentLogStore(tmp_path).open_partition("t", 0, SMALL)
+    assert plog.log_start_offset == 400
+
+
+def test_truncate_and_delete_records(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, SMALL)
+    fill(plog, [10] * 20)
+    plog.truncate_to(105)  # batch boundaries: truncation keeps whole batches below the offset
+    assert plog.log_end_offset == 100
+    plog.delete_records_before(55)
+    assert plog.log_start_offset == 55
+    assert read_offsets(plog, plog.read(55, 1 << 20, 100))[0] == 50  # whole batch containing 55
+    fill(plog, [1])
+    assert plog.log_end_offset == 101
+    store.close()
+
+
+def test_timestamp_lookup_exact_record(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, SMALL)
+    fill(plog, [10] * 30, ts=5_000)  # record i has timestamp 5000 + i
+    for target in (0, 5_000, 5_001, 5_123, 5_299):
+        assert plog.offset_for_timestamp(target) == (max(target - 5_000, 0), max(target, 5_000))
+    assert plog.offset_for_timestamp(5_300) is None
+    assert plog.max_timestamp() == (299, 5_299)
+    store.close()
+
+
+def test_partition_dirs_are_listed_and_deleted(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    store.open_partition("my-topic.x", 3, SMALL)
+    store.open_partition("a", 0, SMALL)
+    assert store.existing_partitions() == [("a", 0), ("my-topic.x", 3)]
+    store.delete_partition("a", 0)
+    assert store.existing_partitions() == [("my-topic.x", 3)]
+    store.close()
+
+
+def test_batch_headers_for_producer_state(tmp_path):
+    store = SegmentLogStore(tmp_path)
+    plog = store.open_partition("t", 0, SMALL)
+    fill(plog, [2, 3, 4])
+    assert [(h.base_offset, h.last_offset) for h in plog.batch_headers(0)] == [(0, 1), (2, 4), (5, 8)]
+    assert [h.base_offset for h in plog.batch_headers(3)] == [2, 5]
+    store.close()
