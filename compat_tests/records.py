@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 PARTITIONS = 3
 CREATE_TIME = 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 import uuid
 
-import confluent_kafka
 import pytest
 from confluent_kafka import (OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME,
                              Consumer, KafkaError, KafkaException, Producer, TopicPartition)
@@ -262,3 +261,40 @@ def test_admin_validate_only_creates_nothing(broker):
     fs = admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)], validate_only=True)
     assert fs[topic].result(15) is None
     assert topic not in admin.list_topics(timeout=5).topics, "validate_only created the topic"
+
+
+def test_waiting_fetch_returns_new_record_promptly(broker):
+    """A consumer parked at the end with a long fetch.wait.max.ms gets a new record well before it.
+
+    Kafka parks such a fetch and completes it as soon as data arrives; a broker that only answers
+    when max wait expires would show ~5 s of latency here.
+    """
+    import threading
+
+    topic = create_topic(broker, "ck-longpoll", 1)
+    producer = make_producer(broker, linger_ms=0)
+    produce(producer, topic, [Rec(None, b"warm-up", (), 1_750_000_000_000, 0)])
+    consumer = make_consumer(broker, fetch_wait_max_ms=5000, enable_partition_eof=False)
+    try:
+        consumer.assign([TopicPartition(topic, 0, 1)])
+        got: list = []
+
+        def poll():
+            deadline = time.monotonic() + 20
+            while not got and time.monotonic() < deadline:
+                msg = consumer.poll(0.05)
+                if msg is not None and not msg.error():
+                    got.append((time.monotonic(), msg.offset(), msg.value()))
+
+        reader = threading.Thread(target=poll)
+        reader.start()
+        time.sleep(2.0)  # the consumer is now inside a parked fetch
+        sent_at = time.monotonic()
+        produce(producer, topic, [Rec(None, b"wake up", (), 1_750_000_000_001, 0)])
+        reader.join(25)
+        assert got, "the new record never arrived"
+        arrived, offset, value = got[0]
+        assert (offset, value) == (1, b"wake up")
+        assert arrived - sent_at < 2.0, f"record took {arrived - sent_at:.2f}s: fetch not woken by the append"
+    finally:
+        consumer.close()

@@ -9,7 +9,6 @@ served would raise instead of passing silently.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
@@ -107,7 +106,7 @@ class AckRecorder:
                                    "enable.idempotence": False, "message.timeout.ms": 8000,
                                    "retries": 0, "compression.type": "lz4",
                                    "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 200,
-                                   "log.connection.close": False})
+                                   "log.connection.close": False, "log_level": 2})  # kills are expected
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _delivered(self, err, msg):
@@ -165,6 +164,7 @@ def test_kill_9_mid_produce_keeps_every_acked_record(fresh_broker):
         all_acked += rec.acked
         attempted |= rec.attempted
         assert rec.acked, "no acknowledgements before the kill: the test proved nothing"
+        assert rec.failed, "nothing was in flight when the broker died: the kill was not mid-produce"
         fresh_broker.start()
 
         got = read_everything(fresh_broker, topic, partitions)
@@ -276,3 +276,42 @@ def test_many_small_segments_survive_restart_and_kill(fresh_broker):
     check(n, "after kill -9")
     assert produce(n, 50) == list(range(n, n + 50))
     check(n + 50, "after appending past the recovered end")
+
+
+def test_topic_changes_survive_restart(fresh_broker):
+    """Deleted stays deleted, a re-created name starts empty, added partitions stay added."""
+    bootstrap = fresh_broker.bootstrap
+    recreated = create_topic(bootstrap, unique_topic("dur-recreate"), 2)
+    deleted = create_topic(bootstrap, unique_topic("dur-deleted"), 1)
+    grown = create_topic(bootstrap, unique_topic("dur-grown"), 1)
+    old = [r for r in round_trip_records(False, False) if r.partition == 0]
+    produce_kafka_python(fresh_broker, recreated, old)
+    produce_kafka_python(fresh_broker, deleted, old)
+
+    admin = admin_client(bootstrap)
+    try:
+        admin.delete_topics([recreated, deleted])
+        deadline = time.monotonic() + 10
+        while {recreated, deleted} & set(admin.list_topics()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        admin.create_topics({recreated: {"num_partitions": 2, "replication_factor": 1}})
+        wait_for_partitions(admin, recreated, 2)
+        admin.create_partitions({grown: 3})
+        wait_for_partitions(admin, grown, 3)
+    finally:
+        admin.close()
+    assert read_everything(fresh_broker, recreated, 2) == [], "re-created topic shows the old topic's records"
+    new = produce_kafka_python(fresh_broker, recreated, old[:1])
+    assert [(s.partition, s.offset) for s in new] == [(0, 0)]
+
+    assert fresh_broker.stop() == 0
+    fresh_broker.start()
+    admin = admin_client(bootstrap)
+    try:
+        topics = admin.list_topics()
+        assert deleted not in topics, "deleted topic came back after restart"
+        assert len(wait_for_partitions(admin, grown, 3)) == 3
+        wait_for_partitions(admin, recreated, 2)
+    finally:
+        admin.close()
+    assert_round_trip(new, read_everything(fresh_broker, recreated, 2), num_partitions=2)

@@ -391,3 +391,45 @@ def test_consumer_offset_lookups(java, broker):
                 actual = {"offset": actual["offset"], "timestamp": actual["timestamp"]}
             assert actual == expect, f"p{part} offsetsForTimes(BASE+{query})"
             assert got["forTimes"]["1"] is None, "an empty partition has no offset for any time"
+
+
+# ---- broker-side rules the Java client surfaces ----------------------------------------------
+
+def test_log_append_time_topic(java, broker):
+    """message.timestamp.type=LogAppendTime: the broker stamps each batch; ack and read agree."""
+    name = unique_topic("java-lat")
+    created = java.call("createTopics", topics=[{"name": name, "partitions": 1, "replicationFactor": 1,
+                                                 "configs": {"message.timestamp.type": "LogAppendTime"}}])[name]
+    assert created["ok"], created
+    before = int(time.time() * 1000)
+    acks = java.call("produce", topic=name, config=JAVA_PRODUCER_DEFAULTS,
+                     records=java_records([Rec(None, f"v{i}".encode(), (), BASE_TS + i, 0) for i in range(5)]))
+    after = int(time.time() * 1000)
+    assert [a.get("offset") for a in acks] == list(range(5)), acks
+    stamps = {a["timestamp"] for a in acks}
+    assert all(before - 5000 <= ts <= after + 5000 for ts in stamps), f"acked times {stamps} not append times"
+    read = java_consume(java, name, 5)["records"]
+    assert [r["timestampType"] for r in read] == ["LogAppendTime"] * 5
+    assert [r["timestamp"] for r in read] == [a["timestamp"] for a in acks]
+
+
+def test_record_larger_than_topic_max_message_bytes(java, broker):
+    name = unique_topic("java-toolarge")
+    created = java.call("createTopics", topics=[{"name": name, "partitions": 1, "replicationFactor": 1,
+                                                 "configs": {"max.message.bytes": "10000"}}])[name]
+    assert created["ok"], created
+    acks = java.call("produce", topic=name, config=JAVA_PRODUCER_DEFAULTS,
+                     records=java_records([Rec(None, b"x" * 20_000, (), BASE_TS, 0)]))
+    assert "RecordTooLargeException" in acks[0].get("error", ""), acks
+    sent = java_produce(java, name, [Rec(None, b"y" * 5_000, (), BASE_TS, 0)])
+    assert (sent[0].partition, sent[0].offset) == (0, 0), "the rejected record must not take an offset"
+
+
+def test_fetch_out_of_range_resets_to_earliest(java, broker):
+    topic = create_topic(broker.bootstrap, unique_topic("java-oor"), 1)
+    java_produce(java, topic, [Rec(None, f"v{i}".encode(), (), BASE_TS + i, 0) for i in range(5)])
+    result = java_consume(java, topic, 5, seek={"0": 100}, **{"auto.offset.reset": "earliest"})
+    assert [r["offset"] for r in result["records"]] == [0, 1, 2, 3, 4]
+    with pytest.raises(JavaOpError) as err:
+        java_consume(java, topic, 1, seek={"0": 100}, **{"auto.offset.reset": "none"})
+    assert "OffsetOutOfRange" in err.value.error_class, err.value

@@ -12,7 +12,8 @@ import time
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka.errors import InvalidPartitionsError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from kafka.errors import (InvalidPartitionsError, KafkaTimeoutError, MessageSizeTooLargeError,
+                          TopicAlreadyExistsError, UnknownTopicOrPartitionError)
 
 from compat_tests.records import (PARTITIONS, Consumed, Sent, assert_round_trip, assert_values_in_order,
                                   round_trip_records)
@@ -314,6 +315,91 @@ def test_admin_rejects_invalid_partition_count(broker):
     try:
         with pytest.raises(InvalidPartitionsError):
             admin.create_topics({topic: {"num_partitions": 0, "replication_factor": 1}})
+        assert topic not in admin.list_topics()
+    finally:
+        admin.close()
+
+
+def test_log_append_time_topic_stamps_broker_time(broker, topic_factory):
+    topic = topic_factory("kp-appendtime", partitions=1, configs={"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    producer = make_producer(broker, linger_ms=100)
+    try:
+        futures = [producer.send(topic, value=b"lat%d" % i, timestamp_ms=1_000_000_000_000 + i, partition=0)
+                   for i in range(5)]
+        producer.flush(30)
+        metas = [f.get(30) for f in futures]
+    finally:
+        producer.close()
+    after = int(time.time() * 1000)
+    # The produce response carries the append time; kafka-python reports it as the record's timestamp.
+    assert all(before - 1000 <= m.timestamp <= after + 1000 for m in metas), [m.timestamp for m in metas]
+    consumed = consume_all(broker, topic, 1, 5)
+    assert [(c.offset, c.value) for c in consumed] == [(i, b"lat%d" % i) for i in range(5)]
+    assert {c.timestamp_type for c in consumed} == {1}, "records must read back as LogAppendTime"
+    assert all(before - 1000 <= c.timestamp <= after + 1000 for c in consumed), [c.timestamp for c in consumed]
+    assert {c.timestamp for c in consumed} == {metas[0].timestamp}
+
+
+def test_record_over_topic_max_message_bytes_is_rejected(broker, topic_factory):
+    topic = topic_factory("kp-toolarge", partitions=1, configs={"max.message.bytes": "10000"})
+    producer = make_producer(broker, linger_ms=0, retries=0)
+    try:
+        with pytest.raises(MessageSizeTooLargeError):
+            producer.send(topic, value=bytes(20_000), partition=0).get(30)
+        md = producer.send(topic, value=bytes(5_000), partition=0).get(30)
+        assert (md.partition, md.offset) == (0, 0), "the rejected batch must not take an offset"
+    finally:
+        producer.close()
+
+
+def test_fetch_past_the_end_resets_to_earliest(broker, topic_factory):
+    topic = topic_factory("kp-outofrange", partitions=1)
+    producer = make_producer(broker)
+    try:
+        for i in range(10):
+            producer.send(topic, value=b"r%d" % i, partition=0)
+        producer.flush(30)
+    finally:
+        producer.close()
+    consumer = make_consumer(broker, auto_offset_reset="earliest")
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, 1000)  # OFFSET_OUT_OF_RANGE from the broker makes the client reset
+        got = []
+        deadline = time.monotonic() + 15
+        while len(got) < 10 and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=200).values():
+                got.extend((m.offset, m.value) for m in batch)
+        assert got == [(i, b"r%d" % i) for i in range(10)]
+    finally:
+        consumer.close()
+
+
+def test_auto_created_topic_gets_num_partitions(broker_factory):
+    own = broker_factory("--num-partitions", "4")
+    topic = unique_topic("kp-auto")
+    producer = make_producer(own, max_block_ms=15000)
+    try:
+        md = producer.send(topic, value=b"first").get(30)
+        assert md.offset == 0
+        assert producer.partitions_for(topic) == {0, 1, 2, 3}
+    finally:
+        producer.close()
+
+
+def test_no_auto_create_topics_refuses_unknown_topic(broker_factory):
+    own = broker_factory("--no-auto-create-topics")
+    topic = unique_topic("kp-noauto")
+    producer = make_producer(own, max_block_ms=3000)
+    try:
+        with pytest.raises(KafkaTimeoutError):
+            producer.send(topic, value=b"nowhere").get(10)
+    finally:
+        producer.close()
+    admin = admin_client(own.bootstrap)
+    try:
         assert topic not in admin.list_topics()
     finally:
         admin.close()

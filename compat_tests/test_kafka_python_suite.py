@@ -1,10 +1,12 @@
 """kafka-python's own integration suite (3.0.12, test/integration) against our broker.
 
 The suite comes from kafka-python's sdist (compat_tests/install_deps.sh extracts it into
-.deps/kafka-python-suite/). It runs in a pytest subprocess pointed at the `broker` fixture
-through the suite's own external-broker switch, KAFKA_URI. The sdist lacks two files the suite
-needs; we supply them before every run: test/__init__.py (without it `import test.testutil`
-finds the stdlib's `test` package) and test/service.py (kafka_python_suite/service.py here).
+.deps/kafka-python-suite/). It runs in a pytest subprocess pointed, through the suite's own
+external-broker switch KAFKA_URI, at a broker process of its own (broker_factory, with node
+id 0 as the suite expects; once per storage mode like every compat test). The sdist lacks two
+files the suite needs; we supply them before every run: test/__init__.py (without it
+`import test.testutil` finds the stdlib's `test` package) and test/service.py
+(kafka_python_suite/service.py here).
 
 KAFKA_VERSION is "4.0". The suite passes it to every client as `api_version` and gates tests
 and expectations on it:
@@ -40,6 +42,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from compat_tests.broker_process import broker_kind
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "kafka_python_suite"
@@ -150,7 +154,12 @@ def outcome_table(outcomes: dict[str, dict]) -> str:
 
 
 @pytest.mark.timeout(SUITE_BUDGET_S + 120)
-def test_kafka_python_integration_suite(broker, tmp_path):
+def test_kafka_python_integration_suite(broker_factory, tmp_path):
+    # A broker of its own with node id 0: the suite's fixtures are built around broker 0
+    # (KafkaFixture.instance(0, ...), also for an external broker), and test_create_partitions
+    # assigns the new partitions' replicas to broker 0 by number.
+    # (Tansu, the peer broker, has a fixed node id and no such flag.)
+    broker = broker_factory(*(("--node-id", "0") if broker_kind() == "twinlog" else ()))
     prepare_suite()
     allowlist = read_id_list(ALLOWLIST)
     assert allowlist, f"{ALLOWLIST} is empty: nothing would be checked"
@@ -168,6 +177,7 @@ def test_kafka_python_integration_suite(broker, tmp_path):
     print(table)
     output_tail = "\n".join(output_path.read_text(errors="replace").splitlines()[-40:])
 
+    assert broker.is_running(), f"the broker died during the suite\n{broker.log_tail(80)}"
     assert rc is not None, (
         f"suite exceeded its {SUITE_BUDGET_S}s budget and was killed; finished so far: "
         f"{dict(counts)}; deselect the test that hangs (see {output_path})\n{output_tail}")

@@ -24,6 +24,8 @@ from kafka import KafkaConsumer, TopicPartition
 
 from compat_tests.records import (PARTITIONS, Consumed, Rec, Sent, assert_round_trip, assert_values_in_order,
                                   round_trip_records)
+from compat_tests.topics import create_topic as create_named_topic
+from compat_tests.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -77,8 +79,7 @@ def parse_headers(text: str) -> tuple:
 
 
 def create_topic(broker, prefix: str, partitions: int) -> str:
-    from compat_tests.topics import create_topic as create, unique_topic
-    return create(broker.bootstrap, unique_topic(prefix), partitions)
+    return create_named_topic(broker.bootstrap, unique_topic(prefix), partitions)
 
 
 def read_with_kafka_python(broker, topic: str, partitions: int, expected: int) -> list[Consumed]:
