@@ -103,7 +103,9 @@ class BatchHeader:
 
     @property
     def last_sequence(self) -> int:
-        # Sequences wrap at int32 max, as in Kafka.
+        # Sequences wrap at int32 max, as in Kafka; a batch without sequences has none.
+        if self.base_sequence < 0:
+            return -1
         return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
 
 
@@ -146,6 +148,10 @@ def validate_produced(buf, max_message_bytes: int) -> BatchHeader:
         )
     if header.base_offset != 0:
         raise InvalidBatch(f"baseOffset must be 0 from a producer, got {header.base_offset}")
+    if header.is_control:
+        raise InvalidBatch("control batches are written by the broker, never by clients")
+    if header.has_producer_id and header.base_sequence < 0:
+        raise InvalidBatch(f"producer id {header.producer_id} sent a batch without a sequence number")
     if header.compression > 4:
         raise InvalidBatch(f"unknown compression codec {header.compression}")
     if not crc_matches(buf, 0, len(buf)):

@@ -51,7 +51,6 @@ from typing import NamedTuple
 import cramjam
 
 from wire.record_batch import (
-    COMPRESSION_MASK,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
@@ -178,7 +177,7 @@ def _decompress_bounded(module, payload: memoryview, limit: int) -> memoryview:
             # else is corrupt input, which a larger buffer would not cure.
             if "whole buffer" not in str(exc):
                 raise
-            if False:
+            if capacity >= limit:
                 raise InvalidRecords(f"records decompress to more than {limit} bytes") from exc
             capacity = min(limit, capacity * 4)
             continue
