@@ -29,6 +29,7 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
 from .framing import PeerProtocolError
+from .request_bounds import check_request_body
 
 API_VERSIONS_KEY = 18
 PRODUCE_KEY = 0
@@ -160,6 +161,7 @@ def decode_request(frame: bytes):
     """Header and typed request body; see parse_header for the errors."""
     header, pos = parse_header(frame)
     cls = request_class(header.api_key, header.api_version)
+    check_request_body(cls, frame, pos)
     try:
         body, _size = _reader(cls)(frame, pos)
     except Exception as exc:  # the native reader raises a few types on garbage

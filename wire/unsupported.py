@@ -27,6 +27,7 @@ from __future__ import annotations
 import struct
 
 from .protocol import SERVED_VERSIONS, PeerProtocolError, RequestHeader, _reader, request_class
+from .request_bounds import check_request_body
 
 UNSUPPORTED_VERSION = 35
 
@@ -54,8 +55,10 @@ def api_versions_v0(correlation_id: int, error_code: int) -> bytes:
 def produce_legacy(header: RequestHeader, frame: bytes, body_pos: int) -> bytes | None:
     """A framed UNSUPPORTED_VERSION answer to Produce v0-v2; None when acks=0 (no answer)."""
     v3 = request_class(0, 3)
+    body = b"\xff\xff" + frame[body_pos:]  # v3's null transactional id, then v0-v2's fields
+    check_request_body(v3, body, 0)
     try:
-        request, _ = _reader(v3)(b"\xff\xff" + frame[body_pos:], 0)
+        request, _ = _reader(v3)(body, 0)
     except Exception as exc:
         raise PeerProtocolError(f"malformed Produce v{header.api_version}: {exc}") from exc
     if request.acks == 0:
