@@ -11,6 +11,9 @@ from pathlib import Path
 from segment.log import LogStore
 
 from .config import BrokerConfig
+from .groups import offsets as group_offsets
+from .groups.coordinator import GroupCoordinator
+from .groups.offsets_store import OffsetsStore
 from .group_commit import GroupCommit
 from .partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
@@ -49,6 +52,8 @@ class Broker:
         self.topics = TopicRegistry(config, self.store)
         self.topics.load()
         self.producer_ids = ProducerIdAllocator(data_dir)
+        self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
+        self.groups = GroupCoordinator(self.offsets_store, config.group_initial_rebalance_delay_ms)
         self._commits: dict[int, GroupCommit] = {}
         self._tasks: list[asyncio.Task] = []
 
@@ -60,6 +65,7 @@ class Broker:
         await commit.sync()
 
     def start_background(self) -> None:
+        group_offsets.load(self.groups, self.offsets_store)  # needs the running loop for session timers
         self._tasks.append(asyncio.create_task(self._retention_loop()))
 
     async def _retention_loop(self) -> None:

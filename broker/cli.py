@@ -42,10 +42,15 @@ def main() -> None:
     "--flush-messages", type=int, default=0, show_default=True,
     help="1: fsync before acknowledging (group commit); 0: leave it to the page cache.",
 )
+@click.option("--offsets-topic-partitions", type=int, default=50, show_default=True,
+              help="Partitions of __consumer_offsets when it is first created.")
+@click.option("--group-initial-rebalance-delay-ms", type=int, default=3000, show_default=True,
+              help="How long a new group waits for more members before its first assignment.")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
-                  retention_check_ms, flush_messages, log_level) -> None:
+                  retention_check_ms, flush_messages, offsets_topic_partitions,
+                  group_initial_rebalance_delay_ms, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     defaults = replace(
@@ -56,6 +61,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id,
         storage_mode=storage_mode, num_partitions=num_partitions, auto_create_topics=auto_create_topics,
         retention_check_ms=retention_check_ms, log_defaults=defaults,
+        offsets_topic_partitions=offsets_topic_partitions,
+        group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
     )
     asyncio.run(_run(config))
 

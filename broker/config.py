@@ -20,6 +20,8 @@ class BrokerConfig:
     storage_mode: str = "segment"
     max_request_size: int = 100 * 1024 * 1024  # socket.request.max.bytes
     retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
+    offsets_topic_partitions: int = 50  # offsets.topic.num.partitions
+    group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
     log_defaults: LogConfig = field(default_factory=LogConfig)
 
     @property

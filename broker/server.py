@@ -13,6 +13,7 @@ import os
 
 from wire.framing import FrameDecoder, PeerProtocolError
 
+from .client_address import client_host
 from .dispatch import dispatch
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,8 @@ class KafkaConnection(asyncio.Protocol):
 
     async def _serve(self) -> None:
         transport = self._transport
+        host = (transport.get_extra_info("peername") or ("",))[0]
+        client_host.set(f"/{host}")
         try:
             while not transport.is_closing():
                 frame = await self._queue.get()

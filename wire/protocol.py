@@ -42,12 +42,22 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     1: (4, 12),  # Fetch
     2: (1, 7),  # ListOffsets
     3: (0, 12),  # Metadata
+    8: (2, 9),  # OffsetCommit
+    9: (1, 9),  # OffsetFetch
+    10: (0, 6),  # FindCoordinator
+    11: (0, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 5),  # DescribeGroups
+    16: (0, 5),  # ListGroups
     18: (0, 4),  # ApiVersions
     19: (2, 7),  # CreateTopics
     20: (1, 6),  # DeleteTopics
     22: (0, 5),  # InitProducerId
     32: (1, 4),  # DescribeConfigs
     37: (0, 3),  # CreatePartitions
+    42: (0, 2),  # DeleteGroups
     60: (0, 1),  # DescribeCluster
 }
 PRODUCE_MIN_DECODED = 3

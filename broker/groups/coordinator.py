@@ -1,0 +1,403 @@
+"""The group coordinator: membership and rebalances of classic consumer groups.
+
+This broker coordinates every group while it is the only broker. Requests that must wait
+(a JoinGroup until every member has rejoined, a follower's SyncGroup until the leader's
+assignment arrives) park a future on their member; timers on the event loop expire
+sessions and bound each phase by the rebalance timeout. What a request may do in each
+state is decided by state.TRANSITIONS; this module does the waiting, the timing and the
+bookkeeping. Committed offsets live in offsets.py, sharing the group objects held here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from ..partition import now_ms
+from . import offsets_log
+from .group import Group, Member
+from .state import Event, GroupState, transition
+
+log = logging.getLogger(__name__)
+
+MIN_SESSION_TIMEOUT_MS = 6_000  # group.min.session.timeout.ms
+MAX_SESSION_TIMEOUT_MS = 1_800_000  # group.max.session.timeout.ms
+
+
+class GroupError(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass
+class JoinResult:
+    error: str
+    member_id: str
+    generation: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
+
+
+@dataclass
+class JoinRequest:
+    group_id: str
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    require_known_member: bool  # JoinGroup v4+: a new member first gets MEMBER_ID_REQUIRED
+
+
+class GroupCoordinator:
+    def __init__(self, store, initial_rebalance_delay_ms: int) -> None:
+        self.groups: dict[str, Group] = {}
+        self._store = store
+        self._initial_delay = initial_rebalance_delay_ms / 1000
+
+    # --- membership -------------------------------------------------------------------------
+
+    async def join(self, req: JoinRequest) -> JoinResult:
+        if not req.group_id:
+            return JoinResult("invalid_group_id", req.member_id)
+        if not MIN_SESSION_TIMEOUT_MS <= req.session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
+            return JoinResult("invalid_session_timeout", req.member_id)
+        group = self.groups.get(req.group_id)
+        if group is None:
+            if req.member_id:
+                return JoinResult("unknown_member_id", req.member_id)
+            group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=now_ms())
+        if group.state is GroupState.DEAD:
+            return JoinResult("coordinator_not_available", req.member_id)
+        if not group.supports(req.protocol_type, [name for name, _ in req.protocols]):
+            return JoinResult("inconsistent_group_protocol", req.member_id)
+
+        if not req.member_id:
+            if req.group_instance_id is not None:
+                return await self._join_static(group, req)
+            member_id = f"{req.client_id}-{uuid.uuid4()}"
+            if req.require_known_member:
+                group.pending_members.add(member_id)
+                self._expire_pending_later(group, member_id, req.session_timeout_ms)
+                return JoinResult("member_id_required", member_id)
+            return await self._add_and_rebalance(group, req, member_id)
+
+        if req.member_id in group.pending_members:
+            group.pending_members.discard(req.member_id)
+            return await self._add_and_rebalance(group, req, req.member_id)
+        member = group.members.get(req.member_id)
+        if member is None:
+            return JoinResult("unknown_member_id", req.member_id)
+        if group.is_fenced(req.member_id, req.group_instance_id):
+            return JoinResult("fenced_instance_id", req.member_id)
+        unchanged = member.same_protocols(req.protocols)
+        if group.state is GroupState.COMPLETING_REBALANCE and unchanged:
+            return self._current_generation(group, member)  # a retried join: same answer again
+        if group.state is GroupState.STABLE and unchanged and member.member_id != group.leader_id:
+            return self._current_generation(group, member)
+        member.protocols = req.protocols
+        member.session_timeout_ms, member.rebalance_timeout_ms = req.session_timeout_ms, req.rebalance_timeout_ms
+        return await self._wait_for_join(group, member)
+
+    async def _join_static(self, group: Group, req: JoinRequest) -> JoinResult:
+        """A static member (group.instance.id) rejoining with no member id replaces its old id."""
+        old = group.member_by_instance(req.group_instance_id)
+        member_id = f"{req.group_instance_id}-{uuid.uuid4()}"
+        if old is not None:
+            self._remove_member(group, old, "fenced_instance_id")
+        return await self._add_and_rebalance(group, req, member_id)
+
+    async def _add_and_rebalance(self, group: Group, req: JoinRequest, member_id: str) -> JoinResult:
+        member = Member(
+            member_id, req.group_instance_id, req.client_id, req.client_host, req.session_timeout_ms,
+            req.rebalance_timeout_ms, req.protocol_type, list(req.protocols),
+        )
+        group.members[member_id] = member
+        if group.protocol_type is None or len(group.members) == 1:
+            group.protocol_type = req.protocol_type
+        return await self._wait_for_join(group, member)
+
+    async def _wait_for_join(self, group: Group, member: Member) -> JoinResult:
+        loop = asyncio.get_running_loop()
+        member.cancel_expiry()  # a member waiting in a join is alive (Kafka's shouldKeepAlive)
+        previous = member.join_waiter
+        member.join_waiter = waiter = loop.create_future()
+        if previous is not None and not previous.done():
+            # The same member joined again (a client retry): both requests get the one answer.
+            waiter.add_done_callback(lambda done: previous.done() or previous.set_result(done.result()))
+        self._start_rebalance(group)
+        self._maybe_complete_join(group)
+        return await waiter
+
+    def _current_generation(self, group: Group, member: Member) -> JoinResult:
+        self._heartbeat(group, member)
+        return self._join_result(group, member)
+
+    def _join_result(self, group: Group, member: Member) -> JoinResult:
+        members = []
+        if member.member_id == group.leader_id:
+            members = [(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
+                       for m in group.members.values()]
+        return JoinResult("none", member.member_id, group.generation, group.protocol_type,
+                          group.protocol_name, group.leader_id or "", members)
+
+    # --- the join phase ---------------------------------------------------------------------
+
+    def _start_rebalance(self, group: Group) -> None:
+        if group.state is GroupState.PREPARING_REBALANCE:
+            if group.join_timer is not None and group.join_deadline:
+                self._extend_initial_delay(group)
+            return
+        was_empty = group.state is GroupState.EMPTY
+        self._set_state(group, transition(group.state, Event.JOIN).next)
+        self._cancel_sync(group)
+        loop = asyncio.get_running_loop()
+        if was_empty and self._initial_delay > 0:
+            # Kafka's group.initial.rebalance.delay.ms: let a starting fleet of consumers arrive
+            # before the first assignment, extending while new members keep joining.
+            group.join_deadline = loop.time() + group.max_rebalance_timeout_ms() / 1000
+            delay = min(self._initial_delay, group.join_deadline - loop.time())
+            group.join_timer = loop.call_later(delay, self._complete_join, group)
+        else:
+            group.join_deadline = 0.0
+            group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._complete_join, group)
+
+    def _extend_initial_delay(self, group: Group) -> None:
+        loop = asyncio.get_running_loop()
+        remaining = group.join_deadline - loop.time()
+        if remaining <= 0:
+            return
+        group.join_timer.cancel()
+        group.join_timer = loop.call_later(min(self._initial_delay, remaining), self._complete_join, group)
+
+    def _maybe_complete_join(self, group: Group) -> None:
+        # The initial delay always runs out; any other join phase ends as soon as all are in.
+        if group.state is GroupState.PREPARING_REBALANCE and not group.join_deadline and group.all_joined():
+            self._complete_join(group)
+
+    def _complete_join(self, group: Group) -> None:
+        if group.state is not GroupState.PREPARING_REBALANCE:
+            return
+        if group.join_timer is not None:
+            group.join_timer.cancel()
+            group.join_timer = None
+        group.join_deadline = 0.0
+        for member in [m for m in group.members.values() if m.join_waiter is None]:
+            log.info("group %s: member %s did not rejoin in time; removing it", group.group_id, member.member_id)
+            self._remove_member(group, member, None, rebalance=False)
+        group.pending_members.clear()
+        group.generation += 1
+        if not group.members:
+            self._set_state(group, transition(group.state, Event.JOIN_PHASE_DONE_EMPTY).next)
+            group.protocol_name = group.leader_id = None
+            self._persist_group(group)
+            return
+        self._set_state(group, transition(group.state, Event.JOIN_PHASE_DONE).next)
+        group.protocol_name = group.select_protocol()
+        if group.leader_id not in group.members:
+            group.leader_id = next(iter(group.members))
+        log.info("group %s: generation %d, protocol %s, leader %s, %d members", group.group_id,
+                 group.generation, group.protocol_name, group.leader_id, len(group.members))
+        for member in group.members.values():
+            member.assignment = b""
+            waiter, member.join_waiter = member.join_waiter, None
+            if not waiter.done():
+                waiter.set_result(self._join_result(group, member))
+            self._heartbeat(group, member)
+        loop = asyncio.get_running_loop()
+        group.sync_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._sync_expired, group)
+
+    # --- sync -------------------------------------------------------------------------------
+
+    async def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
+                   protocol_type: str | None, protocol_name: str | None,
+                   assignments: dict[str, bytes]) -> tuple[str, bytes]:
+        group = self.groups.get(group_id)
+        if group is None:
+            return "unknown_member_id", b""
+        member, code = self._validate_member(group, member_id, instance_id, generation)
+        if code:
+            return code, b""
+        if (protocol_type is not None and protocol_type != group.protocol_type) or (
+                protocol_name is not None and protocol_name != group.protocol_name):
+            return "inconsistent_group_protocol", b""
+        is_leader = member_id == group.leader_id
+        outcome = transition(group.state, Event.LEADER_SYNC if is_leader else Event.FOLLOWER_SYNC)
+        if outcome.error:
+            return outcome.error, b""
+        self._heartbeat(group, member)
+        if group.state is GroupState.STABLE:
+            return "none", member.assignment
+        member.sync_waiter = asyncio.get_running_loop().create_future()
+        waiter = member.sync_waiter
+        if is_leader:
+            for m in group.members.values():
+                m.assignment = assignments.get(m.member_id, b"")
+            self._cancel_sync(group)
+            self._set_state(group, outcome.next)
+            generation_synced = group.generation
+            await self._persist_group_async(group)
+            if group.generation == generation_synced:
+                for m in group.members.values():
+                    if m.sync_waiter is not None and not m.sync_waiter.done():
+                        m.sync_waiter.set_result(("none", m.assignment))
+                    m.sync_waiter = None
+        return await waiter
+
+    def _sync_expired(self, group: Group) -> None:
+        group.sync_timer = None
+        if group.state is not GroupState.COMPLETING_REBALANCE:
+            return
+        log.info("group %s: no assignment from leader %s in time; rebalancing", group.group_id, group.leader_id)
+        for member in [m for m in group.members.values() if m.sync_waiter is None]:
+            self._remove_member(group, member, None, rebalance=False)
+        self._rebalance_after_change(group, Event.SYNC_TIMEOUT)
+
+    def _cancel_sync(self, group: Group) -> None:
+        if group.sync_timer is not None:
+            group.sync_timer.cancel()
+            group.sync_timer = None
+
+    # --- heartbeats, leaving, expiry ----------------------------------------------------------
+
+    def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> str:
+        group = self.groups.get(group_id)
+        if group is None:
+            return "unknown_member_id"
+        if group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return transition(group.state, Event.HEARTBEAT).error
+        member, code = self._validate_member(group, member_id, instance_id, generation)
+        if code:
+            return code
+        self._heartbeat(group, member)
+        return transition(group.state, Event.HEARTBEAT).error or "none"
+
+    def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[str, list[str]]:
+        """Top-level error and one error per (member_id, instance_id) leaving."""
+        group = self.groups.get(group_id)
+        if group is None or group.state is GroupState.DEAD:
+            return "unknown_member_id" if group is None else "coordinator_not_available", []
+        codes = []
+        for member_id, instance_id in members:
+            if instance_id is not None:
+                member = group.member_by_instance(instance_id)
+                if member is None:
+                    codes.append("unknown_member_id")
+                    continue
+                if member_id and member.member_id != member_id:
+                    codes.append("fenced_instance_id")
+                    continue
+            elif member_id in group.pending_members:
+                group.pending_members.discard(member_id)
+                self._maybe_complete_join(group)
+                codes.append("none")
+                continue
+            else:
+                member = group.members.get(member_id)
+                if member is None:
+                    codes.append("unknown_member_id")
+                    continue
+            log.info("group %s: member %s left", group.group_id, member.member_id)
+            self._remove_member(group, member, "unknown_member_id")
+            codes.append("none")
+        return "none", codes
+
+    def _heartbeat(self, group: Group, member: Member) -> None:
+        member.cancel_expiry()
+        member.expiry = asyncio.get_running_loop().call_later(
+            member.session_timeout_ms / 1000, self._session_expired, group, member)
+
+    def _session_expired(self, group: Group, member: Member) -> None:
+        member.expiry = None
+        if group.members.get(member.member_id) is not member:
+            return
+        if member.join_waiter is not None or member.sync_waiter is not None:
+            return  # waiting in a rebalance counts as alive
+        log.info("group %s: member %s session expired (%d ms)", group.group_id, member.member_id,
+                 member.session_timeout_ms)
+        self._remove_member(group, member, None)
+
+    def _expire_pending_later(self, group: Group, member_id: str, timeout_ms: int) -> None:
+        def expire() -> None:
+            if member_id in group.pending_members:
+                group.pending_members.discard(member_id)
+                self._maybe_complete_join(group)
+
+        asyncio.get_running_loop().call_later(timeout_ms / 1000, expire)
+
+    def _remove_member(self, group: Group, member: Member, waiter_error: str | None,
+                       rebalance: bool = True) -> None:
+        group.members.pop(member.member_id, None)
+        member.cancel_expiry()
+        for attr in ("join_waiter", "sync_waiter"):
+            waiter = getattr(member, attr)
+            setattr(member, attr, None)
+            if waiter is not None and not waiter.done():
+                code = waiter_error or "unknown_member_id"
+                waiter.set_result(JoinResult(code, member.member_id) if attr == "join_waiter" else (code, b""))
+        if rebalance:
+            self._rebalance_after_change(group, Event.MEMBER_GONE)
+
+    def _rebalance_after_change(self, group: Group, event: Event) -> None:
+        before = group.state
+        self._set_state(group, transition(before, event).next)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            if before is not GroupState.PREPARING_REBALANCE:
+                self._cancel_sync(group)
+                for m in group.members.values():  # followers still parked in SyncGroup learn of it
+                    if m.sync_waiter is not None and not m.sync_waiter.done():
+                        m.sync_waiter.set_result(("rebalance_in_progress", b""))
+                    m.sync_waiter = None
+                loop = asyncio.get_running_loop()
+                group.join_deadline = 0.0
+                group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000,
+                                                   self._complete_join, group)
+            self._maybe_complete_join(group)
+
+    def _validate_member(self, group: Group, member_id: str, instance_id: str | None,
+                         generation: int) -> tuple[Member | None, str | None]:
+        if group.state is GroupState.DEAD:
+            return None, "coordinator_not_available"
+        if group.is_fenced(member_id, instance_id):
+            return None, "fenced_instance_id"
+        member = group.members.get(member_id)
+        if member is None:
+            return None, "unknown_member_id"
+        if generation != group.generation:
+            return member, "illegal_generation"
+        return member, None
+
+    def _set_state(self, group: Group, state: GroupState) -> None:
+        if state is not group.state:
+            group.state = state
+            group.state_timestamp = now_ms()
+
+    # --- persistence of group metadata -----------------------------------------------------
+
+    def _group_record(self, group: Group) -> bytes:
+        members = tuple(
+            offsets_log.MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                     m.rebalance_timeout_ms, m.session_timeout_ms,
+                                     m.metadata_for(group.protocol_name), m.assignment)
+            for m in group.members.values()
+        )
+        return offsets_log.group_value(offsets_log.GroupRecord(
+            group.protocol_type or "", group.generation, group.protocol_name, group.leader_id,
+            group.state_timestamp, members))
+
+    def _persist_group(self, group: Group) -> None:
+        asyncio.ensure_future(self._persist_group_async(group))
+
+    async def _persist_group_async(self, group: Group) -> None:
+        try:
+            await self._store.append(group.group_id, [(offsets_log.group_key(group.group_id), self._group_record(group))])
+        except Exception:
+            log.exception("group %s: writing group metadata failed", group.group_id)

@@ -1,0 +1,204 @@
+"""Committed offsets and group metadata as records of the internal topic `__consumer_offsets`.
+
+The records use Kafka's own key and value schemas (big-endian; string = int16 length + UTF-8,
+nullable string length -1 = null, bytes = int32 length), so the topic reads like Kafka's:
+
+    offset commit   key   int16 version=1 | string group | string topic | int32 partition
+                    value int16 version=3 | int64 offset | int32 leader_epoch
+                          | string metadata | int64 commit_timestamp
+    group metadata  key   int16 version=2 | string group
+                    value int16 version=3 | string protocol_type | int32 generation
+                          | nullable string protocol | nullable string leader
+                          | int64 state_timestamp | int32 member count, then per member:
+                            string member_id | nullable string group_instance_id
+                            | string client_id | string client_host | int32 rebalance_timeout
+                            | int32 session_timeout | bytes subscription | bytes assignment
+    a null value (tombstone) deletes the key: a removed group, a deleted offset.
+
+A group's records all go to partition `abs(java_hash(group)) % partitions`, Kafka's rule.
+Writes go through the normal storage engine; at start-up every partition is read from its
+log start and the latest value per key wins. A torn tail is cut by the engine's recovery,
+so a commit is either wholly there after a crash or was never acknowledged.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .group import CommittedOffset
+
+TOPIC = "__consumer_offsets"
+OFFSET_KEY_VERSION = 1
+GROUP_KEY_VERSION = 2
+OFFSET_VALUE_VERSION = 3
+GROUP_VALUE_VERSION = 3
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+
+
+class BadRecord(ValueError):
+    """A __consumer_offsets record this broker cannot read (skipped with a log line)."""
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    """Java's String.hashCode, then Kafka's Utils.abs (which maps MIN_VALUE to 0)."""
+    h = 0
+    for unit in struct.unpack(f">{len(group_id.encode('utf-16-be')) // 2}H", group_id.encode("utf-16-be")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    if h >= 1 << 31:
+        h -= 1 << 32
+    return (h & 0x7FFFFFFF) % partitions
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    state_timestamp: int
+    members: tuple[MemberRecord, ...]
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.out = bytearray()
+
+    def i16(self, v: int) -> _Writer:
+        self.out += _I16.pack(v)
+        return self
+
+    def i32(self, v: int) -> _Writer:
+        self.out += _I32.pack(v)
+        return self
+
+    def i64(self, v: int) -> _Writer:
+        self.out += _I64.pack(v)
+        return self
+
+    def string(self, v: str | None) -> _Writer:
+        if v is None:
+            return self.i16(-1)
+        data = v.encode()
+        self.i16(len(data))
+        self.out += data
+        return self
+
+    def bytes_(self, v: bytes) -> _Writer:
+        self.i32(len(v))
+        self.out += v
+        return self
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def _take(self, codec: struct.Struct) -> int:
+        if self.pos + codec.size > len(self.data):
+            raise BadRecord("record ends early")
+        (v,) = codec.unpack_from(self.data, self.pos)
+        self.pos += codec.size
+        return v
+
+    def i16(self) -> int:
+        return self._take(_I16)
+
+    def i32(self) -> int:
+        return self._take(_I32)
+
+    def i64(self) -> int:
+        return self._take(_I64)
+
+    def _raw(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise BadRecord("length runs past the record")
+        v = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return bytes(v)
+
+    def string(self) -> str | None:
+        n = self.i16()
+        return None if n < 0 else self._raw(n).decode()
+
+    def bytes_(self) -> bytes:
+        n = self.i32()
+        return b"" if n < 0 else self._raw(n)
+
+
+def offset_key(group: str, topic: str, partition: int) -> bytes:
+    return bytes(_Writer().i16(OFFSET_KEY_VERSION).string(group).string(topic).i32(partition).out)
+
+
+def offset_value(c: CommittedOffset) -> bytes:
+    w = _Writer().i16(OFFSET_VALUE_VERSION).i64(c.offset).i32(c.leader_epoch)
+    return bytes(w.string(c.metadata).i64(c.commit_timestamp).out)
+
+
+def group_key(group: str) -> bytes:
+    return bytes(_Writer().i16(GROUP_KEY_VERSION).string(group).out)
+
+
+def group_value(g: GroupRecord) -> bytes:
+    w = _Writer().i16(GROUP_VALUE_VERSION).string(g.protocol_type).i32(g.generation)
+    w.string(g.protocol).string(g.leader).i64(g.state_timestamp).i32(len(g.members))
+    for m in g.members:
+        w.string(m.member_id).string(m.group_instance_id).string(m.client_id).string(m.client_host)
+        w.i32(m.rebalance_timeout_ms).i32(m.session_timeout_ms).bytes_(m.subscription).bytes_(m.assignment)
+    return bytes(w.out)
+
+
+def decode_key(key: bytes) -> tuple[str, tuple]:
+    """('offset', (group, topic, partition)) or ('group', (group,))."""
+    r = _Reader(key)
+    version = r.i16()
+    if version in (0, 1):
+        return "offset", (r.string(), r.string(), r.i32())
+    if version == 2:
+        return "group", (r.string(),)
+    raise BadRecord(f"unknown key version {version}")
+
+
+def decode_offset_value(value: bytes) -> CommittedOffset:
+    r = _Reader(value)
+    version = r.i16()
+    if not 0 <= version <= 4:
+        raise BadRecord(f"unknown offset value version {version}")
+    offset = r.i64()
+    epoch = r.i32() if version >= 3 else -1
+    metadata = r.string() or ""
+    timestamp = r.i64()
+    return CommittedOffset(offset, epoch, metadata, timestamp)
+
+
+def decode_group_value(value: bytes) -> GroupRecord:
+    r = _Reader(value)
+    version = r.i16()
+    if version != GROUP_VALUE_VERSION:
+        raise BadRecord(f"group value version {version} is not one this broker writes")
+    protocol_type, generation = r.string() or "", r.i32()
+    protocol, leader, state_ts = r.string(), r.string(), r.i64()
+    count = r.i32()
+    if count < 0 or count > len(value):
+        raise BadRecord(f"member count {count}")
+    members = tuple(
+        MemberRecord(r.string() or "", r.string(), r.string() or "", r.string() or "",
+                     r.i32(), r.i32(), r.bytes_(), r.bytes_())
+        for _ in range(count)
+    )
+    return GroupRecord(protocol_type, generation, protocol, leader, state_ts, members)

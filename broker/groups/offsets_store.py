@@ -1,0 +1,77 @@
+"""Where `__consumer_offsets` records go and come back from: the topic itself, on the normal engine.
+
+The topic is created the first time a group needs it (Kafka does the same on the first
+FindCoordinator), with `offsets.topic.num.partitions` partitions, no time retention and
+100 MiB segments (Kafka's offsets.topic.segment.bytes). It is marked cleanup.policy=compact
+like Kafka's; this broker does not compact yet, so the log keeps every commit and start-up
+replays all of them (the latest value per key wins).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterator
+
+from wire.batch_builder import build_batch
+from wire.record_batch import iter_batches, parse_header
+from wire.records import iter_records
+
+from ..partition import Partition, now_ms
+from . import offsets_log
+
+log = logging.getLogger(__name__)
+
+TOPIC_CONFIGS = {"cleanup.policy": "compact", "retention.ms": "-1", "segment.bytes": str(100 * 1024 * 1024)}
+_READ_CHUNK = 4 * 1024 * 1024
+
+
+class OffsetsStore:
+    def __init__(self, broker, partitions: int) -> None:
+        self._broker = broker
+        self._partitions = partitions
+
+    def _topic(self):
+        topic = self._broker.topics.get(offsets_log.TOPIC)
+        if topic is None:
+            topic = self._broker.topics.create(offsets_log.TOPIC, self._partitions, TOPIC_CONFIGS)
+        return topic
+
+    def ensure_topic(self) -> None:
+        self._topic()
+
+    def partition_for(self, group_id: str) -> Partition:
+        topic = self._topic()
+        # An existing topic keeps the partition count it was created with.
+        return topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
+
+    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
+        """Write one batch of a group's records; returns once it is as durable as the topic asks."""
+        partition = self.partition_for(group_id)
+        batch = build_batch(records, now_ms())
+        partition.append(batch, parse_header(batch))
+        partition.publish()
+        if partition.config.flush_messages:
+            await self._broker.durable(partition)
+
+    def replay(self) -> Iterator[tuple[bytes, bytes | None]]:
+        """(key, value) of every record, in log order per partition."""
+        topic = self._broker.topics.get(offsets_log.TOPIC)
+        if topic is None:
+            return
+        for partition in topic.partitions:
+            yield from self._replay_partition(partition)
+
+    def _replay_partition(self, partition: Partition) -> Iterator[tuple[bytes, bytes | None]]:
+        log_ = partition.log
+        offset, end = log_.log_start_offset, log_.log_end_offset
+        while offset < end:
+            regions = log_.read(offset, _READ_CHUNK, end)
+            if not regions:
+                break
+            for region in regions:
+                data = log_.read_bytes(region)
+                for pos, header in iter_batches(data):
+                    for record in iter_records(memoryview(data)[pos:pos + header.size]):
+                        if record.key is not None and record.offset >= offset:
+                            yield record.key, record.value
+                    offset = header.last_offset + 1

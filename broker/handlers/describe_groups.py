@@ -1,0 +1,38 @@
+"""DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..groups.state import GroupState
+from .response_builder import NO_THROTTLE, error, make, nested
+
+UNKNOWN_OPERATIONS = -(2**31)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    group_cls, member_cls = nested(cls, "DescribedGroup"), nested(cls, "DescribedGroupMember")
+    described = []
+    for group_id in request.groups:
+        group = broker.groups.groups.get(group_id)
+        if group is None:
+            described.append(make(group_cls, error_code=error("none"), group_id=group_id,
+                                  group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
+                                  members=(), authorized_operations=UNKNOWN_OPERATIONS))
+            continue
+        # Member metadata means something once a protocol is chosen; assignments once synced.
+        chosen = group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE)
+        members = tuple(
+            make(member_cls, member_id=m.member_id, group_instance_id=m.group_instance_id,
+                 client_id=m.client_id, client_host=m.client_host,
+                 member_metadata=m.metadata_for(group.protocol_name) if chosen else b"",
+                 member_assignment=m.assignment if group.state is GroupState.STABLE else b"")
+            for m in group.members.values()
+        )
+        described.append(make(
+            group_cls, error_code=error("none"), group_id=group_id, group_state=group.state.value,
+            protocol_type=group.protocol_type or "", protocol_data=(group.protocol_name or "") if chosen else "",
+            members=members, authorized_operations=UNKNOWN_OPERATIONS,
+        ))
+    return make(cls, throttle_time=NO_THROTTLE, groups=tuple(described))

@@ -1,0 +1,41 @@
+"""JoinGroup: parked until the join phase ends; the leader's answer lists every member."""
+
+from __future__ import annotations
+
+import datetime
+
+from wire.protocol import response_for
+
+from ..client_address import client_host
+from ..groups.coordinator import JoinRequest
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _ms(value) -> int:
+    return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    member_cls = nested(cls, "JoinGroupResponseMember")
+    session = _ms(request.session_timeout)
+    # v0 has no rebalance timeout: Kafka uses the session timeout for both.
+    rebalance = _ms(getattr(request, "rebalance_timeout", request.session_timeout))
+    result = await broker.groups.join(JoinRequest(
+        group_id=request.group_id, member_id=request.member_id,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        client_id=header.client_id or "", client_host=client_host.get(),
+        session_timeout_ms=session, rebalance_timeout_ms=rebalance,
+        protocol_type=request.protocol_type,
+        protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
+        require_known_member=header.api_version >= 4,
+    ))
+    members = tuple(make(member_cls, member_id=m, group_instance_id=i, metadata=md) for m, i, md in result.members)
+    ok = result.error == "none"
+    return make(
+        cls, throttle_time=NO_THROTTLE, error_code=error(result.error), generation_id=result.generation,
+        protocol_type=result.protocol_type if ok else None,
+        # Before v7 the protocol name is not nullable: an error answer carries "".
+        protocol_name=result.protocol_name if ok else (None if header.api_version >= 7 else ""),
+        leader=result.leader, skip_assignment=False, member_id=result.member_id, members=members,
+    )

@@ -1,0 +1,20 @@
+"""LeaveGroup: one member (v0-v2) or a batch of members, static ones by instance id (v3+)."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    if header.api_version < 3:
+        top, codes = broker.groups.leave(request.group_id, [(request.member_id, None)])
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(codes[0] if codes else top))
+    leaving = [(m.member_id, m.group_instance_id) for m in request.members]
+    top, codes = broker.groups.leave(request.group_id, leaving)
+    member_cls = nested(cls, "MemberResponse")
+    members = tuple(make(member_cls, member_id=m, group_instance_id=i, error_code=error(c))
+                    for (m, i), c in zip(leaving, codes))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(top), members=members)

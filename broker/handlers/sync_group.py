@@ -1,0 +1,22 @@
+"""SyncGroup: the leader hands in the assignment; every member gets its own part."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
+    code, assignment = await broker.groups.sync(
+        request.group_id, request.generation_id, request.member_id,
+        getattr(request, "group_instance_id", None), getattr(request, "protocol_type", None),
+        getattr(request, "protocol_name", None), assignments,
+    )
+    group = broker.groups.groups.get(request.group_id)
+    ok = code == "none" and group is not None
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code),
+                protocol_type=group.protocol_type if ok else None,
+                protocol_name=group.protocol_name if ok else None, assignment=assignment)
