@@ -53,7 +53,9 @@ class Broker:
         self.topics.load()
         self.producer_ids = ProducerIdAllocator(data_dir)
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
-        self.groups = GroupCoordinator(self.offsets_store, config.group_initial_rebalance_delay_ms)
+        self.groups = GroupCoordinator(
+            self.offsets_store, config.group_initial_rebalance_delay_ms,
+            (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self._commits: dict[int, GroupCommit] = {}
         self._tasks: list[asyncio.Task] = []
 

@@ -46,11 +46,16 @@ def main() -> None:
               help="Partitions of __consumer_offsets when it is first created.")
 @click.option("--group-initial-rebalance-delay-ms", type=int, default=3000, show_default=True,
               help="How long a new group waits for more members before its first assignment.")
+@click.option("--group-min-session-timeout-ms", type=int, default=6_000, show_default=True,
+              help="Shortest session timeout a member may ask for (group.min.session.timeout.ms).")
+@click.option("--group-max-session-timeout-ms", type=int, default=1_800_000, show_default=True,
+              help="Longest session timeout a member may ask for (group.max.session.timeout.ms).")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
                   retention_check_ms, flush_messages, offsets_topic_partitions,
-                  group_initial_rebalance_delay_ms, log_level) -> None:
+                  group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
+                  group_max_session_timeout_ms, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     defaults = replace(
@@ -63,6 +68,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         retention_check_ms=retention_check_ms, log_defaults=defaults,
         offsets_topic_partitions=offsets_topic_partitions,
         group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
+        group_min_session_timeout_ms=group_min_session_timeout_ms,
+        group_max_session_timeout_ms=group_max_session_timeout_ms,
     )
     asyncio.run(_run(config))
 

@@ -22,6 +22,8 @@ class BrokerConfig:
     retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
     offsets_topic_partitions: int = 50  # offsets.topic.num.partitions
     group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    group_min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms
+    group_max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
     log_defaults: LogConfig = field(default_factory=LogConfig)
 
     @property

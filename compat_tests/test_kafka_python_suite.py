@@ -158,8 +158,13 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     # A broker of its own with node id 0: the suite's fixtures are built around broker 0
     # (KafkaFixture.instance(0, ...), also for an external broker), and test_create_partitions
     # assigns the new partitions' replicas to broker 0 by number.
-    # (Tansu, the peer broker, has a fixed node id and no such flag.)
-    broker = broker_factory(*(("--node-id", "0") if broker_kind() == "twinlog" else ()))
+    # Group settings are those of a broker configured for tests: test_group asks for a 3 s
+    # session timeout, below Kafka's default group.min.session.timeout.ms of 6 s, and each
+    # group test would otherwise wait out the 3 s initial rebalance delay.
+    # (Tansu, the peer broker, has a fixed node id and no such flags.)
+    twinlog_args = ("--node-id", "0", "--group-min-session-timeout-ms", "1000",
+                    "--group-initial-rebalance-delay-ms", "0")
+    broker = broker_factory(*(twinlog_args if broker_kind() == "twinlog" else ()))
     prepare_suite()
     allowlist = read_id_list(ALLOWLIST)
     assert allowlist, f"{ALLOWLIST} is empty: nothing would be checked"

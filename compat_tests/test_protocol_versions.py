@@ -1,8 +1,9 @@
 """Every (api_key, version) we advertise, exercised with a real request over a raw socket.
 
 The version lists come from wire.protocol.SERVED_VERSIONS, the table ApiVersions
-advertises: a version added there is run through these tests automatically, and
-`test_every_served_version_is_exercised` fails for an API key nobody wrote tests for.
+advertises (see served_versions.py): a version added there is run through these tests
+automatically, and test_served_versions_coverage.py fails for an API key nobody tested.
+Consumer-group APIs are in test_group_protocol_versions.py.
 
 Each test checks what the response says, not only that it parses: offsets assigned,
 bytes read back, error codes for the cases Kafka defines, and state seen through a
@@ -33,6 +34,7 @@ from compat_tests.raw_kafka import (
     read_records,
     split_batches,
 )
+from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
 from wire.protocol import SERVED_VERSIONS
 
@@ -54,31 +56,6 @@ DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
 CONFIG_TYPE_LONG, CONFIG_TYPE_LIST = 5, 7
 ZERO_UUID = uuid.UUID(int=0)
 NO_THROTTLE = datetime.timedelta(0)
-
-# --- which versions are exercised --------------------------------------------------------
-
-_EXERCISED: set[tuple[int, int]] = set()
-
-
-def versions(api_key: int, lo: int | None = None, hi: int | None = None) -> list[int]:
-    served_lo, served_hi = SERVED_VERSIONS.get(api_key, (0, -1))
-    return [v for v in range(served_lo, served_hi + 1)
-            if (lo is None or v >= lo) and (hi is None or v <= hi)]
-
-
-def over_versions(api_key: int, lo: int | None = None, hi: int | None = None):
-    """Parametrize `version` over the served versions of api_key (within lo..hi) and record them."""
-    vs = versions(api_key, lo, hi)
-    _EXERCISED.update((api_key, v) for v in vs)
-    return pytest.mark.parametrize("version", vs)
-
-
-# Evaluated after every decorator below has run (pytest calls it at test time).
-def test_every_served_version_is_exercised():
-    served = {(k, v) for k, (lo, hi) in SERVED_VERSIONS.items() for v in range(lo, hi + 1)}
-    missing = sorted(served - _EXERCISED)
-    assert not missing, f"advertised (api_key, version) pairs without a conformance test: {missing}"
-
 
 # --- fixtures and small helpers ----------------------------------------------------------
 
@@ -612,7 +589,7 @@ def test_create_partitions(client, version):
 # --- DescribeConfigs -----------------------------------------------------------------------
 
 @over_versions(32)
-def test_describe_configs(client, version):
+def test_describe_configs(broker, client, version):
     name, missing = unique_topic("configs"), unique_topic("configs-missing")
     client.create_topic(name, 1, {"retention.ms": "98765"})
     node = node_id_of(client)
@@ -642,6 +619,7 @@ def test_describe_configs(client, version):
     assert (brk.error_code, brk.resource_type, brk.resource_name) == (NONE, BROKER_RESOURCE, str(node))
     broker_cfg = {c.name: c.value for c in brk.configs}
     assert int(broker_cfg["message.max.bytes"]) > 0
+    assert broker_cfg["advertised.listeners"] == f"PLAINTEXT://{broker.host}:{broker.port}"
 
     assert (unknown.error_code, unknown.resource_name) == (UNKNOWN_TOPIC_OR_PARTITION, missing)
     assert unknown.configs == ()

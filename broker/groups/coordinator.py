@@ -22,8 +22,6 @@ from .state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
 
-MIN_SESSION_TIMEOUT_MS = 6_000  # group.min.session.timeout.ms
-MAX_SESSION_TIMEOUT_MS = 1_800_000  # group.max.session.timeout.ms
 
 
 class GroupError(Exception):
@@ -58,17 +56,20 @@ class JoinRequest:
 
 
 class GroupCoordinator:
-    def __init__(self, store, initial_rebalance_delay_ms: int) -> None:
+    def __init__(self, store, initial_rebalance_delay_ms: int,
+                 session_timeout_range_ms: tuple[int, int] = (6_000, 1_800_000)) -> None:
         self.groups: dict[str, Group] = {}
         self._store = store
         self._initial_delay = initial_rebalance_delay_ms / 1000
+        # group.min.session.timeout.ms / group.max.session.timeout.ms
+        self._min_session_ms, self._max_session_ms = session_timeout_range_ms
 
     # --- membership -------------------------------------------------------------------------
 
     async def join(self, req: JoinRequest) -> JoinResult:
         if not req.group_id:
             return JoinResult("invalid_group_id", req.member_id)
-        if not MIN_SESSION_TIMEOUT_MS <= req.session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
+        if not self._min_session_ms <= req.session_timeout_ms <= self._max_session_ms:
             return JoinResult("invalid_session_timeout", req.member_id)
         group = self.groups.get(req.group_id)
         if group is None:

@@ -11,6 +11,7 @@ TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 STRING, INT, LONG, LIST = 2, 3, 5, 7
 _LONGS = {"segment.ms", "retention.ms", "retention.bytes", "flush.messages"}
+_LISTS = {"cleanup.policy", "listeners", "advertised.listeners"}
 _INTS = {"segment.bytes", "index.interval.bytes", "segment.index.bytes", "max.message.bytes", "min.insync.replicas"}
 
 
@@ -19,7 +20,7 @@ def _config_type(name: str) -> int:
         return LONG
     if name in _INTS:
         return INT
-    return LIST if name == "cleanup.policy" else STRING
+    return LIST if name in _LISTS else STRING
 
 
 def _topic_entries(broker, name):
@@ -48,6 +49,12 @@ def _broker_entries(broker):
         "message.max.bytes": d.max_message_bytes,
         "socket.request.max.bytes": c.max_request_size,
         "storage.mode": c.storage_mode,
+        "listeners": f"PLAINTEXT://{c.host}:{c.port}",
+        "advertised.listeners": f"PLAINTEXT://{c.advertised}:{c.port}",
+        "offsets.topic.num.partitions": c.offsets_topic_partitions,
+        "group.initial.rebalance.delay.ms": c.group_initial_rebalance_delay_ms,
+        "group.min.session.timeout.ms": c.group_min_session_timeout_ms,
+        "group.max.session.timeout.ms": c.group_max_session_timeout_ms,
     }
     return [(k, str(v), STATIC_BROKER_CONFIG, True) for k, v in sorted(values.items())]
 

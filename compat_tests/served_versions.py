@@ -1,0 +1,39 @@
+"""Which advertised (api_key, version) pairs the conformance tests exercise.
+
+The version lists come from wire.protocol.SERVED_VERSIONS, the table ApiVersions advertises.
+Conformance test modules parametrize over it with `over_versions`, which also records the
+pairs; test_served_versions_coverage.py fails for any advertised pair nobody tests, so a
+version added to the table without a test cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wire.protocol import SERVED_VERSIONS
+
+EXERCISED: set[tuple[int, int]] = set()
+
+# The modules whose decorators fill EXERCISED; the coverage check imports them itself so it
+# holds even when run alone.
+CONFORMANCE_MODULES = (
+    "compat_tests.test_protocol_versions",
+    "compat_tests.test_group_protocol_versions",
+)
+
+
+def versions(api_key: int, lo: int | None = None, hi: int | None = None) -> list[int]:
+    served_lo, served_hi = SERVED_VERSIONS.get(api_key, (0, -1))
+    return [v for v in range(served_lo, served_hi + 1)
+            if (lo is None or v >= lo) and (hi is None or v <= hi)]
+
+
+def over_versions(api_key: int, lo: int | None = None, hi: int | None = None):
+    """Parametrize `version` over the served versions of api_key (within lo..hi) and record them."""
+    vs = versions(api_key, lo, hi)
+    EXERCISED.update((api_key, v) for v in vs)
+    return pytest.mark.parametrize("version", vs)
+
+
+def served_pairs() -> set[tuple[int, int]]:
+    return {(k, v) for k, (lo, hi) in SERVED_VERSIONS.items() for v in range(lo, hi + 1)}
