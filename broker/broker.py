@@ -8,8 +8,6 @@ import os
 import uuid
 from pathlib import Path
 
-from segment.log import LogStore
-
 from .config import BrokerConfig
 from .groups import offsets as group_offsets
 from .groups.coordinator import GroupCoordinator
@@ -17,17 +15,10 @@ from .groups.offsets_store import OffsetsStore
 from .group_commit import GroupCommit
 from .partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
+from .storage_modes import StorageModes
 from .topics import TopicRegistry
 
 log = logging.getLogger(__name__)
-
-
-def open_store(mode: str, data_dir: Path) -> LogStore:
-    if mode == "segment":
-        from segment.kafka.store import SegmentLogStore
-
-        return SegmentLogStore(data_dir)
-    raise ValueError(f"unknown storage mode {mode!r}")
 
 
 def _cluster_id(data_dir: Path) -> str:
@@ -48,8 +39,8 @@ class Broker:
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         self.cluster_id = _cluster_id(data_dir)
-        self.store = open_store(config.storage_mode, data_dir)
-        self.topics = TopicRegistry(config, self.store)
+        self.storage = StorageModes(data_dir, config.storage_mode)
+        self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
         self.producer_ids = ProducerIdAllocator(data_dir)
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
@@ -69,6 +60,23 @@ class Broker:
     def start_background(self) -> None:
         group_offsets.load(self.groups, self.offsets_store)  # needs the running loop for session timers
         self._tasks.append(asyncio.create_task(self._retention_loop()))
+        if self.config.flush_interval_ms > 0:
+            self._tasks.append(asyncio.create_task(self._flush_loop()))
+
+    async def _flush_loop(self) -> None:
+        """Kafka's log.flush.interval.ms: everything appended is fsynced within one interval,
+        whatever acks said. Runs in a thread (fsync blocks); the engines' flush is thread-safe
+        against appends, which is also what group commit relies on."""
+        interval = self.config.flush_interval_ms / 1000
+        while True:
+            started = asyncio.get_running_loop().time()
+            for store in self.storage.opened().values():
+                try:
+                    await asyncio.to_thread(store.flush)
+                except Exception:
+                    log.exception("periodic flush failed")
+            elapsed = asyncio.get_running_loop().time() - started
+            await asyncio.sleep(max(0.0, interval - elapsed))
 
     async def _retention_loop(self) -> None:
         interval = self.config.retention_check_ms / 1000
@@ -101,5 +109,5 @@ class Broker:
                 await task
             except (asyncio.CancelledError, Exception):
                 pass
-        self.store.close()
+        self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())

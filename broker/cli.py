@@ -15,6 +15,7 @@ from segment.log import LogConfig
 from .broker import Broker
 from .config import BrokerConfig
 from .server import serve
+from .storage_modes import MODES
 
 log = logging.getLogger("twinlog")
 _DEFAULTS = LogConfig()
@@ -31,7 +32,8 @@ def main() -> None:
 @click.option("--port", type=int, default=9092, show_default=True)
 @click.option("--advertised-host", default=None, help="Host name given to clients (default: --host).")
 @click.option("--node-id", type=int, default=1, show_default=True)
-@click.option("--storage-mode", type=click.Choice(["segment"]), default="segment", show_default=True)
+@click.option("--storage-mode", type=click.Choice(MODES), default="segment", show_default=True,
+              help="Storage layout of new topics (a topic's storage.mode config overrides it).")
 @click.option("--num-partitions", type=int, default=1, show_default=True, help="Partitions of auto-created topics.")
 @click.option("--auto-create-topics/--no-auto-create-topics", default=True, show_default=True)
 @click.option("--segment-bytes", type=int, default=_DEFAULTS.segment_bytes, show_default=True)
@@ -42,6 +44,8 @@ def main() -> None:
     "--flush-messages", type=int, default=0, show_default=True,
     help="1: fsync before acknowledging (group commit); 0: leave it to the page cache.",
 )
+@click.option("--flush-interval-ms", type=int, default=-1, show_default=True,
+              help="fsync every log at this interval (log.flush.interval.ms); -1: leave it to the page cache.")
 @click.option("--offsets-topic-partitions", type=int, default=50, show_default=True,
               help="Partitions of __consumer_offsets when it is first created.")
 @click.option("--group-initial-rebalance-delay-ms", type=int, default=3000, show_default=True,
@@ -53,7 +57,7 @@ def main() -> None:
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
-                  retention_check_ms, flush_messages, offsets_topic_partitions,
+                  retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions,
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
                   group_max_session_timeout_ms, log_level) -> None:
     """Run a broker."""
@@ -65,7 +69,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
     config = BrokerConfig(
         data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id,
         storage_mode=storage_mode, num_partitions=num_partitions, auto_create_topics=auto_create_topics,
-        retention_check_ms=retention_check_ms, log_defaults=defaults,
+        retention_check_ms=retention_check_ms, flush_interval_ms=flush_interval_ms, log_defaults=defaults,
         offsets_topic_partitions=offsets_topic_partitions,
         group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
         group_min_session_timeout_ms=group_min_session_timeout_ms,

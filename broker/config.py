@@ -7,6 +7,8 @@ from pathlib import Path
 
 from segment.log import LogConfig
 
+from .storage_modes import MODES as STORAGE_MODES
+
 
 @dataclass(frozen=True)
 class BrokerConfig:
@@ -20,6 +22,7 @@ class BrokerConfig:
     storage_mode: str = "segment"
     max_request_size: int = 100 * 1024 * 1024  # socket.request.max.bytes
     retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
+    flush_interval_ms: int = -1  # log.flush.interval.ms: fsync every open log this often (-1: never)
     offsets_topic_partitions: int = 50  # offsets.topic.num.partitions
     group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
     group_min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms
@@ -57,7 +60,7 @@ TOPIC_CONFIGS: dict[str, tuple[str | None, type, object]] = {
     "cleanup.policy": (None, str, lambda v: set(v.split(",")) <= {"delete", "compact"}),
     "compression.type": (None, str, lambda v: v in ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
     "min.insync.replicas": (None, int, _positive),
-    "storage.mode": (None, str, lambda v: v in ("segment",)),
+    "storage.mode": (None, str, lambda v: v in STORAGE_MODES),
 }
 
 _STORED_DEFAULTS = {

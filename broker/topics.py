@@ -1,6 +1,7 @@
 """The topics this broker hosts: names, ids, partition counts, configs.
 
-Persisted as `<data-dir>/topics.json`, rewritten atomically (temp file, fsync,
+Each topic keeps its data in the engine of its storage mode (storage_modes.py), fixed at
+creation. Persisted as `<data-dir>/topics.json`, rewritten atomically (temp file, fsync,
 rename, fsync of the directory) on every change, with the previous version
 kept as `topics.json.bak`. After a crash either the old or the new file is
 whole; partition directories of a topic missing from the file are removed at
@@ -17,10 +18,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from segment.log import LogStore
-
 from .config import BrokerConfig, log_config_for
 from .partition import Partition
+from .storage_modes import StorageModes
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class Topic:
     name: str
     topic_id: uuid.UUID
     configs: dict[str, str]
+    storage_mode: str = "segment"
     partitions: list[Partition] = field(default_factory=list)
 
     @property
@@ -61,9 +62,9 @@ class Topic:
 
 
 class TopicRegistry:
-    def __init__(self, config: BrokerConfig, store: LogStore) -> None:
+    def __init__(self, config: BrokerConfig, storage: StorageModes) -> None:
         self._config = config
-        self._store = store
+        self._storage = storage
         self._path = Path(config.data_dir) / "topics.json"
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
@@ -72,16 +73,23 @@ class TopicRegistry:
         saved = {}
         if self._path.exists():
             saved = json.loads(self._path.read_text())
-        for name, entry in saved.get("topics", {}).items():
-            topic = Topic(name, uuid.UUID(entry["id"]), dict(entry["configs"]))
+        entries = saved.get("topics", {})
+        # Files written before storage modes existed are all in the segment layout.
+        modes = {name: entry.get("storage_mode", "segment") for name, entry in entries.items()}
+        stores = self._storage.open_at_start(set(modes.values()))
+        for name, entry in entries.items():
+            topic = Topic(name, uuid.UUID(entry["id"]), dict(entry["configs"]), modes[name])
             self._register(topic)
             for index in range(entry["partitions"]):
                 topic.partitions.append(self._open(topic, index))
-        known = {(t.name, p.index) for t in self.topics.values() for p in t.partitions}
-        for topic_name, index in self._store.existing_partitions():
-            if (topic_name, index) not in known:
-                log.warning("removing partition %s-%d: its topic is not in topics.json", topic_name, index)
-                self._store.delete_partition(topic_name, index)
+        for mode, store in stores.items():
+            known = {(t.name, p.index) for t in self.topics.values() if t.storage_mode == mode
+                     for p in t.partitions}
+            for topic_name, index in store.existing_partitions():
+                if (topic_name, index) not in known:
+                    log.warning("removing %s partition %s-%d: its topic is not in topics.json",
+                                mode, topic_name, index)
+                    store.delete_partition(topic_name, index)
 
     def _register(self, topic: Topic) -> None:
         self.topics[topic.name] = topic
@@ -89,14 +97,15 @@ class TopicRegistry:
 
     def _open(self, topic: Topic, index: int) -> Partition:
         cfg = log_config_for(self._config.log_defaults, topic.configs)
-        log_ = self._store.open_partition(topic.name, index, cfg)
+        log_ = self._storage.store(topic.storage_mode).open_partition(topic.name, index, cfg)
         return Partition(topic.name, index, log_, self._config.node_id, cfg)
 
     def _save(self) -> None:
         data = {
             "version": 1,
             "topics": {
-                t.name: {"id": str(t.topic_id), "partitions": len(t.partitions), "configs": t.configs}
+                t.name: {"id": str(t.topic_id), "partitions": len(t.partitions), "configs": t.configs,
+                         "storage_mode": t.storage_mode}
                 for t in self.topics.values()
             },
         }
@@ -130,11 +139,12 @@ class TopicRegistry:
             raise TopicError("topic_already_exists", f"Topic '{name}' already exists.")
         if num_partitions <= 0:
             raise TopicError("invalid_partitions", f"Number of partitions must be larger than 0, got {num_partitions}")
-        topic = Topic(name, uuid.uuid4(), dict(configs))
+        mode = configs.get("storage.mode", self._storage.default_mode)
+        topic = Topic(name, uuid.uuid4(), dict(configs), mode)
         topic.partitions = [self._open(topic, i) for i in range(num_partitions)]
         self._register(topic)
         self._save()
-        log.info("created topic %s with %d partitions %s", name, num_partitions, configs or "")
+        log.info("created topic %s with %d partitions (%s storage) %s", name, num_partitions, mode, configs or "")
         return topic
 
     def delete(self, name: str) -> Topic:
@@ -145,7 +155,7 @@ class TopicRegistry:
         self._save()
         for p in topic.partitions:
             p.wake_all()
-            self._store.delete_partition(name, p.index)
+            self._storage.store(topic.storage_mode).delete_partition(name, p.index)
         log.info("deleted topic %s", name)
         return topic
 

@@ -30,7 +30,7 @@ def _topic_entries(broker, name):
     cfg = log_config_for(broker.config.log_defaults, topic.configs)
     return [
         (key, value, DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, False)
-        for key, value, is_default in effective_topic_configs(cfg, broker.config.storage_mode, topic.configs)
+        for key, value, is_default in effective_topic_configs(cfg, topic.storage_mode, topic.configs)
     ]
 
 

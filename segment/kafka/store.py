@@ -121,7 +121,7 @@ class SegmentLogStore(LogStore):
         self._checkpoint()
 
     def _checkpoint(self) -> None:
-        for key, plog in self.logs.items():
+        for key, plog in list(self.logs.items()):  # list(): the periodic flush runs in a thread
             self._recovery[key] = plog.recovery_point
             self._log_start[key] = plog.log_start_offset
         write_checkpoint(self.dir / RECOVERY_CHECKPOINT, self._recovery)

@@ -1,0 +1,77 @@
+"""The storage engines of one broker, one per storage mode, opened when first needed.
+
+A topic's storage mode (`storage.mode` = segment | commitlog) is fixed when it is created:
+its CreateTopics config if given, else the broker's `--storage-mode`. It is recorded in
+topics.json, so changing the broker default later does not move existing topics.
+
+    mode        engine                          files under the data dir
+    segment     segment.kafka SegmentLogStore   <topic>-<partition>/ (Kafka's layout)
+    commitlog   segment.rocket RocketLogStore   commitlog-store/ (RocketMQ's layout)
+
+Both engines can hold topics on one broker at the same time. An engine is opened at start-up
+when it is the default, when a topic uses it, or when its files exist (so recovery runs and
+partitions of topics that no longer exist are removed); otherwise it is opened by the first
+topic created with it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from segment.log import LogStore
+
+log = logging.getLogger(__name__)
+
+MODES = ("segment",)  # "commitlog" joins when segment/rocket lands
+ROCKET_DIR = "commitlog-store"
+
+
+def _open(mode: str, data_dir: Path) -> LogStore:
+    if mode == "segment":
+        from segment.kafka.store import SegmentLogStore
+
+        return SegmentLogStore(data_dir)
+    if mode == "commitlog":
+        from segment.rocket.store import RocketLogStore
+
+        return RocketLogStore(data_dir)
+    raise ValueError(f"unknown storage mode {mode!r}")
+
+
+def files_exist(mode: str, data_dir: Path) -> bool:
+    if mode == "commitlog":
+        return (data_dir / ROCKET_DIR).exists()
+    return True  # the segment layout has no directory of its own: always check it
+
+
+class StorageModes:
+    def __init__(self, data_dir: Path, default_mode: str) -> None:
+        if default_mode not in MODES:
+            raise ValueError(f"unknown storage mode {default_mode!r}")
+        self.data_dir = Path(data_dir)
+        self.default_mode = default_mode
+        self._stores: dict[str, LogStore] = {}
+
+    def store(self, mode: str) -> LogStore:
+        """The engine for `mode`, opened (and recovered) on first use."""
+        store = self._stores.get(mode)
+        if store is None:
+            store = self._stores[mode] = _open(mode, self.data_dir)
+            log.info("opened %s storage under %s", mode, self.data_dir)
+        return store
+
+    def open_at_start(self, modes_in_use: set[str]) -> dict[str, LogStore]:
+        """Open the default engine, every engine a topic uses, and any whose files exist."""
+        for mode in MODES:
+            if mode == self.default_mode or mode in modes_in_use or files_exist(mode, self.data_dir):
+                self.store(mode)
+        return dict(self._stores)
+
+    def opened(self) -> dict[str, LogStore]:
+        return dict(self._stores)
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
