@@ -38,9 +38,8 @@ MESSAGE_TOO_LARGE = 10
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 INVALID_PRODUCER_EPOCH = 47
 INVALID_RECORD = 87
-# Kafka answers a wrong magic or an inconsistent record count in Produce v3+ with INVALID_RECORD;
-# CORRUPT_MESSAGE is the older code for the same refusal. Either makes the client give up the batch.
-REFUSED_BATCH = {CORRUPT_MESSAGE, INVALID_RECORD}
+# Kafka answers a wrong magic, an inconsistent record count or no whole batch in Produce v3+
+# with INVALID_RECORD (ProduceRequest.validateRecords, LogValidator); a CRC mismatch with CORRUPT_MESSAGE.
 
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
 CLOSE_WITHIN = 3.0  # seconds a broker may take to drop a connection that broke the protocol
@@ -312,7 +311,7 @@ def test_corrupt_batch_crc(guard, client, batch_topic, position):
 def test_wrong_magic(guard, client, batch_topic, magic):
     batch = bytearray(make_batch([b"a", b"b"]))
     batch[16] = magic  # outside the CRC: only the magic check can catch it
-    _refused(client, batch_topic, bytes(batch), REFUSED_BATCH, f"magic {magic}")
+    _refused(client, batch_topic, bytes(batch), {INVALID_RECORD}, f"magic {magic}")
     guard.check()
 
 
@@ -322,14 +321,14 @@ def test_record_count_mismatch(guard, client, batch_topic, field, value):
     batch = bytearray(make_batch([b"a", b"b", b"c"]))
     pos = {"record_count": 57, "last_offset_delta": 23}[field]
     struct.pack_into(">i", batch, pos, value)
-    _refused(client, batch_topic, recrc(bytes(batch)), REFUSED_BATCH, f"{field}={value} with a valid CRC")
+    _refused(client, batch_topic, recrc(bytes(batch)), {INVALID_RECORD}, f"{field}={value} with a valid CRC")
     guard.check()
 
 
 def test_batch_cut_short(guard, client, batch_topic):
     # Kafka finds no whole batch in the records and refuses them (INVALID_RECORD).
-    _refused(client, batch_topic, make_batch([b"a", b"b"])[:-5], REFUSED_BATCH, "batch cut short")
-    _refused(client, batch_topic, make_batch([b"a"])[:40], REFUSED_BATCH, "batch cut inside its header")
+    _refused(client, batch_topic, make_batch([b"a", b"b"])[:-5], {INVALID_RECORD}, "batch cut short")
+    _refused(client, batch_topic, make_batch([b"a"])[:40], {INVALID_RECORD}, "batch cut inside its header")
     guard.check()
 
 

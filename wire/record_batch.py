@@ -57,6 +57,12 @@ class InvalidBatch(ValueError):
     """The bytes are not a valid record batch v2 (Kafka: CORRUPT_MESSAGE)."""
 
 
+class InvalidRecord(InvalidBatch):
+    """Well-formed bytes that break the Produce v3+ rules (Kafka: INVALID_RECORD, 87): no whole
+    batch or more than one, a magic other than 2, a record count its offsets contradict, a
+    control batch from a client. CORRUPT_MESSAGE stays for bytes that fail their CRC."""
+
+
 class BatchTooLarge(ValueError):
     """The batch exceeds max.message.bytes (Kafka: MESSAGE_TOO_LARGE)."""
 
@@ -137,19 +143,22 @@ def validate_produced(buf, max_message_bytes: int) -> BatchHeader:
     """
     if len(buf) > max_message_bytes:
         raise BatchTooLarge(f"batch of {len(buf)} bytes exceeds max.message.bytes={max_message_bytes}")
+    if len(buf) < HEADER_SIZE:
+        raise InvalidRecord(f"no whole record batch in {len(buf)} bytes")
     header = parse_header(buf)
     if header.magic != MAGIC:
-        raise InvalidBatch(f"magic {header.magic} is not supported (only record batch v2)")
+        raise InvalidRecord(f"magic {header.magic} is not supported (only record batch v2)")
     if header.size != len(buf):
-        raise InvalidBatch(f"batchLength says {header.size} bytes, request carries {len(buf)}")
+        raise InvalidRecord(f"batchLength says {header.size} bytes, request carries {len(buf)}: "
+                            "Produce v3+ carries exactly one whole batch")
     if header.record_count <= 0 or header.last_offset_delta + 1 != header.record_count:
-        raise InvalidBatch(
+        raise InvalidRecord(
             f"record count {header.record_count} does not match lastOffsetDelta {header.last_offset_delta}"
         )
     if header.base_offset != 0:
         raise InvalidBatch(f"baseOffset must be 0 from a producer, got {header.base_offset}")
     if header.is_control:
-        raise InvalidBatch("control batches are written by the broker, never by clients")
+        raise InvalidRecord("control batches are written by the broker, never by clients")
     if header.has_producer_id and header.base_sequence < 0:
         raise InvalidBatch(f"producer id {header.producer_id} sent a batch without a sequence number")
     if header.compression > 4:

@@ -14,7 +14,7 @@ import datetime
 import logging
 
 from wire.protocol import response_for
-from wire.record_batch import BatchTooLarge, InvalidBatch, validate_produced
+from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
 from ..producer_state import OutOfOrderSequence, ProducerFenced
 from .response_builder import NO_THROTTLE, error, make, nested
@@ -28,11 +28,14 @@ def _append_one(broker, topic_name: str, index: int, records):
     if partition is None:
         return "unknown_topic_or_partition", None, None, None
     if not records:
-        return "corrupt_message", None, "empty record set", None
+        return "invalid_record", None, "Produce v3+ needs one record batch per partition", None
     try:
         header = validate_produced(records, partition.config.max_message_bytes)
     except BatchTooLarge as exc:
         return "message_too_large", None, str(exc), None
+    except InvalidRecord as exc:
+        log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
+        return "invalid_record", None, str(exc), None
     except InvalidBatch as exc:
         log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
         return "corrupt_message", None, str(exc), None

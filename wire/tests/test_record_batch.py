@@ -12,6 +12,7 @@ from wire.record_batch import (
     HEADER_SIZE,
     BatchTooLarge,
     InvalidBatch,
+    InvalidRecord,
     assign_offsets,
     batch_size_at,
     crc_matches,
@@ -64,7 +65,7 @@ def test_idempotent_transactional_batch_is_accepted():
 
 @pytest.mark.parametrize("magic", [0, 1, 3, -1])
 def test_wrong_magic(magic):
-    with pytest.raises(InvalidBatch, match="magic"):
+    with pytest.raises(InvalidRecord, match="magic"):
         validate_produced(patched(build_batch(), 16, ">b", magic), MAX)
 
 
@@ -75,8 +76,10 @@ def test_every_bit_of_the_crc_covered_region_matters():
         for bit in range(8):
             flipped = bytearray(batch)
             flipped[pos] ^= 1 << bit
-            with pytest.raises(InvalidBatch):
+            with pytest.raises(InvalidBatch) as refused:
                 validate_produced(bytes(flipped), MAX)
+            # A flipped bit is CORRUPT_MESSAGE, unless it breaks a rule checked before the CRC.
+            assert pos < 61 or not isinstance(refused.value, InvalidRecord)
 
 
 def test_leader_epoch_is_outside_the_crc():
@@ -85,7 +88,7 @@ def test_leader_epoch_is_outside_the_crc():
 
 @pytest.mark.parametrize("count", [0, 2, 4, -1])
 def test_record_count_must_match_last_offset_delta(count):
-    with pytest.raises(InvalidBatch, match="record count"):
+    with pytest.raises(InvalidRecord, match="record count"):
         validate_produced(patched(build_batch(3), 57, ">i", count, fix_crc=True), MAX)
 
 
@@ -104,13 +107,13 @@ def test_producer_base_offset_must_be_zero(base_offset):
 def test_length_must_match_the_buffer():
     batch = build_batch()
     for bad in (patched(batch, 8, ">i", len(batch) - 11), patched(batch, 8, ">i", len(batch) - 13), batch + b"\0"):
-        with pytest.raises(InvalidBatch, match="batchLength"):
+        with pytest.raises(InvalidRecord, match="batchLength"):
             validate_produced(bad, MAX)
 
 
 def test_short_buffer():
     for cut in (0, 12, HEADER_SIZE - 1):
-        with pytest.raises(InvalidBatch):
+        with pytest.raises(InvalidRecord, match="no whole record batch"):
             validate_produced(build_batch()[:cut], MAX)
 
 
@@ -126,6 +129,14 @@ def test_oversize_batch():
     with pytest.raises(BatchTooLarge):
         validate_produced(batch, len(batch) - 1)
     assert not issubclass(BatchTooLarge, InvalidBatch)  # the handler answers MESSAGE_TOO_LARGE, not CORRUPT_MESSAGE
+
+
+def test_crc_mismatch_is_corrupt_not_invalid():
+    batch = bytearray(build_batch())
+    batch[-1] ^= 1
+    with pytest.raises(InvalidBatch, match="CRC") as refused:
+        validate_produced(bytes(batch), MAX)
+    assert not isinstance(refused.value, InvalidRecord)  # CORRUPT_MESSAGE, not INVALID_RECORD
 
 
 # Gaps against Kafka's LogValidator.validateBatch / DefaultRecordBatch, found while writing these tests.
