@@ -54,6 +54,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     18: (0, 4),  # ApiVersions
     19: (2, 7),  # CreateTopics
     20: (1, 6),  # DeleteTopics
+    21: (0, 2),  # DeleteRecords
     22: (0, 5),  # InitProducerId
     32: (1, 4),  # DescribeConfigs
     37: (0, 3),  # CreatePartitions

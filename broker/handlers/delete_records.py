@@ -1,0 +1,60 @@
+"""DeleteRecords v0-v2: advance a partition's log start offset (AdminClient.deleteRecords).
+
+Kafka's rules: offset -1 means the high watermark; an offset above the high watermark or
+below -1 is OFFSET_OUT_OF_RANGE; an offset below the current log start changes nothing; the
+reply's low watermark is the log start offset afterwards. Internal topics refuse it
+(INVALID_TOPIC_EXCEPTION) and so do topics whose cleanup.policy lacks "delete"
+(POLICY_VIOLATION). Whole segments (or commitlog entries) below the new start are dropped by
+the engine; records before it in the first kept segment stay on disk but are never served
+(fetch below the log start is OFFSET_OUT_OF_RANGE, ListOffsets earliest answers the new start).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from segment.log import OffsetOutOfRange
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make, nested
+
+log = logging.getLogger(__name__)
+HIGH_WATERMARK = -1
+
+
+def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[str, int]:
+    """Returns (error name, low watermark)."""
+    topic = broker.topics.get(topic_name)
+    partition = broker.topics.partition(topic_name, index)
+    if topic is None or partition is None:
+        return "unknown_topic_or_partition", -1
+    if topic.internal:
+        return "invalid_topic_exception", -1
+    if "delete" not in topic.configs.get("cleanup.policy", "delete").split(","):
+        return "policy_violation", -1
+    hw = partition.high_watermark
+    target = hw if offset == HIGH_WATERMARK else offset
+    if target < 0 or target > hw:
+        return "offset_out_of_range", -1
+    if target > partition.log.log_start_offset:
+        try:
+            partition.log.delete_records_before(target)
+        except OffsetOutOfRange:
+            return "offset_out_of_range", -1
+        log.info("deleted records of %s-%d before %d", topic_name, index, target)
+    return "none", partition.log.log_start_offset
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "DeleteRecordsTopicResult")
+    part_cls = nested(cls, "DeleteRecordsPartitionResult")
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            code, low = _delete(broker, t.name, p.partition_index, p.offset)
+            parts.append(make(part_cls, partition_index=p.partition_index, low_watermark=low,
+                              error_code=error(code)))
+        topics.append(make(topic_cls, name=t.name, partitions=tuple(parts)))
+    return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))
