@@ -23,7 +23,7 @@ from segment.log import LogStore
 
 log = logging.getLogger(__name__)
 
-MODES = ("segment",)  # "commitlog" joins when segment/rocket lands
+MODES = ("segment", "commitlog")
 ROCKET_DIR = "commitlog-store"
 
 

@@ -29,7 +29,7 @@ DEPS = Path(__file__).resolve().parent / ".deps"
 
 # Storage modes every compat test runs under. Adding the commitlog engine is this one line.
 DEFAULT_STORAGE_MODE = "segment"
-STORAGE_MODES = ["segment"]
+STORAGE_MODES = ["segment", "commitlog"]
 
 BROKER_KINDS = ("twinlog", "tansu")
 

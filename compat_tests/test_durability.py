@@ -183,7 +183,7 @@ def test_kill_9_mid_produce_keeps_every_acked_record(fresh_broker):
 def test_torn_tail_is_cut_back_to_last_whole_batch():
     """Garbage after the last batch of every segment (.log) file: recovery drops it, keeps the rest.
 
-    Segment engine only: the .log layout is its own. The commitlog engine needs its own variant.
+    Segment engine only: the .log layout is its own. The commitlog engine's variant follows.
     """
     broker = BrokerProcess(storage_mode="segment")
     try:
@@ -204,6 +204,52 @@ def test_torn_tail_is_cut_back_to_last_whole_batch():
         assert_round_trip(sent, read_everything(broker, topic, PARTITIONS))
         more = produce_kafka_python(broker, topic, recs[:1])
         assert more[0].offset == sum(1 for s in sent if s.partition == recs[0].partition)
+        assert_round_trip(sent + more, read_everything(broker, topic, PARTITIONS))
+    finally:
+        broker.cleanup()
+
+
+def _commitlog_data_end(data_dir: Path) -> tuple[Path, int]:
+    """The newest commitlog file and the position after its last whole MESSAGE unit."""
+    from segment.rocket.unit_format import MESSAGE, PREFIX
+
+    files = sorted((Path(data_dir) / "commitlog-store" / "commitlog").iterdir())
+    assert files, f"no commitlog files under {data_dir}"
+    path, pos = files[-1], 0
+    with open(path, "rb") as f:
+        while True:
+            f.seek(pos)
+            size, magic = PREFIX.unpack(f.read(PREFIX.size))
+            if magic != MESSAGE or size <= 0:
+                return path, pos
+            pos += size
+
+
+def test_commitlog_torn_tail_after_kill_9_is_cut_back():
+    """Commitlog engine: after kill -9, a torn unit after the last whole one (a plausible header,
+    then junk) is cut by recovery; every acknowledged record is served, the next append takes
+    the torn unit's place and survives another restart."""
+    broker = BrokerProcess(storage_mode="commitlog")
+    try:
+        broker.start()
+        topic = create_topic(broker.bootstrap, unique_topic("dur-torn-cl"), PARTITIONS)
+        recs = round_trip_records(null_header_values=False, null_key_and_value=False)
+        sent = produce_kafka_python(broker, topic, recs)
+        broker.kill()
+
+        path, end = _commitlog_data_end(broker.data_dir)
+        assert end > 0
+        from segment.rocket.unit_format import MESSAGE, PREFIX
+
+        with open(path, "r+b") as f:
+            f.seek(end)
+            f.write(PREFIX.pack(5000, MESSAGE) + random.Random(7).randbytes(700))
+        broker.start()
+        assert_round_trip(sent, read_everything(broker, topic, PARTITIONS))
+        more = produce_kafka_python(broker, topic, recs[:1])
+        assert more[0].offset == sum(1 for s in sent if s.partition == recs[0].partition)
+        assert broker.stop() == 0
+        broker.start()
         assert_round_trip(sent + more, read_everything(broker, topic, PARTITIONS))
     finally:
         broker.cleanup()

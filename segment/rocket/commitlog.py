@@ -1,0 +1,254 @@
+"""The commitlog: one sequence of fixed-size files that every partition appends to.
+
+    commitlog/
+        00000000000000000000   file 0, `file_size` bytes (sparse: created with ftruncate)
+        00000000001073741824   file 1, named by the commitlog offset of its first byte
+        ...
+
+A commitlog offset ("phys") is global: file n is named by the sum of the sizes
+of the files before it, so phys - name is the position inside the file. Units
+(unit_format.py) are laid end to end; when the next unit would not leave
+BLANK_MIN_SIZE bytes free in the current file, a BLANK marker pads the file to
+its end and the unit goes to the start of a new file:
+
+    +--------+--------+-----+--------+------------------+
+    | unit   | unit   | ... | unit   | BLANK (padding)  |  file n
+    +--------+--------+-----+--------+------------------+
+    +--------+-----
+    | unit   | ...                                         file n+1
+    +--------+-----
+
+Writes are plain pwrites (one per unit) on an fd the fetch path can sendfile
+from; nothing is mapped. Files are created at full size as sparse files, so the
+bytes after the write position read as zeros.
+
+Crash behaviour: the log holds whole units up to some point, then at most one
+torn unit, then zeros (or, in a test, the file simply ends). `scan()` walks units
+checking size, magic and CRC and stops at the first that does not check out;
+`truncate_at()` then zeroes the rest of that file (ftruncate down and back up)
+and removes any later file, which cannot hold valid units because writes are
+sequential.
+
+Deleted files keep their fd open for a grace period, as in the segment engine,
+so fetch responses already holding a region of them can still be sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from bisect import bisect_right
+from pathlib import Path
+from typing import Iterator
+
+from segment.log import StorageError
+
+from . import unit_format as uf
+
+log = logging.getLogger(__name__)
+
+SCAN_CHUNK = 4 * 1024 * 1024
+RETIRED_GRACE_S = 60.0
+
+
+def file_name(offset: int) -> str:
+    return f"{offset:020d}"
+
+
+class UnitTooLarge(StorageError):
+    """A unit cannot fit in one commitlog file (raise the file size)."""
+
+
+class CommitLogFile:
+    def __init__(self, path: Path, base: int, capacity: int) -> None:
+        self.path = path
+        self.base = base
+        self.capacity = capacity
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if os.fstat(self.fd).st_size < capacity:
+            os.ftruncate(self.fd, capacity)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.capacity
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class CommitLog:
+    def __init__(self, directory: Path, file_size: int) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.file_size = file_size
+        self._lock = threading.Lock()  # guards `files` against flush() in a worker thread
+        self._retired: list[tuple[float, CommitLogFile]] = []
+        self.files: list[CommitLogFile] = []
+        bases = sorted(int(p.name) for p in self.dir.iterdir() if p.name.isdigit() and len(p.name) == 20)
+        for i, base in enumerate(bases):
+            path = self.dir / file_name(base)
+            if i + 1 < len(bases):
+                capacity = bases[i + 1] - base
+            else:
+                capacity = max(path.stat().st_size, file_size)
+            self.files.append(CommitLogFile(path, base, capacity))
+        self.write_pos = self.files[-1].end if self.files else 0  # set by truncate_at() after the scan
+        self.flushed_pos = 0
+
+    # ----- geometry ----------------------------------------------------------
+
+    @property
+    def min_offset(self) -> int:
+        return self.files[0].base if self.files else self.write_pos
+
+    def _file_index(self, phys: int) -> int:
+        return bisect_right([f.base for f in self.files], phys) - 1
+
+    def file_at(self, phys: int) -> CommitLogFile | None:
+        i = self._file_index(phys)
+        if i < 0 or phys >= self.files[i].end:
+            return None
+        return self.files[i]
+
+    def file_start(self, phys: int) -> int:
+        """Base of the file holding phys (phys itself if no file does)."""
+        f = self.file_at(phys)
+        return f.base if f is not None else phys
+
+    # ----- writing -----------------------------------------------------------
+
+    def append(self, unit) -> int:
+        """Write one unit, rolling to a new file if needed; returns its commitlog offset."""
+        size = len(unit)
+        if size + uf.BLANK_MIN_SIZE > self.file_size:
+            raise UnitTooLarge(f"a {size}-byte unit does not fit a {self.file_size}-byte commitlog file")
+        active = self.files[-1] if self.files else None
+        if active is None or self.write_pos + size + uf.BLANK_MIN_SIZE > active.end:
+            if active is not None and self.write_pos < active.end:
+                os.pwrite(active.fd, uf.encode_blank(active.end - self.write_pos), self.write_pos - active.base)
+            start = active.end if active is not None else self.write_pos
+            active = CommitLogFile(self.dir / file_name(start), start, self.file_size)
+            with self._lock:
+                self.files.append(active)
+            self.write_pos = start
+        phys = self.write_pos
+        os.pwrite(active.fd, unit, phys - active.base)
+        self.write_pos = phys + size
+        return phys
+
+    # ----- reading -----------------------------------------------------------
+
+    def read(self, phys: int, size: int) -> bytes:
+        f = self.file_at(phys)
+        if f is None:
+            raise StorageError(f"commitlog offset {phys} is not in any file")
+        return os.pread(f.fd, size, phys - f.base)
+
+    def scan(self, start: int) -> Iterator[tuple[int, uf.UnitHeader, memoryview]]:
+        """(phys, header, unit bytes) of every valid unit from `start`; sets `scan_end` when done.
+
+        `start` must be a unit boundary (a file start always is). Blank padding is
+        followed into the next file. The view is only valid until the next item.
+        """
+        self.scan_end = start
+        i = self._file_index(start)
+        if i < 0:
+            if not self.files:
+                return
+            i, start = 0, self.files[0].base
+            self.scan_end = start
+        pos = start
+        while i < len(self.files):
+            f = self.files[i]
+            buf, buf_at = b"", pos
+            while pos < f.end:
+                rel = pos - buf_at
+                prefix = uf.peek_prefix(buf, rel)
+                if prefix is None or (prefix[1] != uf.BLANK and rel + max(prefix[0], uf.FIXED_SIZE) > len(buf)):
+                    want = SCAN_CHUNK if prefix is None else max(SCAN_CHUNK, prefix[0])
+                    buf, buf_at, rel = os.pread(f.fd, min(want, f.end - pos), pos - f.base), pos, 0
+                    prefix = uf.peek_prefix(buf, rel)
+                    if prefix is None:
+                        return
+                total, magic = prefix
+                if magic == uf.BLANK:
+                    if total != f.end - pos:
+                        return
+                    pos = f.end
+                    break
+                header = uf.parse_unit(buf, rel, f.end - pos)
+                if header is None:
+                    return
+                yield pos, header, memoryview(buf)[rel : rel + header.size]
+                pos += header.size
+                self.scan_end = pos
+            if pos < f.end:
+                return
+            self.scan_end = pos
+            i += 1
+
+    # ----- cutting and deleting ----------------------------------------------
+
+    def truncate_at(self, phys: int) -> None:
+        """Make `phys` the write position: zero the rest of its file, remove later files."""
+        with self._lock:
+            while self.files and self.files[-1].base > phys:
+                doomed = self.files.pop()
+                log.warning("removing commitlog file %s past the valid end %d", doomed.path.name, phys)
+                doomed.close()
+                doomed.path.unlink(missing_ok=True)
+        f = self.file_at(phys)
+        if f is not None:
+            os.ftruncate(f.fd, phys - f.base)
+            os.ftruncate(f.fd, f.capacity)
+        self.write_pos = phys
+        self.flushed_pos = min(self.flushed_pos, phys)
+
+    def delete_files_before(self, limit: int) -> int:
+        """Delete whole files ending at or before `limit`, never the last one; returns bytes freed."""
+        self._close_retired()
+        freed = 0
+        while len(self.files) > 1 and self.files[0].end <= limit:
+            with self._lock:
+                f = self.files.pop(0)
+            f.path.unlink(missing_ok=True)
+            self._retired.append((time.monotonic(), f))
+            freed += f.capacity
+        return freed
+
+    def _close_retired(self) -> None:
+        now = time.monotonic()
+        keep = []
+        for t, f in self._retired:
+            if now - t >= RETIRED_GRACE_S:
+                f.close()
+            else:
+                keep.append((t, f))
+        self._retired = keep
+
+    # ----- durability --------------------------------------------------------
+
+    def flush(self) -> int:
+        """fsync every file written since the last flush; returns the offset now durable."""
+        target = self.write_pos
+        with self._lock:
+            dirty = [f for f in self.files if f.end > self.flushed_pos and f.base < target]
+        for f in dirty:
+            try:
+                os.fsync(f.fd)
+            except OSError:
+                pass  # deleted meanwhile: nothing in it needs to be durable
+        self.flushed_pos = max(self.flushed_pos, target)
+        return target
+
+    def close(self) -> None:
+        self.flush()
+        for f in self.files:
+            f.close()
+        for _t, f in self._retired:
+            f.close()
+        self._retired = []

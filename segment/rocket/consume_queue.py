@@ -1,0 +1,294 @@
+"""One partition's consume queue: where each of its batches sits in the commitlog.
+
+    consumequeue/<topic>/<partition>/
+        00000000000000000000        entries 0 .. 299,999
+        00000000000000000000.time   the matching time entries
+        00000000000000300000        entries 300,000 .. (named by first entry index)
+        00000000000000300000.time
+
+Queue entry, 20 bytes, RocketMQ's CQ_STORE_UNIT_SIZE:
+
+    +------------------+-----------+------------------------+
+    | commitlog offset | unit size | tag: Kafka base offset |
+    |      int64       |   int32   |         int64          |
+    +------------------+-----------+------------------------+
+
+Time entry, 20 bytes, one per queue entry (a side file, so the queue keeps
+RocketMQ's layout):
+
+    +------------------------+--------------------------+---------------------+
+    | batch maxTimestamp i64 | running max timestamp i64| lastOffsetDelta i32 |
+    +------------------------+--------------------------+---------------------+
+
+One entry per record BATCH, not per record: the commitlog stores batches and a
+fetch must return whole batches, so an entry per record would only repeat the
+batch's position recordCount times. RocketMQ puts a tag hash in the last 8
+bytes; we put the batch's Kafka base offset there, so the offset → batch lookup
+is a binary search over entries (O(log n) preads of the queue, never the
+commitlog). The batch holding offset o is the last entry with base <= o; its
+last offset is the next entry's base - 1 (or lastOffsetDelta for the last).
+
+The time entry makes ListOffsets by timestamp cheap: the running max is
+non-decreasing, so the first batch whose maxTimestamp reaches a target is found
+by binary search, and only that batch is read from the commitlog. The last
+offset delta keeps the log end offset known even when the commitlog file of the
+last batch has been deleted.
+
+Entries are appended in commitlog order, so within a queue both the base offset
+and the commitlog offset increase. Files are written with pwrite and grow to at
+most `entries_per_file` entries.
+
+Crash behaviour: either file may end in a torn entry or be behind the other; on
+open both are cut to the shorter whole-entry count, and a short file that is
+not the last ends the queue. Recovery (see dispatch.py) then drops entries at or
+past the commitlog offset it re-dispatches from and rebuilds them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from bisect import bisect_right
+from pathlib import Path
+from typing import Callable, Iterator, NamedTuple
+
+ENTRY = struct.Struct(">qiq")
+TIME = struct.Struct(">qqi")
+ENTRY_SIZE = ENTRY.size  # 20
+READ_CHUNK = 256
+
+
+class QueueEntry(NamedTuple):
+    index: int
+    phys: int
+    size: int
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    running_max: int
+
+
+class QueueFile:
+    def __init__(self, directory: Path, first_index: int) -> None:
+        self.first_index = first_index
+        self.path = directory / f"{first_index:020d}"
+        self.time_path = self.path.with_name(self.path.name + ".time")
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.time_fd = os.open(self.time_path, os.O_RDWR | os.O_CREAT, 0o644)
+        count = min(os.fstat(self.fd).st_size, os.fstat(self.time_fd).st_size) // ENTRY_SIZE
+        self.set_count(count)
+
+    def set_count(self, count: int) -> None:
+        self.count = count
+        for fd in (self.fd, self.time_fd):
+            if os.fstat(fd).st_size != count * ENTRY_SIZE:
+                os.ftruncate(fd, count * ENTRY_SIZE)
+
+    def read(self, first: int, n: int) -> list[tuple]:
+        """Raw (phys, size, base, max_ts, running_max, last_delta) of entries first .. first+n-1 of this file."""
+        at = first * ENTRY_SIZE
+        q = os.pread(self.fd, n * ENTRY_SIZE, at)
+        t = os.pread(self.time_fd, n * ENTRY_SIZE, at)
+        k = min(len(q), len(t)) // ENTRY_SIZE * ENTRY_SIZE
+        return [a + b for a, b in zip(ENTRY.iter_unpack(q[:k]), TIME.iter_unpack(t[:k]))]
+
+    def close(self) -> None:
+        for fd in (self.fd, self.time_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.fd = self.time_fd = -1
+
+    def unlink(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+        self.time_path.unlink(missing_ok=True)
+
+
+class ConsumeQueue:
+    def __init__(self, directory: Path, topic: str, partition: int, entries_per_file: int) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.topic, self.partition = topic, partition
+        self.per_file = entries_per_file
+        self.empty_end = 0  # log end offset while the queue holds no entry (set by the owner)
+        self.files: list[QueueFile] = []
+        self._dirty: set[QueueFile] = set()
+        names = sorted(int(p.name) for p in self.dir.iterdir() if p.name.isdigit())
+        for first in names:
+            f = QueueFile(self.dir, first)
+            if self.files and (first != self.files[-1].first_index + self.files[-1].count):
+                f.unlink()  # after a short file nothing can follow
+                continue
+            self.files.append(f)
+        for p in self.dir.glob("*.time"):
+            if not p.name[:-5].isdigit() or int(p.name[:-5]) not in [f.first_index for f in self.files]:
+                p.unlink()
+        self._firsts = [f.first_index for f in self.files]
+        self._first_bases = [self._raw(f, 0)[2] for f in self.files if f.count]
+        self._reload_last()
+
+    # ----- geometry -------------------------------------------------------------
+
+    @property
+    def start_index(self) -> int:
+        return self.files[0].first_index if self.files else 0
+
+    @property
+    def next_index(self) -> int:
+        return self.files[-1].first_index + self.files[-1].count if self.files else 0
+
+    def __len__(self) -> int:
+        return self.next_index - self.start_index
+
+    @property
+    def end_offset(self) -> int:
+        return self.last.last_offset + 1 if self.last is not None else self.empty_end
+
+    @property
+    def first_offset(self) -> int | None:
+        return self._first_bases[0] if self._first_bases else None
+
+    def _file_of(self, index: int) -> QueueFile:
+        return self.files[bisect_right(self._firsts, index) - 1]
+
+    def _raw(self, f: QueueFile, rel: int) -> tuple:
+        return f.read(rel, 1)[0]
+
+    def _entry(self, index: int, raw: tuple) -> QueueEntry:
+        phys, size, base, max_ts, running, delta = raw
+        return QueueEntry(index, phys, size, base, base + delta, max_ts, running)
+
+    def entry(self, index: int) -> QueueEntry:
+        f = self._file_of(index)
+        return self._entry(index, self._raw(f, index - f.first_index))
+
+    def entries_from(self, index: int) -> Iterator[QueueEntry]:
+        index = max(index, self.start_index)
+        while index < self.next_index:
+            f = self._file_of(index)
+            rel = index - f.first_index
+            for raw in f.read(rel, min(READ_CHUNK, f.count - rel)):
+                yield self._entry(index, raw)
+                index += 1
+
+    def _reload_last(self) -> None:
+        self.last = self.entry(self.next_index - 1) if len(self) else None
+
+    # ----- searching ------------------------------------------------------------
+
+    def _bisect(self, key: Callable[[QueueEntry], bool]) -> int:
+        """First index whose entry satisfies `key` (monotonic: False...False True...True); next_index if none."""
+        lo, hi = self.start_index, self.next_index
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if key(self.entry(mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def find(self, offset: int) -> int | None:
+        """Index of the batch holding `offset` (or the first batch after it); None if none."""
+        if self.last is None or offset > self.last.last_offset:
+            return None
+        if offset >= self.last.base_offset:
+            return self.last.index
+        k = bisect_right(self._first_bases, offset) - 1
+        if k < 0:
+            return self.start_index
+        f = self.files[k]
+        lo, hi = f.first_index, f.first_index + f.count
+        while hi - lo > 1:  # invariant: base(lo) <= offset < base(hi)
+            mid = (lo + hi) // 2
+            if self._raw(f, mid - f.first_index)[2] <= offset:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def first_phys_at_or_after(self, phys: int) -> int:
+        return self._bisect(lambda e: e.phys >= phys)
+
+    def first_reaching(self, timestamp_ms: int) -> int:
+        """First index whose running max timestamp >= timestamp_ms (next_index if none)."""
+        return self._bisect(lambda e: e.running_max >= timestamp_ms)
+
+    # ----- writing --------------------------------------------------------------
+
+    def put(self, phys: int, size: int, base_offset: int, last_offset: int, max_timestamp: int) -> QueueEntry:
+        f = self.files[-1] if self.files else None
+        if f is None or f.count >= self.per_file:
+            f = QueueFile(self.dir, self.next_index)
+            self.files.append(f)
+            self._firsts.append(f.first_index)
+        running = max(max_timestamp, self.last.running_max) if self.last is not None else max_timestamp
+        at = f.count * ENTRY_SIZE
+        os.pwrite(f.fd, ENTRY.pack(phys, size, base_offset), at)
+        os.pwrite(f.time_fd, TIME.pack(max_timestamp, running, last_offset - base_offset), at)
+        if f.count == 0:
+            self._first_bases.append(base_offset)
+        f.count += 1
+        self._dirty.add(f)
+        self.last = QueueEntry(f.first_index + f.count - 1, phys, size, base_offset, last_offset, max_timestamp, running)
+        return self.last
+
+    def truncate_entries(self, index: int) -> bool:
+        """Keep only entries before `index`; returns whether any entry went."""
+        if index >= self.next_index:
+            return False
+        if len(self):
+            self.empty_end = self.entry(max(index, self.start_index)).base_offset  # the LEO if none is left
+        while len(self.files) > 1 and self.files[-1].first_index >= index:
+            doomed = self.files.pop()
+            self._dirty.discard(doomed)
+            doomed.unlink()
+            self._firsts.pop()
+        f = self.files[-1]
+        f.set_count(max(index - f.first_index, 0))
+        self._first_bases = self._first_bases[: len(self.files) - (0 if f.count else 1)]
+        self._reload_last()
+        return True
+
+    def truncate_to_offset(self, offset: int) -> bool:
+        """Drop every batch holding an offset >= `offset` (the batch containing it too)."""
+        if self.last is None or self.last.last_offset < offset:
+            return False
+        self.truncate_entries(self._bisect(lambda e: e.last_offset >= offset))
+        if self.last is None:
+            self.empty_end = min(self.empty_end, offset)  # below every batch: the log restarts there
+        return True
+
+    def delete_files_below(self, index: int) -> int:
+        """Remove whole files whose entries all lie below `index` (never the last file)."""
+        removed = 0
+        while len(self.files) > 1 and self.files[1].first_index <= index:
+            f = self.files.pop(0)
+            self._firsts.pop(0)
+            self._first_bases.pop(0)
+            self._dirty.discard(f)
+            removed += f.count
+            f.unlink()
+        return removed
+
+    # ----- durability -----------------------------------------------------------
+
+    def flush(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for f in dirty:
+            try:
+                os.fsync(f.fd)
+                os.fsync(f.time_fd)
+            except (OSError, ValueError):
+                pass  # deleted meanwhile (closed fds are -1)
+
+    def close(self) -> None:
+        self.flush()
+        for f in self.files:
+            f.close()
+
+    def delete(self) -> None:
+        for f in self.files:
+            f.close()
+        self.files = []
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,214 @@
+"""One partition's view of the shared commitlog: its consume queue plus a log start offset.
+
+A partition owns no commitlog bytes of its own; everything it answers comes from
+its consume queue (consume_queue.py) and regions of the commitlog files the
+queue points at. Offsets [log_start_offset, log_end_offset) are readable.
+
+Retention, per partition and per batch (not per segment as in Kafka):
+- retention.ms: the log start offset moves past every batch, from the oldest,
+  whose maxTimestamp is older than now - retention.ms;
+- retention.bytes: it moves past the oldest batches while the batches left
+  still hold at least retention.bytes;
+- DeleteRecords moves it to any offset up to the log end.
+The log start offset is what clients see, so it is exact whichever way it
+moves. Bytes are freed later and coarsely: whole consume-queue files once they
+are wholly below it, and whole commitlog files once every partition's log
+start has passed them (store.py). segment.bytes and segment.ms do not apply:
+the commitlog file size is a store setting.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
+from wire import records as wire_records
+from wire.record_batch import HEADER_SIZE, TIMESTAMP_TYPE_BIT, assign_offsets, parse_header, set_log_append_time
+
+from . import unit_format as uf
+from .consume_queue import ConsumeQueue, QueueEntry
+
+if TYPE_CHECKING:
+    from .store import RocketLogStore
+
+
+class RocketPartitionLog(PartitionLog):
+    def __init__(self, store: RocketLogStore, queue: ConsumeQueue, config: LogConfig) -> None:
+        self.store = store
+        self.queue = queue
+        self.topic, self.partition = queue.topic, queue.partition
+        self.config = config
+        self.header_size = uf.header_size_for(self.topic)
+        self._size = self._measure()
+
+    # ----- sizes and bounds ----------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.store.log_start[(self.topic, self.partition)]
+
+    def _set_log_start(self, offset: int) -> None:
+        self.store.log_start[(self.topic, self.partition)] = offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.queue.end_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    def _batch_size(self, entry: QueueEntry) -> int:
+        return entry.size - self.header_size
+
+    def _live_entries(self):
+        i = self.queue.find(self.log_start_offset)
+        return iter(()) if i is None else self.queue.entries_from(i)
+
+    def _measure(self) -> int:
+        return sum(self._batch_size(e) for e in self._live_entries())
+
+    # ----- appending -----------------------------------------------------------
+
+    def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+        base = self.log_end_offset
+        assign_offsets(batch, base, leader_epoch)
+        log_append_time = -1
+        if self.config.message_timestamp_type == "LogAppendTime":
+            set_log_append_time(batch, now_ms)
+            log_append_time = now_ms
+        header = parse_header(batch)
+        self.store.append_batch(self.queue, batch, header, now_ms)
+        self._size += len(batch)
+        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self.log_start_offset)
+
+    # ----- reading -------------------------------------------------------------
+
+    def _region(self, entry: QueueEntry) -> FileRegion:
+        f = self.store.commitlog.file_at(entry.phys)
+        if f is None:
+            raise OSError(f"commitlog file of offset {entry.phys} is gone")
+        return FileRegion(f.fd, entry.phys - f.base + self.header_size, self._batch_size(entry))
+
+    def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
+        start, end = self.log_start_offset, self.log_end_offset
+        if offset < start or offset > end:
+            raise OffsetOutOfRange(f"offset {offset} outside [{start}, {end}]")
+        i = self.queue.find(offset)
+        regions: list[FileRegion] = []
+        if i is None:
+            return regions
+        total = 0
+        for entry in self.queue.entries_from(i):
+            if entry.last_offset >= upper_bound:
+                break
+            size = self._batch_size(entry)
+            if regions and total + size > max_bytes:
+                break
+            regions.append(self._region(entry))  # batches of one partition are rarely adjacent
+            total += size
+            if total >= max_bytes:
+                break
+        return regions
+
+    def read_bytes(self, region: FileRegion) -> bytes:
+        return os.pread(region.fd, region.size, region.position)
+
+    def _batch(self, entry: QueueEntry) -> bytes:
+        return self.read_bytes(self._region(entry))
+
+    def offset_for_timestamp(self, timestamp_ms: int):
+        first = self.queue.find(self.log_start_offset)
+        if first is None:
+            return None
+        j = self.queue.first_reaching(timestamp_ms)  # first batch, log start or not, reaching the target
+        entries = self.queue.entries_from(max(j, first))
+        for entry in entries:
+            if entry.max_timestamp < timestamp_ms:
+                continue
+            for record in wire_records.iter_records(self._batch(entry)):
+                if record.offset >= self.log_start_offset and record.timestamp >= timestamp_ms:
+                    return record.offset, record.timestamp
+        return None
+
+    def max_timestamp(self):
+        first = self.queue.find(self.log_start_offset)
+        if first is None:
+            return None
+        top = self.queue.last.running_max
+        j = self.queue.first_reaching(top)
+        if j >= first:
+            best = self.queue.entry(j)
+        else:  # the overall maximum is below the log start: look at what is left
+            best = None
+            for entry in self.queue.entries_from(first):
+                if best is None or entry.max_timestamp > best.max_timestamp:
+                    best = entry
+        batch = self._batch(best)
+        if parse_header(batch).attributes & TIMESTAMP_TYPE_BIT:
+            return best.base_offset, best.max_timestamp
+        return wire_records.offset_of_max_timestamp(batch)
+
+    def batch_headers(self, from_offset: int = 0):
+        i = self.queue.find(from_offset)
+        if i is None:
+            return
+        floor = self.store.commitlog.min_offset
+        for entry in self.queue.entries_from(i):
+            if entry.phys < floor:
+                continue  # that commitlog file is gone
+            region = self._region(entry)
+            yield parse_header(os.pread(region.fd, HEADER_SIZE, region.position))
+
+    # ----- removing ------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        if self.store.truncate_queue(self.queue, offset):
+            self._set_log_start(min(self.log_start_offset, self.log_end_offset))
+            self._size = self._measure()
+
+    def delete_records_before(self, offset: int) -> None:
+        if offset > self.log_end_offset:
+            raise OffsetOutOfRange(f"cannot delete before {offset}: log ends at {self.log_end_offset}")
+        if offset > self.log_start_offset:
+            self._advance_to(offset)
+            self.store.persist_log_starts()
+            self.store.collect()
+
+    def _advance_to(self, offset: int) -> int:
+        """Move the log start to `offset`; returns the bytes of batches now wholly below it."""
+        freed = 0
+        for entry in self._live_entries():
+            if entry.last_offset >= offset:
+                break
+            freed += self._batch_size(entry)
+        self._set_log_start(offset)
+        self._size -= freed
+        i = self.queue.find(offset)
+        self.queue.delete_files_below(self.queue.next_index if i is None else i)
+        return freed
+
+    def enforce_retention(self, now_ms: int) -> int:
+        cfg = self.config
+        target = self.log_start_offset
+        left = self._size
+        for entry in self._live_entries():
+            expired = cfg.retention_ms >= 0 and now_ms - entry.max_timestamp > cfg.retention_ms
+            over = cfg.retention_bytes >= 0 and left - self._batch_size(entry) >= cfg.retention_bytes
+            if not (expired or over):
+                break
+            left -= self._batch_size(entry)
+            target = entry.last_offset + 1
+        deleted = self._advance_to(target) if target > self.log_start_offset else 0
+        self.store.collect()
+        return deleted
+
+    def update_config(self, config: LogConfig) -> None:
+        self.config = config
+
+    def flush(self) -> None:
+        self.store.flush_queue(self.queue)
+
+    def close(self) -> None:
+        self.flush()

@@ -1,0 +1,236 @@
+"""All commitlog-mode partitions of a broker, laid out as RocketMQ's store.
+
+    <data-dir>/commitlog-store/
+        commitlog/                       commitlog.py: every partition's batches, in arrival order
+        consumequeue/<topic>/<partition>/ consume_queue.py: where each batch of a partition is
+        index/                           index_file.py: record key -> commitlog offset
+        checkpoint                       checkpoint.py: how far the files above are durable
+        abort                            exists while the store is open
+
+Append writes one unit to the commitlog and dispatches it (dispatch.py) before
+returning, so a batch is readable as soon as append returns. The store owns every
+queue on disk, opened or not: recovery must re-dispatch into all of them, and
+commitlog files may only go when no queue still needs them.
+
+Freeing commitlog files (`collect`): RocketMQ deletes commitlog files by age
+alone (fileReservedTime), which would let one partition's retention cut another's
+data. Here a file is deleted once it ends at or before the first live batch of
+every queue (the batch holding its log start offset; a queue whose log start has
+reached its end holds nothing back) and before the last checkpoint, never the
+active file. A partition with long retention therefore keeps the files its
+batches share with others: disk use follows the longest-retained partition, the
+price of one shared sequential log. Index files go once all their entries point
+below the first commitlog file.
+
+Durability: `RocketPartitionLog.flush` (the broker's group commit, in a worker
+thread) fsyncs the commitlog and that partition's queue, which makes its acked
+batches survive a crash: recovery re-derives any queue entry from the commitlog.
+A full checkpoint (all queues, the index, then the checkpoint file) runs at most
+every CHECKPOINT_INTERVAL_S from those flushes, on `flush()`, on delete_partition
+and on close, and bounds how much commitlog a recovery re-reads.
+
+Crash behaviour: see dispatch.py (recovery) and checkpoint.py. A partition being
+deleted is renamed to `<partition>.<uuid>-delete` first and removed at the next
+open if a crash interrupted it; a checkpoint follows the deletion, so its units
+are never re-dispatched.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from segment.log import LogConfig, LogStore
+from wire.record_batch import BatchHeader
+
+from . import unit_format as uf
+from .checkpoint import Checkpoint, mark_clean, mark_running, read_checkpoint, write_checkpoint
+from .commitlog import CommitLog
+from .consume_queue import ConsumeQueue
+from .dispatch import Dispatcher
+from .index_file import IndexService
+from .partition_log import RocketPartitionLog
+
+log = logging.getLogger(__name__)
+
+STORE_DIR = "commitlog-store"
+CHECKPOINT_INTERVAL_S = 10.0
+
+
+class RocketLogStore(LogStore):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        commitlog_file_size: int = 1 << 30,
+        queue_entries_per_file: int = 300_000,
+        index_slots: int = 5_000_000,
+        index_entries: int = 20_000_000,
+        index_keys: bool = True,
+    ) -> None:
+        self.dir = Path(data_dir) / STORE_DIR
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.queue_entries_per_file = queue_entries_per_file
+        self.abnormal = mark_running(self.dir)
+        if self.abnormal:
+            log.warning("%s was not closed cleanly: recovering from its checkpoint", self.dir)
+        self._checkpoint = read_checkpoint(self.dir)
+        self._ckpt_lock = threading.Lock()
+        self._last_ckpt = time.monotonic()
+        self.queue_root = self.dir / "consumequeue"
+        self.queue_root.mkdir(exist_ok=True)
+        self.commitlog = CommitLog(self.dir / "commitlog", commitlog_file_size)
+        self.index = IndexService(self.dir / "index", index_slots, index_entries) if index_keys else None
+        self.queues: dict[tuple[str, int], ConsumeQueue] = {}
+        for topic_dir in sorted(p for p in self.queue_root.iterdir() if p.is_dir()):
+            for part_dir in sorted(topic_dir.iterdir()):
+                if part_dir.name.endswith("-delete"):
+                    shutil.rmtree(part_dir, ignore_errors=True)
+                elif part_dir.name.isdigit():
+                    key = (topic_dir.name, int(part_dir.name))
+                    self.queues[key] = ConsumeQueue(part_dir, key[0], key[1], queue_entries_per_file)
+        self.dispatcher = Dispatcher(self.commitlog, self.queues, self.index, self._make_queue)
+        self.dispatcher.recover(self._checkpoint, self.abnormal)
+        self.log_start: dict[tuple[str, int], int] = {}
+        for key, q in self.queues.items():
+            self._init_log_start(key, q)
+        self.logs: dict[tuple[str, int], RocketPartitionLog] = {}
+        if self.abnormal:
+            self.checkpoint()  # what recovery rebuilt is durable: the next crash starts from here
+
+    def _make_queue(self, topic: str, partition: int) -> ConsumeQueue:
+        return ConsumeQueue(self.queue_root / topic / str(partition), topic, partition, self.queue_entries_per_file)
+
+    def _init_log_start(self, key: tuple[str, int], q: ConsumeQueue) -> None:
+        """The checkpointed log start, raised to the first batch whose unit is still in the commitlog."""
+        start = self._checkpoint.log_start.get(key, 0)
+        if q.last is None:
+            q.empty_end = max(q.empty_end, start)
+        if q.first_offset is not None:
+            start = max(start, q.first_offset)
+        i = q.first_phys_at_or_after(self.commitlog.min_offset)
+        start = max(start, q.entry(i).base_offset if i < q.next_index else q.end_offset)
+        self.log_start[key] = min(start, q.end_offset)
+
+    # ----- LogStore -------------------------------------------------------------
+
+    def open_partition(self, topic: str, partition: int, config: LogConfig) -> RocketPartitionLog:
+        key = (topic, partition)
+        if key in self.logs:
+            return self.logs[key]
+        if key not in self.queues:
+            self.queues[key] = self._make_queue(topic, partition)
+            self.log_start[key] = 0
+        plog = self.logs[key] = RocketPartitionLog(self, self.queues[key], config)
+        return plog
+
+    def delete_partition(self, topic: str, partition: int) -> None:
+        key = (topic, partition)
+        self.logs.pop(key, None)
+        self.log_start.pop(key, None)
+        q = self.queues.pop(key, None)
+        if q is not None:
+            for f in q.files:
+                f.close()
+            doomed = q.dir.with_name(f"{q.dir.name}.{uuid.uuid4().hex}-delete")
+            q.dir.rename(doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+        self.checkpoint()
+
+    def existing_partitions(self) -> list[tuple[str, int]]:
+        return sorted(self.queues)
+
+    def flush(self) -> None:
+        """The periodic flush (log.flush.interval.ms): fsync the commitlog, the one file that
+        holds every partition, and record how far it is durable. Consume queues and the index
+        are derived from it, so they are fsynced only with a full checkpoint, at most every
+        CHECKPOINT_INTERVAL_S: after a crash recovery re-dispatches from that checkpoint.
+        This is what makes a flush cost a few fsyncs whatever the partition count."""
+        if time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S:
+            self.checkpoint()
+            return
+        durable = self.commitlog.flush()
+        with self._ckpt_lock:
+            if durable > self._checkpoint.flushed:
+                self._checkpoint.flushed = durable
+                write_checkpoint(self.dir, self._checkpoint)
+
+    def close(self) -> None:
+        self.checkpoint()
+        self.commitlog.close()
+        for q in self.queues.values():
+            q.close()
+        if self.index is not None:
+            self.index.close()
+        mark_clean(self.dir)
+
+    # ----- used by RocketPartitionLog --------------------------------------------
+
+    def append_batch(self, queue: ConsumeQueue, batch, header: BatchHeader, now_ms: int) -> None:
+        unit = uf.encode_message(queue.topic, queue.partition, header.base_offset, now_ms, batch)
+        phys = self.commitlog.append(unit)
+        self.dispatcher.message(queue, phys, len(unit), header, batch, now_ms)
+        self.dispatcher.dispatched = self.commitlog.write_pos
+
+    def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool:
+        """Cut the queue back and record it in the commitlog, so recovery cuts it the same way."""
+        if queue.last is None or queue.last.last_offset < offset:
+            return False
+        self.commitlog.append(uf.encode_truncate(queue.topic, queue.partition, offset, int(time.time() * 1000)))
+        self.dispatcher.truncation(queue, offset)
+        self.dispatcher.dispatched = self.commitlog.write_pos
+        return True
+
+    def flush_queue(self, queue: ConsumeQueue) -> None:
+        self.commitlog.flush()
+        queue.flush()
+        if time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """fsync every queue and the index, then record how far they and the commitlog go."""
+        with self._ckpt_lock:
+            position = self.dispatcher.dispatched  # read before the index: extra index entries are harmless
+            index_file, index_count = self.index.position() if self.index is not None else (None, 0)
+            self.commitlog.flush()
+            for q in list(self.queues.values()):
+                q.flush()
+            if self.index is not None:
+                self.index.flush()
+            self._checkpoint = Checkpoint(position, index_file, index_count, dict(self.log_start),
+                                          max(position, self.commitlog.flushed_pos))
+            write_checkpoint(self.dir, self._checkpoint)
+            self._last_ckpt = time.monotonic()
+
+    def persist_log_starts(self) -> None:
+        """Write the current log start offsets with the last checkpoint's positions (no fsync of data)."""
+        with self._ckpt_lock:
+            self._checkpoint.log_start = dict(self.log_start)
+            write_checkpoint(self.dir, self._checkpoint)
+
+    def collect(self) -> int:
+        """Delete commitlog (and index) files that no queue needs any more; returns bytes freed."""
+        limit = self.commitlog.write_pos
+        for key, q in self.queues.items():
+            i = q.find(self.log_start.get(key, 0))
+            if i is not None:
+                limit = min(limit, q.entry(i).phys)
+        files = self.commitlog.files
+        if len(files) > 1 and files[0].end <= limit and files[0].end > self._checkpoint.commitlog:
+            self.checkpoint()  # recovery must never need to re-read a file we delete
+        limit = min(limit, self._checkpoint.commitlog)
+        freed = self.commitlog.delete_files_before(limit)
+        if freed and self.index is not None:
+            self.index.delete_files_before(self.commitlog.min_offset)
+        return freed
+
+    # ----- lookup by key ----------------------------------------------------------
+
+    def lookup_key(self, topic: str, key: bytes, partition: int | None = None):
+        from .key_lookup import lookup_key
+
+        return lookup_key(self, topic, key, partition)

@@ -1,0 +1,147 @@
+"""The stored unit of the commitlog: a small header of ours, then the producer's batch.
+
+Every partition's batches go into one commitlog, so each carries who it belongs to.
+Byte layout (big-endian), one unit:
+
+    +--------+------+------------+-------------------------------------------------+
+    | offset | size | field      |                                                 |
+    +--------+------+------------+-------------------------------------------------+
+    |      0 |    4 | totalSize  | bytes of the whole unit, this field included    |
+    |      4 |    4 | magic      | MESSAGE, TRUNCATE or BLANK (below)              |
+    |      8 |    4 | crc        | CRC32C of bytes 12 .. totalSize                 |
+    |     12 |    8 | baseOffset | Kafka offset of the batch's first record        |
+    |     20 |    8 | storeTime  | broker clock (ms) when the unit was appended    |
+    |     28 |    4 | partition  |                                                 |
+    |     32 |    2 | topicLen   | n                                               |
+    |     34 |    n | topic      | UTF-8                                           |
+    |   34+n |    - | batch      | record batch v2, exactly as stored by Kafka     |
+    +--------+------+------------+-------------------------------------------------+
+
+The batch is the producer's bytes with baseOffset and partitionLeaderEpoch
+already rewritten (both outside the batch's own CRC), so a fetch sends
+`batch` straight from the file. Our CRC covers our header after the CRC field
+and the whole batch, so a torn or stale unit is recognised whatever part of it
+is damaged.
+
+Kinds of unit (the magic):
+- MESSAGE: a batch, as above.
+- TRUNCATE: no batch; `baseOffset` is the offset the partition's log was cut
+  back to (follower truncation). Recovery replays it like a message, so batches
+  removed by truncate_to never come back from a re-dispatch.
+- BLANK: the rest of a commitlog file is padding. Only totalSize (= bytes to
+  the end of the file) and magic are written; a unit never spans two files.
+  BLANK_MIN_SIZE bytes are always left free at a file's end for this marker.
+
+Crash behaviour: a unit is written by a single pwrite; after a crash the
+commitlog may end in a unit whose size, magic or CRC do not check out, which
+recovery treats as the end of valid data.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import crc32c
+
+from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, parse_header
+
+# RocketMQ's MESSAGE_MAGIC_CODE and BLANK_MAGIC_CODE; TRUNCATE is ours.
+MESSAGE = 0xDAA320A7
+TRUNCATE = 0xDAA320B1
+BLANK = 0xCBD43194
+
+FIXED = struct.Struct(">IIIqqiH")  # totalSize .. topicLen
+FIXED_SIZE = FIXED.size  # 34
+PREFIX = struct.Struct(">II")  # totalSize, magic
+BLANK_MIN_SIZE = PREFIX.size
+CRC_START = 12
+MAX_TOPIC_BYTES = 0xFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class UnitHeader:
+    size: int  # totalSize
+    magic: int
+    topic: str
+    partition: int
+    base_offset: int
+    store_time: int
+    header_size: int  # 34 + len(topic): where the batch starts inside the unit
+
+    @property
+    def batch_size(self) -> int:
+        return self.size - self.header_size
+
+
+def header_size_for(topic: str) -> int:
+    return FIXED_SIZE + len(topic.encode())
+
+
+def _encode(magic: int, topic: str, partition: int, base_offset: int, store_time: int, body) -> bytearray:
+    name = topic.encode()
+    if len(name) > MAX_TOPIC_BYTES:
+        raise ValueError(f"topic name of {len(name)} bytes does not fit a unit header")
+    total = FIXED_SIZE + len(name) + len(body)
+    unit = bytearray(total)
+    FIXED.pack_into(unit, 0, total, magic, 0, base_offset, store_time, partition, len(name))
+    unit[FIXED_SIZE : FIXED_SIZE + len(name)] = name
+    unit[FIXED_SIZE + len(name) :] = body
+    struct.pack_into(">I", unit, 8, crc32c.crc32c(memoryview(unit)[CRC_START:]))
+    return unit
+
+
+def encode_message(topic: str, partition: int, base_offset: int, store_time: int, batch) -> bytearray:
+    return _encode(MESSAGE, topic, partition, base_offset, store_time, batch)
+
+
+def encode_truncate(topic: str, partition: int, offset: int, store_time: int) -> bytearray:
+    return _encode(TRUNCATE, topic, partition, offset, store_time, b"")
+
+
+def encode_blank(size: int) -> bytes:
+    return PREFIX.pack(size, BLANK)
+
+
+def peek_prefix(buf, pos: int) -> tuple[int, int] | None:
+    """(totalSize, magic) at pos, or None if fewer than 8 bytes remain."""
+    if len(buf) - pos < PREFIX.size:
+        return None
+    return PREFIX.unpack_from(buf, pos)
+
+
+def parse_unit(buf, pos: int, room: int) -> UnitHeader | None:
+    """The MESSAGE or TRUNCATE unit at `pos`, fully checked, or None if it is not a valid one.
+
+    `room` is how many bytes the unit may occupy (to the end of its file); `buf`
+    must hold the whole unit if it is to be accepted. Checked: size within room
+    and buffer, magic, CRC, topic UTF-8, and for a message that the batch's own
+    length field and magic agree with the unit.
+    """
+    if len(buf) - pos < FIXED_SIZE:
+        return None
+    total, magic, crc, base_offset, store_time, partition, topic_len = FIXED.unpack_from(buf, pos)
+    if magic not in (MESSAGE, TRUNCATE) or total < FIXED_SIZE + topic_len or total > room:
+        return None
+    if pos + total > len(buf):
+        return None
+    view = memoryview(buf)
+    if crc32c.crc32c(view[pos + CRC_START : pos + total]) != crc:
+        return None
+    try:
+        topic = bytes(view[pos + FIXED_SIZE : pos + FIXED_SIZE + topic_len]).decode()
+    except UnicodeDecodeError:
+        return None
+    header = UnitHeader(total, magic, topic, partition, base_offset, store_time, FIXED_SIZE + topic_len)
+    if magic == MESSAGE:
+        start = pos + header.header_size
+        if header.batch_size < HEADER_SIZE:
+            return None
+        batch = parse_header(buf, start)
+        if batch.magic != MAGIC or batch.batch_length + LOG_OVERHEAD != header.batch_size:
+            return None
+        if batch.base_offset != base_offset:
+            return None
+    elif header.batch_size:
+        return None
+    return header
