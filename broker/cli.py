@@ -14,6 +14,7 @@ from segment.log import LogConfig
 
 from .broker import Broker
 from .config import BrokerConfig
+from .lookup_command import lookup_command
 from .server import serve
 from .storage_modes import MODES
 
@@ -92,6 +93,9 @@ async def _run(config: BrokerConfig) -> None:
     log.info("shutting down")
     server.close()
     await broker.close()
+
+
+main.add_command(lookup_command)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import key_topic
 from .config import BrokerConfig, log_config_for
 from .partition import Partition
 from .storage_modes import StorageModes
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_NAME_LENGTH = 249
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 class TopicError(Exception):
@@ -37,6 +39,9 @@ class TopicError(Exception):
 
 
 def check_topic_name(name: str) -> None:
+    if name.startswith(key_topic.PREFIX):
+        raise TopicError("invalid_topic_exception",
+                         f"Topic names starting with {key_topic.PREFIX!r} are reserved for key lookups")
     if not name or name in (".", ".."):
         raise TopicError("invalid_topic_exception", f"Topic name {name!r} is illegal")
     if len(name) > MAX_NAME_LENGTH:
@@ -58,7 +63,9 @@ class Topic:
 
     @property
     def internal(self) -> bool:
-        return self.name.startswith("__")
+        # Kafka's Topic.isInternal: these two names only, not every "__" prefix (a key-lookup
+        # topic is not internal: clients that exclude internal topics must still see it).
+        return self.name in INTERNAL_TOPICS
 
 
 class TopicRegistry:
@@ -124,10 +131,23 @@ class TopicRegistry:
             os.close(dir_fd)
 
     def get(self, name: str) -> Topic | None:
-        return self.topics.get(name)
+        topic = self.topics.get(name)
+        if topic is None and name.startswith(key_topic.PREFIX):
+            return self._key_lookup_topic(name)
+        return topic
+
+    def _key_lookup_topic(self, name: str) -> Topic | None:
+        """The read-only view of one key of a commitlog topic (key_topic.py); built per request."""
+        parsed = key_topic.parse(name)
+        source = self.topics.get(parsed[0]) if parsed else None
+        if source is None or source.storage_mode != "commitlog":
+            return None
+        store = self._storage.store("commitlog")
+        views = [key_topic.KeyPartition(store, source.name, parsed[1], p) for p in source.partitions]
+        return Topic(name, key_topic.topic_id_for(name), {}, "commitlog", views)
 
     def partition(self, name: str, index: int) -> Partition | None:
-        topic = self.topics.get(name)
+        topic = self.get(name)
         if topic is None or not 0 <= index < len(topic.partitions):
             return None
         return topic.partitions[index]

@@ -1,7 +1,8 @@
-"""Encoding a record batch v2 for records the broker itself writes (group metadata, offsets).
+"""Encoding a record batch v2 for records the broker itself writes (group metadata, offsets)
+and for the records a key lookup picks out of producers' batches (broker/key_topic.py).
 
-Producers' batches are never built or re-encoded here; this is only for the broker's own
-internal records. The header layout is drawn in record_batch.py. Each record is:
+Producers' batches are never re-encoded on the produce or fetch path. The header layout is
+drawn in record_batch.py. Each record is:
 
     varint  length            (of the rest of the record)
     int8    attributes        (0)
@@ -9,9 +10,10 @@ internal records. The header layout is drawn in record_batch.py. Each record is:
     varint  offsetDelta
     varint  keyLength, bytes key      (-1: null)
     varint  valueLength, bytes value  (-1: null, a tombstone)
-    varint  headerCount       (0)
+    varint  headerCount, then per header: varint keyLength, key (UTF-8), varint valueLength, value
 
-Uncompressed, no producer id, baseOffset 0 (the log assigns offsets on append).
+Uncompressed, no producer id; baseOffset 0 for records to be appended (the log assigns
+offsets), the records' own offset for batches built to be read.
 """
 
 from __future__ import annotations
@@ -29,41 +31,73 @@ def _zigzag_varint(value: int, out: bytearray) -> None:
     out.append(value)
 
 
-def _record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None) -> bytes:
+def _bytes(part: bytes | None, out: bytearray) -> None:
+    if part is None:
+        _zigzag_varint(-1, out)
+    else:
+        _zigzag_varint(len(part), out)
+        out += part
+
+
+def _record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
+            headers=()) -> bytes:
     body = bytearray(b"\x00")
     _zigzag_varint(timestamp_delta, body)
     _zigzag_varint(offset_delta, body)
-    for part in (key, value):
-        if part is None:
-            _zigzag_varint(-1, body)
-        else:
-            _zigzag_varint(len(part), body)
-            body += part
-    _zigzag_varint(0, body)
+    _bytes(key, body)
+    _bytes(value, body)
+    _zigzag_varint(len(headers), body)
+    for name, hvalue in headers:
+        _bytes(name.encode(), body)
+        _bytes(hvalue, body)
     out = bytearray()
     _zigzag_varint(len(body), out)
     return bytes(out + body)
 
 
-def build_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytearray:
-    """One uncompressed batch of (key, value) records, all stamped `timestamp_ms`."""
-    if not records:
-        raise ValueError("a record batch holds at least one record")
-    payload = b"".join(_record(i, 0, key, value) for i, (key, value) in enumerate(records))
+def _batch(base_offset: int, payload: bytes, count: int, last_offset_delta: int,
+           first_ts: int, max_ts: int) -> bytearray:
     batch = bytearray(HEADER_SIZE) + payload
     _HEADER.pack_into(
         batch, 0,
-        0,  # baseOffset
+        base_offset,
         len(batch) - LOG_OVERHEAD,
         -1,  # partitionLeaderEpoch
         MAGIC,
         0,  # crc, below
         0,  # attributes: no compression, CreateTime, not transactional
-        len(records) - 1,
-        timestamp_ms, timestamp_ms,
+        last_offset_delta,
+        first_ts, max_ts,
         NO_PRODUCER_ID, -1, -1,
-        len(records),
+        count,
     )
     crc = crc32c.crc32c(memoryview(batch)[21:])
     batch[17:21] = crc.to_bytes(4, "big")
     return batch
+
+
+def build_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytearray:
+    """One uncompressed batch of (key, value) records to append, all stamped `timestamp_ms`."""
+    if not records:
+        raise ValueError("a record batch holds at least one record")
+    payload = b"".join(_record(i, 0, key, value) for i, (key, value) in enumerate(records))
+    return _batch(0, payload, len(records), len(records) - 1, timestamp_ms, timestamp_ms)
+
+
+def build_record_batch(base_offset: int, last_offset: int,
+                       records: list[tuple[int, int, bytes | None, bytes | None, tuple]]) -> bytearray:
+    """One uncompressed batch spanning offsets base_offset..last_offset that holds the given
+    (offset, timestamp, key, value, headers) records, as a fetch returns them.
+
+    Like a batch the log cleaner has compacted, it may hold fewer records than it spans, or
+    none: consumers continue after its last offset either way (record batch v2 keeps the
+    span so that they do)."""
+    if any(not base_offset <= r[0] <= last_offset for r in records) or last_offset < base_offset:
+        raise ValueError("records must lie within the batch's offsets")
+    if not records:
+        return _batch(base_offset, b"", 0, last_offset - base_offset, -1, -1)
+    first_ts = records[0][1]
+    payload = b"".join(_record(off - base_offset, ts - first_ts, key, value, headers)
+                       for off, ts, key, value, headers in records)
+    return _batch(base_offset, payload, len(records), last_offset - base_offset, first_ts,
+                  max(ts for _o, ts, *_ in records))

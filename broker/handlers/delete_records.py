@@ -2,8 +2,8 @@
 
 Kafka's rules: offset -1 means the high watermark; an offset above the high watermark or
 below -1 is OFFSET_OUT_OF_RANGE; an offset below the current log start changes nothing; the
-reply's low watermark is the log start offset afterwards. Internal topics refuse it
-(INVALID_TOPIC_EXCEPTION) and so do topics whose cleanup.policy lacks "delete"
+reply's low watermark is the log start offset afterwards. Internal and key-lookup topics
+refuse it (INVALID_TOPIC_EXCEPTION) and so do topics whose cleanup.policy lacks "delete"
 (POLICY_VIOLATION). Whole segments (or commitlog entries) below the new start are dropped by
 the engine; records before it in the first kept segment stay on disk but are never served
 (fetch below the log start is OFFSET_OUT_OF_RANGE, ListOffsets earliest answers the new start).
@@ -28,7 +28,7 @@ def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[str, int]
     partition = broker.topics.partition(topic_name, index)
     if topic is None or partition is None:
         return "unknown_topic_or_partition", -1
-    if topic.internal:
+    if topic.internal or getattr(partition, "read_only", False):
         return "invalid_topic_exception", -1
     if "delete" not in topic.configs.get("cleanup.policy", "delete").split(","):
         return "policy_violation", -1

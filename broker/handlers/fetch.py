@@ -49,7 +49,7 @@ def _read_partitions(broker, request):
             except OffsetOutOfRange:
                 parts.append((fp.partition, "offset_out_of_range", partition, []))
                 continue
-            size = sum(r.size for r in regions)
+            size = sum(r.size if hasattr(r, "size") else len(r) for r in regions)  # bytes: key lookups
             if total and size > limit:
                 regions, size = [], 0  # only the response's first batch may overrun
             total += size

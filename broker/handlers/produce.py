@@ -27,6 +27,8 @@ def _append_one(broker, topic_name: str, index: int, records):
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
         return "unknown_topic_or_partition", None, None, None
+    if getattr(partition, "read_only", False):
+        return "invalid_topic_exception", None, f"{topic_name} is a read-only key-lookup topic", None
     if not records:
         return "invalid_record", None, "Produce v3+ needs one record batch per partition", None
     try:

@@ -1,0 +1,130 @@
+"""Key-lookup topics: the commitlog engine's key index, readable by any Kafka client.
+
+    __key.<topic>.<key as unpadded base64url>
+
+names a read-only virtual topic. It has the partitions of <topic> (which must use the
+commitlog storage mode, the one with a key index); partition p serves, from <topic>'s
+partition p, exactly the records whose key equals <key>, at their real offsets, timestamps
+and headers. A consumer assigns it (kafka-python, confluent-kafka, kcat -C, Java), seeks to
+the beginning and reads: it sees only the matching records, with gaps in the offsets as in a
+compacted topic. ListOffsets and the high watermark are those of <topic>.
+
+    topic "orders", key b"customer-42"  ->  __key.orders.Y3VzdG9tZXItNDI
+
+How it is served: the index gives candidate commitlog units (checked against the real key,
+segment/rocket/key_lookup.py); each matching record is sent as a batch of its own, built
+here (uncompressed, CRC32C computed, baseOffset = the record's offset). This is the one place
+the broker encodes records a producer wrote: like Kafka's log cleaner, a lookup has to drop
+the other records of a batch, which no header rewrite can do.
+
+Limits: the name is at most 249 characters, so topic and encoded key share ~240; a key is
+bytes, so a null key cannot be looked up; produce, delete-records and create-partitions on
+the name are refused; the topic is not listed in an all-topics Metadata request (it is
+answered when named, with its source's partition count: clients that only read all-topics
+metadata, like kafka-python's partitions_for_topic, assign its partitions by number) and is
+never auto-created. Each fetch walks the index chain of the key:
+made for lookups, not for streaming a hot key.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+
+from segment.log import OffsetOutOfRange
+from wire.batch_builder import build_record_batch
+
+PREFIX = "__key."
+_NAMESPACE = uuid.UUID("6f2a1c8e-4b1d-4d6b-9a55-0d7f4c1e2b3a")
+
+
+def name_for(topic: str, key: bytes) -> str:
+    return PREFIX + topic + "." + base64.urlsafe_b64encode(key).decode().rstrip("=")
+
+
+def parse(name: str) -> tuple[str, bytes] | None:
+    """(topic, key) for a key-lookup name, None for any other name."""
+    if not name.startswith(PREFIX) or "." not in name[len(PREFIX):]:
+        return None
+    topic, encoded = name[len(PREFIX):].rsplit(".", 1)
+    try:
+        key = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return (topic, key) if topic and encoded else None
+
+
+def topic_id_for(name: str) -> uuid.UUID:
+    """Stable across restarts and brokers: clients caching topic ids see the same one."""
+    return uuid.uuid5(_NAMESPACE, name)
+
+
+class KeyLog:
+    """The read side of PartitionLog, restricted to one key of one source partition."""
+
+    def __init__(self, store, topic: str, key: bytes, source) -> None:
+        self._store, self._topic, self._key, self._source = store, topic, key, source
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._source.log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._source.log.log_end_offset
+
+    def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[bytes]:
+        """One batch per matching record at or after `offset`, each spanning up to the next match
+        (the last one up to upper_bound), so a consumer's position reaches the high watermark
+        as it does in a compacted topic; with no match left, one empty batch spans the rest."""
+        if not self.log_start_offset <= offset <= self.log_end_offset:
+            raise OffsetOutOfRange(f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]")
+        if offset >= upper_bound:
+            return []
+        hits = [h for h in self._store.lookup_key(self._topic, self._key, self._source.index)
+                if offset <= h.offset < upper_bound]
+        if not hits:
+            return [bytes(build_record_batch(offset, upper_bound - 1, []))]
+        out, size = [], 0
+        if hits[0].offset > offset:  # skip the gap before the first match
+            out.append(bytes(build_record_batch(offset, hits[0].offset - 1, [])))
+        for hit, nxt in zip(hits, hits[1:] + [None]):
+            last = (nxt.offset if nxt else upper_bound) - 1
+            record = (hit.offset, hit.timestamp, hit.key, hit.value, hit.headers)
+            batch = bytes(build_record_batch(hit.offset, last, [record]))
+            if out and size + len(batch) > max_bytes:
+                break
+            out.append(batch)
+            size += len(batch)
+        return out
+
+    def offset_for_timestamp(self, timestamp_ms: int):
+        return self._source.log.offset_for_timestamp(timestamp_ms)
+
+    def max_timestamp(self):
+        return self._source.log.max_timestamp()
+
+
+class KeyPartition:
+    """What the handlers use of a Partition: read-only, HW and waiters of the source."""
+
+    read_only = True
+
+    def __init__(self, store, topic: str, key: bytes, source) -> None:
+        self.topic, self.index, self._source = topic, source.index, source
+        self.log = KeyLog(store, topic, key, source)
+
+    @property
+    def leader_epoch(self) -> int:
+        return self._source.leader_epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self._source.high_watermark
+
+    def add_waiter(self, fut) -> None:
+        self._source.add_waiter(fut)
+
+    def discard_waiter(self, fut) -> None:
+        self._source.discard_waiter(fut)
