@@ -102,6 +102,43 @@ def iter_records(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_B
     return _parse_records(records, header, log_append_time)
 
 
+def record_keys(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> set[bytes]:
+    """The distinct non-null keys of the batch's records, for the commitlog's key index.
+
+    A key-only walk: each record's fields after its key are skipped by the record's own
+    length instead of parsed, which on the produce path of the commitlog engine costs a
+    third of iter_records (profiled: the key index was 43% of the event loop's time).
+    Malformed records raise InvalidRecords as in iter_records.
+    """
+    header = _checked_header(batch)
+    view = memoryview(batch)[HEADER_SIZE : header.size]
+    codec = header.compression
+    data = bytes(view if codec == 0 else _decompress(codec, view, max_uncompressed_bytes))
+    keys: set[bytes] = set()
+    pos, end = 0, len(data)
+    for index in range(header.record_count):
+        length, pos = _read_zigzag(data, pos, end, 5, _INT32_MASK)
+        if length < _MIN_RECORD_BODY or length > end - pos:
+            raise InvalidRecords(f"record {index} claims {length} bytes, {end - pos} remain")
+        record_end = pos + length
+        field = pos + 1  # attributes
+        for _ in range(2):  # timestampDelta, offsetDelta: skip the varints
+            while field < record_end and data[field] & 0x80:
+                field += 1
+            field += 1
+        key_length, field = _read_zigzag(data, field, record_end, 5, _INT32_MASK)
+        if key_length >= 0:
+            if key_length > record_end - field:
+                raise InvalidRecords(f"record {index}: key of {key_length} bytes runs past its record")
+            keys.add(data[field : field + key_length])
+        elif key_length != -1:
+            raise InvalidRecords(f"record {index} has a key length of {key_length}")
+        pos = record_end
+    if pos != end:
+        raise InvalidRecords(f"{end - pos} bytes follow the {header.record_count} declared records")
+    return keys
+
+
 def first_offset_at_or_after(batch, timestamp_ms: int) -> tuple[int, int] | None:
     """(offset, timestamp) of the first record, in offset order, whose timestamp >= timestamp_ms.
 

@@ -88,7 +88,7 @@ class Dispatcher:
 
     def _index_keys(self, topic: str, batch, phys: int, store_time: int) -> None:
         try:
-            keys = {r.key for r in wire_records.iter_records(batch) if r.key is not None}
+            keys = wire_records.record_keys(batch)
         except wire_records.InvalidRecords as exc:
             log.warning("not indexing the keys of the batch at commitlog %d: %s", phys, exc)
             return

@@ -24,6 +24,7 @@ from wire.records import (
     first_offset_at_or_after,
     iter_records,
     offset_of_max_timestamp,
+    record_keys,
 )
 
 CODECS = [0, 1, 2, 3, 4]  # none, gzip, snappy, lz4, zstd: the ids kafka-python and Kafka share
@@ -372,3 +373,19 @@ def test_snappy_length_claims_are_checked_before_allocating():
     for region in (claims_4_gib, xerial(b"") + struct.pack(">i", 7) + claims_4_gib):
         with pytest.raises(InvalidRecords):
             decode_all(with_records_region(plain, 2, region))
+
+
+@settings(max_examples=150, deadline=None)
+@given(record_lists, st.sampled_from(CODECS))
+def test_record_keys_are_the_keys_iter_records_reads(records, codec):
+    batch = build_batch(records, codec)
+    assert record_keys(batch) == {r.key for r in iter_records(batch) if r.key is not None}
+
+
+def test_record_keys_refuses_what_iter_records_refuses():
+    good = build_batch(compressible_records(5))
+    for cut in (HEADER_SIZE + 3, len(good) - 2):
+        torn = bytearray(good[:cut])
+        struct.pack_into(">i", torn, 8, len(torn) - 12)  # batchLength of what is left
+        with pytest.raises(InvalidRecords):
+            record_keys(bytes(torn))
