@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-deps bench clean
+.PHONY: serve test test-deps bench spark-demo clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: $(STAMP) test-deps
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# Orders -> twinlog -> Spark Structured Streaming (windows, watermark) -> parquet + twinlog topic,
+# on local Spark against a broker started for the run (needs Java 17; see spark/demo.py).
+spark-demo: $(STAMP)
+	$(BIN)/python -m spark.demo
 
 clean:
 	rm -rf $(VENV) data compat_tests/.deps

@@ -109,6 +109,7 @@ def one_point(args, mode: str, partitions: int, cpus: tuple[set[int] | None, set
         return {"mode": mode, "partitions": partitions, "records": res["acked"], "seconds": secs,
                 "mb_s": res["bytes"] / 1e6 / secs, "msgs_s": res["acked"] / secs,
                 "broker_cpu": run.broker_cpu_s / secs if run.broker_cpu_s is not None else None,
+                "client_cpu": res["client_cpu_s"] / secs,
                 "avg_batch_bytes": res["avg_batch_bytes"], "avg_batch_records": res["avg_batch_records"]}
     finally:
         broker.stop()
@@ -124,7 +125,7 @@ def report(points: list[dict], args, facts: dict) -> str:
              f"{args.value_size}-byte values, acks=1, one producer process, records spread "
              f"uniformly over the partitions; broker `--flush-interval-ms {args.flush_interval_ms}`; "
              f"{args.seconds:.0f} s per point.", "",
-             "| partitions | " + " | ".join(f"{m} MB/s | {m} msg/s | {m} broker CPU" for m in modes)
+             "| partitions | " + " | ".join(f"{m} MB/s | {m} msg/s | {m} broker / client CPU" for m in modes)
              + (" | commitlog / segment |" if set(modes) == {"segment", "commitlog"} else " |"),
              "|---" * (1 + 3 * len(modes) + (1 if set(modes) == {"segment", "commitlog"} else 0)) + "|"]
     for n in counts:
@@ -132,7 +133,8 @@ def report(points: list[dict], args, facts: dict) -> str:
         for m in modes:
             p = by.get((m, n))
             cells += ([f"{p['mb_s']:,.1f}", f"{p['msgs_s']:,.0f}",
-                       f"{p['broker_cpu']:.0%}" if p["broker_cpu"] is not None else "?"]
+                       (f"{p['broker_cpu']:.0%}" if p["broker_cpu"] is not None else "?")
+                       + f" / {p['client_cpu']:.0%}"]
                       if p and "error" not in p else [p["error"] if p else "—", "", ""])
         ratio = ""
         if set(modes) == {"segment", "commitlog"}:
@@ -184,7 +186,7 @@ def main(argv=None) -> int:
             try:
                 p = one_point(args, mode, n, split)
                 print(f"  {p['msgs_s']:,.0f} msg/s, {p['mb_s']:,.1f} MB/s, broker CPU "
-                      f"{p['broker_cpu'] or 0:.0%}", flush=True)
+                      f"{p['broker_cpu'] or 0:.0%}, client CPU {p['client_cpu']:.0%}", flush=True)
             except Exception as e:  # noqa: BLE001 - one failed point is reported, the sweep goes on
                 p = {"mode": mode, "partitions": n, "error": f"{type(e).__name__}: {str(e)[:200]}"}
                 print(f"  FAILED: {p['error']}", flush=True)

@@ -1,0 +1,135 @@
+"""Reading one offset range on an executor: the connector's KafkaDataConsumer, on librdkafka.
+
+Client choice: confluent-kafka (librdkafka) rather than kafka-python. The executor's work is a
+tight fetch loop over one partition; librdkafka fetches and decompresses in C on its own threads
+and hands batches of messages to Python (`consume(n)`), where kafka-python parses every record
+in Python. Both can do what the connector needs (assign + seek, no group membership, no commits,
+headers, timestamp types); librdkafka is also what the broker's benchmarks already use.
+
+Like the connector, the consumer is given a partition with `assign` at the range's start (no
+subscribe, no group join, never a commit) and reads until the range's end, exclusive:
+
+- start -2 means "earliest": a partition discovered after the range was planned;
+- a start below the partition's log start offset means records were deleted (retention) before
+  they were read: failOnDataLoss=true fails the task, false reads from the log start instead;
+- reaching the high watermark before the end (the log was truncated) is the same kind of loss;
+- offsets missing inside the range (compaction, transaction markers) are skipped: the read ends
+  at the first record at or past the end, or at end-of-partition at or past it;
+- no progress for kafkaConsumer.pollTimeoutMs fails the task, like the connector's fetch timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Iterator, Mapping
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from spark.client_config import consumer_config
+from spark.offsets import KafkaOffsetRange
+from spark.schema import row_of
+
+log = logging.getLogger(__name__)
+
+FETCH_BATCH = 5000
+POLL_STEP_S = 1.0
+METADATA_TIMEOUT_S = 30.0
+
+
+class DataLossError(RuntimeError):
+    """Records the query needed are gone; raised only when failOnDataLoss=true."""
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """What an executor needs to read: picklable, no client objects."""
+
+    bootstrap: str
+    kafka_params: Mapping[str, str]
+    group_id: str
+    include_headers: bool
+    fail_on_data_loss: bool
+    poll_timeout_ms: int
+
+
+def _lost(settings: ReaderSettings, message: str) -> None:
+    if settings.fail_on_data_loss:
+        raise DataLossError(
+            f"{message}. Some data may have been lost because they are not available in Kafka any more; "
+            "either the data was aged out by Kafka or the topic may have been deleted before all the data "
+            "in the topic was processed. If you don't want your streaming query to fail on such cases, "
+            "set the source option 'failOnDataLoss' to 'false'.")
+    log.warning("%s; failOnDataLoss=false, so going on with what is still there", message)
+
+
+def read_range(r: KafkaOffsetRange, settings: ReaderSettings) -> Iterator[tuple]:
+    if not isinstance(r, KafkaOffsetRange):
+        return  # Spark reads one placeholder InputPartition when partitions() planned none
+    consumer = Consumer(consumer_config(settings.bootstrap, settings.kafka_params, settings.group_id))
+    try:
+        yield from _read(consumer, r, settings)
+    finally:
+        consumer.close()
+
+
+def _read(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings) -> Iterator[tuple]:
+    tp = KafkaTopicPartition(r.topic, r.partition)
+    low, high = consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S)
+    start, end = (r.start if r.start >= 0 else low), r.end
+    if start < low:
+        _lost(settings, f"cannot fetch offset {start} of {r.topic}-{r.partition}: the log starts at {low}")
+        start = low
+    if end > high:
+        _lost(settings, f"offsets up to {end} of {r.topic}-{r.partition} were planned but the log ends at {high}")
+        end = high
+    if start >= end:
+        return
+    consumer.assign([KafkaTopicPartition(r.topic, r.partition, start)])
+    next_offset = start
+    last_progress = time.monotonic()
+    while next_offset < end:
+        messages = consumer.consume(min(FETCH_BATCH, end - next_offset), timeout=POLL_STEP_S)
+        if not messages:
+            if (time.monotonic() - last_progress) * 1000 > settings.poll_timeout_ms:
+                raise TimeoutError(f"Cannot fetch record for offset {next_offset} of {r.topic}-{r.partition} "
+                                   f"in {settings.poll_timeout_ms} milliseconds")
+            continue
+        last_progress = time.monotonic()
+        for m in messages:
+            err = m.error()
+            if err is not None:
+                next_offset = _on_error(consumer, err, m, r, next_offset, end, settings)
+                if next_offset >= end:
+                    return
+                break  # after a seek, messages left in this batch are stale
+            offset = m.offset()
+            if offset >= end:
+                return
+            if offset < next_offset:
+                continue  # a whole batch is fetched even when the range starts inside it
+            yield row_of(m, settings.include_headers)
+            next_offset = offset + 1
+
+
+def _on_error(consumer: Consumer, err: KafkaError, m, r: KafkaOffsetRange, next_offset: int, end: int,
+              settings: ReaderSettings) -> int:
+    """Returns the offset to go on from; `end` or more stops the read."""
+    code = err.code()
+    if code == KafkaError._PARTITION_EOF:
+        eof = m.offset()
+        if eof >= end:
+            return end
+        _lost(settings, f"{r.topic}-{r.partition} ends at {eof} before the planned end {end}")
+        return end
+    if code in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+        tp = KafkaTopicPartition(r.topic, r.partition)
+        low, _ = consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S, cached=False)
+        _lost(settings, f"offset {next_offset} of {r.topic}-{r.partition} is out of range (log starts at {low})")
+        resume = max(low, next_offset)
+        if resume < end:
+            consumer.assign([KafkaTopicPartition(r.topic, r.partition, resume)])
+        return resume
+    raise KafkaException(err)

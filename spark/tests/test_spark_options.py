@@ -1,0 +1,74 @@
+"""Option parsing and offset arithmetic of the twinlog source, without Spark or a broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark.client_config import consumer_config, producer_config
+from spark.offsets import KafkaOffsetRange, from_json_dict, offset_ranges, rate_limit, to_json_dict
+from spark.options import EARLIEST, LATEST, OptionError, parse_source_options
+
+
+def _opts(**kw):
+    return {k.lower(): v for k, v in kw.items()}
+
+
+def test_exactly_one_topic_selection():
+    with pytest.raises(OptionError, match="exactly one"):
+        parse_source_options(_opts(), streaming=True)
+    with pytest.raises(OptionError, match="exactly one"):
+        parse_source_options(_opts(subscribe="a", assign='{"a":[0]}'), streaming=True)
+    assert parse_source_options(_opts(assign='{"a":[1,0]}'), streaming=True).topics.assign == (("a", 0), ("a", 1))
+    sel = parse_source_options(_opts(subscribePattern="orders-.*"), streaming=True).topics
+    assert sel.matches("orders-eu") and not sel.matches("__consumer_offsets") and not sel.matches("x-orders-eu")
+
+
+def test_offset_specs_and_defaults():
+    stream = parse_source_options(_opts(subscribe="a"), streaming=True)
+    batch = parse_source_options(_opts(subscribe="a"), streaming=False)
+    assert (stream.starting.kind, batch.starting.kind, batch.ending.kind) == ("latest", "earliest", "latest")
+    spec = parse_source_options(_opts(subscribe="a", startingOffsets='{"a":{"0":23,"1":-2}}'), True).starting
+    assert spec.per_partition == {("a", 0): 23, ("a", 1): EARLIEST}
+    ts = parse_source_options(_opts(subscribe="a", startingTimestamp="1000",
+                                    startingOffsets="earliest"), True).starting
+    assert (ts.kind, ts.timestamp) == ("timestamp", 1000)  # startingTimestamp wins, as in the connector
+    with pytest.raises(OptionError, match="can't be latest"):
+        parse_source_options(_opts(subscribe="a", startingOffsets=f'{{"a":{{"0":{LATEST}}}}}'), False)
+    with pytest.raises(OptionError, match="can't be earliest"):
+        parse_source_options(_opts(subscribe="a", endingOffsets="earliest"), False)
+    with pytest.raises(OptionError, match="not supported for streaming"):
+        parse_source_options(_opts(subscribe="a", endingOffsets="latest"), True)
+
+
+def test_kafka_params_pass_through():
+    opts = parse_source_options(_opts(**{"subscribe": "a", "kafka.bootstrap.servers": "h:1",
+                                         "kafka.fetch.max.wait.ms": "50", "kafka.max.poll.records": "10",
+                                         "kafka.group.id": "mine"}), True)
+    assert opts.group_id == "mine"
+    config = consumer_config("h:1", opts.kafka_params, "mine")
+    assert config["fetch.wait.max.ms"] == "50" and "max.poll.records" not in config
+    assert config["isolation.level"] == "read_uncommitted" and config["enable.auto.commit"] is False
+    with pytest.raises(OptionError, match="startingOffsets"):
+        parse_source_options(_opts(**{"subscribe": "a", "kafka.auto.offset.reset": "earliest"}), True)
+    assert producer_config("h:1", {})["enable.idempotence"] is True
+    assert producer_config("h:1", {})["acks"] == "all"
+
+
+def test_offsets_json_shape_round_trips():
+    offsets = {("b", 1): 7, ("a", 10): 3, ("a", 2): 5}
+    assert to_json_dict(offsets) == {"a": {"2": 5, "10": 3}, "b": {"1": 7}}
+    assert from_json_dict(to_json_dict(offsets)) == offsets
+
+
+def test_ranges_skip_empty_and_new_partitions_start_earliest():
+    ranges = offset_ranges({("a", 0): 5, ("a", 1): 9}, {("a", 0): 8, ("a", 1): 9, ("a", 2): 4})
+    assert ranges == [KafkaOffsetRange("a", 0, 5, 8), KafkaOffsetRange("a", 2, -2, 4)]
+
+
+def test_rate_limit_is_the_connectors():
+    start = {("a", 0): 0, ("a", 1): 0}
+    assert rate_limit(8, start, {("a", 0): 15, ("a", 1): 5}) == {("a", 0): 6, ("a", 1): 2}
+    # A share below one record rounds up, so a small partition is never starved.
+    assert rate_limit(10, start, {("a", 0): 1000, ("a", 1): 1}) == {("a", 0): 9, ("a", 1): 1}
+    assert rate_limit(100, start, {("a", 0): 15, ("a", 1): 5}) == {("a", 0): 15, ("a", 1): 5}
+    assert rate_limit(4, {}, {("a", 0): 10}, {("a", 0): 6}) == {("a", 0): 10}
