@@ -49,6 +49,7 @@ class Broker:
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self._commits: dict[int, GroupCommit] = {}
         self._tasks: list[asyncio.Task] = []
+        self._flush_in_flight: asyncio.Future | None = None
 
     async def durable(self, partition: Partition) -> None:
         """Wait for an fsync covering everything appended to the partition so far."""
@@ -68,14 +69,20 @@ class Broker:
         whatever acks said. Runs in a thread (fsync blocks); the engines' flush is thread-safe
         against appends, which is also what group commit relies on."""
         interval = self.config.flush_interval_ms / 1000
+        loop = asyncio.get_running_loop()
         while True:
-            started = asyncio.get_running_loop().time()
+            started = loop.time()
             for store in self.storage.opened().values():
+                # Shielded: cancelling this task at shutdown must not leave a flush running in
+                # its thread while close() closes the files; close() waits for it instead.
+                self._flush_in_flight = loop.run_in_executor(None, store.flush)
                 try:
-                    await asyncio.to_thread(store.flush)
+                    await asyncio.shield(self._flush_in_flight)
+                except asyncio.CancelledError:
+                    raise
                 except Exception:
                     log.exception("periodic flush failed")
-            elapsed = asyncio.get_running_loop().time() - started
+            elapsed = loop.time() - started
             await asyncio.sleep(max(0.0, interval - elapsed))
 
     async def _retention_loop(self) -> None:
@@ -109,5 +116,10 @@ class Broker:
                 await task
             except (asyncio.CancelledError, Exception):
                 pass
+        if self._flush_in_flight is not None:
+            try:
+                await self._flush_in_flight
+            except Exception:
+                log.exception("periodic flush failed")
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())
