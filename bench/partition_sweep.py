@@ -26,7 +26,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from broker_launcher import BrokerProcess, broker_command, free_port  # noqa: E402
 from load_workers import PhaseError, produce_worker, run_phase  # noqa: E402
 from machine_facts import machine_facts  # noqa: E402
+from topic_admin import create_topic, held_records  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 
@@ -48,34 +48,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--linger-ms", type=int, default=5)
     ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
     return ap.parse_args(argv)
-
-
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=60).values():
-        f.result(timeout=60)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        md = admin.list_topics(topic, timeout=10).topics.get(topic)
-        if md and len(md.partitions) == partitions and all(p.leader >= 0 for p in md.partitions.values()):
-            return
-        time.sleep(0.2)
-    raise PhaseError(f"{topic} never showed {partitions} partitions with leaders")
-
-
-def held_records(bootstrap: str, topic: str, partitions: int) -> int:
-    """Sum of the partitions' high watermarks minus log start offsets."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "twinlog-sweep-check"})
-    try:
-        return sum(high - low for low, high in (
-            c.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)
-            for p in range(partitions)))
-    finally:
-        c.close()
 
 
 def one_point(args, mode: str, partitions: int, cpus: tuple[set[int] | None, set[int] | None]) -> dict:
