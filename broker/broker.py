@@ -51,12 +51,14 @@ class Broker:
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
 
-    async def durable(self, partition: Partition) -> None:
-        """Wait for an fsync covering everything appended to the partition so far."""
+    async def durable(self, partition: Partition) -> int:
+        """Wait for an fsync covering everything appended to the partition so far; returns
+        the log end offset that fsync covered (appends made meanwhile may lie beyond it)."""
         commit = self._commits.get(id(partition))
         if commit is None:
-            commit = self._commits[id(partition)] = GroupCommit(partition.log.flush)
-        await commit.sync()
+            commit = self._commits[id(partition)] = GroupCommit(
+                partition.log.flush, lambda: partition.log.log_end_offset)
+        return await commit.sync()
 
     def start_background(self) -> None:
         group_offsets.load(self.groups, self.offsets_store)  # needs the running loop for session timers

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from dataclasses import replace
@@ -83,6 +84,7 @@ async def _run(config: BrokerConfig) -> None:
     broker = Broker(config)
     server = await serve(broker, config.host, config.port)
     broker.start_background()
+    _freeze_startup_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -93,6 +95,15 @@ async def _run(config: BrokerConfig) -> None:
     log.info("shutting down")
     server.close()
     await broker.close()
+
+
+def _freeze_startup_heap() -> None:
+    """Move everything alive after start-up (modules, the codec's classes, open topics) out of
+    the cyclic collector's reach. Without this, the first full collections walk that whole heap
+    while the event loop waits: 15-25 ms stalls, measured as the produce p99.9 of the latency
+    benchmark. What the broker allocates afterwards is collected as usual."""
+    gc.collect()
+    gc.freeze()
 
 
 main.add_command(lookup_command)

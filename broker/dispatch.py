@@ -1,13 +1,15 @@
-"""One request frame in, one framed response (or nothing) out."""
+"""One request frame in, one framed response (or nothing, or a task that will make one) out."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from wire import unsupported
 from wire.framing import PeerProtocolError
 from wire.protocol import UnsupportedVersion, decode_request, encode_response
 
+from .dispatch_types import Deferred
 from .handlers import HANDLERS
 
 log = logging.getLogger(__name__)
@@ -17,8 +19,12 @@ class ConnectionClosed(Exception):
     """The request cannot be answered; the connection must close (already logged)."""
 
 
-async def dispatch(broker, frame: bytes) -> list | None:
-    """Returns the response chunks, None when no response is due (acks=0).
+async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
+    """Returns the response chunks, None when no response is due (acks=0), or, for a
+    handler's Deferred answer, a task resolving to one of those.
+
+    The task is not the connection's: if the client goes away it still runs to the end, so
+    what its request appended is still published after the fsync.
 
     Raises PeerProtocolError when the peer's request cannot be answered.
     """
@@ -33,6 +39,13 @@ async def dispatch(broker, frame: bytes) -> list | None:
             ) from None
         return [reply] if reply is not None else None
     response = await HANDLERS[header.api_key](broker, header, request)
+    if isinstance(response, Deferred):
+        return asyncio.ensure_future(_finish(header, response.awaitable))
     if response is None:
         return None
     return encode_response(header, response)
+
+
+async def _finish(header, awaitable) -> list | None:
+    response = await awaitable
+    return None if response is None else encode_response(header, response)

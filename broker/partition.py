@@ -51,9 +51,11 @@ class Partition:
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         return info, False
 
-    def publish(self) -> None:
-        """Make appended data visible: advance the HW and wake waiting fetches."""
-        self.leader.leader_appended(self.log.log_end_offset)
+    def publish(self, upto: int | None = None) -> None:
+        """Make appended data visible: advance the HW (to the log end, or to `upto`, the end
+        an fsync covered) and wake waiting fetches."""
+        end = self.log.log_end_offset
+        self.leader.leader_appended(end if upto is None else min(upto, end))
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():

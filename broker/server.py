@@ -3,6 +3,13 @@
 Requests on one connection are answered in order (clients pipeline and match
 responses by order as well as correlation id); connections are independent.
 A peer that breaks the protocol loses its own connection, with a log line.
+
+Produce requests pipeline, as in Redpanda: a durable produce appends at once
+and its answer (a task waiting for the fsync) joins the backlog, which a writer
+task empties in request order while the next requests are read and appended,
+so one fsync covers all of them (group commit within one connection). Any other
+request first waits for the backlog to empty: a client that was told its
+records are stored then sees them (read-your-writes on one connection).
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ log = logging.getLogger(__name__)
 
 SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
 MAX_QUEUED_REQUESTS = 64
+MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
+PRODUCE = b"\x00\x00"  # a frame starts with its api key
 
 
 class _FdFile:
@@ -53,6 +62,9 @@ class KafkaConnection(asyncio.Protocol):
         self._task: asyncio.Task | None = None
         self._drained: asyncio.Future | None = None
         self._paused_reading = False
+        self._backlog: asyncio.Queue = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
+        self._behind = 0  # answers put in the backlog and not yet written
+        self._writer: asyncio.Task | None = None
         self.peer = "?"
 
     def connection_made(self, transport) -> None:
@@ -74,8 +86,9 @@ class KafkaConnection(asyncio.Protocol):
             self._transport.pause_reading()
 
     def connection_lost(self, exc) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        for task in (self._task, self._writer):
+            if task is not None:
+                task.cancel()
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
@@ -97,17 +110,47 @@ class KafkaConnection(asyncio.Protocol):
                 if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
                     self._paused_reading = False
                     transport.resume_reading()
-                chunks = await dispatch(self._broker, frame)
-                if chunks:
-                    await self._send(chunks)
+                if self._behind and frame[:2] != PRODUCE:
+                    await self._backlog.join()
+                reply = await dispatch(self._broker, frame)
+                if not self._behind and not isinstance(reply, asyncio.Task):
+                    if reply:
+                        await self._send(reply)  # the common case: nothing waits for an fsync
+                    continue
+                if self._writer is None:
+                    self._writer = asyncio.create_task(self._write_backlog())
+                self._behind += 1
+                await self._backlog.put(reply)
         except asyncio.CancelledError:
             pass
-        except PeerProtocolError as exc:
+        except Exception as exc:
+            self._fail(exc)
+
+    async def _write_backlog(self) -> None:
+        """Write the backlog's answers in request order, each once its fsync is done."""
+        try:
+            while True:
+                reply = await self._backlog.get()
+                try:
+                    if isinstance(reply, asyncio.Task):
+                        # shielded: a client that leaves must not cancel the publish
+                        reply = await asyncio.shield(reply)
+                    if reply:
+                        await self._send(reply)
+                finally:
+                    self._behind -= 1
+                    self._backlog.task_done()
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        if isinstance(exc, PeerProtocolError):
             log.warning("closing connection from %s: %s", self.peer, exc)
-            transport.abort()
-        except Exception:
-            log.exception("closing connection from %s after an internal error", self.peer)
-            transport.abort()
+        else:
+            log.error("closing connection from %s after an internal error", self.peer, exc_info=exc)
+        self._transport.abort()
 
     async def _send(self, chunks: list) -> None:
         transport = self._transport

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from compat_tests.raw_kafka import Client, make_batch
+from compat_tests.raw_kafka import REF, Client, build_request, make_batch, read_records
 from compat_tests.topics import unique_topic
 from segment.kafka.store import RECOVERY_CHECKPOINT, read_checkpoint
 
@@ -54,3 +54,47 @@ def test_without_periodic_flush_the_checkpoint_waits_for_shutdown(broker_factory
     assert not on_disk(broker, topic)
     broker.stop()
     assert on_disk(broker, topic)
+
+
+def _produce_request(topic: str, records: bytes, acks: int = -1):
+    return build_request(0, REF["produce"], transactional_id=None, acks=acks, timeout=10_000,
+                         topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": records}]}])
+
+
+def test_pipelined_durable_produces_are_answered_in_order_and_visible_at_once(fresh_broker):
+    """flush.messages=1: 40 produce requests sent back to back on one connection (as librdkafka
+    pipelines them) are appended while earlier ones wait for their fsync. Each answer comes in
+    request order with the next offsets, and a ListOffsets sent right behind them on the same
+    connection already sees all 400 records (its answer waits for theirs)."""
+    topic = unique_topic("pipelined")
+    with Client.to(fresh_broker) as c:
+        c.create_topic(topic, 1, {"flush.messages": "1"})
+        ids = [c.send(_produce_request(topic, make_batch([b"p%d-%d" % (i, j) for j in range(10)])))
+               for i in range(40)]
+        cid = c.send(build_request(2, REF["list_offsets"], replica_id=-1, isolation_level=0, topics=[
+            {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1, "current_leader_epoch": -1}]}]))
+        for i, expected_id in enumerate(ids):
+            resp = c.recv(0, REF["produce"], expected_id)
+            (p,) = resp.responses[0].partition_responses
+            assert (p.error_code, p.base_offset) == (0, 10 * i), p
+        (latest,) = c.recv(2, REF["list_offsets"], cid).topics[0].partitions
+        assert (latest.error_code, latest.offset) == (0, 400), latest
+        values = [v for _o, _t, _k, v in read_records(c.stored_bytes(topic))]
+        assert values == [b"p%d-%d" % (i, j) for i in range(40) for j in range(10)]
+
+
+def test_client_leaving_mid_fsync_loses_no_acknowledged_visibility(fresh_broker):
+    """A durable producer that closes its connection with answers still owed: what it appended
+    is still published once fsynced, so another client reads all of it."""
+    topic = unique_topic("leaving")
+    with Client.to(fresh_broker) as c:
+        c.create_topic(topic, 1, {"flush.messages": "1"})
+        for i in range(20):
+            c.send(_produce_request(topic, make_batch([b"l%d" % i])))
+    with Client.to(fresh_broker) as reader:
+        deadline = time.monotonic() + 5
+        while reader.log_end_offset(topic) < 20:
+            assert time.monotonic() < deadline, "records appended before the client left never became visible"
+            time.sleep(0.05)
+        values = [v for _o, _t, _k, v in read_records(reader.stored_bytes(topic))]
+        assert values == [b"l%d" % i for i in range(20)]

@@ -4,7 +4,9 @@ Each partition stands alone: a corrupt or oversize batch, an unknown
 partition or a fenced producer fails only that partition and stores nothing
 for it. Record bytes are never decoded: offsets are assigned in the header.
 With flush.messages=1 the batch is fsynced (group commit) before it becomes
-visible and is acknowledged.
+visible and is acknowledged: the appends happen now, in request order, and the
+answer is a Deferred that waits for the fsync, so the connection can append the
+requests pipelined behind this one meanwhile and one fsync covers them all.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
+from ..dispatch_types import Deferred
 from ..producer_state import OutOfOrderSequence, ProducerFenced
 from .response_builder import NO_THROTTLE, error, make, nested
 
@@ -69,13 +72,22 @@ async def handle(broker, header, request):
             if partition is not None:
                 touched[id(partition)] = partition
     durable = [p for p in touched.values() if p.config.flush_messages == 1]
-    if durable:
-        await asyncio.gather(*(broker.durable(p) for p in durable))
     for p in touched.values():
-        p.publish()
+        if p.config.flush_messages != 1:
+            p.publish()
+    if durable:
+        return Deferred(_after_fsync(broker, durable, None if request.acks == 0 else (header, results)))
     if request.acks == 0:
         return None
     return _response(header, results)
+
+
+async def _after_fsync(broker, durable, answer):
+    """The second half of a durable produce: wait for the fsyncs, publish what they covered."""
+    covered = await asyncio.gather(*(broker.durable(p) for p in durable))
+    for p, upto in zip(durable, covered):
+        p.publish(upto)
+    return None if answer is None else _response(*answer)
 
 
 def _append_time(info):
