@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-deps bench spark-demo clean
+.PHONY: serve test test-deps bench bench-full bench-broker spark-demo clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,16 @@ test-deps: $(STAMP)
 test: $(STAMP) test-deps
 	$(BIN)/pytest
 
+# The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.
+# --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes).
 bench: $(STAMP)
+	$(BIN)/python bench/compare.py --quick
+
+bench-full: $(STAMP)
+	$(BIN)/python bench/compare.py --full
+
+# One broker, one configuration, in depth (bench/run.py: CPU per phase, batch sizes, page cache).
+bench-broker: $(STAMP)
 	$(BIN)/python bench/run.py
 
 # Orders -> twinlog -> Spark Structured Streaming (windows, watermark) -> parquet + twinlog topic,

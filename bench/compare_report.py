@@ -125,7 +125,8 @@ def markdown(r: dict) -> str:
              f"librdkafka {m.get('librdkafka')}; commit {m.get('git_commit')}.",
              f"Load: one confluent-kafka (librdkafka) producer process, acks=1, no compression, "
              f"batch.size 1 MiB, linger.ms {s['linger_ms']} for peaks; latency phases at "
-             f"{s['latency_fraction']:.0%} of the cell's peak with linger.ms {s['latency_linger_ms']}; "
+             f"{s['latency_fraction']:.0%} of the cell's peak with linger.ms {s['latency_linger_ms']} "
+             f"and at most 5 requests in flight (the Java client's default); "
              f"several partitions: records spread uniformly (sticky partitioning off).", "",
              "## Limits measured in this run", "",
              "| limit | figure |", "|---|---|",
