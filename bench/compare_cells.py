@@ -29,7 +29,7 @@ from offset_check import partition_ends
 from offset_check import total as read_back_total
 from page_cache import evict
 from python_client_workers import aiokafka_produce_worker, kafka_python_produce_worker
-from topic_admin import create_topic, held_records
+from topic_admin import check_acknowledged, create_topic, held_records
 
 DURABILITY_ARGS = {"page_cache": [], "fsync_100ms": ["--flush-interval-ms", "100"], "fsync_ack": [], "memory": []}
 DURABILITY_TOPIC = {"fsync_ack": {"flush.messages": "1"}}
@@ -77,7 +77,7 @@ def broker_for(cell: Cell, m: Machine):
     port = free_port()
     extra = []
     if cell.broker == "twinlog":
-        extra = ["--storage-mode", cell.mode, *DURABILITY_ARGS[cell.durability], "--log-level", "WARNING"]
+        extra = ["--storage-mode", cell.mode, *DURABILITY_ARGS[cell.durability]]
     cmd = broker_command(cell.broker, None, extra, work / "data", "127.0.0.1", port)
     broker = BrokerProcess(cmd, "127.0.0.1", port, work / "broker.log", m.broker_cpus)
     broker.start()
@@ -119,11 +119,7 @@ def throughput(broker, cell: Cell, topic: str, m: Machine, seconds: float, linge
                "flush_timeout": 60, "cpus": m.client_list, **_spread(cell)}]
     run = run_phase(CLIENT_WORKERS[cell.client], params, seconds + 150, broker)
     (res,) = run.results
-    if res["failed"] or res["unacked"]:
-        raise PhaseError(f"{res['failed']} failed, {res['unacked']} unacknowledged: {res['errors'][:3]}")
-    held = count_held(broker, cell, topic) - before
-    if held < res["acked"] + res["warmup_acked"]:
-        raise PhaseError(f"{res['acked']:,} acknowledged but the partitions grew by {held:,}")
+    check_acknowledged(res, count_held(broker, cell, topic) - before)
     secs = run.end_time - run.go_time
     return {"records": res["acked"], "seconds": secs, "mb_s": res["bytes"] / 1e6 / secs,
             "msgs_s": res["acked"] / secs, "linger_ms": linger_ms,
@@ -142,11 +138,7 @@ def latency(broker, cell: Cell, topic: str, m: Machine, rate: float, seconds: fl
                "partition": 0 if cell.partitions == 1 else None, "client_config": LATENCY_CLIENT}]
     run = run_phase(paced_produce_worker, params, seconds + 150, broker)
     (res,) = run.results
-    if res["failed"] or res["unacked"]:
-        raise PhaseError(f"{res['failed']} failed, {res['unacked']} unacknowledged: {res['errors'][:3]}")
-    held = count_held(broker, cell, topic) - before
-    if held < res["acked"] + res["warmup_acked"]:
-        raise PhaseError(f"{res['acked']:,} acknowledged but the partitions grew by {held:,}")
+    check_acknowledged(res, count_held(broker, cell, topic) - before)
     return {"rate_asked": rate, "rate_achieved": res["sent"] / res["send_seconds"], "linger_ms": linger_ms,
             "samples": len(res["latencies_s"]), **percentiles(res["latencies_s"]),
             "broker_cpu": run.broker_cpu_s / res["send_seconds"] if run.broker_cpu_s is not None else None,

@@ -80,13 +80,14 @@ def _n(v, fmt="{:,.0f}") -> str:
 
 def targets_markdown(r: dict) -> str:
     lines = ["| target | mode | figure | goal | figure / goal | met |", "|---|---|---|---|---|---|"]
-    for t in targets(r):
+    found = targets(r)
+    for t in found:
         fmt = "{:,.2f}" if t["unit"] == "ms" else "{:,.0f}"
         met = "—" if t["met"] is None else ("yes" if t["met"] else "**no**")
         ratio = "—" if t["ratio"] is None else f"{t['ratio']:.2f}"
         lines.append(f"| {t['target']} | {t['mode']} | {_n(t['value'], fmt)} {t['unit']} | "
                      f"{_n(t['goal'], fmt)} {t['unit']} | {ratio} | {met} |")
-    if any(t["unit"] == "ms" for t in targets(r)):
+    if any(t["unit"] == "ms" for t in found):
         lines.append("\nFor latency targets, figure / goal is goal ÷ figure: above 1 is inside the target.")
     return "\n".join(lines) + "\n"
 

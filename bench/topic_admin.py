@@ -29,6 +29,15 @@ def create_topic(bootstrap: str, topic: str, partitions: int, configs: dict[str,
     raise PhaseError(f"{topic} never showed {partitions} partitions with leaders")
 
 
+def check_acknowledged(res: dict, held: int) -> None:
+    """A producer worker's result is only a figure if nothing failed or stayed queued and the
+    partitions grew by at least what was acknowledged (the warm-up record included)."""
+    if res["failed"] or res["unacked"]:
+        raise PhaseError(f"{res['failed']} failed, {res['unacked']} unacknowledged: {res['errors'][:3]}")
+    if held < res["acked"] + res["warmup_acked"]:
+        raise PhaseError(f"{res['acked']:,} acknowledged but the partitions grew by {held:,}")
+
+
 def held_records(bootstrap: str, topic: str, partitions: int) -> int:
     """Sum of the partitions' high watermarks minus log start offsets."""
     from confluent_kafka import Consumer, TopicPartition

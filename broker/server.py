@@ -153,24 +153,15 @@ class KafkaConnection(asyncio.Protocol):
         self._transport.abort()
 
     async def _send(self, chunks: list) -> None:
-        # Bytes (and small file regions, read here) are gathered into one write: a write to an
-        # idle transport is a send() at once, so the 4-byte size prefix alone would cost a
-        # syscall and a TCP segment of its own. Large regions go by sendfile.
         transport = self._transport
         loop = asyncio.get_running_loop()
-        pending: list = []
         for chunk in chunks:
             if isinstance(chunk, (bytes, bytearray)):
-                pending.append(chunk)
+                transport.write(chunk)
             elif chunk.size < SENDFILE_MIN:
-                pending.append(os.pread(chunk.fd, chunk.size, chunk.position))
+                transport.write(os.pread(chunk.fd, chunk.size, chunk.position))
             else:
-                if pending:
-                    transport.write(b"".join(pending))
-                    pending = []
                 await loop.sendfile(transport, _FdFile(chunk.fd), chunk.position, chunk.size)
-        if pending:
-            transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
         if self._drained is not None:
             await self._drained
 

@@ -182,6 +182,9 @@ def decode_request(frame: bytes):
     return header, body
 
 
+_SIZE_PLACEHOLDER = b"\x00\x00\x00\x00"  # patched with the frame size once it is known
+
+
 class ChunkWriter:
     """A Writable for kio that keeps record regions out of the byte buffer.
 
@@ -199,7 +202,7 @@ class ChunkWriter:
     def write(self, data) -> int:
         if isinstance(data, RecordRegions):
             if self._cur:
-                self.chunks.append(bytes(self._cur))
+                self.chunks.append(self._cur)  # handed over, not copied: a fresh buffer follows
                 self._cur = bytearray()
             self.chunks.extend(data.regions)
             self.size += data.total
@@ -210,7 +213,7 @@ class ChunkWriter:
 
     def finish(self) -> list:
         if self._cur:
-            self.chunks.append(bytes(self._cur))
+            self.chunks.append(self._cur)
             self._cur = bytearray()
         return self.chunks
 
@@ -233,14 +236,19 @@ class RecordRegions(bytes):
 
 
 def encode_response(header: RequestHeader, body) -> list:
-    """Frame a typed response: a list of bytes and record regions, size prefix first."""
+    """Frame a typed response: a list of byte buffers and record regions, starting with the
+    size prefix. The prefix is written into the first buffer rather than sent as a chunk of
+    its own: the transport writes each chunk as it comes, and a response without record
+    regions then goes out as one write (one send, one TCP segment)."""
     out = ChunkWriter()
+    out.write(_SIZE_PLACEHOLDER)
     out.write(_I32.pack(header.correlation_id))
     if header.flexible and header.api_key != API_VERSIONS_KEY:
         out.write(b"\x00")  # response header v1: no tagged fields
     _writer(type(body))(out, body)
     chunks = out.finish()
-    return [_I32.pack(out.size), *chunks]
+    _I32.pack_into(chunks[0], 0, out.size - _I32.size)
+    return chunks
 
 
 def response_for(header: RequestHeader):
