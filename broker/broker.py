@@ -57,8 +57,14 @@ class Broker:
         commit = self._commits.get(id(partition))
         if commit is None:
             commit = self._commits[id(partition)] = GroupCommit(
-                partition.log.flush, lambda: partition.log.log_end_offset)
+                partition.log.flush, lambda: self._written_end(partition))
         return await commit.sync()
+
+    def _written_end(self, partition: Partition) -> int:
+        """The log end offset once every pending append is written: what an fsync starting
+        now covers (GroupCommit reads it on the event loop just before the fsync)."""
+        self.storage.commit_writes()
+        return partition.log.log_end_offset
 
     def start_background(self) -> None:
         group_offsets.load(self.groups, self.offsets_store)  # needs the running loop for session timers
@@ -75,6 +81,7 @@ class Broker:
         while True:
             started = loop.time()
             for store in self.storage.opened().values():
+                store.commit_writes()  # on the loop: the flush in its thread covers only what is written
                 # Shielded: cancelling this task at shutdown must not leave a flush running in
                 # its thread while close() closes the files; close() waits for it instead.
                 self._flush_in_flight = loop.run_in_executor(None, store.flush)

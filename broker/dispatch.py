@@ -38,7 +38,10 @@ async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
                 f"from client {exc.header.client_id!r}"
             ) from None
         return [reply] if reply is not None else None
-    response = await HANDLERS[header.api_key](broker, header, request)
+    try:
+        response = await HANDLERS[header.api_key](broker, header, request)
+    finally:
+        broker.storage.commit_writes()  # what it appended reaches the files before any answer
     if isinstance(response, Deferred):
         return asyncio.ensure_future(_finish(header, response.awaitable))
     if response is None:

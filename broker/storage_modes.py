@@ -71,6 +71,11 @@ class StorageModes:
     def opened(self) -> dict[str, LogStore]:
         return dict(self._stores)
 
+    def commit_writes(self) -> None:
+        """Write every engine's pending appends (LogStore.commit_writes): after each request."""
+        for store in self._stores.values():
+            store.commit_writes()
+
     def close(self) -> None:
         for store in self._stores.values():
             store.close()

@@ -158,9 +158,19 @@ class LogStore(abc.ABC):
     def existing_partitions(self) -> list[tuple[str, int]]:
         """(topic, partition) pairs found on disk."""
 
+    def commit_writes(self) -> None:
+        """Write to the files (the page cache) what appends still hold in memory.
+
+        An engine may gather the appends of one request and write them together. The broker
+        calls this after every request, before answering it, and before each flush it starts,
+        so an acknowledged append survives the broker process dying and a flush covers it.
+        Reads see pending appends without it. Engines that write on append need nothing here.
+        """
+
     @abc.abstractmethod
     def flush(self) -> None:
-        """fsync every open partition (group commit point)."""
+        """fsync every open partition (group commit point): what was written when it started.
+        Runs in a worker thread while the event loop appends."""
 
     @abc.abstractmethod
     def close(self) -> None:

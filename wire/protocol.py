@@ -20,7 +20,6 @@ answers with response header v0 (KIP-511), so old clients can parse the reply.
 
 from __future__ import annotations
 
-import io
 import struct
 from dataclasses import dataclass
 from functools import cache

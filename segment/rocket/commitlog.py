@@ -18,9 +18,16 @@ its end and the unit goes to the start of a new file:
     | unit   | ...                                         file n+1
     +--------+-----
 
-Writes are plain pwrites (one per unit) on an fd the fetch path can sendfile
-from; nothing is mapped. Files are created at full size as sparse files, so the
-bytes after the write position read as zeros.
+Writes are plain pwrites on an fd the fetch path can sendfile from; nothing is
+mapped. Files are created at full size as sparse files, so the bytes after the
+write position read as zeros. Appended units wait in memory and go out as one
+pwritev (`write_pending`): the broker calls it once per request, before it
+answers, and every read, roll and close calls it first. A produce request for
+1000 partitions so costs one system call instead of 1000 (profiled: the
+per-unit pwrite was 30% of the broker's time at 1000 partitions). RocketMQ gets
+the same from writing into a mapped file; a mapping was slower here, one page
+fault per 4 KiB. `write_pos` is where the next unit goes, `written_pos` how far
+the file holds them: only what is written is ever fsynced or called durable.
 
 Crash behaviour: the log holds whole units up to some point, then at most one
 torn unit, then zeros (or, in a test, the file simply ends). `scan()` walks units
@@ -50,6 +57,8 @@ from . import unit_format as uf
 log = logging.getLogger(__name__)
 
 SCAN_CHUNK = 4 * 1024 * 1024
+MAX_PENDING_PARTS = 1023  # below Linux's IOV_MAX (1024), what one pwritev takes; a unit adds 1 or 2
+MAX_PENDING_BYTES = 4 * 1024 * 1024
 RETIRED_GRACE_S = 60.0
 
 
@@ -97,6 +106,9 @@ class CommitLog:
                 capacity = max(path.stat().st_size, file_size)
             self.files.append(CommitLogFile(path, base, capacity))
         self.write_pos = self.files[-1].end if self.files else 0  # set by truncate_at() after the scan
+        self.written_pos = self.write_pos
+        self._pending: list = []  # units from written_pos to write_pos, not yet in the file
+        self._pending_bytes = 0
         self.flushed_pos = 0
 
     # ----- geometry ----------------------------------------------------------
@@ -109,6 +121,9 @@ class CommitLog:
         return bisect_right([f.base for f in self.files], phys) - 1
 
     def file_at(self, phys: int) -> CommitLogFile | None:
+        """The file holding phys, with every appended unit written to it (for reading)."""
+        if self._pending:
+            self.write_pending()
         i = self._file_index(phys)
         if i < 0 or phys >= self.files[i].end:
             return None
@@ -121,29 +136,52 @@ class CommitLog:
 
     # ----- writing -----------------------------------------------------------
 
-    def append(self, unit) -> int:
-        """Write one unit, rolling to a new file if needed; returns its commitlog offset."""
-        size = len(unit)
+    def append(self, *parts) -> int:
+        """Add one unit (the concatenation of `parts`), rolling to a new file if needed;
+        returns its commitlog offset.
+
+        The parts are written by the next write_pending(); they must not change until then."""
+        size = sum(map(len, parts))
         if size + uf.BLANK_MIN_SIZE > self.file_size:
             raise UnitTooLarge(f"a {size}-byte unit does not fit a {self.file_size}-byte commitlog file")
         active = self.files[-1] if self.files else None
         if active is None or self.write_pos + size + uf.BLANK_MIN_SIZE > active.end:
+            self.write_pending()
             if active is not None and self.write_pos < active.end:
                 os.pwrite(active.fd, uf.encode_blank(active.end - self.write_pos), self.write_pos - active.base)
             start = active.end if active is not None else self.write_pos
             active = CommitLogFile(self.dir / file_name(start), start, self.file_size)
             with self._lock:
                 self.files.append(active)
-            self.write_pos = start
+            self.write_pos = self.written_pos = start
         phys = self.write_pos
-        os.pwrite(active.fd, unit, phys - active.base)
+        self._pending.extend(parts)
+        self._pending_bytes += size
         self.write_pos = phys + size
+        if len(self._pending) >= MAX_PENDING_PARTS or self._pending_bytes >= MAX_PENDING_BYTES:
+            self.write_pending()
         return phys
+
+    def write_pending(self) -> None:
+        """Write the appended units to the active file in one pwritev. On an OSError they
+        stay pending (and unacknowledged: the broker answers only after this returns)."""
+        if not self._pending:
+            return
+        f = self.files[-1]
+        at, total = self.written_pos - f.base, self.write_pos - self.written_pos
+        done = os.pwritev(f.fd, self._pending, at)
+        if done < total:  # short write: finish the rest in one piece
+            rest = memoryview(b"".join(self._pending))[done:]
+            while rest:
+                n = os.pwrite(f.fd, rest, at + done)
+                rest, done = rest[n:], done + n
+        self._pending, self._pending_bytes = [], 0
+        self.written_pos = self.write_pos
 
     # ----- reading -----------------------------------------------------------
 
     def read(self, phys: int, size: int) -> bytes:
-        f = self.file_at(phys)
+        f = self.file_at(phys)  # writes what is pending first
         if f is None:
             raise StorageError(f"commitlog offset {phys} is not in any file")
         return os.pread(f.fd, size, phys - f.base)
@@ -154,6 +192,7 @@ class CommitLog:
         `start` must be a unit boundary (a file start always is). Blank padding is
         followed into the next file. The view is only valid until the next item.
         """
+        self.write_pending()
         self.scan_end = start
         i = self._file_index(start)
         if i < 0:
@@ -195,6 +234,7 @@ class CommitLog:
 
     def truncate_at(self, phys: int) -> None:
         """Make `phys` the write position: zero the rest of its file, remove later files."""
+        self.write_pending()
         with self._lock:
             while self.files and self.files[-1].base > phys:
                 doomed = self.files.pop()
@@ -205,7 +245,7 @@ class CommitLog:
         if f is not None:
             os.ftruncate(f.fd, phys - f.base)
             os.ftruncate(f.fd, f.capacity)
-        self.write_pos = phys
+        self.write_pos = self.written_pos = phys
         self.flushed_pos = min(self.flushed_pos, phys)
 
     def delete_files_before(self, limit: int) -> int:
@@ -233,8 +273,11 @@ class CommitLog:
     # ----- durability --------------------------------------------------------
 
     def flush(self) -> int:
-        """fsync every file written since the last flush; returns the offset now durable."""
-        target = self.write_pos
+        """fsync every file written since the last flush; returns the offset now durable.
+
+        Safe in a worker thread while the event loop appends: it covers what was written
+        (written_pos) when it started, never what is still pending."""
+        target = self.written_pos
         with self._lock:
             dirty = [f for f in self.files if f.end > self.flushed_pos and f.base < target]
         for f in dirty:
@@ -246,6 +289,7 @@ class CommitLog:
         return target
 
     def close(self) -> None:
+        self.write_pending()
         self.flush()
         for f in self.files:
             f.close()

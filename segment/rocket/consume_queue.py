@@ -35,8 +35,12 @@ offset delta keeps the log end offset known even when the commitlog file of the
 last batch has been deleted.
 
 Entries are appended in commitlog order, so within a queue both the base offset
-and the commitlog offset increase. Files are written with pwrite and grow to at
-most `entries_per_file` entries.
+and the commitlog offset increase. Files grow to at most `entries_per_file`
+entries. New entries wait in memory until `write_pending` (the store calls it
+with the commitlog's, once per request; a read calls it first): one pwrite per
+file instead of two per batch. The entries are derived data, so none of them
+needs to be on disk before an acknowledgement, only before a checkpoint counts
+them (store.py).
 
 Crash behaviour: either file may end in a torn entry or be behind the other; on
 open both are cut to the shorter whole-entry count, and a short file that is
@@ -76,17 +80,37 @@ class QueueFile:
         self.time_path = self.path.with_name(self.path.name + ".time")
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         self.time_fd = os.open(self.time_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._pending_entries = bytearray()  # entries written..count-1, not yet in the files
+        self._pending_times = bytearray()
         count = min(os.fstat(self.fd).st_size, os.fstat(self.time_fd).st_size) // ENTRY_SIZE
+        self.count = self.written = count
         self.set_count(count)
 
+    def add(self, entry: bytes, time_entry: bytes) -> None:
+        self._pending_entries += entry
+        self._pending_times += time_entry
+        self.count += 1
+
+    def write_pending(self) -> None:
+        if self.written == self.count:
+            return
+        at = self.written * ENTRY_SIZE
+        os.pwrite(self.fd, self._pending_entries, at)
+        os.pwrite(self.time_fd, self._pending_times, at)
+        self._pending_entries, self._pending_times = bytearray(), bytearray()
+        self.written = self.count
+
     def set_count(self, count: int) -> None:
-        self.count = count
+        self.write_pending()
+        self.count = self.written = count
         for fd in (self.fd, self.time_fd):
             if os.fstat(fd).st_size != count * ENTRY_SIZE:
                 os.ftruncate(fd, count * ENTRY_SIZE)
 
     def read(self, first: int, n: int) -> list[tuple]:
         """Raw (phys, size, base, max_ts, running_max, last_delta) of entries first .. first+n-1 of this file."""
+        if self.written != self.count:
+            self.write_pending()
         at = first * ENTRY_SIZE
         q = os.pread(self.fd, n * ENTRY_SIZE, at)
         t = os.pread(self.time_fd, n * ENTRY_SIZE, at)
@@ -100,6 +124,7 @@ class QueueFile:
         self.fd = self.time_fd = -1
 
     def unlink(self) -> None:
+        self.written = self.count  # what is pending goes with the file
         self.close()
         self.path.unlink(missing_ok=True)
         self.time_path.unlink(missing_ok=True)
@@ -219,16 +244,15 @@ class ConsumeQueue:
     def put(self, phys: int, size: int, base_offset: int, last_offset: int, max_timestamp: int) -> QueueEntry:
         f = self.files[-1] if self.files else None
         if f is None or f.count >= self.per_file:
+            if f is not None:
+                f.write_pending()  # only the last file may hold pending entries
             f = QueueFile(self.dir, self.next_index)
             self.files.append(f)
             self._firsts.append(f.first_index)
         running = max(max_timestamp, self.last.running_max) if self.last is not None else max_timestamp
-        at = f.count * ENTRY_SIZE
-        os.pwrite(f.fd, ENTRY.pack(phys, size, base_offset), at)
-        os.pwrite(f.time_fd, TIME.pack(max_timestamp, running, last_offset - base_offset), at)
         if f.count == 0:
             self._first_bases.append(base_offset)
-        f.count += 1
+        f.add(ENTRY.pack(phys, size, base_offset), TIME.pack(max_timestamp, running, last_offset - base_offset))
         self._dirty.add(f)
         self.last = QueueEntry(f.first_index + f.count - 1, phys, size, base_offset, last_offset, max_timestamp, running)
         return self.last
@@ -273,7 +297,13 @@ class ConsumeQueue:
 
     # ----- durability -----------------------------------------------------------
 
+    def write_pending(self) -> None:
+        """Write the entries added since the last call (only the last file can hold any)."""
+        if self.files:
+            self.files[-1].write_pending()
+
     def flush(self) -> None:
+        """fsync what write_pending wrote (safe in a worker thread while entries are added)."""
         dirty, self._dirty = self._dirty, set()
         for f in dirty:
             try:
@@ -283,6 +313,7 @@ class ConsumeQueue:
                 pass  # deleted meanwhile (closed fds are -1)
 
     def close(self) -> None:
+        self.write_pending()
         self.flush()
         for f in self.files:
             f.close()

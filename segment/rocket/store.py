@@ -95,6 +95,9 @@ class RocketLogStore(LogStore):
                     self.queues[key] = ConsumeQueue(part_dir, key[0], key[1], queue_entries_per_file)
         self.dispatcher = Dispatcher(self.commitlog, self.queues, self.index, self._make_queue)
         self.dispatcher.recover(self._checkpoint, self.abnormal)
+        for q in self.queues.values():
+            q.write_pending()  # what recovery re-dispatched, before a checkpoint counts it
+        self._unwritten: set[ConsumeQueue] = set()  # queues with entries write_pending has not written
         self.log_start: dict[tuple[str, int], int] = {}
         for key, q in self.queues.items():
             self._init_log_start(key, q)
@@ -129,6 +132,7 @@ class RocketLogStore(LogStore):
         return plog
 
     def delete_partition(self, topic: str, partition: int) -> None:
+        self.commit_writes()
         key = (topic, partition)
         self.logs.pop(key, None)
         self.log_start.pop(key, None)
@@ -160,6 +164,7 @@ class RocketLogStore(LogStore):
                 write_checkpoint(self.dir, self._checkpoint)
 
     def close(self) -> None:
+        self.commit_writes()
         self.checkpoint()
         self.commitlog.close()
         for q in self.queues.values():
@@ -171,10 +176,10 @@ class RocketLogStore(LogStore):
     # ----- used by RocketPartitionLog --------------------------------------------
 
     def append_batch(self, queue: ConsumeQueue, batch, header: BatchHeader, now_ms: int) -> None:
-        unit = uf.encode_message(queue.topic, queue.partition, header.base_offset, now_ms, batch)
-        phys = self.commitlog.append(unit)
-        self.dispatcher.message(queue, phys, len(unit), header, batch, now_ms)
-        self.dispatcher.dispatched = self.commitlog.write_pos
+        head, batch = uf.message_parts(queue.topic, queue.partition, header.base_offset, now_ms, batch)
+        phys = self.commitlog.append(head, batch)
+        self.dispatcher.message(queue, phys, len(head) + len(batch), header, batch, now_ms)
+        self._unwritten.add(queue)
 
     def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool:
         """Cut the queue back and record it in the commitlog, so recovery cuts it the same way."""
@@ -182,8 +187,20 @@ class RocketLogStore(LogStore):
             return False
         self.commitlog.append(uf.encode_truncate(queue.topic, queue.partition, offset, int(time.time() * 1000)))
         self.dispatcher.truncation(queue, offset)
-        self.dispatcher.dispatched = self.commitlog.write_pos
+        self._unwritten.add(queue)
+        self.commit_writes()
         return True
+
+    def commit_writes(self) -> None:
+        """Write what appends left in memory: the commitlog's units, then the queues' entries.
+        Only then does `dispatched` (what a checkpoint may count) move past them."""
+        if not self._unwritten:
+            return
+        self.commitlog.write_pending()
+        for q in self._unwritten:
+            q.write_pending()
+        self._unwritten.clear()
+        self.dispatcher.dispatched = self.commitlog.write_pos
 
     def flush_queue(self, queue: ConsumeQueue) -> None:
         self.commitlog.flush()
@@ -214,6 +231,7 @@ class RocketLogStore(LogStore):
 
     def collect(self) -> int:
         """Delete commitlog (and index) files that no queue needs any more; returns bytes freed."""
+        self.commit_writes()  # the checkpoint below may only count what is written
         limit = self.commitlog.write_pos
         for key, q in self.queues.items():
             i = q.find(self.log_start.get(key, 0))

@@ -32,9 +32,9 @@ Kinds of unit (the magic):
   the end of the file) and magic are written; a unit never spans two files.
   BLANK_MIN_SIZE bytes are always left free at a file's end for this marker.
 
-Crash behaviour: a unit is written by a single pwrite; after a crash the
-commitlog may end in a unit whose size, magic or CRC do not check out, which
-recovery treats as the end of valid data.
+Crash behaviour: units are written in commitlog order (several per pwritev, see
+commitlog.py); after a crash the commitlog may end in a unit whose size, magic
+or CRC do not check out, which recovery treats as the end of valid data.
 """
 
 from __future__ import annotations
@@ -78,25 +78,30 @@ def header_size_for(topic: str) -> int:
     return FIXED_SIZE + len(topic.encode())
 
 
-def _encode(magic: int, topic: str, partition: int, base_offset: int, store_time: int, body) -> bytearray:
+def _head(magic: int, topic: str, partition: int, base_offset: int, store_time: int, body) -> bytearray:
+    """Our header for a unit holding `body`, its CRC already covering the body."""
     name = topic.encode()
     if len(name) > MAX_TOPIC_BYTES:
         raise ValueError(f"topic name of {len(name)} bytes does not fit a unit header")
-    total = FIXED_SIZE + len(name) + len(body)
-    unit = bytearray(total)
-    FIXED.pack_into(unit, 0, total, magic, 0, base_offset, store_time, partition, len(name))
-    unit[FIXED_SIZE : FIXED_SIZE + len(name)] = name
-    unit[FIXED_SIZE + len(name) :] = body
-    struct.pack_into(">I", unit, 8, crc32c.crc32c(memoryview(unit)[CRC_START:]))
-    return unit
+    head = bytearray(FIXED_SIZE + len(name))
+    FIXED.pack_into(head, 0, len(head) + len(body), magic, 0, base_offset, store_time, partition, len(name))
+    head[FIXED_SIZE:] = name
+    struct.pack_into(">I", head, 8, crc32c.crc32c(body, crc32c.crc32c(memoryview(head)[CRC_START:])))
+    return head
 
 
-def encode_message(topic: str, partition: int, base_offset: int, store_time: int, batch) -> bytearray:
-    return _encode(MESSAGE, topic, partition, base_offset, store_time, batch)
+def message_parts(topic: str, partition: int, base_offset: int, store_time: int, batch) -> tuple:
+    """A MESSAGE unit as (our header, the batch itself): the commitlog writes both with one
+    pwritev, so the batch (up to max.message.bytes) is never copied to build the unit."""
+    return _head(MESSAGE, topic, partition, base_offset, store_time, batch), batch
+
+
+def encode_message(topic: str, partition: int, base_offset: int, store_time: int, batch) -> bytes:
+    return b"".join(message_parts(topic, partition, base_offset, store_time, batch))
 
 
 def encode_truncate(topic: str, partition: int, offset: int, store_time: int) -> bytearray:
-    return _encode(TRUNCATE, topic, partition, offset, store_time, b"")
+    return _head(TRUNCATE, topic, partition, offset, store_time, b"")
 
 
 def encode_blank(size: int) -> bytes:

@@ -118,6 +118,7 @@ def test_index_rebuilt_after_crash(tmp_path):
     store.checkpoint()
     for n in range(10, 20):
         plog.append(keyed_batch([b"k%d" % (n % 3)]), 0, 1_000)
+    store.commit_writes()  # as after a request
     crashed = tmp_path / "crashed"
     shutil.copytree(tmp_path / "commitlog-store", crashed / "commitlog-store")
     store.close()

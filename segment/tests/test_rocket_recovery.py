@@ -35,6 +35,7 @@ def write_crashed(path, plan, flush_after):
     for i, (which, n) in enumerate(plan):
         plog = logs[which]
         info = plog.append(make_batch(n, value_size=3), 0, 1_000)
+        store.commit_writes()  # one request each: the broker writes its appends before answering
         last = plog.queue.last
         units.append((last.phys, last.size, which, info.first_offset, n))
         if i + 1 == flush_after:
@@ -136,6 +137,7 @@ def test_periodic_flush_makes_the_commitlog_durable_without_a_checkpoint(tmp_pat
     plog = store.open_partition("other", 0, LogConfig())
     for _ in range(3):
         plog.append(make_batch(2, value_size=3), 0, 1_000)
+    store.commit_writes()  # what the broker's flush loop does before each flush
     store.flush()
     ckpt = read_checkpoint(path / "commitlog-store")
     assert ckpt.flushed == store.commitlog.write_pos > 0

@@ -23,6 +23,7 @@ from wire.records import (
     Record,
     first_offset_at_or_after,
     iter_records,
+    _walk_keys,
     offset_of_max_timestamp,
     record_keys,
 )
@@ -380,6 +381,26 @@ def test_snappy_length_claims_are_checked_before_allocating():
 def test_record_keys_are_the_keys_iter_records_reads(records, codec):
     batch = build_batch(records, codec)
     assert record_keys(batch) == {r.key for r in iter_records(batch) if r.key is not None}
+
+
+def _keys_or_error(fn, *args):
+    try:
+        return fn(*args)
+    except InvalidRecords:
+        return InvalidRecords
+
+
+@settings(max_examples=400, deadline=None)
+@given(record_lists, st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=4))
+def test_record_keys_inline_walk_agrees_with_the_exact_walk_on_damaged_records(records, damage):
+    """The inline fast path may only ever answer what _walk_keys answers, for any bytes."""
+    batch = bytearray(build_batch(records))
+    if len(batch) == HEADER_SIZE:
+        return
+    for where, value in damage:
+        batch[HEADER_SIZE + where % (len(batch) - HEADER_SIZE)] = value
+    count = struct.unpack_from(">i", batch, HEADER_SIZE - 4)[0]
+    assert _keys_or_error(record_keys, bytes(batch)) == _keys_or_error(_walk_keys, bytes(batch), HEADER_SIZE, len(batch), count)
 
 
 def test_record_keys_refuses_what_iter_records_refuses():
