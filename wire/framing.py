@@ -29,45 +29,61 @@ class FrameTooLarge(PeerProtocolError):
 
 
 class FrameDecoder:
-    """Accumulates received bytes and cuts them into frames."""
+    """Cuts received chunks into frames, copying each frame's bytes once.
 
-    __slots__ = ("_buf", "_max_size", "_need")
+    A frame that arrives whole inside one chunk is sliced out of it. A larger one (a
+    produce request of up to max.message.bytes arrives in many reads) is kept as the list
+    of its chunks and joined once when its last byte is in: accumulating into one buffer
+    instead cost three copies and a memmove per request (profiled: a tenth of the broker's
+    time at 1 MiB produce requests).
+    """
+
+    __slots__ = ("_max_size", "_prefix", "_parts", "_need")
 
     def __init__(self, max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> None:
-        self._buf = bytearray()
         self._max_size = max_size
-        self._need = -1  # size of the frame being received, -1 while the prefix is incomplete
+        self._prefix = b""  # the first 1-3 bytes of a size prefix
+        self._parts: list[bytes] = []  # the received part of the frame being completed
+        self._need = -1  # body bytes still to come for that frame; -1 while its prefix is incomplete
 
     def feed(self, data: bytes) -> list[bytes]:
-        buf = self._buf
-        buf += data
         frames: list[bytes] = []
-        pos = 0
+        pos, end = 0, len(data)
         while True:
             if self._need < 0:
-                if len(buf) - pos < 4:
+                if len(self._prefix) + end - pos < 4:
+                    self._prefix += data[pos:]
                     break
-                (size,) = _SIZE.unpack_from(buf, pos)
+                if self._prefix:
+                    take = 4 - len(self._prefix)
+                    (size,) = _SIZE.unpack(self._prefix + data[pos : pos + take])
+                    self._prefix, pos = b"", pos + take
+                else:
+                    (size,) = _SIZE.unpack_from(data, pos)
+                    pos += 4
                 if size < 0:
                     raise PeerProtocolError(f"negative frame size {size}")
                 if size > self._max_size:
-                    raise FrameTooLarge(
-                        f"request of {size} bytes exceeds socket.request.max.bytes={self._max_size}"
-                    )
+                    raise FrameTooLarge(f"request of {size} bytes exceeds socket.request.max.bytes={self._max_size}")
                 self._need = size
-                pos += 4
-            if len(buf) - pos < self._need:
+            if end - pos < self._need:
+                if pos < end:
+                    self._parts.append(data[pos:])  # data itself when pos is 0: no copy
+                    self._need -= end - pos
                 break
-            frames.append(bytes(buf[pos : pos + self._need]))
+            body = data[pos : pos + self._need]
+            if self._parts:
+                self._parts.append(body)
+                body = b"".join(self._parts)
+                self._parts = []
+            frames.append(body)
             pos += self._need
             self._need = -1
-        if pos:
-            del buf[:pos]
         return frames
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        return len(self._prefix) + sum(map(len, self._parts))
 
 
 def frame(payload_size: int) -> bytes:
