@@ -138,14 +138,15 @@ def markdown(r: dict) -> str:
                      f"{mk['mb_s']:,.0f} MB/s |")
     lines += ["", "## Targets", "", targets_markdown(r), "## Produce", "",
               "| broker / mode | partitions | record | durability | msg/s | MB/s | × disk | × mock | "
-              "broker CPU | latency at | p50 ms | p99 ms | p99.9 ms |", "|---" * 13 + "|"]
+              "broker CPU | client CPU | latency at | p50 ms | p99 ms | p99.9 ms |", "|---" * 14 + "|"]
     for row in csv_rows(r):
         who = row["mode"] if row["broker"] == "twinlog" else f"{row['broker']} ({row['mode']})"
         who += "" if row["client"] == "confluent-kafka" else f", {row['client']}"
         lines.append(
             f"| {who} | {row['partitions']} | {row['record_size']} B | {DURABILITY_LABEL[row['durability']]} | "
             f"{_n(row['msgs_s'])} | {_n(row['mb_s'], '{:,.1f}')} | {_n(row['x_disk'], '{:.2f}')} | "
-            f"{_n(row['x_mock'], '{:.2f}')} | {_pct(row['broker_cpu'])} | {_n(row['latency_rate'])}/s | "
+            f"{_n(row['x_mock'], '{:.2f}')} | {_pct(row['broker_cpu'])} | {_pct(row['client_cpu'])} | "
+            f"{_n(row['latency_rate'])}/s | "
             f"{_n(row['p50_ms'], '{:.2f}')} | {_n(row['p99_ms'], '{:.2f}')} | {_n(row['p999_ms'], '{:.2f}')} |")
     lines += ["", "## Consume (one partition, 8 MiB fetches, every offset checked)", "",
               "| broker / mode | record | records | hot MB/s | hot msg/s | cold MB/s | resident before → after eviction |",
