@@ -112,3 +112,24 @@ def test_blank_at_file_end_without_next_file(tmp_path):
     cl.truncate_at(FILE)
     assert cl.append(unit(2)) == FILE
     cl.close()
+
+
+def test_pending_units_are_written_in_order_across_pwritev_limits(tmp_path):
+    """Units split into [header, batch] parts wait in memory; more than one pwritev's worth
+    (IOV_MAX parts) is written in several, and what a flush covers is only what was written."""
+    from segment.rocket.commitlog import MAX_PENDING_PARTS
+
+    cl = CommitLog(tmp_path, 1 << 24)
+    placed = []
+    for i in range(MAX_PENDING_PARTS + 300):  # two parts each: several pwritevs before the end
+        batch = make_batch(1, ts=1_000 + i)
+        batch[0:8] = (i * 10).to_bytes(8, "big")
+        head, body = uf.message_parts("t", i % 3, i * 10, 5_000 + i, batch)
+        placed.append((cl.append(head, body), bytes(head) + bytes(body)))
+    assert cl.written_pos < cl.write_pos  # the tail still waits
+    assert cl.flush() == cl.written_pos  # a flush never claims what is not written
+    cl.write_pending()
+    assert cl.written_pos == cl.write_pos
+    scanned = [(phys, bytes(u)) for phys, _h, u in cl.scan(0)]
+    assert scanned == placed
+    assert uf.encode_message("t", 1, 10, 5_001, bytearray(placed[1][1][uf.header_size_for("t"):])) == placed[1][1]
