@@ -255,6 +255,17 @@ def test_commitlog_torn_tail_after_kill_9_is_cut_back():
         broker.cleanup()
 
 
+def test_the_last_acknowledged_produce_survives_kill_9(fresh_broker):
+    """An engine may gather a request's appends in memory (the commitlog does), but the broker
+    writes them to the files before it answers: a produce that is acknowledged and followed by
+    no other produce, flush or read still outlives kill -9."""
+    topic = create_topic(fresh_broker.bootstrap, unique_topic("dur-last"), PARTITIONS)
+    sent = produce_kafka_python(fresh_broker, topic, round_trip_records(False, False))
+    fresh_broker.kill()
+    fresh_broker.start()
+    assert_round_trip(sent, read_everything(fresh_broker, topic, PARTITIONS))
+
+
 def test_data_dir_is_the_only_state(fresh_broker):
     """A broker started on a copy of a stopped broker's data dir serves the same records."""
     import shutil
