@@ -208,7 +208,7 @@ class RocketPartitionLog(PartitionLog):
         self.config = config
 
     def flush(self) -> None:
-        self.store.flush_queue(self.queue)
+        self.store.flush_partition()
 
     def close(self) -> None:
         self.flush()
