@@ -187,9 +187,10 @@ class RocketLogStore(LogStore):
         if queue.last is None or queue.last.last_offset < offset:
             return False
         self.commitlog.append(uf.encode_truncate(queue.topic, queue.partition, offset, int(time.time() * 1000)))
+        self.commitlog.write_pending()  # in the file before the queue is cut: recovery replays the cut
         self.dispatcher.truncation(queue, offset)
         self._unwritten.add(queue)
-        self.commit_writes()
+        self.commit_writes()  # only now may a checkpoint count the TRUNCATE unit
         return True
 
     def commit_writes(self) -> None:

@@ -96,10 +96,6 @@ def message_parts(topic: str, partition: int, base_offset: int, store_time: int,
     return _head(MESSAGE, topic, partition, base_offset, store_time, batch), batch
 
 
-def encode_message(topic: str, partition: int, base_offset: int, store_time: int, batch) -> bytes:
-    return b"".join(message_parts(topic, partition, base_offset, store_time, batch))
-
-
 def encode_truncate(topic: str, partition: int, offset: int, store_time: int) -> bytearray:
     return _head(TRUNCATE, topic, partition, offset, store_time, b"")
 

@@ -16,7 +16,7 @@ from kafka.record.memory_records import MemoryRecords
 from segment.kafka.index_file import OffsetIndex
 from segment.kafka.store import SegmentLogStore
 from segment.log import LogConfig, OffsetOutOfRange
-from wire.record_batch import iter_batches, parse_header
+from wire.record_batch import iter_batches
 
 SMALL = LogConfig(segment_bytes=2048, index_interval_bytes=256)
 
