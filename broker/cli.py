@@ -56,12 +56,16 @@ def main() -> None:
               help="Shortest session timeout a member may ask for (group.min.session.timeout.ms).")
 @click.option("--group-max-session-timeout-ms", type=int, default=1_800_000, show_default=True,
               help="Longest session timeout a member may ask for (group.max.session.timeout.ms).")
+@click.option("--allow-internal-topic-changes", is_flag=True, default=False,
+              help="Let DeleteTopics and CreatePartitions change internal topics: deleting "
+                   "__consumer_offsets erases every committed offset, adding partitions to it can "
+                   "bring back old ones after a restart. Clients may never produce to them.")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
                   retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions,
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
-                  group_max_session_timeout_ms, log_level) -> None:
+                  group_max_session_timeout_ms, allow_internal_topic_changes, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     defaults = replace(
@@ -76,6 +80,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
         group_min_session_timeout_ms=group_min_session_timeout_ms,
         group_max_session_timeout_ms=group_max_session_timeout_ms,
+        allow_internal_topic_changes=allow_internal_topic_changes,
     )
     asyncio.run(_run(config))
 

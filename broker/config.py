@@ -27,6 +27,7 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
     group_min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms
     group_max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
+    allow_internal_topic_changes: bool = False  # DeleteTopics / CreatePartitions on __consumer_offsets
     log_defaults: LogConfig = field(default_factory=LogConfig)
 
     @property

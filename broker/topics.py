@@ -53,6 +53,22 @@ def check_topic_name(name: str) -> None:
         )
 
 
+def check_internal_change(name: str, allowed: bool, change: str) -> None:
+    """Refuse DeleteTopics / CreatePartitions on an internal topic unless the operator allowed it.
+
+    Kafka's own tools refuse both ("is a kafka internal topic and is not allowed to be marked
+    for deletion", "The number of partitions for the offsets topic cannot be changed"): deleting
+    __consumer_offsets erases every committed offset, and more partitions send a group's new
+    commits to another partition than its old ones, so replay (partition by partition) can
+    restore an old offset. One request should not do either. INVALID_TOPIC_EXCEPTION is what
+    Kafka answers for its other internal-topic refusals (Produce, DeleteRecords).
+    """
+    if name in INTERNAL_TOPICS and not allowed:
+        raise TopicError("invalid_topic_exception",
+                         f"Topic {name} is an internal topic and is not allowed to be {change} "
+                         "(the broker's --allow-internal-topic-changes allows it)")
+
+
 @dataclass
 class Topic:
     name: str

@@ -100,16 +100,17 @@ def fetch(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[i
 def load(coord: GroupCoordinator, store) -> None:
     """Rebuild every group from `__consumer_offsets`; restored members get a fresh session."""
     count = 0
-    for key, value in store.replay():
+    for record in store.replay():
         try:
-            kind, fields = offsets_log.decode_key(key)
+            kind, fields = offsets_log.decode_key(record.key)
             if kind == "offset":
-                _apply_offset(coord, fields, value)
+                _apply_offset(coord, fields, record.value)
             else:
-                _apply_group(coord, fields[0], value)
+                _apply_group(coord, fields[0], record.value)
             count += 1
-        except (offsets_log.BadRecord, UnicodeDecodeError) as exc:
-            log.warning("skipping unreadable %s record: %s", offsets_log.TOPIC, exc)
+        except offsets_log.BadRecord as exc:
+            log.warning("skipping unreadable %s record in partition %d at offset %d: %s",
+                        offsets_log.TOPIC, record.partition, record.offset, exc)
     for group in coord.groups.values():
         for member in group.members.values():
             coord._heartbeat(group, member)
@@ -124,9 +125,10 @@ def _apply_offset(coord: GroupCoordinator, fields: tuple, value: bytes | None) -
         if group is not None:
             group.offsets.pop((topic, partition), None)
         return
+    committed = offsets_log.decode_offset_value(value)  # first: a skipped record leaves no empty group
     if group is None:
         group = coord.groups[group_id] = Group(group_id)
-    group.offsets[(topic, partition)] = offsets_log.decode_offset_value(value)
+    group.offsets[(topic, partition)] = committed
 
 
 def _apply_group(coord: GroupCoordinator, group_id: str, value: bytes | None) -> None:

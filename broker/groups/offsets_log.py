@@ -40,7 +40,8 @@ _I64 = struct.Struct(">q")
 
 
 class BadRecord(ValueError):
-    """A __consumer_offsets record this broker cannot read (skipped with a log line)."""
+    """A __consumer_offsets record this broker cannot read (skipped with a log line): the only
+    error the decoders raise, whatever the bytes."""
 
 
 def partition_for(group_id: str, partitions: int) -> int:
@@ -134,7 +135,12 @@ class _Reader:
 
     def string(self) -> str | None:
         n = self.i16()
-        return None if n < 0 else self._raw(n).decode()
+        if n < 0:
+            return None
+        try:
+            return self._raw(n).decode()
+        except UnicodeDecodeError as exc:
+            raise BadRecord(f"string is not UTF-8: {exc}") from None
 
     def bytes_(self) -> bytes:
         n = self.i32()

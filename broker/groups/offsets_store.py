@@ -4,17 +4,19 @@ The topic is created the first time a group needs it (Kafka does the same on the
 FindCoordinator), with `offsets.topic.num.partitions` partitions, no time retention and
 100 MiB segments (Kafka's offsets.topic.segment.bytes). It is marked cleanup.policy=compact
 like Kafka's; this broker does not compact yet, so the log keeps every commit and start-up
-replays all of them (the latest value per key wins).
+replays all of them (the latest value per key wins). A batch replay cannot read is skipped with
+a warning naming its partition and offsets: one bad batch must not keep the broker from starting,
+nor hide the groups whose records follow it.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from wire.batch_builder import build_batch
-from wire.record_batch import iter_batches, parse_header
-from wire.records import iter_records
+from wire.record_batch import BatchHeader, iter_batches, parse_header
+from wire.records import InvalidRecords, iter_records
 
 from ..partition import Partition, now_ms
 from . import offsets_log
@@ -23,6 +25,13 @@ log = logging.getLogger(__name__)
 
 TOPIC_CONFIGS = {"cleanup.policy": "compact", "retention.ms": "-1", "segment.bytes": str(100 * 1024 * 1024)}
 _READ_CHUNK = 4 * 1024 * 1024
+
+
+class StoredRecord(NamedTuple):
+    partition: int
+    offset: int
+    key: bytes
+    value: bytes | None
 
 
 class OffsetsStore:
@@ -53,15 +62,15 @@ class OffsetsStore:
         if partition.config.flush_messages:
             await self._broker.durable(partition)
 
-    def replay(self) -> Iterator[tuple[bytes, bytes | None]]:
-        """(key, value) of every record, in log order per partition."""
+    def replay(self) -> Iterator[StoredRecord]:
+        """Every keyed record, in log order per partition."""
         topic = self._broker.topics.get(offsets_log.TOPIC)
         if topic is None:
             return
         for partition in topic.partitions:
             yield from self._replay_partition(partition)
 
-    def _replay_partition(self, partition: Partition) -> Iterator[tuple[bytes, bytes | None]]:
+    def _replay_partition(self, partition: Partition) -> Iterator[StoredRecord]:
         log_ = partition.log
         offset, end = log_.log_start_offset, log_.log_end_offset
         while offset < end:
@@ -71,7 +80,22 @@ class OffsetsStore:
             for region in regions:
                 data = log_.read_bytes(region)
                 for pos, header in iter_batches(data):
-                    for record in iter_records(memoryview(data)[pos:pos + header.size]):
-                        if record.key is not None and record.offset >= offset:
-                            yield record.key, record.value
+                    yield from _batch_records(partition.index, memoryview(data)[pos:pos + header.size],
+                                              header, offset)
                     offset = header.last_offset + 1
+
+
+def _batch_records(partition: int, batch: memoryview, header: BatchHeader, from_offset: int) -> list[StoredRecord]:
+    """The batch's keyed records at or after `from_offset`, or none if any record is unreadable.
+
+    The whole batch is decoded before any record is applied: a commit is one batch (append
+    above), and half of one must not be replayed. InvalidRecords is everything iter_records
+    raises (hostile lengths, codecs that fail, a wrong magic).
+    """
+    try:
+        return [StoredRecord(partition, r.offset, r.key, r.value) for r in iter_records(batch)
+                if r.key is not None and r.offset >= from_offset]
+    except InvalidRecords as exc:
+        log.warning("skipping unreadable %s batch in partition %d at offsets %d-%d: %s",
+                    offsets_log.TOPIC, partition, header.base_offset, header.last_offset, exc)
+        return []

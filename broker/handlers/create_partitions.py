@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topics import TopicError
+from ..topics import TopicError, check_internal_change
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
 def _check(broker, topic) -> None:
+    check_internal_change(topic.name, broker.config.allow_internal_topic_changes, "given more partitions")
     existing = broker.topics.get(topic.name)
     if existing is None:
         raise TopicError("unknown_topic_or_partition", f"The topic '{topic.name}' does not exist.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topics import TopicError
+from ..topics import TopicError, check_internal_change
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -28,6 +28,7 @@ async def handle(broker, header, request):
                 continue
             name = topic.name
         try:
+            check_internal_change(name, broker.config.allow_internal_topic_changes, "deleted")
             deleted = broker.topics.delete(name)
             results.append(make(result_cls, name=name, topic_id=deleted.topic_id, error_code=error("none"),
                                 error_message=None))

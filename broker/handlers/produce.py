@@ -20,6 +20,7 @@ from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, valida
 
 from ..dispatch_types import Deferred
 from ..producer_state import OutOfOrderSequence, ProducerFenced
+from ..topics import INTERNAL_TOPICS
 from .response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,11 @@ log = logging.getLogger(__name__)
 
 def _append_one(broker, topic_name: str, index: int, records):
     """Returns (error name, info or None, message or None, partition or None)."""
+    if topic_name in INTERNAL_TOPICS:
+        # As Kafka's ReplicaManager: these records are the group coordinator's state, written by
+        # the broker alone (offsets_store appends to the partition directly). A client's record
+        # would be replayed at start-up as a commit of any group it names.
+        return "invalid_topic_exception", None, f"Cannot append to internal topic {topic_name}", None
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
         return "unknown_topic_or_partition", None, None, None
