@@ -15,6 +15,7 @@ from .groups.offsets_store import OffsetsStore
 from .group_commit import GroupCommit
 from .partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
+from .storage_health import StorageHealth
 from .storage_modes import StorageModes
 from .topics import TopicRegistry
 
@@ -39,7 +40,11 @@ class Broker:
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         self.cluster_id = _cluster_id(data_dir)
-        self.storage = StorageModes(data_dir, config.storage_mode)
+        self.storage = StorageModes(data_dir, config.storage_mode, dict(
+            commitlog_file_size=config.commitlog_file_bytes, index_slots=config.index_hash_slots,
+            index_entries=config.index_max_entries,
+            file_delete_delay_ms=config.log_defaults.file_delete_delay_ms))
+        self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
         self.producer_ids = ProducerIdAllocator(data_dir)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from segment.log import LogConfig
+from segment.log import LogConfig, StorageError
 
 from .broker import Broker
 from .config import BrokerConfig
@@ -60,17 +60,32 @@ def main() -> None:
               help="Let DeleteTopics and CreatePartitions change internal topics: deleting "
                    "__consumer_offsets erases every committed offset, adding partitions to it can "
                    "bring back old ones after a restart. Clients may never produce to them.")
+@click.option("--min-free-bytes", type=int, default=BrokerConfig.min_free_bytes, show_default=True,
+              help="Refuse produce (KAFKA_STORAGE_ERROR) when it would leave less free space than this on "
+                   "the data dir's filesystem (Redpanda's storage_min_free_bytes); 0: no floor.")
+@click.option("--commitlog-file-bytes", type=int, default=BrokerConfig.commitlog_file_bytes, show_default=True,
+              help="Size of each commitlog file of the commitlog layout (RocketMQ's mappedFileSizeCommitLog).")
+@click.option("--index-hash-slots", type=int, default=BrokerConfig.index_hash_slots, show_default=True,
+              help="Hash slots per key-index file of the commitlog layout (RocketMQ's maxHashSlotNum).")
+@click.option("--index-max-entries", type=int, default=BrokerConfig.index_max_entries, show_default=True,
+              help="Entries per key-index file of the commitlog layout (RocketMQ's maxIndexNum).")
+@click.option("--file-delete-delay-ms", type=int, default=_DEFAULTS.file_delete_delay_ms, show_default=True,
+              help="How long a deleted log file stays open for fetches still sending from it; its disk "
+                   "space returns after this (log.segment.delete.delay.ms).")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
                   retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions,
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
-                  group_max_session_timeout_ms, allow_internal_topic_changes, log_level) -> None:
+                  group_max_session_timeout_ms, allow_internal_topic_changes, min_free_bytes,
+                  commitlog_file_bytes, index_hash_slots, index_max_entries, file_delete_delay_ms,
+                  log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     defaults = replace(
         LogConfig(), segment_bytes=segment_bytes, retention_ms=retention_ms,
         retention_bytes=retention_bytes, flush_messages=flush_messages,
+        file_delete_delay_ms=file_delete_delay_ms,
     )
     config = BrokerConfig(
         data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id,
@@ -81,12 +96,19 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         group_min_session_timeout_ms=group_min_session_timeout_ms,
         group_max_session_timeout_ms=group_max_session_timeout_ms,
         allow_internal_topic_changes=allow_internal_topic_changes,
+        min_free_bytes=min_free_bytes, commitlog_file_bytes=commitlog_file_bytes,
+        index_hash_slots=index_hash_slots, index_max_entries=index_max_entries,
     )
     asyncio.run(_run(config))
 
 
 async def _run(config: BrokerConfig) -> None:
-    broker = Broker(config)
+    try:
+        broker = Broker(config)
+    except (StorageError, OSError) as exc:
+        # A full or failing disk at start-up: one line saying so, not a traceback.
+        log.error("cannot open the data in %s: %s", config.data_dir, exc)
+        raise SystemExit(1) from None
     server = await serve(broker, config.host, config.port)
     broker.start_background()
     _freeze_startup_heap()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from segment.log import StorageError
 from wire import unsupported
 from wire.framing import PeerProtocolError
 from wire.protocol import UnsupportedVersion, decode_request, encode_response
@@ -41,7 +42,13 @@ async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
     try:
         response = await HANDLERS[header.api_key](broker, header, request)
     finally:
-        broker.storage.commit_writes()  # what it appended reaches the files before any answer
+        try:
+            broker.storage.commit_writes()  # what it appended reaches the files before any answer
+        except StorageError as exc:
+            # The answer may say "appended" for units that are not in the files: it is never
+            # sent. The store is offline (logged once by it); the client's retry gets
+            # KAFKA_STORAGE_ERROR.
+            raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
     if isinstance(response, Deferred):
         return asyncio.ensure_future(_finish(header, response.awaitable))
     if response is None:

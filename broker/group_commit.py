@@ -29,14 +29,19 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         if self._next is None:
             self._next = loop.create_future()
-            if self._running is None:
-                self._start(loop)
-        return await asyncio.shield(self._next if self._next is not None else self._running)
+        waiting = self._next
+        if self._running is None:
+            self._start(loop)
+        return await asyncio.shield(waiting)
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         done, self._next = self._next, None
+        try:
+            covered = self._end()
+        except Exception as exc:  # the writes the fsync would cover failed: so does every waiter
+            done.set_exception(exc)
+            return
         self._running = done
-        covered = self._end()
         task = loop.run_in_executor(None, self._flush)
 
         def finished(t: asyncio.Future) -> None:

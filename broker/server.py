@@ -21,7 +21,7 @@ import os
 from wire.framing import FrameDecoder, PeerProtocolError
 
 from .client_address import client_host
-from .dispatch import dispatch
+from .dispatch import ConnectionClosed, dispatch
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class KafkaConnection(asyncio.Protocol):
             self._fail(exc)
 
     def _fail(self, exc: Exception) -> None:
-        if isinstance(exc, PeerProtocolError):
+        if isinstance(exc, (PeerProtocolError, ConnectionClosed)):
             log.warning("closing connection from %s: %s", self.peer, exc)
         else:
             log.error("closing connection from %s after an internal error", self.peer, exc_info=exc)

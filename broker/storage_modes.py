@@ -27,7 +27,7 @@ MODES = ("segment", "commitlog")
 ROCKET_DIR = "commitlog-store"
 
 
-def _open(mode: str, data_dir: Path) -> LogStore:
+def _open(mode: str, data_dir: Path, commitlog_options: dict) -> LogStore:
     if mode == "segment":
         from segment.kafka.store import SegmentLogStore
 
@@ -35,7 +35,7 @@ def _open(mode: str, data_dir: Path) -> LogStore:
     if mode == "commitlog":
         from segment.rocket.store import RocketLogStore
 
-        return RocketLogStore(data_dir)
+        return RocketLogStore(data_dir, **commitlog_options)
     raise ValueError(f"unknown storage mode {mode!r}")
 
 
@@ -46,10 +46,12 @@ def files_exist(mode: str, data_dir: Path) -> bool:
 
 
 class StorageModes:
-    def __init__(self, data_dir: Path, default_mode: str) -> None:
+    def __init__(self, data_dir: Path, default_mode: str, commitlog_options: dict | None = None) -> None:
+        """`commitlog_options`: RocketLogStore's file and index sizes (keyword arguments)."""
         if default_mode not in MODES:
             raise ValueError(f"unknown storage mode {default_mode!r}")
         self.data_dir = Path(data_dir)
+        self.commitlog_options = commitlog_options or {}
         self.default_mode = default_mode
         self._stores: dict[str, LogStore] = {}
 
@@ -57,7 +59,7 @@ class StorageModes:
         """The engine for `mode`, opened (and recovered) on first use."""
         store = self._stores.get(mode)
         if store is None:
-            store = self._stores[mode] = _open(mode, self.data_dir)
+            store = self._stores[mode] = _open(mode, self.data_dir, self.commitlog_options)
             log.info("opened %s storage under %s", mode, self.data_dir)
         return store
 

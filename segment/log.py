@@ -38,6 +38,19 @@ class LogClosed(StorageError):
     """The partition was deleted or the store closed while a request used it."""
 
 
+class WriteRefused(StorageError):
+    """A write found no room (ENOSPC) or failed before anything was stored: the log is as it
+    was, nothing of the batch is acknowledged (KAFKA_STORAGE_ERROR), and a later write may
+    succeed once space is freed."""
+
+
+class LogOffline(StorageError):
+    """The log can no longer vouch for its tail: an fsync failed (the page cache may have
+    dropped the bytes it held, so retrying would report data durable that is not) or a failed
+    write could not be undone. Every append and read fails (KAFKA_STORAGE_ERROR) until a
+    restart recovers the files to their last whole batch, as Kafka takes a log dir offline."""
+
+
 @dataclass(frozen=True, slots=True)
 class LogConfig:
     """Per-topic settings, named after Kafka's topic configs."""
@@ -51,6 +64,9 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # max.message.bytes (Kafka's default)
     flush_messages: int = 0  # 0: page cache only; 1: fsync before ack (flush.messages=1)
     message_timestamp_type: str = "CreateTime"  # or LogAppendTime
+    # log.segment.delete.delay.ms: a deleted file's descriptor stays open this long, so a fetch
+    # already holding a region of it can still be sent; its space returns only after it
+    file_delete_delay_ms: int = 60_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from segment.log import OffsetOutOfRange
+from segment.log import OffsetOutOfRange, StorageError
 from wire.protocol import RecordRegions, response_for
 
 from .response_builder import NO_THROTTLE, error, make, nested
@@ -48,6 +48,9 @@ def _read_partitions(broker, request):
                 regions = partition.log.read(fp.fetch_offset, max(limit, 1), upper)
             except OffsetOutOfRange:
                 parts.append((fp.partition, "offset_out_of_range", partition, []))
+                continue
+            except StorageError:  # the log is offline (LogOffline): Kafka answers the same
+                parts.append((fp.partition, "kafka_storage_error", partition, []))
                 continue
             size = sum(r.size if hasattr(r, "size") else len(r) for r in regions)  # bytes: key lookups
             if total and size > limit:

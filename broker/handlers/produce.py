@@ -15,6 +15,7 @@ import asyncio
 import datetime
 import logging
 
+from segment.log import StorageError
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
@@ -53,11 +54,15 @@ def _append_one(broker, topic_name: str, index: int, records):
     if header.is_transactional or header.is_control:
         return "transactional_id_authorization_failed", None, "transactions are not supported", None
     try:
+        broker.storage_health.claim(len(records), f"{topic_name}-{index}")
         info, _duplicate = partition.append(bytearray(records), header)
     except ProducerFenced as exc:
         return "invalid_producer_epoch", None, str(exc), None
     except OutOfOrderSequence as exc:
         return "out_of_order_sequence_number", None, str(exc), None
+    except StorageError as exc:  # nothing of the batch is stored (WriteRefused) or the log is offline
+        broker.storage_health.warn("refusing batch for %s-%d: %s", topic_name, index, exc)
+        return "kafka_storage_error", None, str(exc), None
     return "none", info, None, partition
 
 
@@ -89,11 +94,28 @@ async def handle(broker, header, request):
 
 
 async def _after_fsync(broker, durable, answer):
-    """The second half of a durable produce: wait for the fsyncs, publish what they covered."""
-    covered = await asyncio.gather(*(broker.durable(p) for p in durable))
+    """The second half of a durable produce: wait for the fsyncs, publish what they covered.
+    A partition whose fsync failed publishes nothing and answers KAFKA_STORAGE_ERROR: its
+    log is offline, and what the fsync should have covered is not acknowledged."""
+    covered = await asyncio.gather(*(broker.durable(p) for p in durable), return_exceptions=True)
+    failed = {}
     for p, upto in zip(durable, covered):
-        p.publish(upto)
-    return None if answer is None else _response(*answer)
+        if isinstance(upto, StorageError):
+            failed[(p.topic, p.index)] = str(upto)
+        elif isinstance(upto, BaseException):
+            raise upto
+        else:
+            p.publish(upto)
+    if answer is None:
+        return None
+    header, results = answer
+    if failed:
+        results = [
+            (name, index, "kafka_storage_error", None, failed[(name, index)])
+            if code == "none" and (name, index) in failed else (name, index, code, info, message)
+            for name, index, code, info, message in results
+        ]
+    return _response(header, results)
 
 
 def _append_time(info):

@@ -22,6 +22,8 @@ from array import array
 from bisect import bisect_right
 from pathlib import Path
 
+from segment.file_io import pwrite_all
+
 
 class IndexFile:
     """Common machinery; subclasses fix the entry layout and the key."""
@@ -58,7 +60,8 @@ class IndexFile:
         return len(self.keys)
 
     def append(self, key: int, value: int) -> None:
-        os.pwrite(self._fd, self._encode(key, value), len(self.keys) * self.ENTRY.size)
+        """Raises WriteRefused (a full disk) with the index unchanged in memory."""
+        pwrite_all(self._fd, self._encode(key, value), len(self.keys) * self.ENTRY.size, self.path.name)
         self.keys.append(key)
         self.values.append(value)
 

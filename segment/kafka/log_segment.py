@@ -26,6 +26,9 @@ from pathlib import Path
 
 from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, crc_matches, parse_header
 
+from segment.file_io import pwrite_all
+from segment.log import LogOffline, WriteRefused
+
 from .index_file import OffsetIndex, TimeIndex
 
 SCAN_CHUNK = 8 * 1024 * 1024
@@ -80,12 +83,35 @@ class LogSegment:
     # ----- writing ---------------------------------------------------------
 
     def append(self, batch, header: BatchHeader) -> int:
-        """Write one batch whose header already carries its offsets; returns its position."""
+        """Write one batch whose header already carries its offsets; returns its position.
+
+        All or nothing: when the disk is full the bytes that did get written are cut off
+        again and WriteRefused leaves the segment as it was (a short write used to be counted
+        as written: acknowledged batches the file did not hold). If the cut itself fails the
+        segment's tail is unknown: LogOffline."""
         position = self.size
-        os.pwrite(self.fd, batch, position)
+        before = (self.next_offset, self.max_timestamp, self.offset_of_max_timestamp,
+                  self.first_batch_timestamp, self._since_index, len(self.index), len(self.time_index))
+        try:
+            pwrite_all(self.fd, batch, position, self.log_path.name)
+            self._track(position, header, len(batch))
+        except WriteRefused:
+            self._undo_append(position, before)
+            raise
         self.size += len(batch)
-        self._track(position, header, len(batch))
         return position
+
+    def _undo_append(self, position: int, before: tuple) -> None:
+        (self.next_offset, self.max_timestamp, self.offset_of_max_timestamp,
+         self.first_batch_timestamp, self._since_index, index_len, time_len) = before
+        try:
+            os.ftruncate(self.fd, position)
+            if len(self.index) > index_len:
+                self.index.truncate_entries(index_len)
+            if len(self.time_index) > time_len:
+                self.time_index.truncate_entries(time_len)
+        except OSError as exc:
+            raise LogOffline(f"{self.log_path}: cannot cut a failed write back to {position}: {exc}") from exc
 
     def _track(self, position: int, header: BatchHeader, size: int) -> None:
         if self.first_batch_timestamp is None:

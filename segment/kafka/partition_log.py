@@ -22,19 +22,22 @@ response already holding a region of them can still be sent.
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import threading
 import time
 from bisect import bisect_right
 from pathlib import Path
 
-from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
+from segment.log import AppendInfo, FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
 from wire.record_batch import TIMESTAMP_TYPE_BIT, assign_offsets, parse_header, set_log_append_time
 
 from .log_segment import LogSegment
 
-RETIRED_GRACE_S = 60.0
+log = logging.getLogger(__name__)
+
 
 
 class SegmentPartitionLog(PartitionLog):
@@ -45,6 +48,7 @@ class SegmentPartitionLog(PartitionLog):
         self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
         self._retired: list[tuple[float, LogSegment]] = []
         self.segments: list[LogSegment] = []
+        self.offline: str | None = None  # why the log stopped serving (LogOffline), until restart
         self._load(recovery_point, clean)
         first = self.segments[0].base_offset
         self._log_start = max(log_start_offset, first)
@@ -101,6 +105,7 @@ class SegmentPartitionLog(PartitionLog):
         return self.segments[-1]
 
     def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+        self._check_online()
         base = self.log_end_offset
         assign_offsets(batch, base, leader_epoch)
         log_append_time = -1
@@ -129,6 +134,7 @@ class SegmentPartitionLog(PartitionLog):
         return max(bisect_right([s.base_offset for s in self.segments], offset) - 1, 0)
 
     def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
+        self._check_online()
         if offset < self._log_start or offset > self.log_end_offset:
             raise OffsetOutOfRange(f"offset {offset} outside [{self._log_start}, {self.log_end_offset}]")
         regions: list[FileRegion] = []
@@ -261,13 +267,16 @@ class SegmentPartitionLog(PartitionLog):
 
     def _retire(self, seg: LogSegment) -> None:
         seg.unlink()
-        self._retired.append((time.monotonic(), seg))
+        if self.config.file_delete_delay_ms <= 0:
+            seg.close()
+        else:
+            self._retired.append((time.monotonic(), seg))
 
     def _close_retired(self) -> None:
         now = time.monotonic()
         keep = []
         for t, seg in self._retired:
-            if now - t >= RETIRED_GRACE_S:
+            if now - t >= self.config.file_delete_delay_ms / 1000:
                 seg.close()
             else:
                 keep.append((t, seg))
@@ -277,18 +286,35 @@ class SegmentPartitionLog(PartitionLog):
         self.config = config
 
     def flush(self) -> None:
+        """fsync the segments past the recovery point. A failed fsync takes the log offline:
+        the kernel may have dropped the dirty pages it could not write, so a second fsync
+        would succeed without the data (PostgreSQL's "fsyncgate"); only a restart, which
+        re-reads the files, knows what they hold."""
+        self._check_online()
         with self._lock:
             target = self.log_end_offset
             segments = [s for s in self.segments if s.next_offset > self.recovery_point or s is self.segments[-1]]
         for seg in segments:
             try:
                 seg.flush()
-            except OSError:
-                pass  # deleted meanwhile: nothing of it needs to be durable
+            except OSError as exc:
+                if exc.errno == errno.EBADF:
+                    continue  # retired and closed meanwhile: nothing of it needs to be durable
+                self.offline = f"fsync of {seg.log_path} failed: {exc.strerror or exc}"
+                log.error("%s: log offline until restart: %s", self.dir.name, self.offline)
+                raise LogOffline(self.offline) from exc
         self.recovery_point = max(self.recovery_point, target)
 
+    def _check_online(self) -> None:
+        if self.offline is not None:
+            raise LogOffline(f"{self.dir.name} is offline: {self.offline}")
+
     def close(self) -> None:
-        self.flush()
+        if self.offline is None:
+            try:
+                self.flush()
+            except LogOffline:
+                pass  # logged by flush; the store leaves no clean-shutdown marker
         for seg in self.segments:
             seg.close()
         for _t, seg in self._retired:

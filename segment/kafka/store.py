@@ -21,7 +21,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from segment.log import LogConfig, LogStore
+from segment.log import LogConfig, LogOffline, LogStore
 
 from .partition_log import SegmentPartitionLog
 
@@ -116,9 +116,17 @@ class SegmentLogStore(LogStore):
         return sorted(out)
 
     def flush(self) -> None:
+        """fsync every online log, checkpoint, then report a log that went offline doing it."""
+        failed = None
         for plog in list(self.logs.values()):
-            plog.flush()
+            if plog.offline is None:
+                try:
+                    plog.flush()
+                except LogOffline as exc:
+                    failed = failed or exc
         self._checkpoint()
+        if failed is not None:
+            raise failed
 
     def _checkpoint(self) -> None:
         for key, plog in list(self.logs.items()):  # list(): the periodic flush runs in a thread
@@ -131,4 +139,7 @@ class SegmentLogStore(LogStore):
         for plog in self.logs.values():
             plog.close()
         self._checkpoint()
+        if any(plog.offline is not None for plog in self.logs.values()):
+            log.warning("a log is offline: no clean-shutdown marker, the next start recovers")
+            return
         (self.dir / CLEAN_SHUTDOWN).touch()

@@ -20,7 +20,10 @@ its end and the unit goes to the start of a new file:
 
 Writes are plain pwrites on an fd the fetch path can sendfile from; nothing is
 mapped. Files are created at full size as sparse files, so the bytes after the
-write position read as zeros. Appended units wait in memory and go out as one
+write position read as zeros; `append` allocates their blocks (posix_fallocate)
+16 MiB ahead of the units, so a full disk refuses the unit being appended
+(WriteRefused, nothing changed) instead of failing the write that follows it,
+when the request is already answered in memory. Appended units wait in memory and go out as one
 pwritev (`write_pending`): the broker calls it once per request, before it
 answers, and every read, roll and close calls it first. A produce request for
 1000 partitions so costs one system call instead of 1000 (profiled: the
@@ -42,6 +45,7 @@ so fetch responses already holding a region of them can still be sent.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
@@ -50,7 +54,8 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Iterator
 
-from segment.log import StorageError
+from segment.file_io import reserve
+from segment.log import StorageError, WriteRefused
 
 from . import unit_format as uf
 
@@ -59,7 +64,7 @@ log = logging.getLogger(__name__)
 SCAN_CHUNK = 4 * 1024 * 1024
 MAX_PENDING_PARTS = 1023  # below Linux's IOV_MAX (1024), what one pwritev takes; a unit adds 1 or 2
 MAX_PENDING_BYTES = 4 * 1024 * 1024
-RETIRED_GRACE_S = 60.0
+RESERVE_CHUNK = 16 * 1024 * 1024
 
 
 def file_name(offset: int) -> str:
@@ -90,8 +95,9 @@ class CommitLogFile:
 
 
 class CommitLog:
-    def __init__(self, directory: Path, file_size: int) -> None:
+    def __init__(self, directory: Path, file_size: int, delete_delay_ms: int = 60_000) -> None:
         self.dir = Path(directory)
+        self.delete_delay_s = delete_delay_ms / 1000  # log.segment.delete.delay.ms
         self.dir.mkdir(parents=True, exist_ok=True)
         self.file_size = file_size
         self._lock = threading.Lock()  # guards `files` against flush() in a worker thread
@@ -107,6 +113,7 @@ class CommitLog:
             self.files.append(CommitLogFile(path, base, capacity))
         self.write_pos = self.files[-1].end if self.files else 0  # set by truncate_at() after the scan
         self.written_pos = self.write_pos
+        self._reserved = self.write_pos  # blocks allocated up to here in the active file (append)
         self._pending: list = []  # units from written_pos to write_pos, not yet in the file
         self._pending_bytes = 0
         self.flushed_pos = 0
@@ -140,20 +147,25 @@ class CommitLog:
         """Add one unit (the concatenation of `parts`), rolling to a new file if needed;
         returns its commitlog offset.
 
-        The parts are written by the next write_pending(); they must not change until then."""
+        The parts are written by the next write_pending(); they must not change until then.
+        Raises WriteRefused, with nothing changed, when the disk has no room for the unit:
+        its blocks are allocated here (`reserve`), so the later write cannot fail for room."""
         size = sum(map(len, parts))
         if size + uf.BLANK_MIN_SIZE > self.file_size:
             raise UnitTooLarge(f"a {size}-byte unit does not fit a {self.file_size}-byte commitlog file")
         active = self.files[-1] if self.files else None
         if active is None or self.write_pos + size + uf.BLANK_MIN_SIZE > active.end:
+            start = active.end if active is not None else self.write_pos
+            fresh = self._new_file(start, size + uf.BLANK_MIN_SIZE)
             self.write_pending()
             if active is not None and self.write_pos < active.end:
                 os.pwrite(active.fd, uf.encode_blank(active.end - self.write_pos), self.write_pos - active.base)
-            start = active.end if active is not None else self.write_pos
-            active = CommitLogFile(self.dir / file_name(start), start, self.file_size)
             with self._lock:
-                self.files.append(active)
+                self.files.append(fresh)
+            active = fresh
             self.write_pos = self.written_pos = start
+        else:
+            self._reserve(active, self.write_pos + size + uf.BLANK_MIN_SIZE)
         phys = self.write_pos
         self._pending.extend(parts)
         self._pending_bytes += size
@@ -161,6 +173,31 @@ class CommitLog:
         if len(self._pending) >= MAX_PENDING_PARTS or self._pending_bytes >= MAX_PENDING_BYTES:
             self.write_pending()
         return phys
+
+    def _new_file(self, start: int, first_unit: int) -> CommitLogFile:
+        """Create the file that starts at `start` with room for its first unit, or raise
+        WriteRefused leaving no file behind."""
+        reserved_before = self._reserved
+        fresh = CommitLogFile(self.dir / file_name(start), start, self.file_size)
+        try:
+            self._reserved = start
+            self._reserve(fresh, start + first_unit)
+        except WriteRefused:
+            fresh.close()
+            fresh.path.unlink(missing_ok=True)
+            self._reserved = reserved_before
+            raise
+        return fresh
+
+    def _reserve(self, f: CommitLogFile, upto: int) -> None:
+        """Allocate `f`'s blocks up to commitlog offset `upto`, RESERVE_CHUNK at a time (one
+        fallocate per 16 MiB, not per unit; the unused rest of a chunk is what disk use
+        overstates)."""
+        if upto <= self._reserved:
+            return
+        end = min(max(upto, self._reserved + RESERVE_CHUNK), f.end)
+        reserve(f.fd, self._reserved - f.base, end - self._reserved, f"commitlog file {f.path.name}")
+        self._reserved = end
 
     def write_pending(self) -> None:
         """Write the appended units to the active file in one pwritev. On an OSError they
@@ -245,7 +282,7 @@ class CommitLog:
         if f is not None:
             os.ftruncate(f.fd, phys - f.base)
             os.ftruncate(f.fd, f.capacity)
-        self.write_pos = self.written_pos = phys
+        self.write_pos = self.written_pos = self._reserved = phys
         self.flushed_pos = min(self.flushed_pos, phys)
 
     def delete_files_before(self, limit: int) -> int:
@@ -256,7 +293,10 @@ class CommitLog:
             with self._lock:
                 f = self.files.pop(0)
             f.path.unlink(missing_ok=True)
-            self._retired.append((time.monotonic(), f))
+            if self.delete_delay_s <= 0:
+                f.close()
+            else:
+                self._retired.append((time.monotonic(), f))
             freed += f.capacity
         return freed
 
@@ -264,7 +304,7 @@ class CommitLog:
         now = time.monotonic()
         keep = []
         for t, f in self._retired:
-            if now - t >= RETIRED_GRACE_S:
+            if now - t >= self.delete_delay_s:
                 f.close()
             else:
                 keep.append((t, f))
@@ -283,8 +323,10 @@ class CommitLog:
         for f in dirty:
             try:
                 os.fsync(f.fd)
-            except OSError:
-                pass  # deleted meanwhile: nothing in it needs to be durable
+            except OSError as exc:
+                if exc.errno != errno.EBADF:
+                    raise  # the store takes itself offline (store.py)
+                # EBADF: retired and closed meanwhile, nothing in it needs to be durable
         self.flushed_pos = max(self.flushed_pos, target)
         return target
 

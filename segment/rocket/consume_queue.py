@@ -50,6 +50,7 @@ past the commitlog offset it re-dispatches from and rebuilds them.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import struct
@@ -306,11 +307,15 @@ class ConsumeQueue:
         """fsync what write_pending wrote (safe in a worker thread while entries are added)."""
         dirty, self._dirty = self._dirty, set()
         for f in dirty:
+            if f.fd < 0:
+                continue  # deleted meanwhile (closed fds are -1)
             try:
                 os.fsync(f.fd)
                 os.fsync(f.time_fd)
-            except (OSError, ValueError):
-                pass  # deleted meanwhile (closed fds are -1)
+            except OSError as exc:
+                if exc.errno != errno.EBADF:
+                    raise  # the store takes itself offline
+                # EBADF: closed between the check and the fsync
 
     def close(self) -> None:
         self.write_pending()

@@ -4,7 +4,10 @@
         00000000000000004711   named by the commitlog offset of the unit that opened it
         00000000000983451136   a new file when the previous one is full
 
-One file (all big-endian), sparse at creation, mapped into memory:
+One file (all big-endian), sparse at creation, mapped into memory. Only its
+blocks that are allocated (posix_fallocate: the header and slots at creation,
+entries a chunk ahead of use) are ever stored into, so a full disk refuses the
+append instead of killing the process with SIGBUS:
 
     +---------------------------------------------------------------------------+
     | header, 40 bytes                                                          |
@@ -46,11 +49,15 @@ from pathlib import Path
 
 import crc32c
 
+from segment.file_io import reserve
+from segment.log import WriteRefused
+
 HEADER = struct.Struct(">qqqqii")
 HEADER_SIZE = HEADER.size  # 40
 SLOT = struct.Struct(">i")
 ENTRY = struct.Struct(">iqii")
 ENTRY_SIZE = ENTRY.size  # 20
+RESERVE_CHUNK = 1024 * 1024
 
 
 def key_hash(topic: str, key: bytes) -> int:
@@ -63,17 +70,37 @@ class IndexFile:
         self.path = Path(path)
         exists = self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not exists or os.fstat(self._fd).st_size < HEADER_SIZE:
-            os.ftruncate(self._fd, HEADER_SIZE + 4 * slots + ENTRY_SIZE * max_entries)
-            os.pwrite(self._fd, HEADER.pack(0, 0, 0, 0, slots, 0), 0)
-        size = os.fstat(self._fd).st_size
+        try:
+            if not exists or os.fstat(self._fd).st_size < HEADER_SIZE:
+                os.ftruncate(self._fd, HEADER_SIZE + 4 * slots + ENTRY_SIZE * max_entries)
+                reserve(self._fd, 0, HEADER_SIZE + 4 * slots, f"index file {self.path.name}")
+                os.pwrite(self._fd, HEADER.pack(0, 0, 0, 0, slots, 0), 0)
+            size = os.fstat(self._fd).st_size
+            (self.begin_ts, self.end_ts, self.begin_phys, self.end_phys, self.slots, self.count) = HEADER.unpack(
+                os.pread(self._fd, HEADER_SIZE, 0))
+            self.entries_at = HEADER_SIZE + 4 * self.slots
+            self.max_entries = (size - self.entries_at) // ENTRY_SIZE
+            self.count = max(0, min(self.count, self.max_entries))
+            # A file from before reservations may be sparse: a store into a hole of the
+            # mapping on a full disk is a SIGBUS, so its blocks are allocated before mapping.
+            self._reserved_to = self._entry_pos(self.count + 1)
+            reserve(self._fd, 0, self._reserved_to, f"index file {self.path.name}")
+        except (OSError, WriteRefused):
+            os.close(self._fd)
+            if not exists:
+                self.path.unlink(missing_ok=True)
+            raise
         self._map = mmap.mmap(self._fd, size)
-        (self.begin_ts, self.end_ts, self.begin_phys, self.end_phys, self.slots, self.count) = HEADER.unpack_from(
-            self._map, 0
-        )
-        self.entries_at = HEADER_SIZE + 4 * self.slots
-        self.max_entries = (size - self.entries_at) // ENTRY_SIZE
-        self.count = max(0, min(self.count, self.max_entries))
+
+    def reserve_entries(self, n: int) -> None:
+        """Allocate room for `n` more entries (a chunk at a time), or raise WriteRefused: the
+        mapping is only ever written where blocks exist."""
+        want = self._entry_pos(min(self.count + n, self.max_entries) + 1)
+        if want <= self._reserved_to:
+            return
+        end = min(max(want, self._reserved_to + RESERVE_CHUNK), self._entry_pos(self.max_entries + 1))
+        reserve(self._fd, self._reserved_to, end - self._reserved_to, f"index file {self.path.name}")
+        self._reserved_to = end
 
     @property
     def full(self) -> bool:
@@ -166,15 +193,29 @@ class IndexService:
         names = sorted(p.name for p in self.dir.iterdir() if p.name.isdigit())
         self.files = [IndexFile(self.dir / n) for n in names]
 
+    def reserve(self, keys: int, next_phys: int) -> None:
+        """Make room for up to `keys` more keys before the unit holding them is appended
+        (rolling to a new file now if the newest cannot take them), or raise WriteRefused
+        with nothing changed."""
+        active = self.files[-1] if self.files else None
+        if active is None or active.count + keys > active.max_entries:
+            active = self._roll(next_phys)
+        active.reserve_entries(keys)
+
+    def _roll(self, phys: int) -> IndexFile:
+        name = f"{phys:020d}"
+        if self.files and self.files[-1].path.name >= name:
+            name = f"{int(self.files[-1].path.name) + 1:020d}"
+        active = IndexFile(self.dir / name, self.slots, self.max_entries)
+        self.files.append(active)
+        return active
+
     def put(self, topic: str, key: bytes, phys: int, store_time_ms: int) -> None:
         hash_ = key_hash(topic, key)
         active = self.files[-1] if self.files else None
         if active is None or active.full:
-            name = f"{phys:020d}"
-            if active is not None and active.path.name >= name:
-                name = f"{int(active.path.name) + 1:020d}"
-            active = IndexFile(self.dir / name, self.slots, self.max_entries)
-            self.files.append(active)
+            active = self._roll(phys)
+            active.reserve_entries(1)
         active.put(hash_, phys, store_time_ms)
 
     def lookup(self, topic: str, key: bytes) -> list[tuple[int, int]]:
@@ -210,8 +251,8 @@ class IndexService:
         for f in list(self.files):
             try:
                 f.flush()
-            except (ValueError, OSError):
-                pass  # closed meanwhile
+            except ValueError:
+                pass  # closed meanwhile (an OSError, a failed msync, takes the store offline)
 
     def close(self) -> None:
         for f in self.files:

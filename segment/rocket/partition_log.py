@@ -92,6 +92,7 @@ class RocketPartitionLog(PartitionLog):
         return FileRegion(f.fd, entry.phys - f.base + self.header_size, self._batch_size(entry))
 
     def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
+        self.store.check_online()
         start, end = self.log_start_offset, self.log_end_offset
         if offset < start or offset > end:
             raise OffsetOutOfRange(f"offset {offset} outside [{start}, {end}]")

@@ -45,7 +45,7 @@ import time
 import uuid
 from pathlib import Path
 
-from segment.log import LogConfig, LogStore
+from segment.log import LogConfig, LogOffline, LogStore
 from wire.record_batch import BatchHeader
 
 from . import unit_format as uf
@@ -72,6 +72,7 @@ class RocketLogStore(LogStore):
         index_slots: int = 5_000_000,
         index_entries: int = 20_000_000,
         index_keys: bool = True,
+        file_delete_delay_ms: int = 60_000,
     ) -> None:
         self.dir = Path(data_dir) / STORE_DIR
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -84,7 +85,7 @@ class RocketLogStore(LogStore):
         self._last_ckpt = time.monotonic()
         self.queue_root = self.dir / "consumequeue"
         self.queue_root.mkdir(exist_ok=True)
-        self.commitlog = CommitLog(self.dir / "commitlog", commitlog_file_size)
+        self.commitlog = CommitLog(self.dir / "commitlog", commitlog_file_size, file_delete_delay_ms)
         self.index = IndexService(self.dir / "index", index_slots, index_entries) if index_keys else None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         for topic_dir in sorted(p for p in self.queue_root.iterdir() if p.is_dir()):
@@ -103,6 +104,7 @@ class RocketLogStore(LogStore):
         for key, q in self.queues.items():
             self._init_log_start(key, q)
         self.logs: dict[tuple[str, int], RocketPartitionLog] = {}
+        self.offline: str | None = None  # why the store stopped serving (LogOffline), until restart
         if self.abnormal:
             self.checkpoint()  # what recovery rebuilt is durable: the next crash starts from here
 
@@ -145,6 +147,7 @@ class RocketLogStore(LogStore):
             q.dir.rename(doomed)
             shutil.rmtree(doomed, ignore_errors=True)
         self.checkpoint()
+        self.collect()  # the commitlog files only it still needed go (after the delete delay)
 
     def existing_partitions(self) -> list[tuple[str, int]]:
         return sorted(self.queues)
@@ -158,13 +161,16 @@ class RocketLogStore(LogStore):
         if time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S:
             self.checkpoint()
             return
-        durable = self.commitlog.flush()
+        durable = self._fsync_commitlog()
         with self._ckpt_lock:
             if durable > self._checkpoint.flushed:
                 self._checkpoint.flushed = durable
                 write_checkpoint(self.dir, self._checkpoint)
 
     def close(self) -> None:
+        if self.offline is not None:
+            log.warning("closing the offline commitlog store without a checkpoint: the next start recovers")
+            return
         self.commit_writes()
         self.checkpoint()
         self.commitlog.close()
@@ -177,7 +183,11 @@ class RocketLogStore(LogStore):
     # ----- used by RocketPartitionLog --------------------------------------------
 
     def append_batch(self, queue: ConsumeQueue, batch, header: BatchHeader, now_ms: int) -> None:
+        """Raises WriteRefused (no room: nothing changed) or LogOffline."""
+        self.check_online()
         head, batch = uf.message_parts(queue.topic, queue.partition, header.base_offset, now_ms, batch)
+        if self.index is not None:
+            self.index.reserve(header.record_count, self.commitlog.write_pos)
         phys = self.commitlog.append(head, batch)
         self.dispatcher.message(queue, phys, len(head) + len(batch), header, batch, now_ms)
         self._unwritten.add(queue)
@@ -198,17 +208,41 @@ class RocketLogStore(LogStore):
         Only then does `dispatched` (what a checkpoint may count) move past them."""
         if not self._unwritten:
             return
-        self.commitlog.write_pending()
-        for q in self._unwritten:
-            q.write_pending()
+        try:
+            self.commitlog.write_pending()
+            for q in self._unwritten:
+                q.write_pending()
+        except OSError as exc:
+            raise self._go_offline(f"writing appended units failed: {exc.strerror or exc}") from exc
         self._unwritten.clear()
         self.dispatcher.dispatched = self.commitlog.write_pos
+
+    def check_online(self) -> None:
+        if self.offline is not None:
+            raise LogOffline(f"the commitlog store is offline: {self.offline}")
+
+    def _go_offline(self, reason: str) -> LogOffline:
+        """The files' tail is no longer known: every partition of this store stops appending
+        and reading until a restart recovers from the checkpoint (Kafka's offline log dir).
+        Appends already answered in memory but not written are never acknowledged: the
+        request that wrote them fails (dispatch closes its connection)."""
+        if self.offline is None:
+            self.offline = reason
+            log.error("commitlog store %s offline until restart: %s", self.dir, reason)
+        return LogOffline(f"the commitlog store is offline: {self.offline}")
+
+    def _fsync_commitlog(self) -> int:
+        self.check_online()
+        try:
+            return self.commitlog.flush()
+        except OSError as exc:
+            raise self._go_offline(f"fsync failed: {exc.strerror or exc}") from exc
 
     def flush_partition(self) -> None:
         """A partition's fsync (group commit): the commitlog alone. Its queue entries are
         derived: after a crash, recovery re-dispatches every unit past the last checkpoint.
         Fsyncing the queue's two files as well took three fsyncs per acknowledgement."""
-        self.commitlog.flush()
+        self._fsync_commitlog()
         if time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S:
             self.checkpoint()
 
@@ -217,11 +251,14 @@ class RocketLogStore(LogStore):
         with self._ckpt_lock:
             position = self.dispatcher.dispatched  # read before the index: extra index entries are harmless
             index_file, index_count = self.index.position() if self.index is not None else (None, 0)
-            self.commitlog.flush()
-            for q in list(self.queues.values()):
-                q.flush()
-            if self.index is not None:
-                self.index.flush()
+            self._fsync_commitlog()
+            try:
+                for q in list(self.queues.values()):
+                    q.flush()
+                if self.index is not None:
+                    self.index.flush()
+            except OSError as exc:
+                raise self._go_offline(f"fsync of a queue or index failed: {exc.strerror or exc}") from exc
             self._checkpoint = Checkpoint(position, index_file, index_count, dict(self.log_start),
                                           max(position, self.commitlog.flushed_pos))
             write_checkpoint(self.dir, self._checkpoint)

@@ -1,0 +1,41 @@
+"""Writes that either store every byte or say they did not, for both engines.
+
+A full disk shows up two ways: `pwrite` returns fewer bytes than asked (the filesystem took
+what fit) and the next one raises ENOSPC; a write into a hole of a sparse file, or into a
+mapped page of one, fails the same way (a mapping with SIGBUS, which kills the process). So:
+`pwrite_all` loops until everything is written or raises, and `reserve` allocates a file's
+blocks ahead of the writes that will land in them, so a write or a mapped store into reserved
+space cannot fail for room. Both raise `WriteRefused`; the caller undoes what it started.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from .log import WriteRefused
+
+
+def pwrite_all(fd: int, data, position: int, what: str) -> None:
+    """Write all of `data` at `position`, or raise WriteRefused (some of it may be written:
+    the caller cuts the file back)."""
+    view = memoryview(data)
+    try:
+        while view:
+            n = os.pwrite(fd, view, position)
+            if n <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            view, position = view[n:], position + n
+    except OSError as exc:
+        raise WriteRefused(f"cannot write {len(data)} bytes to {what}: {exc.strerror or exc}") from exc
+
+
+def reserve(fd: int, offset: int, length: int, what: str) -> None:
+    """Allocate the file's blocks for [offset, offset + length) (posix_fallocate: no change to
+    the bytes, the file grows if it is shorter), or raise WriteRefused."""
+    if length <= 0:
+        return
+    try:
+        os.posix_fallocate(fd, offset, length)
+    except OSError as exc:
+        raise WriteRefused(f"cannot allocate {length} bytes of {what}: {exc.strerror or exc}") from exc
