@@ -17,7 +17,8 @@ here (uncompressed, CRC32C computed, baseOffset = the record's offset). This is 
 the broker encodes records a producer wrote: like Kafka's log cleaner, a lookup has to drop
 the other records of a batch, which no header rewrite can do.
 
-Limits: the name is at most 249 characters, so topic and encoded key share ~240; a key is
+Limits: the name is at most 249 characters like any topic name (a longer one names no topic:
+INVALID_TOPIC_EXCEPTION in Metadata), so topic and encoded key share ~240; a key is
 bytes, so a null key cannot be looked up; produce, delete-records and create-partitions on
 the name are refused; the topic is not listed in an all-topics Metadata request (it is
 answered when named, with its source's partition count: clients that only read all-topics
@@ -44,7 +45,12 @@ def name_for(topic: str, key: bytes) -> str:
 
 
 def parse(name: str) -> tuple[str, bytes] | None:
-    """(topic, key) for a key-lookup name, None for any other name."""
+    """(topic, key) for a key-lookup name, None for any other name.
+
+    Only the one name name_for gives a key is read as that key: Python's base64 decoder skips
+    characters outside the alphabet (`!!!!` would decode to the empty key) and ignores the
+    unused low bits of the last character (`YR` would decode to b"a", like `YQ`).
+    """
     if not name.startswith(PREFIX) or "." not in name[len(PREFIX):]:
         return None
     topic, encoded = name[len(PREFIX):].rsplit(".", 1)
@@ -52,7 +58,7 @@ def parse(name: str) -> tuple[str, bytes] | None:
         key = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
     except (binascii.Error, ValueError):
         return None
-    return (topic, key) if topic and encoded else None
+    return (topic, key) if topic and encoded and name_for(topic, key) == name else None
 
 
 def topic_id_for(name: str) -> uuid.UUID:

@@ -16,6 +16,7 @@ import time
 import click
 
 from .key_topic import name_for
+from .topics import MAX_NAME_LENGTH
 
 
 def _decode_key(key: str, encoding: str) -> bytes:
@@ -31,6 +32,10 @@ def read_key_topic(bootstrap: str, topic: str, key: bytes, timeout_s: float = 30
     from kafka import KafkaConsumer, TopicPartition
 
     name = name_for(topic, key)
+    if len(name) > MAX_NAME_LENGTH:
+        raise click.ClickException(
+            f"the key-lookup topic for this key would have {len(name)} characters, more than a topic "
+            f"name may have ({MAX_NAME_LENGTH}): the key is too long to look up")
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
                              client_id="twinlog-lookup", request_timeout_ms=int(timeout_s * 1000))
     try:

@@ -25,7 +25,7 @@ from .storage_modes import StorageModes
 
 log = logging.getLogger(__name__)
 
-_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_NAME_LENGTH = 249
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -38,19 +38,27 @@ class TopicError(Exception):
         self.code = code
 
 
+def illegal_name(name: str) -> str | None:
+    """Why no topic can have this name (Kafka's Topic.validate, in its words), or None."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > MAX_NAME_LENGTH:
+        return f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, topic name: {name}"
+    if not _LEGAL.fullmatch(name):  # fullmatch: a `$` would let a trailing newline through
+        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
 def check_topic_name(name: str) -> None:
+    """A name a topic may be created with; raises TopicError."""
     if name.startswith(key_topic.PREFIX):
         raise TopicError("invalid_topic_exception",
                          f"Topic names starting with {key_topic.PREFIX!r} are reserved for key lookups")
-    if not name or name in (".", ".."):
-        raise TopicError("invalid_topic_exception", f"Topic name {name!r} is illegal")
-    if len(name) > MAX_NAME_LENGTH:
-        raise TopicError("invalid_topic_exception", f"Topic name is longer than {MAX_NAME_LENGTH} characters")
-    if not _LEGAL.match(name):
-        raise TopicError(
-            "invalid_topic_exception",
-            f"Topic name {name!r} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
-        )
+    reason = illegal_name(name)
+    if reason is not None:
+        raise TopicError("invalid_topic_exception", reason)
 
 
 def check_internal_change(name: str, allowed: bool, change: str) -> None:
@@ -67,6 +75,12 @@ def check_internal_change(name: str, allowed: bool, change: str) -> None:
         raise TopicError("invalid_topic_exception",
                          f"Topic {name} is an internal topic and is not allowed to be {change} "
                          "(the broker's --allow-internal-topic-changes allows it)")
+
+
+def _collision_key(name: str) -> str:
+    # Kafka's Topic.unifyCollisionChars: metric names turn '.' into '_', so "a.b" and "a_b"
+    # would report as one topic; Kafka refuses the second name.
+    return name.replace(".", "_")
 
 
 @dataclass
@@ -153,8 +167,9 @@ class TopicRegistry:
         return topic
 
     def _key_lookup_topic(self, name: str) -> Topic | None:
-        """The read-only view of one key of a commitlog topic (key_topic.py); built per request."""
-        parsed = key_topic.parse(name)
+        """The read-only view of one key of a commitlog topic (key_topic.py); built per request.
+        Its name obeys the rules of every topic name (249 characters at most)."""
+        parsed = key_topic.parse(name) if illegal_name(name) is None else None
         source = self.topics.get(parsed[0]) if parsed else None
         if source is None or source.storage_mode != "commitlog":
             return None
@@ -168,11 +183,23 @@ class TopicRegistry:
             return None
         return topic.partitions[index]
 
+    def check_collision(self, name: str) -> None:
+        """Raises TopicError if a new topic `name` differs from an existing one only in '.' vs '_'.
+        Kafka names the first of its sorted set of colliding names: the least one."""
+        if "." not in name and "_" not in name:
+            return
+        key = _collision_key(name)
+        colliding = [t for t in self.topics if t != name and _collision_key(t) == key]
+        if colliding:
+            raise TopicError("invalid_topic_exception",
+                             f"Topic '{name}' collides with existing topic: {min(colliding)}")
+
     def create(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
         """Create a topic (validated configs); raises TopicError."""
         check_topic_name(name)
         if name in self.topics:
             raise TopicError("topic_already_exists", f"Topic '{name}' already exists.")
+        self.check_collision(name)
         if num_partitions <= 0:
             raise TopicError("invalid_partitions", f"Number of partitions must be larger than 0, got {num_partitions}")
         mode = configs.get("storage.mode", self._storage.default_mode)

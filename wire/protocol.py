@@ -171,9 +171,11 @@ def decode_request(frame: bytes):
     """Header and typed request body; see parse_header for the errors."""
     header, pos = parse_header(frame)
     cls = request_class(header.api_key, header.api_version)
-    check_request_body(cls, frame, pos)
     try:
+        check_request_body(cls, frame, pos)
         body, _size = _reader(cls)(frame, pos)
+    except PeerProtocolError as exc:  # the log line names the request, as Kafka's does
+        raise PeerProtocolError(f"malformed {cls.__name__} v{header.api_version}: {exc}") from None
     except Exception as exc:  # the native reader raises a few types on garbage
         raise PeerProtocolError(
             f"malformed {cls.__name__} v{header.api_version}: {type(exc).__name__}: {exc}"

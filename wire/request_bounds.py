@@ -5,7 +5,8 @@ A compact array count near 2^32 (`ff ff ff ff 0f`) makes that allocation fail, a
 allocation in Rust aborts the whole process: one hostile request would take every client's
 broker down. So the body is walked first, with the same schema classes kio decodes with, and
 every string, bytes, records length and every array count is checked against the bytes that
-remain (an array of n elements needs at least n times its element's smallest encoding). A
+remain (an array of n elements needs at least n times its element's smallest encoding), and
+an array the schema does not let be null must not be (kio would hand the handler None). A
 request that fails gets PeerProtocolError, which closes that one connection with a log line,
 exactly like a body the reader itself rejects.
 
@@ -17,9 +18,10 @@ read. Tagged fields are skipped by their declared size (their contents are bound
 from __future__ import annotations
 
 import struct
-from dataclasses import fields, is_dataclass
+from dataclasses import Field, fields, is_dataclass
 from functools import cache
-from typing import Callable
+from types import NoneType, UnionType
+from typing import Callable, get_args, get_origin
 
 from kio.serial._introspect import classify_field, get_field_tag, is_optional
 
@@ -103,9 +105,13 @@ def _sized(kind: str, flexible: bool) -> Step:
     return step
 
 
-def _array(element: Step, element_min: int, flexible: bool, what: str) -> Step:
+def _array(element: Step, element_min: int, flexible: bool, what: str, nullable: bool) -> Step:
     def step(buf: bytes, pos: int, end: int) -> int:
         n, pos = _length(buf, pos, end, flexible, True)
+        if n < 0 and not nullable:
+            # Kafka's generated readers refuse it in the same words, and the broker then closes
+            # the connection (RequestContext.parseRequest -> InvalidRequestException).
+            raise PeerProtocolError(f"non-nullable field {what} was serialized as null")
         if n * element_min > end - pos:
             raise _fail(f"array of {what}", n, end - pos)
         for _ in range(n):
@@ -123,6 +129,12 @@ def _nullable_entity(entity: Step) -> Step:
         return pos + 1 if buf[pos] == 0xFF else entity(buf, pos + 1, end)
 
     return step
+
+
+def _nullable_array(field: Field) -> bool:
+    # kio types a nullable array `tuple[X, ...] | None`, a non-nullable one `tuple[X, ...]`
+    # (its is_optional also answers True for non-nullable elements, so it cannot tell).
+    return get_origin(field.type) is UnionType and NoneType in get_args(field.type)
 
 
 def _primitive(kafka_type: str, flexible: bool) -> tuple[Step, int]:
@@ -151,7 +163,8 @@ def _entity_step(cls) -> tuple[Step, int]:
         else:
             step, size = _primitive(field.metadata["kafka_type"], flexible)
         if kind.is_array:
-            step, size = _array(step, size, flexible, field.name), (1 if flexible else 4)
+            step = _array(step, size, flexible, field.name, _nullable_array(field))
+            size = 1 if flexible else 4
         steps.append(step)
         min_size += size
 

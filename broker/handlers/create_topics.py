@@ -25,6 +25,7 @@ def _check(broker, topic, duplicates) -> tuple[int, dict[str, str]]:
     check_topic_name(topic.name)
     if broker.topics.get(topic.name) is not None:
         raise TopicError("topic_already_exists", f"Topic '{topic.name}' already exists.")
+    broker.topics.check_collision(topic.name)  # here too: validate_only never reaches create()
     node = broker.config.node_id
     if topic.assignments:
         if topic.num_partitions != -1 or topic.replication_factor != -1:

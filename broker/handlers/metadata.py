@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topics import TopicError
+from ..topics import TopicError, illegal_name
 from .response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
@@ -37,7 +37,9 @@ async def handle(broker, header, request):
             except TopicError as exc:
                 code = exc.code
         if topic is None:
-            code = code if code != "none" else "unknown_topic_or_partition"
+            if code == "none":
+                # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.
+                code = "invalid_topic_exception" if illegal_name(name) else "unknown_topic_or_partition"
             topics.append(make(topic_cls, error_code=error(code), name=name, topic_id=None,
                                is_internal=False, partitions=()))
             continue
