@@ -13,7 +13,7 @@ from .groups import offsets as group_offsets
 from .groups.coordinator import GroupCoordinator
 from .groups.offsets_store import OffsetsStore
 from .group_commit import GroupCommit
-from .partition import Partition, now_ms
+from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
 from .storage_health import StorageHealth
 from .storage_modes import StorageModes

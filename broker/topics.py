@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import key_topic
 from .config import BrokerConfig, log_config_for
-from .partition import Partition
+from replica.partition import Partition
 from .storage_modes import StorageModes
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,8 @@ class TopicRegistry:
     def _open(self, topic: Topic, index: int) -> Partition:
         cfg = log_config_for(self._config.log_defaults, topic.configs)
         log_ = self._storage.store(topic.storage_mode).open_partition(topic.name, index, cfg)
-        return Partition(topic.name, index, log_, self._config.node_id, cfg)
+        min_isr = int(topic.configs.get("min.insync.replicas", "1"))
+        return Partition(topic.name, index, log_, self._config.node_id, cfg, min_insync_replicas=min_isr)
 
     def _save(self) -> None:
         data = {

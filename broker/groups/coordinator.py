@@ -15,7 +15,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
-from ..partition import now_ms
+from replica.partition import now_ms
 from . import offsets_log
 from .group import Group, Member
 from .state import Event, GroupState, transition

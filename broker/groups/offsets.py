@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..partition import now_ms
+from replica.partition import now_ms
 from . import offsets_log
 from .coordinator import GroupCoordinator
 from .group import CommittedOffset, Group, Member

@@ -18,7 +18,7 @@ from wire.batch_builder import build_batch
 from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
-from ..partition import Partition, now_ms
+from replica.partition import Partition, now_ms
 from . import offsets_log
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class OffsetsStore:
         """Write one batch of a group's records; returns once it is as durable as the topic asks."""
         partition = self.partition_for(group_id)
         batch = build_batch(records, now_ms())
-        partition.append(batch, parse_header(batch))
+        partition.append_as_leader(batch, parse_header(batch), acks=1)
         partition.publish()
         if partition.config.flush_messages:
             await self._broker.durable(partition)

@@ -7,6 +7,9 @@ With flush.messages=1 the batch is fsynced (group commit) before it becomes
 visible and is acknowledged: the appends happen now, in request order, and the
 answer is a Deferred that waits for the fsync, so the connection can append the
 requests pipelined behind this one meanwhile and one fsync covers them all.
+With acks=all the answer also waits until the high watermark passes the batch
+(replica/partition.py), and a partition whose ISR is smaller than
+min.insync.replicas refuses the batch (NOT_ENOUGH_REPLICAS) before appending.
 """
 
 from __future__ import annotations
@@ -20,14 +23,15 @@ from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
 from ..dispatch_types import Deferred
-from ..producer_state import OutOfOrderSequence, ProducerFenced
+from replica.partition import PartitionError
+from replica.producer_state import OutOfOrderSequence, ProducerFenced
 from ..topics import INTERNAL_TOPICS
 from .response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
 
 
-def _append_one(broker, topic_name: str, index: int, records):
+def _append_one(broker, topic_name: str, index: int, records, acks: int):
     """Returns (error name, info or None, message or None, partition or None)."""
     if topic_name in INTERNAL_TOPICS:
         # As Kafka's ReplicaManager: these records are the group coordinator's state, written by
@@ -55,7 +59,9 @@ def _append_one(broker, topic_name: str, index: int, records):
         return "transactional_id_authorization_failed", None, "transactions are not supported", None
     try:
         broker.storage_health.claim(len(records), f"{topic_name}-{index}")
-        info, _duplicate = partition.append(bytearray(records), header)
+        info, _duplicate = partition.append_as_leader(bytearray(records), header, acks)
+    except PartitionError as exc:  # not the leader; too few in-sync replicas for acks=all
+        return exc.code, None, str(exc), None
     except ProducerFenced as exc:
         return "invalid_producer_epoch", None, str(exc), None
     except OutOfOrderSequence as exc:
@@ -72,49 +78,59 @@ async def handle(broker, header, request):
     else:
         code_for_all = None
     results = []
-    touched = {}
+    appended = []  # (result position, partition, offset the HW must reach) of each stored batch
     for topic in request.topic_data:
         for pd in topic.partition_data:
             if code_for_all is not None:
                 results.append((topic.name, pd.index, code_for_all, None, "transactions are not supported"))
                 continue
-            code, info, message, partition = _append_one(broker, topic.name, pd.index, pd.records)
-            results.append((topic.name, pd.index, code, info, message))
+            code, info, message, partition = _append_one(broker, topic.name, pd.index, pd.records, request.acks)
             if partition is not None:
-                touched[id(partition)] = partition
+                appended.append((len(results), partition, info.last_offset + 1))
+            results.append((topic.name, pd.index, code, info, message))
+    touched = {id(p): p for _, p, _ in appended}
     durable = [p for p in touched.values() if p.config.flush_messages == 1]
     for p in touched.values():
         if p.config.flush_messages != 1:
             p.publish()
-    if durable:
-        return Deferred(_after_fsync(broker, durable, None if request.acks == 0 else (header, results)))
-    if request.acks == 0:
+    answer = None if request.acks == 0 else (header, results)
+    replicated = [(i, p, end) for i, p, end in appended if p.high_watermark < end] if request.acks == -1 else []
+    if durable or replicated:
+        return Deferred(_complete(broker, durable, appended if request.acks == -1 else [],
+                                  request.timeout_ms / 1000, answer))
+    if answer is None:
         return None
     return _response(header, results)
 
 
-async def _after_fsync(broker, durable, answer):
-    """The second half of a durable produce: wait for the fsyncs, publish what they covered.
-    A partition whose fsync failed publishes nothing and answers KAFKA_STORAGE_ERROR: its
-    log is offline, and what the fsync should have covered is not acknowledged."""
+async def _complete(broker, durable, appended, timeout_s, answer):
+    """The second half of a produce that waits: for the fsyncs (flush.messages=1), then, with
+    acks=all, for the high watermark to pass each batch (its followers have it).
+
+    A partition whose fsync failed publishes nothing and answers KAFKA_STORAGE_ERROR: its log
+    is offline, and what the fsync should have covered is not acknowledged. One that stopped
+    leading answers NOT_LEADER_OR_FOLLOWER; one whose HW did not get there in the request's
+    timeout, REQUEST_TIMED_OUT; one whose ISR shrank below min.insync.replicas meanwhile,
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND, as Kafka's delayed produce."""
     covered = await asyncio.gather(*(broker.durable(p) for p in durable), return_exceptions=True)
     failed = {}
     for p, upto in zip(durable, covered):
         if isinstance(upto, StorageError):
-            failed[(p.topic, p.index)] = str(upto)
+            failed[id(p)] = ("kafka_storage_error", str(upto))
         elif isinstance(upto, BaseException):
             raise upto
         else:
             p.publish(upto)
+    waiting = [(i, p, end) for i, p, end in appended if id(p) not in failed]
+    codes = await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
     if answer is None:
         return None
     header, results = answer
-    if failed:
-        results = [
-            (name, index, "kafka_storage_error", None, failed[(name, index)])
-            if code == "none" and (name, index) in failed else (name, index, code, info, message)
-            for name, index, code, info, message in results
-        ]
+    errors = {i: failed[id(p)] for i, p, _ in appended if id(p) in failed}
+    errors.update((i, (code, None)) for (i, _, _), code in zip(waiting, codes) if code != "none")
+    for i, (code, message) in errors.items():
+        name, index, _, _, _ = results[i]
+        results[i] = (name, index, code, None, message)
     return _response(header, results)
 
 

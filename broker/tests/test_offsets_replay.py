@@ -91,7 +91,7 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     partition = store.partition_for("before")
     bad_offset = partition.log.log_end_offset
     batch = bytearray(bad)
-    partition.append(batch, parse_header(batch))
+    partition.append_as_leader(batch, parse_header(batch), acks=1)
     asyncio.run(store.append("after", [_commit("after", 60)]))
     broker.storage.close()
 

@@ -1,0 +1,263 @@
+"""Kafka's Partition: one partition's log and every replication decision about it.
+
+A partition is either the leader (it appends producers' batches, stamps its leader epoch,
+tracks each follower's LEO from its fetches, moves the high watermark, parks acks=all
+produces until the HW passes them, proposes ISR changes) or a follower (it appends the
+leader's batches exactly as the leader stored them and takes the HW the leader sends).
+Handlers call these entry points and never touch the log.
+
+A single broker leads every partition with itself as the only replica and ISR, so the HW
+follows what the leader counts as written: the log end, or with flush.messages=1 the end
+an fsync covered (`publish(upto)`), so a consumer never reads what a crash could take back.
+
+Leadership comes from metadata (`make_leader` / `make_follower`, called by the replica
+manager with the state the controller store holds); epochs fence the rest: a request naming
+an older leader epoch gets FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from segment.log import AppendInfo, LogConfig, PartitionLog
+from wire.record_batch import BatchHeader, parse_header
+
+from .leader_state import LeaderState
+from .producer_state import ProducerStateTable
+from .purgatory import PartitionPurgatory
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class PartitionError(Exception):
+    """Carries the Kafka error name the handler answers with."""
+
+    code = "unknown_server_error"
+
+
+class NotLeader(PartitionError):
+    code = "not_leader_or_follower"
+
+
+class NotEnoughReplicas(PartitionError):
+    code = "not_enough_replicas"
+
+
+class NotEnoughReplicasAfterAppend(PartitionError):
+    code = "not_enough_replicas_after_append"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """What the controller store says about a partition (Kafka's LeaderAndIsr)."""
+
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+IsrProposer = Callable[["Partition", list[int]], Awaitable[PartitionState | None]]
+
+
+class Partition:
+    def __init__(self, topic: str, index: int, log: PartitionLog, node_id: int, config: LogConfig,
+                 min_insync_replicas: int = 1, lag_time_max_ms: int = 30_000) -> None:
+        self.topic = topic
+        self.index = index
+        self.log = log
+        self.config = config
+        self.node_id = node_id
+        self.min_insync_replicas = min_insync_replicas
+        self.lag_time_max_ms = lag_time_max_ms
+        self.state = PartitionState(node_id, 0, 0, (node_id,), (node_id,))
+        self.leader: LeaderState | None = LeaderState(
+            node_id, [node_id], [node_id], log.log_end_offset, log.log_end_offset, now_ms, lag_time_max_ms)
+        self._follower_hw = 0
+        self.producers = ProducerStateTable()
+        self.purgatory = PartitionPurgatory()
+        self.propose_isr: IsrProposer | None = None  # set in a cluster: AlterPartition through etcd
+        self._isr_change: asyncio.Task | None = None
+        self._rebuild_producer_state()
+
+    def _rebuild_producer_state(self) -> None:
+        self.producers = ProducerStateTable()
+        for header in self.log.batch_headers(self.log.log_start_offset):
+            self.producers.record(header, header.base_offset, header.last_offset, header.max_timestamp)
+
+    # ----- what handlers read -----------------------------------------------------
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.state.leader_epoch
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader is not None
+
+    @property
+    def high_watermark(self) -> int:
+        return self.leader.high_watermark if self.leader is not None else self._follower_hw
+
+    @property
+    def isr(self) -> tuple[int, ...]:
+        return tuple(sorted(self.leader.isr)) if self.leader is not None else self.state.isr
+
+    def epoch_error(self, current_leader_epoch: int) -> str | None:
+        """Kafka's check of a client's current_leader_epoch (-1: the client does not say)."""
+        if current_leader_epoch > self.state.leader_epoch:
+            return "unknown_leader_epoch"
+        if 0 <= current_leader_epoch < self.state.leader_epoch:
+            return "fenced_leader_epoch"
+        return None
+
+    # ----- leader: producers' appends ------------------------------------------------
+
+    def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int) -> tuple[AppendInfo, bool]:
+        """Append a validated producer batch; returns (info, was_duplicate).
+
+        Raises NotLeader, NotEnoughReplicas (acks=all with fewer than min.insync.replicas in
+        the ISR: nothing is appended), ProducerFenced / OutOfOrderSequence before writing, or
+        a StorageError from the log."""
+        if self.leader is None:
+            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
+        if acks == -1 and len(self.leader.isr) < self.min_insync_replicas:
+            raise NotEnoughReplicas(
+                f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
+                f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
+        duplicate = self.producers.check(header)
+        if duplicate is not None:
+            info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
+                              self.log.log_start_offset)
+            return info, True
+        info = self.log.append(batch, self.state.leader_epoch, now_ms())
+        self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
+        return info, False
+
+    def publish(self, upto: int | None = None) -> None:
+        """Count appended data as the leader's (to the log end, or to `upto`, the end an
+        fsync covered), move the HW and wake whoever waits on it."""
+        if self.leader is None:
+            return
+        end = self.log.log_end_offset
+        self.leader.leader_appended(end if upto is None else min(upto, end))
+        self._high_watermark_maybe_moved()
+
+    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
+        """acks=all: wait until the HW reaches `required_offset` (the batch's last offset + 1);
+        returns a Kafka error name ("none" when acknowledged)."""
+        if self.leader is None:
+            return NotLeader.code
+        fut = self.purgatory.wait_for_high_watermark(required_offset, self.leader.high_watermark)
+        try:
+            await asyncio.wait_for(fut, timeout_s)
+        except asyncio.TimeoutError:
+            return "request_timed_out"
+        except PartitionError as exc:
+            return exc.code
+        if self.leader is None:
+            return NotLeader.code
+        if len(self.leader.isr) < self.min_insync_replicas:
+            return NotEnoughReplicasAfterAppend.code
+        return "none"
+
+    # ----- leader: followers' fetches -------------------------------------------------
+
+    def follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
+        """A follower's Fetch at fetch_offset: it holds everything below it."""
+        if self.leader is None:
+            return
+        self.leader.follower_fetched(replica_id, fetch_offset)
+        self._high_watermark_maybe_moved()
+        if self.leader.may_join(replica_id):
+            self._change_isr(sorted(self.leader.isr | {replica_id}))
+
+    def shrink_isr_if_lagging(self) -> None:
+        """Called periodically (every lag time / 2, as Kafka's isr-expiration task)."""
+        if self.leader is None:
+            return
+        lagging = self.leader.lagging()
+        if lagging:
+            self._change_isr(sorted(self.leader.isr - lagging))
+
+    def _change_isr(self, new_isr: list[int]) -> None:
+        if self.propose_isr is None or (self._isr_change is not None and not self._isr_change.done()):
+            return  # one proposal at a time, as Kafka's pending AlterPartition
+        self._isr_change = asyncio.ensure_future(self._propose(new_isr))
+
+    async def _propose(self, new_isr: list[int]) -> None:
+        state = await self.propose_isr(self, new_isr)
+        if state is not None and self.leader is not None and state.leader_epoch == self.state.leader_epoch:
+            self.state = state
+            self.leader.set_isr(state.isr)
+            self._high_watermark_maybe_moved()
+
+    def _high_watermark_maybe_moved(self) -> None:
+        self.purgatory.high_watermark_moved(self.high_watermark)
+        self.purgatory.data_arrived()
+
+    # ----- follower --------------------------------------------------------------
+
+    def append_as_follower(self, batch: bytes) -> None:
+        """One whole batch exactly as the leader stored it (the fetcher's append)."""
+        info = self.log.append_as_follower(batch)
+        header = parse_header(batch)
+        self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
+        self.purgatory.data_arrived()
+
+    def update_follower_high_watermark(self, high_watermark: int) -> None:
+        hw = min(high_watermark, self.log.log_end_offset)
+        if hw > self._follower_hw:
+            self._follower_hw = hw
+            self.purgatory.data_arrived()
+
+    def truncate_to(self, offset: int) -> None:
+        """Cut a divergent tail (a follower after OffsetForLeaderEpoch)."""
+        self.log.truncate_to(offset)
+        self._follower_hw = min(self._follower_hw, self.log.log_end_offset)
+        self._rebuild_producer_state()
+
+    # ----- role changes (from metadata) -------------------------------------------------
+
+    def make_leader(self, state: PartitionState) -> None:
+        """Become (or stay) leader of `state.leader_epoch`: Kafka's makeLeader."""
+        was_leader_of = self.state.leader_epoch if self.leader is not None else None
+        hw = self.high_watermark
+        self.state = state
+        if was_leader_of == state.leader_epoch and self.leader is not None:
+            self.leader.set_isr(state.isr)  # only the ISR changed
+            self._high_watermark_maybe_moved()
+            return
+        leo = self.log.log_end_offset
+        self.log.assign_epoch(state.leader_epoch, leo)
+        self.leader = LeaderState(self.node_id, list(state.replicas), list(state.isr), leo, hw, now_ms,
+                                  self.lag_time_max_ms, epoch_start_offset=leo)
+        self._high_watermark_maybe_moved()
+
+    def make_follower(self, state: PartitionState) -> None:
+        """Follow `state.leader` in `state.leader_epoch`: Kafka's makeFollower. Parked
+        acks=all produces fail with NOT_LEADER_OR_FOLLOWER (their records may survive, but
+        this broker can no longer say)."""
+        if self.leader is not None:
+            self._follower_hw = min(self.leader.high_watermark, self.log.log_end_offset)
+        self.leader = None
+        self.state = state
+        self.purgatory.fail_produce_waiters(NotLeader(f"{self.topic}-{self.index} is led by {state.leader}"))
+        self.purgatory.data_arrived()
+
+    # ----- fetch long-poll ------------------------------------------------------------
+
+    def add_waiter(self, fut: asyncio.Future) -> None:
+        self.purgatory.add_data_waiter(fut)
+
+    def discard_waiter(self, fut: asyncio.Future) -> None:
+        self.purgatory.discard_data_waiter(fut)
+
+    def wake_all(self) -> None:
+        self.purgatory.data_arrived()

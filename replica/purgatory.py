@@ -1,0 +1,72 @@
+"""Requests parked on one partition until its state moves: Kafka's delayed produce and fetch.
+
+- A produce with acks=all waits until the high watermark passes its last offset
+  (`wait_for_high_watermark`): it completes when the HW reaches the offset, fails with the
+  partition's error when the partition stops being leader, and the caller bounds the wait
+  with the request's timeout (REQUEST_TIMED_OUT).
+- A fetch long-poll waits for "anything new" (`add_data_waiter`): an append (followers read
+  up to the LEO) or a HW move (consumers read up to the HW).
+
+Waiters are futures on the event loop; the partition calls `high_watermark_moved` and
+`data_arrived` from the loop. The produce waiters are kept in a heap by offset, so a HW move
+completes exactly the waiters it satisfies without looking at the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+
+
+class PartitionPurgatory:
+    def __init__(self) -> None:
+        self._by_offset: list[tuple[int, int, asyncio.Future]] = []
+        self._order = itertools.count()  # ties in the heap never compare futures
+        self._data_waiters: list[asyncio.Future] = []
+
+    # ----- delayed produce -----------------------------------------------------
+
+    def wait_for_high_watermark(self, offset: int, high_watermark: int) -> asyncio.Future:
+        """A future done once the HW is >= offset (at once if it already is)."""
+        fut = asyncio.get_running_loop().create_future()
+        if high_watermark >= offset:
+            fut.set_result(None)
+        else:
+            heapq.heappush(self._by_offset, (offset, next(self._order), fut))
+        return fut
+
+    def high_watermark_moved(self, high_watermark: int) -> None:
+        heap = self._by_offset
+        while heap and heap[0][0] <= high_watermark:
+            _, _, fut = heapq.heappop(heap)
+            if not fut.done():
+                fut.set_result(None)
+
+    def fail_produce_waiters(self, exc: Exception) -> None:
+        """The partition stopped leading: no waiter's offset can be acknowledged by it."""
+        waiting, self._by_offset = self._by_offset, []
+        for _, _, fut in waiting:
+            if not fut.done():
+                fut.set_exception(exc)
+
+    @property
+    def produce_waiters(self) -> int:
+        return len(self._by_offset)
+
+    # ----- delayed fetch -------------------------------------------------------
+
+    def add_data_waiter(self, fut: asyncio.Future) -> None:
+        self._data_waiters.append(fut)
+
+    def discard_data_waiter(self, fut: asyncio.Future) -> None:
+        try:
+            self._data_waiters.remove(fut)
+        except ValueError:
+            pass
+
+    def data_arrived(self) -> None:
+        waiters, self._data_waiters = self._data_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
