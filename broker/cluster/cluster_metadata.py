@@ -1,0 +1,135 @@
+"""One broker's membership of an etcd-coordinated cluster: the single object the broker holds.
+
+`ClusterMetadata` puts together the broker's session (registration under a lease), the watch
+that keeps its MetadataImage current, the controller (active only on the broker that won the
+controller key) and the write paths: topic admin, the leader's AlterPartition, leader
+elections on request, producer-id blocks. Everything a broker decides from cluster state, it
+reads from `image`; everything it changes goes through etcd transactions, so two brokers can
+never both believe a write of theirs won.
+
+    cluster = ClusterMetadata("http://127.0.0.1:2379", node_id=1, host="127.0.0.1", port=9092)
+    cluster.add_listener(replica_manager.on_metadata)   # async (image, change)
+    cluster.add_session_listener(on_session)             # (alive: bool), e.g. refuse acks=all
+    await cluster.start()
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from urllib.parse import urlsplit
+
+import aetcd
+
+from . import leader_election
+from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
+from .controller import Controller
+from .etcd_layout import DEFAULT_PREFIX, EtcdLayout, PartitionState, TopicRecord
+from .etcd_store import EtcdStore
+from .metadata_image import MetadataImage
+from .metadata_watch import Listener, MetadataWatch
+from .topic_admin import TopicAdmin
+
+log = logging.getLogger(__name__)
+
+PRODUCER_ID_BLOCK_SIZE = 1000  # Kafka's ProducerIdsBlock size
+
+
+def parse_endpoint(endpoint: str) -> tuple[str, int]:
+    """"http://host:port" or "host:port" (the first of a comma-separated list: aetcd talks to
+    one member; with a multi-member etcd, list the local one first)."""
+    first = endpoint.split(",")[0].strip()
+    parts = urlsplit(first if "://" in first else f"http://{first}")
+    return parts.hostname or "127.0.0.1", parts.port or 2379
+
+
+class ClusterMetadata:
+    def __init__(self, etcd_endpoint: str, node_id: int, host: str, port: int, *,
+                 prefix: str = DEFAULT_PREFIX, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+                 unclean_leader_election: bool = False) -> None:
+        etcd_host, etcd_port = parse_endpoint(etcd_endpoint)
+        self.node_id = node_id
+        # An RPC that takes longer than a keep-alive interval is as good as failed: give up on it
+        # in time to send the next keep-alive.
+        rpc_timeout = max(1.0, session_timeout_ms / 3000)
+        self._client = aetcd.Client(etcd_host, etcd_port, timeout=rpc_timeout)
+        self._store = EtcdStore(self._client, EtcdLayout(prefix))
+        self.session = BrokerSession(self._store, node_id, host, port, session_timeout_ms)
+        self._watch = MetadataWatch(self._store)
+        self.controller = Controller(self._store, self.session, unclean_leader_election)
+        self._watch.add_listener(self.controller.on_metadata)
+        self._admin = TopicAdmin(self._store, lambda: self._watch.image)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        """Register, then load the metadata; returns once the first image is published."""
+        await self.session.open()
+        await self._watch.start()
+
+    async def close(self, revoke: bool = True) -> None:
+        """`revoke=False` leaves the lease to expire as if this broker had crashed."""
+        await self._watch.close()
+        await self.session.close(revoke=revoke)
+        await self._client.close()
+
+    # --------------------------------------------------------------- what we know
+    @property
+    def image(self) -> MetadataImage:
+        return self._watch.image
+
+    def has_session(self) -> bool:
+        """False once etcd may have expired our session: a leader must then refuse acks=all
+        writes, since it can no longer prove nobody else leads."""
+        return self.session.has_session()
+
+    def add_session_listener(self, listener: Callable[[bool], None]) -> None:
+        self.session.add_listener(listener)
+
+    def add_listener(self, listener: Listener) -> None:
+        self._watch.add_listener(listener)
+
+    async def wait_for(self, predicate: Callable[[MetadataImage], bool], timeout: float) -> MetadataImage:
+        return await self._watch.wait_for(predicate, timeout)
+
+    # --------------------------------------------------------------- topic admin
+    async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                           configs: Mapping[str, str], storage_mode: str,
+                           assignments: Sequence[Sequence[int]] | None = None) -> TopicRecord:
+        return await self._admin.create_topic(name, num_partitions, replication_factor, configs, storage_mode,
+                                              assignments)
+
+    async def delete_topic(self, name: str) -> TopicRecord:
+        return await self._admin.delete_topic(name)
+
+    async def add_partitions(self, name: str, total: int,
+                             assignments: Sequence[Sequence[int]] | None = None) -> TopicRecord:
+        return await self._admin.add_partitions(name, total, assignments)
+
+    # ---------------------------------------------------------- partition states
+    async def alter_partition(self, topic: str, index: int, leader_epoch: int, partition_epoch: int,
+                              new_isr: Sequence[int]) -> PartitionState:
+        """Kafka's AlterPartition, sent by this broker as the partition's leader: the new state
+        (partition_epoch bumped), or ClusterError with FENCED_LEADER_EPOCH,
+        INVALID_UPDATE_VERSION, NOT_LEADER_OR_FOLLOWER, INVALID_REQUEST, INELIGIBLE_REPLICA,
+        STALE_BROKER_EPOCH (our session is gone) or UNKNOWN_TOPIC_OR_PARTITION."""
+        alive = self.image.live_broker_ids()
+        return await self._store.update_partition(
+            topic, index,
+            lambda s: leader_election.alter_partition(s, self.node_id, leader_epoch, partition_epoch, new_isr, alive),
+            [self.session.registration_guard()])
+
+    async def elect_preferred(self, topic: str, index: int) -> PartitionState:
+        """ElectLeaders(PREFERRED); ClusterError ELECTION_NOT_NEEDED or
+        PREFERRED_LEADER_NOT_AVAILABLE when it cannot or need not happen."""
+        alive = self.image.live_broker_ids()
+        return await self._store.update_partition(topic, index, lambda s: leader_election.preferred(s, alive))
+
+    async def elect_unclean(self, topic: str, index: int) -> PartitionState:
+        """ElectLeaders(UNCLEAN) for an offline partition; ClusterError ELECTION_NOT_NEEDED or
+        ELIGIBLE_LEADERS_NOT_AVAILABLE."""
+        alive = self.image.live_broker_ids()
+        return await self._store.update_partition(topic, index, lambda s: leader_election.unclean(s, alive))
+
+    async def allocate_producer_id_block(self, size: int = PRODUCER_ID_BLOCK_SIZE) -> int:
+        """The first id of a block of `size` ids no other broker will ever be given."""
+        return await self._store.allocate_producer_ids(size)

@@ -1,0 +1,110 @@
+"""The controller: one broker at a time, elected through etcd, moves leadership off dead brokers.
+
+Election: every broker whose session is alive, on seeing no `controller` key, tries one
+transaction — create the key (under its own session lease) if it is absent, and bump
+`controller_epoch` if nobody else bumped it since it was read. At most one such transaction
+succeeds; the winner's key vanishes with its lease, and the next broker to notice wins the next
+epoch. Kafka's controller epoch has the same role: it only ever grows.
+
+Duty: after every metadata change, for each partition, apply leader_election.on_broker_change
+with the brokers registered now as the live set. A broker that registered again under a new
+epoch (it restarted or lost its session) counts as dead for that one pass, so leadership moves
+off its old incarnation, as KRaft fences a re-registering broker; the next change brings it
+back. Every write is a compare-and-swap guarded by the controller key's create revision, so a
+controller whose lease has expired cannot write, even if it has not noticed yet. The state the
+rule judges is always the one just read from etcd, never the possibly stale image.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+
+from . import leader_election
+from .broker_session import BrokerSession
+from .cluster_error import ClusterError
+from .etcd_layout import ControllerRecord, TopicRecord
+from .etcd_store import EtcdStore, Guard
+from .metadata_image import MetadataChange, MetadataImage
+
+log = logging.getLogger(__name__)
+
+UNCLEAN_CONFIG = "unclean.leader.election.enable"
+
+
+class Controller:
+    def __init__(self, store: EtcdStore, session: BrokerSession, unclean_leader_election: bool = False) -> None:
+        self._store = store
+        self._session = session
+        self._unclean_default = unclean_leader_election
+        self.epoch = 0  # our controller epoch while we hold the key, else 0
+        self._create_revision = 0
+
+    async def on_metadata(self, image: MetadataImage, change: MetadataChange) -> None:
+        if not self._session.has_session():
+            return
+        c = image.controller
+        if c is not None and (c.node_id, c.controller_epoch) != (self._session.node_id, self.epoch):
+            self.epoch = 0  # another broker, or an earlier session of ours, holds the key
+            return
+        # c is None with self.epoch set: we won and the image has not caught up yet, or our key
+        # is gone; the guard on every write tells which
+        if self.epoch == 0 and not await self._campaign():
+            return
+        await self.reconcile(image, fenced=change.brokers_restarted)
+        if self.epoch == 0 and c is None and await self._campaign():
+            await self.reconcile(image, fenced=change.brokers_restarted)
+
+    async def _campaign(self) -> bool:
+        client, layout = self._store.client, self._store.layout
+        tx = client.transactions
+        epoch_kv = await client.get(layout.controller_epoch_key)
+        last = int(epoch_kv.value) if epoch_kv is not None else 0
+        unchanged = (tx.mod(layout.controller_epoch_key) == epoch_kv.mod_revision if epoch_kv is not None
+                     else tx.version(layout.controller_epoch_key) == 0)
+        record = ControllerRecord(self._session.node_id, last + 1)
+        won, responses = await self._store.transaction(
+            compare=[tx.version(layout.controller_key) == 0, unchanged],
+            success=[tx.put(layout.controller_key, layout.encode(record), lease=self._session.lease_id),
+                     tx.put(layout.controller_epoch_key, layout.encode(last + 1)),
+                     tx.get(layout.controller_key)])
+        if not won:
+            return False
+        self.epoch = last + 1
+        self._create_revision = responses[2][0][1].create_revision
+        log.info("broker %d is the controller, epoch %d", self._session.node_id, self.epoch)
+        return True
+
+    def _guard(self) -> Guard:
+        return Guard(self._store.layout.controller_key, self._create_revision, "not_controller",
+                     f"Broker {self._session.node_id} is no longer the controller (epoch {self.epoch}).")
+
+    def _unclean(self, topic: TopicRecord | None) -> bool:
+        value = topic.configs.get(UNCLEAN_CONFIG) if topic is not None else None
+        return self._unclean_default if value is None else value.strip().lower() == "true"
+
+    async def reconcile(self, image: MetadataImage, fenced: Collection[int] = ()) -> int:
+        """Apply the election rules to every partition the image shows needing it; returns how
+        many partition states were written. A write refused because our controller key is gone
+        ends the pass and sets epoch to 0."""
+        alive = image.live_broker_ids() - set(fenced)
+        written = 0
+        for (topic, index), state in sorted(image.partitions.items()):
+            unclean = self._unclean(image.topics.get(topic))
+            if leader_election.on_broker_change(state, alive, unclean) is None:
+                continue
+            try:
+                new = await self._store.update_partition(
+                    topic, index, lambda s: leader_election.on_broker_change(s, alive, unclean), [self._guard()])
+            except ClusterError as exc:
+                if exc.code == "not_controller":
+                    log.warning("%s", exc)
+                    self.epoch = 0
+                    return written
+                log.warning("controller: %s-%d: %s", topic, index, exc)
+                continue
+            if new is not None:
+                written += 1
+                log.info("controller: %s-%d leader %d epoch %d isr %s", topic, index, new.leader,
+                         new.leader_epoch, list(new.isr))
+        return written

@@ -1,0 +1,153 @@
+"""The cluster's metadata as it lies in etcd: one key per record under a prefix, values JSON.
+
+    <prefix>brokers/<node_id>           {"node_id", "host", "port", "broker_epoch"}
+                                        under the broker's session lease: gone when it expires
+    <prefix>controller                  {"node_id", "controller_epoch"}
+                                        under the controller's session lease (the election)
+    <prefix>controller_epoch            "<n>": the last controller epoch handed out, never leased
+    <prefix>topics/<name>               {"topic_id", "configs", "storage_mode", "replicas"}
+                                        replicas: one list of node ids per partition
+    <prefix>partitions/<topic>/<index>  {"leader", "leader_epoch", "isr", "partition_epoch",
+                                         "replicas"}  leader -1 = offline
+    <prefix>producer_ids/next           "<n>": the first producer id no broker has been given
+
+etcd is the durable store (raft log + snapshot); nothing here is cached on a broker's disk, so
+after any crash a broker reloads the whole prefix. A leased key disappears with its lease; every
+other key changes only by a transaction that compares its mod revision (compare-and-swap).
+Topic names never contain "/" (Kafka's legal characters are [a-zA-Z0-9._-]), so keys parse
+unambiguously. broker_epoch is the id of the lease the registration lives under: a broker that
+registers again after losing its session comes back with a new one, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_PREFIX = "/twinlog/"
+NO_LEADER = -1
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    node_id: int
+    host: str
+    port: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True)
+class ControllerRecord:
+    node_id: int
+    controller_epoch: int
+
+
+@dataclass(frozen=True)
+class TopicRecord:
+    name: str
+    topic_id: uuid.UUID
+    configs: dict[str, str]
+    storage_mode: str
+    replicas: tuple[tuple[int, ...], ...]
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.replicas)
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    topic: str
+    index: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int
+    replicas: tuple[int, ...]
+
+    @property
+    def offline(self) -> bool:
+        return self.leader == NO_LEADER
+
+
+class EtcdLayout:
+    """Key names and value codecs for one prefix; no I/O."""
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        if not prefix.endswith("/"):
+            prefix += "/"
+        self.prefix = prefix.encode()
+
+    # ------------------------------------------------------------------ keys
+    def broker_key(self, node_id: int) -> bytes:
+        return self.prefix + b"brokers/%d" % node_id
+
+    @property
+    def controller_key(self) -> bytes:
+        return self.prefix + b"controller"
+
+    @property
+    def controller_epoch_key(self) -> bytes:
+        return self.prefix + b"controller_epoch"
+
+    def topic_key(self, name: str) -> bytes:
+        return self.prefix + b"topics/" + name.encode()
+
+    def partition_key(self, topic: str, index: int) -> bytes:
+        return self.prefix + b"partitions/" + topic.encode() + b"/%d" % index
+
+    def partitions_prefix(self, topic: str) -> bytes:
+        return self.prefix + b"partitions/" + topic.encode() + b"/"
+
+    @property
+    def producer_ids_key(self) -> bytes:
+        return self.prefix + b"producer_ids/next"
+
+    # ---------------------------------------------------------------- values
+    @staticmethod
+    def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | int) -> bytes:
+        if isinstance(record, int):
+            return str(record).encode()
+        if isinstance(record, BrokerRegistration):
+            body: dict[str, Any] = {"node_id": record.node_id, "host": record.host, "port": record.port,
+                                    "broker_epoch": record.broker_epoch}
+        elif isinstance(record, ControllerRecord):
+            body = {"node_id": record.node_id, "controller_epoch": record.controller_epoch}
+        elif isinstance(record, TopicRecord):
+            body = {"topic_id": str(record.topic_id), "configs": record.configs,
+                    "storage_mode": record.storage_mode, "replicas": [list(r) for r in record.replicas]}
+        else:
+            body = {"leader": record.leader, "leader_epoch": record.leader_epoch, "isr": list(record.isr),
+                    "partition_epoch": record.partition_epoch, "replicas": list(record.replicas)}
+        return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+
+    def decode(self, key: bytes, value: bytes):
+        """The record a key holds: (kind, record), kind one of brokers, controller,
+        controller_epoch, topics, partitions, producer_ids; None for a key we do not own."""
+        if not key.startswith(self.prefix):
+            return None
+        parts = key[len(self.prefix):].decode().split("/")
+        kind = parts[0]
+        if kind in ("controller_epoch", "producer_ids"):
+            return kind, int(value)
+        body = json.loads(value)
+        if kind == "brokers" and len(parts) == 2:
+            return kind, BrokerRegistration(int(parts[1]), body["host"], body["port"], body["broker_epoch"])
+        if kind == "controller" and len(parts) == 1:
+            return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
+        if kind == "topics" and len(parts) == 2:
+            return kind, TopicRecord(parts[1], uuid.UUID(body["topic_id"]), dict(body["configs"]), body["storage_mode"],
+                                     tuple(tuple(r) for r in body["replicas"]))
+        if kind == "partitions" and len(parts) == 3:
+            return kind, PartitionState(parts[1], int(parts[2]), body["leader"], body["leader_epoch"],
+                                        tuple(body["isr"]), body["partition_epoch"], tuple(body["replicas"]))
+        return None
+
+    def parse_key(self, key: bytes) -> tuple[str, ...] | None:
+        """A deleted key's identity: ("brokers", id), ("controller",), ("topics", name),
+        ("partitions", topic, index); None for a key we do not own."""
+        if not key.startswith(self.prefix):
+            return None
+        return tuple(key[len(self.prefix):].decode().split("/"))

@@ -1,0 +1,143 @@
+"""What a broker knows of the cluster: an immutable snapshot of the etcd prefix, and its changes.
+
+`MetadataImage` is what handlers and the ReplicaManager read; it is replaced whole, never
+changed in place, so a reader holding one sees a consistent cluster. `ImageBuilder` applies
+etcd's key events (or a full reload) to mutable maps; `snapshot()` freezes them into the next
+image, and `MetadataChange.between(old, new)` says what differs, which is what listeners get.
+Computing the change from two images rather than from single events makes a reload after a
+lost watch and a burst of events look the same to a listener.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .etcd_layout import BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, TopicRecord
+
+PartitionKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class MetadataImage:
+    brokers: Mapping[int, BrokerRegistration] = field(default_factory=lambda: MappingProxyType({}))
+    controller: ControllerRecord | None = None
+    topics: Mapping[str, TopicRecord] = field(default_factory=lambda: MappingProxyType({}))
+    partitions: Mapping[PartitionKey, PartitionState] = field(default_factory=lambda: MappingProxyType({}))
+    revision: int = 0  # the etcd revision this image reflects
+
+    def live_broker_ids(self) -> set[int]:
+        return set(self.brokers)
+
+    def partition(self, topic: str, index: int) -> PartitionState | None:
+        return self.partitions.get((topic, index))
+
+    def partitions_of(self, topic: str) -> list[PartitionState]:
+        record = self.topics.get(topic)
+        if record is None:
+            return []
+        return [self.partitions[(topic, i)] for i in range(record.partition_count) if (topic, i) in self.partitions]
+
+    def led_by(self, node_id: int) -> list[PartitionState]:
+        return [p for p in self.partitions.values() if p.leader == node_id]
+
+
+@dataclass(frozen=True)
+class MetadataChange:
+    """The difference between two images. A broker that registered again under a new
+    broker_epoch (its session was lost, or it restarted) is both gone and joined."""
+
+    brokers_joined: frozenset[int] = frozenset()
+    brokers_gone: frozenset[int] = frozenset()
+    controller_changed: bool = False
+    topics_created: frozenset[str] = frozenset()
+    topics_deleted: frozenset[str] = frozenset()
+    topics_changed: frozenset[str] = frozenset()  # configs or replica lists (added partitions)
+    # (topic, index) -> (before, after); None on the side where the partition does not exist
+    partitions: Mapping[PartitionKey, tuple[PartitionState | None, PartitionState | None]] = \
+        field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.brokers_joined or self.brokers_gone or self.controller_changed or self.topics_created
+                    or self.topics_deleted or self.topics_changed or self.partitions)
+
+    @property
+    def brokers_restarted(self) -> frozenset[int]:
+        return self.brokers_joined & self.brokers_gone
+
+    @classmethod
+    def between(cls, old: MetadataImage, new: MetadataImage) -> "MetadataChange":
+        joined = {b for b, reg in new.brokers.items()
+                  if b not in old.brokers or old.brokers[b].broker_epoch != reg.broker_epoch}
+        gone = {b for b, reg in old.brokers.items()
+                if b not in new.brokers or new.brokers[b].broker_epoch != reg.broker_epoch}
+        partitions = {}
+        for key in old.partitions.keys() | new.partitions.keys():
+            before, after = old.partitions.get(key), new.partitions.get(key)
+            if before != after:
+                partitions[key] = (before, after)
+        return cls(
+            brokers_joined=frozenset(joined),
+            brokers_gone=frozenset(gone),
+            controller_changed=old.controller != new.controller,
+            topics_created=frozenset(new.topics.keys() - old.topics.keys()),
+            topics_deleted=frozenset(old.topics.keys() - new.topics.keys()),
+            topics_changed=frozenset(t for t in new.topics.keys() & old.topics.keys()
+                                     if new.topics[t] != old.topics[t]),
+            partitions=MappingProxyType(partitions),
+        )
+
+
+class ImageBuilder:
+    """Mutable maps that etcd's events are applied to, in revision order."""
+
+    def __init__(self, layout: EtcdLayout) -> None:
+        self._layout = layout
+        self.reset(0)
+
+    def reset(self, revision: int) -> None:
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.controller: ControllerRecord | None = None
+        self.topics: dict[str, TopicRecord] = {}
+        self.partitions: dict[PartitionKey, PartitionState] = {}
+        self.revision = revision
+
+    def put(self, key: bytes, value: bytes, revision: int) -> None:
+        decoded = self._layout.decode(key, value)
+        self.revision = max(self.revision, revision)
+        if decoded is None:
+            return
+        kind, record = decoded
+        if kind == "brokers":
+            self.brokers[record.node_id] = record
+        elif kind == "controller":
+            self.controller = record
+        elif kind == "topics":
+            self.topics[record.name] = record
+        elif kind == "partitions":
+            self.partitions[(record.topic, record.index)] = record
+
+    def delete(self, key: bytes, revision: int) -> None:
+        parts = self._layout.parse_key(key)
+        self.revision = max(self.revision, revision)
+        if parts is None:
+            return
+        kind = parts[0]
+        if kind == "brokers" and len(parts) == 2:
+            self.brokers.pop(int(parts[1]), None)
+        elif kind == "controller" and len(parts) == 1:
+            self.controller = None
+        elif kind == "topics" and len(parts) == 2:
+            self.topics.pop(parts[1], None)
+        elif kind == "partitions" and len(parts) == 3:
+            self.partitions.pop((parts[1], int(parts[2])), None)
+
+    def snapshot(self) -> MetadataImage:
+        return MetadataImage(
+            brokers=MappingProxyType(dict(self.brokers)),
+            controller=self.controller,
+            topics=MappingProxyType(dict(self.topics)),
+            partitions=MappingProxyType(dict(self.partitions)),
+            revision=self.revision,
+        )
