@@ -1,0 +1,296 @@
+"""The follower's fetcher: one per (this broker, leader broker) pair, Kafka's ReplicaFetcherThread.
+
+Each partition it follows is in one of two states, either of them possibly delayed:
+
+    truncating ──(leader's epoch end offsets applied)──► fetching
+        ▲                                                  │
+        └──────── offset out of range, our end past ───────┘
+                  the leader's
+
+Truncating (KIP-101, KIP-279): a follower's log may end in records the leader never had (it
+led once, took writes nobody fetched, and lost its leadership). Before fetching it asks the
+leader, with OffsetForLeaderEpoch, where the follower's latest epoch ends in the leader's log,
+and cuts its own log there; when the leader answers with an older epoch than ours, our log is
+cut to where *we* end that epoch, and the question is asked again with our new latest epoch,
+until both sides agree on an epoch. A log without any epoch is cut to its high watermark.
+
+Fetching: one Fetch per round for every fetching partition, from its log end offset; each
+whole record batch in the answer is appended exactly as the leader stored it (a partial batch
+at the end of the answer is normal, Kafka cuts a response at its size limit: it is dropped and
+fetched whole next time), then the follower takes the leader's high watermark, capped at its
+own LEO.
+
+Errors touch only their partition: one the leader answers for a partition (not leader, a
+fenced or unknown epoch, ...) delays that partition by replica.fetch.backoff.ms (1 s) until
+metadata moves it elsewhere; a connection failure delays the partitions of that request. The
+others keep fetching. Everything runs on the event loop: no partition changes between a
+check and the call that acts on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Protocol
+
+from wire.record_batch import iter_batches
+
+from .leader_endpoint import (
+    NO_EPOCH,
+    NO_OFFSET,
+    EpochQuery,
+    FetchPartition,
+    FetchResult,
+    LeaderEndpoint,
+    TopicPartition,
+)
+
+log = logging.getLogger(__name__)
+
+
+class FollowerPartition(Protocol):
+    """The follower's side of a partition, as the fetcher uses it (replica.partition.Partition)."""
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    @property
+    def high_watermark(self) -> int: ...
+
+    def latest_epoch(self) -> int:
+        """The epoch of the last batch in the log; NO_EPOCH (-1) when there is none."""
+
+    def end_offset_for(self, epoch: int) -> tuple[int, int]:
+        """Kafka's OffsetForLeaderEpoch on our own log: (largest epoch <= `epoch`, the offset
+        where it ends); (NO_EPOCH, NO_OFFSET) when we know no such epoch."""
+
+    def append_as_follower(self, batch: bytes) -> None:
+        """One whole batch v2 as the leader stored it; its base offset must equal the LEO."""
+
+    def truncate_to(self, offset: int) -> None: ...
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and start it at `offset` (the leader's log start is past our end)."""
+
+    def update_follower_high_watermark(self, high_watermark: int) -> None: ...
+
+
+# What an endpoint raises when the leader cannot be asked at all.
+CONNECTION_ERRORS = (ConnectionError, OSError, asyncio.TimeoutError)
+
+
+def truncation_offset(partition: FollowerPartition, leader_epoch: int, leader_end_offset: int) -> tuple[int, bool]:
+    """Where to cut our log given the leader's (epoch, end offset) answer, and whether that
+    ends truncation (False: cut there, then ask again with our new latest epoch)."""
+    leo = partition.log_end_offset
+    if leader_end_offset == NO_OFFSET:
+        return min(partition.high_watermark, leo), True  # the leader knows no epoch of ours
+    if leader_epoch == NO_EPOCH:
+        return min(leader_end_offset, leo), True
+    our_epoch, our_end = partition.end_offset_for(leader_epoch)
+    if our_end == NO_OFFSET:  # we hold nothing from that epoch or before it
+        return min(leader_end_offset, leo), True
+    if our_epoch != leader_epoch:  # the leader's epoch is unknown to us: cut back to ours before it
+        return min(our_end, leo), False
+    return min(our_end, leader_end_offset, leo), True
+
+
+@dataclass(slots=True, eq=False)
+class _FetchState:
+    partition: FollowerPartition
+    leader_epoch: int
+    truncating: bool = True
+    delayed_until: float = 0.0
+    out_of_range_at: int | None = None  # the LEO the leader last called out of range
+
+
+class ReplicaFetcher:
+    def __init__(self, endpoint: LeaderEndpoint, *, backoff_ms: int = 1_000,
+                 clock: Callable[[], float] = time.monotonic, name: str = "replica-fetcher") -> None:
+        self.endpoint = endpoint
+        self.name = name
+        self._backoff = backoff_ms / 1000
+        self._clock = clock
+        self._states: dict[TopicPartition, _FetchState] = {}
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    # ----- what the replica manager calls ------------------------------------------------
+
+    @property
+    def partitions(self) -> frozenset[TopicPartition]:
+        return frozenset(self._states)
+
+    def add_partitions(self, partitions: Mapping[TopicPartition, tuple[FollowerPartition, int]]) -> None:
+        """Follow these partitions in these leader epochs; each truncates before it fetches.
+        A partition already followed in the same epoch keeps its state."""
+        for tp, (partition, leader_epoch) in partitions.items():
+            current = self._states.get(tp)
+            if current is not None and current.partition is partition and current.leader_epoch == leader_epoch:
+                continue
+            self._states[tp] = _FetchState(partition, leader_epoch)
+        self._wakeup.set()
+
+    def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
+        """Stop following; an answer already on its way for them is ignored."""
+        for tp in tps:
+            self._states.pop(tp, None)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=self.name)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        await self.endpoint.close()
+
+    # ----- the loop ---------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            if not await self.run_round():
+                await self._wait_for_work()
+
+    async def _wait_for_work(self) -> None:
+        self._wakeup.clear()
+        delays = [s.delayed_until for s in self._states.values()]
+        timeout = max(0.0, min(delays) - self._clock()) if delays else None
+        try:
+            await asyncio.wait_for(self._wakeup.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    async def run_round(self) -> bool:
+        """One truncation request for the partitions that need one, then one fetch for those
+        ready to fetch; False when no partition was ready for either."""
+        now = self._clock()
+        ready = {tp: s for tp, s in self._states.items() if s.delayed_until <= now}
+        truncating = {tp: s for tp, s in ready.items() if s.truncating}
+        if truncating:
+            await self._truncate(truncating)
+        fetching = {tp: s for tp, s in ready.items()
+                    if self._current(tp, s) and not s.truncating and s.delayed_until <= now}
+        if fetching:
+            await self._fetch(fetching)
+        return bool(truncating or fetching)
+
+    def _current(self, tp: TopicPartition, state: _FetchState) -> bool:
+        """Whether `state` still describes `tp` after an await (not removed, not re-added)."""
+        return self._states.get(tp) is state
+
+    def _delay(self, tp: TopicPartition, state: _FetchState, reason: str) -> None:
+        log.info("%s: %s-%d backs off %g s: %s", self.name, tp.topic, tp.partition, self._backoff, reason)
+        state.delayed_until = self._clock() + self._backoff
+
+    # ----- truncation -------------------------------------------------------------------
+
+    async def _truncate(self, states: dict[TopicPartition, _FetchState]) -> None:
+        queries = []
+        for tp, state in states.items():
+            epoch = state.partition.latest_epoch()
+            if epoch == NO_EPOCH:  # nothing to ask about: keep what the HW says is committed
+                self._truncate_partition(tp, state, state.partition.high_watermark, done=True)
+            else:
+                queries.append(EpochQuery(tp, state.leader_epoch, epoch))
+        if not queries:
+            return
+        try:
+            answers = await self.endpoint.offset_for_leader_epoch(queries)
+        except CONNECTION_ERRORS as exc:
+            for q in queries:
+                if self._current(q.tp, states[q.tp]):
+                    self._delay(q.tp, states[q.tp], f"OffsetForLeaderEpoch failed: {exc}")
+            return
+        for q in queries:
+            state = states[q.tp]
+            if not self._current(q.tp, state):
+                continue
+            answer = answers.get(q.tp)
+            if answer is None:
+                self._delay(q.tp, state, "the leader did not answer for it")
+            elif answer.error != "none":
+                self._delay(q.tp, state, f"OffsetForLeaderEpoch answered {answer.error}")
+            else:
+                offset, done = truncation_offset(state.partition, answer.leader_epoch, answer.end_offset)
+                self._truncate_partition(q.tp, state, offset, done)
+
+    def _truncate_partition(self, tp: TopicPartition, state: _FetchState, offset: int, done: bool) -> None:
+        partition = state.partition
+        if offset < partition.log_end_offset:
+            log.info("%s: truncating %s-%d from %d to %d", self.name, tp.topic, tp.partition,
+                     partition.log_end_offset, offset)
+            partition.truncate_to(offset)
+        if not done:
+            return
+        state.truncating = False
+        if state.out_of_range_at is not None and partition.log_end_offset >= state.out_of_range_at:
+            # The leader called our LEO out of range, yet its epochs do not cut our log (an
+            # unclean election can do that): retry later instead of asking in a tight loop.
+            self._delay(tp, state, f"offset {state.out_of_range_at} is out of range on the leader")
+        state.out_of_range_at = None
+
+    # ----- fetching ---------------------------------------------------------------------
+
+    async def _fetch(self, states: dict[TopicPartition, _FetchState]) -> None:
+        requests = [FetchPartition(tp, s.partition.log_end_offset, s.leader_epoch, s.partition.log_start_offset)
+                    for tp, s in states.items()]
+        try:
+            results = await self.endpoint.fetch(requests)
+        except CONNECTION_ERRORS as exc:
+            for tp, state in states.items():
+                if self._current(tp, state):
+                    self._delay(tp, state, f"Fetch failed: {exc}")
+            return
+        for request in requests:
+            tp, state = request.tp, states[request.tp]
+            if not self._current(tp, state) or state.partition.log_end_offset != request.fetch_offset:
+                continue  # removed, re-added, or truncated while the fetch was out
+            result = results.get(tp)
+            if result is None:
+                self._delay(tp, state, "the leader did not answer for it")
+            elif result.error == "none":
+                self._process(tp, state, result)
+            elif result.error == "offset_out_of_range":
+                self._out_of_range(tp, state, result)
+            else:
+                self._delay(tp, state, f"Fetch answered {result.error}")
+
+    def _process(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:
+        partition = state.partition
+        records = result.records
+        for pos, header in iter_batches(records):
+            leo = partition.log_end_offset
+            log_is_empty = leo == partition.log_start_offset
+            if log_is_empty and header.base_offset < leo <= header.last_offset:
+                # Our log is empty and starts inside this batch (the leader's log start was
+                # moved there by DeleteRecords): start the log at the batch instead.
+                partition.truncate_fully_and_start_at(header.base_offset)
+            try:
+                partition.append_as_follower(records[pos : pos + header.size])
+            except Exception as exc:  # a batch the log refuses: retry from our LEO later
+                log.exception("%s: appending the batch at %d to %s-%d failed", self.name, header.base_offset,
+                              tp.topic, tp.partition)
+                self._delay(tp, state, f"append failed: {exc!r}")
+                break
+        partition.update_follower_high_watermark(min(result.high_watermark, partition.log_end_offset))
+
+    def _out_of_range(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:
+        partition = state.partition
+        leo = partition.log_end_offset
+        if 0 <= leo < result.log_start_offset:
+            log.info("%s: %s-%d: our end %d is before the leader's log start %d: starting over there",
+                     self.name, tp.topic, tp.partition, leo, result.log_start_offset)
+            partition.truncate_fully_and_start_at(result.log_start_offset)
+        else:  # our end is past the leader's: find where we diverged
+            state.truncating = True
+            state.out_of_range_at = leo

@@ -1,0 +1,122 @@
+"""What a follower asks its leader, as a protocol, and the network implementation of it.
+
+The fetcher (fetcher.py) runs against `LeaderEndpoint`, so its logic is tested with an
+in-memory leader; `NetworkLeaderEndpoint` is the real one, Kafka's own inter-broker protocol
+over one BrokerConnection: Fetch v12 with this broker's node id as replica_id (the leader then
+reads up to its LEO and takes the fetch offset as this follower's LEO) and
+OffsetForLeaderEpoch v4. Endpoints raise ConnectionError when the leader cannot be asked;
+an error the leader answers for one partition comes back in that partition's result.
+
+Sizes and waits default to Kafka's broker settings for its replica fetchers:
+replica.fetch.wait.max.ms 500, replica.fetch.min.bytes 1, replica.fetch.response.max.bytes
+10 MiB, replica.fetch.max.bytes 1 MiB per partition, replica.socket.timeout.ms 30 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from wire.inter_broker import (
+    EpochRequest,
+    FetchPartitionRequest,
+    fetch_request,
+    offset_for_leader_epoch_request,
+    read_fetch_response,
+    read_offset_for_leader_epoch_response,
+)
+
+from .broker_connection import BrokerConnection
+
+NO_EPOCH = -1  # Kafka's UNDEFINED_EPOCH
+NO_OFFSET = -1  # Kafka's UNDEFINED_EPOCH_OFFSET
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    tp: TopicPartition
+    fetch_offset: int  # the follower's LEO
+    current_leader_epoch: int  # fences a leader that is not (or not yet) in this epoch
+    log_start_offset: int = -1  # the follower's
+
+
+class EpochEndOffset(NamedTuple):
+    """The leader's answer for one epoch: its largest epoch <= the one asked for and where
+    that epoch ends in its log; NO_EPOCH / NO_OFFSET when it has none."""
+
+    error: str
+    leader_epoch: int
+    end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    error: str  # Kafka's lower-case error name: "none", "offset_out_of_range", ...
+    high_watermark: int
+    log_start_offset: int
+    records: bytes  # whole batches, possibly followed by the start of one more
+
+
+class EpochQuery(NamedTuple):
+    tp: TopicPartition
+    current_leader_epoch: int
+    leader_epoch: int  # the epoch whose end offset is asked for
+
+
+class LeaderEndpoint(Protocol):
+    async def fetch(self, partitions: list[FetchPartition]) -> dict[TopicPartition, FetchResult]: ...
+
+    async def offset_for_leader_epoch(self, queries: list[EpochQuery]) -> dict[TopicPartition, EpochEndOffset]: ...
+
+    async def close(self) -> None: ...
+
+
+class NetworkLeaderEndpoint:
+    """The leader at (host, port), asked by the follower broker `node_id`."""
+
+    def __init__(self, host: str, port: int, node_id: int, *, max_wait_ms: int = 500, min_bytes: int = 1,
+                 max_bytes: int = 10 * 1024 * 1024, partition_max_bytes: int = 1024 * 1024,
+                 request_timeout_ms: int = 30_000, client_id: str | None = None) -> None:
+        if request_timeout_ms <= max_wait_ms:
+            # Kafka refuses the same combination: every long poll would time out.
+            raise ValueError(f"request timeout {request_timeout_ms} ms must exceed the fetch wait {max_wait_ms} ms")
+        self.node_id = node_id
+        self._max_wait_ms = max_wait_ms
+        self._min_bytes = min_bytes
+        self._max_bytes = max_bytes
+        self._partition_max_bytes = partition_max_bytes
+        self.connection = BrokerConnection(host, port, client_id or f"broker-{node_id}-fetcher",
+                                           request_timeout_ms=request_timeout_ms)
+
+    async def fetch(self, partitions: list[FetchPartition]) -> dict[TopicPartition, FetchResult]:
+        request = fetch_request(
+            self.node_id, self._max_wait_ms, self._min_bytes, self._max_bytes, self._partition_max_bytes,
+            isolation_level=0,
+            partitions=[FetchPartitionRequest(p.tp.topic, p.tp.partition, p.current_leader_epoch, p.fetch_offset,
+                                              p.log_start_offset) for p in partitions])
+        top_error, answers = read_fetch_response(await self.connection.request(request))
+        results = {}
+        for a in answers:
+            error = a.error if top_error == "none" else top_error
+            results[TopicPartition(a.topic, a.partition)] = FetchResult(
+                error, a.high_watermark, a.log_start_offset, a.records)
+        if top_error != "none":  # e.g. a fetch session error: it applies to every partition asked
+            for p in partitions:
+                results.setdefault(p.tp, FetchResult(top_error, -1, -1, b""))
+        return results
+
+    async def offset_for_leader_epoch(self, queries: list[EpochQuery]) -> dict[TopicPartition, EpochEndOffset]:
+        request = offset_for_leader_epoch_request(
+            self.node_id, [EpochRequest(q.tp.topic, q.tp.partition, q.current_leader_epoch, q.leader_epoch)
+                           for q in queries])
+        answers = read_offset_for_leader_epoch_response(await self.connection.request(request))
+        return {TopicPartition(a.topic, a.partition): EpochEndOffset(a.error, a.leader_epoch, a.end_offset)
+                for a in answers}
+
+    async def close(self) -> None:
+        await self.connection.close()

@@ -1,0 +1,111 @@
+"""The two requests a follower sends its leader, as plain values in and out.
+
+    Fetch v12 (API 1), the highest version the broker serves and the last one that names
+    topics rather than topic ids: replica_id >= 0 asks the leader to read up to its log end
+    offset (not the high watermark) and to count the fetch offset as this follower's LEO.
+    No fetch session (session_id 0, session_epoch -1: a full request every time).
+
+    OffsetForLeaderEpoch v4 (API 23), the highest version kio has; v3+ carries replica_id,
+    v4 is flexible. Per partition: current_leader_epoch (fencing, as in Fetch) and the epoch
+    whose end offset the follower asks for.
+
+The replica package builds its requests through here so the codec library stays inside wire/.
+Error codes come back as Kafka's lower-case error names ("none", "offset_out_of_range").
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from typing import Iterable, NamedTuple
+
+from .protocol import request_class
+
+FETCH_KEY = 1
+FETCH_VERSION = 12
+OFFSET_FOR_LEADER_EPOCH_KEY = 23
+OFFSET_FOR_LEADER_EPOCH_VERSION = 4
+
+
+class FetchPartitionRequest(NamedTuple):
+    topic: str
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    log_start_offset: int  # the follower's (Kafka sends it too)
+
+
+class FetchPartitionResponse(NamedTuple):
+    topic: str
+    partition: int
+    error: str
+    high_watermark: int
+    log_start_offset: int
+    records: bytes
+
+
+class EpochRequest(NamedTuple):
+    topic: str
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+class EpochResponse(NamedTuple):
+    topic: str
+    partition: int
+    error: str
+    leader_epoch: int
+    end_offset: int
+
+
+def _nested(cls, name: str):
+    return getattr(sys.modules[cls.__module__], name)
+
+
+def fetch_request(replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
+                  partition_max_bytes: int, isolation_level: int,
+                  partitions: Iterable[FetchPartitionRequest]):
+    """A Fetch v12 request entity for encode_request; partitions are grouped by topic in
+    the order their topics first appear."""
+    cls = request_class(FETCH_KEY, FETCH_VERSION)
+    topic_cls, part_cls = _nested(cls, "FetchTopic"), _nested(cls, "FetchPartition")
+    by_topic: dict[str, list] = {}
+    for p in partitions:
+        by_topic.setdefault(p.topic, []).append(part_cls(
+            partition=p.partition, current_leader_epoch=p.current_leader_epoch, fetch_offset=p.fetch_offset,
+            last_fetched_epoch=-1, log_start_offset=p.log_start_offset,
+            partition_max_bytes=partition_max_bytes))
+    return cls(
+        cluster_id=None, replica_id=replica_id, max_wait=datetime.timedelta(milliseconds=max_wait_ms),
+        min_bytes=min_bytes, max_bytes=max_bytes, isolation_level=isolation_level, session_id=0,
+        session_epoch=-1, topics=tuple(topic_cls(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
+        forgotten_topics_data=(), rack_id="")
+
+
+def read_fetch_response(response) -> tuple[str, list[FetchPartitionResponse]]:
+    """(top-level error name, one entry per partition in the response)."""
+    out = []
+    for t in response.responses:
+        for p in t.partitions:
+            out.append(FetchPartitionResponse(
+                t.topic, p.partition_index, p.error_code.name, p.high_watermark, p.log_start_offset,
+                bytes(p.records or b"")))
+    return response.error_code.name, out
+
+
+def offset_for_leader_epoch_request(replica_id: int, partitions: Iterable[EpochRequest]):
+    """An OffsetForLeaderEpoch v4 request entity for encode_request."""
+    cls = request_class(OFFSET_FOR_LEADER_EPOCH_KEY, OFFSET_FOR_LEADER_EPOCH_VERSION)
+    topic_cls, part_cls = _nested(cls, "OffsetForLeaderTopic"), _nested(cls, "OffsetForLeaderPartition")
+    by_topic: dict[str, list] = {}
+    for p in partitions:
+        by_topic.setdefault(p.topic, []).append(part_cls(
+            partition=p.partition, current_leader_epoch=p.current_leader_epoch, leader_epoch=p.leader_epoch))
+    return cls(replica_id=replica_id,
+               topics=tuple(topic_cls(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()))
+
+
+def read_offset_for_leader_epoch_response(response) -> list[EpochResponse]:
+    return [EpochResponse(t.topic, p.partition, p.error_code.name, p.leader_epoch, p.end_offset)
+            for t in response.topics for p in t.partitions]
