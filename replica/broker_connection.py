@@ -152,8 +152,9 @@ class BrokerConnection:
         oldest = next(iter(self._waiting), None)
         if correlation_id != oldest:
             raise PeerProtocolError(f"response to correlation id {correlation_id}, expected {oldest}")
-        answer, api_key, version = self._waiting.pop(correlation_id)
-        response = decode_response(frame, api_key, version)
+        answer, api_key, version = self._waiting[correlation_id]
+        response = decode_response(frame, api_key, version)  # on failure the entry stays, to be failed
+        del self._waiting[correlation_id]
         if not answer.done():
             answer.set_result(response)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
 
 from replica.fetcher import ReplicaFetcher
 from replica.leader_endpoint import TopicPartition
+from replica.tests.memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
 
 OTHER = TopicPartition("t", 1)
 

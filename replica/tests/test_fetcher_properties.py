@@ -15,9 +15,9 @@ import asyncio
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
 
 from replica.fetcher import ReplicaFetcher
+from replica.tests.memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
 
 
 class Clock:
