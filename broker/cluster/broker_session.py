@@ -22,6 +22,7 @@ import logging
 import math
 from collections.abc import Callable
 
+from .cancellation import cancel_and_wait
 from .etcd_layout import BrokerRegistration
 from .etcd_store import EtcdStore, Guard
 
@@ -68,8 +69,7 @@ class BrokerSession:
         """Stop keep-alives; `revoke` ends the lease now (a clean shutdown: the controller moves
         leadership at once instead of after the TTL)."""
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await cancel_and_wait([self._task])
             self._task = None
         if revoke and self.lease_id:
             try:

@@ -18,6 +18,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from .cancellation import cancel_and_wait
 from .etcd_store import EtcdStore
 from .metadata_image import ImageBuilder, MetadataChange, MetadataImage
 
@@ -51,9 +52,7 @@ class MetadataWatch:
                        asyncio.create_task(self._publish_loop(), name="etcd-metadata-publish")]
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
         self._tasks = []
 
     async def wait_for(self, predicate: Callable[[MetadataImage], bool], timeout: float) -> MetadataImage:

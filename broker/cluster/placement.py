@@ -10,7 +10,8 @@ where `shift` grows by one each time p wraps around the broker list, so the foll
 successive rounds are staggered and losing one broker spreads its leadership over all others.
 Kafka picks `start` (and the first shift) at random; here both come from a hash of the topic
 name, so placement is reproducible in tests and still spreads first leaders across topics.
-Adding partitions continues the same layout: start = the index of partition 0's first replica.
+Adding partitions continues the leaders' round-robin (start = the index of partition 0's first
+replica, partition ids counting on from the existing ones), as Kafka's addPartitions does.
 """
 
 from __future__ import annotations

@@ -1,0 +1,21 @@
+"""A real etcd for the cluster tests: one process for the whole session, a fresh key prefix for
+each test, so tests never see each other's brokers or topics."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from compat_tests.etcd_process import EtcdProcess
+
+
+@pytest.fixture(scope="session")
+def etcd():
+    with EtcdProcess() as process:
+        yield process
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"/test-{uuid.uuid4().hex[:12]}/"
