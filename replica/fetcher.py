@@ -40,6 +40,7 @@ from wire.record_batch import iter_batches
 from .leader_endpoint import (
     NO_EPOCH,
     NO_OFFSET,
+    EpochEndOffset,
     EpochQuery,
     FetchPartition,
     FetchResult,
@@ -158,7 +159,13 @@ class ReplicaFetcher:
 
     async def _run(self) -> None:
         while True:
-            if not await self.run_round():
+            try:
+                worked = await self.run_round()
+            except Exception:  # a bug must not end replication silently: say so, pause, go on
+                log.exception("%s: fetch round failed", self.name)
+                await asyncio.sleep(self._backoff)
+                continue
+            if not worked:
                 await self._wait_for_work()
 
     async def _wait_for_work(self) -> None:
@@ -192,6 +199,15 @@ class ReplicaFetcher:
         log.info("%s: %s-%d backs off %g s: %s", self.name, tp.topic, tp.partition, self._backoff, reason)
         state.delayed_until = self._clock() + self._backoff
 
+    def _guarded(self, tp: TopicPartition, state: _FetchState, step, *args) -> None:
+        """Run one partition's step; if its log refuses (a batch it rejects, a disk error),
+        only that partition backs off, and it starts again from its LEO."""
+        try:
+            step(tp, state, *args)
+        except Exception as exc:
+            log.exception("%s: %s-%d failed", self.name, tp.topic, tp.partition)
+            self._delay(tp, state, repr(exc))
+
     # ----- truncation -------------------------------------------------------------------
 
     async def _truncate(self, states: dict[TopicPartition, _FetchState]) -> None:
@@ -199,7 +215,7 @@ class ReplicaFetcher:
         for tp, state in states.items():
             epoch = state.partition.latest_epoch()
             if epoch == NO_EPOCH:  # nothing to ask about: keep what the HW says is committed
-                self._truncate_partition(tp, state, state.partition.high_watermark, done=True)
+                self._guarded(tp, state, self._truncate_partition, state.partition.high_watermark, True)
             else:
                 queries.append(EpochQuery(tp, state.leader_epoch, epoch))
         if not queries:
@@ -221,8 +237,11 @@ class ReplicaFetcher:
             elif answer.error != "none":
                 self._delay(q.tp, state, f"OffsetForLeaderEpoch answered {answer.error}")
             else:
-                offset, done = truncation_offset(state.partition, answer.leader_epoch, answer.end_offset)
-                self._truncate_partition(q.tp, state, offset, done)
+                self._guarded(q.tp, state, self._apply_epoch_end, answer)
+
+    def _apply_epoch_end(self, tp: TopicPartition, state: _FetchState, answer: EpochEndOffset) -> None:
+        offset, done = truncation_offset(state.partition, answer.leader_epoch, answer.end_offset)
+        self._truncate_partition(tp, state, offset, done)
 
     def _truncate_partition(self, tp: TopicPartition, state: _FetchState, offset: int, done: bool) -> None:
         partition = state.partition
@@ -259,13 +278,13 @@ class ReplicaFetcher:
             if result is None:
                 self._delay(tp, state, "the leader did not answer for it")
             elif result.error == "none":
-                self._process(tp, state, result)
+                self._guarded(tp, state, self._append, result)
             elif result.error == "offset_out_of_range":
-                self._out_of_range(tp, state, result)
+                self._guarded(tp, state, self._out_of_range, result)
             else:
                 self._delay(tp, state, f"Fetch answered {result.error}")
 
-    def _process(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:
+    def _append(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:
         partition = state.partition
         records = result.records
         for pos, header in iter_batches(records):
@@ -275,13 +294,7 @@ class ReplicaFetcher:
                 # Our log is empty and starts inside this batch (the leader's log start was
                 # moved there by DeleteRecords): start the log at the batch instead.
                 partition.truncate_fully_and_start_at(header.base_offset)
-            try:
-                partition.append_as_follower(records[pos : pos + header.size])
-            except Exception as exc:  # a batch the log refuses: retry from our LEO later
-                log.exception("%s: appending the batch at %d to %s-%d failed", self.name, header.base_offset,
-                              tp.topic, tp.partition)
-                self._delay(tp, state, f"append failed: {exc!r}")
-                break
+            partition.append_as_follower(records[pos : pos + header.size])
         partition.update_follower_high_watermark(min(result.high_watermark, partition.log_end_offset))
 
     def _out_of_range(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:

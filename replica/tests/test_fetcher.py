@@ -387,3 +387,79 @@ def test_the_running_fetcher_follows_appends_and_retries_after_its_backoff():
 
     run(go())
     assert follower.log.as_bytes() == replica.log.as_bytes()
+
+
+class RefusingFollower(MemoryFollower):
+    """A log that refuses its next `refusals` appends, as a full or failing disk does."""
+
+    def __init__(self, refusals: int) -> None:
+        super().__init__()
+        self.refusals = refusals
+
+    def append_as_follower(self, batch: bytes) -> None:
+        if self.refusals:
+            self.refusals -= 1
+            raise OSError(28, "No space left on device")
+        super().append_as_follower(batch)
+
+
+def test_a_log_that_refuses_an_append_delays_only_its_own_partition():
+    leader, replica = leader_with(chain([0, 0], b"L"), epoch=0)
+    other_replica = LeaderReplica()
+    other_replica.become_leader(0)
+    other_replica.append(2)
+    leader.replicas[OTHER] = other_replica
+    refusing, other = RefusingFollower(refusals=1), MemoryFollower()
+    clock = Clock()
+
+    async def go():
+        fetcher = ReplicaFetcher(leader, clock=clock, backoff_ms=1000)
+        fetcher.add_partitions({TP: (refusing, 0), OTHER: (other, 0)})
+        await fetcher.run_round()
+        assert refusing.log_end_offset == 0 and other.log_end_offset == 2
+        other_replica.append(1)
+        await fetcher.run_round()
+        assert [p.tp for p in leader.requests[-1][1]] == [OTHER]
+        clock.now += 1.0
+        await fetcher.run_round()
+
+    run(go())
+    assert refusing.log.as_bytes() == replica.log.as_bytes()
+    assert other.log.as_bytes() == other_replica.log.as_bytes()
+
+
+class FlakyLeader(MemoryLeader):
+    """Its first fetch fails with an error no endpoint should raise."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.failures = 1
+
+    async def fetch(self, partitions):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("a bug in the endpoint")
+        return await super().fetch(partitions)
+
+
+def test_the_running_fetcher_outlives_an_unexpected_error():
+    leader = FlakyLeader(empty_wait_s=0.01)
+    replica = LeaderReplica()
+    replica.become_leader(0)
+    replica.append(3)
+    leader.replicas[TP] = replica
+    follower = MemoryFollower()
+
+    async def go():
+        fetcher = ReplicaFetcher(leader, backoff_ms=20)
+        fetcher.start()
+        fetcher.add_partitions({TP: (follower, 0)})
+        for _ in range(200):
+            if follower.log_end_offset == 3:
+                break
+            await asyncio.sleep(0.01)
+        await fetcher.close()
+
+    run(go())
+    assert leader.failures == 0
+    assert follower.log.as_bytes() == replica.log.as_bytes()
