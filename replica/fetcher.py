@@ -9,10 +9,16 @@ Each partition it follows is in one of two states, either of them possibly delay
 
 Truncating (KIP-101, KIP-279): a follower's log may end in records the leader never had (it
 led once, took writes nobody fetched, and lost its leadership). Before fetching it asks the
-leader, with OffsetForLeaderEpoch, where the follower's latest epoch ends in the leader's log,
-and cuts its own log there; when the leader answers with an older epoch than ours, our log is
-cut to where *we* end that epoch, and the question is asked again with our new latest epoch,
-until both sides agree on an epoch. A log without any epoch is cut to its high watermark.
+leader, with OffsetForLeaderEpoch, for the end of our latest epoch in the leader's log; the
+leader answers with its largest epoch up to that one and where it ends. If we have that epoch
+too, our log is cut at the smaller of the two ends; if we never had it, our log is cut where
+our own largest epoch below it ends, and the question is asked again with our new latest
+epoch. A log without any epoch, or one the leader has no epoch for (UNDEFINED), is cut to
+its high watermark, Kafka's fallback.
+
+Out of range: if our end is before the leader's log start (retention or DeleteRecords moved
+it past us), our log starts over, empty, at the leader's start; if it is past the leader's
+end, the partition truncates again through the epochs.
 
 Fetching: one Fetch per round for every fetching partition, from its log end offset; each
 whole record batch in the answer is appended exactly as the leader stored it (a partial batch
