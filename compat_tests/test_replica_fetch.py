@@ -2,9 +2,9 @@
 and the ReplicaFetcher over it, against a real `twinlog serve` process in each storage mode.
 
 A single broker leads every partition in epoch 0 and answers a Fetch with replica_id >= 0 up
-to its log end offset, which is all a follower needs from its leader here. OffsetForLeaderEpoch is covered by the codec tests (wire/tests/
-test_client_codec.py) until the broker serves it; here an empty follower has no epoch to ask
-about, so the fetcher goes straight to fetching.
+to its log end offset, which is all a follower needs from its leader here. OffsetForLeaderEpoch
+is covered by the codec tests (wire/tests/test_client_codec.py) until the broker serves it;
+here an empty follower has no epoch to ask about, so the fetcher goes straight to fetching.
 """
 
 from __future__ import annotations
