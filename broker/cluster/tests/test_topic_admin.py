@@ -1,0 +1,83 @@
+"""Topic admin through etcd, against a real etcd: placement, refusals Kafka answers, delete and
+grow in one transaction each, and producer-id blocks that never overlap."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from broker.cluster import ClusterError
+
+from .harness import Members, run
+
+
+def test_rf3_on_three_brokers_each_leads_one_partition(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            await members.start(1, 2, 3)
+            record = await members.live[1].create_topic("placed", 3, 3, {"retention.ms": "1000"}, "commitlog")
+            image = await members.live[2].wait_for(lambda im: len(im.partitions_of("placed")) == 3, 5)
+            assert image.topics["placed"] == record
+            assert record.storage_mode == "commitlog" and record.configs == {"retention.ms": "1000"}
+            states = image.partitions_of("placed")
+            assert sorted(p.leader for p in states) == [1, 2, 3]
+            for p, replicas in zip(states, record.replicas):
+                assert sorted(replicas) == [1, 2, 3]
+                assert (p.leader, p.leader_epoch, p.partition_epoch, p.isr, p.replicas) == \
+                       (replicas[0], 0, 0, replicas, replicas)
+    run(scenario())
+
+
+def test_refusals(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            admin, _ = await members.start(1, 2)
+            with pytest.raises(ClusterError) as exc:
+                await admin.create_topic("big", 1, 3, {}, "segment")
+            assert exc.value.code == "invalid_replication_factor"
+            with pytest.raises(ClusterError) as exc:
+                await admin.create_topic("nowhere", 1, -1, {}, "segment", assignments=[[1, 7]])
+            assert exc.value.code == "invalid_replica_assignment"
+            await admin.create_topic("once", 1, 2, {}, "segment")
+            with pytest.raises(ClusterError) as exc:
+                await admin.create_topic("once", 4, 1, {}, "segment")
+            assert exc.value.code == "topic_already_exists"
+            for name, total, code in [("once", 1, "invalid_partitions"), ("missing", 3, "unknown_topic_or_partition")]:
+                with pytest.raises(ClusterError) as exc:
+                    await admin.add_partitions(name, total)
+                assert exc.value.code == code
+            with pytest.raises(ClusterError) as exc:
+                await admin.delete_topic("missing")
+            assert exc.value.code == "unknown_topic_or_partition"
+    run(scenario())
+
+
+def test_add_partitions_and_delete(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            admin, observer, _ = await members.start(1, 2, 3)
+            await admin.create_topic("grow", 2, 2, {}, "segment")
+            grown = await admin.add_partitions("grow", 5)
+            assert grown.partition_count == 5
+            explicit = await admin.add_partitions("grow", 6, assignments=[[3, 1]])
+            assert explicit.replicas[5] == (3, 1)
+            image = await observer.wait_for(lambda im: len(im.partitions_of("grow")) == 6, 5)
+            assert [p.replicas for p in image.partitions_of("grow")] == list(explicit.replicas)
+            assert Counter(r[0] for r in explicit.replicas[:5]).most_common(1)[0][1] <= 2
+            deleted = await admin.delete_topic("grow")
+            assert deleted.topic_id == explicit.topic_id
+            image = await observer.wait_for(lambda im: "grow" not in im.topics, 5)
+            assert not [k for k in image.partitions if k[0] == "grow"]
+            await admin.create_topic("grow", 1, 1, {}, "segment")  # the name is free again
+    run(scenario())
+
+
+def test_producer_id_blocks_unique_under_concurrency(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            brokers = await members.start(1, 2, 3)
+            starts = await asyncio.gather(*(b.allocate_producer_id_block(1000) for b in brokers for _ in range(15)))
+            assert sorted(starts) == list(range(0, 45_000, 1000))
+    run(scenario())
