@@ -39,9 +39,6 @@ class MetadataImage:
             return []
         return [self.partitions[(topic, i)] for i in range(record.partition_count) if (topic, i) in self.partitions]
 
-    def led_by(self, node_id: int) -> list[PartitionState]:
-        return [p for p in self.partitions.values() if p.leader == node_id]
-
 
 @dataclass(frozen=True)
 class MetadataChange:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
-from broker.cluster import ClusterMetadata, MetadataImage
+from broker.cluster import ClusterMetadata
 
 
 def run(coro, timeout: float = 30.0):
@@ -59,8 +58,3 @@ class Members:
     async def __aexit__(self, *exc) -> None:
         await self.close()
 
-
-async def timed_wait(member: ClusterMetadata, predicate, timeout: float) -> tuple[MetadataImage, float]:
-    started = time.monotonic()
-    image = await member.wait_for(predicate, timeout)
-    return image, time.monotonic() - started
