@@ -108,17 +108,22 @@ class BrokerSession:
 
     async def _keep_alive(self) -> None:
         interval = self.ttl_seconds / 3
+        pause = interval
         while True:
-            await asyncio.sleep(interval if self.has_session() else interval / 3)
+            await asyncio.sleep(pause)
+            # after a failure, try again well before the session can run out
+            pause = interval / 3
             sent = asyncio.get_running_loop().time()
             try:
                 reply = await self._store.client.refresh_lease(self.lease_id)
                 if reply is not None and reply.TTL > 0:
                     self._renewed(sent, reply.TTL)
+                    pause = interval
                     continue
                 log.warning("broker %d: etcd expired lease %x; registering again", self.node_id, self.lease_id)
                 self._set_alive(False)
                 await self._establish()
+                pause = interval
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
