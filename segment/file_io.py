@@ -6,12 +6,14 @@ mapped page of one, fails the same way (a mapping with SIGBUS, which kills the p
 `pwrite_all` loops until everything is written or raises, and `reserve` allocates a file's
 blocks ahead of the writes that will land in them, so a write or a mapped store into reserved
 space cannot fail for room. Both raise `WriteRefused`; the caller undoes what it started.
+Small files rewritten whole (checkpoints) go through `replace_file`: old or new, never half.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
 from .log import WriteRefused
 
@@ -39,3 +41,26 @@ def reserve(fd: int, offset: int, length: int, what: str) -> None:
         os.posix_fallocate(fd, offset, length)
     except OSError as exc:
         raise WriteRefused(f"cannot allocate {length} bytes of {what}: {exc.strerror or exc}") from exc
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Make `path` hold `text`, so that after a crash it holds either this or what it held
+    before: write `<name>.tmp`, fsync it, rename it over `path`, fsync the directory (without
+    that last fsync the rename itself may be lost, and a later write ordered after it — a log
+    truncation, an append — could reach the disk while the file still says the old thing)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make the directory's entries durable (creations, renames and unlinks in it)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -10,20 +10,35 @@ Contract shared by both engines:
   validated (CRC, magic, sizes), assigns offsets by rewriting baseOffset and
   partitionLeaderEpoch in the header (outside the CRC), and writes it. Record
   bytes are never re-encoded.
+- `append_as_follower` takes one batch exactly as the leader stored it (offsets,
+  epoch, timestamps) and writes its bytes unchanged; its base offset must be the
+  log end offset.
+- Every append records a batch's leader epoch in the partition's leader-epoch
+  cache (leader_epoch_cache.py) before the batch is written; `truncate_to` cuts
+  the cache with the log, and moving the log start moves the cache's first entry.
 - `read` returns whole batches as file regions, starting at the batch that
   contains `offset`; the broker sends them with os.sendfile.
 - Indexes are derived data; the log is the truth. Opening a log after an
   unclean stop truncates a torn tail to the last valid batch and rebuilds any
-  index that is behind it.
+  index that is behind it, and checks the epoch cache against the batches
+  (epoch_recovery.py).
 """
 
 from __future__ import annotations
 
 import abc
+import logging
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from wire.record_batch import BatchHeader
+from wire.record_batch import (
+    HEADER_SIZE, MAGIC, TIMESTAMP_TYPE_BIT, BatchHeader, InvalidBatch, crc_matches, parse_header,
+)
+
+if TYPE_CHECKING:
+    from segment.leader_epoch_cache import LeaderEpochCache
+
+log = logging.getLogger(__name__)
 
 
 class StorageError(Exception):
@@ -32,6 +47,12 @@ class StorageError(Exception):
 
 class OffsetOutOfRange(StorageError):
     """Fetch offset below log start or above log end (OFFSET_OUT_OF_RANGE)."""
+
+
+class OffsetMismatch(StorageError):
+    """A replicated batch does not continue this log: its base offset is not the log end
+    offset, or its leader epoch is below the latest epoch the log holds. Nothing is stored;
+    the follower has to truncate (OffsetForLeaderEpoch) or re-fetch from its log end."""
 
 
 class LogClosed(StorageError):
@@ -94,6 +115,8 @@ class FileRegion:
 class PartitionLog(abc.ABC):
     """One partition's ordered, offset-addressed sequence of record batches."""
 
+    epochs: LeaderEpochCache  # set by each engine when it opens the log
+
     @property
     @abc.abstractmethod
     def log_start_offset(self) -> int: ...
@@ -110,6 +133,45 @@ class PartitionLog(abc.ABC):
     @abc.abstractmethod
     def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
         """Assign offsets to one validated batch (rewriting its header in place) and write it."""
+
+    def append_as_follower(self, batch) -> AppendInfo:
+        """Write one record batch v2 exactly as the leader stored it: offsets, leader epoch and
+        timestamps untouched, the bytes never rewritten. Raises InvalidBatch (CORRUPT_MESSAGE)
+        for bytes that are not one whole batch with a valid CRC, OffsetMismatch when it does not
+        continue the log, and what `append` raises for the write (nothing is stored then).
+        As with `append`, `batch` must not change until the store's commit_writes."""
+        header = _check_replicated(batch, self.log_end_offset, self.latest_epoch())
+        added = self.epochs.assign_if_newer(header.partition_leader_epoch, header.base_offset)
+        try:
+            self._write_replicated(batch, header)
+        except BaseException:
+            if added:
+                self._forget_new_epoch(header.base_offset)
+            raise
+        log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_BIT else -1
+        return AppendInfo(header.base_offset, header.last_offset, header.max_timestamp, log_append_time,
+                          self.log_start_offset)
+
+    @abc.abstractmethod
+    def _write_replicated(self, batch, header: BatchHeader) -> None:
+        """Store a checked follower batch as it is (the engine's write path, all or nothing)."""
+
+    def _forget_new_epoch(self, base_offset: int) -> None:
+        """Undo the cache entry an append added for its batch (the engines record a batch's epoch
+        before writing it, so the file never lacks an epoch the log holds) when the write fails."""
+        try:
+            self.epochs.truncate_from_end(base_offset)
+        except StorageError as exc:  # the cache is right; its file is trimmed at the next open
+            log.warning("leader-epoch cache after a failed append: %s", exc)
+
+    def latest_epoch(self) -> int:
+        """The newest leader epoch with a batch in this log (-1 if none)."""
+        return self.epochs.latest_epoch()
+
+    def end_offset_for(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (largest epoch <= `epoch`, where its batches end); see
+        LeaderEpochCache.end_offset_for for every case, (-1, -1) when unknown."""
+        return self.epochs.end_offset_for(epoch, self.log_end_offset)
 
     @abc.abstractmethod
     def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
@@ -138,11 +200,13 @@ class PartitionLog(abc.ABC):
 
     @abc.abstractmethod
     def truncate_to(self, offset: int) -> None:
-        """Remove every batch at or after `offset` (follower truncation)."""
+        """Remove every batch holding an offset at or after `offset` (follower truncation), and
+        the epochs that started there; the log's cut is durable before the cache's."""
 
     @abc.abstractmethod
     def delete_records_before(self, offset: int) -> None:
-        """Advance the log start offset (DeleteRecords); whole segments below it go."""
+        """Advance the log start offset (DeleteRecords); whole segments below it go, and the
+        epoch cache's first entry moves to the new start."""
 
     @abc.abstractmethod
     def enforce_retention(self, now_ms: int) -> int:
@@ -157,6 +221,23 @@ class PartitionLog(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+
+def _check_replicated(batch, log_end_offset: int, latest_epoch: int) -> BatchHeader:
+    if len(batch) < HEADER_SIZE:
+        raise InvalidBatch(f"no whole record batch in {len(batch)} bytes")
+    header = parse_header(batch)
+    if header.magic != MAGIC or header.size != len(batch) or header.last_offset_delta < 0:
+        raise InvalidBatch(f"not one whole record batch v2: magic {header.magic}, batchLength "
+                           f"{header.batch_length} for {len(batch)} bytes, lastOffsetDelta {header.last_offset_delta}")
+    if header.base_offset != log_end_offset:
+        raise OffsetMismatch(f"batch at {header.base_offset} does not start at the log end {log_end_offset}")
+    if 0 <= header.partition_leader_epoch < latest_epoch:
+        raise OffsetMismatch(f"batch at {header.base_offset} of leader epoch {header.partition_leader_epoch} "
+                             f"after epoch {latest_epoch}: the log diverges, truncate first")
+    if not crc_matches(batch, 0, len(batch)):
+        raise InvalidBatch(f"CRC32C mismatch in the batch at {header.base_offset}")
+    return header
 
 
 class LogStore(abc.ABC):

@@ -3,6 +3,7 @@
     <topic>-<partition>/
         00000000000000000000.log  .index  .timeindex
         00000000000000041230.log  .index  .timeindex   <- active segment (appends)
+        leader-epoch-checkpoint                        <- segment/leader_epoch_cache.py
 
 A segment is named by the offset of its first batch. A new one is rolled when
 the next batch would push the active one past segment.bytes, or when the
@@ -14,7 +15,8 @@ the next segment's base (or further, by DeleteRecords).
 Crash behaviour: segments before the recovery point (everything known to be
 fsynced) are trusted; from the recovery point on each segment is scanned and
 cut back to its last valid batch (see log_segment.py). A segment after a torn
-one cannot hold valid data (appends are sequential) and is removed.
+one cannot hold valid data (appends are sequential) and is removed. The
+leader-epoch cache is then checked against the batches left (epoch_recovery.py).
 
 Deleted segments keep their log fd open for a grace period so that a fetch
 response already holding a region of them can still be sent.
@@ -30,9 +32,12 @@ import time
 from bisect import bisect_right
 from pathlib import Path
 
+from segment.epoch_recovery import recover_epoch_cache
+from segment.file_io import fsync_dir
+from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from segment.log import AppendInfo, FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
-from wire.record_batch import TIMESTAMP_TYPE_BIT, assign_offsets, parse_header, set_log_append_time
+from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time
 
 from .log_segment import LogSegment
 
@@ -55,6 +60,8 @@ class SegmentPartitionLog(PartitionLog):
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
         self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self._recovered_to
+        self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
+        recover_epoch_cache(self.epochs, self)
 
     # ----- opening ---------------------------------------------------------
 
@@ -113,6 +120,20 @@ class SegmentPartitionLog(PartitionLog):
             set_log_append_time(batch, now_ms)
             log_append_time = now_ms
         header = parse_header(batch)
+        added = self.epochs.assign_if_newer(leader_epoch, base)
+        try:
+            self._write(batch, header, now_ms)
+        except BaseException:
+            if added:
+                self._forget_new_epoch(base)
+            raise
+        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self._log_start)
+
+    def _write_replicated(self, batch, header: BatchHeader) -> None:
+        self._check_online()
+        self._write(batch, header, _now_ms())
+
+    def _write(self, batch, header: BatchHeader, now_ms: int) -> None:
         active = self.active
         if active.size and (
             active.size + len(batch) > self.config.segment_bytes
@@ -121,7 +142,6 @@ class SegmentPartitionLog(PartitionLog):
         ):
             active = self._roll(now_ms)
         active.append(batch, header)
-        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self._log_start)
 
     def _roll(self, now_ms: int) -> LogSegment:
         seg = LogSegment(self.dir, self.log_end_offset, self.config.index_interval_bytes, now_ms)
@@ -208,6 +228,7 @@ class SegmentPartitionLog(PartitionLog):
                 yield header
 
     def truncate_to(self, offset: int) -> None:
+        before = self.log_end_offset
         with self._lock:
             while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
                 self._retire(self.segments.pop())
@@ -218,12 +239,21 @@ class SegmentPartitionLog(PartitionLog):
                 self.active.truncate_to(offset)
         self._log_start = min(self._log_start, self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        end = min(offset, self.log_end_offset)
+        if self.epochs.has_entries_from(end):
+            if self.log_end_offset < before:
+                # The cut is on disk before the cache file forgets its epochs, so no crash brings
+                # back batches of an epoch the file no longer names.
+                self.flush()
+                fsync_dir(self.dir)
+            self.epochs.truncate_from_end(end)
 
     def delete_records_before(self, offset: int) -> None:
         if offset > self.log_end_offset:
             raise OffsetOutOfRange(f"cannot delete before {offset}: log ends at {self.log_end_offset}")
         self._log_start = max(self._log_start, offset)
         self._drop_while(lambda seg, nxt: nxt is not None and nxt.base_offset <= self._log_start)
+        self.epochs.truncate_from_start(self._log_start)
 
     def enforce_retention(self, now_ms: int) -> int:
         self._close_retired()
@@ -243,6 +273,7 @@ class SegmentPartitionLog(PartitionLog):
                 return False
 
             deleted += self._drop_while(over, now_ms)
+        self.epochs.truncate_from_start(self._log_start)
         return deleted
 
     def _drop_while(self, predicate, now_ms: int | None = None) -> int:

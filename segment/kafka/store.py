@@ -2,15 +2,16 @@
 
     <data-dir>/
         recovery-point-offset-checkpoint   text: "0", count, then "topic partition offset" lines
-        log-start-offset-checkpoint        same format
+        log-start-offset-checkpoint        same format (segment/offset_checkpoint.py)
         .kafka_cleanshutdown               present only between a clean stop and the next start
-        <topic>-<partition>/               one SegmentPartitionLog each
+        <topic>-<partition>/               one SegmentPartitionLog each, with its segments and
+                                           its leader-epoch-checkpoint (leader_epoch_cache.py)
         <topic>-<partition>.<id>-delete/   a partition being deleted
 
-Crash behaviour: checkpoints are written to a temp file, fsynced and renamed,
-so each is either the old or the new version. Without the clean-shutdown
-marker, every partition recovers from its checkpointed recovery point (0 if
-none). A directory renamed for deletion is removed at the next start.
+Crash behaviour: checkpoints are written to a temp file, fsynced and renamed, so
+each is either the old or the new version. Without the clean-shutdown marker,
+every partition recovers from its checkpointed recovery point (0 if none). A
+directory renamed for deletion is removed at the next start.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import uuid
 from pathlib import Path
 
 from segment.log import LogConfig, LogOffline, LogStore
+from segment.offset_checkpoint import read_checkpoint, write_checkpoint
 
 from .partition_log import SegmentPartitionLog
 
@@ -30,32 +32,6 @@ log = logging.getLogger(__name__)
 RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
-
-
-def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
-    if not path.exists():
-        return {}
-    lines = path.read_text().split("\n")
-    try:
-        count = int(lines[1])
-        out = {}
-        for line in lines[2 : 2 + count]:
-            topic, partition, offset = line.rsplit(" ", 2)
-            out[(topic, int(partition))] = int(offset)
-        return out
-    except (ValueError, IndexError):
-        log.warning("ignoring malformed checkpoint %s", path)
-        return {}
-
-
-def write_checkpoint(path: Path, entries: dict[tuple[str, int], int]) -> None:
-    body = "0\n%d\n" % len(entries) + "".join(f"{t} {p} {o}\n" for (t, p), o in sorted(entries.items()))
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(body)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def split_partition_dir(name: str) -> tuple[str, int] | None:

@@ -81,8 +81,12 @@ class CommitLogFile:
         self.base = base
         self.capacity = capacity
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        if os.fstat(self.fd).st_size < capacity:
-            os.ftruncate(self.fd, capacity)
+        try:
+            if os.fstat(self.fd).st_size < capacity:
+                os.ftruncate(self.fd, capacity)
+        except OSError:
+            os.close(self.fd)
+            raise
 
     @property
     def end(self) -> int:
@@ -178,7 +182,12 @@ class CommitLog:
         """Create the file that starts at `start` with room for its first unit, or raise
         WriteRefused leaving no file behind."""
         reserved_before = self._reserved
-        fresh = CommitLogFile(self.dir / file_name(start), start, self.file_size)
+        path = self.dir / file_name(start)
+        try:
+            fresh = CommitLogFile(path, start, self.file_size)
+        except OSError as exc:  # no inode, or a file size limit (EFBIG)
+            path.unlink(missing_ok=True)
+            raise WriteRefused(f"cannot create commitlog file {path.name}: {exc.strerror or exc}") from exc
         try:
             self._reserved = start
             self._reserve(fresh, start + first_unit)

@@ -275,11 +275,23 @@ class ConsumeQueue:
         self._reload_last()
         return True
 
+    def cut_point(self, offset: int) -> int:
+        """Where truncate_to_offset(offset) makes the queue end: the base of the batch holding
+        `offset` (or `offset` if no batch does)."""
+        if self.end_offset <= offset:
+            return self.end_offset
+        i = self._bisect(lambda e: e.last_offset >= offset)
+        return min(self.entry(i).base_offset, offset) if i < self.next_index else offset
+
     def truncate_to_offset(self, offset: int) -> bool:
-        """Drop every batch holding an offset >= `offset` (the batch containing it too)."""
-        if self.last is None or self.last.last_offset < offset:
+        """Drop every batch holding an offset >= `offset` (the batch containing it too). A queue
+        without entries ends at `empty_end`, which a cut below it moves down: a log whose
+        batches an earlier cut already removed, and the replay of such cuts after a crash
+        (where the queue files already lack the entries), must end where the last cut says."""
+        if self.end_offset <= offset:
             return False
-        self.truncate_entries(self._bisect(lambda e: e.last_offset >= offset))
+        if self.last is not None:
+            self.truncate_entries(self._bisect(lambda e: e.last_offset >= offset))
         if self.last is None:
             self.empty_end = min(self.empty_end, offset)  # below every batch: the log restarts there
         return True

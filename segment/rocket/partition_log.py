@@ -15,16 +15,27 @@ moves. Bytes are freed later and coarsely: whole consume-queue files once they
 are wholly below it, and whole commitlog files once every partition's log
 start has passed them (store.py). segment.bytes and segment.ms do not apply:
 the commitlog file size is a store setting.
+
+The partition's leader-epoch cache is its own file beside its consume queue,
+`consumequeue/<topic>/<partition>/leader-epoch-checkpoint` (leader_epoch_cache.py):
+each partition replicates on its own, so its epochs are its own even though its
+batches share the commitlog with every other partition. It is checked against the
+queue's batches when the log is opened (epoch_recovery.py).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING
 
+from segment.epoch_recovery import recover_epoch_cache
+from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
-from wire.record_batch import HEADER_SIZE, TIMESTAMP_TYPE_BIT, assign_offsets, parse_header, set_log_append_time
+from wire.record_batch import (
+    HEADER_SIZE, TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time,
+)
 
 from . import unit_format as uf
 from .consume_queue import ConsumeQueue, QueueEntry
@@ -41,6 +52,8 @@ class RocketPartitionLog(PartitionLog):
         self.config = config
         self.header_size = uf.header_size_for(self.topic)
         self._size = self._measure()
+        self.epochs = LeaderEpochCache(queue.dir / LEADER_EPOCH_CHECKPOINT)
+        recover_epoch_cache(self.epochs, self)
 
     # ----- sizes and bounds ----------------------------------------------------
 
@@ -79,9 +92,19 @@ class RocketPartitionLog(PartitionLog):
             set_log_append_time(batch, now_ms)
             log_append_time = now_ms
         header = parse_header(batch)
-        self.store.append_batch(self.queue, batch, header, now_ms)
+        added = self.epochs.assign_if_newer(leader_epoch, base)
+        try:
+            self.store.append_batch(self.queue, batch, header, now_ms)
+        except BaseException:
+            if added:
+                self._forget_new_epoch(base)
+            raise
         self._size += len(batch)
         return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self.log_start_offset)
+
+    def _write_replicated(self, batch, header: BatchHeader) -> None:
+        self.store.append_batch(self.queue, batch, header, int(time.time() * 1000))
+        self._size += len(batch)
 
     # ----- reading -------------------------------------------------------------
 
@@ -165,9 +188,19 @@ class RocketPartitionLog(PartitionLog):
     # ----- removing ------------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
-        if self.store.truncate_queue(self.queue, offset):
-            self._set_log_start(min(self.log_start_offset, self.log_end_offset))
+        cut = self.store.truncate_queue(self.queue, offset)
+        if cut:
             self._size = self._measure()
+            if self.log_start_offset > self.log_end_offset:  # the batch holding the log start went
+                self._set_log_start(self.log_end_offset)
+                self.store.persist_log_starts()  # else a crash raises the log end back to the old start
+        end = min(offset, self.log_end_offset)
+        if self.epochs.has_entries_from(end):
+            if cut:
+                # The TRUNCATE unit is on disk before the cache file forgets its epochs, so no
+                # crash re-dispatches batches of an epoch the file no longer names.
+                self.store.flush_partition()
+            self.epochs.truncate_from_end(end)
 
     def delete_records_before(self, offset: int) -> None:
         if offset > self.log_end_offset:
@@ -186,6 +219,7 @@ class RocketPartitionLog(PartitionLog):
             freed += self._batch_size(entry)
         self._set_log_start(offset)
         self._size -= freed
+        self.epochs.truncate_from_start(offset)
         i = self.queue.find(offset)
         self.queue.delete_files_below(self.queue.next_index if i is None else i)
         return freed

@@ -2,7 +2,9 @@
 
     <data-dir>/commitlog-store/
         commitlog/                       commitlog.py: every partition's batches, in arrival order
-        consumequeue/<topic>/<partition>/ consume_queue.py: where each batch of a partition is
+        consumequeue/<topic>/<partition>/ consume_queue.py: where each batch of a partition is,
+                                         and the partition's leader-epoch-checkpoint
+                                         (leader_epoch_cache.py: it replicates on its own)
         index/                           index_file.py: record key -> commitlog offset
         checkpoint                       checkpoint.py: how far the files above are durable
         abort                            exists while the store is open
@@ -193,12 +195,15 @@ class RocketLogStore(LogStore):
         self._unwritten.add(queue)
 
     def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool:
-        """Cut the queue back and record it in the commitlog, so recovery cuts it the same way."""
-        if queue.last is None or queue.last.last_offset < offset:
+        """Cut the queue back and record it in the commitlog, so recovery cuts it the same way.
+        The unit carries where the log now ends, not the offset asked for: a replay may meet a
+        queue whose files no longer hold the batch that offset fell in."""
+        if queue.end_offset <= offset:
             return False
-        self.commitlog.append(uf.encode_truncate(queue.topic, queue.partition, offset, int(time.time() * 1000)))
+        end = queue.cut_point(offset)
+        self.commitlog.append(uf.encode_truncate(queue.topic, queue.partition, end, int(time.time() * 1000)))
         self.commitlog.write_pending()  # in the file before the queue is cut: recovery replays the cut
-        self.dispatcher.truncation(queue, offset)
+        self.dispatcher.truncation(queue, end)
         self._unwritten.add(queue)
         self.commit_writes()  # only now may a checkpoint count the TRUNCATE unit
         return True

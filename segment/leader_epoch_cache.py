@@ -1,0 +1,194 @@
+"""A partition's leader-epoch cache: the first offset written in each leader epoch.
+
+Kafka's LeaderEpochFileCache, in Kafka's `leader-epoch-checkpoint` format (offset_checkpoint.py):
+
+    0            version
+    3            number of entries
+    0 0          "epoch start_offset": epoch 0 wrote offsets 0..1499,
+    2 1500       epoch 2 wrote 1500..1729 (epoch 1 wrote nothing that survived),
+    5 1730       epoch 5 wrote from 1730 to the log end.
+
+Epochs and start offsets both increase strictly down the file. The segment engine keeps the
+file in the partition directory, the commitlog engine beside the partition's consume queue.
+It answers OffsetForLeaderEpoch (`end_offset_for`): a follower that asks "where did epoch E
+end?" truncates its log there before fetching (KIP-101, KIP-279), and so do clients that
+check their position after a leader change.
+
+Crash behaviour: every change rewrites the file (replace_file: temp, fsync, rename, fsync of
+the directory) before the call returns, in an order that keeps the file a safe superset of
+the log: a new epoch is written to the file BEFORE the log's first batch of it (`assign`
+writes first, then changes the cache), so after a crash the file never lacks an epoch the log
+holds; a truncation changes the cache first and the file after, and the logs make their own
+cut durable before they cut the cache. What the file can then hold that the log does not is
+entries at or past the log end (batches that did not survive): opening a log trims those and
+checks every entry against the batch it names (epoch_recovery.py), rebuilding from the
+batches' own partitionLeaderEpoch fields if anything disagrees.
+
+Used from the event loop only (appends, truncation, retention): no locking.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_right
+from pathlib import Path
+from typing import NamedTuple
+
+from segment.log import WriteRefused
+from segment.offset_checkpoint import MalformedCheckpoint, read_entry_lines, write_entry_lines
+
+log = logging.getLogger(__name__)
+
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+
+class EpochEntry(NamedTuple):
+    epoch: int
+    start_offset: int
+
+
+# ----- the rules, as functions of an entry list (the cache and recovery share them) -----------
+
+
+def assigned(entries: list[EpochEntry], epoch: int, start_offset: int) -> list[EpochEntry]:
+    """Kafka's assign: a no-op for the latest epoch at or after its start; otherwise every
+    entry that would break the strict order (epoch >= `epoch` or start >= `start_offset`)
+    goes, and (epoch, start_offset) becomes the latest entry."""
+    if epoch < 0 or start_offset < 0:
+        raise ValueError(f"invalid leader epoch entry ({epoch}, {start_offset})")
+    if entries and entries[-1].epoch == epoch and entries[-1].start_offset <= start_offset:
+        return entries
+    kept = list(entries)
+    while kept and (kept[-1].epoch >= epoch or kept[-1].start_offset >= start_offset):
+        kept.pop()
+    return kept + [EpochEntry(epoch, start_offset)]
+
+
+def cut_from_end(entries: list[EpochEntry], end_offset: int) -> list[EpochEntry]:
+    """Entries whose epoch started before `end_offset` (the log was truncated there)."""
+    kept = list(entries)
+    while kept and kept[-1].start_offset >= end_offset:
+        kept.pop()
+    return kept
+
+
+def cut_from_start(entries: list[EpochEntry], start_offset: int) -> list[EpochEntry]:
+    """The log now starts at `start_offset`: the epoch holding it starts there, earlier ones go.
+    (An entry starting exactly there is kept as it is.)"""
+    i = bisect_right([e.start_offset for e in entries], start_offset)
+    if i == 0:
+        return list(entries)
+    return [EpochEntry(entries[i - 1].epoch, start_offset)] + list(entries[i:])
+
+
+# ----- the cache -----------------------------------------------------------------------
+
+
+class LeaderEpochCache:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._entries: list[EpochEntry] = []
+        self.loaded = False  # the file existed and parsed; if not, recovery rebuilds from the log
+        try:
+            lines = read_entry_lines(self.path)
+            if lines is not None:
+                self._entries = _parse(lines)
+                self.loaded = True
+        except MalformedCheckpoint as exc:
+            log.warning("%s: %s: rebuilding the leader-epoch cache from the log", self.path, exc)
+
+    @property
+    def entries(self) -> list[EpochEntry]:
+        return list(self._entries)
+
+    def latest_epoch(self) -> int:
+        return self._entries[-1].epoch if self._entries else UNDEFINED_EPOCH
+
+    def has_entries_from(self, offset: int) -> bool:
+        """Whether truncate_from_end(offset) would drop anything."""
+        return bool(self._entries) and self._entries[-1].start_offset >= offset
+
+    def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
+        """(epoch, end offset) as Kafka's OffsetForLeaderEpoch answers for `epoch`:
+        - the latest epoch: (epoch, log_end_offset), it is still being written;
+        - otherwise the largest cached epoch <= `epoch` and the start of the next cached
+          epoch, where that epoch's data ends;
+        - `epoch` below every cached epoch (its data went with retention): (`epoch`, the
+          first cached start), so a follower truncates no further than the log start;
+        - UNDEFINED_EPOCH (-1), an empty cache or an epoch above the latest: (-1, -1).
+        """
+        entries = self._entries
+        if epoch == UNDEFINED_EPOCH or not entries:
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if entries[-1].epoch == epoch:
+            return epoch, log_end_offset
+        i = bisect_right([e.epoch for e in entries], epoch)  # entries[i] is the first epoch above
+        if i == len(entries):
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        found = entries[i - 1].epoch if i > 0 else epoch
+        return found, entries[i].start_offset
+
+    # ----- changes ---------------------------------------------------------------
+
+    def assign(self, epoch: int, start_offset: int) -> bool:
+        """Kafka's assign (see `assigned`); True if the cache changed. The file is written
+        first: WriteRefused leaves both the file and the cache as they were."""
+        new = assigned(self._entries, epoch, start_offset)
+        if new == self._entries:
+            return False
+        dropped = self._entries[len(new) - 1 :]  # new is a prefix of the old entries plus one
+        if len(dropped) > 1 or (dropped and dropped[0].start_offset != start_offset):
+            log.warning("%s: epoch %d from %d drops conflicting entries %s", self.path, epoch, start_offset, dropped)
+        self._write(new)
+        self._entries = new
+        return True
+
+    def assign_if_newer(self, epoch: int, start_offset: int) -> bool:
+        """Record the epoch of a batch about to be appended at `start_offset` if it is newer than
+        the latest (Kafka's rule when it re-reads batches); batches without an epoch (-1) and
+        batches of the latest epoch change nothing."""
+        if epoch < 0 or epoch <= self.latest_epoch():
+            return False
+        return self.assign(epoch, start_offset)
+
+    def truncate_from_end(self, end_offset: int) -> bool:
+        """Drop entries starting at or after `end_offset`. The cache changes even if the file
+        cannot be written (WriteRefused): its extra entries are trimmed on the next open."""
+        new = cut_from_end(self._entries, end_offset)
+        return new != self._entries and self._set(new)
+
+    def truncate_from_start(self, start_offset: int) -> bool:
+        """The log start moved to `start_offset` (DeleteRecords, retention); see cut_from_start."""
+        new = cut_from_start(self._entries, start_offset)
+        return new != self._entries and self._set(new)
+
+    def replace(self, entries: list[EpochEntry]) -> bool:
+        """Take `entries` (recovery's verdict); written even if equal when there was no file."""
+        return (entries != self._entries or not self.loaded) and self._set(entries)
+
+    def _set(self, entries: list[EpochEntry]) -> bool:
+        self._entries = entries
+        self._write(entries)
+        return True
+
+    def _write(self, entries: list[EpochEntry]) -> None:
+        try:
+            write_entry_lines(self.path, [f"{e.epoch} {e.start_offset}" for e in entries])
+        except OSError as exc:
+            raise WriteRefused(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        self.loaded = True
+
+
+def _parse(lines: list[str]) -> list[EpochEntry]:
+    entries: list[EpochEntry] = []
+    for line in lines:
+        try:
+            epoch, start = (int(x) for x in line.split(" "))
+        except ValueError as exc:
+            raise MalformedCheckpoint(f"bad leader epoch entry {line!r}") from exc
+        if entries and (epoch <= entries[-1].epoch or start <= entries[-1].start_offset) or epoch < 0 or start < 0:
+            raise MalformedCheckpoint(f"leader epoch entry {line!r} breaks the order of {entries}")
+        entries.append(EpochEntry(epoch, start))
+    return entries
