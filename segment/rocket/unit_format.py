@@ -25,9 +25,10 @@ is damaged.
 
 Kinds of unit (the magic):
 - MESSAGE: a batch, as above.
-- TRUNCATE: no batch; `baseOffset` is the offset the partition's log was cut
-  back to (follower truncation). Recovery replays it like a message, so batches
-  removed by truncate_to never come back from a re-dispatch.
+- TRUNCATE: no batch; `baseOffset` is where the partition's log ends after the
+  cut (follower truncation: the base of the batch that held the offset asked
+  for). Recovery replays it like a message, so batches removed by truncate_to
+  never come back from a re-dispatch.
 - BLANK: the rest of a commitlog file is padding. Only totalSize (= bytes to
   the end of the file) and magic are written; a unit never spans two files.
   BLANK_MIN_SIZE bytes are always left free at a file's end for this marker.
