@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import aetcd
 
-from . import leader_election
+from . import leader_election, reassignment
 from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from .controller import Controller
 from .etcd_layout import DEFAULT_PREFIX, EtcdLayout, PartitionState, TopicRecord
@@ -91,6 +91,14 @@ class ClusterMetadata:
     async def wait_for(self, predicate: Callable[[MetadataImage], bool], timeout: float) -> MetadataImage:
         return await self._watch.wait_for(predicate, timeout)
 
+    async def wait_until_shown(self, written: Sequence[PartitionState], timeout: float) -> MetadataImage:
+        """Until the image holds each written partition state (or a later one, or the partition
+        is gone): an admin request answers then, as Kafka's once its record is committed."""
+        def shown(image: MetadataImage) -> bool:
+            return all((s := image.partition(w.topic, w.index)) is None or s.partition_epoch >= w.partition_epoch
+                       for w in written)
+        return await self._watch.wait_for(shown, timeout)
+
     # --------------------------------------------------------------- topic admin
     async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
                            configs: Mapping[str, str], storage_mode: str,
@@ -111,11 +119,14 @@ class ClusterMetadata:
         """Kafka's AlterPartition, sent by this broker as the partition's leader: the new state
         (partition_epoch bumped), or ClusterError with FENCED_LEADER_EPOCH,
         INVALID_UPDATE_VERSION, NOT_LEADER_OR_FOLLOWER, INVALID_REQUEST, INELIGIBLE_REPLICA,
-        STALE_BROKER_EPOCH (our session is gone) or UNKNOWN_TOPIC_OR_PARTITION."""
+        STALE_BROKER_EPOCH (our session is gone) or UNKNOWN_TOPIC_OR_PARTITION. The ISR change
+        that brings a reassignment's last new replica in also completes the reassignment."""
         alive = self.image.live_broker_ids()
         return await self._store.update_partition(
             topic, index,
-            lambda s: leader_election.alter_partition(s, self.node_id, leader_epoch, partition_epoch, new_isr, alive),
+            lambda s: reassignment.complete_if_ready(
+                leader_election.alter_partition(s, self.node_id, leader_epoch, partition_epoch, new_isr, alive),
+                alive),
             [self.session.registration_guard()])
 
     async def elect_preferred(self, topic: str, index: int) -> PartitionState:
@@ -129,6 +140,22 @@ class ClusterMetadata:
         ELIGIBLE_LEADERS_NOT_AVAILABLE."""
         alive = self.image.live_broker_ids()
         return await self._store.update_partition(topic, index, lambda s: leader_election.unclean(s, alive))
+
+    async def reassign(self, topic: str, index: int, target: Sequence[int],
+                       allow_replication_factor_change: bool = True) -> PartitionState | None:
+        """AlterPartitionReassignments for one partition (reassignment.start): the state
+        written, None if it was already so; ClusterError INVALID_REPLICA_ASSIGNMENT,
+        INVALID_REPLICATION_FACTOR or UNKNOWN_TOPIC_OR_PARTITION."""
+        alive = self.image.live_broker_ids()
+        return await self._store.update_partition(
+            topic, index, lambda s: reassignment.start(s, target, alive, allow_replication_factor_change))
+
+    async def cancel_reassignment(self, topic: str, index: int) -> PartitionState:
+        """AlterPartitionReassignments with null replicas (reassignment.cancel); ClusterError
+        NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT or UNKNOWN_TOPIC_OR_PARTITION."""
+        alive = self.image.live_broker_ids()
+        unclean = self.controller.unclean_allowed(self.image.topics.get(topic))
+        return await self._store.update_partition(topic, index, lambda s: reassignment.cancel(s, alive, unclean))
 
     async def allocate_producer_id_block(self, size: int = PRODUCER_ID_BLOCK_SIZE) -> int:
         """The first id of a block of `size` ids no other broker will ever be given."""

@@ -79,7 +79,8 @@ class Controller:
         return Guard(self._store.layout.controller_key, self._create_revision, "not_controller",
                      f"Broker {self._session.node_id} is no longer the controller (epoch {self.epoch}).")
 
-    def _unclean(self, topic: TopicRecord | None) -> bool:
+    def unclean_allowed(self, topic: TopicRecord | None) -> bool:
+        """unclean.leader.election.enable: the topic's config, else the broker default."""
         value = topic.configs.get(UNCLEAN_CONFIG) if topic is not None else None
         return self._unclean_default if value is None else value.strip().lower() == "true"
 
@@ -90,7 +91,7 @@ class Controller:
         alive = image.live_broker_ids() - set(fenced)
         written = 0
         for (topic, index), state in sorted(image.partitions.items()):
-            unclean = self._unclean(image.topics.get(topic))
+            unclean = self.unclean_allowed(image.topics.get(topic))
             if leader_election.on_broker_change(state, alive, unclean) is None:
                 continue
             try:

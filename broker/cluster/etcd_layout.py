@@ -8,12 +8,15 @@
     <prefix>topics/<name>               {"topic_id", "configs", "storage_mode", "replicas"}
                                         replicas: one list of node ids per partition
     <prefix>partitions/<topic>/<index>  {"leader", "leader_epoch", "isr", "partition_epoch",
-                                         "replicas"}  leader -1 = offline
+                                         "replicas"}  leader -1 = offline; during a reassignment
+                                        also "adding_replicas", "removing_replicas" (reassignment.py)
     <prefix>producer_ids/next           "<n>": the first producer id no broker has been given
 
 etcd is the durable store (raft log + snapshot); nothing here is cached on a broker's disk, so
 after any crash a broker reloads the whole prefix. A leased key disappears with its lease; every
 other key changes only by a transaction that compares its mod revision (compare-and-swap).
+A topic's "replicas" are its partitions' placement at creation; a partition's own "replicas"
+are the current ones (a reassignment changes only those).
 Topic names never contain "/" (Kafka's legal characters are [a-zA-Z0-9._-]), so keys parse
 unambiguously. broker_epoch is the id of the lease the registration lives under: a broker that
 registers again after losing its session comes back with a new one, as in Kafka.
@@ -66,6 +69,8 @@ class PartitionState:
     isr: tuple[int, ...]
     partition_epoch: int
     replicas: tuple[int, ...]
+    adding: tuple[int, ...] = ()  # an ongoing reassignment's new replicas (in `replicas` too)
+    removing: tuple[int, ...] = ()  # and the ones it will drop
 
     @property
     def offline(self) -> bool:
@@ -121,6 +126,8 @@ class EtcdLayout:
         else:
             body = {"leader": record.leader, "leader_epoch": record.leader_epoch, "isr": list(record.isr),
                     "partition_epoch": record.partition_epoch, "replicas": list(record.replicas)}
+            if record.adding or record.removing:
+                body.update(adding_replicas=list(record.adding), removing_replicas=list(record.removing))
         return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
 
     def decode(self, key: bytes, value: bytes):
@@ -142,7 +149,9 @@ class EtcdLayout:
                                      tuple(tuple(r) for r in body["replicas"]))
         if kind == "partitions" and len(parts) == 3:
             return kind, PartitionState(parts[1], int(parts[2]), body["leader"], body["leader_epoch"],
-                                        tuple(body["isr"]), body["partition_epoch"], tuple(body["replicas"]))
+                                        tuple(body["isr"]), body["partition_epoch"], tuple(body["replicas"]),
+                                        tuple(body.get("adding_replicas", ())),
+                                        tuple(body.get("removing_replicas", ())))
         return None
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
