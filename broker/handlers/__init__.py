@@ -1,6 +1,7 @@
 """One module per API; each exposes `async def handle(broker, header, request)`."""
 
 from . import (
+    alter_partition_reassignments,
     api_versions,
     create_partitions,
     create_topics,
@@ -10,6 +11,7 @@ from . import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    elect_leaders,
     fetch,
     find_coordinator,
     heartbeat,
@@ -18,6 +20,7 @@ from . import (
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_fetch,
@@ -47,5 +50,8 @@ HANDLERS = {
     32: describe_configs.handle,
     37: create_partitions.handle,
     42: delete_groups.handle,
+    43: elect_leaders.handle,
+    45: alter_partition_reassignments.handle,
+    46: list_partition_reassignments.handle,
     60: describe_cluster.handle,
 }

@@ -1,0 +1,96 @@
+"""ElectLeaders v0-v2: move leadership to the preferred replica (KIP-183), or elect one for an
+offline partition from any live replica (unclean, KIP-460; v1+).
+
+A cluster member writes each election to etcd (ClusterMetadata.elect_preferred / elect_unclean,
+compare-and-swap on the partition's state) and answers once its own metadata shows the writes,
+within the request's timeout. One broker is the whole cluster: it leads every partition as its
+only, preferred replica, so the same rules (leader_election.py) answer ELECTION_NOT_NEEDED.
+
+As KRaft's controller answers: a partition that needs no election is ELECTION_NOT_NEEDED; when
+the request names no partitions (null), every partition is tried and those are left out, each
+topic still listed; an unknown election type fails every named partition and the request
+(INVALID_REQUEST).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from wire.protocol import response_for
+
+from ..cluster import leader_election
+from ..cluster.cluster_error import ClusterError
+from ..cluster.etcd_layout import PartitionState
+from .response_builder import NO_THROTTLE, error, make, nested
+
+log = logging.getLogger(__name__)
+
+PREFERRED, UNCLEAN = 0, 1
+
+
+def _every_partition(broker) -> list[tuple[str, range]]:
+    return [(name, range(len(topic.partitions))) for name, topic in sorted(broker.topics.topics.items())]
+
+
+async def _elect(broker, topic: str, index: int, election: int) -> PartitionState | None:
+    """The state written; raises ClusterError with Kafka's answer when there is none."""
+    local = broker.topics.topics.get(topic)  # a cluster member lists every topic of its image
+    if local is None:
+        raise ClusterError("unknown_topic_or_partition", f"No such topic as {topic}")
+    if not 0 <= index < len(local.partitions):
+        raise ClusterError("unknown_topic_or_partition", f"No such partition as {topic}-{index}")
+    if broker.member is not None:
+        metadata = broker.member.metadata
+        return await (metadata.elect_preferred(topic, index) if election == PREFERRED
+                      else metadata.elect_unclean(topic, index))
+    placement = broker.view.placement(topic, index, local.partitions[index])
+    state = PartitionState(topic, index, placement.leader, placement.leader_epoch, placement.isr, 0,
+                           placement.replicas)
+    alive = {b.node_id for b in broker.view.brokers()}
+    rule = leader_election.preferred if election == PREFERRED else leader_election.unclean
+    return rule(state, alive)
+
+
+async def _until_visible(broker, written: list[PartitionState], timeout_s: float) -> None:
+    if broker.member is None or not written:
+        return
+    try:
+        await broker.member.metadata.wait_until_shown(written, max(timeout_s, 0.1))
+    except asyncio.TimeoutError:
+        log.warning("elections written to etcd not yet in this broker's metadata after %.1f s", timeout_s)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls, partition_cls = nested(cls, "ReplicaElectionResult"), nested(cls, "PartitionResult")
+    election = getattr(request, "election_type", PREFERRED)  # v0 elects the preferred replica
+    if election not in (PREFERRED, UNCLEAN):
+        message = f"Unknown election type {election}"
+        refused = tuple(
+            make(topic_cls, topic=t.topic, partition_result=tuple(
+                make(partition_cls, partition_id=i, error_code=error("invalid_request"), error_message=message)
+                for i in t.partitions))
+            for t in request.topic_partitions or ())
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("invalid_request"),
+                    replica_election_results=refused)
+
+    every = request.topic_partitions is None
+    wanted = _every_partition(broker) if every else [(t.topic, t.partitions) for t in request.topic_partitions]
+    results, written = [], []
+    for topic, indexes in wanted:
+        partitions = []
+        for index in indexes:
+            try:
+                state = await _elect(broker, topic, index, election)
+                code, message = "none", None
+                if state is not None:
+                    written.append(state)
+            except ClusterError as exc:
+                code, message = exc.code, str(exc)
+            if every and code == "election_not_needed":
+                continue
+            partitions.append(make(partition_cls, partition_id=index, error_code=error(code), error_message=message))
+        results.append(make(topic_cls, topic=topic, partition_result=tuple(partitions)))
+    await _until_visible(broker, written, request.timeout.total_seconds())
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), replica_election_results=tuple(results))

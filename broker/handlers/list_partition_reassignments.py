@@ -1,0 +1,46 @@
+"""ListPartitionReassignments v0 (KIP-455): the reassignments in progress, each with the
+partition's replicas (old and new together while it lasts), the ones being added and the ones
+being removed.
+
+A cluster member reads them from its metadata image (the `adding` / `removing` of a partition
+state, broker/cluster/reassignment.py); one broker never has any. As KRaft's controller: null
+topics lists every ongoing reassignment; named topics list only their named partitions that have
+one, and an unknown topic or partition is left out rather than refused.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..cluster.reassignment import in_progress
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _ongoing(broker, request) -> dict[str, list]:
+    """topic -> its partition states with a reassignment in progress, in partition order."""
+    if broker.member is None:
+        return {}
+    image = broker.member.metadata.image
+    if request.topics is None:
+        wanted = [(name, range(record.partition_count)) for name, record in sorted(image.topics.items())]
+    else:
+        wanted = [(t.name, t.partition_indexes) for t in request.topics]
+    found: dict[str, list] = {}
+    for name, indexes in wanted:
+        states = [s for i in indexes if (s := image.partition(name, i)) is not None and in_progress(s)]
+        if states:
+            found.setdefault(name, []).extend(states)
+    return found
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "OngoingTopicReassignment")
+    partition_cls = nested(cls, "OngoingPartitionReassignment")
+    topics = tuple(
+        make(topic_cls, name=name, partitions=tuple(
+            make(partition_cls, partition_index=s.index, replicas=s.replicas, adding_replicas=s.adding,
+                 removing_replicas=s.removing)
+            for s in states))
+        for name, states in _ongoing(broker, request).items())
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None, topics=topics)
