@@ -1,6 +1,10 @@
 """The group coordinator: membership and rebalances of classic consumer groups.
 
-This broker coordinates every group while it is the only broker. Requests that must wait
+A single broker coordinates every group. In a cluster a broker coordinates the groups whose
+`__consumer_offsets` partition it leads and has loaded (`local_partitions`, kept by
+group_loading.py); any other group gets NOT_COORDINATOR, and a group whose partition moves
+away is unloaded: forgotten, with its parked requests answered NOT_COORDINATOR, so the client
+looks up the new coordinator, which has replayed the group from the log. Requests that must wait
 (a JoinGroup until every member has rejoined, a follower's SyncGroup until the leader's
 assignment arrives) park a future on their member; timers on the event loop expire
 sessions and bound each phase by the rebalance timeout. What a request may do in each
@@ -16,18 +20,11 @@ import uuid
 from dataclasses import dataclass, field
 
 from replica.partition import now_ms
-from . import offsets_log
+from . import offsets_log, offsets_store
 from .group import Group, Member
 from .state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
-
-
-
-class GroupError(Exception):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
 
 
 @dataclass
@@ -63,12 +60,24 @@ class GroupCoordinator:
         self._initial_delay = initial_rebalance_delay_ms / 1000
         # group.min.session.timeout.ms / group.max.session.timeout.ms
         self._min_session_ms, self._max_session_ms = session_timeout_range_ms
+        # None: every group is ours (one broker). In a cluster: the offsets partitions this
+        # broker leads and has loaded.
+        self.local_partitions: set[int] | None = None
+
+    def coordinator_error(self, group_id: str) -> str | None:
+        """NOT_COORDINATOR for a group this broker does not coordinate (Kafka's isGroupLocal)."""
+        if self.local_partitions is None or self._store.partition_index(group_id) in self.local_partitions:
+            return None
+        return "not_coordinator"
 
     # --- membership -------------------------------------------------------------------------
 
     async def join(self, req: JoinRequest) -> JoinResult:
         if not req.group_id:
             return JoinResult("invalid_group_id", req.member_id)
+        not_here = self.coordinator_error(req.group_id)
+        if not_here:
+            return JoinResult(not_here, req.member_id)
         if not self._min_session_ms <= req.session_timeout_ms <= self._max_session_ms:
             return JoinResult("invalid_session_timeout", req.member_id)
         group = self.groups.get(req.group_id)
@@ -221,6 +230,9 @@ class GroupCoordinator:
     async def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
                    protocol_type: str | None, protocol_name: str | None,
                    assignments: dict[str, bytes]) -> tuple[str, bytes]:
+        not_here = self.coordinator_error(group_id)
+        if not_here:
+            return not_here, b""
         group = self.groups.get(group_id)
         if group is None:
             return "unknown_member_id", b""
@@ -245,12 +257,16 @@ class GroupCoordinator:
             self._cancel_sync(group)
             self._set_state(group, outcome.next)
             generation_synced = group.generation
-            await self._persist_group_async(group)
+            stored = await self._persist_group_async(group)
             if group.generation == generation_synced:
+                code = "none" if stored == "none" else offsets_store.group_store_error(stored)
                 for m in group.members.values():
                     if m.sync_waiter is not None and not m.sync_waiter.done():
-                        m.sync_waiter.set_result(("none", m.assignment))
+                        m.sync_waiter.set_result((code, m.assignment if code == "none" else b""))
                     m.sync_waiter = None
+                if code != "none" and group.state is GroupState.STABLE:
+                    # As Kafka: an assignment that is not stored is not given out; rebalance.
+                    self._rebalance_after_change(group, Event.MEMBER_GONE)
         return await waiter
 
     def _sync_expired(self, group: Group) -> None:
@@ -270,6 +286,9 @@ class GroupCoordinator:
     # --- heartbeats, leaving, expiry ----------------------------------------------------------
 
     def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> str:
+        not_here = self.coordinator_error(group_id)
+        if not_here:
+            return not_here
         group = self.groups.get(group_id)
         if group is None:
             return "unknown_member_id"
@@ -283,6 +302,9 @@ class GroupCoordinator:
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[str, list[str]]:
         """Top-level error and one error per (member_id, instance_id) leaving."""
+        not_here = self.coordinator_error(group_id)
+        if not_here:
+            return not_here, []
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
             return "unknown_member_id" if group is None else "coordinator_not_available", []
@@ -338,14 +360,25 @@ class GroupCoordinator:
                        rebalance: bool = True) -> None:
         group.members.pop(member.member_id, None)
         member.cancel_expiry()
-        for attr in ("join_waiter", "sync_waiter"):
-            waiter = getattr(member, attr)
-            setattr(member, attr, None)
-            if waiter is not None and not waiter.done():
-                code = waiter_error or "unknown_member_id"
-                waiter.set_result(JoinResult(code, member.member_id) if attr == "join_waiter" else (code, b""))
+        _answer_waiters(member, waiter_error or "unknown_member_id")
         if rebalance:
             self._rebalance_after_change(group, Event.MEMBER_GONE)
+
+    def unload(self, group: Group) -> None:
+        """This broker no longer coordinates the group (its offsets partition is led elsewhere):
+        forget it and answer what waits in it NOT_COORDINATOR, as Kafka's onGroupUnloaded. The
+        members' state stays in the log for the next coordinator."""
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+        group.state = GroupState.DEAD  # a timer or an append still in flight finds it dead
+        for timer in (group.join_timer, group.sync_timer):
+            if timer is not None:
+                timer.cancel()
+        group.join_timer = group.sync_timer = None
+        group.pending_members.clear()
+        for member in group.members.values():
+            member.cancel_expiry()
+            _answer_waiters(member, "not_coordinator")
 
     def _rebalance_after_change(self, group: Group, event: Event) -> None:
         before = group.state
@@ -383,22 +416,22 @@ class GroupCoordinator:
 
     # --- persistence of group metadata -----------------------------------------------------
 
-    def _group_record(self, group: Group) -> bytes:
-        members = tuple(
-            offsets_log.MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                     m.rebalance_timeout_ms, m.session_timeout_ms,
-                                     m.metadata_for(group.protocol_name), m.assignment)
-            for m in group.members.values()
-        )
-        return offsets_log.group_value(offsets_log.GroupRecord(
-            group.protocol_type or "", group.generation, group.protocol_name, group.leader_id,
-            group.state_timestamp, members))
-
     def _persist_group(self, group: Group) -> None:
         asyncio.ensure_future(self._persist_group_async(group))
 
-    async def _persist_group_async(self, group: Group) -> None:
-        try:
-            await self._store.append(group.group_id, [(offsets_log.group_key(group.group_id), self._group_record(group))])
-        except Exception:
-            log.exception("group %s: writing group metadata failed", group.group_id)
+    async def _persist_group_async(self, group: Group) -> str:
+        """The log's error name ("none": stored, and in a cluster on every in-sync replica)."""
+        record = offsets_log.group_value(offsets_log.group_record(group))
+        stored = await self._store.append(group.group_id, [(offsets_log.group_key(group.group_id), record)])
+        if stored != "none":
+            log.info("group %s: writing group metadata failed: %s", group.group_id, stored)
+        return stored
+
+
+def _answer_waiters(member: Member, code: str) -> None:
+    """A member's parked JoinGroup / SyncGroup, if any, gets `code`."""
+    for attr in ("join_waiter", "sync_waiter"):
+        waiter = getattr(member, attr)
+        setattr(member, attr, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(JoinResult(code, member.member_id) if attr == "join_waiter" else (code, b""))

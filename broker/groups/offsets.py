@@ -1,7 +1,8 @@
-"""Committed offsets: OffsetCommit's checks, OffsetFetch, and rebuilding groups at start-up.
+"""Committed offsets: OffsetCommit's checks, OffsetFetch, and rebuilding groups from the log.
 
 A commit is acknowledged only after its records are appended to `__consumer_offsets`
-(offsets_store), so what a client was told is committed is what a restarted broker replays.
+(offsets_store) and, in a cluster, reached every in-sync replica: what a client was told is
+committed is what a restarted broker, or the next leader of the partition, replays.
 Who may commit follows Kafka's classic rules: a member of the current generation (also
 while the group prepares a rebalance, not while it waits for the leader's assignment), or
 anyone with generation -1 and no member id while the group has no members (the admin and
@@ -12,10 +13,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Iterable
 
 from replica.partition import now_ms
 from . import offsets_log
 from .coordinator import GroupCoordinator
+from .offsets_store import StoredRecord, offset_commit_error
 from .group import CommittedOffset, Group, Member
 from .state import Event, GroupState, transition
 
@@ -54,6 +57,9 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     """One Kafka error name per entry of `wanted`, in order."""
     if not group_id:
         return ["invalid_group_id"] * len(wanted)
+    not_here = coord.coordinator_error(group_id)
+    if not_here:
+        return [not_here] * len(wanted)
     group = coord.groups.get(group_id)
     code, member = _commit_allowed(coord, group, generation, member_id, instance_id)
     if code:
@@ -65,7 +71,8 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     now = now_ms()
     codes, records, accepted = [], [], []
     for w in wanted:
-        if broker.topics.partition(w.topic, w.partition) is None:
+        topic = broker.topics.get(w.topic)  # in a cluster most partitions are hosted elsewhere
+        if topic is None or not 0 <= w.partition < len(topic.partitions):
             codes.append("unknown_topic_or_partition")
         elif w.metadata is not None and len(w.metadata.encode()) > MAX_METADATA_BYTES:
             codes.append("offset_metadata_too_large")
@@ -75,11 +82,11 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
             accepted.append(((w.topic, w.partition), value))
             codes.append("none")
     if records:
-        try:
-            await coord._store.append(group_id, records)
-        except Exception:
-            log.exception("group %s: writing offsets failed", group_id)
-            return ["coordinator_not_available" if c == "none" else c for c in codes]
+        written = await coord._store.append(group_id, records)
+        if written != "none":
+            log.info("group %s: writing offsets failed: %s", group_id, written)
+            failed = offset_commit_error(written)
+            return [failed if c == "none" else c for c in codes]
         group.offsets.update(accepted)
     return codes
 
@@ -97,25 +104,31 @@ def fetch(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[i
     return [(topic, [(p, offsets.get((topic, p))) for p in partitions]) for topic, partitions in wanted]
 
 
-def load(coord: GroupCoordinator, store) -> None:
-    """Rebuild every group from `__consumer_offsets`; restored members get a fresh session."""
-    count = 0
-    for record in store.replay():
+def load(coord: GroupCoordinator, records: Iterable[StoredRecord]) -> set[str]:
+    """Rebuild groups from `__consumer_offsets` records (offsets_store.replay, or one
+    partition's replay_partition); restored members get a fresh session. Returns the ids of
+    the groups the records left in the coordinator."""
+    count, touched = 0, set()
+    for record in records:
         try:
             kind, fields = offsets_log.decode_key(record.key)
             if kind == "offset":
                 _apply_offset(coord, fields, record.value)
             else:
                 _apply_group(coord, fields[0], record.value)
+            touched.add(fields[0])
             count += 1
         except offsets_log.BadRecord as exc:
             log.warning("skipping unreadable %s record in partition %d at offset %d: %s",
                         offsets_log.TOPIC, record.partition, record.offset, exc)
-    for group in coord.groups.values():
+    loaded = {group_id for group_id in touched if group_id in coord.groups}
+    for group_id in loaded:
+        group = coord.groups[group_id]
         for member in group.members.values():
             coord._heartbeat(group, member)
     if count:
-        log.info("loaded %d groups from %d %s records", len(coord.groups), count, offsets_log.TOPIC)
+        log.info("loaded %d groups from %d %s records", len(loaded), count, offsets_log.TOPIC)
+    return loaded
 
 
 def _apply_offset(coord: GroupCoordinator, fields: tuple, value: bytes | None) -> None:
@@ -154,6 +167,10 @@ def _apply_group(coord: GroupCoordinator, group_id: str, value: bytes | None) ->
 async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[str]:
     codes = []
     for group_id in group_ids:
+        not_here = coord.coordinator_error(group_id)
+        if not_here:
+            codes.append(not_here)
+            continue
         group = coord.groups.get(group_id)
         if group is None:
             codes.append("group_id_not_found")
@@ -164,11 +181,10 @@ async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[s
             continue
         tombstones = [(offsets_log.offset_key(group_id, t, p), None) for t, p in group.offsets]
         tombstones.append((offsets_log.group_key(group_id), None))
-        try:
-            await coord._store.append(group_id, tombstones)
-        except Exception:
-            log.exception("group %s: writing tombstones failed", group_id)
-            codes.append("coordinator_not_available")
+        written = await coord._store.append(group_id, tombstones)
+        if written != "none":
+            log.info("group %s: writing tombstones failed: %s", group_id, written)
+            codes.append(offset_commit_error(written))
             continue
         group.state = outcome.next
         coord.groups.pop(group_id, None)

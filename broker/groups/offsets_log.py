@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .group import CommittedOffset
+from .group import CommittedOffset, Group
 
 TOPIC = "__consumer_offsets"
 OFFSET_KEY_VERSION = 1
@@ -154,6 +154,18 @@ def offset_key(group: str, topic: str, partition: int) -> bytes:
 def offset_value(c: CommittedOffset) -> bytes:
     w = _Writer().i16(OFFSET_VALUE_VERSION).i64(c.offset).i32(c.leader_epoch)
     return bytes(w.string(c.metadata).i64(c.commit_timestamp).out)
+
+
+def group_record(group: Group) -> GroupRecord:
+    """What the log keeps of a live group: its generation and members, with each member's
+    subscription in the chosen protocol and its assignment."""
+    members = tuple(
+        MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                     m.session_timeout_ms, m.metadata_for(group.protocol_name), m.assignment)
+        for m in group.members.values()
+    )
+    return GroupRecord(group.protocol_type or "", group.generation, group.protocol_name, group.leader_id,
+                       group.state_timestamp, members)
 
 
 def group_key(group: str) -> bytes:

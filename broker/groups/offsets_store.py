@@ -2,29 +2,61 @@
 
 The topic is created the first time a group needs it (Kafka does the same on the first
 FindCoordinator), with `offsets.topic.num.partitions` partitions, no time retention and
-100 MiB segments (Kafka's offsets.topic.segment.bytes). It is marked cleanup.policy=compact
-like Kafka's; this broker does not compact yet, so the log keeps every commit and start-up
-replays all of them (the latest value per key wins). A batch replay cannot read is skipped with
-a warning naming its partition and offsets: one bad batch must not keep the broker from starting,
-nor hide the groups whose records follow it.
+100 MiB segments (Kafka's offsets.topic.segment.bytes). In a cluster it is created through
+etcd like any topic, with replication factor min(offsets.topic.replication.factor, live
+brokers). It is marked cleanup.policy=compact like Kafka's; this broker does not compact yet,
+so the log keeps every commit and a load replays all of them (the latest value per key wins).
+A batch replay cannot read is skipped with a warning naming its partition and offsets: one bad
+batch must not keep the broker from starting, nor hide the groups whose records follow it.
+
+Writes are Kafka's offsets.commit.required.acks=-1: a batch counts once the partition's high
+watermark passes it (every ISR member has it), within offsets.commit.timeout.ms. `append`
+answers the log's error name; `offset_commit_error` / `group_store_error` turn it into what
+Kafka's GroupMetadataManager answers the client (storeOffsets / storeGroup).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Iterator, NamedTuple
 
+from segment.log import StorageError
 from wire.batch_builder import build_batch
 from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
-from replica.partition import Partition, now_ms
+from replica.partition import Partition, PartitionError, now_ms
+from ..topics import Topic, TopicError
 from . import offsets_log
 
 log = logging.getLogger(__name__)
 
 TOPIC_CONFIGS = {"cleanup.policy": "compact", "retention.ms": "-1", "segment.bytes": str(100 * 1024 * 1024)}
+COMMIT_TIMEOUT_S = 5.0  # offsets.commit.timeout.ms
 _READ_CHUNK = 4 * 1024 * 1024
+
+# The log's answer -> the group coordinator's, as Kafka's GroupMetadataManager maps them.
+# A log that is gone or refuses means another broker coordinates now (or soon will).
+_MOVED = {"not_leader_or_follower": "not_coordinator", "kafka_storage_error": "not_coordinator"}
+_UNAVAILABLE = dict.fromkeys(
+    ("unknown_topic_or_partition", "not_enough_replicas", "not_enough_replicas_after_append"),
+    "coordinator_not_available")
+_COMMIT_ERRORS = {**_MOVED, **_UNAVAILABLE, **dict.fromkeys(
+    ("message_too_large", "record_list_too_large", "invalid_fetch_size"), "invalid_commit_offset_size")}
+# A SyncGroup whose assignment did not reach the ISR in time makes the group rebalance.
+_GROUP_ERRORS = {**_MOVED, **_UNAVAILABLE, "request_timed_out": "rebalance_in_progress", **dict.fromkeys(
+    ("message_too_large", "record_list_too_large", "invalid_fetch_size"), "unknown_server_error")}
+
+
+def offset_commit_error(log_error: str) -> str:
+    """What OffsetCommit answers when writing its offsets failed (REQUEST_TIMED_OUT passes)."""
+    return _COMMIT_ERRORS.get(log_error, log_error)
+
+
+def group_store_error(log_error: str) -> str:
+    """What SyncGroup answers when writing the group's assignment failed."""
+    return _GROUP_ERRORS.get(log_error, log_error)
 
 
 class StoredRecord(NamedTuple):
@@ -35,42 +67,80 @@ class StoredRecord(NamedTuple):
 
 
 class OffsetsStore:
-    def __init__(self, broker, partitions: int) -> None:
+    def __init__(self, broker, partitions: int, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
         self._broker = broker
         self._partitions = partitions
+        self._commit_timeout_s = commit_timeout_s
+        self._creating: asyncio.Lock | None = None
 
-    def _topic(self):
-        topic = self._broker.topics.get(offsets_log.TOPIC)
+    def topic(self) -> Topic | None:
+        return self._broker.topics.get(offsets_log.TOPIC)
+
+    async def ensure_topic(self) -> Topic | None:
+        """The topic, created if missing; None when a cluster cannot create it now (too few
+        brokers, etcd unreachable, or another broker's creation not yet in our metadata)."""
+        topic = self.topic()
+        if topic is not None:
+            return topic
+        if self._creating is None:
+            self._creating = asyncio.Lock()
+        async with self._creating:  # concurrent FindCoordinators create it once
+            topic = self.topic()
+            if topic is not None:
+                return topic
+            config = self._broker.config
+            live = len(self._broker.view.brokers())
+            replication = max(1, min(config.offsets_topic_replication_factor, live)) if config.etcd else 1
+            try:
+                return await self._broker.create_topic(offsets_log.TOPIC, self._partitions, replication,
+                                                       dict(TOPIC_CONFIGS))
+            except TopicError as exc:
+                log.info("creating %s (replication factor %d) failed: %s", offsets_log.TOPIC, replication, exc)
+                return self.topic()
+
+    def partition_index(self, group_id: str) -> int | None:
+        """The group's partition of the topic (None while the topic does not exist). An
+        existing topic keeps the partition count it was created with."""
+        topic = self.topic()
         if topic is None:
-            topic = self._broker.topics.create(offsets_log.TOPIC, self._partitions, TOPIC_CONFIGS)
-        return topic
+            return None
+        return offsets_log.partition_for(group_id, len(topic.partitions))
 
-    def ensure_topic(self) -> None:
-        self._topic()
-
-    def partition_for(self, group_id: str) -> Partition:
-        topic = self._topic()
-        # An existing topic keeps the partition count it was created with.
-        return topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
-
-    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
-        """Write one batch of a group's records; returns once it is as durable as the topic asks."""
-        partition = self.partition_for(group_id)
+    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> str:
+        """Write one batch of a group's records; returns the log's error name ("none" once the
+        batch is as durable as the topic asks and every in-sync replica has it)."""
+        topic = await self.ensure_topic()
+        if topic is None:
+            return "unknown_topic_or_partition"
+        partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
+        if partition is None or not self._broker.can_lead():
+            return "not_leader_or_follower"  # not hosted here, or etcd cannot confirm we lead
         batch = build_batch(records, now_ms())
-        partition.append_as_leader(batch, parse_header(batch), acks=1)
-        partition.publish()
-        if partition.config.flush_messages:
-            await self._broker.durable(partition)
+        try:
+            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1)
+            if partition.config.flush_messages:
+                partition.publish(await self._broker.durable(partition))
+            else:
+                partition.publish()
+        except PartitionError as exc:
+            return exc.code
+        except StorageError:
+            log.exception("%s-%d: writing group %s failed", offsets_log.TOPIC, partition.index, group_id)
+            return "kafka_storage_error"
+        return await partition.wait_for_replication(info.last_offset + 1, self._commit_timeout_s)
 
     def replay(self) -> Iterator[StoredRecord]:
-        """Every keyed record, in log order per partition."""
-        topic = self._broker.topics.get(offsets_log.TOPIC)
+        """Every keyed record of every partition hosted here, in log order per partition."""
+        topic = self.topic()
         if topic is None:
             return
         for partition in topic.partitions:
-            yield from self._replay_partition(partition)
+            if partition is not None:  # in a cluster, only the partitions hosted here
+                yield from self.replay_partition(partition)
 
-    def _replay_partition(self, partition: Partition) -> Iterator[StoredRecord]:
+    def replay_partition(self, partition: Partition) -> Iterator[StoredRecord]:
+        """Every keyed record of one partition, from its log start to its log end (a new leader
+        owns its whole log: what lies above the HW is what the followers will copy)."""
         log_ = partition.log
         offset, end = log_.log_start_offset, log_.log_end_offset
         while offset < end:

@@ -1,4 +1,5 @@
-"""DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does."""
+"""DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does,
+and one this broker does not coordinate gets NOT_COORDINATOR with an empty description."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ async def handle(broker, header, request):
     group_cls, member_cls = nested(cls, "DescribedGroup"), nested(cls, "DescribedGroupMember")
     described = []
     for group_id in request.groups:
+        not_here = broker.groups.coordinator_error(group_id)
+        if not_here:
+            described.append(make(group_cls, error_code=error(not_here), group_id=group_id, group_state="",
+                                  protocol_type="", protocol_data="", members=(),
+                                  authorized_operations=UNKNOWN_OPERATIONS))
+            continue
         group = broker.groups.groups.get(group_id)
         if group is None:
             described.append(make(group_cls, error_code=error("none"), group_id=group_id,

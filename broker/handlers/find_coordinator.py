@@ -1,4 +1,11 @@
-"""FindCoordinator: this broker coordinates every group while it is the only broker.
+"""FindCoordinator: the coordinator of a group is the leader of its `__consumer_offsets` partition.
+
+The topic is created on the first lookup, as Kafka does (offsets_store: through etcd in a
+cluster). The answer is that partition's leader in this broker's metadata: one broker leads
+everything; in a cluster, while the partition has no leader (being created, or its ISR all
+gone) the answer is COORDINATOR_NOT_AVAILABLE and the client asks again. The named broker may
+see the new leadership a moment later than we do: until it has loaded the partition it answers
+NOT_COORDINATOR, and the client looks up the coordinator again.
 
 v0-v3 ask for one key, v4+ for a batch. Transactions are not served, so a transaction
 coordinator lookup gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the same non-retriable answer
@@ -9,19 +16,28 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..groups import offsets_log
 from .response_builder import NO_THROTTLE, error, make, nested
 
 GROUP_KEY_TYPE = 0
+_NOT_AVAILABLE = ("coordinator_not_available", None, -1, "", -1)
 
 
-def _answer(broker, key_type: int) -> tuple[str, str | None, int, str, int]:
+async def _answer(broker, key_type: int, key: str) -> tuple[str, str | None, int, str, int]:
     """(error, message, node id, host, port)"""
     if key_type != GROUP_KEY_TYPE:
         if key_type == 1:
             return "transactional_id_authorization_failed", "transactions are not supported", -1, "", -1
         return "invalid_request", f"unknown coordinator key type {key_type}", -1, "", -1
-    broker.offsets_store.ensure_topic()
-    return "none", None, broker.config.node_id, broker.config.advertised, broker.config.port
+    topic = await broker.offsets_store.ensure_topic()
+    if topic is None:
+        return _NOT_AVAILABLE
+    index = offsets_log.partition_for(key, len(topic.partitions))
+    placement = broker.view.placement(offsets_log.TOPIC, index, topic.partitions[index])
+    leader = broker.view.broker(placement.leader) if placement is not None and placement.leader >= 0 else None
+    if leader is None:
+        return _NOT_AVAILABLE
+    return "none", None, leader.node_id, leader.host, leader.port
 
 
 async def handle(broker, header, request):
@@ -31,10 +47,10 @@ async def handle(broker, header, request):
         coordinator_cls = nested(cls, "Coordinator")
         coordinators = []
         for key in request.coordinator_keys:
-            code, message, node, host, port = _answer(broker, key_type)
+            code, message, node, host, port = await _answer(broker, key_type, key)
             coordinators.append(make(coordinator_cls, key=key, node_id=node, host=host, port=port,
                                      error_code=error(code), error_message=message))
         return make(cls, throttle_time=NO_THROTTLE, coordinators=tuple(coordinators))
-    code, message, node, host, port = _answer(broker, key_type)
+    code, message, node, host, port = await _answer(broker, key_type, request.key)
     return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message,
                 node_id=node, host=host, port=port)

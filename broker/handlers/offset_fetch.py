@@ -1,7 +1,9 @@
 """OffsetFetch v1+: committed offsets of one group (v1-v7) or of several (v8+).
 
 A partition without a committed offset answers -1 and no error, as Kafka does; null topics
-(v2+) mean every partition the group has committed.
+(v2+) mean every partition the group has committed. A group this broker does not coordinate
+gets NOT_COORDINATOR: at the top (v2-v7), per group (v8+), or on every partition asked (v1,
+which has no top-level error).
 """
 
 from __future__ import annotations
@@ -12,18 +14,22 @@ from ..groups import offsets
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
-def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics):
+def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: str | None):
     topic_cls, part_cls = nested(cls, topic_name), nested(cls, part_name)
     wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
+    if not_here:
+        fetched = [(topic, [(p, None) for p in partitions]) for topic, partitions in wanted or ()]
+    else:
+        fetched = offsets.fetch(broker.groups, group_id, wanted)
     out = []
-    for topic, partitions in offsets.fetch(broker.groups, group_id, wanted):
+    for topic, partitions in fetched:
         parts = []
         for index, committed in partitions:
             parts.append(make(
                 part_cls, partition_index=index,
                 committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed else -1,
-                metadata=committed.metadata if committed else "", error_code=error("none"),
+                metadata=committed.metadata if committed else "", error_code=error(not_here or "none"),
             ))
         out.append(make(topic_cls, name=topic, partitions=tuple(parts)))
     return tuple(out)
@@ -32,14 +38,16 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics)
 async def handle(broker, header, request):
     cls = response_for(header)
     if header.api_version < 8:
+        not_here = broker.groups.coordinator_error(request.group_id)
         topics = _topics(broker, cls, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition",
-                         request.group_id, request.topics)
-        return make(cls, throttle_time=NO_THROTTLE, topics=topics, error_code=error("none"))
+                         request.group_id, request.topics if header.api_version < 2 or not not_here else (),
+                         not_here)
+        return make(cls, throttle_time=NO_THROTTLE, topics=topics, error_code=error(not_here or "none"))
     group_cls = nested(cls, "OffsetFetchResponseGroup")
-    groups = tuple(
-        make(group_cls, group_id=g.group_id, error_code=error("none"),
-             topics=_topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
-                            g.group_id, g.topics))
-        for g in request.groups
-    )
-    return make(cls, throttle_time=NO_THROTTLE, groups=groups)
+    groups = []
+    for g in request.groups:
+        not_here = broker.groups.coordinator_error(g.group_id)
+        topics = _topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
+                         g.group_id, () if not_here else g.topics, not_here)
+        groups.append(make(group_cls, group_id=g.group_id, error_code=error(not_here or "none"), topics=topics))
+    return make(cls, throttle_time=NO_THROTTLE, groups=tuple(groups))

@@ -15,14 +15,14 @@ import struct
 import crc32c
 import pytest
 
+from broker.broker import Broker
 from broker.config import BrokerConfig
 from broker.groups import offsets as group_offsets
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
-from broker.storage_modes import MODES, StorageModes
-from broker.topics import TopicRegistry
+from broker.storage_modes import MODES
 from wire.batch_builder import build_batch
 from wire.record_batch import parse_header
 
@@ -73,32 +73,28 @@ BAD = [
 ]
 
 
-class _Broker:
-    """What OffsetsStore uses of the broker: its topics, here on a real engine in a temp dir."""
-
-    def __init__(self, data_dir, mode: str) -> None:
-        self.storage = StorageModes(data_dir, mode)
-        self.topics = TopicRegistry(BrokerConfig(data_dir=data_dir, storage_mode=mode), self.storage)
-        self.topics.load()
+def _broker(data_dir, mode: str) -> Broker:
+    """A real single broker on a temp dir (no listener: OffsetsStore needs its topics only)."""
+    return Broker(BrokerConfig(data_dir=str(data_dir), storage_mode=mode))
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name, bad, whole_batch", BAD, ids=[b[0] for b in BAD])
 def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, mode, name, bad, whole_batch):
-    broker = _Broker(tmp_path, mode)
+    broker = _broker(tmp_path, mode)
     store = OffsetsStore(broker, 1)
-    asyncio.run(store.append("before", [_commit("before", 50)]))
-    partition = store.partition_for("before")
+    assert asyncio.run(store.append("before", [_commit("before", 50)])) == "none"
+    partition = store.topic().partitions[store.partition_index("before")]
     bad_offset = partition.log.log_end_offset
     batch = bytearray(bad)
     partition.append_as_leader(batch, parse_header(batch), acks=1)
-    asyncio.run(store.append("after", [_commit("after", 60)]))
+    assert asyncio.run(store.append("after", [_commit("after", 60)])) == "none"
     broker.storage.close()
 
-    reopened = _Broker(tmp_path, mode)
+    reopened = _broker(tmp_path, mode)
     coord = GroupCoordinator(OffsetsStore(reopened, 1), 0)
     with caplog.at_level(logging.WARNING, logger="broker.groups"):
-        group_offsets.load(coord, coord._store)
+        group_offsets.load(coord, coord._store.replay())
     reopened.storage.close()
 
     assert set(coord.groups) == {"before", "after"}

@@ -1,0 +1,234 @@
+"""The group coordinator as a cluster member runs it: it coordinates the groups of the
+`__consumer_offsets` partitions it leads, loads them from the log when it becomes leader,
+unloads them when it stops leading, and a commit counts once every in-sync replica has it.
+
+Real parts below the coordinator: a cluster member's TopicRegistry on a real engine in a temp
+dir, real replica.Partitions made leader / follower the way the replica manager does it
+(make_leader / make_follower with the state etcd would hold), followers' progress as their
+fetches report it (follower_fetched). Only etcd is left out: `_Member` stands for the broker
+object, holding the registry and saying the etcd session is alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from broker.config import BrokerConfig
+from broker.groups import offsets, offsets_log
+from broker.groups.coordinator import GroupCoordinator, JoinRequest
+from broker.groups.group_loading import GroupLoading
+from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
+from broker.storage_modes import MODES, StorageModes
+from broker.topics import TopicRegistry
+from replica.partition import PartitionState
+
+ME, OTHER = 1, 2
+PARTITIONS = 4
+
+
+class _Member:
+    """What OffsetsStore uses of the broker, for a cluster member whose etcd session is alive."""
+
+    def __init__(self, data_dir, mode: str) -> None:
+        self.config = BrokerConfig(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
+        self.storage = StorageModes(data_dir, mode)
+        self.topics = TopicRegistry(self.config, self.storage)
+        self.topics.load()
+
+    def can_lead(self) -> bool:
+        return True
+
+    def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
+        self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {}, self.storage.default_mode,
+                         [(ME, OTHER)] * PARTITIONS)
+
+    def partition(self, group_id: str):
+        return self.topics.partition(offsets_log.TOPIC, offsets_log.partition_for(group_id, PARTITIONS))
+
+
+def _groups_in_two_partitions() -> tuple[str, str]:
+    a = "group-a"
+    b = next(f"group-b{i}" for i in range(100)
+             if offsets_log.partition_for(f"group-b{i}", PARTITIONS) != offsets_log.partition_for(a, PARTITIONS))
+    return a, b
+
+
+def _lead(partition, epoch: int, isr=(ME,)) -> None:
+    partition.make_leader(PartitionState(ME, epoch, epoch, (ME, OTHER), tuple(isr)))
+
+
+def _follow(partition, epoch: int) -> None:
+    partition.make_follower(PartitionState(OTHER, epoch, epoch, (ME, OTHER), (ME, OTHER)))
+
+
+async def _commit(coord, broker, group_id: str, offset: int) -> list[str]:
+    """A simple commit (generation -1, no member id), as an admin or assign() consumer sends."""
+    wanted = [offsets.OffsetToCommit("t", 0, offset, -1, None)]
+    return await offsets.commit(coord, broker, group_id, -1, "", None, wanted)
+
+
+def _committed(coord, group_id: str) -> int | None:
+    [(_, [(_, value)])] = offsets.fetch(coord, group_id, [("t", [0])])
+    return None if value is None else value.offset
+
+
+def _join(group_id: str) -> JoinRequest:
+    return JoinRequest(group_id, "", None, "client", "/127.0.0.1", 10_000, 10_000, "consumer",
+                       [("range", b"m")], require_known_member=False)
+
+
+@pytest.fixture(params=MODES)
+def cluster_member(tmp_path, request):
+    member = _Member(tmp_path, request.param)
+    # The committed-to topic lives on another broker: a coordinator commits offsets of any
+    # partition the cluster has, not only of those hosted here.
+    member.topics.host("t", uuid.uuid4(), {}, member.storage.default_mode, [(OTHER,)])
+    member.host_offsets_topic()
+    yield member
+    member.storage.close()
+
+
+def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
+    store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
+    coord = GroupCoordinator(store, delay_ms, (1_000, 60_000))
+    return coord, GroupLoading(coord, store, cluster=True)
+
+
+def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member):
+    a, b = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member, delay_ms=60_000)  # joins stay parked
+        assert await _commit(coord, cluster_member, a, 1) == ["not_coordinator"]  # nothing led yet
+        for index in range(PARTITIONS):
+            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
+        loading.sync()
+        assert await _commit(coord, cluster_member, a, 10) == ["none"]
+        assert await _commit(coord, cluster_member, b, 20) == ["none"]
+        parked = asyncio.ensure_future(coord.join(_join(a)))
+        await asyncio.sleep(0)
+        assert not parked.done()
+
+        _follow(cluster_member.partition(a), epoch=2)  # another broker leads a's partition now
+        loading.sync()
+        assert (await asyncio.wait_for(parked, 1)).error == "not_coordinator"
+        assert a not in coord.groups and coord.coordinator_error(a) == "not_coordinator"
+        assert await _commit(coord, cluster_member, a, 11) == ["not_coordinator"]
+        assert coord.heartbeat(a, 1, "m", None) == "not_coordinator"
+        assert coord.leave(a, [("m", None)]) == ("not_coordinator", [])
+        assert await coord.sync(a, 1, "m", None, None, None, {}) == ("not_coordinator", b"")
+        assert await offsets.delete_groups(coord, [a]) == ["not_coordinator"]
+        assert coord.coordinator_error(b) is None and _committed(coord, b) == 20
+
+        _lead(cluster_member.partition(a), epoch=3)  # and back: replayed from the log
+        loading.sync()
+        assert coord.coordinator_error(a) is None and _committed(coord, a) == 10
+        assert _committed(coord, b) == 20
+
+        cluster_member.topics.delete(offsets_log.TOPIC)  # the topic is gone: nothing is ours
+        loading.sync()
+        assert coord.groups == {} and coord.local_partitions == set()
+
+    asyncio.run(scenario())
+
+
+def test_a_commit_counts_once_every_in_sync_replica_has_it(cluster_member):
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member)
+        partition = cluster_member.partition(a)
+        _lead(partition, epoch=1, isr=(ME, OTHER))
+        loading.sync()
+        commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
+        await asyncio.sleep(0.05)
+        assert not commit.done() and _committed(coord, a) is None  # the follower has not fetched it
+        partition.follower_fetched(OTHER, partition.log.log_end_offset)
+        assert await commit == ["none"] and _committed(coord, a) == 7
+
+    asyncio.run(scenario())
+
+
+def test_a_commit_the_followers_never_fetch_times_out(cluster_member):
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member, commit_timeout_s=0.2)
+        _lead(cluster_member.partition(a), epoch=1, isr=(ME, OTHER))
+        loading.sync()
+        assert await _commit(coord, cluster_member, a, 7) == ["request_timed_out"]
+        assert _committed(coord, a) is None
+
+    asyncio.run(scenario())
+
+
+def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_member):
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member)
+        partition = cluster_member.partition(a)
+        _lead(partition, epoch=1, isr=(ME, OTHER))
+        loading.sync()
+        commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
+        await asyncio.sleep(0.05)
+        _follow(partition, epoch=2)
+        loading.sync()
+        assert await commit == ["not_coordinator"]
+
+    asyncio.run(scenario())
+
+
+def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
+    member = _Member(tmp_path, "segment")
+    member.host_offsets_topic({"min.insync.replicas": "2"})
+    member.topics.host("t", uuid.uuid4(), {}, "segment", [(OTHER,)])
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(member)
+        _lead(member.partition(a), epoch=1, isr=(ME,))
+        loading.sync()
+        assert await _commit(coord, member, a, 7) == ["coordinator_not_available"]
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        member.storage.close()
+
+
+def test_a_stable_group_moves_with_its_members_and_generation(cluster_member):
+    """What the new coordinator loads lets the members carry on without rejoining: their
+    heartbeats in the same generation are answered, as after Kafka's coordinator failover."""
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member)
+        partition = cluster_member.partition(a)
+        _lead(partition, epoch=1)
+        loading.sync()
+        joined = await coord.join(_join(a))
+        assert joined.error == "none"
+        assert await coord.sync(a, joined.generation, joined.member_id, None, None, None,
+                                {joined.member_id: b"assignment"}) == ("none", b"assignment")
+        _follow(partition, epoch=2)
+        loading.sync()
+        _lead(partition, epoch=3)
+        loading.sync()
+        assert coord.heartbeat(a, joined.generation, joined.member_id, None) == "none"
+        assert coord.groups[a].members[joined.member_id].assignment == b"assignment"
+
+    asyncio.run(scenario())
+
+
+def test_errors_as_kafkas_group_metadata_manager_maps_them():
+    assert offset_commit_error("not_leader_or_follower") == "not_coordinator"
+    assert offset_commit_error("kafka_storage_error") == "not_coordinator"
+    assert offset_commit_error("not_enough_replicas_after_append") == "coordinator_not_available"
+    assert offset_commit_error("request_timed_out") == "request_timed_out"
+    assert offset_commit_error("message_too_large") == "invalid_commit_offset_size"
+    assert group_store_error("request_timed_out") == "rebalance_in_progress"
+    assert group_store_error("not_enough_replicas") == "coordinator_not_available"
