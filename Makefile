@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test test-deps bench bench-full bench-broker spark-demo clean
+.PHONY: serve cluster test test-deps bench bench-full bench-broker spark-demo clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,12 @@ $(STAMP): pyproject.toml
 
 serve: $(STAMP)
 	$(BIN)/twinlog serve --data-dir ./data --port 9092
+
+# etcd (Debian's etcd-server) and three brokers on ports 9092-9094, data in ./data/cluster;
+# Ctrl-C stops them cleanly.
+cluster: $(STAMP)
+	@command -v etcd >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
+	$(BIN)/python -m broker.local_cluster --data-dir ./data/cluster
 
 # System packages (kcat), the Java client jars and kafka-python's own test suite.
 test-deps: $(STAMP)

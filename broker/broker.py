@@ -9,15 +9,17 @@ import uuid
 from pathlib import Path
 
 from .config import BrokerConfig
-from .groups import offsets as group_offsets
 from .groups.coordinator import GroupCoordinator
+from .groups.group_loading import GroupLoading
 from .groups.offsets_store import OffsetsStore
+from .cluster_member import ClusterMember
+from .cluster_view import SingleBrokerView
 from .group_commit import GroupCommit
 from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
 from .storage_health import StorageHealth
 from .storage_modes import StorageModes
-from .topics import TopicRegistry
+from .topics import TopicError, TopicRegistry
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +49,20 @@ class Broker:
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
-        self.producer_ids = ProducerIdAllocator(data_dir)
+        self.member = ClusterMember(self) if config.etcd else None
+        if self.member is not None:
+            self.view = self.member.view
+            self.producer_ids = ProducerIdAllocator(data_dir, self.member.metadata.allocate_producer_id_block)
+        else:
+            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port)
+            self.producer_ids = ProducerIdAllocator(data_dir)
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
         self.groups = GroupCoordinator(
             self.offsets_store, config.group_initial_rebalance_delay_ms,
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
+        self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=self.member is not None)
+        if self.member is not None:  # after the member's own listener: roles first, then groups
+            self.member.metadata.add_listener(self.group_loading.on_metadata)
         self._commits: dict[int, GroupCommit] = {}
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
@@ -72,7 +83,7 @@ class Broker:
         return partition.log.log_end_offset
 
     def start_background(self) -> None:
-        group_offsets.load(self.groups, self.offsets_store)  # needs the running loop for session timers
+        self.group_loading.start()  # needs the running loop for session timers
         self._tasks.append(asyncio.create_task(self._retention_loop()))
         if self.config.flush_interval_ms > 0:
             self._tasks.append(asyncio.create_task(self._flush_loop()))
@@ -119,8 +130,42 @@ class Broker:
                     deleted, partition.topic, partition.index, partition.log.log_start_offset,
                 )
 
-    def auto_create(self, name: str):
-        return self.topics.create(name, self.config.num_partitions, {})
+    async def join_cluster(self) -> None:
+        """A cluster member registers in etcd and applies the cluster's metadata (its logs
+        open, its leaderships start) before start_background; one broker has nothing to do."""
+        if self.member is not None:
+            await self.member.start()
+
+    def can_lead(self) -> bool:
+        """False while a cluster member has lost its etcd session (cluster_member.py)."""
+        return self.member is None or self.member.can_lead()
+
+    # ----- topic admin: topics.json for one broker, etcd for a cluster member ---------------
+
+    async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                           configs: dict[str, str], assignments=None):
+        """Raises TopicError. One broker is a replication factor of one."""
+        if self.member is not None:
+            return await self.member.create_topic(name, num_partitions, replication_factor, configs, assignments)
+        if replication_factor not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
+            raise TopicError("invalid_replication_factor",
+                             f"Replication factor: {replication_factor} larger than available brokers: 1.")
+        return self.topics.create(name, num_partitions, configs)
+
+    async def delete_topic(self, name: str) -> None:
+        if self.member is not None:
+            await self.member.delete_topic(name)
+        else:
+            self.topics.delete(name)
+
+    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+        if self.member is not None:
+            await self.member.add_partitions(name, total, assignments)
+        else:
+            self.topics.add_partitions(name, total)
+
+    async def auto_create(self, name: str):
+        return await self.create_topic(name, self.config.num_partitions, -1, {})
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -135,5 +180,7 @@ class Broker:
                 await self._flush_in_flight
             except Exception:
                 log.exception("periodic flush failed")
+        if self.member is not None:
+            await self.member.close()
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())

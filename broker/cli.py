@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from replica.cancellation import cancel_and_wait
 from segment.log import LogConfig, StorageError
 
 from .broker import Broker
@@ -72,6 +73,22 @@ def main() -> None:
 @click.option("--file-delete-delay-ms", type=int, default=_DEFAULTS.file_delete_delay_ms, show_default=True,
               help="How long a deleted log file stays open for fetches still sending from it; its disk "
                    "space returns after this (log.segment.delete.delay.ms).")
+@click.option("--etcd", default=None, metavar="URL",
+              help="Join the cluster coordinated by this etcd (e.g. http://127.0.0.1:2379); "
+                   "without it the broker is a cluster of one. Every member needs its own --node-id.")
+@click.option("--default-replication-factor", type=int, default=BrokerConfig.default_replication_factor,
+              show_default=True, help="Replication factor of topics created without one (default.replication.factor).")
+@click.option("--min-insync-replicas", type=int, default=BrokerConfig.min_insync_replicas, show_default=True,
+              help="In-sync replicas an acks=all produce needs, unless the topic sets min.insync.replicas.")
+@click.option("--replica-lag-time-max-ms", type=int, default=BrokerConfig.replica_lag_time_max_ms,
+              show_default=True, help="A follower not caught up for this long leaves the ISR (replica.lag.time.max.ms).")
+@click.option("--broker-session-timeout-ms", type=int, default=BrokerConfig.broker_session_timeout_ms,
+              show_default=True, help="A broker silent for this long loses its etcd lease and its leaderships.")
+@click.option("--offsets-topic-replication-factor", type=int,
+              default=BrokerConfig.offsets_topic_replication_factor, show_default=True,
+              help="Replication factor of __consumer_offsets (capped by the live brokers when created).")
+@click.option("--unclean-leader-election/--no-unclean-leader-election", default=False, show_default=True,
+              help="Elect a replica outside the ISR when the whole ISR is gone (loses acknowledged records).")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
@@ -79,6 +96,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
                   group_max_session_timeout_ms, allow_internal_topic_changes, min_free_bytes,
                   commitlog_file_bytes, index_hash_slots, index_max_entries, file_delete_delay_ms,
+                  etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
+                  broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
                   log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -98,6 +117,10 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         allow_internal_topic_changes=allow_internal_topic_changes,
         min_free_bytes=min_free_bytes, commitlog_file_bytes=commitlog_file_bytes,
         index_hash_slots=index_hash_slots, index_max_entries=index_max_entries,
+        etcd=etcd, default_replication_factor=default_replication_factor, min_insync_replicas=min_insync_replicas,
+        replica_lag_time_max_ms=replica_lag_time_max_ms, broker_session_timeout_ms=broker_session_timeout_ms,
+        offsets_topic_replication_factor=offsets_topic_replication_factor,
+        unclean_leader_election=unclean_leader_election,
     )
     asyncio.run(_run(config))
 
@@ -110,6 +133,7 @@ async def _run(config: BrokerConfig) -> None:
         log.error("cannot open the data in %s: %s", config.data_dir, exc)
         raise SystemExit(1) from None
     server = await serve(broker, config.host, config.port)
+    await broker.join_cluster()  # a cluster member registers once it can answer its peers' fetches
     broker.start_background()
     _freeze_startup_heap()
     stop = asyncio.Event()
@@ -122,6 +146,14 @@ async def _run(config: BrokerConfig) -> None:
     log.info("shutting down")
     server.close()
     await broker.close()
+    # What is left (connections' tasks, a produce parked on replication, an ISR proposal to
+    # etcd) is cancelled here and for sure: asyncio.run would wait forever on a task whose
+    # cancel 3.11 lost (replica/cancellation.py).
+    leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    try:
+        await cancel_and_wait(leftovers)
+    except Exception:
+        log.debug("a task failed while stopping", exc_info=True)
 
 
 def _freeze_startup_heap() -> None:

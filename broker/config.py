@@ -32,6 +32,14 @@ class BrokerConfig:
     commitlog_file_bytes: int = 1 << 30  # RocketMQ's mappedFileSizeCommitLog
     index_hash_slots: int = 5_000_000  # RocketMQ's maxHashSlotNum (key index of commitlog topics)
     index_max_entries: int = 20_000_000  # RocketMQ's maxIndexNum
+    # Replication (issue 14). Without etcd the broker is a cluster of one, as before.
+    etcd: str | None = None  # etcd endpoint, e.g. http://127.0.0.1:2379: join that cluster
+    default_replication_factor: int = 1  # default.replication.factor
+    min_insync_replicas: int = 1  # min.insync.replicas (broker default of the topic config)
+    replica_lag_time_max_ms: int = 30_000  # replica.lag.time.max.ms
+    broker_session_timeout_ms: int = 9_000  # broker.session.timeout.ms: the etcd lease TTL
+    offsets_topic_replication_factor: int = 3  # capped by the live brokers, as Kafka does
+    unclean_leader_election: bool = False  # unclean.leader.election.enable
     log_defaults: LogConfig = field(default_factory=LogConfig)
 
     @property

@@ -129,6 +129,16 @@ class KeyPartition:
     def high_watermark(self) -> int:
         return self._source.high_watermark
 
+    @property
+    def is_leader(self) -> bool:
+        return self._source.is_leader
+
+    def epoch_error(self, current_leader_epoch: int) -> str | None:
+        return self._source.epoch_error(current_leader_epoch)
+
+    def follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
+        """Followers replicate the source topic, never a key's view of it."""
+
     def add_waiter(self, fut) -> None:
         self._source.add_waiter(fut)
 

@@ -1,7 +1,9 @@
-"""Producer id allocation that never hands out an id twice, across restarts.
+"""Producer id allocation that never hands out an id twice, across restarts and brokers.
 
-Ids are reserved in blocks: `<data-dir>/producer-id-block` holds the first id
-not yet reserved, written (fsync, rename) before any id of the block is used.
+Ids are reserved in blocks. One broker: `<data-dir>/producer-id-block` holds the first id
+not yet reserved, written (fsync, rename) before any id of the block is used. A cluster
+member takes its blocks from etcd instead (a compare-and-swap on one counter, as Kafka's
+controller hands out ProducerIdsBlocks), so two brokers never give out the same id.
 A crash loses at most the rest of a block, never repeats an id.
 """
 
@@ -9,19 +11,26 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Awaitable, Callable
 
 BLOCK_SIZE = 1000
 
 
 class ProducerIdAllocator:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, cluster_block: Callable[[int], Awaitable[int]] | None = None) -> None:
+        """`cluster_block(size)`: the first id of a fresh block from etcd (cluster members)."""
         self._path = Path(data_dir) / "producer-id-block"
-        self._next = int(self._path.read_text()) if self._path.exists() else 0
+        self._cluster_block = cluster_block
+        self._next = int(self._path.read_text()) if self._path.exists() and cluster_block is None else 0
         self._limit = self._next
 
-    def allocate(self) -> int:
+    async def allocate(self) -> int:
         if self._next >= self._limit:
-            self._reserve(self._next + BLOCK_SIZE)
+            if self._cluster_block is not None:
+                self._next = await self._cluster_block(BLOCK_SIZE)
+                self._limit = self._next + BLOCK_SIZE
+            else:
+                self._reserve(self._next + BLOCK_SIZE)
         pid = self._next
         self._next += 1
         return pid

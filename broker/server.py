@@ -25,6 +25,8 @@ from .dispatch import ConnectionClosed, dispatch
 
 log = logging.getLogger(__name__)
 
+CLOSED = object()  # queued by connection_lost in place of a frame
+
 SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
 MAX_QUEUED_REQUESTS = 64
 MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
@@ -86,6 +88,7 @@ class KafkaConnection(asyncio.Protocol):
             self._transport.pause_reading()
 
     def connection_lost(self, exc) -> None:
+        self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
         for task in (self._task, self._writer):
             if task is not None:
                 task.cancel()
@@ -107,6 +110,8 @@ class KafkaConnection(asyncio.Protocol):
         try:
             while not transport.is_closing():
                 frame = await self._queue.get()
+                if frame is CLOSED:
+                    break
                 if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
                     self._paused_reading = False
                     transport.resume_reading()

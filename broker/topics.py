@@ -107,6 +107,11 @@ class TopicRegistry:
         self.by_id: dict[uuid.UUID, Topic] = {}
 
     def load(self) -> None:
+        if self._config.etcd:
+            # A cluster member's topics come from etcd (cluster_member.py applies each image):
+            # open the engines now so they recover before the first partition is hosted.
+            self._storage.open_at_start(set())
+            return
         saved = {}
         if self._path.exists():
             saved = json.loads(self._path.read_text())
@@ -121,7 +126,7 @@ class TopicRegistry:
                 topic.partitions.append(self._open(topic, index))
         for mode, store in stores.items():
             known = {(t.name, p.index) for t in self.topics.values() if t.storage_mode == mode
-                     for p in t.partitions}
+                     for p in t.partitions if p is not None}
             for topic_name, index in store.existing_partitions():
                 if (topic_name, index) not in known:
                     log.warning("removing %s partition %s-%d: its topic is not in topics.json",
@@ -135,10 +140,13 @@ class TopicRegistry:
     def _open(self, topic: Topic, index: int) -> Partition:
         cfg = log_config_for(self._config.log_defaults, topic.configs)
         log_ = self._storage.store(topic.storage_mode).open_partition(topic.name, index, cfg)
-        min_isr = int(topic.configs.get("min.insync.replicas", "1"))
-        return Partition(topic.name, index, log_, self._config.node_id, cfg, min_insync_replicas=min_isr)
+        min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
+        return Partition(topic.name, index, log_, self._config.node_id, cfg, min_insync_replicas=min_isr,
+                         lag_time_max_ms=self._config.replica_lag_time_max_ms, lead_alone=not self._config.etcd)
 
     def _save(self) -> None:
+        if self._config.etcd:
+            return  # a cluster member's topics live in etcd
         data = {
             "version": 1,
             "topics": {
@@ -218,8 +226,9 @@ class TopicRegistry:
         del self.by_id[topic.topic_id]
         self._save()
         for p in topic.partitions:
-            p.wake_all()
-            self._storage.store(topic.storage_mode).delete_partition(name, p.index)
+            if p is not None:
+                p.wake_all()
+                self._storage.store(topic.storage_mode).delete_partition(name, p.index)
         log.info("deleted topic %s", name)
         return topic
 
@@ -237,5 +246,54 @@ class TopicRegistry:
         self._save()
 
     def all_partitions(self):
+        """Every partition hosted here (in a cluster, a topic lists None for the others)."""
         for topic in self.topics.values():
-            yield from topic.partitions
+            yield from (p for p in topic.partitions if p is not None)
+
+    def missing_partition_error(self, name: str, index: int) -> str:
+        """The answer for a partition not hosted here: Kafka's NOT_LEADER_OR_FOLLOWER when the
+        cluster has it (the client's metadata is stale), else UNKNOWN_TOPIC_OR_PARTITION."""
+        topic = self.topics.get(name)
+        if topic is not None and 0 <= index < len(topic.partitions):
+            return "not_leader_or_follower"
+        return "unknown_topic_or_partition"
+
+    # ----- a cluster member: topics as etcd has them (cluster_member.py) ----------------
+
+    def host(self, name: str, topic_id: uuid.UUID, configs: dict[str, str], storage_mode: str,
+             replicas: list[tuple[int, ...]]) -> tuple[Topic, list[int]]:
+        """Make the local topic match etcd's record: every partition listed, the ones whose
+        replicas include this broker opened (recovering their files). Returns the topic and
+        the indexes of partitions no longer hosted here (their files are deleted)."""
+        topic = self.topics.get(name)
+        if topic is not None and topic.topic_id != topic_id:
+            self.delete(name)  # deleted and created again under the same name
+            topic = None
+        if topic is None:
+            topic = Topic(name, topic_id, dict(configs), storage_mode)
+            self._register(topic)
+        topic.configs = dict(configs)
+        dropped = []
+        while len(topic.partitions) < len(replicas):
+            topic.partitions.append(None)
+        for index, nodes in enumerate(replicas):
+            hosted = self._config.node_id in nodes
+            if hosted and topic.partitions[index] is None:
+                topic.partitions[index] = self._open(topic, index)
+            elif not hosted and topic.partitions[index] is not None:
+                topic.partitions[index].wake_all()
+                self._storage.store(topic.storage_mode).delete_partition(name, index)
+                topic.partitions[index] = None
+                dropped.append(index)
+        return topic, dropped
+
+    def remove_orphans(self) -> None:
+        """Delete partition files of topics etcd does not have (after the first image)."""
+        for mode, store in self._storage.opened().items():
+            hosted = {(t.name, p.index) for t in self.topics.values() if t.storage_mode == mode
+                      for p in t.partitions if p is not None}
+            for topic_name, index in store.existing_partitions():
+                if (topic_name, index) not in hosted:
+                    log.warning("removing %s partition %s-%d: not hosted here in the cluster's metadata",
+                                mode, topic_name, index)
+                    store.delete_partition(topic_name, index)

@@ -292,3 +292,39 @@ def test_init_producer_id(client, version):
     assert produced(client, name, 0, batch) == 0
     assert produced(client, name, 0, batch) == 0  # a resend is recognised
     assert client.log_end_offset(name) == 2
+
+
+# --- OffsetForLeaderEpoch ---------------------------------------------------------------------
+
+UNKNOWN_LEADER_EPOCH = 75
+
+
+def _epoch_end(client, version, topic, leader_epoch, current_leader_epoch=-1, partition=0):
+    values = dict(topics=[{"topic": topic, "partitions": [
+        {"partition": partition, "current_leader_epoch": current_leader_epoch, "leader_epoch": leader_epoch}]}])
+    if version >= 3:
+        values["replica_id"] = -1
+    r = client.request(23, version, **values)
+    (t,) = r.topics
+    assert t.topic == topic
+    (p,) = t.partitions
+    assert p.partition == partition
+    return p
+
+
+@over_versions(23)
+def test_offset_for_leader_epoch(client, version):
+    topic = unique_topic("ofle")
+    client.create_topic(topic, 1)
+    empty = _epoch_end(client, version, topic, 0)
+    assert (empty.error_code, empty.leader_epoch, empty.end_offset) == (NONE, -1, -1), empty  # no epoch yet
+    for i in range(3):
+        produced(client, topic, 0, make_batch([b"v%d" % i]))
+    p = _epoch_end(client, version, topic, 0)
+    assert (p.error_code, p.leader_epoch, p.end_offset) == (NONE, 0, 3), p  # the latest epoch ends at the LEO
+    later = _epoch_end(client, version, topic, 7)
+    assert (later.leader_epoch, later.end_offset) == (-1, -1), later  # above every known epoch: UNDEFINED, as Kafka
+    ahead = _epoch_end(client, version, topic, 0, current_leader_epoch=5)
+    assert ahead.error_code == UNKNOWN_LEADER_EPOCH, ahead
+    missing = _epoch_end(client, version, unique_topic("nope"), 0)
+    assert missing.error_code == UNKNOWN_TOPIC_OR_PARTITION, missing

@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Mapping, Protocol
 
 from wire.record_batch import iter_batches
 
+from .cancellation import cancel_and_wait
 from .leader_endpoint import (
     NO_EPOCH,
     NO_OFFSET,
@@ -153,11 +154,7 @@ class ReplicaFetcher:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await cancel_and_wait([self._task])  # one cancel can be lost on 3.11 (cancellation.py)
             self._task = None
         await self.endpoint.close()
 

@@ -63,12 +63,16 @@ class PartitionState:
     isr: tuple[int, ...]
 
 
+ISR_RETRY_BACKOFF_S = 0.5  # after a refused ISR change, as Kafka waits for new metadata
+
 IsrProposer = Callable[["Partition", list[int]], Awaitable[PartitionState | None]]
 
 
 class Partition:
     def __init__(self, topic: str, index: int, log: PartitionLog, node_id: int, config: LogConfig,
-                 min_insync_replicas: int = 1, lag_time_max_ms: int = 30_000) -> None:
+                 min_insync_replicas: int = 1, lag_time_max_ms: int = 30_000, lead_alone: bool = True) -> None:
+        """`lead_alone`: a single broker leads at once; a cluster member waits for make_leader
+        or make_follower (the controller store's state), serving nothing until then."""
         self.topic = topic
         self.index = index
         self.log = log
@@ -76,14 +80,16 @@ class Partition:
         self.node_id = node_id
         self.min_insync_replicas = min_insync_replicas
         self.lag_time_max_ms = lag_time_max_ms
-        self.state = PartitionState(node_id, 0, 0, (node_id,), (node_id,))
+        self.state = PartitionState(node_id if lead_alone else -1, 0, 0, (node_id,), (node_id,))
         self.leader: LeaderState | None = LeaderState(
-            node_id, [node_id], [node_id], log.log_end_offset, log.log_end_offset, now_ms, lag_time_max_ms)
+            node_id, [node_id], [node_id], log.log_end_offset, log.log_end_offset, now_ms, lag_time_max_ms
+        ) if lead_alone else None
         self._follower_hw = 0
         self.producers = ProducerStateTable()
         self.purgatory = PartitionPurgatory()
         self.propose_isr: IsrProposer | None = None  # set in a cluster: AlterPartition through etcd
         self._isr_change: asyncio.Task | None = None
+        self._next_proposal_at = 0.0
         self._rebuild_producer_state()
 
     def _rebuild_producer_state(self) -> None:
@@ -156,11 +162,14 @@ class Partition:
             return NotLeader.code
         fut = self.purgatory.wait_for_high_watermark(required_offset, self.leader.high_watermark)
         try:
-            await asyncio.wait_for(fut, timeout_s)
-        except asyncio.TimeoutError:
+            await asyncio.wait((fut,), timeout=timeout_s)  # not wait_for: see broker/handlers/fetch.py
+        finally:
+            fut.cancel()
+        if fut.cancelled():
             return "request_timed_out"
-        except PartitionError as exc:
-            return exc.code
+        if fut.exception() is not None:
+            exc = fut.exception()
+            return exc.code if isinstance(exc, PartitionError) else "unknown_server_error"
         if self.leader is None:
             return NotLeader.code
         if len(self.leader.isr) < self.min_insync_replicas:
@@ -189,11 +198,16 @@ class Partition:
     def _change_isr(self, new_isr: list[int]) -> None:
         if self.propose_isr is None or (self._isr_change is not None and not self._isr_change.done()):
             return  # one proposal at a time, as Kafka's pending AlterPartition
+        if time.monotonic() < self._next_proposal_at:
+            return  # the last one was refused: the metadata it lacked may still be on its way
         self._isr_change = asyncio.ensure_future(self._propose(new_isr))
 
     async def _propose(self, new_isr: list[int]) -> None:
         state = await self.propose_isr(self, new_isr)
-        if state is not None and self.leader is not None and state.leader_epoch == self.state.leader_epoch:
+        if state is None:
+            self._next_proposal_at = time.monotonic() + ISR_RETRY_BACKOFF_S
+            return
+        if self.leader is not None and state.leader_epoch == self.state.leader_epoch:
             self.state = state
             self.leader.set_isr(state.isr)
             self._high_watermark_maybe_moved()
@@ -202,7 +216,27 @@ class Partition:
         self.purgatory.high_watermark_moved(self.high_watermark)
         self.purgatory.data_arrived()
 
-    # ----- follower --------------------------------------------------------------
+    # ----- follower (the fetcher's FollowerPartition) ------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    def latest_epoch(self) -> int:
+        return self.log.latest_epoch()
+
+    def end_offset_for(self, epoch: int) -> tuple[int, int]:
+        return self.log.end_offset_for(epoch)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """The leader's log starts past our end (records deleted while we were away)."""
+        self.log.truncate_fully_and_start_at(offset)
+        self._follower_hw = offset
+        self._rebuild_producer_state()
 
     def append_as_follower(self, batch: bytes) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
@@ -230,12 +264,14 @@ class Partition:
         was_leader_of = self.state.leader_epoch if self.leader is not None else None
         hw = self.high_watermark
         self.state = state
-        if was_leader_of == state.leader_epoch and self.leader is not None:
+        if was_leader_of == state.leader_epoch and set(self.leader.replicas) == set(state.replicas):
             self.leader.set_isr(state.isr)  # only the ISR changed
             self._high_watermark_maybe_moved()
             return
         leo = self.log.log_end_offset
-        self.log.assign_epoch(state.leader_epoch, leo)
+        # Kafka's maybeAssignEpochStartOffset: the new epoch starts at our LEO even before its
+        # first batch, so OffsetForLeaderEpoch answers for it at once.
+        self.log.epochs.assign_if_newer(state.leader_epoch, leo)
         self.leader = LeaderState(self.node_id, list(state.replicas), list(state.isr), leo, hw, now_ms,
                                   self.lag_time_max_ms, epoch_start_offset=leo)
         self._high_watermark_maybe_moved()

@@ -22,7 +22,7 @@ import logging
 import math
 from collections.abc import Callable
 
-from .cancellation import cancel_and_wait
+from replica.cancellation import cancel_and_wait
 from .etcd_layout import BrokerRegistration
 from .etcd_store import EtcdStore, Guard
 

@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from .cancellation import cancel_and_wait
+from replica.cancellation import cancel_and_wait
 from .etcd_store import EtcdStore
 from .metadata_image import ImageBuilder, MetadataChange, MetadataImage
 

@@ -24,6 +24,7 @@ from . import (
     metadata,
     offset_commit,
     offset_fetch,
+    offset_for_leader_epoch,
     produce,
     sync_group,
 )
@@ -47,6 +48,7 @@ HANDLERS = {
     20: delete_topics.handle,
     21: delete_records.handle,
     22: init_producer_id.handle,
+    23: offset_for_leader_epoch.handle,
     32: describe_configs.handle,
     37: create_partitions.handle,
     42: delete_groups.handle,

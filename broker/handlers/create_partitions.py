@@ -23,9 +23,11 @@ def _check(broker, topic) -> None:
         if len(topic.assignments) != topic.count - current:
             raise TopicError("invalid_replica_assignment",
                              f"Increasing the number of partitions by {topic.count - current} but {len(topic.assignments)} assignments provided.")
+        live = {b.node_id for b in broker.view.brokers()}
         for a in topic.assignments:
-            if list(a.broker_ids) != [broker.config.node_id]:
-                raise TopicError("invalid_replica_assignment", f"Unknown broker ids in assignment {list(a.broker_ids)}")
+            ids = list(a.broker_ids)
+            if not ids or len(set(ids)) != len(ids) or not set(ids) <= live:
+                raise TopicError("invalid_replica_assignment", f"Unknown or duplicate broker ids in assignment {ids}")
 
 
 async def handle(broker, header, request):
@@ -40,7 +42,8 @@ async def handle(broker, header, request):
             seen.add(topic.name)
             _check(broker, topic)
             if not request.validate_only:
-                broker.topics.add_partitions(topic.name, topic.count)
+                assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
+                await broker.add_partitions(topic.name, topic.count, assignments)
             results.append(make(result_cls, name=topic.name, error_code=error("none"), error_message=None))
         except TopicError as exc:
             results.append(make(result_cls, name=topic.name, error_code=error(exc.code), error_message=str(exc)))

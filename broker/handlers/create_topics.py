@@ -18,40 +18,45 @@ from .response_builder import NO_THROTTLE, error, make, nested
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
 
 
-def _check(broker, topic, duplicates) -> tuple[int, dict[str, str]]:
-    """Returns (partitions, configs) or raises TopicError."""
+def _check(broker, topic, duplicates) -> tuple[int, int, list[list[int]] | None, dict[str, str]]:
+    """Returns (partitions, replication factor, explicit assignments or None, configs) or raises
+    TopicError."""
     if topic.name in duplicates:
         raise TopicError("invalid_request", f"Create topics request from client contains the topic {topic.name} more than once.")
     check_topic_name(topic.name)
     if broker.topics.get(topic.name) is not None:
         raise TopicError("topic_already_exists", f"Topic '{topic.name}' already exists.")
     broker.topics.check_collision(topic.name)  # here too: validate_only never reaches create()
-    node = broker.config.node_id
+    live = {b.node_id for b in broker.view.brokers()}
+    assignments = None
     if topic.assignments:
         if topic.num_partitions != -1 or topic.replication_factor != -1:
             raise TopicError("invalid_request", "Both numPartitions or replicationFactor and replicasAssignments were set.")
-        indexes = sorted(a.partition_index for a in topic.assignments)
-        if indexes != list(range(len(indexes))):
+        ordered = sorted(topic.assignments, key=lambda a: a.partition_index)
+        if [a.partition_index for a in ordered] != list(range(len(ordered))):
             raise TopicError("invalid_replica_assignment", "Partitions should be consecutive and start from 0.")
-        for a in topic.assignments:
-            if list(a.broker_ids) != [node]:
-                raise TopicError("invalid_replica_assignment", f"Unknown broker ids in assignment {list(a.broker_ids)}")
-        partitions = len(indexes)
+        assignments = [list(a.broker_ids) for a in ordered]
+        for ids in assignments:
+            if not ids or len(set(ids)) != len(ids):
+                raise TopicError("invalid_replica_assignment", f"Duplicate brokers not allowed in replica assignment: {ids}")
+            if not set(ids) <= live:
+                raise TopicError("invalid_replica_assignment", f"Unknown broker ids in assignment {ids}")
+        partitions, rf = len(assignments), len(assignments[0])
     else:
         partitions = broker.config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
         if partitions <= 0:
             raise TopicError("invalid_partitions", "Number of partitions must be larger than 0.")
-        rf = 1 if topic.replication_factor == -1 else topic.replication_factor
+        rf = broker.config.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
         if rf <= 0:
             raise TopicError("invalid_replication_factor", "Replication factor must be larger than 0.")
-        if rf > 1:
+        if rf > len(live):
             raise TopicError("invalid_replication_factor",
-                             f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered.")
+                             f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only {len(live)} broker(s) are registered.")
     try:
         configs = validate_topic_configs({c.name: c.value for c in topic.configs})
     except InvalidConfig as exc:
         raise TopicError("invalid_config", str(exc)) from None
-    return partitions, configs
+    return partitions, rf, assignments, configs
 
 
 async def handle(broker, header, request):
@@ -63,11 +68,12 @@ async def handle(broker, header, request):
     results = []
     for topic in request.topics:
         try:
-            partitions, configs = _check(broker, topic, duplicates)
+            partitions, rf, assignments, configs = _check(broker, topic, duplicates)
             if request.validate_only:
                 topic_id = None
             else:
-                topic_id = broker.topics.create(topic.name, partitions, configs).topic_id
+                created = await broker.create_topic(topic.name, partitions, rf, configs, assignments)
+                topic_id = created.topic_id
         except TopicError as exc:
             results.append(make(result_cls, name=topic.name, topic_id=None, error_code=error(exc.code),
                                 error_message=str(exc), topic_config_error_code=error("none"),
@@ -81,5 +87,5 @@ async def handle(broker, header, request):
         )
         results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=error("none"),
                             error_message=None, topic_config_error_code=error("none"),
-                            num_partitions=partitions, replication_factor=1, configs=described))
+                            num_partitions=partitions, replication_factor=rf, configs=described))
     return make(cls, throttle_time=NO_THROTTLE, topics=tuple(results))

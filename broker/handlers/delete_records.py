@@ -27,7 +27,9 @@ def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[str, int]
     topic = broker.topics.get(topic_name)
     partition = broker.topics.partition(topic_name, index)
     if topic is None or partition is None:
-        return "unknown_topic_or_partition", -1
+        return broker.topics.missing_partition_error(topic_name, index), -1
+    if not partition.is_leader:
+        return "not_leader_or_follower", -1
     if topic.internal or getattr(partition, "read_only", False):
         return "invalid_topic_exception", -1
     if "delete" not in topic.configs.get("cleanup.policy", "delete").split(","):

@@ -29,8 +29,11 @@ async def handle(broker, header, request):
             name = topic.name
         try:
             check_internal_change(name, broker.config.allow_internal_topic_changes, "deleted")
-            deleted = broker.topics.delete(name)
-            results.append(make(result_cls, name=name, topic_id=deleted.topic_id, error_code=error("none"),
+            existing = broker.topics.get(name)
+            if existing is None:
+                raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+            await broker.delete_topic(name)
+            results.append(make(result_cls, name=name, topic_id=existing.topic_id, error_code=error("none"),
                                 error_message=None))
         except TopicError as exc:
             results.append(make(result_cls, name=name, topic_id=topic_id, error_code=error(exc.code),

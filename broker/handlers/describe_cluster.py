@@ -1,4 +1,4 @@
-"""DescribeCluster v0-v1: this broker is the whole cluster and its controller."""
+"""DescribeCluster v0-v1: the live brokers and the controller (this broker when it is alone)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ BROKERS_ENDPOINT = 1
 async def handle(broker, header, request):
     cls = response_for(header)
     broker_cls = nested(cls, "DescribeClusterBroker")
-    node = broker.config.node_id
     if getattr(request, "endpoint_type", BROKERS_ENDPOINT) != BROKERS_ENDPOINT:
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("unsupported_endpoint_type"),
                     error_message="only the brokers endpoint is served", endpoint_type=request.endpoint_type,
                     cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
-    brokers = (make(broker_cls, broker_id=node, host=broker.config.advertised, port=broker.config.port, rack=None),)
+    brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None)
+                    for b in broker.view.brokers())
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
-                endpoint_type=BROKERS_ENDPOINT, cluster_id=broker.cluster_id, controller_id=node,
+                endpoint_type=BROKERS_ENDPOINT, cluster_id=broker.cluster_id, controller_id=broker.view.controller_id,
                 brokers=brokers, cluster_authorized_operations=UNKNOWN_OPERATIONS)

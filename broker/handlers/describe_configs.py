@@ -55,6 +55,12 @@ def _broker_entries(broker):
         "group.initial.rebalance.delay.ms": c.group_initial_rebalance_delay_ms,
         "group.min.session.timeout.ms": c.group_min_session_timeout_ms,
         "group.max.session.timeout.ms": c.group_max_session_timeout_ms,
+        "default.replication.factor": c.default_replication_factor,
+        "min.insync.replicas": c.min_insync_replicas,
+        "replica.lag.time.max.ms": c.replica_lag_time_max_ms,
+        "broker.session.timeout.ms": c.broker_session_timeout_ms,
+        "offsets.topic.replication.factor": c.offsets_topic_replication_factor,
+        "unclean.leader.election.enable": str(c.unclean_leader_election).lower(),
     }
     return [(k, str(v), STATIC_BROKER_CONFIG, True) for k, v in sorted(values.items())]
 

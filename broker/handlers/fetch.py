@@ -1,5 +1,9 @@
 """Fetch v4-v12: whole batches as file regions, with long polling.
 
+A Fetch from a follower (replica_id >= 0) reads up to the log end offset and tells the
+leader how far that follower got (its fetch offset), which is what moves the high
+watermark; consumers read up to the high watermark. Only the leader answers.
+
 Limits, as KIP-74 has them: partitions are filled in request order up to the
 response's max_bytes, each to its partition_max_bytes; the first batch of the
 first partition with data is returned whole even when larger, so a consumer
@@ -19,6 +23,8 @@ from wire.protocol import RecordRegions, response_for
 
 from .response_builder import NO_THROTTLE, error, make, nested
 
+DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
+
 
 def _read_partitions(broker, request):
     """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes."""
@@ -30,15 +36,19 @@ def _read_partitions(broker, request):
         for fp in ft.partitions:
             partition = broker.topics.partition(ft.topic, fp.partition)
             if partition is None:
-                parts.append((fp.partition, "unknown_topic_or_partition", None, []))
+                parts.append((fp.partition, broker.topics.missing_partition_error(ft.topic, fp.partition), None, []))
                 continue
-            epoch = fp.current_leader_epoch if hasattr(fp, "current_leader_epoch") else -1
-            if epoch > partition.leader_epoch:
-                parts.append((fp.partition, "unknown_leader_epoch", partition, []))
+            fenced = partition.epoch_error(getattr(fp, "current_leader_epoch", -1))
+            if fenced is not None:
+                parts.append((fp.partition, fenced, partition, []))
                 continue
-            if 0 <= epoch < partition.leader_epoch:
-                parts.append((fp.partition, "fenced_leader_epoch", partition, []))
+            if not partition.is_leader and request.replica_id != DEBUGGING_REPLICA_ID:
+                # only leaders serve fetches (no KIP-392 follower reads); Kafka's debugging
+                # consumer id reads any replica, up to its high watermark
+                parts.append((fp.partition, "not_leader_or_follower", partition, []))
                 continue
+            if request.replica_id >= 0:
+                partition.follower_fetched(request.replica_id, fp.fetch_offset)
             limit = min(fp.partition_max_bytes, remaining)
             if total and limit <= 0:
                 parts.append((fp.partition, "none", partition, []))
@@ -71,10 +81,12 @@ async def _wait_for_data(broker, request, timeout: float) -> None:
     for p in partitions:
         p.add_waiter(fut)
     try:
-        await asyncio.wait_for(fut, timeout)
-    except asyncio.TimeoutError:
-        pass
+        # asyncio.wait, not wait_for: 3.11's wait_for loses a cancel that arrives as the future
+        # completes (with followers long-polling that happens), and the connection's task then
+        # outlives its connection and blocks the broker's shutdown.
+        await asyncio.wait((fut,), timeout=timeout)
     finally:
+        fut.cancel()
         for p in partitions:
             p.discard_waiter(fut)
 

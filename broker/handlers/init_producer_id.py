@@ -16,5 +16,5 @@ async def handle(broker, header, request):
     if request.transactional_id is not None:
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("coordinator_not_available"),
                     producer_id=-1, producer_epoch=-1)
-    pid = broker.producer_ids.allocate()
+    pid = await broker.producer_ids.allocate()
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), producer_id=pid, producer_epoch=0)

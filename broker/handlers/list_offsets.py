@@ -44,11 +44,11 @@ async def handle(broker, header, request):
             partition = broker.topics.partition(lt.name, lp.partition_index)
             epoch = getattr(lp, "current_leader_epoch", -1)
             if partition is None:
-                code, ts, offset, leader_epoch = "unknown_topic_or_partition", -1, -1, -1
-            elif epoch > partition.leader_epoch:
-                code, ts, offset, leader_epoch = "unknown_leader_epoch", -1, -1, -1
-            elif 0 <= epoch < partition.leader_epoch:
-                code, ts, offset, leader_epoch = "fenced_leader_epoch", -1, -1, -1
+                code, ts, offset, leader_epoch = broker.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
+            elif partition.epoch_error(epoch) is not None:
+                code, ts, offset, leader_epoch = partition.epoch_error(epoch), -1, -1, -1
+            elif not partition.is_leader and request.replica_id < 0:
+                code, ts, offset, leader_epoch = "not_leader_or_follower", -1, -1, -1
             else:
                 code, ts, offset = _lookup(partition, lp.timestamp, request.replica_id)
                 leader_epoch = partition.leader_epoch

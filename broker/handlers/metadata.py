@@ -1,4 +1,8 @@
-"""Metadata: brokers, topics and partition leaders; auto-creates topics when allowed."""
+"""Metadata: brokers, topics and partition leaders; auto-creates topics when allowed.
+
+Who leads what comes from the cluster view (cluster_view.py): this broker alone, or the
+image of etcd's metadata in a cluster, where a topic lists every partition whether hosted here
+or not."""
 
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ async def handle(broker, header, request):
     topic_cls = nested(cls, "MetadataResponseTopic")
     part_cls = nested(cls, "MetadataResponsePartition")
     broker_cls = nested(cls, "MetadataResponseBroker")
-    node = broker.config.node_id
+    view = broker.view
     names = _requested_names(header, request)
     allow_create = getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
 
@@ -33,7 +37,7 @@ async def handle(broker, header, request):
         code = "none"
         if topic is None and allow_create:
             try:
-                topic = broker.auto_create(name)
+                topic = await broker.auto_create(name)
             except TopicError as exc:
                 code = exc.code
         if topic is None:
@@ -43,15 +47,23 @@ async def handle(broker, header, request):
             topics.append(make(topic_cls, error_code=error(code), name=name, topic_id=None,
                                is_internal=False, partitions=()))
             continue
-        partitions = tuple(
-            make(part_cls, error_code=error("none"), partition_index=p.index, leader_id=node,
-                 leader_epoch=p.leader_epoch, replica_nodes=(node,), isr_nodes=(node,), offline_replicas=())
-            for p in topic.partitions
-        )
+        partitions = []
+        for index, local in enumerate(topic.partitions):
+            placement = view.placement(topic.name, index, local)
+            if placement is None:
+                continue  # created in etcd, not yet in this broker's image
+            # Kafka answers a partition without a leader with LEADER_NOT_AVAILABLE (clients retry).
+            code = "none" if placement.leader >= 0 else "leader_not_available"
+            partitions.append(make(
+                part_cls, error_code=error(code), partition_index=index, leader_id=placement.leader,
+                leader_epoch=placement.leader_epoch, replica_nodes=placement.replicas,
+                isr_nodes=placement.isr, offline_replicas=placement.offline_replicas))
+        partitions = tuple(partitions)
         topics.append(make(topic_cls, error_code=error("none"), name=topic.name, topic_id=topic.topic_id,
                            is_internal=topic.internal, partitions=partitions,
                            topic_authorized_operations=UNKNOWN_OPERATIONS))
-    brokers = (make(broker_cls, node_id=node, host=broker.config.advertised, port=broker.config.port, rack=None),)
+    brokers = tuple(make(broker_cls, node_id=b.node_id, host=b.host, port=b.port, rack=None)
+                    for b in view.brokers())
     return make(cls, throttle_time=NO_THROTTLE, brokers=brokers, cluster_id=broker.cluster_id,
-                controller_id=node, topics=tuple(topics), cluster_authorized_operations=UNKNOWN_OPERATIONS,
+                controller_id=view.controller_id, topics=tuple(topics), cluster_authorized_operations=UNKNOWN_OPERATIONS,
                 error_code=error("none"))

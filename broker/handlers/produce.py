@@ -40,7 +40,9 @@ def _append_one(broker, topic_name: str, index: int, records, acks: int):
         return "invalid_topic_exception", None, f"Cannot append to internal topic {topic_name}", None
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
-        return "unknown_topic_or_partition", None, None, None
+        return broker.topics.missing_partition_error(topic_name, index), None, None, None
+    if not broker.can_lead():
+        return "not_leader_or_follower", None, "this broker lost its cluster session", None
     if getattr(partition, "read_only", False):
         return "invalid_topic_exception", None, f"{topic_name} is a read-only key-lookup topic", None
     if not records:
@@ -97,7 +99,7 @@ async def handle(broker, header, request):
     replicated = [(i, p, end) for i, p, end in appended if p.high_watermark < end] if request.acks == -1 else []
     if durable or replicated:
         return Deferred(_complete(broker, durable, appended if request.acks == -1 else [],
-                                  request.timeout_ms / 1000, answer))
+                                  request.timeout.total_seconds(), answer))
     if answer is None:
         return None
     return _response(header, results)

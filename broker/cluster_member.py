@@ -1,0 +1,158 @@
+"""This broker as a member of an etcd-coordinated cluster (`twinlog serve --etcd URL`).
+
+    etcd ──watch──► ClusterMetadata.image ──► on_metadata ──► TopicRegistry.host (open/delete logs)
+                                                          └─► ReplicaManager.apply (leader / follower)
+    Partition (leader) ──ISR change──► propose_isr ──► ClusterMetadata.alter_partition (CAS)
+
+Every image the watch publishes is applied whole: each topic is made to match its record
+(partitions whose replicas include this broker are opened, others deleted), then every hosted
+partition gets the state etcd holds for it. The replica manager ignores states it already
+applied, so applying the same image twice changes nothing.
+
+Topic admin (CreateTopics, DeleteTopics, CreatePartitions, auto-creation) goes to etcd; the
+call returns once this broker's own image shows the result, so the client's next Metadata
+request, to this broker, sees it.
+
+Losing the etcd session (no keep-alive acknowledged within the session timeout) means another
+broker may be elected leader of what this one leads: from then on produce is refused with
+NOT_LEADER_OR_FOLLOWER (`can_lead`) until the session is back and the image says who leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.cluster_metadata import ClusterMetadata
+from replica.leader_endpoint import NetworkLeaderEndpoint, TopicPartition
+from replica.partition import Partition, PartitionState
+from replica.replica_manager import ReplicaManager
+
+from .cluster_view import ClusterImageView
+from .topics import TopicError
+
+log = logging.getLogger(__name__)
+
+ADMIN_VISIBLE_TIMEOUT_S = 10.0
+
+
+class ClusterMember:
+    def __init__(self, broker) -> None:
+        config = broker.config
+        self._broker = broker
+        self.node_id = config.node_id
+        self.metadata = ClusterMetadata(
+            config.etcd, config.node_id, config.advertised, config.port,
+            session_timeout_ms=config.broker_session_timeout_ms,
+            unclean_leader_election=config.unclean_leader_election)
+        self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
+                                       lag_time_max_ms=config.replica_lag_time_max_ms)
+        self.view = ClusterImageView(lambda: self.metadata.image)
+        self.metadata.add_listener(self._on_metadata)
+        self.metadata.add_session_listener(self._on_session)
+        self._first_image = True
+
+    async def start(self) -> None:
+        await self.metadata.start()  # registers, loads, and applies the first image
+        self.replicas.start()
+
+    async def close(self) -> None:
+        await self.replicas.close()
+        await self.metadata.close()
+
+    def can_lead(self) -> bool:
+        return self.metadata.has_session()
+
+    # ----- applying metadata ------------------------------------------------------------
+
+    async def _on_metadata(self, image, change) -> None:
+        topics = self._broker.topics
+        for name in [n for n in topics.topics if n not in image.topics]:
+            local = topics.topics[name]
+            self.replicas.remove(TopicPartition(name, i) for i, p in enumerate(local.partitions) if p is not None)
+            topics.delete(name)
+        for name, record in image.topics.items():
+            topic, dropped = topics.host(name, record.topic_id, dict(record.configs), record.storage_mode,
+                                         _current_replicas(image, name, record))
+            self.replicas.remove(TopicPartition(name, i) for i in dropped)
+            for index, partition in enumerate(topic.partitions):
+                state = image.partition(name, index)
+                if partition is not None and state is not None:
+                    if partition.propose_isr is None:
+                        partition.propose_isr = self._propose_isr
+                    self.replicas.apply(partition, _replica_state(state))
+        if self._first_image:
+            self._first_image = False
+            topics.remove_orphans()
+
+    def _on_session(self, alive: bool) -> None:
+        if alive:
+            log.info("etcd session (re)established for broker %d", self.node_id)
+        else:
+            log.warning("broker %d lost its etcd session: refusing produce until it is back", self.node_id)
+
+    def _endpoint_for(self, leader: int):
+        address = self.view.broker(leader)
+        if address is None:
+            return None
+        return NetworkLeaderEndpoint(address.host, address.port, self.node_id)
+
+    async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
+        current = partition.state
+        try:
+            state = await self.metadata.alter_partition(partition.topic, partition.index, current.leader_epoch,
+                                                        current.partition_epoch, new_isr)
+        except ClusterError as exc:
+            log.info("%s-%d: ISR change to %s refused: %s", partition.topic, partition.index, new_isr, exc)
+            return None
+        log.info("%s-%d: ISR %s -> %s (partition epoch %d)", partition.topic, partition.index,
+                 list(current.isr), list(state.isr), state.partition_epoch)
+        return _replica_state(state)
+
+    # ----- topic admin through etcd ---------------------------------------------------------
+
+    async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                           configs: dict[str, str], assignments=None):
+        mode = configs.get("storage.mode", self._broker.config.storage_mode)
+        if replication_factor == -1:
+            replication_factor = self._broker.config.default_replication_factor
+        try:
+            record = await self.metadata.create_topic(name, num_partitions, replication_factor, configs, mode,
+                                                      assignments)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: image.topics.get(name) == record)
+        return self._broker.topics.get(name)
+
+    async def delete_topic(self, name: str) -> None:
+        try:
+            await self.metadata.delete_topic(name)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: name not in image.topics)
+
+    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+        try:
+            await self.metadata.add_partitions(name, total, assignments)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: name in image.topics and image.topics[name].partition_count >= total)
+
+    async def _visible(self, predicate) -> None:
+        try:
+            await self.metadata.wait_for(predicate, ADMIN_VISIBLE_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            log.warning("an admin change did not reach this broker's metadata in %.0f s", ADMIN_VISIBLE_TIMEOUT_S)
+
+
+def _current_replicas(image, name: str, record) -> list[tuple[int, ...]]:
+    """Each partition's replicas as its own state says: a reassignment changes them there, the
+    topic record keeps the placement at creation."""
+    return [state.replicas if (state := image.partition(name, i)) is not None else replicas
+            for i, replicas in enumerate(record.replicas)]
+
+
+def _replica_state(state) -> PartitionState:
+    return PartitionState(state.leader, state.leader_epoch, state.partition_epoch, tuple(state.replicas),
+                          tuple(state.isr))

@@ -1,0 +1,47 @@
+"""OffsetForLeaderEpoch v2-v4: where a leader epoch ends in the leader's log (KIP-101/KIP-279).
+
+Followers ask it before fetching, to cut a tail the leader never had; the Java client and
+librdkafka ask it after a leader change, to detect that records they read were truncated.
+Kafka's answer (Partition.lastOffsetForLeaderEpoch): only the leader answers
+(NOT_LEADER_OR_FOLLOWER otherwise; v3+ carries the asking replica id, -1 for clients); a
+current_leader_epoch older than the partition's is FENCED_LEADER_EPOCH, a newer one
+UNKNOWN_LEADER_EPOCH; then the largest epoch <= the requested one that the log knows and the
+offset where it ends: the start of the next epoch, or the log end for the latest. An epoch
+below every known one is answered (-1, -1), UNDEFINED, with no error.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[str, int, int]:
+    partition = broker.topics.partition(topic, index)
+    if partition is None:
+        return broker.topics.missing_partition_error(topic, index), -1, -1
+    if getattr(partition, "read_only", False):
+        return "invalid_topic_exception", -1, -1
+    fenced = partition.epoch_error(current_epoch)
+    if fenced is not None:
+        return fenced, -1, -1
+    if not partition.is_leader:
+        return "not_leader_or_follower", -1, -1
+    found_epoch, end = partition.end_offset_for(epoch)
+    return "none", found_epoch, end
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "OffsetForLeaderTopicResult")
+    part_cls = nested(cls, "EpochEndOffset")
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            code, epoch, end = _end_offset(broker, t.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
+            parts.append(make(part_cls, error_code=error(code), partition=p.partition, leader_epoch=epoch,
+                              end_offset=end))
+        topics.append(make(topic_cls, topic=t.topic, partitions=tuple(parts)))
+    return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))

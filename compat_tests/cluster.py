@@ -1,0 +1,134 @@
+"""A real cluster for tests: one etcd and three `twinlog serve --etcd` brokers on loopback.
+
+`Cluster` starts them, knows which broker is which node id, and answers the questions the
+replication scenarios ask: who leads a partition now (from any live broker's Metadata), wait
+until the ISR is whole again, read every replica's log through Fetch with a replica id so
+their batches can be compared byte for byte.
+
+Brokers run with short timeouts so a scenario takes seconds: a 2 s etcd session (Kafka's
+broker.session.timeout.ms, 9 s by default) and replica.lag.time.max.ms of 2 s (30 s).
+"""
+
+from __future__ import annotations
+
+import time
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
+from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.etcd_process import EtcdProcess
+from compat_tests.raw_kafka import Client, batch_header, fetch_values, split_batches
+
+SESSION_MS = 2000
+LAG_MS = 2000
+
+
+# Kafka's debugging consumer id: any replica answers it, leader or follower, up to its HW.
+REPLICA_READER = -2
+
+
+def metadata_snapshot(host: str, port: int) -> dict:
+    with Client(host, port) as c:
+        md = c.metadata(None)
+    return {
+        "brokers": {b.node_id: b.port for b in md.brokers},
+        "controller": md.controller_id,
+        "topics": {t.name: {p.partition_index: {"leader": p.leader_id, "epoch": p.leader_epoch,
+                                                "replicas": list(p.replica_nodes), "isr": list(p.isr_nodes)}
+                            for p in t.partitions}
+                   for t in md.topics if t.error_code == 0},
+    }
+
+
+class Cluster:
+    def __init__(self, storage_mode: str, size: int = 3, extra_args: tuple[str, ...] = ()) -> None:
+        self.etcd = EtcdProcess()
+        self.storage_mode = storage_mode
+        ports = [free_port() for _ in range(size)]
+        self.brokers = {
+            node: BrokerProcess(storage_mode=storage_mode, port=port, extra_args=[
+                "--node-id", str(node), "--etcd", "", "--broker-session-timeout-ms", str(SESSION_MS),
+                "--replica-lag-time-max-ms", str(LAG_MS), "--group-initial-rebalance-delay-ms", "0",
+                "--group-min-session-timeout-ms", "1000", *extra_args])
+            for node, port in zip(range(1, size + 1), ports)
+        }
+
+    def start(self) -> "Cluster":
+        self.etcd.start()
+        for proc in self.brokers.values():
+            i = proc.extra_args.index("--etcd")
+            proc.extra_args[i + 1] = self.etcd.endpoint
+            proc.start()
+        self.wait_for(lambda md: len(md["brokers"]) == len(self.brokers), "every broker registered")
+        return self
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(p.bootstrap for p in self.brokers.values() if p.is_running())
+
+    def admin(self) -> KafkaAdminClient:
+        return KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=10000)
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 3,
+                     configs: dict | None = None) -> None:
+        admin = self.admin()
+        try:
+            admin.create_topics([NewTopic(name, partitions, replication_factor, topic_configs=configs or {})])
+        finally:
+            admin.close()
+        self.wait_for(lambda md: all(p["leader"] >= 0 for p in md["topics"].get(name, {}).values())
+                      and len(md["topics"].get(name, {})) == partitions, f"{name} has leaders")
+
+    def metadata(self) -> dict:
+        """{"brokers": {id: port}, "topics": {name: {index: {"leader", "epoch", "replicas", "isr"}}}}
+        from the first live broker that answers."""
+        last = None
+        for proc in self.brokers.values():
+            if proc.is_running():
+                try:
+                    return metadata_snapshot(proc.host, proc.port)
+                except OSError as exc:
+                    last = exc
+        raise ConnectionError(f"no broker answered Metadata: {last}")
+
+    def replica_bytes(self, node: int, topic: str, index: int = 0) -> bytes:
+        """Every batch of one replica's log up to its high watermark (Fetch with Kafka's
+        debugging replica id, which followers answer too)."""
+        proc = self.brokers[node]
+        with Client(proc.host, proc.port) as c:
+            out, offset = b"", 0
+            while True:
+                values = fetch_values([(topic, [(index, offset, 10 << 20)])])
+                values["replica_id"] = REPLICA_READER
+                resp = c.request(1, 12, **values)
+                (p,) = resp.responses[0].partitions
+                assert p.error_code == 0, f"node {node} {topic}-{index}: fetch error {p.error_code}"
+                batches, _ = split_batches(p.records)
+                if not batches:
+                    return out
+                for b in batches:
+                    out += b
+                    h = batch_header(b)
+                    offset = h["base_offset"] + h["last_offset_delta"] + 1
+
+    def wait_for(self, predicate, what: str, timeout: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout
+        md = None
+        while time.monotonic() < deadline:
+            try:
+                md = self.metadata()
+                if predicate(md):
+                    return md
+            except (OSError, KeyError):
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; last metadata {md}")
+
+    def leader(self, topic: str, index: int = 0) -> int:
+        return self.metadata()["topics"][topic][index]["leader"]
+
+    def cleanup(self) -> None:
+        for proc in self.brokers.values():
+            proc.cleanup()
+        self.etcd.cleanup()

@@ -1,0 +1,117 @@
+"""Applies what the controller store says to this broker's partitions: Kafka's ReplicaManager.
+
+For every partition hosted here the broker hands over the state it read from etcd (leader,
+leader epoch, partition epoch, replicas, ISR). This class turns it into a role:
+
+- leader is this broker: stop fetching it, `make_leader` (a new epoch starts at our LEO);
+- leader is another broker: `make_follower`, and fetch it from that broker, through one
+  `ReplicaFetcher` per leader broker (a partition moved to another leader, or led again in a
+  new epoch, is removed from its fetcher and added again, which makes the fetcher truncate to
+  the new leader's log before fetching);
+- no leader (-1: every ISR member is gone): follow nobody until a leader is elected.
+
+A state older than the one applied (lower leader epoch, or the same epoch with a lower
+partition epoch) is ignored: etcd's watch delivers in order, but a reload after a lost
+watch may hand over what is already known.
+
+It also runs Kafka's ISR-expiration task: every replica.lag.time.max.ms / 2 each led
+partition drops followers that lag (the change goes through etcd, see Partition).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable, Iterable
+
+from .fetcher import ReplicaFetcher
+from .leader_endpoint import LeaderEndpoint, TopicPartition
+from .partition import Partition, PartitionState
+
+log = logging.getLogger(__name__)
+
+NO_LEADER = -1
+
+
+class ReplicaManager:
+    def __init__(self, node_id: int, endpoint_for: Callable[[int], LeaderEndpoint | None],
+                 lag_time_max_ms: int = 30_000, fetch_backoff_ms: int = 1_000) -> None:
+        self.node_id = node_id
+        self._endpoint_for = endpoint_for  # leader broker id -> a connection to it (None: unknown)
+        self._lag_time_max_ms = lag_time_max_ms
+        self._fetch_backoff_ms = fetch_backoff_ms
+        self._fetchers: dict[int, ReplicaFetcher] = {}
+        self._following: dict[TopicPartition, tuple[int, int]] = {}  # tp -> (leader, leader epoch)
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self._isr_task: asyncio.Task | None = None
+
+    def apply(self, partition: Partition, state: PartitionState) -> None:
+        """Make `partition` what `state` says it is (called on the event loop)."""
+        tp = TopicPartition(partition.topic, partition.index)
+        current = partition.state
+        if tp in self._partitions and (state.leader_epoch, state.partition_epoch) < (
+                current.leader_epoch, current.partition_epoch):
+            return
+        self._partitions[tp] = partition
+        if state.leader == self.node_id:
+            self._stop_following(tp)
+            if not partition.is_leader or current.leader_epoch != state.leader_epoch:
+                log.info("%s-%d: leader in epoch %d, ISR %s", tp.topic, tp.partition, state.leader_epoch,
+                         list(state.isr))
+            partition.make_leader(state)
+            return
+        partition.make_follower(state)
+        if state.leader == NO_LEADER:
+            self._stop_following(tp)
+            log.warning("%s-%d: no leader in epoch %d (ISR %s all gone)", tp.topic, tp.partition,
+                        state.leader_epoch, list(state.isr))
+            return
+        if self._following.get(tp) == (state.leader, state.leader_epoch):
+            return
+        self._stop_following(tp)
+        fetcher = self._fetcher_for(state.leader)
+        if fetcher is None:
+            log.warning("%s-%d: leader %d has no registration to fetch from", tp.topic, tp.partition, state.leader)
+            return
+        fetcher.add_partitions({tp: (partition, state.leader_epoch)})
+        self._following[tp] = (state.leader, state.leader_epoch)
+        log.info("%s-%d: following %d in epoch %d from offset %d", tp.topic, tp.partition, state.leader,
+                 state.leader_epoch, partition.log.log_end_offset)
+
+    def remove(self, tps: Iterable[TopicPartition]) -> None:
+        """The partitions are no longer hosted here (topic deleted, replica moved away)."""
+        for tp in tps:
+            self._stop_following(tp)
+            self._partitions.pop(tp, None)
+
+    def _fetcher_for(self, leader: int) -> ReplicaFetcher | None:
+        fetcher = self._fetchers.get(leader)
+        if fetcher is None:
+            endpoint = self._endpoint_for(leader)
+            if endpoint is None:
+                return None
+            fetcher = self._fetchers[leader] = ReplicaFetcher(endpoint, backoff_ms=self._fetch_backoff_ms)
+            fetcher.start()
+        return fetcher
+
+    def _stop_following(self, tp: TopicPartition) -> None:
+        followed = self._following.pop(tp, None)
+        if followed is not None and followed[0] in self._fetchers:
+            self._fetchers[followed[0]].remove_partitions([tp])
+
+    def start(self) -> None:
+        self._isr_task = asyncio.create_task(self._expire_isr(), name="isr-expiration")
+
+    async def _expire_isr(self) -> None:
+        while True:
+            await asyncio.sleep(self._lag_time_max_ms / 2000)
+            for partition in list(self._partitions.values()):
+                partition.shrink_isr_if_lagging()
+
+    async def close(self) -> None:
+        if self._isr_task is not None:
+            self._isr_task.cancel()
+        for fetcher in self._fetchers.values():
+            await fetcher.close()
+        self._fetchers.clear()
+        self._following.clear()
