@@ -50,10 +50,6 @@ class PartitionPurgatory:
             if not fut.done():
                 fut.set_exception(exc)
 
-    @property
-    def produce_waiters(self) -> int:
-        return len(self._by_offset)
-
     # ----- delayed fetch -------------------------------------------------------
 
     def add_data_waiter(self, fut: asyncio.Future) -> None:
