@@ -15,7 +15,7 @@ import errno
 import os
 from pathlib import Path
 
-from .log import WriteRefused
+from .storage_errors import WriteRefused
 
 
 def pwrite_all(fd: int, data, position: int, what: str) -> None:

@@ -34,7 +34,7 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import NamedTuple
 
-from segment.log import WriteRefused
+from segment.storage_errors import WriteRefused
 from segment.offset_checkpoint import MalformedCheckpoint, read_entry_lines, write_entry_lines
 
 log = logging.getLogger(__name__)
