@@ -183,7 +183,8 @@ class TopicRegistry:
         if source is None or source.storage_mode != "commitlog":
             return None
         store = self._storage.store("commitlog")
-        views = [key_topic.KeyPartition(store, source.name, parsed[1], p) for p in source.partitions]
+        views = [None if p is None else key_topic.KeyPartition(store, source.name, parsed[1], p)
+                 for p in source.partitions]  # None: hosted on another broker of the cluster
         return Topic(name, key_topic.topic_id_for(name), {}, "commitlog", views)
 
     def partition(self, name: str, index: int) -> Partition | None:
