@@ -15,7 +15,8 @@ Contract shared by both engines:
   log end offset.
 - Every append records a batch's leader epoch in the partition's leader-epoch
   cache (leader_epoch_cache.py) before the batch is written; `truncate_to` cuts
-  the cache with the log, and moving the log start moves the cache's first entry.
+  the cache with the log, moving the log start moves the cache's first entry, and
+  `truncate_fully_and_start_at` empties both.
 - `read` returns whole batches as file regions, starting at the batch that
   contains `offset`; the broker sends them with os.sendfile.
 - Indexes are derived data; the log is the truth. Opening a log after an
@@ -180,6 +181,13 @@ class PartitionLog(abc.ABC):
     def truncate_to(self, offset: int) -> None:
         """Remove every batch holding an offset at or after `offset` (follower truncation), and
         the epochs that started there; the log's cut is durable before the cache's."""
+
+    @abc.abstractmethod
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and start it at `offset` (Kafka's truncateFullyAndStartAt): a follower
+        whose end is below the leader's log start cannot continue its log. Afterwards
+        log_start_offset == log_end_offset == `offset`, the next batch starts there and the
+        leader-epoch cache is empty; a restart, clean or not, finds the log the same way."""
 
     @abc.abstractmethod
     def delete_records_before(self, offset: int) -> None:

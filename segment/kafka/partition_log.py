@@ -17,6 +17,9 @@ fsynced) are trusted; from the recovery point on each segment is scanned and
 cut back to its last valid batch (see log_segment.py). A segment after a torn
 one cannot hold valid data (appends are sequential) and is removed. The
 leader-epoch cache is then checked against the batches left (epoch_recovery.py).
+truncate_fully_and_start_at leaves one empty segment named by the new start, made
+durable with a directory fsync, and writes the store's checkpoints at once: a log
+start lowered below the checkpointed one is in no file name.
 
 Deleted segments keep their log fd open for a grace period so that a fetch
 response already holding a region of them can still be sent.
@@ -31,6 +34,7 @@ import threading
 import time
 from bisect import bisect_right
 from pathlib import Path
+from typing import Callable
 
 from segment.epoch_recovery import recover_epoch_cache
 from segment.file_io import fsync_dir
@@ -46,8 +50,10 @@ log = logging.getLogger(__name__)
 
 
 class SegmentPartitionLog(PartitionLog):
-    def __init__(self, directory: Path, config: LogConfig, recovery_point: int, log_start_offset: int, clean: bool) -> None:
+    def __init__(self, directory: Path, config: LogConfig, recovery_point: int, log_start_offset: int, clean: bool,
+                 write_checkpoints: Callable[[], None]) -> None:
         self.dir = Path(directory)
+        self._write_checkpoints = write_checkpoints  # the store's recovery-point and log-start files
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = config
         self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
@@ -247,6 +253,19 @@ class SegmentPartitionLog(PartitionLog):
                 self.flush()
                 fsync_dir(self.dir)
             self.epochs.truncate_from_end(end)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        self._check_online()
+        with self._lock:
+            while self.segments:
+                self._retire(self.segments.pop())  # newest first: a crash midway leaves a prefix
+            self.segments.append(LogSegment(self.dir, offset, self.config.index_interval_bytes, _now_ms()))
+        # The empty segment's name is the log's new start and end once the directory is durable;
+        # the checkpoints cover a start below the one they hold, which no file name can lower.
+        fsync_dir(self.dir)
+        self._log_start = self.recovery_point = offset
+        self._write_checkpoints()
+        self.epochs.replace([])
 
     def delete_records_before(self, offset: int) -> None:
         if offset > self.log_end_offset:

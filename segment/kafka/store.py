@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 import uuid
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class SegmentLogStore(LogStore):
         for path in self.dir.glob("*-delete"):
             shutil.rmtree(path, ignore_errors=True)
         self.logs: dict[tuple[str, int], SegmentPartitionLog] = {}
+        self._checkpoint_lock = threading.Lock()
 
     def _path(self, topic: str, partition: int) -> Path:
         return self.dir / f"{topic}-{partition}"
@@ -65,7 +67,8 @@ class SegmentLogStore(LogStore):
         if key in self.logs:
             return self.logs[key]
         plog = SegmentPartitionLog(
-            self._path(topic, partition), config, self._recovery.get(key, 0), self._log_start.get(key, 0), self.clean
+            self._path(topic, partition), config, self._recovery.get(key, 0), self._log_start.get(key, 0), self.clean,
+            self._checkpoint,
         )
         self.logs[key] = plog
         return plog
@@ -105,11 +108,15 @@ class SegmentLogStore(LogStore):
             raise failed
 
     def _checkpoint(self) -> None:
-        for key, plog in list(self.logs.items()):  # list(): the periodic flush runs in a thread
-            self._recovery[key] = plog.recovery_point
-            self._log_start[key] = plog.log_start_offset
-        write_checkpoint(self.dir / RECOVERY_CHECKPOINT, self._recovery)
-        write_checkpoint(self.dir / LOG_START_CHECKPOINT, self._log_start)
+        """Write every log's recovery point and log start. Also called by a log whose
+        truncate_fully_and_start_at moved both, from the event loop while the periodic flush
+        may be checkpointing in a worker thread: the lock keeps their temp files apart."""
+        with self._checkpoint_lock:
+            for key, plog in list(self.logs.items()):  # list(): the periodic flush runs in a thread
+                self._recovery[key] = plog.recovery_point
+                self._log_start[key] = plog.log_start_offset
+            write_checkpoint(self.dir / RECOVERY_CHECKPOINT, self._recovery)
+            write_checkpoint(self.dir / LOG_START_CHECKPOINT, self._log_start)
 
     def close(self) -> None:
         for plog in self.logs.values():

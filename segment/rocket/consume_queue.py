@@ -296,6 +296,11 @@ class ConsumeQueue:
             self.empty_end = min(self.empty_end, offset)  # below every batch: the log restarts there
         return True
 
+    def start_at(self, offset: int) -> None:
+        """Drop every entry: the queue is empty and ends at `offset`, below or above what it held."""
+        self.truncate_entries(self.start_index)
+        self.empty_end = offset
+
     def delete_files_below(self, index: int) -> int:
         """Remove whole files whose entries all lie below `index` (never the last file)."""
         removed = 0

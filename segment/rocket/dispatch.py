@@ -13,6 +13,8 @@ Rules a unit follows when dispatched into its partition's queue:
   and accept (the queue then simply has no batch for those offsets).
 - TRUNCATE(o): the queue drops every batch holding an offset >= o, exactly what
   truncate_to did before writing the marker.
+- START_AT(o): the queue drops every batch and ends at o, whatever it held
+  (truncate_fully_and_start_at); the next MESSAGE starts there.
 - Keys of a message's records (decompressed if needed) go to the index service,
   when there is one; records that cannot be decoded are stored and served but
   not indexed.
@@ -103,6 +105,9 @@ class Dispatcher:
         queue = self._queue(header.topic, header.partition)
         if header.magic == uf.TRUNCATE:
             self.truncation(queue, header.base_offset)
+            return
+        if header.magic == uf.START_AT:
+            queue.start_at(header.base_offset)
             return
         batch = unit[header.header_size :]
         self.message(queue, phys, header.size, parse_header(batch), batch, header.store_time)

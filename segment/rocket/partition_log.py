@@ -202,6 +202,11 @@ class RocketPartitionLog(PartitionLog):
                 self.store.flush_partition()
             self.epochs.truncate_from_end(end)
 
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.store.start_queue_at(self.queue, offset)
+        self._size = 0
+        self.epochs.replace([])  # after the unit is durable, as truncate_to cuts the cache
+
     def delete_records_before(self, offset: int) -> None:
         if offset > self.log_end_offset:
             raise OffsetOutOfRange(f"cannot delete before {offset}: log ends at {self.log_end_offset}")

@@ -208,6 +208,24 @@ class RocketLogStore(LogStore):
         self.commit_writes()  # only now may a checkpoint count the TRUNCATE unit
         return True
 
+    def start_queue_at(self, queue: ConsumeQueue, offset: int) -> None:
+        """Empty the queue and start its log at `offset`, recorded in the commitlog (a START_AT
+        unit) so that recovery empties it the same way. The new log start is checkpointed only
+        once the unit is fsynced: recovery caps a checkpointed start at the queue's end
+        (_init_log_start), so a start written without the unit would leave the old batches'
+        log empty at their end. A crash before the fsync leaves the log as it was; one between
+        the fsync and the checkpoint leaves it empty at `offset`, or at the old start if that
+        was higher (a raised empty end is all a checkpointed start can do)."""
+        self.check_online()
+        self.commitlog.append(uf.encode_start_at(queue.topic, queue.partition, offset, int(time.time() * 1000)))
+        self.commitlog.write_pending()
+        queue.start_at(offset)
+        self._unwritten.add(queue)
+        self.commit_writes()
+        self._fsync_commitlog()
+        self.log_start[(queue.topic, queue.partition)] = offset
+        self.persist_log_starts()
+
     def commit_writes(self) -> None:
         """Write what appends left in memory: the commitlog's units, then the queues' entries.
         Only then does `dispatched` (what a checkpoint may count) move past them."""

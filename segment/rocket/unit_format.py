@@ -7,7 +7,7 @@ Byte layout (big-endian), one unit:
     | offset | size | field      |                                                 |
     +--------+------+------------+-------------------------------------------------+
     |      0 |    4 | totalSize  | bytes of the whole unit, this field included    |
-    |      4 |    4 | magic      | MESSAGE, TRUNCATE or BLANK (below)              |
+    |      4 |    4 | magic      | MESSAGE, TRUNCATE, START_AT or BLANK (below)    |
     |      8 |    4 | crc        | CRC32C of bytes 12 .. totalSize                 |
     |     12 |    8 | baseOffset | Kafka offset of the batch's first record        |
     |     20 |    8 | storeTime  | broker clock (ms) when the unit was appended    |
@@ -29,6 +29,10 @@ Kinds of unit (the magic):
   cut (follower truncation: the base of the batch that held the offset asked
   for). Recovery replays it like a message, so batches removed by truncate_to
   never come back from a re-dispatch.
+- START_AT: no batch; the partition's log was emptied and now starts and ends
+  at `baseOffset` (truncate_fully_and_start_at: a follower whose end fell below
+  the leader's log start). Recovery empties the queue and ends it there; the
+  new log start is in the checkpoint before the unit can be lost (store.py).
 - BLANK: the rest of a commitlog file is padding. Only totalSize (= bytes to
   the end of the file) and magic are written; a unit never spans two files.
   BLANK_MIN_SIZE bytes are always left free at a file's end for this marker.
@@ -47,9 +51,10 @@ import crc32c
 
 from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, parse_header
 
-# RocketMQ's MESSAGE_MAGIC_CODE and BLANK_MAGIC_CODE; TRUNCATE is ours.
+# RocketMQ's MESSAGE_MAGIC_CODE and BLANK_MAGIC_CODE; TRUNCATE and START_AT are ours.
 MESSAGE = 0xDAA320A7
 TRUNCATE = 0xDAA320B1
+START_AT = 0xDAA320B2
 BLANK = 0xCBD43194
 
 FIXED = struct.Struct(">IIIqqiH")  # totalSize .. topicLen
@@ -101,6 +106,10 @@ def encode_truncate(topic: str, partition: int, offset: int, store_time: int) ->
     return _head(TRUNCATE, topic, partition, offset, store_time, b"")
 
 
+def encode_start_at(topic: str, partition: int, offset: int, store_time: int) -> bytearray:
+    return _head(START_AT, topic, partition, offset, store_time, b"")
+
+
 def encode_blank(size: int) -> bytes:
     return PREFIX.pack(size, BLANK)
 
@@ -113,7 +122,7 @@ def peek_prefix(buf, pos: int) -> tuple[int, int] | None:
 
 
 def parse_unit(buf, pos: int, room: int) -> UnitHeader | None:
-    """The MESSAGE or TRUNCATE unit at `pos`, fully checked, or None if it is not a valid one.
+    """The MESSAGE, TRUNCATE or START_AT unit at `pos`, fully checked, or None if it is not a valid one.
 
     `room` is how many bytes the unit may occupy (to the end of its file); `buf`
     must hold the whole unit if it is to be accepted. Checked: size within room
@@ -123,7 +132,7 @@ def parse_unit(buf, pos: int, room: int) -> UnitHeader | None:
     if len(buf) - pos < FIXED_SIZE:
         return None
     total, magic, crc, base_offset, store_time, partition, topic_len = FIXED.unpack_from(buf, pos)
-    if magic not in (MESSAGE, TRUNCATE) or total < FIXED_SIZE + topic_len or total > room:
+    if magic not in (MESSAGE, TRUNCATE, START_AT) or total < FIXED_SIZE + topic_len or total > room:
         return None
     if pos + total > len(buf):
         return None

@@ -249,6 +249,7 @@ def test_a_cache_file_that_disagrees_is_rebuilt_from_the_batches(engine, damage)
             st.tuples(st.just("append"), st.sampled_from([0, 0, 0, 1, 3]), st.integers(1, 5)),
             st.tuples(st.just("truncate"), st.floats(0, 1)),
             st.tuples(st.just("delete"), st.floats(0, 1)),
+            st.tuples(st.just("start over"), st.integers(-3, 6)),
             st.tuples(st.just("reopen"), st.booleans()),
         ),
         min_size=1,
@@ -256,8 +257,9 @@ def test_a_cache_file_that_disagrees_is_rebuilt_from_the_batches(engine, damage)
     ),
 )
 def test_epoch_cache_follows_the_log_against_a_list_model(tmp_path_factory, kind, steps):
-    """Appends, truncations, DeleteRecords and restarts (clean or crashed) against a model: the
-    batches as a list of (base, count, epoch) and the cache as a list changed by filters."""
+    """Appends, truncations, DeleteRecords, starting over (truncate_fully_and_start_at) and
+    restarts (clean or crashed) against a model: the batches as a list of (base, count, epoch)
+    and the cache as a list changed by filters."""
     engine = Engine(kind, tmp_path_factory.mktemp(kind))
     plog = engine.log()
     batches: list[tuple[int, int, int]] = []
@@ -283,6 +285,11 @@ def test_epoch_cache_follows_the_log_against_a_list_model(tmp_path_factory, kind
             batches = kept
             start = min(start, end)
             cache = [(e, s) for e, s in cache if s < end]
+        elif step[0] == "start over":  # mostly past the end, as a follower behind the log start
+            start = max(end + step[1], 0)
+            plog.truncate_fully_and_start_at(start)
+            engine.request_done()
+            batches, cache = [], []
         elif step[0] == "delete":
             offset = start + round(step[1] * (end - start))
             plog.delete_records_before(offset)

@@ -35,6 +35,9 @@ def test_unit_round_trip_and_damage():
     t = uf.encode_truncate("t", 3, 42, 9)
     h = uf.parse_unit(t, 0, 100)
     assert (h.magic, h.base_offset, h.batch_size) == (uf.TRUNCATE, 42, 0)
+    s = uf.encode_start_at("t", 3, 1 << 40, 9)
+    h = uf.parse_unit(s, 0, 100)
+    assert (h.magic, h.base_offset, h.batch_size) == (uf.START_AT, 1 << 40, 0)
 
 
 def test_rollover_pads_with_blank_and_units_never_span(tmp_path):
