@@ -169,6 +169,7 @@ class GroupCoordinator:
         was_empty = group.state is GroupState.EMPTY
         self._set_state(group, transition(group.state, Event.JOIN).next)
         self._cancel_sync(group)
+        self._abort_syncs(group)  # a SyncGroup parked while the assignment is being stored
         loop = asyncio.get_running_loop()
         if was_empty and self._initial_delay > 0:
             # Kafka's group.initial.rebalance.delay.ms: let a starting fleet of consumers arrive
@@ -255,18 +256,21 @@ class GroupCoordinator:
             for m in group.members.values():
                 m.assignment = assignments.get(m.member_id, b"")
             self._cancel_sync(group)
-            self._set_state(group, outcome.next)
             generation_synced = group.generation
+            # As Kafka: the group stays CompletingRebalance (members' SyncGroups park) until the
+            # assignment is stored, so nobody holds an assignment a new coordinator would not
+            # load. A rebalance or an unload meanwhile has answered the parked requests.
             stored = await self._persist_group_async(group)
-            if group.generation == generation_synced:
+            if group.state is GroupState.COMPLETING_REBALANCE and group.generation == generation_synced:
                 code = "none" if stored == "none" else offsets_store.group_store_error(stored)
                 for m in group.members.values():
                     if m.sync_waiter is not None and not m.sync_waiter.done():
                         m.sync_waiter.set_result((code, m.assignment if code == "none" else b""))
                     m.sync_waiter = None
-                if code != "none" and group.state is GroupState.STABLE:
-                    # As Kafka: an assignment that is not stored is not given out; rebalance.
-                    self._rebalance_after_change(group, Event.MEMBER_GONE)
+                if code == "none":
+                    self._set_state(group, outcome.next)
+                else:  # an assignment that is not stored is not given out: rebalance
+                    self._rebalance_after_change(group, Event.SYNC_TIMEOUT)
         return await waiter
 
     def _sync_expired(self, group: Group) -> None:
@@ -282,6 +286,13 @@ class GroupCoordinator:
         if group.sync_timer is not None:
             group.sync_timer.cancel()
             group.sync_timer = None
+
+    def _abort_syncs(self, group: Group) -> None:
+        """Members parked in SyncGroup learn that a new rebalance began."""
+        for m in group.members.values():
+            if m.sync_waiter is not None and not m.sync_waiter.done():
+                m.sync_waiter.set_result(("rebalance_in_progress", b""))
+            m.sync_waiter = None
 
     # --- heartbeats, leaving, expiry ----------------------------------------------------------
 
@@ -386,10 +397,7 @@ class GroupCoordinator:
         if group.state is GroupState.PREPARING_REBALANCE:
             if before is not GroupState.PREPARING_REBALANCE:
                 self._cancel_sync(group)
-                for m in group.members.values():  # followers still parked in SyncGroup learn of it
-                    if m.sync_waiter is not None and not m.sync_waiter.done():
-                        m.sync_waiter.set_result(("rebalance_in_progress", b""))
-                    m.sync_waiter = None
+                self._abort_syncs(group)
                 loop = asyncio.get_running_loop()
                 group.join_deadline = 0.0
                 group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000,

@@ -232,3 +232,43 @@ def test_errors_as_kafkas_group_metadata_manager_maps_them():
     assert offset_commit_error("message_too_large") == "invalid_commit_offset_size"
     assert group_store_error("request_timed_out") == "rebalance_in_progress"
     assert group_store_error("not_enough_replicas") == "coordinator_not_available"
+
+
+async def _two_members_joined(coord, group_id: str):
+    """Two members in one generation (the initial rebalance delay gathers both)."""
+    first, second = await asyncio.gather(coord.join(_join(group_id)), coord.join(_join(group_id)))
+    assert first.error == second.error == "none" and first.generation == second.generation
+    return (first, second) if first.member_id == first.leader else (second, first)
+
+
+@pytest.mark.parametrize("follower_fetches, answer, state", [
+    (True, "none", "Stable"),
+    (False, "rebalance_in_progress", "PreparingRebalance"),  # the store timed out
+])
+def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_member, follower_fetches,
+                                                                      answer, state):
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member, delay_ms=100, commit_timeout_s=0.3)
+        partition = cluster_member.partition(a)
+        _lead(partition, epoch=1, isr=(ME, OTHER))
+        loading.sync()
+        leader, follower = await _two_members_joined(coord, a)
+        assignments = {leader.member_id: b"for-leader", follower.member_id: b"for-follower"}
+        leader_sync = asyncio.ensure_future(coord.sync(a, leader.generation, leader.member_id, None, None, None,
+                                                       assignments))
+        await asyncio.sleep(0.05)
+        follower_sync = asyncio.ensure_future(coord.sync(a, follower.generation, follower.member_id, None,
+                                                         None, None, {}))
+        await asyncio.sleep(0.05)
+        assert not leader_sync.done() and not follower_sync.done()  # the assignment is being stored
+        assert coord.groups[a].state.value == "CompletingRebalance"
+        if follower_fetches:
+            partition.follower_fetched(OTHER, partition.log.log_end_offset)
+        got = await asyncio.gather(leader_sync, follower_sync)
+        expected = [b"for-leader", b"for-follower"] if answer == "none" else [b"", b""]
+        assert got == [(answer, e) for e in expected]
+        assert coord.groups[a].state.value == state
+
+    asyncio.run(scenario())
