@@ -164,7 +164,7 @@ def append_while_stopped(broker, partition: int, batch: bytes) -> int:
     topics.load()
     try:
         buf = bytearray(batch)
-        info, _ = topics.partition(OFFSETS, partition).append(buf, parse_header(buf))
+        info, _ = topics.partition(OFFSETS, partition).append_as_leader(buf, parse_header(buf), acks=1)
         return info.first_offset
     finally:
         storage.close()
