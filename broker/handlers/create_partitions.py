@@ -5,10 +5,13 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..topics import TopicError, check_internal_change
+from .partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
-def _check(broker, topic) -> None:
+def _check(broker, topic, budget: int) -> int:
+    """Returns how many partitions the topic gains, or raises TopicError. `budget` is what the
+    request may still create (partition_limits.py)."""
     check_internal_change(topic.name, broker.config.allow_internal_topic_changes, "given more partitions")
     existing = broker.topics.get(topic.name)
     if existing is None:
@@ -28,6 +31,9 @@ def _check(broker, topic) -> None:
             ids = list(a.broker_ids)
             if not ids or len(set(ids)) != len(ids) or not set(ids) <= live:
                 raise TopicError("invalid_replica_assignment", f"Unknown or duplicate broker ids in assignment {ids}")
+    if topic.count - current > budget:
+        raise TopicError("policy_violation", BATCH_REFUSAL)
+    return topic.count - current
 
 
 async def handle(broker, header, request):
@@ -35,12 +41,13 @@ async def handle(broker, header, request):
     result_cls = nested(cls, "CreatePartitionsTopicResult")
     results = []
     seen = set()
+    budget = MAX_PARTITIONS_PER_REQUEST
     for topic in request.topics:
         try:
             if topic.name in seen:
                 raise TopicError("invalid_request", f"Duplicate topic {topic.name} in the request.")
             seen.add(topic.name)
-            _check(broker, topic)
+            budget -= _check(broker, topic, budget)
             if not request.validate_only:
                 assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
                 await broker.add_partitions(topic.name, topic.count, assignments)

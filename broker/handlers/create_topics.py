@@ -13,16 +13,19 @@ from wire.protocol import response_for
 
 from ..config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
 from ..topics import TopicError, check_topic_name
+from .partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
 from .response_builder import NO_THROTTLE, error, make, nested
 
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
 
 
-def _check(broker, topic, duplicates) -> tuple[int, int, list[list[int]] | None, dict[str, str]]:
+def _check(broker, topic, duplicates, too_many_partitions: bool) -> tuple[int, int, list[list[int]] | None, dict[str, str]]:
     """Returns (partitions, replication factor, explicit assignments or None, configs) or raises
     TopicError."""
     if topic.name in duplicates:
         raise TopicError("invalid_request", f"Create topics request from client contains the topic {topic.name} more than once.")
+    if too_many_partitions:
+        raise TopicError("policy_violation", CREATE_TOPICS_REFUSAL)
     check_topic_name(topic.name)
     if broker.topics.get(topic.name) is not None:
         raise TopicError("topic_already_exists", f"Topic '{topic.name}' already exists.")
@@ -65,10 +68,13 @@ async def handle(broker, header, request):
     config_cls = nested(cls, "CreatableTopicConfigs")
     counts = Counter(t.name for t in request.topics)
     duplicates = {name for name, n in counts.items() if n > 1}
+    # Kafka answers duplicates on the broker and sends the rest to the controller, which counts them.
+    counted = [t for t in request.topics if t.name not in duplicates]
+    too_many_partitions = create_topics_total(counted, broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST
     results = []
     for topic in request.topics:
         try:
-            partitions, rf, assignments, configs = _check(broker, topic, duplicates)
+            partitions, rf, assignments, configs = _check(broker, topic, duplicates, too_many_partitions)
             if request.validate_only:
                 topic_id = None
             else:

@@ -6,11 +6,15 @@ or not."""
 
 from __future__ import annotations
 
+import logging
+
 from wire.protocol import response_for
 
 from ..topics import TopicError, illegal_name
+from .partition_limits import MAX_PARTITIONS_PER_REQUEST
 from .response_builder import NO_THROTTLE, error, make, nested
 
+log = logging.getLogger(__name__)
 UNKNOWN_OPERATIONS = -(2**31)
 
 
@@ -22,6 +26,19 @@ def _requested_names(header, request) -> list[str] | None:
     return [t.name for t in topics if t.name is not None]
 
 
+def _auto_create_fits(broker, names: list[str] | None) -> bool:
+    """Kafka's broker sends one CreateTopics for every missing topic of a Metadata request, and
+    its controller refuses the lot past 10,000 partitions (partition_limits.py): so do we, before
+    creating any, and the missing topics are answered as unknown."""
+    missing = {n for n in names or () if broker.topics.get(n) is None and not illegal_name(n)}
+    wanted = len(missing) * broker.config.num_partitions
+    if wanted <= MAX_PARTITIONS_PER_REQUEST:
+        return True
+    log.warning("Metadata: not auto-creating %d topics (%d partitions, more than %d per request)",
+                len(missing), wanted, MAX_PARTITIONS_PER_REQUEST)
+    return False
+
+
 async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "MetadataResponseTopic")
@@ -29,7 +46,8 @@ async def handle(broker, header, request):
     broker_cls = nested(cls, "MetadataResponseBroker")
     view = broker.view
     names = _requested_names(header, request)
-    allow_create = getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
+    allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
+                    and _auto_create_fits(broker, names))
 
     topics = []
     for name in names if names is not None else list(broker.topics.topics):
