@@ -89,6 +89,12 @@ def main() -> None:
               help="Replication factor of __consumer_offsets (capped by the live brokers when created).")
 @click.option("--unclean-leader-election/--no-unclean-leader-election", default=False, show_default=True,
               help="Elect a replica outside the ISR when the whole ISR is gone (loses acknowledged records).")
+@click.option("--queued-max-request-bytes", type=int, default=BrokerConfig.queued_max_request_bytes,
+              show_default=True, help="Bytes of requests read but not yet handled, over all connections, "
+                                      "before the broker stops reading more (queued.max.request.bytes; 0 or -1: no bound).")
+@click.option("--connections-max-idle-ms", type=int, default=BrokerConfig.connections_max_idle_ms,
+              show_default=True, help="Close a connection that has neither read nor written for this long "
+                                      "(connections.max.idle.ms; -1: never).")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
@@ -98,7 +104,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   commitlog_file_bytes, index_hash_slots, index_max_entries, file_delete_delay_ms,
                   etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
                   broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
-                  log_level) -> None:
+                  queued_max_request_bytes, connections_max_idle_ms, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     defaults = replace(
@@ -121,6 +127,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         replica_lag_time_max_ms=replica_lag_time_max_ms, broker_session_timeout_ms=broker_session_timeout_ms,
         offsets_topic_replication_factor=offsets_topic_replication_factor,
         unclean_leader_election=unclean_leader_election,
+        queued_max_request_bytes=queued_max_request_bytes, connections_max_idle_ms=connections_max_idle_ms,
     )
     asyncio.run(_run(config))
 

@@ -21,6 +21,12 @@ class BrokerConfig:
     num_partitions: int = 1  # num.partitions for auto-created topics
     storage_mode: str = "segment"
     max_request_size: int = 100 * 1024 * 1024  # socket.request.max.bytes
+    # queued.max.request.bytes: bytes held for requests not yet handled, over all connections.
+    # Kafka's -1 (unbounded) leans on the JVM's heap limit; a Python process has none, so the
+    # default is 5 maximal requests: five 100 MiB producers proceed at once, and a peak is
+    # bounded by this + one socket.request.max.bytes instead of by the host's memory.
+    queued_max_request_bytes: int = 500 * 1024 * 1024
+    connections_max_idle_ms: int = 600_000  # connections.max.idle.ms (-1: never close)
     retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
     flush_interval_ms: int = -1  # log.flush.interval.ms: fsync every open log this often (-1: never)
     offsets_topic_partitions: int = 50  # offsets.topic.num.partitions

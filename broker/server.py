@@ -10,6 +10,13 @@ task empties in request order while the next requests are read and appended,
 so one fsync covers all of them (group commit within one connection). Any other
 request first waits for the backlog to empty: a client that was told its
 records are stored then sees them (read-your-writes on one connection).
+
+Memory: every connection's frames reserve their size from one RequestMemoryPool
+(queued.max.request.bytes) and give it back once handled; a connection whose next
+frame the pool cannot admit stops reading until it can, so the kernel's socket
+buffers, not the broker, hold what its peer keeps sending. A connection that
+neither reads nor writes for connections.max.idle.ms is closed (Kafka's Selector),
+which also frees what a peer that stopped mid-frame had reserved.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 
 from wire.framing import FrameDecoder, PeerProtocolError
+from wire.request_memory_pool import RequestMemoryPool
 
 from .client_address import client_host
 from .dispatch import ConnectionClosed, dispatch
@@ -31,6 +40,27 @@ SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
 MAX_QUEUED_REQUESTS = 64
 MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
 PRODUCE = b"\x00\x00"  # a frame starts with its api key
+IDLE_LOG_INTERVAL = 1.0  # seconds: 5,000 idle closes at once make one line a second, not 5,000
+
+
+class _IdleCloseLog:
+    """One info line per idle close, at most one a second overall; the rest are counted in it."""
+
+    def __init__(self) -> None:
+        self._next = 0.0
+        self._unsaid = 0
+
+    def closed(self, peer: str, idle_ms: int) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            self._unsaid += 1
+            return
+        more = f" (and {self._unsaid} more since the last line)" if self._unsaid else ""
+        log.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)%s", peer, idle_ms, more)
+        self._next, self._unsaid = now + IDLE_LOG_INTERVAL, 0
+
+
+_idle_closes = _IdleCloseLog()
 
 
 class _FdFile:
@@ -56,14 +86,22 @@ class _FdFile:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, broker) -> None:
+    def __init__(self, broker, pool: RequestMemoryPool) -> None:
         self._broker = broker
-        self._decoder = FrameDecoder(broker.config.max_request_size)
+        self._pool = pool
+        self._decoder = FrameDecoder(broker.config.max_request_size, pool)
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._queued_bytes = 0  # reserved by frames queued or being handled, given back when handled
         self._transport: asyncio.Transport | None = None
         self._task: asyncio.Task | None = None
         self._drained: asyncio.Future | None = None
-        self._paused_reading = False
+        self._paused_reading = False  # too many requests queued
+        self._waiting_memory = False  # the next frame waits for the pool
+        self._reading_paused = False  # what the transport was last told
+        self._loop = asyncio.get_running_loop()
+        self._idle_s = broker.config.connections_max_idle_ms / 1000
+        self._last_active = self._loop.time()
+        self._idle_timer: asyncio.TimerHandle | None = None
         self._backlog: asyncio.Queue = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
         self._behind = 0  # answers put in the backlog and not yet written
         self._writer: asyncio.Task | None = None
@@ -73,21 +111,75 @@ class KafkaConnection(asyncio.Protocol):
         self._transport = transport
         self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
         self._task = asyncio.create_task(self._serve())
+        if self._idle_s >= 0:
+            self._idle_timer = self._loop.call_at(self._last_active + self._idle_s, self._check_idle)
 
     def data_received(self, data: bytes) -> None:
+        self._last_active = self._loop.time()
         try:
             frames = self._decoder.feed(data)
         except PeerProtocolError as exc:
             log.warning("closing connection from %s: %s", self.peer, exc)
             self._transport.abort()
             return
+        self._take(frames)
+
+    def _memory_granted(self) -> None:
+        """The pool reserved the waiting frame's size (called from a release)."""
+        self._waiting_memory = False
+        if self._transport.is_closing():
+            self._pool.release(self._decoder.waiting_for)  # nobody will read that frame now
+            return
+        self._last_active = self._loop.time()  # waiting in line is not idling
+        try:
+            frames = self._decoder.granted()
+        except PeerProtocolError as exc:
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            self._transport.abort()
+            return
+        self._take(frames)
+
+    def _take(self, frames: list[bytes]) -> None:
         for frame in frames:
+            self._queued_bytes += len(frame)
             self._queue.put_nowait(frame)
-        if self._queue.qsize() >= MAX_QUEUED_REQUESTS and not self._paused_reading:
+        if self._queue.qsize() >= MAX_QUEUED_REQUESTS:
             self._paused_reading = True
+        if self._decoder.waiting_for and not self._waiting_memory:
+            self._waiting_memory = True
+            self._pool.wait(self._decoder.waiting_for, self._memory_granted)
+        self._apply_reading()
+
+    def _apply_reading(self) -> None:
+        pause = self._paused_reading or self._waiting_memory
+        if pause == self._reading_paused or self._transport.is_closing():
+            return
+        self._reading_paused = pause
+        if pause:
             self._transport.pause_reading()
+        else:
+            self._transport.resume_reading()
+
+    def _check_idle(self) -> None:
+        now = self._loop.time()
+        busy = self._queued_bytes or self._behind or self._waiting_memory
+        if busy:
+            self._last_active = now  # a request being handled (a long poll, an fsync) is not idleness
+        deadline = self._last_active + self._idle_s
+        if now < deadline:
+            self._idle_timer = self._loop.call_at(deadline, self._check_idle)
+            return
+        self._idle_timer = None
+        _idle_closes.closed(self.peer, int((now - self._last_active) * 1000))
+        self._transport.abort()
 
     def connection_lost(self, exc) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self._waiting_memory:
+            self._pool.cancel(self._memory_granted)
+            self._waiting_memory = False
+        self._decoder.abandon()
         self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
         for task in (self._task, self._writer):
             if task is not None:
@@ -114,10 +206,15 @@ class KafkaConnection(asyncio.Protocol):
                     break
                 if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
                     self._paused_reading = False
-                    transport.resume_reading()
-                if self._behind and frame[:2] != PRODUCE:
-                    await self._backlog.join()
-                reply = await dispatch(self._broker, frame)
+                    self._apply_reading()
+                try:
+                    if self._behind and frame[:2] != PRODUCE:
+                        await self._backlog.join()
+                    reply = await dispatch(self._broker, frame)
+                finally:
+                    self._queued_bytes -= len(frame)
+                    self._pool.release(len(frame))
+                self._last_active = self._loop.time()
                 if not self._behind and not isinstance(reply, asyncio.Task):
                     if reply:
                         await self._send(reply)  # the common case: nothing waits for an fsync
@@ -130,6 +227,10 @@ class KafkaConnection(asyncio.Protocol):
             pass
         except Exception as exc:
             self._fail(exc)
+        finally:
+            # frames still queued when the connection went: nobody handles them now
+            self._pool.release(self._queued_bytes)
+            self._queued_bytes = 0
 
     async def _write_backlog(self) -> None:
         """Write the backlog's answers in request order, each once its fsync is done."""
@@ -167,10 +268,12 @@ class KafkaConnection(asyncio.Protocol):
                 transport.write(os.pread(chunk.fd, chunk.size, chunk.position))
             else:
                 await loop.sendfile(transport, _FdFile(chunk.fd), chunk.position, chunk.size)
+        self._last_active = loop.time()
         if self._drained is not None:
             await self._drained
 
 
 async def serve(broker, host: str, port: int) -> asyncio.AbstractServer:
     loop = asyncio.get_running_loop()
-    return await loop.create_server(lambda: KafkaConnection(broker), host, port, reuse_address=True)
+    pool = RequestMemoryPool(broker.config.queued_max_request_bytes)
+    return await loop.create_server(lambda: KafkaConnection(broker, pool), host, port, reuse_address=True)

@@ -9,11 +9,20 @@ Every Kafka request and response is
 A frame larger than the configured limit (socket.request.max.bytes, 100 MiB by
 default) or with a negative size cannot be answered: the peer broke the
 protocol, and the transport closes that one connection.
+
+With a RequestMemoryPool (queued.max.request.bytes), a frame's whole size is reserved from it
+when its prefix arrives; a frame the pool does not admit yet leaves the decoder waiting
+(`waiting_for`), holding the rest of that chunk, until the transport reports the memory
+granted. Each frame handed out carries a reservation of len(frame) bytes, which the
+transport gives back once the request is handled; `abandon()` gives back the one of a frame
+cut off by a closed connection.
 """
 
 from __future__ import annotations
 
 import struct
+
+from .request_memory_pool import RequestMemoryPool
 
 DEFAULT_MAX_REQUEST_SIZE = 100 * 1024 * 1024
 
@@ -38,15 +47,22 @@ class FrameDecoder:
     time at 1 MiB produce requests).
     """
 
-    __slots__ = ("_max_size", "_prefix", "_parts", "_need")
+    __slots__ = ("_max_size", "_pool", "_prefix", "_parts", "_need", "_size", "_held", "waiting_for")
 
-    def __init__(self, max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> None:
+    def __init__(self, max_size: int = DEFAULT_MAX_REQUEST_SIZE, pool: RequestMemoryPool | None = None) -> None:
         self._max_size = max_size
+        self._pool = pool
         self._prefix = b""  # the first 1-3 bytes of a size prefix
         self._parts: list[bytes] = []  # the received part of the frame being completed
         self._need = -1  # body bytes still to come for that frame; -1 while its prefix is incomplete
+        self._size = 0  # that frame's size (what it reserved from the pool)
+        self._held = b""  # bytes that arrived behind a prefix the pool has not admitted yet
+        self.waiting_for = 0  # that frame's size while it waits for the pool; 0 otherwise
 
     def feed(self, data: bytes) -> list[bytes]:
+        if self.waiting_for:
+            self._held += data  # read before the transport's pause took effect
+            return []
         frames: list[bytes] = []
         pos, end = 0, len(data)
         while True:
@@ -65,7 +81,11 @@ class FrameDecoder:
                     raise PeerProtocolError(f"negative frame size {size}")
                 if size > self._max_size:
                     raise FrameTooLarge(f"request of {size} bytes exceeds socket.request.max.bytes={self._max_size}")
-                self._need = size
+                self._need = self._size = size
+                if self._pool is not None and not self._pool.try_reserve(size):
+                    self.waiting_for = size
+                    self._held = data[pos:]
+                    break
             if end - pos < self._need:
                 if pos < end:
                     self._parts.append(data[pos:])  # data itself when pos is 0: no copy
@@ -81,9 +101,20 @@ class FrameDecoder:
             self._need = -1
         return frames
 
+    def granted(self) -> list[bytes]:
+        """The pool reserved the waiting frame's size: go on with the bytes held meanwhile."""
+        held, self._held, self.waiting_for = self._held, b"", 0
+        return self.feed(held)
+
+    def abandon(self) -> None:
+        """The connection is gone: give back the reservation of a frame it did not finish."""
+        if self._pool is not None and self._need >= 0 and not self.waiting_for:
+            self._pool.release(self._size)
+        self._prefix, self._parts, self._held, self._need = b"", [], b"", -1
+
     @property
     def buffered(self) -> int:
-        return len(self._prefix) + sum(map(len, self._parts))
+        return len(self._prefix) + sum(map(len, self._parts)) + len(self._held)
 
 
 def frame(payload_size: int) -> bytes:
