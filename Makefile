@@ -41,6 +41,12 @@ bench-full: $(STAMP)
 bench-broker: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Replicated cells (bench/replicated.py): RF=3 acks=all against RF=1 acks=1 on etcd + 3 brokers,
+# and leader failover (SIGKILL to the first acks=all ack) at 9 s and 2 s sessions; about 7 minutes.
+.PHONY: bench-replicated
+bench-replicated: $(STAMP)
+	$(BIN)/python bench/replicated.py --quick
+
 # Orders -> twinlog -> Spark Structured Streaming (windows, watermark) -> parquet + twinlog topic,
 # on local Spark against a broker started for the run (needs Java 17; see spark/demo.py).
 spark-demo: $(STAMP)
