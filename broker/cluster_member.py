@@ -55,6 +55,7 @@ class ClusterMember:
 
     async def start(self) -> None:
         await self.metadata.start()  # registers, loads, and applies the first image
+        self._broker.cluster_id = await self.metadata.cluster_id(self._broker.cluster_id)
         self.replicas.start()
 
     async def close(self) -> None:

@@ -253,3 +253,11 @@ def test_etcd_outage_stops_acks_without_split_brain(cluster):
     assert len(consumed) == len(set(consumed)), "a record was stored twice"
     assert set(load.acked) <= set(consumed), f"{len(set(load.acked) - set(consumed))} acknowledged records lost"
     assert_replicas_identical(cluster, topic)
+
+
+def test_every_broker_reports_one_cluster_id(cluster):
+    ids = set()
+    for proc in cluster.brokers.values():
+        with Client(proc.host, proc.port) as c:
+            ids.add(c.metadata(None).cluster_id)
+    assert len(ids) == 1, f"brokers of one cluster report different cluster ids: {ids}"

@@ -15,6 +15,7 @@ never both believe a write of theirs won.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import urlsplit
@@ -156,6 +157,17 @@ class ClusterMetadata:
         alive = self.image.live_broker_ids()
         unclean = self.controller.unclean_allowed(self.image.topics.get(topic))
         return await self._store.update_partition(topic, index, lambda s: reassignment.cancel(s, alive, unclean))
+
+    async def cluster_id(self, proposal: str) -> str:
+        """Kafka's cluster.id, the same on every broker: the first broker's proposal (its own
+        meta.properties id), kept in etcd under <prefix>cluster_id. Clients (librdkafka) warn
+        when brokers of one bootstrap list report different ids."""
+        key = self._store.layout.prefix + b"cluster_id"
+        tx = self._client.transactions
+        await self._store.transaction(compare=[tx.version(key) == 0],
+                                      success=[tx.put(key, json.dumps({"cluster_id": proposal}).encode())])
+        stored = await self._client.get(key)
+        return json.loads(stored.value)["cluster_id"]
 
     async def allocate_producer_id_block(self, size: int = PRODUCER_ID_BLOCK_SIZE) -> int:
         """The first id of a block of `size` ids no other broker will ever be given."""

@@ -11,6 +11,8 @@
                                          "replicas"}  leader -1 = offline; during a reassignment
                                         also "adding_replicas", "removing_replicas" (reassignment.py)
     <prefix>producer_ids/next           "<n>": the first producer id no broker has been given
+    <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
+                                        first broker (ClusterMetadata.cluster_id); not in the image
 
 etcd is the durable store (raft log + snapshot); nothing here is cached on a broker's disk, so
 after any crash a broker reloads the whole prefix. A leased key disappears with its lease; every
