@@ -61,6 +61,9 @@ def main() -> None:
               help="Let DeleteTopics and CreatePartitions change internal topics: deleting "
                    "__consumer_offsets erases every committed offset, adding partitions to it can "
                    "bring back old ones after a restart. Clients may never produce to them.")
+@click.option("--fetch-max-bytes", type=int, default=BrokerConfig.fetch_max_bytes, show_default=True,
+              help="The most one Fetch response holds, whatever the client asks (fetch.max.bytes); "
+                   "the first batch still goes whole, so a consumer always progresses.")
 @click.option("--min-free-bytes", type=int, default=BrokerConfig.min_free_bytes, show_default=True,
               help="Refuse produce (KAFKA_STORAGE_ERROR) when it would leave less free space than this on "
                    "the data dir's filesystem (Redpanda's storage_min_free_bytes); 0: no floor.")
@@ -100,7 +103,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
                   retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions,
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
-                  group_max_session_timeout_ms, allow_internal_topic_changes, min_free_bytes,
+                  group_max_session_timeout_ms, allow_internal_topic_changes, fetch_max_bytes, min_free_bytes,
                   commitlog_file_bytes, index_hash_slots, index_max_entries, file_delete_delay_ms,
                   etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
                   broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
@@ -121,7 +124,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         group_min_session_timeout_ms=group_min_session_timeout_ms,
         group_max_session_timeout_ms=group_max_session_timeout_ms,
         allow_internal_topic_changes=allow_internal_topic_changes,
-        min_free_bytes=min_free_bytes, commitlog_file_bytes=commitlog_file_bytes,
+        fetch_max_bytes=fetch_max_bytes, min_free_bytes=min_free_bytes, commitlog_file_bytes=commitlog_file_bytes,
         index_hash_slots=index_hash_slots, index_max_entries=index_max_entries,
         etcd=etcd, default_replication_factor=default_replication_factor, min_insync_replicas=min_insync_replicas,
         replica_lag_time_max_ms=replica_lag_time_max_ms, broker_session_timeout_ms=broker_session_timeout_ms,

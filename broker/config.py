@@ -34,6 +34,7 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms
     group_max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
     allow_internal_topic_changes: bool = False  # DeleteTopics / CreatePartitions on __consumer_offsets
+    fetch_max_bytes: int = 57_671_680  # fetch.max.bytes (Kafka's 55 MiB): the most one Fetch answers
     min_free_bytes: int = 64 * 1024 * 1024  # Redpanda's storage_min_free_bytes: produce refused below it
     commitlog_file_bytes: int = 1 << 30  # RocketMQ's mappedFileSizeCommitLog
     index_hash_slots: int = 5_000_000  # RocketMQ's maxHashSlotNum (key index of commitlog topics)

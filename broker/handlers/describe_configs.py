@@ -48,6 +48,7 @@ def _broker_entries(broker):
         "log.flush.interval.messages": d.flush_messages or 9223372036854775807,
         "message.max.bytes": d.max_message_bytes,
         "socket.request.max.bytes": c.max_request_size,
+        "fetch.max.bytes": c.fetch_max_bytes,
         "storage.mode": c.storage_mode,
         "listeners": f"PLAINTEXT://{c.host}:{c.port}",
         "advertised.listeners": f"PLAINTEXT://{c.advertised}:{c.port}",

@@ -26,17 +26,32 @@ from .response_builder import NO_THROTTLE, error, make, nested
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
 
 
-def _read_partitions(broker, request):
+def _unique_partitions(request) -> list[tuple[str, list]]:
+    """The requested partitions, each once: [(topic, [partition request])]. Kafka reads a
+    fetch request into a map keyed by topic-partition, so a partition named twice is fetched
+    once, at the position its last mention asks for, in the order of its first mention (a
+    small request naming one partition 200 times made the broker read it 200 times)."""
+    by_tp: dict[tuple[str, int], object] = {}
+    for ft in request.topics:
+        for fp in ft.partitions:
+            by_tp[(ft.topic, fp.partition)] = fp
+    grouped: dict[str, list] = {}
+    for (topic, _), fp in by_tp.items():
+        grouped.setdefault(topic, []).append(fp)
+    return list(grouped.items())
+
+
+def _read_partitions(broker, request, wanted, max_bytes: int):
     """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes."""
-    remaining = request.max_bytes
+    remaining = max_bytes
     total = 0
     out = []
-    for ft in request.topics:
+    for topic, fps in wanted:
         parts = []
-        for fp in ft.partitions:
-            partition = broker.topics.partition(ft.topic, fp.partition)
+        for fp in fps:
+            partition = broker.topics.partition(topic, fp.partition)
             if partition is None:
-                parts.append((fp.partition, broker.topics.missing_partition_error(ft.topic, fp.partition), None, []))
+                parts.append((fp.partition, broker.topics.missing_partition_error(topic, fp.partition), None, []))
                 continue
             fenced = partition.epoch_error(getattr(fp, "current_leader_epoch", -1))
             if fenced is not None:
@@ -68,15 +83,15 @@ def _read_partitions(broker, request):
             total += size
             remaining -= size
             parts.append((fp.partition, "none", partition, regions))
-        out.append((ft.topic, parts))
+        out.append((topic, parts))
     return out, total
 
 
-async def _wait_for_data(broker, request, timeout: float) -> None:
+async def _wait_for_data(broker, wanted, timeout: float) -> None:
     fut = asyncio.get_running_loop().create_future()
     partitions = [
-        p for ft in request.topics for fp in ft.partitions
-        if (p := broker.topics.partition(ft.topic, fp.partition)) is not None
+        p for topic, fps in wanted for fp in fps
+        if (p := broker.topics.partition(topic, fp.partition)) is not None
     ]
     for p in partitions:
         p.add_waiter(fut)
@@ -97,13 +112,17 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("fetch_session_id_not_found"),
                     session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
+    wanted = _unique_partitions(request)
+    # Kafka's fetch.max.bytes: a client's max_bytes (2^31-1 is legal) never makes one response,
+    # and the reads behind it, larger than the broker allows.
+    max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
     while True:
-        results, total = _read_partitions(broker, request)
+        results, total = _read_partitions(broker, request, wanted, max_bytes)
         has_error = any(code != "none" for _, parts in results for _, code, _, _ in parts)
         left = deadline - time.monotonic()
         if total >= request.min_bytes or has_error or left <= 0:
             break
-        await _wait_for_data(broker, request, left)
+        await _wait_for_data(broker, wanted, left)
     return _response(cls, results)
 
 
