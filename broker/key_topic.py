@@ -34,6 +34,7 @@ import binascii
 import uuid
 
 from segment.log import OffsetOutOfRange
+from segment.rocket.key_lookup import lookup_key
 from wire.batch_builder import build_record_batch
 
 PREFIX = "__key."
@@ -88,7 +89,7 @@ class KeyLog:
             raise OffsetOutOfRange(f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]")
         if offset >= upper_bound:
             return []
-        hits = [h for h in self._store.lookup_key(self._topic, self._key, self._source.index)
+        hits = [h for h in lookup_key(self._store, self._topic, self._key, self._source.index)
                 if offset <= h.offset < upper_bound]
         if not hits:
             return [bytes(build_record_batch(offset, upper_bound - 1, []))]

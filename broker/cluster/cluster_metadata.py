@@ -22,7 +22,8 @@ from urllib.parse import urlsplit
 
 import aetcd
 
-from . import leader_election, reassignment
+from .leader_election import alter_partition, preferred, unclean
+from .reassignment import cancel as cancel_move, complete_if_ready, start as start_move
 from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from .controller import Controller
 from .etcd_layout import DEFAULT_PREFIX, EtcdLayout, PartitionState, TopicRecord
@@ -125,8 +126,8 @@ class ClusterMetadata:
         alive = self.image.live_broker_ids()
         return await self._store.update_partition(
             topic, index,
-            lambda s: reassignment.complete_if_ready(
-                leader_election.alter_partition(s, self.node_id, leader_epoch, partition_epoch, new_isr, alive),
+            lambda s: complete_if_ready(
+                alter_partition(s, self.node_id, leader_epoch, partition_epoch, new_isr, alive),
                 alive),
             [self.session.registration_guard()])
 
@@ -134,13 +135,13 @@ class ClusterMetadata:
         """ElectLeaders(PREFERRED); ClusterError ELECTION_NOT_NEEDED or
         PREFERRED_LEADER_NOT_AVAILABLE when it cannot or need not happen."""
         alive = self.image.live_broker_ids()
-        return await self._store.update_partition(topic, index, lambda s: leader_election.preferred(s, alive))
+        return await self._store.update_partition(topic, index, lambda s: preferred(s, alive))
 
     async def elect_unclean(self, topic: str, index: int) -> PartitionState:
         """ElectLeaders(UNCLEAN) for an offline partition; ClusterError ELECTION_NOT_NEEDED or
         ELIGIBLE_LEADERS_NOT_AVAILABLE."""
         alive = self.image.live_broker_ids()
-        return await self._store.update_partition(topic, index, lambda s: leader_election.unclean(s, alive))
+        return await self._store.update_partition(topic, index, lambda s: unclean(s, alive))
 
     async def reassign(self, topic: str, index: int, target: Sequence[int],
                        allow_replication_factor_change: bool = True) -> PartitionState | None:
@@ -149,14 +150,14 @@ class ClusterMetadata:
         INVALID_REPLICATION_FACTOR or UNKNOWN_TOPIC_OR_PARTITION."""
         alive = self.image.live_broker_ids()
         return await self._store.update_partition(
-            topic, index, lambda s: reassignment.start(s, target, alive, allow_replication_factor_change))
+            topic, index, lambda s: start_move(s, target, alive, allow_replication_factor_change))
 
     async def cancel_reassignment(self, topic: str, index: int) -> PartitionState:
         """AlterPartitionReassignments with null replicas (reassignment.cancel); ClusterError
         NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT or UNKNOWN_TOPIC_OR_PARTITION."""
         alive = self.image.live_broker_ids()
-        unclean = self.controller.unclean_allowed(self.image.topics.get(topic))
-        return await self._store.update_partition(topic, index, lambda s: reassignment.cancel(s, alive, unclean))
+        unclean_allowed = self.controller.unclean_allowed(self.image.topics.get(topic))
+        return await self._store.update_partition(topic, index, lambda s: cancel_move(s, alive, unclean_allowed))
 
     async def cluster_id(self, proposal: str) -> str:
         """Kafka's cluster.id, the same on every broker: the first broker's proposal (its own

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 
-from . import leader_election
+from .leader_election import on_broker_change
 from .broker_session import BrokerSession
 from .cluster_error import ClusterError
 from .etcd_layout import ControllerRecord, TopicRecord
@@ -92,11 +92,11 @@ class Controller:
         written = 0
         for (topic, index), state in sorted(image.partitions.items()):
             unclean = self.unclean_allowed(image.topics.get(topic))
-            if leader_election.on_broker_change(state, alive, unclean) is None:
+            if on_broker_change(state, alive, unclean) is None:
                 continue
             try:
                 new = await self._store.update_partition(
-                    topic, index, lambda s: leader_election.on_broker_change(s, alive, unclean), [self._guard()])
+                    topic, index, lambda s: on_broker_change(s, alive, unclean), [self._guard()])
             except ClusterError as exc:
                 if exc.code == "not_controller":
                     log.warning("%s", exc)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from segment.epoch_recovery import recover_epoch_cache
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
@@ -38,14 +38,28 @@ from wire.record_batch import (
 )
 
 from . import unit_format as uf
+from .commitlog import CommitLog
 from .consume_queue import ConsumeQueue, QueueEntry
 
-if TYPE_CHECKING:
-    from .store import RocketLogStore
+
+class QueueStore(Protocol):
+    """What a partition's log uses of the store that owns every queue (store.py's
+    RocketLogStore): declared here so this module does not import the store that imports it."""
+
+    commitlog: CommitLog
+    log_start: dict[tuple[str, int], int]
+
+    def append_batch(self, queue: ConsumeQueue, batch, header, now_ms: int) -> None: ...
+    def check_online(self) -> None: ...
+    def collect(self) -> int: ...
+    def flush_partition(self) -> None: ...
+    def persist_log_starts(self) -> None: ...
+    def start_queue_at(self, queue: ConsumeQueue, offset: int) -> None: ...
+    def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool: ...
 
 
 class RocketPartitionLog(PartitionLog):
-    def __init__(self, store: RocketLogStore, queue: ConsumeQueue, config: LogConfig) -> None:
+    def __init__(self, store: QueueStore, queue: ConsumeQueue, config: LogConfig) -> None:
         self.store = store
         self.queue = queue
         self.topic, self.partition = queue.topic, queue.partition

@@ -309,10 +309,3 @@ class RocketLogStore(LogStore):
         if freed and self.index is not None:
             self.index.delete_files_before(self.commitlog.min_offset)
         return freed
-
-    # ----- lookup by key ----------------------------------------------------------
-
-    def lookup_key(self, topic: str, key: bytes, partition: int | None = None):
-        from .key_lookup import lookup_key
-
-        return lookup_key(self, topic, key, partition)

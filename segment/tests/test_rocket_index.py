@@ -13,6 +13,7 @@ from segment.log import LogConfig
 from segment.rocket import index_file
 from segment.rocket.index_file import IndexFile, IndexService
 from segment.rocket.store import RocketLogStore
+from segment.rocket.key_lookup import lookup_key
 
 
 def test_slot_chains_match_dict_of_lists(tmp_path):
@@ -92,20 +93,20 @@ def test_lookup_checks_real_keys(tmp_path, monkeypatch, collide):
             if key is not None:
                 oracle[(topic, key)].append((part, info.first_offset + i))
     for (topic, key), expected in oracle.items():
-        hits = store.lookup_key(topic, key)
+        hits = lookup_key(store, topic, key)
         assert [(h.partition, h.offset) for h in hits] == sorted(expected)
         assert all(h.value == b"value-of-" + key and h.topic == topic for h in hits)
-        assert [h.offset for h in store.lookup_key(topic, key, partition=1)] == sorted(
+        assert [h.offset for h in lookup_key(store, topic, key, partition=1)] == sorted(
             o for p, o in expected if p == 1
         )
-    assert store.lookup_key("a", b"nope") == []
+    assert lookup_key(store, "a", b"nope") == []
     # truncated and deleted records are not found any more
     a0 = logs[("a", 0)]
     a0.truncate_to(a0.log_end_offset // 2)
     a0.delete_records_before(min(3, a0.log_end_offset))
     low, high = a0.log_start_offset, a0.log_end_offset
     for key in (b"x", b"y", b"z"):
-        got = [h.offset for h in store.lookup_key("a", key, partition=0)]
+        got = [h.offset for h in lookup_key(store, "a", key, partition=0)]
         assert got == sorted(o for p, o in oracle[("a", key)] if p == 0 and low <= o < high)
     store.close()
 
@@ -125,5 +126,5 @@ def test_index_rebuilt_after_crash(tmp_path):
     again = open_store(crashed)
     assert again.abnormal
     for k in range(3):
-        assert [h.offset for h in again.lookup_key("t", b"k%d" % k)] == [n for n in range(20) if n % 3 == k]
+        assert [h.offset for h in lookup_key(again, "t", b"k%d" % k)] == [n for n in range(20) if n % 3 == k]
     again.close()

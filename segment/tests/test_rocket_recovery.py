@@ -18,6 +18,7 @@ from test_segment_engine import make_batch, read_offsets
 
 from segment.log import LogConfig
 from segment.rocket.store import RocketLogStore
+from segment.rocket.key_lookup import lookup_key
 
 FILE = 1024
 PARTS = (("t", 0), ("t", 1), ("other", 0))
@@ -79,7 +80,7 @@ def check_recovered(root, units, cut):
         assert len(plog.queue) == len(mine)
         assert [(e.phys, e.base_offset) for e in plog.queue.entries_from(0)] == [(u[0], u[3]) for u in mine]
         assert read_offsets(plog, plog.read(0, 1 << 20, end)) == list(range(end))
-        assert [h.offset for h in store.lookup_key(t, b"k0", partition=p)] == [u[3] for u in mine]
+        assert [h.offset for h in lookup_key(store, t, b"k0", partition=p)] == [u[3] for u in mine]
         plog.append(make_batch(2), 0, 2_000)  # the store takes writes again after the cut
         assert read_offsets(plog, plog.read(end, 1 << 20, end + 2)) == [end, end + 1]
     store.close()
