@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 
 from .framing import PeerProtocolError
-from .protocol import API_VERSIONS_KEY, _reader, _writer, is_flexible, response_class
+from .protocol import API_VERSIONS_KEY, _reader, _writer, is_flexible, response_class, skip_tagged_fields
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -68,7 +68,7 @@ def decode_response(frame: bytes, api_key: int, version: int):
     about the schema, and nothing read from such a frame can be trusted."""
     pos = _I32.size
     if api_key != API_VERSIONS_KEY and is_flexible(api_key, version):
-        pos = _skip_tagged_fields(frame, pos)
+        pos = skip_tagged_fields(frame, pos)
     cls = response_class(api_key, version)
     try:
         body, size = _reader(cls)(frame, pos)
@@ -78,27 +78,3 @@ def decode_response(frame: bytes, api_key: int, version: int):
         raise PeerProtocolError(
             f"{cls.__name__} v{version}: {len(frame) - pos - size} bytes left after the response")
     return body
-
-
-def _skip_tagged_fields(frame: bytes, pos: int) -> int:
-    count, pos = _read_uvarint(frame, pos)
-    for _ in range(count):
-        _tag, pos = _read_uvarint(frame, pos)
-        size, pos = _read_uvarint(frame, pos)
-        pos += size
-    if pos > len(frame):
-        raise PeerProtocolError("tagged fields run past the end of the response header")
-    return pos
-
-
-def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 28:
-            raise PeerProtocolError("malformed unsigned varint in response header")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7

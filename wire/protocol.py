@@ -118,14 +118,15 @@ def is_flexible(api_key: int, version: int) -> bool:
     return bool(request_class(api_key, version).__flexible__)
 
 
-def _skip_tagged_fields(frame: bytes, pos: int) -> int:
+def skip_tagged_fields(frame: bytes, pos: int) -> int:
+    """Past a header's tagged fields (requests here, responses in client_codec.py)."""
     count, pos = _read_uvarint(frame, pos)
     for _ in range(count):
         _tag, pos = _read_uvarint(frame, pos)
         size, pos = _read_uvarint(frame, pos)
         pos += size
     if pos > len(frame):
-        raise PeerProtocolError("tagged fields run past the end of the request")
+        raise PeerProtocolError("tagged fields run past the end of the header")
     return pos
 
 
@@ -133,7 +134,7 @@ def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if pos >= len(buf) or shift > 28:
-            raise PeerProtocolError("malformed unsigned varint in request header")
+            raise PeerProtocolError("malformed unsigned varint in a header")
         b = buf[pos]
         pos += 1
         value |= (b & 0x7F) << shift
@@ -167,7 +168,7 @@ def parse_header(frame: bytes) -> tuple[RequestHeader, int]:
         raise UnsupportedVersion(RequestHeader(api_key, api_version, correlation_id, client_id, False))
     flexible = is_flexible(api_key, api_version)
     if flexible:
-        pos = _skip_tagged_fields(frame, pos)
+        pos = skip_tagged_fields(frame, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id, flexible), pos
 
 
