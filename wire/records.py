@@ -94,12 +94,25 @@ def iter_records(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_B
     after the good records before it have been yielded. The CRC is not checked here:
     batches were checked on append (record_batch.validate_produced, recovery).
     """
+    header, records = records_region(batch, max_uncompressed_bytes)
+    return (record for _start, _end, record in _parse_records(records, header))
+
+
+def records_region(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES
+                   ) -> tuple[BatchHeader, memoryview]:
+    """The checked header of the batch at the start of `batch` and its records region,
+    decompressed when the batch is compressed."""
     header = _checked_header(batch)
     view = memoryview(batch)[HEADER_SIZE : header.size]
     codec = header.compression
-    records = view if codec == 0 else _decompress(codec, view, max_uncompressed_bytes)
-    log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_BIT else None
-    return _parse_records(records, header, log_append_time)
+    return header, (view if codec == 0 else _decompress(codec, view, max_uncompressed_bytes))
+
+
+def record_spans(header: BatchHeader, records: memoryview) -> Iterator[tuple[int, int, Record]]:
+    """(start, end, record) for each record of a region from records_region: where the record's
+    bytes lie in the region. The log cleaner keeps a record by copying those bytes into a batch
+    with the same baseOffset and baseTimestamp, where its deltas still hold."""
+    return _parse_records(records, header)
 
 
 def record_keys(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES) -> set[bytes]:
@@ -300,11 +313,13 @@ def _snappy_block(block: memoryview, limit: int):
 # --- record parsing --------------------------------------------------------------------
 
 
-def _parse_records(data: memoryview, header: BatchHeader, log_append_time: int | None) -> Iterator[Record]:
+def _parse_records(data: memoryview, header: BatchHeader) -> Iterator[tuple[int, int, Record]]:
+    log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_BIT else None
     pos, end = 0, len(data)
     for index in range(header.record_count):
         if pos >= end:
             raise InvalidRecords(f"batch declares {header.record_count} records but holds {index}")
+        start = pos
         length, pos = _read_zigzag(data, pos, end, 5, _INT32_MASK)
         if length < _MIN_RECORD_BODY or length > end - pos:
             raise InvalidRecords(f"record {index} claims {length} bytes, {end - pos} remain")
@@ -329,7 +344,7 @@ def _parse_records(data: memoryview, header: BatchHeader, log_append_time: int |
         if pos != record_end:
             raise InvalidRecords(f"record {index} has {record_end - pos} bytes beyond its fields")
         timestamp = log_append_time if log_append_time is not None else header.base_timestamp + timestamp_delta
-        yield Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers))
+        yield start, record_end, Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers))
     if pos != end:
         raise InvalidRecords(f"{end - pos} bytes follow the {header.record_count} declared records")
 
