@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from wire.record_batch import (
@@ -38,7 +38,6 @@ from wire.record_batch import (
 
 if TYPE_CHECKING:
     from segment.leader_epoch_cache import LeaderEpochCache
-    from segment.partition_removal import PartitionRemoval
 
 from .storage_errors import (  # noqa: F401  (the engines and the broker import them from here)
     LogClosed,
@@ -89,16 +88,13 @@ class AppendInfo:
 class FileRegion:
     """`size` bytes of an open file starting at `position`.
 
-    `fd` stays valid while the region lives when `holder` is set (the segment engine's file
-    handle, which closes the descriptor only when no region refers to it); otherwise until
-    the region's file is deleted, and a reader that finds it closed gets an OSError and
-    answers the fetch with a retriable error.
+    `fd` stays valid until the region's log segment is deleted; a reader that
+    finds it closed gets an OSError and answers the fetch with a retriable error.
     """
 
     fd: int
     position: int
     size: int
-    holder: object = field(default=None, compare=False, repr=False)
 
 
 class PartitionLog(abc.ABC):
@@ -119,15 +115,9 @@ class PartitionLog(abc.ABC):
     @abc.abstractmethod
     def size_in_bytes(self) -> int: ...
 
-    # True for a log that indexes its records' keys (the commitlog's IndexFile): the produce
-    # path then hands it the keys its record check collected, so the batch is walked once.
-    indexes_keys = False
-
     @abc.abstractmethod
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
-               record_keys: set[bytes] | None = None) -> AppendInfo:
-        """Assign offsets to one validated batch (rewriting its header in place) and write it.
-        `record_keys`: the batch's distinct keys when the caller already walked its records."""
+    def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+        """Assign offsets to one validated batch (rewriting its header in place) and write it."""
 
     def append_as_follower(self, batch) -> AppendInfo:
         """Write one record batch v2 exactly as the leader stored it: offsets, leader epoch and
@@ -252,28 +242,6 @@ class LogStore(abc.ABC):
     @abc.abstractmethod
     def delete_partition(self, topic: str, partition: int) -> None:
         """Close and remove the partition's files."""
-
-    # Topic admin splits the two calls above so their file work runs in a worker thread while
-    # the event loop keeps using the store (broker/admin_worker.py):
-
-    @abc.abstractmethod
-    def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
-        """open_partition's file work, safe in a worker thread while the event loop uses the
-        store: it touches only this partition's own files and returns a log the store does not
-        know yet (install_partition hands it over)."""
-
-    @abc.abstractmethod
-    def install_partition(self, plog: PartitionLog) -> PartitionLog:
-        """On the event loop: serve a prepared log (returns the one already open, if any)."""
-
-    @abc.abstractmethod
-    def detach_partitions(self, keys: list[tuple[str, int]]) -> PartitionRemoval:
-        """On the event loop: forget these partitions at once (no flush, checkpoint or read of
-        the store reaches them again); their files go later, through the returned removal
-        (segment/partition_removal.py), in a worker thread."""
-
-    def reclaim(self) -> None:
-        """On the event loop, after a removal: free shared files only removed partitions needed."""
 
     @abc.abstractmethod
     def existing_partitions(self) -> list[tuple[str, int]]:
