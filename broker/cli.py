@@ -16,6 +16,7 @@ from segment.log import LogConfig, StorageError
 
 from .broker import Broker
 from .config import BrokerConfig
+from .log_rate_limit import install as limit_repeated_log_lines
 from .lookup_command import lookup_command
 from .server import serve
 from .storage_modes import MODES
@@ -110,6 +111,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   queued_max_request_bytes, connections_max_idle_ms, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    limit_repeated_log_lines()  # a misbehaving client must not fill the disk with log lines
     defaults = replace(
         LogConfig(), segment_bytes=segment_bytes, retention_ms=retention_ms,
         retention_bytes=retention_bytes, flush_messages=flush_messages,
