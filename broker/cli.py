@@ -74,6 +74,9 @@ def main() -> None:
               help="Hash slots per key-index file of the commitlog layout (RocketMQ's maxHashSlotNum).")
 @click.option("--index-max-entries", type=int, default=BrokerConfig.index_max_entries, show_default=True,
               help="Entries per key-index file of the commitlog layout (RocketMQ's maxIndexNum).")
+@click.option("--max-open-segment-files", type=click.IntRange(min=1), default=None,
+              help="Segment files (.log, .index, .timeindex) of the segment layout held open at once; the "
+                   "least recently used close and reopen when used [default: half of RLIMIT_NOFILE].")
 @click.option("--file-delete-delay-ms", type=int, default=_DEFAULTS.file_delete_delay_ms, show_default=True,
               help="How long a deleted log file stays open for fetches still sending from it; its disk "
                    "space returns after this (log.segment.delete.delay.ms).")
@@ -105,8 +108,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions,
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
                   group_max_session_timeout_ms, allow_internal_topic_changes, fetch_max_bytes, min_free_bytes,
-                  commitlog_file_bytes, index_hash_slots, index_max_entries, file_delete_delay_ms,
-                  etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
+                  commitlog_file_bytes, index_hash_slots, index_max_entries, max_open_segment_files,
+                  file_delete_delay_ms, etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
                   broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
                   queued_max_request_bytes, connections_max_idle_ms, log_level) -> None:
     """Run a broker."""
@@ -128,6 +131,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         allow_internal_topic_changes=allow_internal_topic_changes,
         fetch_max_bytes=fetch_max_bytes, min_free_bytes=min_free_bytes, commitlog_file_bytes=commitlog_file_bytes,
         index_hash_slots=index_hash_slots, index_max_entries=index_max_entries,
+        max_open_segment_files=max_open_segment_files,
         etcd=etcd, default_replication_factor=default_replication_factor, min_insync_replicas=min_insync_replicas,
         replica_lag_time_max_ms=replica_lag_time_max_ms, broker_session_timeout_ms=broker_session_timeout_ms,
         offsets_topic_replication_factor=offsets_topic_replication_factor,

@@ -27,11 +27,11 @@ MODES = ("segment", "commitlog")
 ROCKET_DIR = "commitlog-store"
 
 
-def _open(mode: str, data_dir: Path, commitlog_options: dict) -> LogStore:
+def _open(mode: str, data_dir: Path, commitlog_options: dict, segment_options: dict) -> LogStore:
     if mode == "segment":
         from segment.kafka.store import SegmentLogStore
 
-        return SegmentLogStore(data_dir)
+        return SegmentLogStore(data_dir, **segment_options)
     if mode == "commitlog":
         from segment.rocket.store import RocketLogStore
 
@@ -46,12 +46,15 @@ def files_exist(mode: str, data_dir: Path) -> bool:
 
 
 class StorageModes:
-    def __init__(self, data_dir: Path, default_mode: str, commitlog_options: dict | None = None) -> None:
-        """`commitlog_options`: RocketLogStore's file and index sizes (keyword arguments)."""
+    def __init__(self, data_dir: Path, default_mode: str, commitlog_options: dict | None = None,
+                 segment_options: dict | None = None) -> None:
+        """`commitlog_options`: RocketLogStore's file and index sizes, `segment_options`:
+        SegmentLogStore's bound on open files (keyword arguments)."""
         if default_mode not in MODES:
             raise ValueError(f"unknown storage mode {default_mode!r}")
         self.data_dir = Path(data_dir)
         self.commitlog_options = commitlog_options or {}
+        self.segment_options = segment_options or {}
         self.default_mode = default_mode
         self._stores: dict[str, LogStore] = {}
 
@@ -59,7 +62,7 @@ class StorageModes:
         """The engine for `mode`, opened (and recovered) on first use."""
         store = self._stores.get(mode)
         if store is None:
-            store = self._stores[mode] = _open(mode, self.data_dir, self.commitlog_options)
+            store = self._stores[mode] = _open(mode, self.data_dir, self.commitlog_options, self.segment_options)
             log.info("opened %s storage under %s", mode, self.data_dir)
         return store
 

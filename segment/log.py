@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 from wire.record_batch import (
@@ -88,13 +88,16 @@ class AppendInfo:
 class FileRegion:
     """`size` bytes of an open file starting at `position`.
 
-    `fd` stays valid until the region's log segment is deleted; a reader that
-    finds it closed gets an OSError and answers the fetch with a retriable error.
+    `fd` stays valid while the region lives when `holder` is set (the segment engine's file
+    handle, which closes the descriptor only when no region refers to it); otherwise until
+    the region's file is deleted, and a reader that finds it closed gets an OSError and
+    answers the fetch with a retriable error.
     """
 
     fd: int
     position: int
     size: int
+    holder: object = field(default=None, compare=False, repr=False)
 
 
 class PartitionLog(abc.ABC):

@@ -8,6 +8,9 @@ non-decreasing), one per `index.interval.bytes` of log appended, so the index
 stays small enough to hold in memory as two parallel arrays and search with
 bisect; the file is the durable copy.
 
+The file is a SegmentFile (open_files.py): open only while the store's bound on open files
+allows, since reads are answered from the arrays and only appends and cuts touch it.
+
 After a crash the file may hold a torn last entry, entries for log bytes that
 were cut off, or be missing: indexes are derived data, so the segment drops a
 torn tail here, trims entries past the valid log end, or rebuilds the whole
@@ -16,13 +19,12 @@ index from the log when anything does not add up.
 
 from __future__ import annotations
 
-import os
 import struct
 from array import array
 from bisect import bisect_right
 from pathlib import Path
 
-from segment.file_io import pwrite_all
+from .open_files import OpenFiles, SegmentFile
 
 
 class IndexFile:
@@ -30,25 +32,25 @@ class IndexFile:
 
     ENTRY: struct.Struct
 
-    def __init__(self, path: Path, base_offset: int) -> None:
+    def __init__(self, path: Path, base_offset: int, files: OpenFiles) -> None:
         self.path = path
         self.base_offset = base_offset
         self.keys = array("q")
         self.values = array("q")
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.file = SegmentFile(path, files)
         self._load()
 
     def _load(self) -> None:
-        size = os.fstat(self._fd).st_size
+        size = self.file.size()
         whole = size - size % self.ENTRY.size
-        raw = os.pread(self._fd, whole, 0) if whole else b""
+        raw = self.file.pread(whole, 0) if whole else b""
         for key, value in self._decode(raw):
             if self.keys and key < self.keys[-1]:
                 break  # out of order: the rest is garbage
             self.keys.append(key)
             self.values.append(value)
         if len(self.keys) * self.ENTRY.size != size:
-            os.ftruncate(self._fd, len(self.keys) * self.ENTRY.size)
+            self.file.truncate(len(self.keys) * self.ENTRY.size)
 
     def _decode(self, raw: bytes):
         raise NotImplementedError
@@ -61,7 +63,7 @@ class IndexFile:
 
     def append(self, key: int, value: int) -> None:
         """Raises WriteRefused (a full disk) with the index unchanged in memory."""
-        pwrite_all(self._fd, self._encode(key, value), len(self.keys) * self.ENTRY.size, self.path.name)
+        self.file.write(self._encode(key, value), len(self.keys) * self.ENTRY.size)
         self.keys.append(key)
         self.values.append(value)
 
@@ -73,22 +75,19 @@ class IndexFile:
     def truncate_entries(self, count: int) -> None:
         del self.keys[count:]
         del self.values[count:]
-        os.ftruncate(self._fd, count * self.ENTRY.size)
+        self.file.truncate(count * self.ENTRY.size)
 
     def reset(self) -> None:
         self.truncate_entries(0)
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        self.file.sync()
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self.file.close()
 
     def delete(self) -> None:
-        self.close()
-        self.path.unlink(missing_ok=True)
+        self.file.delete()
 
 
 class OffsetIndex(IndexFile):

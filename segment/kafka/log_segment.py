@@ -17,6 +17,9 @@ file ends in whole batches followed by at most one torn batch (or, without
 fsync, by zeros or stale bytes). `recover()` walks the file checking each
 batch's length, magic, offset order and CRC32C, cuts the file at the first bad
 one, and rebuilds both indexes from what remains.
+
+The three files are SegmentFiles (open_files.py): opened when used, closed when the store's
+bound on open files needs the room, and reopened on the next use.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from pathlib import Path
 
 from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, crc_matches, parse_header
 
-from segment.file_io import pwrite_all
-from segment.log import LogOffline, WriteRefused
+from segment.log import FileRegion, LogOffline, WriteRefused
 
 from .index_file import OffsetIndex, TimeIndex
+from .open_files import OpenFiles, SegmentFile
 
 SCAN_CHUNK = 8 * 1024 * 1024
 MIN_BATCH = HEADER_SIZE
@@ -40,15 +43,16 @@ def segment_name(base_offset: int) -> str:
 
 
 class LogSegment:
-    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, created_ms: int) -> None:
+    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, created_ms: int,
+                 files: OpenFiles) -> None:
         self.base_offset = base_offset
         self.index_interval = index_interval_bytes
         stem = directory / segment_name(base_offset)
         self.log_path = stem.with_suffix(".log")
-        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.index = OffsetIndex(stem.with_suffix(".index"), base_offset)
-        self.time_index = TimeIndex(stem.with_suffix(".timeindex"), base_offset)
-        self.size = os.fstat(self.fd).st_size
+        self.log = SegmentFile(self.log_path, files)
+        self.index = OffsetIndex(stem.with_suffix(".index"), base_offset, files)
+        self.time_index = TimeIndex(stem.with_suffix(".timeindex"), base_offset, files)
+        self.size = self.log.size()
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1
@@ -61,16 +65,23 @@ class LogSegment:
     def header_at(self, position: int) -> BatchHeader | None:
         if position + HEADER_SIZE > self.size:
             return None
-        return parse_header(os.pread(self.fd, HEADER_SIZE, position))
+        return parse_header(self.log.pread(HEADER_SIZE, position))
 
     def headers_from(self, position: int):
         """(position, header) of each batch from `position` to the end, reading headers only."""
-        while position < self.size:
-            header = self.header_at(position)
-            if header is None:
-                return
+        handle = self.log.handle()  # held by this frame: the fd stays this file's while it walks
+        while position + HEADER_SIZE <= self.size:
+            header = parse_header(os.pread(handle.fd, HEADER_SIZE, position))
             yield position, header
             position += header.size
+
+    def pread(self, size: int, position: int) -> bytes:
+        return self.log.pread(size, position)
+
+    def region(self, position: int, size: int) -> FileRegion:
+        """Bytes of the .log for sendfile; the region keeps the descriptor open until it is sent."""
+        handle = self.log.handle()
+        return FileRegion(handle.fd, position, size, handle)
 
     def position_of(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The batch containing `offset` (or the first one after it), via the index and a short scan."""
@@ -93,7 +104,7 @@ class LogSegment:
         before = (self.next_offset, self.max_timestamp, self.offset_of_max_timestamp,
                   self.first_batch_timestamp, self._since_index, len(self.index), len(self.time_index))
         try:
-            pwrite_all(self.fd, batch, position, self.log_path.name)
+            self.log.write(batch, position)
             self._track(position, header, len(batch))
         except WriteRefused:
             self._undo_append(position, before)
@@ -105,7 +116,7 @@ class LogSegment:
         (self.next_offset, self.max_timestamp, self.offset_of_max_timestamp,
          self.first_batch_timestamp, self._since_index, index_len, time_len) = before
         try:
-            os.ftruncate(self.fd, position)
+            self.log.truncate(position)
             if len(self.index) > index_len:
                 self.index.truncate_entries(index_len)
             if len(self.time_index) > time_len:
@@ -163,11 +174,11 @@ class LogSegment:
         self.max_timestamp = self.offset_of_max_timestamp = -1
         self.first_batch_timestamp = None
         self._since_index = 0
-        file_size = os.fstat(self.fd).st_size
+        file_size = self.log.size()
         self.size = 0
         valid_end = self._scan_valid(file_size)
         if valid_end < file_size:
-            os.ftruncate(self.fd, valid_end)
+            self.log.truncate(valid_end)
         self.size = valid_end
         return file_size - valid_end
 
@@ -178,14 +189,14 @@ class LogSegment:
         while position + MIN_BATCH <= file_size:
             rel = position - buf_start
             if rel + LOG_OVERHEAD > len(buf):
-                buf, buf_start, rel = os.pread(self.fd, SCAN_CHUNK, position), position, 0
+                buf, buf_start, rel = self.log.pread(SCAN_CHUNK, position), position, 0
             header = parse_header(buf, rel) if rel + HEADER_SIZE <= len(buf) else None
             if header is None or header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
                 break
             if position + header.size > file_size:
                 break
             if rel + header.size > len(buf):
-                buf, buf_start, rel = os.pread(self.fd, max(SCAN_CHUNK, header.size), position), position, 0
+                buf, buf_start, rel = self.log.pread(max(SCAN_CHUNK, header.size), position), position, 0
             if header.magic != MAGIC or header.base_offset < expected or header.last_offset_delta < 0:
                 break
             if not crc_matches(buf, rel, header.size):
@@ -209,24 +220,29 @@ class LogSegment:
         if cut is None:
             return 0
         removed = self.size - cut
-        os.ftruncate(self.fd, cut)
+        self.log.truncate(cut)
         self.recover()
         return removed
 
     def flush(self) -> None:
-        os.fsync(self.fd)
+        """fsync the files; OSError if it (or an fsync when one was closed idle) failed."""
+        self.log.sync()
         self.index.flush()
         self.time_index.flush()
+
+    def seal(self, sealed: bool = True) -> None:
+        """No more appends (or, after a truncation, appends again): sealed segments' files are
+        the first the store closes."""
+        for f in (self.log, self.index.file, self.time_index.file):
+            f.files.set_sealed(f, sealed)
 
     def close(self) -> None:
         self.index.close()
         self.time_index.close()
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self.log.close()
 
-    def unlink(self) -> None:
-        """Remove the files but keep the log fd open for readers still holding regions."""
+    def delete(self) -> None:
+        """Remove the files. Regions already read from the .log keep its descriptor until sent."""
         self.index.delete()
         self.time_index.delete()
-        self.log_path.unlink(missing_ok=True)
+        self.log.delete()

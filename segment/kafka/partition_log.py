@@ -21,13 +21,14 @@ truncate_fully_and_start_at leaves one empty segment named by the new start, mad
 durable with a directory fsync, and writes the store's checkpoints at once: a log
 start lowered below the checkpointed one is in no file name.
 
-Deleted segments keep their log fd open for a grace period so that a fetch
-response already holding a region of them can still be sent.
+Segment files are opened when used and closed when idle under the store's bound on open
+files (open_files.py); sealed segments' files close first. A fetch response holds the
+descriptor of each region it sends, so a deleted or evicted segment's file stays readable
+until the response is out, and a deleted segment's files go at once.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import threading
@@ -44,6 +45,7 @@ from wire import records as wire_records
 from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time
 
 from .log_segment import LogSegment
+from .open_files import OpenFiles
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +53,13 @@ log = logging.getLogger(__name__)
 
 class SegmentPartitionLog(PartitionLog):
     def __init__(self, directory: Path, config: LogConfig, recovery_point: int, log_start_offset: int, clean: bool,
-                 write_checkpoints: Callable[[], None]) -> None:
+                 write_checkpoints: Callable[[], None], files: OpenFiles) -> None:
         self.dir = Path(directory)
+        self._files = files  # the store's bound on open segment files
         self._write_checkpoints = write_checkpoints  # the store's recovery-point and log-start files
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = config
         self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
-        self._retired: list[tuple[float, LogSegment]] = []
         self.segments: list[LogSegment] = []
         self.offline: str | None = None  # why the log stopped serving (LogOffline), until restart
         self._load(recovery_point, clean)
@@ -81,23 +83,26 @@ class SegmentPartitionLog(PartitionLog):
         now = _now_ms()
         torn = False
         for base in bases:
-            seg = LogSegment(self.dir, base, self.config.index_interval_bytes, now)
+            seg = self._new_segment(base, now)
             if torn or (self.segments and base < self.segments[-1].next_offset):
-                seg.close()
-                seg.unlink()  # after a torn segment nothing valid can follow
+                seg.delete()  # after a torn segment nothing valid can follow
                 continue
             if clean or _below(seg, bases, recovery_point):
                 seg.load()  # falls back to a full recovery if the files disagree
             elif seg.recover():
                 torn = True
             if self.segments and seg.size == 0 and base != bases[-1]:
-                seg.close()
-                seg.unlink()
+                seg.delete()
                 continue
             self.segments.append(seg)
         if not self.segments:
-            self.segments.append(LogSegment(self.dir, 0, self.config.index_interval_bytes, now))
+            self.segments.append(self._new_segment(0, now))
+        for seg in self.segments[:-1]:
+            seg.seal()
         self._recovered_to = self.log_end_offset
+
+    def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
+        return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files)
 
     # ----- interface -------------------------------------------------------
 
@@ -150,9 +155,10 @@ class SegmentPartitionLog(PartitionLog):
         active.append(batch, header)
 
     def _roll(self, now_ms: int) -> LogSegment:
-        seg = LogSegment(self.dir, self.log_end_offset, self.config.index_interval_bytes, now_ms)
+        seg = self._new_segment(self.log_end_offset, now_ms)
         seg.next_offset = seg.base_offset
         with self._lock:
+            self.active.seal()
             self.segments.append(seg)
         return seg
 
@@ -180,7 +186,7 @@ class SegmentPartitionLog(PartitionLog):
                     end = pos + header.size
                     offset = header.last_offset + 1
                 if end > start:
-                    regions.append(FileRegion(seg.fd, start, end - start))
+                    regions.append(seg.region(start, end - start))
                     total += end - start
                 if end == start or total >= max_bytes or offset < seg.next_offset:
                     break
@@ -190,7 +196,7 @@ class SegmentPartitionLog(PartitionLog):
         return regions
 
     def read_bytes(self, region: FileRegion) -> bytes:
-        return os.pread(region.fd, region.size, region.position)
+        return os.pread(region.fd, region.size, region.position)  # region.holder keeps fd open
 
     def offset_for_timestamp(self, timestamp_ms: int):
         for seg in self.segments:
@@ -202,7 +208,7 @@ class SegmentPartitionLog(PartitionLog):
                 continue
             for pos, header in seg.headers_from(found[0]):
                 if header.max_timestamp >= timestamp_ms and header.last_offset >= self._log_start:
-                    hit = wire_records.first_offset_at_or_after(os.pread(seg.fd, header.size, pos), timestamp_ms)
+                    hit = wire_records.first_offset_at_or_after(seg.pread(header.size, pos), timestamp_ms)
                     if hit is not None and hit[0] >= self._log_start:
                         return hit
         return None
@@ -221,7 +227,7 @@ class SegmentPartitionLog(PartitionLog):
         pos, header = found
         if header.attributes & TIMESTAMP_TYPE_BIT:
             return header.base_offset, header.max_timestamp
-        return wire_records.offset_of_max_timestamp(os.pread(seg.fd, header.size, pos))
+        return wire_records.offset_of_max_timestamp(seg.pread(header.size, pos))
 
     def batch_headers(self, from_offset: int = 0):
         for seg in list(self.segments):
@@ -240,9 +246,10 @@ class SegmentPartitionLog(PartitionLog):
                 self._retire(self.segments.pop())
             if self.segments[0].base_offset >= offset:
                 self._retire(self.segments.pop())
-                self.segments.append(LogSegment(self.dir, offset, self.config.index_interval_bytes, _now_ms()))
+                self.segments.append(self._new_segment(offset, _now_ms()))
             else:
                 self.active.truncate_to(offset)
+            self.active.seal(False)  # appends go to it again
         self._log_start = min(self._log_start, self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         end = min(offset, self.log_end_offset)
@@ -259,7 +266,7 @@ class SegmentPartitionLog(PartitionLog):
         with self._lock:
             while self.segments:
                 self._retire(self.segments.pop())  # newest first: a crash midway leaves a prefix
-            self.segments.append(LogSegment(self.dir, offset, self.config.index_interval_bytes, _now_ms()))
+            self.segments.append(self._new_segment(offset, _now_ms()))
         # The empty segment's name is the log's new start and end once the directory is durable;
         # the checkpoints cover a start below the one they hold, which no file name can lower.
         fsync_dir(self.dir)
@@ -275,7 +282,6 @@ class SegmentPartitionLog(PartitionLog):
         self.epochs.truncate_from_start(self._log_start)
 
     def enforce_retention(self, now_ms: int) -> int:
-        self._close_retired()
         deleted = 0
         cfg = self.config
         if cfg.retention_ms >= 0:
@@ -316,21 +322,9 @@ class SegmentPartitionLog(PartitionLog):
         return deleted
 
     def _retire(self, seg: LogSegment) -> None:
-        seg.unlink()
-        if self.config.file_delete_delay_ms <= 0:
-            seg.close()
-        else:
-            self._retired.append((time.monotonic(), seg))
-
-    def _close_retired(self) -> None:
-        now = time.monotonic()
-        keep = []
-        for t, seg in self._retired:
-            if now - t >= self.config.file_delete_delay_ms / 1000:
-                seg.close()
-            else:
-                keep.append((t, seg))
-        self._retired = keep
+        # No grace period (log.segment.delete.delay.ms) is needed for fetches in flight: each
+        # region they send holds its file's descriptor (open_files.py).
+        seg.delete()
 
     def update_config(self, config: LogConfig) -> None:
         self.config = config
@@ -346,10 +340,8 @@ class SegmentPartitionLog(PartitionLog):
             segments = [s for s in self.segments if s.next_offset > self.recovery_point or s is self.segments[-1]]
         for seg in segments:
             try:
-                seg.flush()
+                seg.flush()  # a segment deleted meanwhile has nothing to sync
             except OSError as exc:
-                if exc.errno == errno.EBADF:
-                    continue  # retired and closed meanwhile: nothing of it needs to be durable
                 self.offline = f"fsync of {seg.log_path} failed: {exc.strerror or exc}"
                 log.error("%s: log offline until restart: %s", self.dir.name, self.offline)
                 raise LogOffline(self.offline) from exc
@@ -367,9 +359,6 @@ class SegmentPartitionLog(PartitionLog):
                 pass  # logged by flush; the store leaves no clean-shutdown marker
         for seg in self.segments:
             seg.close()
-        for _t, seg in self._retired:
-            seg.close()
-        self._retired = []
 
 
 def _below(seg: LogSegment, bases: list[int], recovery_point: int) -> bool:

@@ -12,6 +12,9 @@ Crash behaviour: checkpoints are written to a temp file, fsynced and renamed, so
 each is either the old or the new version. Without the clean-shutdown marker,
 every partition recovers from its checkpointed recovery point (0 if none). A
 directory renamed for deletion is removed at the next start.
+
+All partitions' segment files share one bound on open files (open_files.py,
+`--max-open-segment-files`), so the number of partitions is not bounded by RLIMIT_NOFILE.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from segment.log import LogConfig, LogOffline, LogStore
 from segment.offset_checkpoint import read_checkpoint, write_checkpoint
 
+from .open_files import OpenFiles
 from .partition_log import SegmentPartitionLog
 
 log = logging.getLogger(__name__)
@@ -43,8 +47,10 @@ def split_partition_dir(name: str) -> tuple[str, int] | None:
 
 
 class SegmentLogStore(LogStore):
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, max_open_files: int | None = None) -> None:
+        """`max_open_files`: segment files held open at once (default: half of RLIMIT_NOFILE)."""
         self.dir = Path(data_dir)
+        self.open_files = OpenFiles(max_open_files)
         self.dir.mkdir(parents=True, exist_ok=True)
         marker = self.dir / CLEAN_SHUTDOWN
         self.clean = marker.exists()
@@ -68,7 +74,7 @@ class SegmentLogStore(LogStore):
             return self.logs[key]
         plog = SegmentPartitionLog(
             self._path(topic, partition), config, self._recovery.get(key, 0), self._log_start.get(key, 0), self.clean,
-            self._checkpoint,
+            self._checkpoint, self.open_files,
         )
         self.logs[key] = plog
         return plog

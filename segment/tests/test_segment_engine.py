@@ -14,6 +14,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from segment.kafka.index_file import OffsetIndex
+from segment.kafka.open_files import OpenFiles
 from segment.kafka.store import SegmentLogStore
 from segment.log import LogConfig, OffsetOutOfRange
 from wire.record_batch import iter_batches
@@ -49,7 +50,7 @@ def fill(plog, sizes, ts=1_000):
 
 def test_index_floor_matches_bisect(tmp_path):
     keys = sorted(random.Random(3).sample(range(10_000), 300))
-    index = OffsetIndex(tmp_path / "x.index", 0)
+    index = OffsetIndex(tmp_path / "x.index", 0, OpenFiles(4))
     for k in keys:
         index.append(k, k * 2)
     probe = list(range(-5, 10_005, 7))
@@ -58,7 +59,7 @@ def test_index_floor_matches_bisect(tmp_path):
         i = bisect_right(keys, target) - 1
         assert index.lookup(target) == ((keys[i], keys[i] * 2) if i >= 0 else (0, 0))
     index.close()
-    reopened = OffsetIndex(tmp_path / "x.index", 0)
+    reopened = OffsetIndex(tmp_path / "x.index", 0, OpenFiles(4))
     assert list(reopened.keys) == keys
 
 

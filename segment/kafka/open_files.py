@@ -1,0 +1,200 @@
+"""A bound on the file descriptors a segment store holds: files open on first use, idle ones close.
+
+Every segment has three files (`.log`, `.index`, `.timeindex`), so holding them all open put a
+10,000-partition topic at 30,000 descriptors: the broker ran out at ~6,663 partitions under a
+20,000 limit and then could not accept connections. Here each file is a `SegmentFile` that is
+opened when it is used and kept in one least-recently-used set per store (`OpenFiles`) of at
+most `capacity` files; opening one more closes the least recently used. Files of sealed
+(non-active) segments go first, then active segments' files, so the active segments of hot
+partitions stay open. PostgreSQL's virtual file descriptors (fd.c) work the same way.
+
+Nothing is lost by closing:
+- A file with writes not yet fsynced is fsynced before it is closed. If that fsync fails the
+  error is kept on the file: its segment's next flush raises it (the log goes offline, as for any
+  failed fsync) and the file is never opened again, since a new descriptor would not report it.
+- A descriptor is a `FileHandle`, closed only when nothing refers to it any more. A fetch
+  response's file region holds the handle of the file it was read from (`FileRegion.holder`), so
+  evicting the file, or deleting its segment, never closes a descriptor that a send in flight
+  still reads — nor lets its number be reused for another file under that send. The same holds
+  for code that preads through a handle in another thread (flush, topic creation).
+The bound is therefore `capacity` files plus those pinned by responses not yet sent.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import threading
+import weakref
+from collections import OrderedDict
+from pathlib import Path
+
+from segment.file_io import pwrite_all
+from segment.storage_errors import LogClosed, LogOffline
+
+
+def default_capacity() -> int:
+    """Half the soft RLIMIT_NOFILE: the other half is left for sockets and everything else."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(soft // 2, 16)
+
+
+class FileHandle:
+    """One open descriptor; closed when the last reference to the handle goes."""
+
+    __slots__ = ("fd", "__weakref__")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        weakref.finalize(self, os.close, fd)
+
+
+class OpenFiles:
+    """The least-recently-used set of open segment files of one store (thread-safe)."""
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self.capacity = default_capacity() if capacity is None else capacity
+        if self.capacity < 1:
+            raise ValueError(f"max open segment files must be at least 1, not {self.capacity}")
+        self._sealed: OrderedDict[SegmentFile, None] = OrderedDict()  # evicted first
+        self._active: OrderedDict[SegmentFile, None] = OrderedDict()
+        # reentrant: a FileHandle can be freed (its fd closed) inside a locked section
+        self._lock = threading.RLock()
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._sealed) + len(self._active)
+
+    def acquire(self, f: SegmentFile) -> FileHandle:
+        """The file's open handle, opening it (and closing the least recently used) if needed."""
+        with self._lock:
+            handle = f._handle
+            if handle is not None:
+                (self._sealed if f.sealed else self._active).move_to_end(f)
+                return handle
+            if f.gone:
+                raise LogClosed(f"{f.path} was deleted")
+            if f.sync_error is not None:
+                raise LogOffline(f"fsync of {f.path} failed when it was closed: {f.sync_error}")
+            while len(self) >= self.capacity:
+                self._evict_one()
+            fd = self._open(f)
+            handle = f._handle = FileHandle(fd)
+            (self._sealed if f.sealed else self._active)[f] = None
+            return handle
+
+    def _open(self, f: SegmentFile) -> int:
+        flags = os.O_RDWR | (0 if f.created else os.O_CREAT)
+        while True:
+            try:
+                fd = os.open(f.path, flags, 0o644)
+            except OSError as exc:
+                # Sockets share the process's limit: give them room by closing more of ours.
+                if exc.errno in (errno.EMFILE, errno.ENFILE) and len(self):
+                    self._evict_one()
+                    continue
+                raise
+            f.created = True
+            return fd
+
+    def _evict_one(self) -> None:
+        tier = self._sealed if self._sealed else self._active
+        victim, _ = tier.popitem(last=False)
+        handle, victim._handle = victim._handle, None
+        self.evictions += 1
+        if victim.dirty:
+            # Under the lock, so a flush in another thread that finds the file closed can trust
+            # that it was synced.
+            written = victim.writes
+            try:
+                os.fsync(handle.fd)
+            except OSError as exc:
+                victim.sync_error = exc
+            else:
+                victim.synced = max(victim.synced, written)
+
+    def set_sealed(self, f: SegmentFile, sealed: bool) -> None:
+        """A sealed segment's files (no appends) are closed before any active segment's."""
+        with self._lock:
+            if f.sealed != sealed and f._handle is not None:
+                (self._active if sealed else self._sealed).pop(f)
+                (self._sealed if sealed else self._active)[f] = None
+            f.sealed = sealed
+
+    def release(self, f: SegmentFile) -> None:
+        """Drop the file from the set; its descriptor closes once no region holds it."""
+        with self._lock:
+            self._sealed.pop(f, None)
+            self._active.pop(f, None)
+            f._handle = None
+
+    def handle_if_open(self, f: SegmentFile) -> FileHandle | None:
+        with self._lock:
+            return f._handle
+
+
+class SegmentFile:
+    """One file of a segment, opened through its store's OpenFiles whenever it is used."""
+
+    def __init__(self, path: Path, files: OpenFiles) -> None:
+        self.path = path
+        self.files = files
+        self._handle: FileHandle | None = None
+        self.created = False
+        self.sealed = False
+        self.gone = False  # deleted: never reopened (a new segment may take the name)
+        self.writes = 0  # writes and truncations done ...
+        self.synced = 0  # ... and how many of them an fsync covered
+        self.sync_error: OSError | None = None
+
+    @property
+    def dirty(self) -> bool:
+        return self.writes > self.synced
+
+    def handle(self) -> FileHandle:
+        return self.files.acquire(self)
+
+    def pread(self, size: int, position: int) -> bytes:
+        return os.pread(self.handle().fd, size, position)
+
+    def size(self) -> int:
+        return os.fstat(self.handle().fd).st_size
+
+    def write(self, data, position: int) -> None:
+        """All of `data` at `position`, or WriteRefused (segment/file_io.py)."""
+        handle = self.handle()
+        try:
+            pwrite_all(handle.fd, data, position, self.path.name)
+        finally:
+            self.writes += 1
+
+    def truncate(self, size: int) -> None:
+        handle = self.handle()
+        try:
+            os.ftruncate(handle.fd, size)
+        finally:
+            self.writes += 1
+
+    def sync(self) -> None:
+        """fsync what was written; raises OSError if this or an earlier fsync at close failed.
+        A file that is not open was synced when it was closed."""
+        handle = self.files.handle_if_open(self)
+        if self.sync_error is not None:
+            raise self.sync_error
+        written = self.writes
+        if handle is None or written == self.synced:
+            return
+        os.fsync(handle.fd)
+        self.synced = max(self.synced, written)
+
+    def close(self) -> None:
+        """Stop holding the file open (the caller has flushed what must be durable)."""
+        self.files.release(self)
+
+    def delete(self) -> None:
+        self.gone = True
+        self.files.release(self)
+        self.path.unlink(missing_ok=True)

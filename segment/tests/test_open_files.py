@@ -1,0 +1,145 @@
+"""The segment store's bound on open files: held, idle files closed first, nothing lost by closing,
+and a region read for a fetch stays readable however the files around it are closed or deleted."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from segment.kafka import open_files as open_files_module
+from segment.kafka.open_files import OpenFiles, SegmentFile
+from segment.kafka.store import SegmentLogStore
+from segment.log import LogConfig, LogOffline
+from segment.tests.test_segment_engine import fill, make_batch
+
+
+def fds_under(directory) -> list[str]:
+    """Paths of this process's open descriptors that point into `directory`."""
+    out = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue  # the listing's own descriptor, gone by now
+        if target.startswith(str(directory)):
+            out.append(target)
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(capacity=st.integers(1, 6), uses=st.lists(st.integers(0, 11), min_size=1, max_size=60))
+def test_capacity_holds_and_every_file_reads_back_what_was_written(tmp_path_factory, capacity, uses):
+    directory = tmp_path_factory.mktemp("files")
+    files = OpenFiles(capacity)
+    segment_files = [SegmentFile(directory / f"{i}.log", files) for i in range(12)]
+    written: dict[int, bytes] = {}
+    for step, i in enumerate(uses):
+        data = b"%d:%d;" % (i, step)
+        segment_files[i].write(data, len(written.get(i, b"")))
+        written[i] = written.get(i, b"") + data
+        assert len(files) <= capacity
+        assert len(fds_under(directory)) <= capacity
+    for i, data in written.items():  # reopened as needed: the same bytes
+        assert segment_files[i].pread(len(data) + 10, 0) == data
+        assert len(fds_under(directory)) <= capacity
+
+
+def test_least_recently_used_closes_first_and_sealed_before_active(tmp_path):
+    files = OpenFiles(3)
+    a, b, c, d = (SegmentFile(tmp_path / name, files) for name in "abcd")
+    for f in (a, b, c):
+        f.write(b"x", 0)
+    a.pread(1, 0)  # a is now the most recent: b is the idle one
+    d.write(b"x", 0)
+    assert files.handle_if_open(b) is None
+    assert all(files.handle_if_open(f) is not None for f in (a, c, d))
+    files.set_sealed(d, True)  # d is the newest, but sealed files go before active ones
+    b.pread(1, 0)
+    assert files.handle_if_open(d) is None
+    assert all(files.handle_if_open(f) is not None for f in (a, b, c))
+    assert files.evictions == 2
+
+
+def test_a_file_closed_with_unsynced_writes_is_fsynced_first(tmp_path, monkeypatch):
+    files = OpenFiles(1)
+    a, b = SegmentFile(tmp_path / "a", files), SegmentFile(tmp_path / "b", files)
+    a.write(b"acknowledged", 0)
+    assert a.dirty
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(open_files_module.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                                   real_fsync(fd)))
+    b.pread(1, 0)  # closes a
+    assert synced == [str(tmp_path / "a")] and not a.dirty
+    a.sync()  # nothing left to sync, and no reopening to find that out
+    assert files.handle_if_open(a) is None and len(synced) == 1
+
+
+def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
+    """EIO from the fsync that precedes closing an idle file is not forgotten: a new descriptor
+    would not report it, so the partition's next flush fails and the log goes offline."""
+    store = SegmentLogStore(tmp_path, max_open_files=3)
+    hot = store.open_partition("t", 0, LogConfig())
+    fill(hot, [3])
+
+    real_fsync = os.fsync
+
+    def eio_on_t0(fd):  # the disk under t-0's files fails (os is one module: filter by path)
+        if "/t-0/" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(open_files_module.os, "fsync", eio_on_t0)
+    other = store.open_partition("t", 1, LogConfig())  # its three files close t-0's
+    fill(other, [1])
+    monkeypatch.undo()
+    with pytest.raises(LogOffline):
+        hot.flush()
+    assert hot.offline is not None
+    with pytest.raises(LogOffline):
+        hot.append(make_batch(1), 0, 1_000)
+
+
+def test_a_region_read_for_a_fetch_survives_eviction_and_deletion(tmp_path):
+    store = SegmentLogStore(tmp_path, max_open_files=3)
+    config = LogConfig(segment_bytes=1024, retention_bytes=0, file_delete_delay_ms=0)
+    plog = store.open_partition("t", 0, config)
+    fill(plog, [10, 10, 10])
+    regions = plog.read(0, 1 << 20, plog.log_end_offset)
+    expected = [plog.read_bytes(r) for r in regions]
+    log_paths = [os.readlink(f"/proc/self/fd/{r.fd}") for r in regions]
+    for p in range(1, 8):  # other partitions' files push every file of t-0 out of the set
+        fill(store.open_partition("t", p, config), [1])
+    assert all(store.open_files.handle_if_open(seg.log) is None for seg in plog.segments)
+    plog.enforce_retention(10**13)  # and its old segments are deleted
+    assert not os.path.exists(log_paths[0])
+    assert [os.readlink(f"/proc/self/fd/{r.fd}") for r in regions] == [p + " (deleted)" * (not os.path.exists(p))
+                                                                        for p in log_paths]
+    assert [os.pread(r.fd, r.size, r.position) for r in regions] == expected
+    before = len(fds_under(tmp_path))
+    del regions
+    assert len(fds_under(tmp_path)) < before  # the last holder gone: the descriptors close
+    assert len(fds_under(tmp_path)) <= 3
+    store.close()
+
+
+def test_ten_times_more_files_than_the_bound_all_read_back(tmp_path):
+    store = SegmentLogStore(tmp_path, max_open_files=12)
+    logs = [store.open_partition("t", p, LogConfig(segment_bytes=2048)) for p in range(40)]
+    for round_ in range(3):
+        for p, plog in enumerate(logs):
+            plog.append(make_batch(1 + p % 3, ts=round_), 0, round_)
+            assert len(fds_under(tmp_path)) <= 12
+    store.close()
+    store = SegmentLogStore(tmp_path, max_open_files=12)
+    for p in range(40):
+        plog = store.open_partition("t", p, LogConfig(segment_bytes=2048))
+        assert plog.log_end_offset == 3 * (1 + p % 3)
+        data = b"".join(plog.read_bytes(r) for r in plog.read(0, 1 << 20, plog.log_end_offset))
+        assert len(data) and len(fds_under(tmp_path)) <= 12
+    assert store.clean
+    store.close()
