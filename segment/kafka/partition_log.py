@@ -44,6 +44,9 @@ from segment.log import AppendInfo, FileRegion, LogConfig, LogOffline, OffsetOut
 from wire import records as wire_records
 from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time
 
+from segment.compaction.cleaning_policy import retention_deletes
+
+from .log_cleaner import recover_interrupted_clean
 from .log_segment import LogSegment
 from .open_files import OpenFiles
 
@@ -76,6 +79,7 @@ class SegmentPartitionLog(PartitionLog):
     def _load(self, recovery_point: int, clean: bool) -> None:
         for leftover in self.dir.glob("*.tmp"):
             leftover.unlink()
+        recover_interrupted_clean(self.dir)
         bases = sorted(int(p.stem) for p in self.dir.glob("*.log") if p.stem.isdigit())
         for path in self.dir.iterdir():  # indexes without a log are orphans
             if path.suffix in (".index", ".timeindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
@@ -284,6 +288,8 @@ class SegmentPartitionLog(PartitionLog):
     def enforce_retention(self, now_ms: int) -> int:
         deleted = 0
         cfg = self.config
+        if not retention_deletes(cfg.cleanup_policy):
+            return 0  # cleanup.policy=compact: every key's latest record stays, however old
         if cfg.retention_ms >= 0:
             deleted += self._drop_while(
                 lambda seg, nxt: seg.size > 0 and now_ms - seg.max_timestamp > cfg.retention_ms, now_ms

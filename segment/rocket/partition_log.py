@@ -29,6 +29,7 @@ import os
 import time
 from typing import Protocol
 
+from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
@@ -247,9 +248,10 @@ class RocketPartitionLog(PartitionLog):
         cfg = self.config
         target = self.log_start_offset
         left = self._size
+        deletes = retention_deletes(cfg.cleanup_policy)  # never under cleanup.policy=compact alone
         for entry in self._live_entries():
-            expired = cfg.retention_ms >= 0 and now_ms - entry.max_timestamp > cfg.retention_ms
-            over = cfg.retention_bytes >= 0 and left - self._batch_size(entry) >= cfg.retention_bytes
+            expired = deletes and cfg.retention_ms >= 0 and now_ms - entry.max_timestamp > cfg.retention_ms
+            over = deletes and cfg.retention_bytes >= 0 and left - self._batch_size(entry) >= cfg.retention_bytes
             if not (expired or over):
                 break
             left -= self._batch_size(entry)
