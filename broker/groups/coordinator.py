@@ -2,14 +2,14 @@
 
 A single broker coordinates every group. In a cluster a broker coordinates the groups whose
 `__consumer_offsets` partition it leads and has loaded (`local_partitions`, kept by
-group_loading.py); any other group gets NOT_COORDINATOR, and a group whose partition moves
-away is unloaded: forgotten, with its parked requests answered NOT_COORDINATOR, so the client
-looks up the new coordinator, which has replayed the group from the log. Requests that must wait
-(a JoinGroup until every member has rejoined, a follower's SyncGroup until the leader's
-assignment arrives) park a future on their member; timers on the event loop expire
-sessions and bound each phase by the rebalance timeout. What a request may do in each
-state is decided by state.TRANSITIONS; this module does the waiting, the timing and the
-bookkeeping. Committed offsets live in offsets.py, sharing the group objects held here.
+group_loading.py); any other group gets NOT_COORDINATOR, and a group whose partition moves away is
+unloaded: forgotten, with its parked requests answered NOT_COORDINATOR, so the client looks up the
+new coordinator, which has replayed the group from the log. Requests that must wait (a JoinGroup
+until every member has rejoined, a follower's SyncGroup until the leader's assignment arrives) park
+a future on their member; timers on the event loop expire sessions and bound each phase by the
+rebalance timeout. What a request may do in each state is decided by state.TRANSITIONS; this module
+does the waiting, the timing and the bookkeeping. Committed offsets live in offsets.py, sharing the
+group objects held here.
 """
 
 from __future__ import annotations
@@ -17,39 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
 
 from replica.partition import now_ms
 from . import offsets_log, offsets_store
 from .group import Group, Member
+from .join_messages import JoinRequest, JoinResult, answer_waiters, join_result
 from .state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class JoinResult:
-    error: str
-    member_id: str
-    generation: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
-
-
-@dataclass
-class JoinRequest:
-    group_id: str
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    require_known_member: bool  # JoinGroup v4+: a new member first gets MEMBER_ID_REQUIRED
 
 
 class GroupCoordinator:
@@ -149,15 +124,7 @@ class GroupCoordinator:
 
     def _current_generation(self, group: Group, member: Member) -> JoinResult:
         self._heartbeat(group, member)
-        return self._join_result(group, member)
-
-    def _join_result(self, group: Group, member: Member) -> JoinResult:
-        members = []
-        if member.member_id == group.leader_id:
-            members = [(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
-                       for m in group.members.values()]
-        return JoinResult("none", member.member_id, group.generation, group.protocol_type,
-                          group.protocol_name, group.leader_id or "", members)
+        return join_result(group, member)
 
     # --- the join phase ---------------------------------------------------------------------
 
@@ -221,7 +188,7 @@ class GroupCoordinator:
             member.assignment = b""
             waiter, member.join_waiter = member.join_waiter, None
             if not waiter.done():
-                waiter.set_result(self._join_result(group, member))
+                waiter.set_result(join_result(group, member))
             self._heartbeat(group, member)
         loop = asyncio.get_running_loop()
         group.sync_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._sync_expired, group)
@@ -237,7 +204,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return "unknown_member_id", b""
-        member, code = self._validate_member(group, member_id, instance_id, generation)
+        member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code, b""
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
@@ -305,7 +272,7 @@ class GroupCoordinator:
             return "unknown_member_id"
         if group.state in (GroupState.EMPTY, GroupState.DEAD):
             return transition(group.state, Event.HEARTBEAT).error
-        member, code = self._validate_member(group, member_id, instance_id, generation)
+        member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code
         self._heartbeat(group, member)
@@ -371,7 +338,7 @@ class GroupCoordinator:
                        rebalance: bool = True) -> None:
         group.members.pop(member.member_id, None)
         member.cancel_expiry()
-        _answer_waiters(member, waiter_error or "unknown_member_id")
+        answer_waiters(member, waiter_error or "unknown_member_id")
         if rebalance:
             self._rebalance_after_change(group, Event.MEMBER_GONE)
 
@@ -389,7 +356,7 @@ class GroupCoordinator:
         group.pending_members.clear()
         for member in group.members.values():
             member.cancel_expiry()
-            _answer_waiters(member, "not_coordinator")
+            answer_waiters(member, "not_coordinator")
 
     def _rebalance_after_change(self, group: Group, event: Event) -> None:
         before = group.state
@@ -403,19 +370,6 @@ class GroupCoordinator:
                 group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000,
                                                    self._complete_join, group)
             self._maybe_complete_join(group)
-
-    def _validate_member(self, group: Group, member_id: str, instance_id: str | None,
-                         generation: int) -> tuple[Member | None, str | None]:
-        if group.state is GroupState.DEAD:
-            return None, "coordinator_not_available"
-        if group.is_fenced(member_id, instance_id):
-            return None, "fenced_instance_id"
-        member = group.members.get(member_id)
-        if member is None:
-            return None, "unknown_member_id"
-        if generation != group.generation:
-            return member, "illegal_generation"
-        return member, None
 
     def _set_state(self, group: Group, state: GroupState) -> None:
         if state is not group.state:
@@ -434,12 +388,3 @@ class GroupCoordinator:
         if stored != "none":
             log.info("group %s: writing group metadata failed: %s", group.group_id, stored)
         return stored
-
-
-def _answer_waiters(member: Member, code: str) -> None:
-    """A member's parked JoinGroup / SyncGroup, if any, gets `code`."""
-    for attr in ("join_waiter", "sync_waiter"):
-        waiter = getattr(member, attr)
-        setattr(member, attr, None)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(JoinResult(code, member.member_id) if attr == "join_waiter" else (code, b""))

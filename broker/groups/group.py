@@ -81,6 +81,20 @@ class Group:
         current = self.member_by_instance(instance_id)
         return current is not None and current.member_id != member_id
 
+    def validate_member(self, member_id: str, instance_id: str | None,
+                        generation: int) -> tuple[Member | None, str | None]:
+        """The member a SyncGroup or Heartbeat names, and the error that refuses it (or None)."""
+        if self.state is GroupState.DEAD:
+            return None, "coordinator_not_available"
+        if self.is_fenced(member_id, instance_id):
+            return None, "fenced_instance_id"
+        member = self.members.get(member_id)
+        if member is None:
+            return None, "unknown_member_id"
+        if generation != self.generation:
+            return member, "illegal_generation"
+        return member, None
+
     def supports(self, protocol_type: str, names: list[str]) -> bool:
         """Kafka's rule: an empty group takes any non-empty protocol list; otherwise the type must
         match and at least one protocol must be one every current member also supports."""

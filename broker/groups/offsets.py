@@ -36,14 +36,14 @@ class OffsetToCommit:
     metadata: str | None
 
 
-def _commit_allowed(coord: GroupCoordinator, group: Group | None, generation: int, member_id: str,
+def _commit_allowed(group: Group | None, generation: int, member_id: str,
                     instance_id: str | None) -> tuple[str | None, Member | None]:
     if group is None:
         return (None, None) if generation < 0 else ("illegal_generation", None)
     if group.state is GroupState.DEAD:
         return "coordinator_not_available", None
     if generation >= 0 or member_id or instance_id is not None:
-        member, code = coord._validate_member(group, member_id, instance_id, generation)
+        member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code, None
         return transition(group.state, Event.COMMIT).error, member
@@ -61,7 +61,7 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     if not_here:
         return [not_here] * len(wanted)
     group = coord.groups.get(group_id)
-    code, member = _commit_allowed(coord, group, generation, member_id, instance_id)
+    code, member = _commit_allowed(group, generation, member_id, instance_id)
     if code:
         return [code] * len(wanted)
     if group is None:

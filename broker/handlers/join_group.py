@@ -7,7 +7,7 @@ import datetime
 from wire.protocol import response_for
 
 from ..client_address import client_host
-from ..groups.coordinator import JoinRequest
+from ..groups.join_messages import JoinRequest
 from .response_builder import NO_THROTTLE, error, make, nested
 
 

@@ -18,7 +18,8 @@ import pytest
 
 from broker.config import BrokerConfig
 from broker.groups import offsets, offsets_log
-from broker.groups.coordinator import GroupCoordinator, JoinRequest
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
 from broker.storage_modes import MODES, StorageModes
@@ -42,8 +43,8 @@ class _Member:
         return True
 
     def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
-        self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {}, self.storage.default_mode,
-                         [(ME, OTHER)] * PARTITIONS)
+        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {}, self.storage.default_mode,
+                                     [(ME, OTHER)] * PARTITIONS))
 
     def partition(self, group_id: str):
         return self.topics.partition(offsets_log.TOPIC, offsets_log.partition_for(group_id, PARTITIONS))
@@ -85,7 +86,7 @@ def cluster_member(tmp_path, request):
     member = _Member(tmp_path, request.param)
     # The committed-to topic lives on another broker: a coordinator commits offsets of any
     # partition the cluster has, not only of those hosted here.
-    member.topics.host("t", uuid.uuid4(), {}, member.storage.default_mode, [(OTHER,)])
+    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, member.storage.default_mode, [(OTHER,)]))
     member.host_offsets_topic()
     yield member
     member.storage.close()
@@ -128,7 +129,7 @@ def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member)
         assert coord.coordinator_error(a) is None and _committed(coord, a) == 10
         assert _committed(coord, b) == 20
 
-        cluster_member.topics.delete(offsets_log.TOPIC)  # the topic is gone: nothing is ours
+        await cluster_member.topics.delete(offsets_log.TOPIC)  # the topic is gone: nothing is ours
         loading.sync()
         assert coord.groups == {} and coord.local_partitions == set()
 
@@ -185,7 +186,7 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
 def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
     member = _Member(tmp_path, "segment")
     member.host_offsets_topic({"min.insync.replicas": "2"})
-    member.topics.host("t", uuid.uuid4(), {}, "segment", [(OTHER,)])
+    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, "segment", [(OTHER,)]))
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
