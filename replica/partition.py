@@ -125,8 +125,15 @@ class Partition:
 
     # ----- leader: producers' appends ------------------------------------------------
 
-    def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int) -> tuple[AppendInfo, bool]:
-        """Append a validated producer batch; returns (info, was_duplicate).
+    @property
+    def wants_record_keys(self) -> bool:
+        """The log indexes keys: the produce path's record check should collect them."""
+        return self.log.indexes_keys
+
+    def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int,
+                         record_keys: set[bytes] | None = None) -> tuple[AppendInfo, bool]:
+        """Append a validated producer batch; returns (info, was_duplicate). `record_keys`:
+        its keys, collected by the record check, for a log that indexes them.
 
         Raises NotLeader, NotEnoughReplicas (acks=all with fewer than min.insync.replicas in
         the ISR: nothing is appended), ProducerFenced / OutOfOrderSequence before writing, or
@@ -142,7 +149,7 @@ class Partition:
             info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
                               self.log.log_start_offset)
             return info, True
-        info = self.log.append(batch, self.state.leader_epoch, now_ms())
+        info = self.log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         return info, False
 

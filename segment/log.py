@@ -118,9 +118,15 @@ class PartitionLog(abc.ABC):
     @abc.abstractmethod
     def size_in_bytes(self) -> int: ...
 
+    # True for a log that indexes its records' keys (the commitlog's IndexFile): the produce
+    # path then hands it the keys its record check collected, so the batch is walked once.
+    indexes_keys = False
+
     @abc.abstractmethod
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
-        """Assign offsets to one validated batch (rewriting its header in place) and write it."""
+    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
+               record_keys: set[bytes] | None = None) -> AppendInfo:
+        """Assign offsets to one validated batch (rewriting its header in place) and write it.
+        `record_keys`: the batch's distinct keys when the caller already walked its records."""
 
     def append_as_follower(self, batch) -> AppendInfo:
         """Write one record batch v2 exactly as the leader stored it: offsets, leader epoch and

@@ -78,6 +78,10 @@ class InvalidRecords(ValueError):
     """The records of a batch cannot be read (Kafka: CORRUPT_MESSAGE / InvalidRecordException)."""
 
 
+class RecordsTooLarge(InvalidRecords):
+    """The records decompress to more than the limit asked for (the bytes may be fine)."""
+
+
 class Record(NamedTuple):
     offset: int
     timestamp: int
@@ -105,7 +109,7 @@ def records_region(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED
     header = _checked_header(batch)
     view = memoryview(batch)[HEADER_SIZE : header.size]
     codec = header.compression
-    return header, (view if codec == 0 else _decompress(codec, view, max_uncompressed_bytes))
+    return header, (view if codec == 0 else decompress_records(codec, view, max_uncompressed_bytes))
 
 
 def record_spans(header: BatchHeader, records: memoryview) -> Iterator[tuple[int, int, Record]]:
@@ -130,7 +134,7 @@ def record_keys(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BY
     if codec == 0:  # walk the batch in place: a copy of up to 1 MiB costs more than the walk
         data, pos, end = batch, HEADER_SIZE, header.size
     else:
-        data = bytes(_decompress(codec, memoryview(batch)[HEADER_SIZE : header.size], max_uncompressed_bytes))
+        data = bytes(decompress_records(codec, memoryview(batch)[HEADER_SIZE : header.size], max_uncompressed_bytes))
         pos, end = 0, len(data)
     start = pos
     keys: set[bytes] = set()
@@ -250,7 +254,9 @@ def _checked_header(batch) -> BatchHeader:
 _CODEC_NAMES = {1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 
-def _decompress(codec: int, payload: memoryview, limit: int) -> memoryview:
+def decompress_records(codec: int, payload: memoryview, limit: int) -> memoryview:
+    """The records region of a batch compressed with `codec`: RecordsTooLarge past `limit`
+    bytes, InvalidRecords when it does not decompress."""
     try:
         if codec == 2:
             return _decompress_snappy(payload, limit)
@@ -275,7 +281,7 @@ def _decompress_bounded(module, payload: memoryview, limit: int) -> memoryview:
             if "whole buffer" not in str(exc):
                 raise
             if capacity >= limit:
-                raise InvalidRecords(f"records decompress to more than {limit} bytes") from exc
+                raise RecordsTooLarge(f"records decompress to more than {limit} bytes") from exc
             capacity = min(limit, capacity * 4)
             continue
         return memoryview(out)[:written]
@@ -306,7 +312,7 @@ def _snappy_block(block: memoryview, limit: int):
     # allocates that much.
     claimed = cramjam.snappy.decompress_raw_len(block)
     if claimed > limit:
-        raise InvalidRecords(f"records decompress to more than the {limit} bytes allowed")
+        raise RecordsTooLarge(f"records decompress to more than the {limit} bytes allowed")
     return cramjam.snappy.decompress_raw(block)
 
 

@@ -2,7 +2,9 @@
 
 Each partition stands alone: a corrupt or oversize batch, an unknown
 partition or a fenced producer fails only that partition and stores nothing
-for it. Record bytes are never decoded: offsets are assigned in the header.
+for it. Every record is read before anything is appended (produce_records.py:
+framing as Kafka's LogValidator, compressed batches that inflate far in a worker
+thread), but never re-encoded: offsets are assigned in the header.
 With flush.messages=1 the batch is fsynced (group commit) before it becomes
 visible and is acknowledged: the appends happen now, in request order, and the
 answer is a Deferred that waits for the fsync, so the connection can append the
@@ -23,6 +25,7 @@ from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
 from ..dispatch_types import Deferred
+from .produce_records import PendingBatch, check_batches
 from replica.partition import PartitionError
 from replica.producer_state import OutOfOrderSequence, ProducerFenced
 from ..topics import INTERNAL_TOPICS
@@ -31,37 +34,48 @@ from .response_builder import NO_THROTTLE, error, make, nested
 log = logging.getLogger(__name__)
 
 
-def _append_one(broker, topic_name: str, index: int, records, acks: int):
-    """Returns (error name, info or None, message or None, partition or None)."""
+def _admit(broker, topic_name: str, index: int, records):
+    """The checks before a batch's records are read: (partition, PendingBatch) or an error
+    (name, message)."""
     if topic_name in INTERNAL_TOPICS:
         # As Kafka's ReplicaManager: these records are the group coordinator's state, written by
         # the broker alone (offsets_store appends to the partition directly). A client's record
         # would be replayed at start-up as a commit of any group it names.
-        return "invalid_topic_exception", None, f"Cannot append to internal topic {topic_name}", None
+        return "invalid_topic_exception", f"Cannot append to internal topic {topic_name}"
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
-        return broker.topics.missing_partition_error(topic_name, index), None, None, None
+        return broker.topics.missing_partition_error(topic_name, index), None
     if not broker.can_lead():
-        return "not_leader_or_follower", None, "this broker lost its cluster session", None
+        return "not_leader_or_follower", "this broker lost its cluster session"
     if getattr(partition, "read_only", False):
-        return "invalid_topic_exception", None, f"{topic_name} is a read-only key-lookup topic", None
+        return "invalid_topic_exception", f"{topic_name} is a read-only key-lookup topic"
     if not records:
-        return "invalid_record", None, "Produce v3+ needs one record batch per partition", None
+        return "invalid_record", "Produce v3+ needs one record batch per partition"
     try:
         header = validate_produced(records, partition.config.max_message_bytes)
     except BatchTooLarge as exc:
-        return "message_too_large", None, str(exc), None
+        return "message_too_large", str(exc)
     except InvalidRecord as exc:
         log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
-        return "invalid_record", None, str(exc), None
+        return "invalid_record", str(exc)
     except InvalidBatch as exc:
         log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
-        return "corrupt_message", None, str(exc), None
+        return "corrupt_message", str(exc)
     if header.is_transactional or header.is_control:
-        return "transactional_id_authorization_failed", None, "transactions are not supported", None
+        return "transactional_id_authorization_failed", "transactions are not supported"
+    return partition, PendingBatch(records, header, partition.wants_record_keys)
+
+
+def _append_one(broker, topic_name: str, index: int, partition, pending: PendingBatch, acks: int):
+    """Returns (error name, info or None, message or None, partition or None)."""
+    if pending.error is not None:
+        code, message = pending.error
+        log.info("rejecting batch for %s-%d: %s", topic_name, index, message)
+        return code, None, message, None
+    records, header = pending.records, pending.header
     try:
         broker.storage_health.claim(len(records), f"{topic_name}-{index}")
-        info, _duplicate = partition.append_as_leader(bytearray(records), header, acks)
+        info, _duplicate = partition.append_as_leader(bytearray(records), header, acks, pending.keys)
     except PartitionError as exc:  # not the leader; too few in-sync replicas for acks=all
         return exc.code, None, str(exc), None
     except ProducerFenced as exc:
@@ -80,16 +94,25 @@ async def handle(broker, header, request):
     else:
         code_for_all = None
     results = []
-    appended = []  # (result position, partition, offset the HW must reach) of each stored batch
+    admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
     for topic in request.topic_data:
         for pd in topic.partition_data:
             if code_for_all is not None:
                 results.append((topic.name, pd.index, code_for_all, None, "transactions are not supported"))
                 continue
-            code, info, message, partition = _append_one(broker, topic.name, pd.index, pd.records, request.acks)
-            if partition is not None:
-                appended.append((len(results), partition, info.last_offset + 1))
-            results.append((topic.name, pd.index, code, info, message))
+            outcome, detail = _admit(broker, topic.name, pd.index, pd.records)
+            if isinstance(detail, PendingBatch):
+                admitted.append((len(results), topic.name, pd.index, outcome, detail))
+                results.append(None)
+            else:
+                results.append((topic.name, pd.index, outcome, None, detail))
+    await check_batches([pending for *_, pending in admitted])
+    appended = []  # (result position, partition, offset the HW must reach) of each stored batch
+    for i, name, index, partition, pending in admitted:
+        code, info, message, stored = _append_one(broker, name, index, partition, pending, request.acks)
+        if stored is not None:
+            appended.append((i, stored, info.last_offset + 1))
+        results[i] = (name, index, code, info, message)
     touched = {id(p): p for _, p, _ in appended}
     durable = [p for p in touched.values() if p.config.flush_messages == 1]
     for p in touched.values():

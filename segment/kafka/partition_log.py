@@ -126,7 +126,8 @@ class SegmentPartitionLog(PartitionLog):
     def active(self) -> LogSegment:
         return self.segments[-1]
 
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
+               record_keys: set[bytes] | None = None) -> AppendInfo:
         self._check_online()
         base = self.log_end_offset
         assign_offsets(batch, base, leader_epoch)

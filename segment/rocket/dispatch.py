@@ -71,7 +71,8 @@ class Dispatcher:
     # ----- one unit ---------------------------------------------------------------
 
     def message(
-        self, queue: ConsumeQueue, phys: int, unit_size: int, header: BatchHeader, batch, store_time: int
+        self, queue: ConsumeQueue, phys: int, unit_size: int, header: BatchHeader, batch, store_time: int,
+        record_keys: set[bytes] | None = None,
     ) -> QueueEntry:
         base = header.base_offset
         if queue.last is not None:
@@ -85,15 +86,16 @@ class Dispatcher:
                 log.warning("%s-%d: offsets %d..%d missing", queue.topic, queue.partition, queue.end_offset, base - 1)
         entry = queue.put(phys, unit_size, base, header.last_offset, header.max_timestamp)
         if self.index is not None:
-            self._index_keys(queue.topic, batch, phys, store_time)
+            self._index_keys(queue.topic, batch, phys, store_time, record_keys)
         return entry
 
-    def _index_keys(self, topic: str, batch, phys: int, store_time: int) -> None:
-        try:
-            keys = wire_records.record_keys(batch)
-        except wire_records.InvalidRecords as exc:
-            log.warning("not indexing the keys of the batch at commitlog %d: %s", phys, exc)
-            return
+    def _index_keys(self, topic: str, batch, phys: int, store_time: int, keys: set[bytes] | None) -> None:
+        if keys is None:  # a follower's batch or a replay: no produce check walked it before
+            try:
+                keys = wire_records.record_keys(batch)
+            except wire_records.InvalidRecords as exc:
+                log.warning("not indexing the keys of the batch at commitlog %d: %s", phys, exc)
+                return
         for key in keys:  # one entry per distinct key and batch: the lookup reads the whole batch anyway
             self.index.put(topic, key, phys, store_time)
 

@@ -50,7 +50,10 @@ class QueueStore(Protocol):
     commitlog: CommitLog
     log_start: dict[tuple[str, int], int]
 
-    def append_batch(self, queue: ConsumeQueue, batch, header, now_ms: int) -> None: ...
+    index: object | None
+
+    def append_batch(self, queue: ConsumeQueue, batch, header, now_ms: int,
+                     record_keys: set[bytes] | None = None) -> None: ...
     def check_online(self) -> None: ...
     def collect(self) -> int: ...
     def flush_partition(self) -> None: ...
@@ -99,7 +102,12 @@ class RocketPartitionLog(PartitionLog):
 
     # ----- appending -----------------------------------------------------------
 
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+    @property
+    def indexes_keys(self) -> bool:
+        return self.store.index is not None
+
+    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
+               record_keys: set[bytes] | None = None) -> AppendInfo:
         base = self.log_end_offset
         assign_offsets(batch, base, leader_epoch)
         log_append_time = -1
@@ -109,7 +117,7 @@ class RocketPartitionLog(PartitionLog):
         header = parse_header(batch)
         added = self.epochs.assign_if_newer(leader_epoch, base)
         try:
-            self.store.append_batch(self.queue, batch, header, now_ms)
+            self.store.append_batch(self.queue, batch, header, now_ms, record_keys)
         except BaseException:
             if added:
                 self._forget_new_epoch(base)

@@ -184,14 +184,16 @@ class RocketLogStore(LogStore):
 
     # ----- used by RocketPartitionLog --------------------------------------------
 
-    def append_batch(self, queue: ConsumeQueue, batch, header: BatchHeader, now_ms: int) -> None:
-        """Raises WriteRefused (no room: nothing changed) or LogOffline."""
+    def append_batch(self, queue: ConsumeQueue, batch, header: BatchHeader, now_ms: int,
+                     record_keys: set[bytes] | None = None) -> None:
+        """Raises WriteRefused (no room: nothing changed) or LogOffline. `record_keys`: the
+        batch's keys when the produce path's record check already collected them."""
         self.check_online()
         head, batch = uf.message_parts(queue.topic, queue.partition, header.base_offset, now_ms, batch)
         if self.index is not None:
             self.index.reserve(header.record_count, self.commitlog.write_pos)
         phys = self.commitlog.append(head, batch)
-        self.dispatcher.message(queue, phys, len(head) + len(batch), header, batch, now_ms)
+        self.dispatcher.message(queue, phys, len(head) + len(batch), header, batch, now_ms, record_keys)
         self._unwritten.add(queue)
 
     def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool:
