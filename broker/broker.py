@@ -168,6 +168,12 @@ class Broker:
     async def auto_create(self, name: str):
         return await self.create_topic(name, self.config.num_partitions, -1, {})
 
+    async def controlled_shutdown(self) -> None:
+        """SIGTERM's first step, while still serving: a cluster member hands its leaderships
+        over (Kafka's controlled shutdown); one broker has nothing to hand over."""
+        if self.member is not None:
+            await self.member.controlled_shutdown()
+
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()

@@ -160,6 +160,7 @@ async def _run(config: BrokerConfig) -> None:
              config.host, config.port, config.data_dir, config.storage_mode)
     await stop.wait()
     log.info("shutting down")
+    await broker.controlled_shutdown()
     server.close()
     await broker.close()
     # What is left (connections' tasks, a produce parked on replication, an ISR proposal to

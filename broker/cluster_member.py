@@ -13,6 +13,10 @@ Topic admin (CreateTopics, DeleteTopics, CreatePartitions, auto-creation) goes t
 call returns once this broker's own image shows the result, so the client's next Metadata
 request, to this broker, sees it.
 
+A crashed peer is noticed by its refused port well before its lease runs out
+(broker/cluster/peer_liveness.py). SIGTERM first hands leadership over (Kafka's controlled
+shutdown, `controlled_shutdown`), then stops serving and revokes the lease.
+
 Losing the etcd session (no keep-alive acknowledged within the session timeout) means another
 broker may be elected leader of what this one leads: from then on produce is refused with
 NOT_LEADER_OR_FOLLOWER (`can_lead`) until the session is back and the image says who leads.
@@ -25,8 +29,10 @@ import logging
 
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.cluster_metadata import ClusterMetadata
+from broker.cluster.peer_liveness import PeerLiveness
 from replica.leader_endpoint import NetworkLeaderEndpoint, TopicPartition
 from replica.partition import Partition, PartitionState
+from replica.high_watermark_checkpoint import HighWatermarkCheckpoint
 from replica.replica_manager import ReplicaManager
 
 from .cluster_view import ClusterImageView
@@ -35,6 +41,9 @@ from .topics import TopicError
 log = logging.getLogger(__name__)
 
 ADMIN_VISIBLE_TIMEOUT_S = 10.0
+# How long SIGTERM waits for the controller to move this broker's leaderships before it stops
+# anyway (Kafka retries controlled shutdown 3 x 5 s; moving leaders here takes milliseconds).
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 
 
 class ClusterMember:
@@ -47,9 +56,12 @@ class ClusterMember:
             session_timeout_ms=config.broker_session_timeout_ms,
             unclean_leader_election=config.unclean_leader_election)
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
-                                       lag_time_max_ms=config.replica_lag_time_max_ms)
+                                       lag_time_max_ms=config.replica_lag_time_max_ms,
+                                       hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir))
         self.view = ClusterImageView(lambda: self.metadata.image)
         self.metadata.add_listener(self._on_metadata)
+        self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session)
+        self.metadata.add_listener(self.peers.on_metadata)
         self.metadata.add_session_listener(self._on_session)
         self._first_image = True
 
@@ -58,7 +70,14 @@ class ClusterMember:
         self._broker.cluster_id = await self.metadata.cluster_id(self._broker.cluster_id)
         self.replicas.start()
 
+    async def controlled_shutdown(self) -> None:
+        """Before the listener closes: move our leaderships to other ISR members, so clients
+        switch over at once instead of after a session timeout."""
+        if await self.metadata.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S):
+            log.info("broker %d: controlled shutdown done, leading nothing", self.node_id)
+
     async def close(self) -> None:
+        await self.peers.close()
         await self.replicas.close()
         await self.metadata.close()
 

@@ -263,6 +263,13 @@ class Partition:
             self._follower_hw = hw
             self.purgatory.data_arrived()
 
+    def restore_high_watermark(self, offset: int) -> None:
+        """Start from a HW this partition had before a restart (the replication-offset
+        checkpoint), clamped to the log as recovered; a leader's own HW is left alone."""
+        if self.leader is None:
+            clamped = min(max(offset, self.log.log_start_offset), self.log.log_end_offset)
+            self._follower_hw = max(self._follower_hw, clamped)
+
     def truncate_to(self, offset: int) -> None:
         """Cut a divergent tail (a follower after OffsetForLeaderEpoch)."""
         self.log.truncate_to(offset)

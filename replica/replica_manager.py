@@ -15,7 +15,10 @@ partition epoch) is ignored: etcd's watch delivers in order, but a reload after 
 watch may hand over what is already known.
 
 It also runs Kafka's ISR-expiration task: every replica.lag.time.max.ms / 2 each led
-partition drops followers that lag (the change goes through etcd, see Partition).
+partition drops followers that lag (the change goes through etcd, see Partition), and its
+high-watermark checkpoint: every partition's HW written every 5 s and at close, and read back
+at start, so a partition first applied after a restart starts from the HW it had
+(high_watermark_checkpoint.py).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import asyncio
 import logging
 from typing import Callable, Iterable
 
+from .cancellation import cancel_and_wait
 from .fetcher import ReplicaFetcher
+from .high_watermark_checkpoint import CHECKPOINT_INTERVAL_MS, HighWatermarkCheckpoint
 from .leader_endpoint import LeaderEndpoint, TopicPartition
 from .partition import Partition, PartitionState
 
@@ -35,7 +40,9 @@ NO_LEADER = -1
 
 class ReplicaManager:
     def __init__(self, node_id: int, endpoint_for: Callable[[int], LeaderEndpoint | None],
-                 lag_time_max_ms: int = 30_000, fetch_backoff_ms: int = 1_000) -> None:
+                 lag_time_max_ms: int = 30_000, fetch_backoff_ms: int = 1_000,
+                 hw_checkpoint: HighWatermarkCheckpoint | None = None,
+                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS) -> None:
         self.node_id = node_id
         self._endpoint_for = endpoint_for  # leader broker id -> a connection to it (None: unknown)
         self._lag_time_max_ms = lag_time_max_ms
@@ -43,7 +50,11 @@ class ReplicaManager:
         self._fetchers: dict[int, ReplicaFetcher] = {}
         self._following: dict[TopicPartition, tuple[int, int]] = {}  # tp -> (leader, leader epoch)
         self._partitions: dict[TopicPartition, Partition] = {}
-        self._isr_task: asyncio.Task | None = None
+        self._hw_checkpoint = hw_checkpoint
+        self._checkpoint_interval_ms = checkpoint_interval_ms
+        # HWs read back at start, each taken by its partition when first applied
+        self._restored_hw = hw_checkpoint.read() if hw_checkpoint is not None else {}
+        self._tasks: list[asyncio.Task] = []
 
     def apply(self, partition: Partition, state: PartitionState) -> None:
         """Make `partition` what `state` says it is (called on the event loop)."""
@@ -52,6 +63,8 @@ class ReplicaManager:
         if tp in self._partitions and (state.leader_epoch, state.partition_epoch) < (
                 current.leader_epoch, current.partition_epoch):
             return
+        if tp not in self._partitions and (hw := self._restored_hw.pop(tp, None)) is not None:
+            partition.restore_high_watermark(hw)
         self._partitions[tp] = partition
         if state.leader == self.node_id:
             self._stop_following(tp)
@@ -100,7 +113,9 @@ class ReplicaManager:
             self._fetchers[followed[0]].remove_partitions([tp])
 
     def start(self) -> None:
-        self._isr_task = asyncio.create_task(self._expire_isr(), name="isr-expiration")
+        self._tasks.append(asyncio.create_task(self._expire_isr(), name="isr-expiration"))
+        if self._hw_checkpoint is not None:
+            self._tasks.append(asyncio.create_task(self._checkpoint_loop(), name="hw-checkpoint"))
 
     async def _expire_isr(self) -> None:
         while True:
@@ -108,10 +123,25 @@ class ReplicaManager:
             for partition in list(self._partitions.values()):
                 partition.shrink_isr_if_lagging()
 
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        return {tp: p.high_watermark for tp, p in self._partitions.items()}
+
+    async def _checkpoint_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self._checkpoint_interval_ms / 1000)
+            # the HWs are read on the loop; the fsyncs of the write happen in a thread
+            try:
+                await loop.run_in_executor(None, self._hw_checkpoint.write, self.high_watermarks())
+            except OSError as exc:  # a full or failing disk: the previous file stays, still a lower bound
+                log.warning("could not write %s: %r", self._hw_checkpoint.path, exc)
+
     async def close(self) -> None:
-        if self._isr_task is not None:
-            self._isr_task.cancel()
+        await cancel_and_wait(self._tasks)
+        self._tasks = []
         for fetcher in self._fetchers.values():
             await fetcher.close()
         self._fetchers.clear()
         self._following.clear()
+        if self._hw_checkpoint is not None:
+            self._hw_checkpoint.write(self.high_watermarks())

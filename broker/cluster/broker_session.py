@@ -3,7 +3,8 @@
 The lease's TTL is Kafka's broker.session.timeout.ms (9000 by default); a keep-alive goes out
 every TTL/3. While keep-alives succeed, `brokers/<node_id>` exists and the broker counts as
 alive; if they stop (crash, SIGSTOP, network loss) etcd deletes the key when the lease runs out
-and the controller moves this broker's leadership elsewhere.
+and the controller moves this broker's leadership elsewhere. A crashed broker's key goes
+sooner: its peers see its port refuse connections and revoke the lease (peer_liveness.py).
 
 The broker must stop acting as a leader before that happens. etcd counts the TTL from when a
 keep-alive *arrives*; we count it from when we *sent* it, which is earlier, so `has_session()`
@@ -77,6 +78,19 @@ class BrokerSession:
             except Exception as exc:  # etcd unreachable: the lease will expire on its own
                 log.warning("could not revoke lease %x of broker %d: %r", self.lease_id, self.node_id, exc)
         self._set_alive(False)
+
+    async def announce_shutdown(self) -> bool:
+        """Kafka's controlled shutdown request: rewrite our registration, same lease, with
+        shutting_down set, so the controller moves our leaderships and ISR places elsewhere
+        while we still serve. False if our registration is no longer the one we made."""
+        client, layout = self._store.client, self._store.layout
+        tx = client.transactions
+        key = layout.broker_key(self.node_id)
+        registration = BrokerRegistration(self.node_id, self.host, self.port, self.lease_id, shutting_down=True)
+        ok, _ = await self._store.transaction(
+            compare=[tx.create(key) == self.registration_revision],
+            success=[tx.put(key, layout.encode(registration), lease=self.lease_id)])
+        return ok
 
     async def _establish(self) -> None:
         client, layout = self._store.client, self._store.layout

@@ -15,6 +15,7 @@ never both believe a write of theirs won.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +27,8 @@ from .leader_election import alter_partition, preferred, unclean
 from .reassignment import cancel as cancel_move, complete_if_ready, start as start_move
 from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from .controller import Controller
-from .etcd_layout import DEFAULT_PREFIX, EtcdLayout, PartitionState, TopicRecord
+from .cluster_error import ClusterError
+from .etcd_layout import DEFAULT_PREFIX, BrokerRegistration, EtcdLayout, PartitionState, TopicRecord
 from .etcd_store import EtcdStore
 from .metadata_image import MetadataImage
 from .metadata_watch import Listener, MetadataWatch
@@ -67,6 +69,27 @@ class ClusterMetadata:
         """Register, then load the metadata; returns once the first image is published."""
         await self.session.open()
         await self._watch.start()
+
+    async def controlled_shutdown(self, timeout: float) -> bool:
+        """Kafka's controlled shutdown: announce it (the controller then elects other leaders
+        for what we lead and drops us from every ISR, leader_election.on_broker_change) and
+        wait until the image shows we lead nothing; False if that took longer than `timeout`
+        or our session is gone. We keep serving meanwhile: requests for what moved get
+        NOT_LEADER_OR_FOLLOWER and clients go to the new leaders."""
+        try:
+            if not await self.session.announce_shutdown():
+                return False
+            await self._watch.wait_for(
+                lambda im: all(s.leader != self.node_id for s in im.partitions.values()), timeout)
+            return True
+        except (asyncio.TimeoutError, ClusterError, aetcd.exceptions.ClientError) as exc:
+            log.warning("broker %d: controlled shutdown did not complete: %r", self.node_id, exc)
+            return False
+
+    async def revoke_session(self, registration: BrokerRegistration) -> None:
+        """End another broker's session now (its process is gone, peer_liveness.py): etcd
+        deletes its registration and, if it was the controller, the controller key."""
+        await self._client.revoke_lease(registration.broker_epoch)
 
     async def close(self, revoke: bool = True) -> None:
         """`revoke=False` leaves the lease to expire as if this broker had crashed."""

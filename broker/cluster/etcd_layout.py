@@ -1,7 +1,9 @@
 """The cluster's metadata as it lies in etcd: one key per record under a prefix, values JSON.
 
-    <prefix>brokers/<node_id>           {"node_id", "host", "port", "broker_epoch"}
-                                        under the broker's session lease: gone when it expires
+    <prefix>brokers/<node_id>           {"node_id", "host", "port", "broker_epoch"}, and
+                                        "shutting_down": true once it asked for a controlled
+                                        shutdown; under the broker's session lease: gone when
+                                        it expires or is revoked
     <prefix>controller                  {"node_id", "controller_epoch"}
                                         under the controller's session lease (the election)
     <prefix>controller_epoch            "<n>": the last controller epoch handed out, never leased
@@ -41,6 +43,9 @@ class BrokerRegistration:
     host: str
     port: int
     broker_epoch: int
+    # Kafka's controlled shutdown: the broker still serves, but leads nothing and leaves every
+    # ISR; the controller treats it as gone for elections (MetadataImage.live_broker_ids)
+    shutting_down: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class EtcdLayout:
         if isinstance(record, BrokerRegistration):
             body: dict[str, Any] = {"node_id": record.node_id, "host": record.host, "port": record.port,
                                     "broker_epoch": record.broker_epoch}
+            if record.shutting_down:
+                body["shutting_down"] = True
         elif isinstance(record, ControllerRecord):
             body = {"node_id": record.node_id, "controller_epoch": record.controller_epoch}
         elif isinstance(record, TopicRecord):
@@ -143,7 +150,8 @@ class EtcdLayout:
             return kind, int(value)
         body = json.loads(value)
         if kind == "brokers" and len(parts) == 2:
-            return kind, BrokerRegistration(int(parts[1]), body["host"], body["port"], body["broker_epoch"])
+            return kind, BrokerRegistration(int(parts[1]), body["host"], body["port"], body["broker_epoch"],
+                                             bool(body.get("shutting_down", False)))
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:

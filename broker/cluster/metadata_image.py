@@ -28,7 +28,9 @@ class MetadataImage:
     revision: int = 0  # the etcd revision this image reflects
 
     def live_broker_ids(self) -> set[int]:
-        return set(self.brokers)
+        """Brokers that may lead, join an ISR or get new replicas: registered, and not in a
+        controlled shutdown (those are still listed to clients until they leave)."""
+        return {b for b, reg in self.brokers.items() if not reg.shutting_down}
 
     def partition(self, topic: str, index: int) -> PartitionState | None:
         return self.partitions.get((topic, index))
@@ -47,6 +49,7 @@ class MetadataChange:
 
     brokers_joined: frozenset[int] = frozenset()
     brokers_gone: frozenset[int] = frozenset()
+    brokers_shutting_down: frozenset[int] = frozenset()  # asked for a controlled shutdown since
     controller_changed: bool = False
     topics_created: frozenset[str] = frozenset()
     topics_deleted: frozenset[str] = frozenset()
@@ -56,7 +59,7 @@ class MetadataChange:
         field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.brokers_joined or self.brokers_gone or self.controller_changed or self.topics_created
+        return bool(self.brokers_joined or self.brokers_gone or self.brokers_shutting_down or self.controller_changed or self.topics_created
                     or self.topics_deleted or self.topics_changed or self.partitions)
 
     @property
@@ -69,6 +72,8 @@ class MetadataChange:
                   if b not in old.brokers or old.brokers[b].broker_epoch != reg.broker_epoch}
         gone = {b for b, reg in old.brokers.items()
                 if b not in new.brokers or new.brokers[b].broker_epoch != reg.broker_epoch}
+        shutting_down = {b for b, reg in new.brokers.items()
+                         if reg.shutting_down and not (b in old.brokers and old.brokers[b].shutting_down)}
         partitions = {}
         for key in old.partitions.keys() | new.partitions.keys():
             before, after = old.partitions.get(key), new.partitions.get(key)
@@ -77,6 +82,7 @@ class MetadataChange:
         return cls(
             brokers_joined=frozenset(joined),
             brokers_gone=frozenset(gone),
+            brokers_shutting_down=frozenset(shutting_down),
             controller_changed=old.controller != new.controller,
             topics_created=frozenset(new.topics.keys() - old.topics.keys()),
             topics_deleted=frozenset(old.topics.keys() - new.topics.keys()),

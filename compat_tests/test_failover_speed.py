@@ -1,0 +1,139 @@
+"""How fast leadership moves, with the default 9 s broker session (not the 2 s of cluster.py).
+
+- SIGKILL of a partition's leader: an acks=all record sent after the kill is acknowledged by
+  the new leader well before the dead broker's lease could expire (its peers see its port
+  refuse connections and revoke the lease, broker/cluster/peer_liveness.py);
+- the same when the killed leader is also the controller: the other brokers revoke its
+  lease, one of them is elected controller and elects the new leader;
+- SIGTERM of a leader (Kafka's controlled shutdown): leadership has moved before the process
+  exits, so clients never wait for a session to lapse.
+
+One cluster per storage layout for the module; each test restarts what it stopped and waits
+for the ISR to be whole again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from confluent_kafka import Producer
+from kafka.admin import NewTopic
+
+from compat_tests.broker_process import STORAGE_MODES
+from compat_tests.cluster import Cluster, metadata_snapshot
+from compat_tests.topics import unique_topic
+
+pytestmark = pytest.mark.timeout(120)
+
+DEFAULT_SESSION_MS = 9000  # Kafka KRaft's broker.session.timeout.ms, and ours
+# Well inside the 9 s lease (which etcd counts from the last keep-alive, 6-9 s before a kill):
+# only the refused-port signal can make it
+FAILOVER_LIMIT_S = 5.0
+
+
+@pytest.fixture(scope="module", params=STORAGE_MODES)
+def cluster(request):
+    c = Cluster(request.param, extra_args=("--broker-session-timeout-ms", str(DEFAULT_SESSION_MS)))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.cleanup()
+
+
+def create_led_by(cluster: Cluster, leader: int) -> str:
+    """An RF=3 min.insync.replicas=2 topic whose preferred (first) replica is `leader`."""
+    topic = unique_topic("speed")
+    others = [n for n in cluster.brokers if n != leader]
+    admin = cluster.admin()
+    try:
+        admin.create_topics([NewTopic(topic, replica_assignments={0: [leader, *others]},
+                                      topic_configs={"min.insync.replicas": "2"})])
+    finally:
+        admin.close()
+    cluster.wait_for(lambda md: md["topics"].get(topic, {}).get(0, {}).get("leader") == leader
+                     and len(md["topics"][topic][0]["isr"]) == 3, f"{topic} led by {leader} with a whole ISR")
+    return topic
+
+
+def seconds_to_ack(cluster: Cluster, topic: str, since: float) -> float:
+    """Send one acks=all record now and return when it was acknowledged, counted from `since`."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "enable.idempotence": False,
+                         "request.timeout.ms": 1000, "message.timeout.ms": 30000, "retry.backoff.ms": 50,
+                         "retry.backoff.max.ms": 200})
+    outcome = []
+    producer.produce(topic, value=b"after", partition=0,
+                     on_delivery=lambda err, msg: outcome.append((err, time.monotonic())))
+    producer.flush(40)
+    assert outcome and outcome[0][0] is None, f"acks=all produce failed: {outcome}"
+    return outcome[0][1] - since
+
+
+def restore(cluster: Cluster, node: int, topic: str) -> None:
+    cluster.brokers[node].start()
+    cluster.wait_for(lambda md: len(md["topics"][topic][0]["isr"]) == 3, f"node {node} back in the ISR")
+
+
+def test_sigkill_of_a_leader_fails_over_long_before_its_lease_expires(cluster):
+    controller = cluster.metadata()["controller"]
+    victim = next(n for n in cluster.brokers if n != controller)
+    topic = create_led_by(cluster, victim)
+    seconds_to_ack(cluster, topic, time.monotonic())
+
+    killed_at = time.monotonic()
+    cluster.brokers[victim].kill()
+    try:
+        took = seconds_to_ack(cluster, topic, killed_at)
+        assert cluster.leader(topic) not in (victim, -1)
+        assert took < FAILOVER_LIMIT_S, f"failover took {took:.2f} s (session {DEFAULT_SESSION_MS} ms)"
+    finally:
+        restore(cluster, victim, topic)
+
+
+def test_sigkill_of_the_controller_that_leads_fails_over_as_fast(cluster):
+    controller = cluster.metadata()["controller"]
+    topic = create_led_by(cluster, controller)
+
+    killed_at = time.monotonic()
+    cluster.brokers[controller].kill()
+    try:
+        took = seconds_to_ack(cluster, topic, killed_at)
+        md = cluster.metadata()
+        assert md["controller"] not in (controller, -1)
+        assert md["topics"][topic][0]["leader"] not in (controller, -1)
+        assert took < FAILOVER_LIMIT_S, f"failover took {took:.2f} s (session {DEFAULT_SESSION_MS} ms)"
+    finally:
+        restore(cluster, controller, topic)
+
+
+def test_sigterm_hands_leadership_over_before_the_process_exits(cluster):
+    controller = cluster.metadata()["controller"]
+    victim = next(n for n in cluster.brokers if n != controller)
+    topic = create_led_by(cluster, victim)
+    witness = cluster.brokers[controller]
+    moved_at: list[float] = []
+    exited = threading.Event()
+
+    def watch_leader():
+        while not exited.is_set() and not moved_at:
+            try:
+                if metadata_snapshot(witness.host, witness.port)["topics"][topic][0]["leader"] != victim:
+                    moved_at.append(time.monotonic())
+            except OSError:
+                pass
+
+    watcher = threading.Thread(target=watch_leader, daemon=True)
+    watcher.start()
+    code = cluster.brokers[victim].stop()
+    exited_at = time.monotonic()
+    exited.set()
+    watcher.join(5)
+    try:
+        assert code == 0
+        assert moved_at and moved_at[0] < exited_at, "leadership moved only after the broker exited"
+        assert "controlled shutdown done" in cluster.brokers[victim].log_text()
+        assert cluster.leader(topic) not in (victim, -1)
+    finally:
+        restore(cluster, victim, topic)
