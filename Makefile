@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve cluster test test-deps bench bench-full bench-broker spark-demo clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py wire/_record_walk.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,bench]'
