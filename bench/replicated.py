@@ -14,9 +14,10 @@ load generator share this machine's cores unpinned, so every row carries each br
 (CPU-seconds per second of the window), under load and idle just before: the ratio is only
 readable next to them.
 
-Failover cells: a fresh segment-mode cluster per broker session timeout (9 s, the default and
-Kafka KRaft's broker.session.timeout.ms, and 2 s), one RF=3 min.insync.replicas=2 partition
-(replicated_failover.py). Results: bench/results/replicated-<profile>.{json,md}.
+Failover cells: a fresh cluster per storage mode and broker session timeout (`--failover-sessions`:
+9 s, the default and Kafka KRaft's broker.session.timeout.ms; 2 s on request), one RF=3
+min.insync.replicas=2 partition, 20 leader kills, then a SIGTERM rolling restart of all three
+brokers (replicated_failover.py). Results: bench/results/replicated-<profile>.{json,md}.
 This is a script, not a test: pytest does not collect it.
 """
 
@@ -41,7 +42,7 @@ from latency_workers import paced_produce_worker  # noqa: E402
 from load_workers import produce_worker, run_phase  # noqa: E402
 from machine_facts import machine_facts  # noqa: E402
 from replicated_cluster import ReplicatedCluster  # noqa: E402
-from replicated_failover import measure_failovers  # noqa: E402
+from replicated_failover import measure_failovers, measure_rolling_restart  # noqa: E402
 from topic_admin import check_acknowledged, held_records  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
@@ -68,6 +69,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--kills", type=int, help="leader kills per session timeout (profile's default otherwise)")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-failover", action="store_true")
+    ap.add_argument("--failover-sessions", default=f"{DEFAULT_SESSION_MS}",
+                    help=f"broker session timeouts (ms) to measure failover at, e.g. {DEFAULT_SESSION_MS},{SHORT_SESSION_MS}")
     ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
     return ap.parse_args(argv)
 
@@ -146,8 +149,10 @@ class Replicated:
             for mode in self.args.modes.split(","):
                 self._step(f"throughput {mode}", lambda mode=mode: self.produce_cells(mode))
         if not self.args.skip_failover:
-            for session_ms in (DEFAULT_SESSION_MS, SHORT_SESSION_MS):
-                self._step(f"failover session {session_ms} ms", lambda s=session_ms: self.failover(s))
+            for mode in self.args.modes.split(","):
+                for session_ms in map(int, self.args.failover_sessions.split(",")):
+                    self._step(f"failover {mode} session {session_ms} ms",
+                               lambda m=mode, s=session_ms: self.failover(m, s))
         shutil.rmtree(self.work, ignore_errors=True)
         self.r["loadavg_after"] = loadavg()
         self.r["elapsed_s"] = time.monotonic() - t0
@@ -190,11 +195,12 @@ class Replicated:
                           f"{t['client_cpu']:.0%}); at {lat['rate_achieved']:,.0f}/s p50 {lat['p50_ms']:.1f} "
                           f"p99 {lat['p99_ms']:.1f} ms", flush=True)
 
-    def failover(self, session_ms: int) -> None:
-        row = {"mode": "segment", "session_ms": session_ms, "kills_asked": self.prof["kills"]}
+    def failover(self, mode: str, session_ms: int) -> None:
+        row = {"mode": mode, "session_ms": session_ms, "kills_asked": self.prof["kills"]}
         self.r["failover"].append(row)
-        with ReplicatedCluster("segment", session_ms, self.work) as cluster:
+        with ReplicatedCluster(mode, session_ms, self.work) as cluster:
             row.update(measure_failovers(cluster, self.prof["kills"], log=lambda s: print(s, flush=True)))
+            row["rolling_restart"] = measure_rolling_restart(cluster, log=lambda s: print(s, flush=True))
 
 
 def main(argv=None) -> int:

@@ -130,5 +130,9 @@ class ReplicatedCluster:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
 
+    def terminate(self, node: int) -> None:
+        """SIGTERM, as a rolling restart stops a broker: it hands its leaderships over first."""
+        self.brokers[node].stop()
+
     def restart(self, node: int) -> None:
         self.brokers[node].start(timeout=60)

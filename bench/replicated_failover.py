@@ -11,6 +11,11 @@ sent before the kill and retried are acknowledged at the same moment or later (o
 in order). Then the killed broker restarts on its own data and the next kill waits until the
 partition's ISR holds all three replicas again (that rejoin time is reported too).
 
+Rolling restart (`measure_rolling_restart`): the same producer while each broker in turn is
+stopped with SIGTERM (a controlled shutdown: it hands its leaderships over first), restarted,
+and given time to rejoin every ISR; the figure is the longest gap between two consecutive
+acknowledgements, next to the longest gap of the steady second before it.
+
 Timing resolution is the producer loop's ~10 ms poll.
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import statistics
 import struct
+import threading
 import time
 
 from load_workers import PhaseError
@@ -97,3 +103,58 @@ def measure_failovers(cluster: ReplicatedCluster, kills: int, log=print) -> dict
     return {"kills": len(samples), "failover_p50_s": statistics.median(times), "failover_max_s": max(times),
             "failover_min_s": min(times), "rejoin_p50_s": statistics.median(s["rejoin_s"] for s in samples),
             "samples": samples, "producer": PRODUCER, "client_errors_seen": len(errors)}
+
+
+def _pump(producer, topic: str, until, on_delivery) -> None:
+    """Send one timestamped record every ~10 ms until `until()` says stop."""
+    while not until():
+        producer.produce(topic, struct.pack(">d", time.monotonic()) + bytes(92), partition=0,
+                         on_delivery=on_delivery)
+        producer.poll(SEND_EVERY_S)
+
+
+def measure_rolling_restart(cluster: ReplicatedCluster, log=print) -> dict:
+    from confluent_kafka import Producer
+
+    topic = f"rolling-{int(time.time() * 1000)}"
+    cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, **PRODUCER})
+    acked: list[float] = []
+    failures: list[str] = []
+
+    def on_delivery(err, msg):
+        (failures.append(str(err)) if err else acked.append(time.monotonic()))
+
+    def steady(seconds: float):
+        end = time.monotonic() + seconds
+        return lambda: time.monotonic() >= end
+
+    _pump(producer, topic, steady(1.0), on_delivery)
+    steady_gaps = [b - a for a, b in zip(acked, acked[1:])]
+    started, first = time.monotonic(), len(acked)
+    for node in sorted(cluster.brokers):
+        stopper = threading.Thread(target=cluster.terminate, args=(node,))
+        stopper.start()
+        _pump(producer, topic, lambda: not stopper.is_alive(), on_delivery)
+        stopper.join()
+        restarter = threading.Thread(target=cluster.restart, args=(node,))
+        restarter.start()
+        _pump(producer, topic, lambda: not restarter.is_alive(), on_delivery)
+        restarter.join()
+        whole = threading.Event()
+        waiter = threading.Thread(target=lambda: (cluster.wait_for(
+            lambda md: cluster.whole(md, topic, 1, 3), f"node {node} back in the ISR", REJOIN_LIMIT_S),
+            whole.set()))
+        waiter.start()
+        _pump(producer, topic, lambda: not waiter.is_alive(), on_delivery)
+        waiter.join()
+        if not whole.is_set():
+            raise PhaseError(f"node {node} did not rejoin the ISR")
+        log(f"rolling restart: node {node} stopped, restarted and back in the ISR")
+    _pump(producer, topic, steady(1.0), on_delivery)
+    if producer.flush(30):
+        raise PhaseError("records still unacknowledged 30 s after the rolling restart")
+    during = acked[first - 1:] if first else acked
+    gaps = [b - a for a, b in zip(during, during[1:])]
+    return {"restart_max_gap_s": max(gaps), "steady_max_gap_s": max(steady_gaps),
+            "rolling_s": time.monotonic() - started, "records_acked": len(acked), "failed": len(failures)}
