@@ -15,6 +15,7 @@ from .groups.offsets_store import OffsetsStore
 from .cluster_member import ClusterMember
 from .cluster_view import SingleBrokerView
 from .group_commit import GroupCommit
+from .log_cleaner_service import LogCleanerService
 from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
 from .storage_health import StorageHealth
@@ -67,6 +68,7 @@ class Broker:
         self._commits: dict[int, GroupCommit] = {}
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
+        self.cleaner: LogCleanerService | None = None
 
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
@@ -86,6 +88,9 @@ class Broker:
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers
         self._tasks.append(asyncio.create_task(self._retention_loop()))
+        if self.config.log_cleaner_enable:
+            self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
+            self.cleaner.start()
         if self.config.flush_interval_ms > 0:
             self._tasks.append(asyncio.create_task(self._flush_loop()))
 
@@ -175,6 +180,8 @@ class Broker:
             await self.member.controlled_shutdown()
 
     async def close(self) -> None:
+        if self.cleaner is not None:
+            await self.cleaner.stop()  # its last swap runs on the loop, before the stores close
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

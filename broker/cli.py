@@ -102,6 +102,15 @@ def main() -> None:
 @click.option("--connections-max-idle-ms", type=int, default=BrokerConfig.connections_max_idle_ms,
               show_default=True, help="Close a connection that has neither read nor written for this long "
                                       "(connections.max.idle.ms; -1: never).")
+@click.option("--log-cleaner-enable/--no-log-cleaner-enable", default=BrokerConfig.log_cleaner_enable,
+              show_default=True, help="Compact topics whose cleanup.policy has compact (log.cleaner.enable).")
+@click.option("--log-cleaner-threads", type=click.IntRange(min=1), default=BrokerConfig.log_cleaner_threads,
+              show_default=True, help="Background threads cleaning compacted partitions (log.cleaner.threads).")
+@click.option("--log-cleaner-backoff-ms", type=click.IntRange(min=0), default=BrokerConfig.log_cleaner_backoff_ms,
+              show_default=True, help="How long a cleaner thread sleeps when no log is due (log.cleaner.backoff.ms).")
+@click.option("--log-cleaner-dedupe-buffer-size", type=click.IntRange(min=1 << 20),
+              default=BrokerConfig.log_cleaner_dedupe_buffer_size, show_default=True,
+              help="Memory for the cleaners' key -> offset maps, over all threads (log.cleaner.dedupe.buffer.size).")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
@@ -111,7 +120,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   commitlog_file_bytes, index_hash_slots, index_max_entries, max_open_segment_files,
                   file_delete_delay_ms, etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
                   broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
-                  queued_max_request_bytes, connections_max_idle_ms, log_level) -> None:
+                  queued_max_request_bytes, connections_max_idle_ms, log_cleaner_enable, log_cleaner_threads,
+                  log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     limit_repeated_log_lines()  # a misbehaving client must not fill the disk with log lines
@@ -137,6 +147,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         offsets_topic_replication_factor=offsets_topic_replication_factor,
         unclean_leader_election=unclean_leader_election,
         queued_max_request_bytes=queued_max_request_bytes, connections_max_idle_ms=connections_max_idle_ms,
+        log_cleaner_enable=log_cleaner_enable, log_cleaner_threads=log_cleaner_threads,
+        log_cleaner_backoff_ms=log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size=log_cleaner_dedupe_buffer_size,
     )
     asyncio.run(_run(config))
 

@@ -49,6 +49,11 @@ class BrokerConfig:
     broker_session_timeout_ms: int = 9_000  # broker.session.timeout.ms: the etcd lease TTL
     offsets_topic_replication_factor: int = 3  # capped by the live brokers, as Kafka does
     unclean_leader_election: bool = False  # unclean.leader.election.enable
+    # Compaction (issue 15): background cleaner threads, each cleaning one partition at a time
+    log_cleaner_enable: bool = True  # log.cleaner.enable
+    log_cleaner_threads: int = 1  # log.cleaner.threads
+    log_cleaner_backoff_ms: int = 15_000  # log.cleaner.backoff.ms: sleep when no log is due
+    log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024  # log.cleaner.dedupe.buffer.size, over all threads
     log_defaults: LogConfig = field(default_factory=LogConfig)
 
     @property
@@ -79,14 +84,17 @@ TOPIC_CONFIGS: dict[str, tuple[str | None, type, object]] = {
     "max.message.bytes": ("max_message_bytes", int, lambda v: v >= 0),
     "flush.messages": ("flush_messages", int, lambda v: v >= 0),
     "message.timestamp.type": ("message_timestamp_type", str, lambda v: v in ("CreateTime", "LogAppendTime")),
-    "cleanup.policy": (None, str, lambda v: set(v.split(",")) <= {"delete", "compact"}),
+    "cleanup.policy": ("cleanup_policy", str, lambda v: bool(v) and set(v.split(",")) <= {"delete", "compact"}),
+    "min.cleanable.dirty.ratio": ("min_cleanable_dirty_ratio", float, lambda v: 0 <= v <= 1),
+    "min.compaction.lag.ms": ("min_compaction_lag_ms", int, lambda v: v >= 0),
+    "max.compaction.lag.ms": ("max_compaction_lag_ms", int, _positive),
+    "delete.retention.ms": ("delete_retention_ms", int, lambda v: v >= 0),
     "compression.type": (None, str, lambda v: v in ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
     "min.insync.replicas": (None, int, _positive),
     "storage.mode": (None, str, lambda v: v in STORAGE_MODES),
 }
 
 _STORED_DEFAULTS = {
-    "cleanup.policy": "delete",
     "compression.type": "producer",
     "min.insync.replicas": "1",
 }

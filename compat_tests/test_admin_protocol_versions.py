@@ -74,7 +74,7 @@ def test_delete_records(client, version):
 def test_delete_records_refused_for_compacted_and_internal_topics(client, version):
     compacted = unique_topic("compacted")
     client.create_topic(compacted, 1, {"cleanup.policy": "compact"})
-    assert client.produce(compacted, 0, make_batch([b"k"])).base_offset == 0
+    assert client.produce(compacted, 0, make_batch([b"v"], keys=[b"k"])).base_offset == 0  # keyed: compacted
     assert delete_records(client, version, compacted, {0: 1})[0][0] == POLICY_VIOLATION
     assert earliest(client, compacted, 0) == 0
     # __consumer_offsets exists once a coordinator was looked up.

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from segment.log import AppendInfo, LogConfig, PartitionLog
+from segment.compaction.cleaning_policy import compacts
 from wire.record_batch import BatchHeader, parse_header
+from wire.records import InvalidRecords, iter_records
 
 from .leader_state import LeaderState
 from .producer_state import ProducerStateTable
@@ -38,6 +40,12 @@ class PartitionError(Exception):
     """Carries the Kafka error name the handler answers with."""
 
     code = "unknown_server_error"
+
+
+class KeylessRecordOnCompactedTopic(PartitionError):
+    """A compacted log keeps the latest record per key; a record without one has no place in it."""
+
+    code = "invalid_record"
 
 
 class NotLeader(PartitionError):
@@ -144,6 +152,9 @@ class Partition:
             raise NotEnoughReplicas(
                 f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
                 f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
+        if compacts(self.config.cleanup_policy) and _has_keyless_record(batch):
+            raise KeylessRecordOnCompactedTopic(  # Kafka's LogValidator message
+                f"Compacted topic cannot accept message without key in topic partition {self.topic}-{self.index}.")
         duplicate = self.producers.check(header)
         if duplicate is not None:
             info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
@@ -316,3 +327,12 @@ class Partition:
 
     def wake_all(self) -> None:
         self.purgatory.data_arrived()
+
+
+def _has_keyless_record(batch) -> bool:
+    """Whether a record of the batch has a null key (records that cannot be read count as such:
+    the batch is refused either way)."""
+    try:
+        return any(record.key is None for record in iter_records(batch))
+    except InvalidRecords:
+        return True

@@ -9,10 +9,13 @@ from .response_builder import NO_THROTTLE, error, make, nested
 
 TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
-STRING, INT, LONG, LIST = 2, 3, 5, 7
-_LONGS = {"segment.ms", "retention.ms", "retention.bytes", "flush.messages"}
+BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
+_LONGS = {"segment.ms", "retention.ms", "retention.bytes", "flush.messages", "delete.retention.ms",
+          "min.compaction.lag.ms", "max.compaction.lag.ms", "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size"}
+_DOUBLES = {"min.cleanable.dirty.ratio"}
 _LISTS = {"cleanup.policy", "listeners", "advertised.listeners"}
-_INTS = {"segment.bytes", "index.interval.bytes", "segment.index.bytes", "max.message.bytes", "min.insync.replicas"}
+_INTS = {"segment.bytes", "index.interval.bytes", "segment.index.bytes", "max.message.bytes", "min.insync.replicas",
+         "log.cleaner.threads"}
 
 
 def _config_type(name: str) -> int:
@@ -20,6 +23,10 @@ def _config_type(name: str) -> int:
         return LONG
     if name in _INTS:
         return INT
+    if name in _DOUBLES:
+        return DOUBLE
+    if name == "log.cleaner.enable":
+        return BOOLEAN
     return LIST if name in _LISTS else STRING
 
 
@@ -62,6 +69,10 @@ def _broker_entries(broker):
         "broker.session.timeout.ms": c.broker_session_timeout_ms,
         "offsets.topic.replication.factor": c.offsets_topic_replication_factor,
         "unclean.leader.election.enable": str(c.unclean_leader_election).lower(),
+        "log.cleaner.enable": str(c.log_cleaner_enable).lower(),
+        "log.cleaner.threads": c.log_cleaner_threads,
+        "log.cleaner.backoff.ms": c.log_cleaner_backoff_ms,
+        "log.cleaner.dedupe.buffer.size": c.log_cleaner_dedupe_buffer_size,
     }
     return [(k, str(v), STATIC_BROKER_CONFIG, True) for k, v in sorted(values.items())]
 

@@ -212,6 +212,9 @@ def _swap_in(plog, group: list[LogSegment], base: int, now_ms: int) -> bool:
         new = plog._new_segment(base, now_ms)
         new.load()
         new.seal()
+        # A group whose every record went leaves no segment, except at the log's start, whose
+        # name keeps the log start offset where it was across a restart (as in Kafka, cleaning
+        # never moves it: a consumer's committed offset below it must not go out of range).
         segments[start : start + len(group)] = [new] if new.size or start == 0 else []
         if not new.size and start != 0:
             new.delete()

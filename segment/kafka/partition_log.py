@@ -293,12 +293,16 @@ class SegmentPartitionLog(PartitionLog):
             return 0  # cleanup.policy=compact: every key's latest record stays, however old
         if cfg.retention_ms >= 0:
             deleted += self._drop_while(
-                lambda seg, nxt: seg.size > 0 and now_ms - seg.max_timestamp > cfg.retention_ms, now_ms
+                # an empty segment (the cleaner's, at the log start) goes with the expired ones
+                lambda seg, nxt: (seg.size == 0 and nxt is not None)
+                or (seg.size > 0 and now_ms - seg.max_timestamp > cfg.retention_ms), now_ms
             )
         if cfg.retention_bytes >= 0:
             excess = [self.size_in_bytes - cfg.retention_bytes]
 
             def over(seg, nxt):
+                if not seg.size:
+                    return nxt is not None
                 if seg.size and excess[0] - seg.size >= 0:
                     excess[0] -= seg.size
                     return True

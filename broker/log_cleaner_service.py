@@ -1,0 +1,118 @@
+"""The broker's log cleaner threads (Kafka's LogCleaner): compaction off the event loop.
+
+`log.cleaner.threads` threads each loop over the partitions whose cleanup.policy compacts,
+clean one that is due (dirty ratio / max compaction lag, segment/compaction/cleaning_policy.py),
+and sleep `log.cleaner.backoff.ms` when none is. Two threads never clean one partition. The
+dedupe buffer (`log.cleaner.dedupe.buffer.size`) is shared out among the threads, as Kafka does.
+
+A round reads and writes files in its thread; only the swap of a group of segments into the
+partition's segment list runs on the event loop (a few renames and unlinks), where every
+reader of that list runs, so a fetch never sees half a swap and produce is never held for
+more than that. Where each partition's next round starts (its first dirty offset) is kept in
+memory: after a restart each compacted partition is cleaned once from its log start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+from segment.kafka import log_cleaner
+from segment.kafka.partition_log import SegmentPartitionLog
+
+log = logging.getLogger(__name__)
+
+
+class LogCleanerService:
+    def __init__(self, broker, loop: asyncio.AbstractEventLoop) -> None:
+        config = broker.config
+        self._broker = broker
+        self._loop = loop
+        self._threads_wanted = max(1, config.log_cleaner_threads)
+        self._memory = max(config.log_cleaner_dedupe_buffer_size // self._threads_wanted, 1 << 20)
+        self._backoff = config.log_cleaner_backoff_ms / 1000
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._busy: set[tuple[str, int]] = set()
+        self._first_dirty: dict[tuple[str, int], int] = {}
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for i in range(self._threads_wanted):
+            thread = threading.Thread(target=self._run, name=f"log-cleaner-{i}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    async def stop(self) -> None:
+        """Stop the threads, on the loop, before the stores close: a round in progress ends at
+        its next swap, which the loop still runs while this waits for the threads."""
+        self._stop.set()
+        for thread in self._threads:
+            await asyncio.to_thread(thread.join)
+
+    def _on_loop(self, fn):
+        """Run fn() on the event loop and wait for its result (the owner of the segment lists)."""
+        async def call():
+            return fn()
+        if self._stop.is_set():
+            raise _Stopped()
+        return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                cleaned = self._clean_one()
+            except _Stopped:
+                return
+            except Exception:  # the loop is gone (shutdown) or a bug: never kill the thread silently
+                log.exception("log cleaner round failed")
+                cleaned = False
+            if not cleaned:
+                self._stop.wait(self._backoff)
+
+    def _clean_one(self) -> bool:
+        partitions = self._on_loop(lambda: [(p.topic, p.index, p.log) for p in self._broker.topics.all_partitions()])
+        now = log_cleaner.now_ms()
+        for topic, index, plog in partitions:
+            key = (topic, index)
+            if not isinstance(plog, SegmentPartitionLog) or plog.offline is not None:
+                continue
+            with self._lock:
+                if key in self._busy:
+                    continue
+                first_dirty = max(self._first_dirty.get(key, 0), plog.log_start_offset)
+                if not log_cleaner.due(plog, first_dirty, now):
+                    continue
+                self._busy.add(key)
+            try:
+                self._clean(key, plog, first_dirty, now)
+            finally:
+                with self._lock:
+                    self._busy.discard(key)
+            return True
+        return False
+
+    def _clean(self, key, plog, first_dirty: int, now: int) -> None:
+        started = time.monotonic()
+        try:
+            stats = log_cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop)
+        except _Stopped:
+            raise
+        except Exception:
+            log.exception("cleaning %s-%d failed; it is tried again at the next round", *key)
+            return
+        if stats.end_offset is None:
+            return
+        with self._lock:
+            self._first_dirty[key] = stats.end_offset
+        took = max(time.monotonic() - started, 1e-6)
+        log.info("cleaned %s-%d up to offset %d: %.1f MB read, %.1f MB written, %d records dropped, "
+                 "%d groups swapped in %.2f s (%.1f MB/s)", key[0], key[1], stats.end_offset,
+                 stats.bytes_read / 1e6, stats.bytes_written / 1e6, stats.records_dropped,
+                 stats.groups_swapped, took, stats.bytes_read / 1e6 / took)
+
+
+class _Stopped(Exception):
+    """The broker is stopping: the round ends before its next swap."""

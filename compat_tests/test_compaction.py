@@ -1,0 +1,187 @@
+"""Log compaction against a real broker (issue 15): real clients, forced cleaning, kill -9.
+
+Parametrized over the layouts that compact (LAYOUTS; the commitlog layout joins when its
+cleaner lands). Cleaning is forced with small segments, min.cleanable.dirty.ratio 0 and a
+100 ms cleaner backoff.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.topics import create_topic, unique_topic
+
+LAYOUTS = ["segment"]
+CLEANER_ARGS = ["--log-cleaner-backoff-ms", "100", "--retention-check-ms", "200"]
+COMPACT = {"cleanup.policy": "compact", "segment.bytes": "16384", "min.cleanable.dirty.ratio": "0",
+           "delete.retention.ms": "1500"}
+
+
+@pytest.fixture(scope="module", params=LAYOUTS)
+def cleaner_broker(request):
+    proc = BrokerProcess(storage_mode=request.param, extra_args=CLEANER_ARGS)
+    try:
+        yield proc.start()
+    finally:
+        proc.cleanup()
+
+
+def produce_confluent(broker, topic, records, **config):
+    """Send (key, value) records; returns {offset: (key, value)} of the acknowledged ones."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "acks": "all",
+                         "batch.num.messages": 100, **config})  # many batches: many segments
+    acked = {}
+
+    def report(err, msg):
+        if err is None:
+            acked[msg.offset()] = (msg.key(), msg.value())
+
+    for key, value in records:
+        producer.produce(topic, key=key, value=value, partition=0, on_delivery=report)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+    return acked
+
+
+def produce_kafka_python(broker, topic, records):
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", linger_ms=5)
+    futures = [(producer.send(topic, key=k, value=v, partition=0), k, v) for k, v in records]
+    producer.flush()
+    acked = {f.get(timeout=30).offset: (k, v) for f, k, v in futures}
+    producer.close()
+    return acked
+
+
+def read_from(broker, topic, offset=0):
+    """[(offset, key, value)] from `offset` to the end, as a consumer sees them."""
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
+                             consumer_timeout_ms=1500, fetch_max_bytes=1 << 20)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    end = consumer.end_offsets([tp])[tp]
+    consumer.seek(tp, offset)
+    out = []
+    while consumer.position(tp) < end:
+        batch = consumer.poll(timeout_ms=1000)
+        out += [(r.offset, r.key, r.value) for recs in batch.values() for r in recs]
+        if not batch and consumer.position(tp) < end:
+            raise AssertionError(f"consumer stuck at {consumer.position(tp)} of {end}")
+    consumer.close()
+    return out
+
+
+def wait_until(predicate, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def latest(acked):
+    view = {}
+    for offset in sorted(acked):
+        key, value = acked[offset]
+        view[key] = value
+    return view
+
+
+def test_latest_value_per_key_offsets_unchanged_tombstones_go(cleaner_broker):
+    topic = create_topic(cleaner_broker.bootstrap, unique_topic("compact"), configs=COMPACT)
+    since = cleaner_broker.log_size()
+    keys = [f"key-{i}".encode() for i in range(2000)]
+    acked = produce_confluent(cleaner_broker, topic, [(k, f"v{n}-{k.decode()}".encode()) for n in range(4) for k in keys])
+    deleted = keys[:300]
+    acked |= produce_kafka_python(cleaner_broker, topic, [(k, None) for k in deleted]
+                                  + [(k, f"v9-{k.decode()}".encode()) for k in keys[300:600]])
+    acked |= produce_confluent(cleaner_broker, topic, [(f"filler-{i}".encode(), b"f" * 100) for i in range(300)])
+    expected = {k: v for k, v in latest(acked).items() if v is not None}
+
+    wait_until(lambda: f"cleaned {topic}-0 up to offset" in cleaner_broker.log_text(since), what="a cleaning round")
+    got = read_from(cleaner_broker, topic)  # nothing more is due until more is produced
+    assert len(got) < len(acked) // 2
+    assert all(acked[o] == (k, v) for o, k, v in got), "a record changed or moved offset"
+    view = {}
+    for _o, k, v in got:
+        view[k] = v
+    assert {k: v for k, v in view.items() if v is not None} == expected
+
+    # A consumer positioned on an offset the cleaner removed moves on to the next one kept.
+    removed = min(set(range(max(acked))) - {o for o, *_ in got})
+    assert read_from(cleaner_broker, topic, removed)[0][0] == min(o for o, *_ in got if o > removed)
+
+    # After delete.retention.ms, the next round drops the tombstones of the closed segments.
+    time.sleep(1.6)
+    produce_confluent(cleaner_broker, topic, [(f"filler-{i}".encode(), b"g" * 100) for i in range(300)])
+
+    def tombstones_gone():
+        got = read_from(cleaner_broker, topic)
+        return not any(v is None for _o, k, v in got if k in set(deleted))
+
+    wait_until(tombstones_gone, what="the tombstones to be cleaned after delete.retention.ms")
+
+
+def test_keyless_records_refused_on_a_compacted_topic(cleaner_broker):
+    topic = create_topic(cleaner_broker.bootstrap, unique_topic("compact-keyless"), configs=COMPACT)
+    producer = Producer({"bootstrap.servers": cleaner_broker.bootstrap, "retries": 0})
+    errors = []
+    producer.produce(topic, value=b"no key", partition=0, on_delivery=lambda err, msg: errors.append(err))
+    producer.flush(15)
+    assert errors and errors[0] is not None and errors[0].code() == KafkaError.INVALID_RECORD
+
+
+@pytest.mark.parametrize("policy,kept", [("compact", True), ("compact,delete", False)])
+def test_time_retention_on_compacted_topics(cleaner_broker, policy, kept):
+    topic = create_topic(cleaner_broker.bootstrap, unique_topic("compact-retention"),
+                         configs={**COMPACT, "cleanup.policy": policy, "retention.ms": "500"})
+    acked = produce_confluent(cleaner_broker, topic, [(f"k{i % 50}".encode(), b"x" * 200) for i in range(400)])
+    time.sleep(1.5)  # several retention checks (200 ms) past retention.ms
+    got = read_from(cleaner_broker, topic)
+    consumer = KafkaConsumer(bootstrap_servers=cleaner_broker.bootstrap)
+    tp = TopicPartition(topic, 0)
+    log_start = consumer.beginning_offsets([tp])[tp]
+    consumer.close()
+    if kept:  # compact alone: nothing deleted by time, every key's latest value is there
+        assert log_start == 0
+        assert {k: v for _o, k, v in got} == latest(acked)
+    else:  # compact,delete: retention removed the closed segments
+        assert log_start > 0 and all(o >= log_start for o, *_ in got)
+
+
+def test_kill_during_cleaning_loses_nothing(tmp_path):
+    proc = BrokerProcess(storage_mode="segment", extra_args=["--log-cleaner-backoff-ms", "50"], workdir=tmp_path)
+    try:
+        proc.start()
+        topic = create_topic(proc.bootstrap, unique_topic("compact-kill"), configs=COMPACT)
+        acked = {}
+        for round_ in range(3):
+            since = proc.log_size()
+            acked |= produce_confluent(proc, topic, [(f"k{i % 500}".encode(), f"r{round_}-{i}".encode() * 10)
+                                                     for i in range(3000)])
+            wait_until(lambda: "cleaned " in proc.log_text(since), 10, "a cleaning round")
+            time.sleep(0.05 * round_)  # kill at a different point of the next rounds
+            proc.kill()
+            proc.start()
+            got = read_from(proc, topic)
+            assert all(acked[o] == (k, v) for o, k, v in got)
+            view = {}
+            for _o, k, v in got:
+                view[k] = v
+            assert view == latest(acked), f"round {round_}: a key's latest acknowledged value is missing"
+        proc.stop()
+        from segment.kafka.store import SegmentLogStore
+        from segment.log import LogConfig
+        plog = SegmentLogStore(proc.data_dir).open_partition(topic, 0, LogConfig(segment_bytes=16384))
+        for seg in plog.segments:  # every index equals the one rebuilt from its log
+            entries = (list(seg.index.keys), list(seg.index.values), list(seg.time_index.keys), seg.next_offset)
+            seg.recover()
+            assert (list(seg.index.keys), list(seg.index.values), list(seg.time_index.keys), seg.next_offset) == entries
+    finally:
+        proc.cleanup()
