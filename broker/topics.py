@@ -246,6 +246,32 @@ class TopicRegistry:
         topic.partitions.extend(self._open(topic, i) for i in range(current, total))
         self._save()
 
+    async def alter_configs(self, name: str, configs: dict[str, str]) -> None:
+        """Replace a topic's config overrides (validated): topics.json first, then the live
+        partitions, so a crash never leaves partitions running on a config the file lacks."""
+        topic = self.topics.get(name)
+        if topic is None:
+            raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+        old, topic.configs = topic.configs, dict(configs)
+        try:
+            self._save()
+        except OSError:
+            topic.configs = old
+            raise
+        self.apply_configs(topic)
+        log.info("altered the configs of topic %s: %s", name, configs or "(defaults)")
+
+    def apply_configs(self, topic: Topic) -> None:
+        """The topic's configs take effect on its live partitions: retention, roll, cleanup
+        policy and flush at the log's next check, min.insync.replicas at the next produce."""
+        cfg = log_config_for(self._config.log_defaults, topic.configs)
+        min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
+        for p in topic.partitions:
+            if p is not None:
+                p.config = cfg
+                p.log.update_config(cfg)
+                p.min_insync_replicas = min_isr
+
     def all_partitions(self):
         """Every partition hosted here (in a cluster, a topic lists None for the others)."""
         for topic in self.topics.values():

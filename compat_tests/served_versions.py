@@ -22,6 +22,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_admin_protocol_versions",
     "compat_tests.test_topic_protocol_versions",
     "compat_tests.test_replication_admin_versions",
+    "compat_tests.test_config_admin_protocol_versions",
 )
 
 

@@ -57,12 +57,18 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     22: (0, 5),  # InitProducerId
     23: (2, 4),  # OffsetForLeaderEpoch (v0-v1 gone in Kafka 4, KIP-896)
     32: (1, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    35: (1, 5),  # DescribeLogDirs (v0 gone in Kafka 4; v5 is Kafka 4.3's, which kafka-python reads as 4.3)
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
+    44: (0, 1),  # IncrementalAlterConfigs
     45: (0, 1),  # AlterPartitionReassignments
     46: (0, 0),  # ListPartitionReassignments
+    47: (0, 0),  # OffsetDelete
     60: (0, 1),  # DescribeCluster
+    74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
+    75: (0, 0),  # DescribeTopicPartitions
 }
 PRODUCE_MIN_DECODED = 3
 

@@ -1,0 +1,26 @@
+"""AlterConfigs v0-v2: the legacy, whole-resource form; the given set replaces every override
+(config_alteration.py checks and applies each resource)."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .. import config_alteration
+from ..topic_config_changes import replace_all
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls = nested(cls, "AlterConfigsResourceResponse")
+    duplicated = config_alteration.duplicated(request.resources)
+    results = []
+    for res in request.resources:
+        wanted = {c.name: c.value for c in res.configs}
+        code, message = await config_alteration.alter(
+            broker, res.resource_type, res.resource_name, list(wanted),
+            lambda current, _defaults, mode, wanted=wanted: replace_all(current, wanted, mode),
+            request.validate_only, (res.resource_type, res.resource_name) in duplicated)
+        results.append(make(result_cls, error_code=error(code), error_message=message,
+                            resource_type=res.resource_type, resource_name=res.resource_name))
+    return make(cls, throttle_time=NO_THROTTLE, responses=tuple(results))

@@ -1,0 +1,35 @@
+"""ListConfigResources v0-v1 (Kafka 4.1; v0 was ListClientMetricsResources): the resources
+that have configs, by type.
+
+v0 asks for client-metrics resources only; v1 names the types it wants, none meaning every
+type the broker supports. Kafka's v1 types are TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS
+and GROUP; a type outside them is UNSUPPORTED_VERSION (as Kafka answers). Here every topic and
+this cluster's brokers are listed (DescribeConfigs describes them); this broker keeps no
+logger, client-metrics or group configs, so those types are answered with no resources.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from .response_builder import NO_THROTTLE, error, make, nested
+
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+SUPPORTED = {0: (CLIENT_METRICS,), 1: (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)}
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    resource_cls = nested(cls, "ConfigResource")
+    supported = SUPPORTED[header.api_version]
+    wanted = tuple(getattr(request, "resource_types", ())) or supported
+    if any(t not in supported for t in wanted):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("unsupported_version"),
+                    config_resources=())
+    found = []
+    if BROKER in wanted:
+        found += [(str(b.node_id), BROKER) for b in broker.view.brokers()]
+    if TOPIC in wanted:
+        found += [(name, TOPIC) for name in sorted(broker.topics.topics)]
+    resources = tuple(make(resource_cls, resource_name=name, resource_type=kind) for name, kind in found)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), config_resources=resources)

@@ -1,0 +1,24 @@
+"""OffsetDelete v0: a group's committed offsets dropped for some partitions, unless the group
+consumes their topic (broker/groups/offset_deletion.py has Kafka's rules)."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..groups.offset_deletion import delete_offsets
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "OffsetDeleteResponseTopic")
+    part_cls = nested(cls, "OffsetDeleteResponsePartition")
+    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
+    code, codes = await delete_offsets(broker.groups, request.group_id, wanted)
+    if code != "none":
+        return make(cls, error_code=error(code), throttle_time=NO_THROTTLE, topics=())
+    topics = tuple(
+        make(topic_cls, name=name, partitions=tuple(
+            make(part_cls, partition_index=p, error_code=error(codes[(name, p)])) for p in dict.fromkeys(partitions)))
+        for name, partitions in wanted)
+    return make(cls, error_code=error("none"), throttle_time=NO_THROTTLE, topics=topics)
