@@ -15,7 +15,6 @@ from .groups.offsets_store import OffsetsStore
 from .cluster_member import ClusterMember
 from .cluster_view import SingleBrokerView
 from .group_commit import GroupCommit
-from .log_cleaner_service import LogCleanerService
 from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
 from .storage_health import StorageHealth
@@ -68,7 +67,6 @@ class Broker:
         self._commits: dict[int, GroupCommit] = {}
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
-        self.cleaner: LogCleanerService | None = None
 
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
@@ -88,9 +86,6 @@ class Broker:
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers
         self._tasks.append(asyncio.create_task(self._retention_loop()))
-        if self.config.log_cleaner_enable:
-            self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
-            self.cleaner.start()
         if self.config.flush_interval_ms > 0:
             self._tasks.append(asyncio.create_task(self._flush_loop()))
 
@@ -148,30 +143,51 @@ class Broker:
 
     # ----- topic admin: topics.json for one broker, etcd for a cluster member ---------------
 
+    async def create_topics(self, wanted: list[tuple[str, int, int, dict[str, str], list | None]]) -> dict:
+        """(name, partitions, replication factor, configs, assignments or None) each; returns
+        name -> Topic or TopicError. One broker is a replication factor of one, and creates
+        them together (one trip of file work, one topics.json write)."""
+        if self.member is not None:
+            results = {}
+            for name, partitions, rf, configs, assignments in wanted:
+                try:
+                    results[name] = await self.member.create_topic(name, partitions, rf, configs, assignments)
+                except TopicError as exc:
+                    results[name] = exc
+            return results
+        results, creatable = {}, []
+        for name, partitions, rf, configs, assignments in wanted:
+            if rf not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
+                results[name] = TopicError("invalid_replication_factor",
+                                           f"Replication factor: {rf} larger than available brokers: 1.")
+            else:
+                creatable.append((name, partitions, configs))
+        results.update(await self.topics.create(creatable))
+        return results
+
     async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
                            configs: dict[str, str], assignments=None):
-        """Raises TopicError. One broker is a replication factor of one."""
-        if self.member is not None:
-            return await self.member.create_topic(name, num_partitions, replication_factor, configs, assignments)
-        if replication_factor not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
-            raise TopicError("invalid_replication_factor",
-                             f"Replication factor: {replication_factor} larger than available brokers: 1.")
-        return self.topics.create(name, num_partitions, configs)
+        """One topic of create_topics; raises TopicError."""
+        result = (await self.create_topics([(name, num_partitions, replication_factor, configs, assignments)]))[name]
+        if isinstance(result, TopicError):
+            raise result
+        return result
 
     async def delete_topic(self, name: str) -> None:
         if self.member is not None:
             await self.member.delete_topic(name)
         else:
-            self.topics.delete(name)
+            await self.topics.delete(name)
 
     async def add_partitions(self, name: str, total: int, assignments=None) -> None:
         if self.member is not None:
             await self.member.add_partitions(name, total, assignments)
         else:
-            self.topics.add_partitions(name, total)
+            await self.topics.add_partitions(name, total)
 
-    async def auto_create(self, name: str):
-        return await self.create_topic(name, self.config.num_partitions, -1, {})
+    async def auto_create(self, names: list[str]) -> dict:
+        """Metadata's auto-creation: name -> Topic or TopicError."""
+        return await self.create_topics([(name, self.config.num_partitions, -1, {}, None) for name in names])
 
     async def controlled_shutdown(self) -> None:
         """SIGTERM's first step, while still serving: a cluster member hands its leaderships
@@ -180,8 +196,6 @@ class Broker:
             await self.member.controlled_shutdown()
 
     async def close(self) -> None:
-        if self.cleaner is not None:
-            await self.cleaner.stop()  # its last swap runs on the loop, before the stores close
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -196,5 +210,6 @@ class Broker:
                 log.exception("periodic flush failed")
         if self.member is not None:
             await self.member.close()
+        await self.topics.worker.close()  # its last removals checkpoint the commitlog store
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())

@@ -10,8 +10,9 @@ partition gets the state etcd holds for it. The replica manager ignores states i
 applied, so applying the same image twice changes nothing.
 
 Topic admin (CreateTopics, DeleteTopics, CreatePartitions, auto-creation) goes to etcd; the
-call returns once this broker's own image shows the result, so the client's next Metadata
-request, to this broker, sees it.
+call returns once this broker has applied an image that shows the result (the partitions'
+file work runs in the admin worker thread, after the image is published), so the client's
+next Metadata request, to this broker, sees it.
 
 A crashed peer is noticed by its refused port well before its lease runs out
 (broker/cluster/peer_liveness.py). SIGTERM first hands leadership over (Kafka's controlled
@@ -64,6 +65,10 @@ class ClusterMember:
         self.metadata.add_listener(self.peers.on_metadata)
         self.metadata.add_session_listener(self._on_session)
         self._first_image = True
+        # The last image whose topics this broker has opened and deleted (their file work
+        # runs in the admin worker, so that comes after the image is published).
+        self._applied = asyncio.Condition()
+        self._applied_image = None
 
     async def start(self) -> None:
         await self.metadata.start()  # registers, loads, and applies the first image
@@ -91,9 +96,9 @@ class ClusterMember:
         for name in [n for n in topics.topics if n not in image.topics]:
             local = topics.topics[name]
             self.replicas.remove(TopicPartition(name, i) for i, p in enumerate(local.partitions) if p is not None)
-            topics.delete(name)
+            await topics.delete(name)
         for name, record in image.topics.items():
-            topic, dropped = topics.host(name, record.topic_id, dict(record.configs), record.storage_mode,
+            topic, dropped = await topics.host(name, record.topic_id, dict(record.configs), record.storage_mode,
                                          _current_replicas(image, name, record))
             self.replicas.remove(TopicPartition(name, i) for i in dropped)
             for index, partition in enumerate(topic.partitions):
@@ -104,7 +109,10 @@ class ClusterMember:
                     self.replicas.apply(partition, _replica_state(state))
         if self._first_image:
             self._first_image = False
-            topics.remove_orphans()
+            await topics.remove_orphans()
+        async with self._applied:
+            self._applied_image = image
+            self._applied.notify_all()
 
     def _on_session(self, alive: bool) -> None:
         if alive:
@@ -160,8 +168,12 @@ class ClusterMember:
         await self._visible(lambda image: name in image.topics and image.topics[name].partition_count >= total)
 
     async def _visible(self, predicate) -> None:
+        """Until this broker has applied an image that shows the change."""
+        def applied() -> bool:
+            return self._applied_image is not None and predicate(self._applied_image)
         try:
-            await self.metadata.wait_for(predicate, ADMIN_VISIBLE_TIMEOUT_S)
+            async with self._applied:
+                await asyncio.wait_for(self._applied.wait_for(applied), ADMIN_VISIBLE_TIMEOUT_S)
         except asyncio.TimeoutError:
             log.warning("an admin change did not reach this broker's metadata in %.0f s", ADMIN_VISIBLE_TIMEOUT_S)
 

@@ -66,11 +66,19 @@ class StorageModes:
             log.info("opened %s storage under %s", mode, self.data_dir)
         return store
 
-    def open_at_start(self, modes_in_use: set[str]) -> dict[str, LogStore]:
-        """Open the default engine, every engine a topic uses, and any whose files exist."""
-        for mode in MODES:
-            if mode == self.default_mode or mode in modes_in_use or files_exist(mode, self.data_dir):
-                self.store(mode)
+    def open_at_start(self, modes_in_use: set[str], wanted=None) -> dict[str, LogStore]:
+        """Open the default engine, every engine a topic uses, and any whose files exist.
+        `wanted(topic, partition)`: whether a partition on disk has a topic; the commitlog
+        engine does not open the others (RocketLogStore), whose removal follows."""
+        options = self.commitlog_options
+        if wanted is not None:
+            self.commitlog_options = {**options, "wanted": wanted}
+        try:
+            for mode in MODES:
+                if mode == self.default_mode or mode in modes_in_use or files_exist(mode, self.data_dir):
+                    self.store(mode)
+        finally:
+            self.commitlog_options = options
         return dict(self._stores)
 
     def opened(self) -> dict[str, LogStore]:

@@ -38,6 +38,7 @@ from wire.record_batch import (
 
 if TYPE_CHECKING:
     from segment.leader_epoch_cache import LeaderEpochCache
+    from segment.partition_removal import PartitionRemoval
 
 from .storage_errors import (  # noqa: F401  (the engines and the broker import them from here)
     LogClosed,
@@ -251,6 +252,37 @@ class LogStore(abc.ABC):
     @abc.abstractmethod
     def delete_partition(self, topic: str, partition: int) -> None:
         """Close and remove the partition's files."""
+
+    # Topic admin splits the two calls above so their file work runs in a worker thread while
+    # the event loop keeps using the store (broker/admin_worker.py):
+
+    @abc.abstractmethod
+    def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        """open_partition's file work, safe in a worker thread while the event loop uses the
+        store: it touches only this partition's own files and returns a log the store does not
+        know yet (install_partition hands it over)."""
+
+    @abc.abstractmethod
+    def discard_prepared(self, plog: PartitionLog) -> None:
+        """In the worker: close what prepare_partition opened for a log never installed."""
+
+    @abc.abstractmethod
+    def install_partition(self, plog: PartitionLog) -> PartitionLog:
+        """On the event loop: serve a prepared log (returns the one already open, if any)."""
+
+    @abc.abstractmethod
+    def detach_partitions(self, keys: list[tuple[str, int]]) -> PartitionRemoval:
+        """On the event loop: forget these partitions at once (no flush, checkpoint or read of
+        the store reaches them again); their files go later, through the returned removal
+        (segment/partition_removal.py), in a worker thread."""
+
+    @abc.abstractmethod
+    def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
+        """On the event loop: detach_partitions for every partition on disk not in `hosted`
+        (a create or delete that did not finish, a topic gone from the metadata), in one pass."""
+
+    def reclaim(self) -> None:
+        """On the event loop, after a removal: free shared files only removed partitions needed."""
 
     @abc.abstractmethod
     def existing_partitions(self) -> list[tuple[str, int]]:

@@ -2,7 +2,8 @@
 
 A single broker can only hold one replica: replication_factor above 1 gets
 INVALID_REPLICATION_FACTOR, as Kafka answers when brokers are too few.
-Each topic succeeds or fails on its own; validate_only creates nothing.
+Each topic succeeds or fails on its own; validate_only creates nothing. The valid topics are
+created together (broker.create_topics), their file work off the event loop.
 """
 
 from __future__ import annotations
@@ -71,20 +72,29 @@ async def handle(broker, header, request):
     # Kafka answers duplicates on the broker and sends the rest to the controller, which counts them.
     counted = [t for t in request.topics if t.name not in duplicates]
     too_many_partitions = create_topics_total(counted, broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST
-    results = []
+    checked: dict[str, tuple | TopicError] = {}
     for topic in request.topics:
         try:
-            partitions, rf, assignments, configs = _check(broker, topic, duplicates, too_many_partitions)
-            if request.validate_only:
-                topic_id = None
-            else:
-                created = await broker.create_topic(topic.name, partitions, rf, configs, assignments)
-                topic_id = created.topic_id
+            checked.setdefault(topic.name, _check(broker, topic, duplicates, too_many_partitions))
         except TopicError as exc:
-            results.append(make(result_cls, name=topic.name, topic_id=None, error_code=error(exc.code),
-                                error_message=str(exc), topic_config_error_code=error("none"),
+            checked.setdefault(topic.name, exc)
+    valid = {name: c for name, c in checked.items() if not isinstance(c, TopicError)}
+    created = {}
+    if not request.validate_only:  # all together: one trip of file work, one topics.json write
+        created = await broker.create_topics([(name, partitions, rf, configs, assignments)
+                                              for name, (partitions, rf, assignments, configs) in valid.items()])
+    results = []
+    for topic in request.topics:
+        outcome = checked[topic.name]
+        if not isinstance(outcome, TopicError) and isinstance(created.get(topic.name), TopicError):
+            outcome = created[topic.name]
+        if isinstance(outcome, TopicError):
+            results.append(make(result_cls, name=topic.name, topic_id=None, error_code=error(outcome.code),
+                                error_message=str(outcome), topic_config_error_code=error("none"),
                                 num_partitions=-1, replication_factor=-1, configs=None))
             continue
+        partitions, rf, _assignments, configs = outcome
+        topic_id = None if request.validate_only else created[topic.name].topic_id
         described = None if config_cls is None else tuple(
             make(config_cls, name=name, value=value, read_only=False,
                  config_source=DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, is_sensitive=False)

@@ -49,15 +49,18 @@ async def handle(broker, header, request):
     allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
                     and _auto_create_fits(broker, names))
 
+    created = {}
+    if allow_create and names is not None:
+        # Kafka's broker sends one CreateTopics for every missing topic: so one creation here.
+        missing = list(dict.fromkeys(n for n in names if broker.topics.get(n) is None))
+        if missing:
+            created = await broker.auto_create(missing)
     topics = []
     for name in names if names is not None else list(broker.topics.topics):
         topic = broker.topics.get(name)
         code = "none"
-        if topic is None and allow_create:
-            try:
-                topic = await broker.auto_create(name)
-            except TopicError as exc:
-                code = exc.code
+        if isinstance(created.get(name), TopicError):
+            code = created[name].code
         if topic is None:
             if code == "none":
                 # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.

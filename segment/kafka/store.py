@@ -20,16 +20,16 @@ All partitions' segment files share one bound on open files (open_files.py,
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import threading
-import uuid
 from pathlib import Path
 
 from segment.log import LogConfig, LogOffline, LogStore
 from segment.offset_checkpoint import read_checkpoint, write_checkpoint
 
 from .open_files import OpenFiles
+from segment.partition_removal import PartitionRemoval
+
 from .partition_log import SegmentPartitionLog
 
 log = logging.getLogger(__name__)
@@ -72,24 +72,40 @@ class SegmentLogStore(LogStore):
         key = (topic, partition)
         if key in self.logs:
             return self.logs[key]
-        plog = SegmentPartitionLog(
+        return self.install_partition(self.prepare_partition(topic, partition, config))
+
+    def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> SegmentPartitionLog:
+        key = (topic, partition)
+        return SegmentPartitionLog(
             self._path(topic, partition), config, self._recovery.get(key, 0), self._log_start.get(key, 0), self.clean,
             self._checkpoint, self.open_files,
         )
-        self.logs[key] = plog
-        return plog
+
+    def discard_prepared(self, plog: SegmentPartitionLog) -> None:
+        plog.close()
+
+    def install_partition(self, plog: SegmentPartitionLog) -> SegmentPartitionLog:
+        key = split_partition_dir(plog.dir.name)
+        return self.logs.setdefault(key, plog)
 
     def delete_partition(self, topic: str, partition: int) -> None:
-        plog = self.logs.pop((topic, partition), None)
-        if plog is not None:
-            plog.close()
-        path = self._path(topic, partition)
-        if path.exists():
-            doomed = path.with_name(f"{path.name}.{uuid.uuid4().hex}-delete")
-            os.replace(path, doomed)
-            shutil.rmtree(doomed, ignore_errors=True)
-        self._recovery.pop((topic, partition), None)
-        self._log_start.pop((topic, partition), None)
+        removal = self.detach_partitions([(topic, partition)])
+        removal.rename()
+        removal.remove()
+
+    def detach_partitions(self, keys: list[tuple[str, int]]) -> PartitionRemoval:
+        closers = []
+        with self._checkpoint_lock:  # a checkpoint in the flush thread must not write them back
+            for key in keys:
+                plog = self.logs.pop(key, None)
+                if plog is not None:
+                    closers.append(plog.close)
+                self._recovery.pop(key, None)
+                self._log_start.pop(key, None)
+        return PartitionRemoval([self._path(*key) for key in keys], closers)
+
+    def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
+        return self.detach_partitions([key for key in self.existing_partitions() if key not in hosted])
 
     def existing_partitions(self) -> list[tuple[str, int]]:
         out = []
