@@ -71,8 +71,10 @@ class ClusterMember:
         self._applied_image = None
 
     async def start(self) -> None:
-        await self.metadata.start()  # registers, loads, and applies the first image
+        # The shared cluster id first: once registered, peers and clients may ask us, and a
+        # broker answering with its own meta.properties id looks like a second cluster.
         self._broker.cluster_id = await self.metadata.cluster_id(self._broker.cluster_id)
+        await self.metadata.start()  # registers, loads, and applies the first image
         self.replicas.start()
 
     async def controlled_shutdown(self) -> None:
