@@ -1,0 +1,97 @@
+"""The config, log-dir, offset-deletion and topic-description admin calls of real clients:
+kafka-python's KafkaAdminClient and confluent-kafka's AdminClient (librdkafka), against a real
+broker in both layouts. (confluent-kafka's Python AdminClient has no call for OffsetDelete;
+kafka-python's delete_group_offsets is the OffsetDelete client here.)
+
+kafka-python infers the broker's Kafka version from ApiVersions: before these APIs it read
+twinlog as Kafka 3.2 (JoinGroup v9 was its newest clue); DescribeLogDirs v5 makes it 4.3.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import TopicCollection
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+
+from compat_tests.raw_kafka import Client, make_batch
+from compat_tests.topics import admin_client, unique_topic
+from kafka.admin import ConfigResource as KpConfigResource, ConfigResourceType
+from kafka.errors import NoError
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+TOPIC = ConfigResourceType.TOPIC
+
+
+def _confluent(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def _described(admin: AdminClient, topic: str) -> dict[str, str]:
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    return {name: entry.value for name, entry in admin.describe_configs([res])[res].result(10).items()}
+
+
+def test_kafka_python_reads_the_kafka_generation(broker):
+    with admin_client(broker.bootstrap) as admin:
+        assert admin._manager.broker_version == (4, 3)
+
+
+def test_kafka_python_admin(broker):
+    topic, group = unique_topic("kp-admin"), f"g-{uuid.uuid4().hex[:10]}"
+    with Client.to(broker) as raw:
+        raw.create_topic(topic, 2)
+        assert raw.produce(topic, 0, make_batch([b"x" * 100])).base_offset == 0
+    with admin_client(broker.bootstrap) as admin:
+        result = admin.alter_configs([KpConfigResource(TOPIC, topic, {"retention.ms": "3600000",
+                                                                        "cleanup.policy": ("APPEND", "compact")})])
+        assert result == {"topic": {topic: "OK"}}
+        configs = admin.describe_configs([KpConfigResource(TOPIC, topic)])["topic"][topic]
+        assert configs["retention.ms"]["value"] == "3600000"
+        assert configs["cleanup.policy"]["value"] == "delete,compact"
+        assert configs["cleanup.policy"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+
+        (only_broker,) = admin.describe_log_dirs({topic: [0, 1]})
+        (log_dir,) = [d for d in only_broker["log_dirs"] if d["topics"]]
+        sizes = {p["partition_index"]: p["partition_size"] for t in log_dir["topics"] for p in t["partitions"]}
+        assert sizes[0] > 100 and sizes[1] == 0
+        assert log_dir["log_dir"].endswith("commitlog-store") == (broker.storage_mode == "commitlog")
+
+        admin.alter_group_offsets(group, {TopicPartition(topic, 0): OffsetAndMetadata(1, "", -1),
+                                          TopicPartition(topic, 1): OffsetAndMetadata(0, "", -1)})
+        deleted = admin.delete_group_offsets(group, [TopicPartition(topic, 0)])
+        assert deleted == {TopicPartition(topic, 0): NoError}
+        assert list(admin.list_group_offsets({group: None})[group]) == [TopicPartition(topic, 1)]
+
+
+def test_confluent_admin(broker):
+    topic = unique_topic("ck-admin")
+    with Client.to(broker) as raw:
+        raw.create_topic(topic, 3)
+    admin = _confluent(broker.bootstrap)
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND),
+        ConfigEntry("segment.bytes", "1048576", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(10)
+    configs = _described(admin, topic)
+    assert configs["cleanup.policy"] == "delete,compact" and configs["segment.bytes"] == "1048576"
+
+    bad = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", "5", incremental_operation=AlterConfigOpType.APPEND)])
+    with pytest.raises(Exception, match="LIST"):
+        admin.incremental_alter_configs([bad])[bad].result(10)
+
+    legacy = ConfigResource(ConfigResource.Type.TOPIC, topic, set_config={"retention.ms": "7200000"})
+    admin.alter_configs([legacy])[legacy].result(10)
+    configs = _described(admin, topic)
+    # AlterConfigs replaces the whole set: the incremental changes are gone.
+    assert configs["retention.ms"] == "7200000" and configs["cleanup.policy"] == "delete"
+
+    broker_res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
+        ConfigEntry("log.retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(Exception, match="dynamically"):
+        admin.incremental_alter_configs([broker_res])[broker_res].result(10)
+
+    (description,) = admin.describe_topics(TopicCollection([topic])).values()
+    assert [p.id for p in description.result(10).partitions] == [0, 1, 2]
