@@ -9,7 +9,11 @@ therefore accepted only if
    (not truncated away, not re-written elsewhere after a crash), and
 3. a record in its batch carries exactly the key and lies in
    [log start offset, log end offset) of the partition.
-Records come back in (partition, offset) order.
+A compacted partition (log_cleaner.py) answers below the end C of its compacted
+generation from that file only, through its own key index (compacted_log.py): a
+commitlog unit below C may still exist, holding records the clean dropped, and is
+never an answer. So a key reads as the records the log still holds, its latest
+value last. Records come back in (partition, offset) order.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from bisect import bisect_left
 
 from segment.log import StorageError
 from wire import records as wire_records
@@ -69,6 +75,9 @@ def lookup_key(store: RocketLogStore, topic: str, key: bytes, partition: int | N
         if entry.phys != phys or entry.base_offset != header.base_offset:
             continue
         low, high = store.log_start.get((topic, header.partition), 0), queue.end_offset
+        generation = store.compacted.get((topic, header.partition))
+        if generation is not None:
+            low = max(low, generation.end)  # below it the compacted file answers
         try:
             records = list(wire_records.iter_records(memoryview(buf)[header.header_size :]))
         except wire_records.InvalidRecords:
@@ -76,5 +85,24 @@ def lookup_key(store: RocketLogStore, topic: str, key: bytes, partition: int | N
         for r in records:
             if r.key == key and low <= r.offset < high:
                 hits.append(KeyHit(topic, header.partition, r.offset, r.timestamp, r.key, r.value, r.headers))
+    for (t, p), generation in list(store.compacted.items()):
+        if t == topic and (partition is None or p == partition):
+            hits += _compacted_hits(generation, topic, p, key, store.log_start.get((t, p), 0))
     hits.sort(key=lambda h: (h.partition, h.offset))
+    return hits
+
+
+def _compacted_hits(generation, topic: str, partition: int, key: bytes, log_start: int) -> list[KeyHit]:
+    hits = []
+    for position in set(generation.key_candidates(key)):
+        i = bisect_left(generation.positions, position)
+        if i >= len(generation) or generation.positions[i] != position:
+            continue  # past the data after a truncation
+        try:
+            records = list(wire_records.iter_records(generation.read(generation.entry(i))))
+        except wire_records.InvalidRecords:
+            continue
+        for r in records:
+            if r.key == key and log_start <= r.offset < generation.end:
+                hits.append(KeyHit(topic, partition, r.offset, r.timestamp, r.key, r.value, r.headers))
     return hits

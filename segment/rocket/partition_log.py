@@ -21,6 +21,12 @@ The partition's leader-epoch cache is its own file beside its consume queue,
 each partition replicates on its own, so its epochs are its own even though its
 batches share the commitlog with every other partition. It is checked against the
 queue's batches when the log is opened (epoch_recovery.py).
+
+Compaction (cleanup.policy=compact, log_cleaner.py): offsets below the end C of the
+partition's compacted generation (compacted_log.py) are served from that file, the rest
+from the consume queue; every reader below walks both in offset order (`_entries_from`).
+`changes` counts what moves the log under a cleaner round (retention, DeleteRecords,
+truncation), so a round that raced one of them is rolled back at its swap.
 """
 
 from __future__ import annotations
@@ -38,8 +44,10 @@ from wire.record_batch import (
     HEADER_SIZE, TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time,
 )
 
+from . import log_cleaner
 from . import unit_format as uf
 from .commitlog import CommitLog
+from .compacted_log import CompactedEntry, CompactedLog
 from .consume_queue import ConsumeQueue, QueueEntry
 
 
@@ -49,6 +57,7 @@ class QueueStore(Protocol):
 
     commitlog: CommitLog
     log_start: dict[tuple[str, int], int]
+    compacted: dict[tuple[str, int], CompactedLog]
 
     index: object | None
 
@@ -69,6 +78,7 @@ class RocketPartitionLog(PartitionLog):
         self.topic, self.partition = queue.topic, queue.partition
         self.config = config
         self.header_size = uf.header_size_for(self.topic)
+        self.changes = 0
         self._size = self._measure()
         self.epochs = LeaderEpochCache(queue.dir / LEADER_EPOCH_CHECKPOINT)
         recover_epoch_cache(self.epochs, self)
@@ -90,12 +100,27 @@ class RocketPartitionLog(PartitionLog):
     def size_in_bytes(self) -> int:
         return self._size
 
-    def _batch_size(self, entry: QueueEntry) -> int:
-        return entry.size - self.header_size
+    def _batch_size(self, entry: QueueEntry | CompactedEntry) -> int:
+        return entry.size if isinstance(entry, CompactedEntry) else entry.size - self.header_size
+
+    @property
+    def compacted(self) -> CompactedLog | None:
+        return self.store.compacted.get((self.topic, self.partition))
+
+    def _entries_from(self, offset: int):
+        """Every batch holding an offset >= `offset`, in offset order: the compacted
+        generation's below its end, then the consume queue's."""
+        comp = self.compacted
+        if comp is not None:
+            if offset < comp.end:
+                yield from comp.entries_from(offset)
+            offset = max(offset, comp.end)
+        i = self.queue.find(offset)
+        if i is not None:
+            yield from self.queue.entries_from(i)
 
     def _live_entries(self):
-        i = self.queue.find(self.log_start_offset)
-        return iter(()) if i is None else self.queue.entries_from(i)
+        return self._entries_from(self.log_start_offset)
 
     def _measure(self) -> int:
         return sum(self._batch_size(e) for e in self._live_entries())
@@ -131,7 +156,9 @@ class RocketPartitionLog(PartitionLog):
 
     # ----- reading -------------------------------------------------------------
 
-    def _region(self, entry: QueueEntry) -> FileRegion:
+    def _region(self, entry: QueueEntry | CompactedEntry) -> FileRegion:
+        if isinstance(entry, CompactedEntry):
+            return FileRegion(self.compacted.fd, entry.position, entry.size)
         f = self.store.commitlog.file_at(entry.phys)
         if f is None:
             raise OSError(f"commitlog file of offset {entry.phys} is gone")
@@ -142,12 +169,9 @@ class RocketPartitionLog(PartitionLog):
         start, end = self.log_start_offset, self.log_end_offset
         if offset < start or offset > end:
             raise OffsetOutOfRange(f"offset {offset} outside [{start}, {end}]")
-        i = self.queue.find(offset)
         regions: list[FileRegion] = []
-        if i is None:
-            return regions
         total = 0
-        for entry in self.queue.entries_from(i):
+        for entry in self._entries_from(offset):
             if entry.last_offset >= upper_bound:
                 break
             size = self._batch_size(entry)
@@ -162,16 +186,23 @@ class RocketPartitionLog(PartitionLog):
     def read_bytes(self, region: FileRegion) -> bytes:
         return os.pread(region.fd, region.size, region.position)
 
-    def _batch(self, entry: QueueEntry) -> bytes:
+    def _batch(self, entry: QueueEntry | CompactedEntry) -> bytes:
         return self.read_bytes(self._region(entry))
 
+    def _entries_reaching(self, timestamp_ms: int):
+        """The live batches from the first whose running max timestamp reaches the target."""
+        start, comp = self.log_start_offset, self.compacted
+        if comp is not None and start < comp.end:
+            for i in range(max(comp.first_reaching(timestamp_ms), comp.find(start)), len(comp)):
+                yield comp.entry(i)
+            start = comp.end
+        first = self.queue.find(start)
+        if first is not None:
+            j = self.queue.first_reaching(timestamp_ms)  # first batch, log start or not, reaching the target
+            yield from self.queue.entries_from(max(j, first))
+
     def offset_for_timestamp(self, timestamp_ms: int):
-        first = self.queue.find(self.log_start_offset)
-        if first is None:
-            return None
-        j = self.queue.first_reaching(timestamp_ms)  # first batch, log start or not, reaching the target
-        entries = self.queue.entries_from(max(j, first))
-        for entry in entries:
+        for entry in self._entries_reaching(timestamp_ms):
             if entry.max_timestamp < timestamp_ms:
                 continue
             for record in wire_records.iter_records(self._batch(entry)):
@@ -180,30 +211,34 @@ class RocketPartitionLog(PartitionLog):
         return None
 
     def max_timestamp(self):
-        first = self.queue.find(self.log_start_offset)
-        if first is None:
-            return None
-        top = self.queue.last.running_max
-        j = self.queue.first_reaching(top)
-        if j >= first:
-            best = self.queue.entry(j)
-        else:  # the overall maximum is below the log start: look at what is left
-            best = None
-            for entry in self.queue.entries_from(first):
+        best = None
+        comp = self.compacted
+        if comp is not None and self.log_start_offset < comp.end:
+            for entry in comp.entries_from(self.log_start_offset):
                 if best is None or entry.max_timestamp > best.max_timestamp:
                     best = entry
+        first = self.queue.find(max(self.log_start_offset, comp.end if comp is not None else 0))
+        if first is not None:
+            top = self.queue.last.running_max
+            j = self.queue.first_reaching(top)
+            if j >= first:
+                candidates = [self.queue.entry(j)]
+            else:  # the overall maximum is below the log start: look at what is left
+                candidates = self.queue.entries_from(first)
+            for entry in candidates:
+                if best is None or entry.max_timestamp > best.max_timestamp:
+                    best = entry
+        if best is None:
+            return None
         batch = self._batch(best)
         if parse_header(batch).attributes & TIMESTAMP_TYPE_BIT:
             return best.base_offset, best.max_timestamp
         return wire_records.offset_of_max_timestamp(batch)
 
     def batch_headers(self, from_offset: int = 0):
-        i = self.queue.find(from_offset)
-        if i is None:
-            return
         floor = self.store.commitlog.min_offset
-        for entry in self.queue.entries_from(i):
-            if entry.phys < floor:
+        for entry in self._entries_from(from_offset):
+            if isinstance(entry, QueueEntry) and entry.phys < floor:
                 continue  # that commitlog file is gone
             region = self._region(entry)
             yield parse_header(os.pread(region.fd, HEADER_SIZE, region.position))
@@ -211,7 +246,14 @@ class RocketPartitionLog(PartitionLog):
     # ----- removing ------------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
+        comp = self.compacted
+        if comp is not None and offset < comp.end:
+            log_cleaner.abandon_committed(self.queue.dir)
+            self.store.compacted[(self.topic, self.partition)] = comp.truncate(offset)
+            self.changes += 1
         cut = self.store.truncate_queue(self.queue, offset)
+        if cut:
+            self.changes += 1
         if cut:
             self._size = self._measure()
             if self.log_start_offset > self.log_end_offset:  # the batch holding the log start went
@@ -226,7 +268,12 @@ class RocketPartitionLog(PartitionLog):
             self.epochs.truncate_from_end(end)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.changes += 1
         self.store.start_queue_at(self.queue, offset)
+        comp = self.store.compacted.pop((self.topic, self.partition), None)
+        if comp is not None:  # after the START_AT unit: until then it served the old log
+            log_cleaner.abandon_committed(self.queue.dir)
+            comp.delete()
         self._size = 0
         self.epochs.replace([])  # after the unit is durable, as truncate_to cuts the cache
 
@@ -240,6 +287,7 @@ class RocketPartitionLog(PartitionLog):
 
     def _advance_to(self, offset: int) -> int:
         """Move the log start to `offset`; returns the bytes of batches now wholly below it."""
+        self.changes += 1
         freed = 0
         for entry in self._live_entries():
             if entry.last_offset >= offset:
@@ -267,6 +315,25 @@ class RocketPartitionLog(PartitionLog):
         deleted = self._advance_to(target) if target > self.log_start_offset else 0
         self.store.collect()
         return deleted
+
+    # ----- compaction (driven by the broker's cleaner threads) -------------------
+
+    def clean_due(self, first_dirty: int, now_ms: int) -> bool:
+        """From a cleaner thread: whether a round is due (log_cleaner.due)."""
+        return log_cleaner.due(self, first_dirty, now_ms)
+
+    def clean(self, first_dirty: int, now_ms: int, memory_bytes: int, run_on_owner=lambda fn: fn()):
+        """From a cleaner thread: one round (log_cleaner.clean); `run_on_owner(fn)` runs the
+        swap where the log's readers run. Returns its CleanStats."""
+        return log_cleaner.clean(self, first_dirty, now_ms, memory_bytes, run_on_owner)
+
+    def install_compacted(self, generation: CompactedLog) -> None:
+        """On the owner's thread, after a swap: serve below its end from it, drop the consume
+        queue's files wholly below that end, and count the bytes anew."""
+        self.store.compacted[(self.topic, self.partition)] = generation
+        i = self.queue.find(generation.end)
+        self.queue.delete_files_below(self.queue.next_index if i is None else i)
+        self._size = self._measure()
 
     def update_config(self, config: LogConfig) -> None:
         self.config = config

@@ -6,6 +6,7 @@
                                          and the partition's leader-epoch-checkpoint
                                          (leader_epoch_cache.py: it replicates on its own)
         index/                           index_file.py: record key -> commitlog offset
+            <C>.compacted ...            compacted_log.py: a compacted partition's batches below C
         checkpoint                       checkpoint.py: how far the files above are durable
         abort                            exists while the store is open
 
@@ -22,7 +23,8 @@ reached its end holds nothing back) and before the last checkpoint, never the
 active file. A partition with long retention therefore keeps the files its
 batches share with others: disk use follows the longest-retained partition, the
 price of one shared sequential log. Index files go once all their entries point
-below the first commitlog file.
+below the first commitlog file. A compacted partition (log_cleaner.py) needs its
+queue's batches only from the end of its compacted generation on.
 
 Durability: `RocketPartitionLog.flush` (the broker's group commit, in a worker
 thread) fsyncs the commitlog, one file whatever the partition, which makes its
@@ -55,7 +57,9 @@ from wire.record_batch import BatchHeader
 from . import unit_format as uf
 from .checkpoint import Checkpoint, mark_clean, mark_running, read_checkpoint, write_checkpoint
 from .commitlog import CommitLog
+from .compacted_log import CompactedLog
 from .consume_queue import ConsumeQueue
+from .log_cleaner import open_generation, recover_interrupted_clean
 from .dispatch import Dispatcher
 from .index_file import IndexService
 from .partition_log import RocketPartitionLog
@@ -121,6 +125,12 @@ class RocketLogStore(LogStore):
         for q in self.queues.values():
             q.write_pending()  # what recovery re-dispatched, before a checkpoint counts it
         self._unwritten: set[ConsumeQueue] = set()  # queues with entries write_pending has not written
+        self.compacted: dict[tuple[str, int], CompactedLog] = {}
+        for key, q in self.queues.items():
+            recover_interrupted_clean(q.dir)
+            generation = open_generation(q.dir, key[0])
+            if generation is not None:
+                self.compacted[key] = generation
         self.log_start: dict[tuple[str, int], int] = {}
         for key, q in self.queues.items():
             self._init_log_start(key, q)
@@ -135,6 +145,12 @@ class RocketLogStore(LogStore):
     def _init_log_start(self, key: tuple[str, int], q: ConsumeQueue) -> None:
         """The checkpointed log start, raised to the first batch whose unit is still in the commitlog."""
         start = self._checkpoint.log_start.get(key, 0)
+        generation = self.compacted.get(key)
+        if generation is not None and start < generation.end:
+            if q.last is None:  # nothing above the compacted batches (a truncation into them)
+                q.empty_end = max(q.empty_end, generation.end)
+            self.log_start[key] = start  # its batches below the end are in the compacted file, never collected
+            return
         if q.last is None:
             q.empty_end = max(q.empty_end, start)
         if q.first_offset is not None:
@@ -187,6 +203,9 @@ class RocketLogStore(LogStore):
             q = self.queues.pop(key, None)
             if q is not None:
                 queues.append(q)
+            generation = self.compacted.pop(key, None)
+            if generation is not None:
+                generation.close()
         return PartitionRemoval([q.dir for q in queues], [partial(_close_files, q) for q in queues],
                                 self._after_removal)
 
@@ -237,6 +256,8 @@ class RocketLogStore(LogStore):
         self.commitlog.close()
         for q in self.queues.values():
             q.close()
+        for generation in self.compacted.values():
+            generation.close()
         if self.index is not None:
             self.index.close()
         mark_clean(self.dir)
@@ -359,7 +380,8 @@ class RocketLogStore(LogStore):
         self.commit_writes()  # the checkpoint below may only count what is written
         limit = self.commitlog.write_pos
         for key, q in self.queues.items():
-            i = q.find(self.log_start.get(key, 0))
+            generation = self.compacted.get(key)
+            i = q.find(max(self.log_start.get(key, 0), generation.end if generation is not None else 0))
             if i is not None:
                 limit = min(limit, q.entry(i).phys)
         files = self.commitlog.files
