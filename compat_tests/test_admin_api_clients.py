@@ -1,6 +1,6 @@
 """The config, log-dir, offset-deletion and topic-description admin calls of real clients:
-kafka-python's KafkaAdminClient and confluent-kafka's AdminClient (librdkafka), against a real
-broker in both layouts. (confluent-kafka's Python AdminClient has no call for OffsetDelete;
+kafka-python's KafkaAdminClient, confluent-kafka's AdminClient (librdkafka) and the Java Admin
+(kafka-clients 4.3.0), against a real broker in both layouts. (confluent-kafka's Python AdminClient has no call for OffsetDelete;
 kafka-python's delete_group_offsets is the OffsetDelete client here.)
 
 kafka-python infers the broker's Kafka version from ApiVersions: before these APIs it read
@@ -9,12 +9,17 @@ twinlog as Kafka 3.2 (JoinGroup v9 was its newest clue); DescribeLogDirs v5 make
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import uuid
 
 import pytest
 from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
+from compat_tests.java_client import classpath_jars, compiled_classes
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.topics import admin_client, unique_topic
 from kafka.admin import ConfigResource as KpConfigResource, ConfigResourceType
@@ -95,3 +100,23 @@ def test_confluent_admin(broker):
 
     (description,) = admin.describe_topics(TopicCollection([topic])).values()
     assert [p.id for p in description.result(10).partitions] == [0, 1, 2]
+
+
+def test_java_admin(broker):
+    """kafka-clients 4.3.0's Admin (java/AdminApisCheck.java): its describeTopics goes through
+    DescribeTopicPartitions now that the broker lists it."""
+    topic, group = unique_topic("java-admin"), f"g-{uuid.uuid4().hex[:10]}"
+    with Client.to(broker) as raw:
+        raw.create_topic(topic, 2)
+        assert raw.produce(topic, 0, make_batch([b"x" * 100])).base_offset == 0
+    classpath = os.pathsep.join([*map(str, classpath_jars()), str(compiled_classes())])
+    run = subprocess.run([shutil.which("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
+                          "AdminApisCheck", broker.bootstrap, topic, group],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["cleanup.policy"] == "delete,compact" and seen["retention.ms"] == "3600000"
+    assert seen["sizes"]["0"] > 100 and seen["sizes"]["1"] == 0
+    assert seen["logDir"].endswith("commitlog-store") == (broker.storage_mode == "commitlog")
+    assert seen["offsetsLeft"] == [1]
+    assert seen["partitions"] == [0, 1]
