@@ -35,6 +35,10 @@ from .index_file import OffsetIndex, TimeIndex
 from .open_files import OpenFiles, SegmentFile
 
 SCAN_CHUNK = 8 * 1024 * 1024
+# Smaller reads are handed up as bytes rather than as a file region: the transport would pread
+# them anyway (it sendfiles from 64 KiB, broker/server.py), and a region holds its file's
+# descriptor open until sent, so a Fetch over thousands of partitions would hold thousands.
+INLINE_READ_BYTES = 64 * 1024
 MIN_BATCH = HEADER_SIZE
 
 
@@ -78,8 +82,11 @@ class LogSegment:
     def pread(self, size: int, position: int) -> bytes:
         return self.log.pread(size, position)
 
-    def region(self, position: int, size: int) -> FileRegion:
-        """Bytes of the .log for sendfile; the region keeps the descriptor open until it is sent."""
+    def region(self, position: int, size: int) -> FileRegion | bytes:
+        """Bytes of the .log to send: the bytes themselves when small, else a region for sendfile
+        that keeps the descriptor open until it is sent."""
+        if size < INLINE_READ_BYTES:
+            return self.log.pread(size, position)
         handle = self.log.handle()
         return FileRegion(handle.fd, position, size, handle)
 

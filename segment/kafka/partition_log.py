@@ -170,11 +170,11 @@ class SegmentPartitionLog(PartitionLog):
     def _segment_index_for(self, offset: int) -> int:
         return max(bisect_right([s.base_offset for s in self.segments], offset) - 1, 0)
 
-    def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
+    def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion | bytes]:
         self._check_online()
         if offset < self._log_start or offset > self.log_end_offset:
             raise OffsetOutOfRange(f"offset {offset} outside [{self._log_start}, {self.log_end_offset}]")
-        regions: list[FileRegion] = []
+        regions: list[FileRegion | bytes] = []  # bytes: small reads (LogSegment.region)
         total = 0
         i = self._segment_index_for(offset)
         while i < len(self.segments) and offset < upper_bound:
@@ -200,7 +200,9 @@ class SegmentPartitionLog(PartitionLog):
                 offset = max(offset, self.segments[i].base_offset)
         return regions
 
-    def read_bytes(self, region: FileRegion) -> bytes:
+    def read_bytes(self, region: FileRegion | bytes) -> bytes:
+        if isinstance(region, bytes):
+            return region
         return os.pread(region.fd, region.size, region.position)  # region.holder keeps fd open
 
     def offset_for_timestamp(self, timestamp_ms: int):

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from segment.kafka import open_files as open_files_module
 from segment.kafka.open_files import OpenFiles, SegmentFile
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig, LogOffline
-from segment.tests.test_segment_engine import fill, make_batch
+from segment.log import FileRegion, LogConfig, LogOffline
+from segment.tests.test_segment_engine import fill, make_batch, read_offsets
 
 
 def fds_under(directory) -> list[str]:
@@ -106,10 +106,12 @@ def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
 
 def test_a_region_read_for_a_fetch_survives_eviction_and_deletion(tmp_path):
     store = SegmentLogStore(tmp_path, max_open_files=3)
-    config = LogConfig(segment_bytes=1024, retention_bytes=0, file_delete_delay_ms=0)
+    config = LogConfig(segment_bytes=100_000, retention_bytes=0)
     plog = store.open_partition("t", 0, config)
-    fill(plog, [10, 10, 10])
-    regions = plog.read(0, 1 << 20, plog.log_end_offset)
+    for ts in range(3):  # three segments of one 80 KB batch each: sent with sendfile
+        plog.append(make_batch(40, ts, value_size=2000), 0, ts)
+    regions = [plog.read(o, 1, plog.log_end_offset)[0] for o in (0, 40, 80)]
+    assert all(isinstance(r, FileRegion) for r in regions)
     expected = [plog.read_bytes(r) for r in regions]
     log_paths = [os.readlink(f"/proc/self/fd/{r.fd}") for r in regions]
     for p in range(1, 8):  # other partitions' files push every file of t-0 out of the set
@@ -142,4 +144,18 @@ def test_ten_times_more_files_than_the_bound_all_read_back(tmp_path):
         data = b"".join(plog.read_bytes(r) for r in plog.read(0, 1 << 20, plog.log_end_offset))
         assert len(data) and len(fds_under(tmp_path)) <= 12
     assert store.clean
+    store.close()
+
+
+def test_small_reads_come_as_bytes_and_hold_no_descriptor(tmp_path):
+    """A Fetch over many partitions of small batches must not pin a descriptor per partition
+    (librdkafka's consumer of a 2,000-partition topic did, at a 1,024 limit)."""
+    store = SegmentLogStore(tmp_path, max_open_files=6)
+    logs = [store.open_partition("t", p, LogConfig()) for p in range(30)]
+    for plog in logs:
+        fill(plog, [2])
+    answer = [plog.read(0, 1 << 20, plog.log_end_offset) for plog in logs]
+    assert all(isinstance(r, bytes) for regions in answer for r in regions)
+    assert len(fds_under(tmp_path)) <= 6
+    assert [len(read_offsets(plog, regions)) for plog, regions in zip(logs, answer)] == [2] * 30
     store.close()
