@@ -5,11 +5,12 @@ clean one that is due (dirty ratio / max compaction lag, segment/compaction/clea
 and sleep `log.cleaner.backoff.ms` when none is. Two threads never clean one partition. The
 dedupe buffer (`log.cleaner.dedupe.buffer.size`) is shared out among the threads, as Kafka does.
 
-A round reads and writes files in its thread; only the swap of a group of segments into the
-partition's segment list runs on the event loop (a few renames and unlinks), where every
+A round reads and writes files in its thread; only the swap (of a group of segments into the
+partition's segment list, or of a commitlog partition's compacted generation) runs on the event loop (a few renames and unlinks), where every
 reader of that list runs, so a fetch never sees half a swap and produce is never held for
 more than that. Where each partition's next round starts (its first dirty offset) is kept in
-memory: after a restart each compacted partition is cleaned once from its log start.
+memory: after a restart each compacted segment-layout partition is cleaned once from its log
+start (a commitlog partition's compacted file says how far it is clean).
 """
 
 from __future__ import annotations
@@ -19,10 +20,16 @@ import logging
 import threading
 import time
 
-from segment.kafka import log_cleaner
+from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.partition_log import SegmentPartitionLog
+from segment.rocket import log_cleaner as commitlog_cleaner
+from segment.rocket.partition_log import RocketPartitionLog
 
 log = logging.getLogger(__name__)
+
+# Each layout's cleaner offers the same two calls: due(plog, first_dirty, now_ms) and
+# clean(plog, first_dirty, now_ms, memory_bytes, run_on_owner) -> stats (end_offset, bytes_read...).
+_CLEANERS = {SegmentPartitionLog: segment_cleaner, RocketPartitionLog: commitlog_cleaner}
 
 
 class LogCleanerService:
@@ -74,30 +81,31 @@ class LogCleanerService:
 
     def _clean_one(self) -> bool:
         partitions = self._on_loop(lambda: [(p.topic, p.index, p.log) for p in self._broker.topics.all_partitions()])
-        now = log_cleaner.now_ms()
+        now = segment_cleaner.now_ms()
         for topic, index, plog in partitions:
             key = (topic, index)
-            if not isinstance(plog, SegmentPartitionLog) or plog.offline is not None:
+            cleaner = _CLEANERS.get(type(plog))
+            if cleaner is None or plog.offline is not None:
                 continue
             with self._lock:
                 if key in self._busy:
                     continue
                 first_dirty = max(self._first_dirty.get(key, 0), plog.log_start_offset)
-                if not log_cleaner.due(plog, first_dirty, now):
+                if not cleaner.due(plog, first_dirty, now):
                     continue
                 self._busy.add(key)
             try:
-                self._clean(key, plog, first_dirty, now)
+                self._clean(cleaner, key, plog, first_dirty, now)
             finally:
                 with self._lock:
                     self._busy.discard(key)
             return True
         return False
 
-    def _clean(self, key, plog, first_dirty: int, now: int) -> None:
+    def _clean(self, cleaner, key, plog, first_dirty: int, now: int) -> None:
         started = time.monotonic()
         try:
-            stats = log_cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop)
+            stats = cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop)
         except _Stopped:
             raise
         except Exception:

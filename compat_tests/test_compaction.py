@@ -16,7 +16,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.topics import create_topic, unique_topic
 
-LAYOUTS = ["segment"]
+LAYOUTS = ["segment", "commitlog"]
 CLEANER_ARGS = ["--log-cleaner-backoff-ms", "100", "--retention-check-ms", "200"]
 COMPACT = {"cleanup.policy": "compact", "segment.bytes": "16384", "min.cleanable.dirty.ratio": "0",
            "delete.retention.ms": "1500"}

@@ -58,6 +58,7 @@ class QueueStore(Protocol):
     commitlog: CommitLog
     log_start: dict[tuple[str, int], int]
     compacted: dict[tuple[str, int], CompactedLog]
+    offline: str | None
 
     index: object | None
 
@@ -316,16 +317,12 @@ class RocketPartitionLog(PartitionLog):
         self.store.collect()
         return deleted
 
-    # ----- compaction (driven by the broker's cleaner threads) -------------------
+    # ----- compaction (log_cleaner.py, from the broker's cleaner threads) ---------
 
-    def clean_due(self, first_dirty: int, now_ms: int) -> bool:
-        """From a cleaner thread: whether a round is due (log_cleaner.due)."""
-        return log_cleaner.due(self, first_dirty, now_ms)
-
-    def clean(self, first_dirty: int, now_ms: int, memory_bytes: int, run_on_owner=lambda fn: fn()):
-        """From a cleaner thread: one round (log_cleaner.clean); `run_on_owner(fn)` runs the
-        swap where the log's readers run. Returns its CleanStats."""
-        return log_cleaner.clean(self, first_dirty, now_ms, memory_bytes, run_on_owner)
+    @property
+    def offline(self) -> str | None:
+        """Why the store stopped serving, if it did (the cleaner leaves such a log alone)."""
+        return self.store.offline
 
     def install_compacted(self, generation: CompactedLog) -> None:
         """On the owner's thread, after a swap: serve below its end from it, drop the consume
