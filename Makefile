@@ -1,20 +1,37 @@
-# twinlog: `make serve` runs a broker on 127.0.0.1:9092 with data in ./data;
-# `make test` installs everything the tests need and runs the whole suite.
+# twinlog: `make serve` runs a broker on 127.0.0.1:9092 with data in ./data (PORT=, DATA= change
+# them); `make test` installs everything the tests need and runs the whole suite.
 PYTHON ?= python3
+PORT ?= 9092
+DATA ?= ./data
 VENV := .venv
 BIN := $(VENV)/bin
+# One stamp per set of dependencies: the broker alone (base), + the test extra, + the bench extra.
+# Each reinstalls (rebuilding the compiled record walk) when setup.py or the .pyx change.
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+BENCH_STAMP := $(VENV)/.installed-bench
+SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
 
 .PHONY: serve cluster test test-deps bench bench-full bench-broker spark-demo clean
 
-$(STAMP): pyproject.toml setup.py wire/_record_walk.pyx
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,bench]'
-	touch $(STAMP)
+
+$(STAMP): $(SOURCES) | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(TEST_STAMP): $(SOURCES) | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@ $(STAMP)
+
+$(BENCH_STAMP): $(SOURCES) | $(BIN)/python
+	$(BIN)/pip install -q -e '.[bench]'
+	touch $@ $(STAMP)
 
 serve: $(STAMP)
-	$(BIN)/twinlog serve --data-dir ./data --port 9092
+	$(BIN)/twinlog serve --data-dir $(DATA) --port $(PORT)
 
 # etcd (Debian's etcd-server) and three brokers on ports 9092-9094, data in ./data/cluster;
 # Ctrl-C stops them cleanly.
@@ -23,33 +40,33 @@ cluster: $(STAMP)
 	$(BIN)/python -m broker.local_cluster --data-dir ./data/cluster
 
 # System packages (kcat), the Java client jars and kafka-python's own test suite.
-test-deps: $(STAMP)
+test-deps: $(TEST_STAMP)
 	bash compat_tests/install_deps.sh
 
-test: $(STAMP) test-deps
+test: $(TEST_STAMP) test-deps
 	$(BIN)/pytest
 
 # The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.
 # --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes).
-bench: $(STAMP)
+bench: $(BENCH_STAMP)
 	$(BIN)/python bench/compare.py --quick
 
-bench-full: $(STAMP)
+bench-full: $(BENCH_STAMP)
 	$(BIN)/python bench/compare.py --full
 
 # One broker, one configuration, in depth (bench/run.py: CPU per phase, batch sizes, page cache).
-bench-broker: $(STAMP)
+bench-broker: $(BENCH_STAMP)
 	$(BIN)/python bench/run.py
 
 # Replicated cells (bench/replicated.py): RF=3 acks=all against RF=1 acks=1 on etcd + 3 brokers,
 # and leader failover (SIGKILL to the first acks=all ack) at 9 s and 2 s sessions; about 7 minutes.
 .PHONY: bench-replicated
-bench-replicated: $(STAMP)
+bench-replicated: $(BENCH_STAMP)
 	$(BIN)/python bench/replicated.py --quick
 
 # Orders -> twinlog -> Spark Structured Streaming (windows, watermark) -> parquet + twinlog topic,
 # on local Spark against a broker started for the run (needs Java 17; see spark/demo.py).
-spark-demo: $(STAMP)
+spark-demo: $(TEST_STAMP)
 	$(BIN)/python -m spark.demo
 
 clean:
