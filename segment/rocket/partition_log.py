@@ -50,6 +50,13 @@ from .commitlog import CommitLog
 from .compacted_log import CompactedEntry, CompactedLog
 from .consume_queue import ConsumeQueue, QueueEntry
 
+# A read walks one consume-queue entry per batch (a partition's batches are not adjacent in the
+# commitlog), so its cost grows with the batch count, not the bytes: fetch.max.bytes of
+# 140-byte batches is ~400,000 entries, seconds of event loop. A read stops after this many
+# batches, as RocketMQ bounds a pull by message count; Kafka's clients take a shorter answer
+# (Kafka's own reads stop at a segment's end) and fetch on from where it ended.
+MAX_BATCHES_PER_READ = 2000
+
 
 class QueueStore(Protocol):
     """What a partition's log uses of the store that owns every queue (store.py's
@@ -180,7 +187,7 @@ class RocketPartitionLog(PartitionLog):
                 break
             regions.append(self._region(entry))  # batches of one partition are rarely adjacent
             total += size
-            if total >= max_bytes:
+            if total >= max_bytes or len(regions) >= MAX_BATCHES_PER_READ:
                 break
         return regions
 
