@@ -52,6 +52,9 @@ def main() -> None:
               help="fsync every log at this interval (log.flush.interval.ms); -1: leave it to the page cache.")
 @click.option("--offsets-topic-partitions", type=int, default=50, show_default=True,
               help="Partitions of __consumer_offsets when it is first created.")
+@click.option("--offsets-topic-segment-bytes", type=click.IntRange(min=1), default=BrokerConfig.offsets_topic_segment_bytes,
+              show_default=True, help="segment.bytes of __consumer_offsets when it is first created "
+                                      "(offsets.topic.segment.bytes): the cleaner compacts closed segments only.")
 @click.option("--group-initial-rebalance-delay-ms", type=int, default=3000, show_default=True,
               help="How long a new group waits for more members before its first assignment.")
 @click.option("--group-min-session-timeout-ms", type=int, default=6_000, show_default=True,
@@ -114,7 +117,7 @@ def main() -> None:
 @click.option("--log-level", default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
-                  retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions,
+                  retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions, offsets_topic_segment_bytes,
                   group_initial_rebalance_delay_ms, group_min_session_timeout_ms,
                   group_max_session_timeout_ms, allow_internal_topic_changes, fetch_max_bytes, min_free_bytes,
                   commitlog_file_bytes, index_hash_slots, index_max_entries, max_open_segment_files,
@@ -134,7 +137,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id,
         storage_mode=storage_mode, num_partitions=num_partitions, auto_create_topics=auto_create_topics,
         retention_check_ms=retention_check_ms, flush_interval_ms=flush_interval_ms, log_defaults=defaults,
-        offsets_topic_partitions=offsets_topic_partitions,
+        offsets_topic_partitions=offsets_topic_partitions, offsets_topic_segment_bytes=offsets_topic_segment_bytes,
         group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
         group_min_session_timeout_ms=group_min_session_timeout_ms,
         group_max_session_timeout_ms=group_max_session_timeout_ms,

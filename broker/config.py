@@ -30,6 +30,7 @@ class BrokerConfig:
     retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
     flush_interval_ms: int = -1  # log.flush.interval.ms: fsync every open log this often (-1: never)
     offsets_topic_partitions: int = 50  # offsets.topic.num.partitions
+    offsets_topic_segment_bytes: int = 100 * 1024 * 1024  # offsets.topic.segment.bytes
     group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
     group_min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms
     group_max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms

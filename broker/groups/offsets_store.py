@@ -2,10 +2,11 @@
 
 The topic is created the first time a group needs it (Kafka does the same on the first
 FindCoordinator), with `offsets.topic.num.partitions` partitions, no time retention and
-100 MiB segments (Kafka's offsets.topic.segment.bytes). In a cluster it is created through
+segments of offsets.topic.segment.bytes (100 MiB). In a cluster it is created through
 etcd like any topic, with replication factor min(offsets.topic.replication.factor, live
-brokers). It is marked cleanup.policy=compact like Kafka's; this broker does not compact yet,
-so the log keeps every commit and a load replays all of them (the latest value per key wins).
+brokers). It is cleanup.policy=compact like Kafka's: the log cleaner keeps each key's latest
+record of its closed segments, so a load replays those plus the active segment (the latest
+value per key wins, as before cleaning).
 A batch replay cannot read is skipped with a warning naming its partition and offsets: one bad
 batch must not keep the broker from starting, nor hide the groups whose records follow it.
 
@@ -32,7 +33,7 @@ from . import offsets_log
 
 log = logging.getLogger(__name__)
 
-TOPIC_CONFIGS = {"cleanup.policy": "compact", "retention.ms": "-1", "segment.bytes": str(100 * 1024 * 1024)}
+TOPIC_CONFIGS = {"cleanup.policy": "compact", "retention.ms": "-1"}
 COMMIT_TIMEOUT_S = 5.0  # offsets.commit.timeout.ms
 _READ_CHUNK = 4 * 1024 * 1024
 
@@ -92,8 +93,8 @@ class OffsetsStore:
             live = len(self._broker.view.brokers())
             replication = max(1, min(config.offsets_topic_replication_factor, live)) if config.etcd else 1
             try:
-                return await self._broker.create_topic(offsets_log.TOPIC, self._partitions, replication,
-                                                       dict(TOPIC_CONFIGS))
+                configs = {**TOPIC_CONFIGS, "segment.bytes": str(config.offsets_topic_segment_bytes)}
+                return await self._broker.create_topic(offsets_log.TOPIC, self._partitions, replication, configs)
             except TopicError as exc:
                 log.info("creating %s (replication factor %d) failed: %s", offsets_log.TOPIC, replication, exc)
                 return self.topic()
