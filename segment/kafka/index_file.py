@@ -8,7 +8,7 @@ non-decreasing), one per `index.interval.bytes` of log appended, so the index
 stays small enough to hold in memory as two parallel arrays and search with
 bisect; the file is the durable copy.
 
-The file is a SegmentFile (open_files.py): open only while the store's bound on open files
+The file is a SegmentFile (segment/open_files.py): open only while the store's bound on open files
 allows, since reads are answered from the arrays and only appends and cuts touch it.
 
 After a crash the file may hold a torn last entry, entries for log bytes that
@@ -24,7 +24,7 @@ from array import array
 from bisect import bisect_right
 from pathlib import Path
 
-from .open_files import OpenFiles, SegmentFile
+from segment.open_files import OpenFiles, SegmentFile
 
 
 class IndexFile:

@@ -22,7 +22,7 @@ The swap itself (delete the old files, rename the .swap files, replace the segme
 partition's list) runs through `run_on_owner`: the broker passes a function that runs it on
 its event loop, where every reader of the segment list lives, so no fetch sees half a swap.
 A fetch response already holding a region of an old segment keeps its descriptor until sent
-(open_files.py), so deleting the old files under it is safe.
+(segment/open_files.py), so deleting the old files under it is safe.
 
 Crash behaviour (recover_interrupted_clean, run before a partition's segments are opened):
 - a `*.cleaned/` directory is an unfinished clean: removed; the old segments are untouched;

@@ -18,7 +18,7 @@ fsync, by zeros or stale bytes). `recover()` walks the file checking each
 batch's length, magic, offset order and CRC32C, cuts the file at the first bad
 one, and rebuilds both indexes from what remains.
 
-The three files are SegmentFiles (open_files.py): opened when used, closed when the store's
+The three files are SegmentFiles (segment/open_files.py): opened when used, closed when the store's
 bound on open files needs the room, and reopened on the next use.
 """
 
@@ -33,7 +33,7 @@ from wire.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, crc
 from segment.log import FileRegion, LogOffline, WriteRefused
 
 from .index_file import OffsetIndex, TimeIndex
-from .open_files import OpenFiles, SegmentFile
+from segment.open_files import OpenFiles, SegmentFile
 
 SCAN_CHUNK = 8 * 1024 * 1024
 # Smaller reads are handed up as bytes rather than as a file region: the transport would pread

@@ -22,7 +22,7 @@ durable with a directory fsync, and writes the store's checkpoints at once: a lo
 start lowered below the checkpointed one is in no file name.
 
 Segment files are opened when used and closed when idle under the store's bound on open
-files (open_files.py); sealed segments' files close first. A fetch response holds the
+files (segment/open_files.py); sealed segments' files close first. A fetch response holds the
 descriptor of each region it sends, so a deleted or evicted segment's file stays readable
 until the response is out, and a deleted segment's files go at once.
 """
@@ -48,7 +48,7 @@ from segment.compaction.cleaning_policy import retention_deletes
 
 from .log_cleaner import recover_interrupted_clean
 from .log_segment import LogSegment
-from .open_files import OpenFiles
+from segment.open_files import OpenFiles
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +334,7 @@ class SegmentPartitionLog(PartitionLog):
 
     def _retire(self, seg: LogSegment) -> None:
         # No grace period (log.segment.delete.delay.ms) is needed for fetches in flight: each
-        # region they send holds its file's descriptor (open_files.py).
+        # region they send holds its file's descriptor (segment/open_files.py).
         seg.delete()
 
     def update_config(self, config: LogConfig) -> None:

@@ -13,7 +13,7 @@ each is either the old or the new version. Without the clean-shutdown marker,
 every partition recovers from its checkpointed recovery point (0 if none). A
 directory renamed for deletion is removed at the next start.
 
-All partitions' segment files share one bound on open files (open_files.py,
+All partitions' segment files share one bound on open files (segment/open_files.py,
 `--max-open-segment-files`), so the number of partitions is not bounded by RLIMIT_NOFILE.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from segment.log import LogConfig, LogOffline, LogStore
 from segment.offset_checkpoint import read_checkpoint, write_checkpoint
 
-from .open_files import OpenFiles
+from segment.open_files import OpenFiles
 from segment.partition_removal import PartitionRemoval
 
 from .partition_log import SegmentPartitionLog

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segment.kafka import open_files as open_files_module
-from segment.kafka.open_files import OpenFiles, SegmentFile
+from segment import open_files as open_files_module
+from segment.open_files import OpenFiles, SegmentFile
 from segment.kafka.store import SegmentLogStore
 from segment.log import FileRegion, LogConfig, LogOffline
 from segment.tests.test_segment_engine import fill, make_batch, read_offsets

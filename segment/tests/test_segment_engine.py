@@ -14,7 +14,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from segment.kafka.index_file import OffsetIndex
-from segment.kafka.open_files import OpenFiles
+from segment.open_files import OpenFiles
 from segment.kafka.store import SegmentLogStore
 from segment.log import LogConfig, OffsetOutOfRange
 from wire.record_batch import iter_batches
