@@ -26,6 +26,15 @@ at the end of the answer is normal, Kafka cuts a response at its size limit: it 
 fetched whole next time), then the follower takes the leader's high watermark, capped at its
 own LEO.
 
+Fsync before reporting (flush.messages=1, the partition's `fsync_before_report`): a fetch
+offset tells the leader "I hold everything below it", and the leader's HW counts it. So a
+partition whose log end is past what is fsynced (`flushed_end`: the batches the last answer
+brought, or a log found at open) is fsynced first, through `sync` (the broker's group commit:
+the fsync runs in a worker thread, the loop goes on), and is asked for in this round's fetch
+only once that fsync covered its whole log; the partitions of one answer are fsynced together,
+before the next request. A failed fsync took the log offline (segment/storage_errors.py): the
+partition backs off and never reports again until a restart, so it leaves the ISR.
+
 Errors touch only their partition: one the leader answers for a partition (not leader, a
 fenced or unknown epoch, ...) delays that partition by replica.fetch.backoff.ms (1 s) until
 metadata moves it elsewhere; a connection failure delays the partitions of that request. The
@@ -39,7 +48,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Protocol
+from typing import Awaitable, Callable, Iterable, Mapping, Protocol
 
 from wire.record_batch import iter_batches
 
@@ -87,6 +96,24 @@ class FollowerPartition(Protocol):
 
     def update_follower_high_watermark(self, high_watermark: int) -> None: ...
 
+    @property
+    def fsync_before_report(self) -> bool:
+        """flush.messages=1: report only fsynced offsets."""
+
+    @property
+    def flushed_end(self) -> int:
+        """Below it the log is known to be fsynced."""
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every truncation: read before an fsync, handed back to `flushed` after it."""
+
+    def flushed(self, upto: int, generation: int) -> None:
+        """An fsync begun in `generation` covered the log below `upto`."""
+
+
+# fsync a partition's log (off the event loop); returns the log end offset it covered.
+Sync = Callable[[FollowerPartition], Awaitable[int]]
 
 # What an endpoint raises when the leader cannot be asked at all.
 CONNECTION_ERRORS = (ConnectionError, OSError, asyncio.TimeoutError)
@@ -119,8 +146,12 @@ class _FetchState:
 
 class ReplicaFetcher:
     def __init__(self, endpoint: LeaderEndpoint, *, backoff_ms: int = 1_000,
-                 clock: Callable[[], float] = time.monotonic, name: str = "replica-fetcher") -> None:
+                 clock: Callable[[], float] = time.monotonic, name: str = "replica-fetcher",
+                 sync: Sync | None = None) -> None:
+        """`sync`: how a partition that must fsync before reporting is fsynced; without it
+        such a partition is never fetched for (it could never report honestly)."""
         self.endpoint = endpoint
+        self._sync = sync
         self.name = name
         self._backoff = backoff_ms / 1000
         self._clock = clock
@@ -190,9 +221,14 @@ class ReplicaFetcher:
             await self._truncate(truncating)
         fetching = {tp: s for tp, s in ready.items()
                     if self._current(tp, s) and not s.truncating and s.delayed_until <= now}
+        unflushed = {tp: s for tp, s in fetching.items() if _unflushed(s.partition)}
+        if unflushed:
+            await self._flush(unflushed)
+            fetching = {tp: s for tp, s in fetching.items()
+                        if self._current(tp, s) and s.delayed_until <= now and not _unflushed(s.partition)}
         if fetching:
             await self._fetch(fetching)
-        return bool(truncating or fetching)
+        return bool(truncating or fetching or unflushed)
 
     def _current(self, tp: TopicPartition, state: _FetchState) -> bool:
         """Whether `state` still describes `tp` after an await (not removed, not re-added)."""
@@ -261,6 +297,28 @@ class ReplicaFetcher:
             self._delay(tp, state, f"offset {state.out_of_range_at} is out of range on the leader")
         state.out_of_range_at = None
 
+    # ----- fsync before reporting ----------------------------------------------------------
+
+    async def _flush(self, states: dict[TopicPartition, _FetchState]) -> None:
+        """fsync these partitions' logs, all at once; each is fetched for only if its fsync
+        covered its log end."""
+        if self._sync is None:
+            for tp, state in states.items():
+                self._delay(tp, state, "it must fsync before reporting, and this fetcher cannot fsync")
+            return
+        started = {tp: s.partition.generation for tp, s in states.items()}
+        covered = await asyncio.gather(*(self._sync(s.partition) for s in states.values()), return_exceptions=True)
+        for (tp, state), upto in zip(states.items(), covered):
+            if isinstance(upto, BaseException):
+                if isinstance(upto, asyncio.CancelledError):
+                    raise upto
+                # The log is offline (the fsync failed): nothing more is reported as durable.
+                if self._current(tp, state):
+                    log.error("%s: %s-%d: fsync before reporting failed: %r", self.name, tp.topic, tp.partition, upto)
+                    self._delay(tp, state, f"fsync failed: {upto!r}")
+                continue
+            state.partition.flushed(upto, started[tp])
+
     # ----- fetching ---------------------------------------------------------------------
 
     async def _fetch(self, states: dict[TopicPartition, _FetchState]) -> None:
@@ -310,3 +368,8 @@ class ReplicaFetcher:
         else:  # our end is past the leader's: find where we diverged
             state.truncating = True
             state.out_of_range_at = leo
+
+
+def _unflushed(partition: FollowerPartition) -> bool:
+    """Its fetch offset would report more than is fsynced."""
+    return partition.fsync_before_report and partition.flushed_end < partition.log_end_offset

@@ -10,6 +10,13 @@ A single broker leads every partition with itself as the only replica and ISR, s
 follows what the leader counts as written: the log end, or with flush.messages=1 the end
 an fsync covered (`publish(upto)`), so a consumer never reads what a crash could take back.
 
+With flush.messages=1 a replica's offsets count only what it has fsynced (`flushed_end`), in
+both roles: a follower reports a fetch offset only once an fsync covers it (the fetcher syncs
+first), and a leader counts as its own LEO only what an fsync covered, also right after it
+takes over from a follower's log whose tail was not fsynced yet. So the HW, min LEO over the
+ISR, counts only what every ISR member has on disk, and acks=all survives a power cut that
+takes every replica at once (Kafka's ISR counts page cache; KIP-966 is about that gap).
+
 Leadership comes from metadata (`make_leader` / `make_follower`, called by the replica
 manager with the state the controller store holds); epochs fence the rest: a request naming
 an older leader epoch gets FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
@@ -93,6 +100,10 @@ class Partition:
             node_id, [node_id], [node_id], log.log_end_offset, log.log_end_offset, now_ms, lag_time_max_ms
         ) if lead_alone else None
         self._follower_hw = 0
+        # Below it the log is known to be fsynced. At open nothing is known: a process crash
+        # leaves unfsynced bytes in the page cache, and recovery cannot tell them apart.
+        self._flushed_end = log.log_start_offset
+        self._generation = 0  # bumped by each truncation: an fsync begun before one covers nothing
         self.producers = ProducerStateTable()
         self.purgatory = PartitionPurgatory()
         self.propose_isr: IsrProposer | None = None  # set in a cluster: AlterPartition through etcd
@@ -170,8 +181,32 @@ class Partition:
         if self.leader is None:
             return
         end = self.log.log_end_offset
+        if upto is not None:
+            self._flushed_end = max(self._flushed_end, min(upto, end))
         self.leader.leader_appended(end if upto is None else min(upto, end))
         self._high_watermark_maybe_moved()
+
+    # ----- fsync before counting (flush.messages=1) ------------------------------------
+
+    @property
+    def fsync_before_report(self) -> bool:
+        """Whether an offset of this replica counts only once fsynced (flush.messages=1)."""
+        return self.config.flush_messages == 1
+
+    @property
+    def flushed_end(self) -> int:
+        return self._flushed_end
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every truncation: read before an fsync starts, hand it to `flushed`."""
+        return self._generation
+
+    def flushed(self, upto: int, generation: int) -> None:
+        """An fsync that started in `generation` covered the log below `upto`. If the log was
+        truncated meanwhile, the offsets it covered may hold other bytes now: it counts nothing."""
+        if generation == self._generation:
+            self._flushed_end = max(self._flushed_end, min(upto, self.log.log_end_offset))
 
     async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
         """acks=all: wait until the HW reaches `required_offset` (the batch's last offset + 1);
@@ -258,6 +293,8 @@ class Partition:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """The leader's log starts past our end (records deleted while we were away)."""
         self.log.truncate_fully_and_start_at(offset)
+        self._generation += 1
+        self._flushed_end = offset  # an empty log: the engines make the new start durable
         self._follower_hw = offset
         self._rebuild_producer_state()
 
@@ -284,6 +321,8 @@ class Partition:
     def truncate_to(self, offset: int) -> None:
         """Cut a divergent tail (a follower after OffsetForLeaderEpoch)."""
         self.log.truncate_to(offset)
+        self._generation += 1
+        self._flushed_end = min(self._flushed_end, self.log.log_end_offset)
         self._follower_hw = min(self._follower_hw, self.log.log_end_offset)
         self._rebuild_producer_state()
 
@@ -302,9 +341,18 @@ class Partition:
         # Kafka's maybeAssignEpochStartOffset: the new epoch starts at our LEO even before its
         # first batch, so OffsetForLeaderEpoch answers for it at once.
         self.log.epochs.assign_if_newer(state.leader_epoch, leo)
-        self.leader = LeaderState(self.node_id, list(state.replicas), list(state.isr), leo, hw, now_ms,
-                                  self.lag_time_max_ms, epoch_start_offset=leo)
+        self.leader = LeaderState(self.node_id, list(state.replicas), list(state.isr), self._counted_end(hw), hw,
+                                  now_ms, self.lag_time_max_ms, epoch_start_offset=leo)
         self._high_watermark_maybe_moved()
+
+    def _counted_end(self, hw: int) -> int:
+        """The LEO a new leader counts as its own: with fsync before counting, what is fsynced
+        (the tail above it counts once the replica manager's fsync covers it, `publish`), but
+        never less than the HW it had, which every ISR member reported fsynced."""
+        leo = self.log.log_end_offset
+        if not self.fsync_before_report:
+            return leo
+        return max(min(self._flushed_end, leo), min(hw, leo))
 
     def make_follower(self, state: PartitionState) -> None:
         """Follow `state.leader` in `state.leader_epoch`: Kafka's makeFollower. Parked

@@ -19,6 +19,10 @@ partition drops followers that lag (the change goes through etcd, see Partition)
 high-watermark checkpoint: every partition's HW written every 5 s and at close, and read back
 at start, so a partition first applied after a restart starts from the HW it had
 (high_watermark_checkpoint.py).
+
+With flush.messages=1 its `sync` (the broker's group commit) fsyncs for the fetchers before
+they report, and fsyncs the tail a new leader took over unfsynced (it counts only what an
+fsync covered, partition.py), then publishes it, so the HW does not wait for the next produce.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import logging
 from typing import Callable, Iterable
 
 from .cancellation import cancel_and_wait
-from .fetcher import ReplicaFetcher
+from .fetcher import ReplicaFetcher, Sync
 from .high_watermark_checkpoint import CHECKPOINT_INTERVAL_MS, HighWatermarkCheckpoint
 from .leader_endpoint import LeaderEndpoint, TopicPartition
 from .partition import Partition, PartitionState
@@ -42,8 +46,9 @@ class ReplicaManager:
     def __init__(self, node_id: int, endpoint_for: Callable[[int], LeaderEndpoint | None],
                  lag_time_max_ms: int = 30_000, fetch_backoff_ms: int = 1_000,
                  hw_checkpoint: HighWatermarkCheckpoint | None = None,
-                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS) -> None:
+                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS, sync: Sync | None = None) -> None:
         self.node_id = node_id
+        self._sync = sync
         self._endpoint_for = endpoint_for  # leader broker id -> a connection to it (None: unknown)
         self._lag_time_max_ms = lag_time_max_ms
         self._fetch_backoff_ms = fetch_backoff_ms
@@ -55,6 +60,7 @@ class ReplicaManager:
         # HWs read back at start, each taken by its partition when first applied
         self._restored_hw = hw_checkpoint.read() if hw_checkpoint is not None else {}
         self._tasks: list[asyncio.Task] = []
+        self._tail_syncs: set[asyncio.Task] = set()
 
     def apply(self, partition: Partition, state: PartitionState) -> None:
         """Make `partition` what `state` says it is (called on the event loop)."""
@@ -72,6 +78,8 @@ class ReplicaManager:
                 log.info("%s-%d: leader in epoch %d, ISR %s", tp.topic, tp.partition, state.leader_epoch,
                          list(state.isr))
             partition.make_leader(state)
+            if partition.fsync_before_report and partition.flushed_end < partition.log_end_offset:
+                self._sync_tail(partition)
             return
         partition.make_follower(state)
         if state.leader == NO_LEADER:
@@ -91,6 +99,20 @@ class ReplicaManager:
         log.info("%s-%d: following %d in epoch %d from offset %d", tp.topic, tp.partition, state.leader,
                  state.leader_epoch, partition.log.log_end_offset)
 
+    def _sync_tail(self, partition: Partition) -> None:
+        if self._sync is None:
+            return  # the tail counts with the next produce's fsync
+        task = asyncio.ensure_future(self._publish_synced(partition))
+        self._tail_syncs.add(task)
+        task.add_done_callback(self._tail_syncs.discard)
+
+    async def _publish_synced(self, partition: Partition) -> None:
+        try:
+            partition.publish(await self._sync(partition))
+        except Exception as exc:  # the log went offline: the tail is never counted
+            log.error("%s-%d: fsync of the tail taken over as leader failed: %r", partition.topic,
+                      partition.index, exc)
+
     def remove(self, tps: Iterable[TopicPartition]) -> None:
         """The partitions are no longer hosted here (topic deleted, replica moved away)."""
         for tp in tps:
@@ -103,7 +125,8 @@ class ReplicaManager:
             endpoint = self._endpoint_for(leader)
             if endpoint is None:
                 return None
-            fetcher = self._fetchers[leader] = ReplicaFetcher(endpoint, backoff_ms=self._fetch_backoff_ms)
+            fetcher = self._fetchers[leader] = ReplicaFetcher(endpoint, backoff_ms=self._fetch_backoff_ms,
+                                                              sync=self._sync)
             fetcher.start()
         return fetcher
 
@@ -137,7 +160,7 @@ class ReplicaManager:
                 log.warning("could not write %s: %r", self._hw_checkpoint.path, exc)
 
     async def close(self) -> None:
-        await cancel_and_wait(self._tasks)
+        await cancel_and_wait(self._tasks + list(self._tail_syncs))
         self._tasks = []
         for fetcher in self._fetchers.values():
             await fetcher.close()

@@ -89,10 +89,17 @@ class MemoryLog:
 class MemoryFollower:
     """A follower's partition as the fetcher sees it."""
 
-    def __init__(self, batches: list[bytes] = (), high_watermark: int = 0) -> None:
+    def __init__(self, batches: list[bytes] = (), high_watermark: int = 0, fsync_before_report: bool = False) -> None:
         self.log = MemoryLog(list(batches))
         self.high_watermark = high_watermark
         self.truncations: list[int] = []
+        self.generation = 0  # bumped by every truncation, as partition.py
+        self.fsync_before_report = fsync_before_report
+        self.flushed_end = self.log.start  # nothing is known fsynced at open, as partition.py
+
+    def flushed(self, upto: int, generation: int) -> None:
+        if generation == self.generation:
+            self.flushed_end = max(self.flushed_end, min(upto, self.log.end))
 
     @property
     def log_start_offset(self) -> int:
@@ -114,11 +121,15 @@ class MemoryFollower:
 
     def truncate_to(self, offset: int) -> None:
         self.truncations.append(offset)
+        self.generation += 1
         self.log.truncate_to(offset)
+        self.flushed_end = min(self.flushed_end, self.log.end)
         self.high_watermark = min(self.high_watermark, self.log.end)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         self.log = MemoryLog([], offset)
+        self.generation += 1
+        self.flushed_end = offset
         self.high_watermark = offset
 
     def update_follower_high_watermark(self, high_watermark: int) -> None:
