@@ -28,6 +28,7 @@ INTERVAL_S = 60.0
 MAX_KINDS = 4096
 
 Kind = tuple[str, str]
+_SUMMARY = "twinlog_rate_limit_summary"  # marks the summaries, which pass back through filter()
 
 
 @dataclass(slots=True)
@@ -55,6 +56,8 @@ class RepeatedLineFilter(logging.Filter):
         self._lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, _SUMMARY, False):
+            return True  # our own summary, re-entering through the handler: never counted
         kind = (record.name, record.msg if isinstance(record.msg, str) else repr(record.msg))
         with self._lock:
             now = self._clock()
@@ -102,7 +105,7 @@ class RepeatedLineFilter(logging.Filter):
         return logging.makeLogRecord({
             "name": name, "levelno": window.levelno, "levelname": logging.getLevelName(window.levelno),
             "msg": "suppressed %s lines like %r in the last %.0f s",
-            "args": (f"{window.suppressed:,}", template, now - window.started),
+            "args": (f"{window.suppressed:,}", template, now - window.started), _SUMMARY: True,
         })
 
 
