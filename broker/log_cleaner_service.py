@@ -9,8 +9,8 @@ A round reads and writes files in its thread; only the swap (of a group of segme
 partition's segment list, or of a commitlog partition's compacted generation) runs on the event loop (a few renames and unlinks), where every
 reader of that list runs, so a fetch never sees half a swap and produce is never held for
 more than that. Where each partition's next round starts (its first dirty offset) is kept in
-memory: after a restart each compacted segment-layout partition is cleaned once from its log
-start (a commitlog partition's compacted file says how far it is clean).
+the data dir's cleaner-offset-checkpoint (segment/compaction/cleaner_checkpoint.py), written
+after each round, so a restarted broker does not clean every compacted log again from its start.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import asyncio
 import logging
 import threading
 import time
+from pathlib import Path
 
+from segment.compaction.cleaner_checkpoint import CLEANER_CHECKPOINT, CleanerCheckpoint
 from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.partition_log import SegmentPartitionLog
 from segment.rocket import log_cleaner as commitlog_cleaner
@@ -43,7 +45,7 @@ class LogCleanerService:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._busy: set[tuple[str, int]] = set()
-        self._first_dirty: dict[tuple[str, int], int] = {}
+        self._checkpoint = CleanerCheckpoint(Path(config.data_dir) / CLEANER_CHECKPOINT)
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -90,7 +92,7 @@ class LogCleanerService:
             with self._lock:
                 if key in self._busy:
                     continue
-                first_dirty = max(self._first_dirty.get(key, 0), plog.log_start_offset)
+                first_dirty = self._checkpoint.first_dirty(key, plog)
                 if not cleaner.due(plog, first_dirty, now):
                     continue
                 self._busy.add(key)
@@ -113,8 +115,7 @@ class LogCleanerService:
             return
         if stats.end_offset is None:
             return
-        with self._lock:
-            self._first_dirty[key] = stats.end_offset
+        self._checkpoint.cleaned(key, plog, stats.end_offset)
         took = max(time.monotonic() - started, 1e-6)
         log.info("cleaned %s-%d up to offset %d: %.1f MB read, %.1f MB written, %d records dropped, "
                  "%d groups swapped in %.2f s (%.1f MB/s)", key[0], key[1], stats.end_offset,
