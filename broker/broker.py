@@ -14,6 +14,7 @@ from .groups.group_loading import GroupLoading
 from .groups.offsets_store import OffsetsStore
 from .cluster_member import ClusterMember
 from .cluster_view import SingleBrokerView
+from .flush_messages import FlushByCount
 from .group_commit import GroupCommit
 from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
@@ -65,6 +66,7 @@ class Broker:
         if self.member is not None:  # after the member's own listener: roles first, then groups
             self.member.metadata.add_listener(self.group_loading.on_metadata)
         self._commits: dict[int, GroupCommit] = {}
+        self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
 

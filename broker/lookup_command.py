@@ -15,9 +15,6 @@ import time
 
 import click
 
-from .key_topic import name_for
-from .topics import MAX_NAME_LENGTH
-
 
 def _decode_key(key: str, encoding: str) -> bytes:
     if encoding == "hex":
@@ -30,6 +27,9 @@ def _decode_key(key: str, encoding: str) -> bytes:
 def read_key_topic(bootstrap: str, topic: str, key: bytes, timeout_s: float = 30.0) -> list:
     """Every record of the key-lookup topic, as kafka-python ConsumerRecords."""
     from kafka import KafkaConsumer, TopicPartition
+
+    from .key_topic import name_for
+    from .topics import MAX_NAME_LENGTH
 
     name = name_for(topic, key)
     if len(name) > MAX_NAME_LENGTH:
@@ -67,6 +67,8 @@ def read_key_topic(bootstrap: str, topic: str, key: bytes, timeout_s: float = 30
 @click.option("--key-encoding", type=click.Choice(["utf8", "hex", "base64"]), default="utf8", show_default=True)
 def lookup_command(bootstrap, topic, key, key_encoding) -> None:
     """Print the records of TOPIC whose key is KEY, found through the commitlog's key index."""
+    from .key_topic import name_for  # the broker's modules load only when the command runs
+
     raw = _decode_key(key, key_encoding)
     records = read_key_topic(bootstrap, topic, raw)
     for r in records:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import time
 
 from wire.framing import FrameDecoder, PeerProtocolError
@@ -307,7 +308,8 @@ class KafkaConnection(asyncio.Protocol):
             await asyncio.sleep(0)
 
 
-async def serve(broker, host: str, port: int) -> asyncio.AbstractServer:
+async def serve(broker, sock: socket.socket) -> asyncio.AbstractServer:
+    """Listen on `sock`, bound beforehand (lifecycle.py: the port is known before the logs open)."""
     loop = asyncio.get_running_loop()
     pool = RequestMemoryPool(broker.config.queued_max_request_bytes)
-    return await loop.create_server(lambda: KafkaConnection(broker, pool), host, port, reuse_address=True)
+    return await loop.create_server(lambda: KafkaConnection(broker, pool), sock=sock)

@@ -5,7 +5,8 @@ partition or a fenced producer fails only that partition and stores nothing
 for it. Every record is read before anything is appended (produce_records.py:
 framing as Kafka's LogValidator, compressed batches that inflate far in a worker
 thread), but never re-encoded: offsets are assigned in the header.
-With flush.messages=1 the batch is fsynced (group commit) before it becomes
+When the batch brings its partition to flush.messages (every batch at 1;
+flush_messages.py) the partition is fsynced (group commit) before it becomes
 visible and is acknowledged: the appends happen now, in request order, and the
 answer is a Deferred that waits for the fsync, so the connection can append the
 requests pipelined behind this one meanwhile and one fsync covers them all.
@@ -108,15 +109,18 @@ async def handle(broker, header, request):
                 results.append((topic.name, pd.index, outcome, None, detail))
     await check_batches([pending for *_, pending in admitted])
     appended = []  # (result position, partition, offset the HW must reach) of each stored batch
+    messages: dict[int, int] = {}  # id(partition) -> messages this request appended to it
     for i, name, index, partition, pending in admitted:
         code, info, message, stored = _append_one(broker, name, index, partition, pending, request.acks)
         if stored is not None:
             appended.append((i, stored, info.last_offset + 1))
+            messages[id(stored)] = messages.get(id(stored), 0) + info.last_offset - info.first_offset + 1
         results[i] = (name, index, code, info, message)
     touched = {id(p): p for _, p, _ in appended}
-    durable = [p for p in touched.values() if p.config.flush_messages == 1]
-    for p in touched.values():
-        if p.config.flush_messages != 1:
+    durable = [p for key, p in touched.items() if broker.flush_by_count.appended(p, messages[key])]
+    synced = {id(p) for p in durable}
+    for key, p in touched.items():
+        if key not in synced:
             p.publish()
     answer = None if request.acks == 0 else (header, results)
     replicated = [(i, p, end) for i, p, end in appended if p.high_watermark < end] if request.acks == -1 else []
@@ -129,7 +133,7 @@ async def handle(broker, header, request):
 
 
 async def _complete(broker, durable, appended, timeout_s, answer):
-    """The second half of a produce that waits: for the fsyncs (flush.messages=1), then, with
+    """The second half of a produce that waits: for the fsyncs (flush.messages reached), then, with
     acks=all, for the high watermark to pass each batch (its followers have it).
 
     A partition whose fsync failed publishes nothing and answers KAFKA_STORAGE_ERROR: its log

@@ -85,16 +85,20 @@ class SegmentPartitionLog(PartitionLog):
             if path.suffix in (".index", ".timeindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
                 path.unlink()
         now = _now_ms()
+        started = time.monotonic()
         torn = False
+        cut = dropped = 0  # bytes cut from a torn segment; bytes of the segments after it
         for base in bases:
             seg = self._new_segment(base, now)
             if torn or (self.segments and base < self.segments[-1].next_offset):
+                dropped += seg.log.size()
                 seg.delete()  # after a torn segment nothing valid can follow
                 continue
             if clean or _below(seg, bases, recovery_point):
                 seg.load()  # falls back to a full recovery if the files disagree
-            elif seg.recover():
-                torn = True
+            else:
+                cut = seg.recover()
+                torn = cut > 0
             if self.segments and seg.size == 0 and base != bases[-1]:
                 seg.delete()
                 continue
@@ -104,6 +108,10 @@ class SegmentPartitionLog(PartitionLog):
         for seg in self.segments[:-1]:
             seg.seal()
         self._recovered_to = self.log_end_offset
+        if cut or dropped:
+            log.warning("%s: recovery truncated %d bytes (torn tail %d, later segments %d); log end offset "
+                        "now %d; took %.1f ms", self.dir.name, cut + dropped, cut, dropped,
+                        self.log_end_offset, (time.monotonic() - started) * 1000)
 
     def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
         return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files)

@@ -278,6 +278,25 @@ class CommitLog:
 
     # ----- cutting and deleting ----------------------------------------------
 
+    def torn_tail(self, phys: int) -> tuple[int, str | None]:
+        """What recovery is about to cut at the valid end `phys`: the bytes written past it (to
+        the last non-zero byte of the unit that starts there; files are zero-filled ahead) and
+        "topic-partition" of that torn unit, when its fixed header survived."""
+        f = self.file_at(phys)
+        if f is None:
+            return 0, None
+        head = os.pread(f.fd, min(uf.FIXED.size + 0xFFFF, f.end - phys), phys - f.base)
+        if len(head) < uf.FIXED.size:
+            return len(head.rstrip(b"\0")), None
+        total, magic, _crc, _base, _time, partition, topic_len = uf.FIXED.unpack_from(head)
+        claimed = min(max(total, len(head)), f.end - phys, SCAN_CHUNK)
+        written = len(os.pread(f.fd, claimed, phys - f.base).rstrip(b"\0"))
+        owner = None
+        if magic in (uf.MESSAGE, uf.TRUNCATE, uf.START_AT) and uf.FIXED.size + topic_len <= len(head):
+            topic = head[uf.FIXED.size : uf.FIXED.size + topic_len].decode("utf-8", "replace")
+            owner = f"{topic}-{partition}"
+        return written, owner
+
     def truncate_at(self, phys: int) -> None:
         """Make `phys` the write position: zero the rest of its file, remove later files."""
         self.write_pending()

@@ -34,6 +34,7 @@ Recovery (`recover`): with the checkpoint's commitlog offset P,
 from __future__ import annotations
 
 import logging
+import time
 from typing import Callable
 
 from wire import records as wire_records
@@ -118,6 +119,7 @@ class Dispatcher:
 
     def recover(self, checkpoint: Checkpoint, abnormal: bool) -> int:
         """Re-derive queues and index from the commitlog past the checkpoint; returns the valid end."""
+        started = time.monotonic()
         cl = self.commitlog
         files_end = cl.files[-1].end if cl.files else cl.write_pos
         start = min(max(checkpoint.commitlog, cl.min_offset), files_end)
@@ -137,8 +139,14 @@ class Dispatcher:
         if end < start:
             log.warning("commitlog valid only to %d, before its checkpoint %d", end, start)
             self._drop_from(end)
-        if replayed or end != files_end:
-            log.info("commitlog recovered: %d units re-dispatched from %d, valid end %d", replayed, start, end)
+        cut, owner = cl.torn_tail(end)
+        if cut:
+            log.warning("commitlog recovery truncated %d bytes of a torn unit (partition %s) at commitlog "
+                        "offset %d; %d units re-dispatched from %d; took %.1f ms", cut, owner or "unknown",
+                        end, replayed, start, (time.monotonic() - started) * 1000)
+        elif replayed or end != files_end:
+            log.info("commitlog recovered: %d units re-dispatched from %d, valid end %d; took %.1f ms",
+                     replayed, start, end, (time.monotonic() - started) * 1000)
         cl.truncate_at(end)
         self.dispatched = end
         return end

@@ -1,0 +1,114 @@
+"""A broker process from start to clean stop: what `twinlog serve` runs.
+
+The order is what makes it safe to operate:
+1. SIGTERM/SIGINT handlers first, so a signal at any later moment (even right after the port
+   opens) ends in the clean shutdown below, never in the default action's abrupt exit.
+2. The data-dir lock (data_dir_lock.py): a second broker on the same data dir stops here.
+3. The port is bound (not yet listening: connections are refused, as before it existed). A
+   port in use stops here, before anything is written to the data dir; `--port 0` gets its
+   real port now, and that port is what Metadata advertises and a cluster registers.
+4. The logs open and recover (Broker), then the socket listens.
+
+An operator's mistake (port in use, data dir locked or unusable, a disk that fails at start)
+ends the process with one log line and exit code 1, not a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import signal
+import socket
+from dataclasses import replace
+
+from replica.cancellation import cancel_and_wait
+from segment.log import StorageError
+
+from .broker import Broker
+from .config import BrokerConfig
+from .data_dir_lock import DataDirLock, DataDirUnusable
+from .server import serve
+
+log = logging.getLogger("twinlog")
+
+
+def _fail(message: str, *args) -> SystemExit:
+    log.error(message, *args)
+    return SystemExit(1)
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to (host, port), not yet listening; raises OSError."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart reuses a TIME_WAIT port
+        sock.bind(address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def run(config: BrokerConfig) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    lock = DataDirLock(config.data_dir)
+    try:
+        lock.acquire()
+    except DataDirUnusable as exc:
+        raise _fail("%s", exc) from None
+    try:
+        await _serve_until_stopped(config, stop)
+    finally:
+        lock.release()
+
+
+async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> None:
+    try:
+        sock = bind_listener(config.host, config.port)
+    except OSError as exc:
+        raise _fail("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc) from None
+    config = replace(config, port=sock.getsockname()[1])
+    try:
+        broker = Broker(config)
+    except (StorageError, OSError) as exc:
+        sock.close()
+        # A full or failing disk at start-up: one line saying so, not a traceback.
+        raise _fail("cannot open the data in %s: %s", config.data_dir, exc) from None
+    try:
+        server = await serve(broker, sock)
+    except OSError as exc:  # another process bound the port too (SO_REUSEADDR) and listened first
+        broker.storage.close()
+        raise _fail("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc) from None
+    await broker.join_cluster()  # a cluster member registers once it can answer its peers' fetches
+    broker.start_background()
+    _freeze_startup_heap()
+    log.info("twinlog listening on %s:%d, data in %s (%s storage)",
+             config.host, config.port, config.data_dir, config.storage_mode)
+    await stop.wait()
+    log.info("shutting down")
+    await broker.controlled_shutdown()
+    server.close()
+    await broker.close()
+    # What is left (connections' tasks, a produce parked on replication, an ISR proposal to
+    # etcd) is cancelled here and for sure: asyncio.run would wait forever on a task whose
+    # cancel 3.11 lost (replica/cancellation.py).
+    leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    try:
+        await cancel_and_wait(leftovers)
+    except Exception:
+        log.debug("a task failed while stopping", exc_info=True)
+
+
+def _freeze_startup_heap() -> None:
+    """Move everything alive after start-up (modules, the codec's classes, open topics) out of
+    the cyclic collector's reach. Without this, the first full collections walk that whole heap
+    while the event loop waits: 15-25 ms stalls, measured as the produce p99.9 of the latency
+    benchmark. What the broker allocates afterwards is collected as usual."""
+    gc.collect()
+    gc.freeze()
