@@ -69,8 +69,15 @@ def lookup_command(bootstrap, topic, key, key_encoding) -> None:
     """Print the records of TOPIC whose key is KEY, found through the commitlog's key index."""
     from .key_topic import name_for  # the broker's modules load only when the command runs
 
+    from kafka.errors import InvalidTopicError, KafkaError
+
     raw = _decode_key(key, key_encoding)
-    records = read_key_topic(bootstrap, topic, raw)
+    try:
+        records = read_key_topic(bootstrap, topic, raw)
+    except InvalidTopicError:  # the broker serves key topics of commitlog topics only
+        raise click.ClickException(f"no key lookup for topic {topic!r}: it does not use storage.mode=commitlog") from None
+    except KafkaError as exc:
+        raise click.ClickException(f"lookup against {bootstrap} failed: {exc}") from None
     for r in records:
         when = datetime.datetime.fromtimestamp(r.timestamp / 1000, datetime.timezone.utc)
         value = "<null>" if r.value is None else r.value.decode("utf-8", "backslashreplace")

@@ -121,6 +121,14 @@ def test_lookup_command_prints_the_records(broker, keyed_topic):
     assert f"{len(expected[b'carol'])} record(s)" in out.stderr
 
 
+def test_lookup_command_on_a_segment_topic_is_one_line(broker):
+    topic = create_topic(broker.bootstrap, unique_topic("plain"), 1, {"storage.mode": "segment"})
+    out = subprocess.run([str(ROOT / ".venv" / "bin" / "twinlog"), "lookup", "--bootstrap", broker.bootstrap,
+                          "--topic", topic, "--key", "carol"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.strip() == f"Error: no key lookup for topic {topic!r}: it does not use storage.mode=commitlog"
+
+
 def test_key_topic_is_read_only_and_reserved(broker, keyed_topic):
     topic, _ = keyed_topic
     name = name_for(topic, b"alice")
