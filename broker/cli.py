@@ -15,6 +15,12 @@ import click
 
 from segment.log import LogConfig
 
+from .cli_cluster import cluster_group
+from .cli_consume import consume_command
+from .cli_dump import dump_command
+from .cli_groups import groups_group
+from .cli_produce import produce_command
+from .cli_topics import topics_group
 from .config import BrokerConfig
 from .log_rate_limit import install as limit_repeated_log_lines
 from .lookup_command import lookup_command
@@ -161,7 +167,10 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
     asyncio.run(run(config))
 
 
-main.add_command(lookup_command)
+# The client commands import only click at load time (their modules load the rest when run).
+for command in (topics_group, produce_command, consume_command, groups_group, cluster_group, dump_command,
+                lookup_command):
+    main.add_command(command)
 
 
 if __name__ == "__main__":

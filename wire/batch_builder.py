@@ -1,4 +1,5 @@
-"""Encoding a record batch v2 for records the broker itself writes (group metadata, offsets)
+"""Encoding a record batch v2 for records the broker itself writes (group metadata, offsets),
+for `twinlog produce` (broker/cli_produce.py)
 and for the records a key lookup picks out of producers' batches (broker/key_topic.py).
 
 Producers' batches are never re-encoded on the produce or fetch path. The header layout is
@@ -76,11 +77,12 @@ def _batch(base_offset: int, payload: bytes, count: int, last_offset_delta: int,
     return batch
 
 
-def build_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytearray:
-    """One uncompressed batch of (key, value) records to append, all stamped `timestamp_ms`."""
+def build_batch(records: list[tuple], timestamp_ms: int) -> bytearray:
+    """One uncompressed batch of (key, value) or (key, value, headers) records to append, all
+    stamped `timestamp_ms`; headers are (name, value) pairs."""
     if not records:
         raise ValueError("a record batch holds at least one record")
-    payload = b"".join(_record(i, 0, key, value) for i, (key, value) in enumerate(records))
+    payload = b"".join(_record(i, 0, *record) for i, record in enumerate(records))
     return _batch(0, payload, len(records), len(records) - 1, timestamp_ms, timestamp_ms)
 
 
