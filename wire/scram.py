@@ -1,0 +1,189 @@
+"""SCRAM (RFC 5802, RFC 7677) as Kafka uses it: SCRAM-SHA-256 and SCRAM-SHA-512, sans-IO.
+
+The exchange, two round trips, no channel binding (Kafka's gs2 header is "n,,"):
+
+    client-first   n,,n=<user>,r=<client nonce>[,<extensions>]
+    server-first   r=<client nonce><server nonce>,s=<base64 salt>,i=<iterations>
+    client-final   c=biws,r=<nonce>,p=<base64 ClientProof>
+    server-final   v=<base64 ServerSignature>
+
+What the broker keeps per user and mechanism (ScramCredential) is Kafka's: salt, iterations,
+StoredKey = H(HMAC(SaltedPassword, "Client Key")) and ServerKey = HMAC(SaltedPassword,
+"Server Key") — never the password, nor SaltedPassword, from which a client proof could be made.
+The proof is checked by recovering ClientKey = ClientProof XOR HMAC(StoredKey, AuthMessage)
+and comparing H(ClientKey) with StoredKey in constant time.
+Nonces are the caller's (the broker draws them from `secrets`), so a test can replay the RFCs'
+exchanges byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from .sasl_mechanism import SaslAuthenticationFailed
+
+# mechanism -> (hashlib name, Kafka's ScramMechanism type in API 50/51, minimum iterations)
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": ("sha256", 1, 4096), "SCRAM-SHA-512": ("sha512", 2, 4096)}
+MAX_ITERATIONS = 16384  # Kafka's ScramMechanism.maxIterations
+MECHANISM_BY_TYPE = {kind: name for name, (_, kind, _) in SCRAM_MECHANISMS.items()}
+
+
+def _hmac(hash_name: str, key: bytes, msg: bytes) -> bytes:
+    return hmac.new(key, msg, hash_name).digest()
+
+
+def salted_password(hash_name: str, password: str, salt: bytes, iterations: int) -> bytes:
+    return hashlib.pbkdf2_hmac(hash_name, password.encode("utf-8"), salt, iterations)
+
+
+@dataclass(frozen=True)
+class ScramCredential:
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+    @classmethod
+    def from_salted_password(cls, hash_name: str, salted: bytes, salt: bytes, iterations: int) -> "ScramCredential":
+        client_key = _hmac(hash_name, salted, b"Client Key")
+        return cls(salt, hashlib.new(hash_name, client_key).digest(),
+                   _hmac(hash_name, salted, b"Server Key"), iterations)
+
+    @classmethod
+    def from_password(cls, hash_name: str, password: str, salt: bytes, iterations: int) -> "ScramCredential":
+        return cls.from_salted_password(hash_name, salted_password(hash_name, password, salt, iterations),
+                                        salt, iterations)
+
+
+def _attributes(message: str) -> list[tuple[str, str]]:
+    out = []
+    for part in message.split(","):
+        if len(part) < 2 or part[1] != "=":
+            raise SaslAuthenticationFailed(f"Invalid SCRAM message: bad attribute {part[:20]!r}")
+        out.append((part[0], part[2:]))
+    return out
+
+
+def _decode_username(name: str) -> str:
+    """RFC 5802 saslname: ',' and '=' travel as '=2C' and '=3D'."""
+    return name.replace("=2C", ",").replace("=3D", "=")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _unb64(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError:
+        raise SaslAuthenticationFailed("Invalid SCRAM message: bad base64") from None
+
+
+class ScramServer:
+    """Server side of one exchange. `lookup(username)` gives the user's credential or None."""
+
+    def __init__(self, mechanism: str, lookup, server_nonce: str, hash_name: str | None = None) -> None:
+        self.mechanism = mechanism
+        self._hash = hash_name or SCRAM_MECHANISMS[mechanism][0]
+        self._lookup = lookup
+        self._server_nonce = server_nonce
+        self._state = "client-first"
+        self._credential: ScramCredential | None = None
+        self._nonce = self._first_bare = self._server_first = ""
+        self.complete = False
+        self.username: str | None = None
+
+    def step(self, token: bytes) -> bytes:
+        try:
+            text = token.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SaslAuthenticationFailed("Invalid SCRAM message: not UTF-8") from None
+        if self._state == "client-first":
+            return self._client_first(text).encode()
+        if self._state == "client-final":
+            return self._client_final(text).encode()
+        raise SaslAuthenticationFailed("Authentication failed: SCRAM exchange already over")
+
+    def _client_first(self, text: str) -> str:
+        gs2, sep, bare = text.partition(",")
+        authzid, sep2, bare = bare.partition(",")
+        if not sep or not sep2 or gs2 not in ("n", "y"):
+            raise SaslAuthenticationFailed("Invalid SCRAM client first message: channel binding is not supported")
+        attrs = _attributes(bare)
+        if len(attrs) < 2 or attrs[0][0] != "n" or attrs[1][0] != "r" or not attrs[1][1]:
+            raise SaslAuthenticationFailed("Invalid SCRAM client first message")
+        username = _decode_username(attrs[0][1])
+        if authzid and _decode_username(authzid.removeprefix("a=")) != username:
+            raise SaslAuthenticationFailed("Authentication failed: authorization id differs from username")
+        credential = self._lookup(username)
+        if credential is None:
+            raise SaslAuthenticationFailed("Authentication failed: Invalid user credentials")
+        self._credential, self.username = credential, username
+        self._gs2 = f"{gs2},{authzid},"
+        self._nonce = attrs[1][1] + self._server_nonce
+        self._first_bare = bare
+        self._server_first = f"r={self._nonce},s={_b64(credential.salt)},i={credential.iterations}"
+        self._state = "client-final"
+        return self._server_first
+
+    def _client_final(self, text: str) -> str:
+        without_proof, sep, proof = text.rpartition(",p=")
+        attrs = _attributes(without_proof) if sep else []
+        if len(attrs) < 2 or attrs[0][0] != "c" or attrs[1][0] != "r":
+            raise SaslAuthenticationFailed("Invalid SCRAM client final message")
+        if _unb64(attrs[0][1]) != self._gs2.encode() or attrs[1][1] != self._nonce:
+            raise SaslAuthenticationFailed("Invalid SCRAM client final message: channel binding or nonce mismatch")
+        cred = self._credential
+        auth_message = f"{self._first_bare},{self._server_first},{without_proof}".encode()
+        signature = _hmac(self._hash, cred.stored_key, auth_message)
+        proof_bytes = _unb64(proof)
+        if len(proof_bytes) != len(signature):
+            raise SaslAuthenticationFailed(self._invalid())
+        client_key = bytes(a ^ b for a, b in zip(proof_bytes, signature))
+        if not hmac.compare_digest(hashlib.new(self._hash, client_key).digest(), cred.stored_key):
+            raise SaslAuthenticationFailed(self._invalid())
+        self._state, self.complete = "done", True
+        return "v=" + _b64(_hmac(self._hash, cred.server_key, auth_message))
+
+    def _invalid(self) -> str:
+        return ("Authentication failed during authentication due to invalid credentials with SASL "
+                f"mechanism {self.mechanism}")
+
+
+class ScramClient:
+    """Client side (a follower logging in to its leader; tests)."""
+
+    def __init__(self, mechanism: str, username: str, password: str, client_nonce: str,
+                 hash_name: str | None = None) -> None:
+        self._hash = hash_name or SCRAM_MECHANISMS[mechanism][0]
+        self._password = password
+        name = username.replace("=", "=3D").replace(",", "=2C")
+        self._first_bare = f"n={name},r={client_nonce}"
+        self._client_nonce = client_nonce
+        self._server_signature = b""
+
+    def first(self) -> bytes:
+        return f"n,,{self._first_bare}".encode()
+
+    def final(self, server_first: bytes) -> bytes:
+        text = server_first.decode()
+        attrs = dict(_attributes(text))
+        nonce, salt, iterations = attrs.get("r", ""), _unb64(attrs.get("s", "")), int(attrs.get("i", "0"))
+        if not nonce.startswith(self._client_nonce) or iterations < 1:
+            raise SaslAuthenticationFailed("Invalid SCRAM server first message")
+        salted = salted_password(self._hash, self._password, salt, iterations)
+        without_proof = f"c=biws,r={nonce}"
+        auth_message = f"{self._first_bare},{text},{without_proof}".encode()
+        client_key = _hmac(self._hash, salted, b"Client Key")
+        signature = _hmac(self._hash, hashlib.new(self._hash, client_key).digest(), auth_message)
+        proof = bytes(a ^ b for a, b in zip(client_key, signature))
+        self._server_signature = _hmac(self._hash, _hmac(self._hash, salted, b"Server Key"), auth_message)
+        return f"{without_proof},p={_b64(proof)}".encode()
+
+    def verify(self, server_final: bytes) -> None:
+        if server_final.decode() != "v=" + _b64(self._server_signature):
+            raise SaslAuthenticationFailed("Invalid SCRAM server final message: the server does not know the password")
