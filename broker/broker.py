@@ -47,7 +47,7 @@ class Broker:
             commitlog_file_size=config.commitlog_file_bytes, index_slots=config.index_hash_slots,
             index_entries=config.index_max_entries,
             file_delete_delay_ms=config.log_defaults.file_delete_delay_ms),
-            dict(max_open_files=config.max_open_segment_files))
+            max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()

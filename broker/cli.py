@@ -85,8 +85,9 @@ def main() -> None:
 @click.option("--index-max-entries", type=int, default=BrokerConfig.index_max_entries, show_default=True,
               help="Entries per key-index file of the commitlog layout (RocketMQ's maxIndexNum).")
 @click.option("--max-open-segment-files", type=click.IntRange(min=1), default=None,
-              help="Segment files (.log, .index, .timeindex) of the segment layout held open at once; the "
-                   "least recently used close and reopen when used [default: half of RLIMIT_NOFILE].")
+              help="Per-partition files held open at once, both layouts together (the segment layout's "
+                   ".log, .index, .timeindex; the commitlog layout's consume-queue files); the least "
+                   "recently used close and reopen when used [default: half of RLIMIT_NOFILE].")
 @click.option("--file-delete-delay-ms", type=int, default=_DEFAULTS.file_delete_delay_ms, show_default=True,
               help="How long a deleted log file stays open for fetches still sending from it; its disk "
                    "space returns after this (log.segment.delete.delay.ms).")

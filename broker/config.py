@@ -40,7 +40,7 @@ class BrokerConfig:
     commitlog_file_bytes: int = 1 << 30  # RocketMQ's mappedFileSizeCommitLog
     index_hash_slots: int = 5_000_000  # RocketMQ's maxHashSlotNum (key index of commitlog topics)
     index_max_entries: int = 20_000_000  # RocketMQ's maxIndexNum
-    # segment files the segment layout holds open at once (None: half of RLIMIT_NOFILE)
+    # per-partition files both layouts hold open at once (segments', consume queues'; None: half of RLIMIT_NOFILE)
     max_open_segment_files: int | None = None
     # Replication (issue 14). Without etcd the broker is a cluster of one, as before.
     etcd: str | None = None  # etcd endpoint, e.g. http://127.0.0.1:2379: join that cluster

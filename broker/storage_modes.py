@@ -20,6 +20,7 @@ import logging
 from pathlib import Path
 
 from segment.log import LogStore
+from segment.open_files import OpenFiles
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +28,15 @@ MODES = ("segment", "commitlog")
 ROCKET_DIR = "commitlog-store"
 
 
-def _open(mode: str, data_dir: Path, commitlog_options: dict, segment_options: dict) -> LogStore:
+def _open(mode: str, data_dir: Path, commitlog_options: dict, open_files: OpenFiles) -> LogStore:
     if mode == "segment":
         from segment.kafka.store import SegmentLogStore
 
-        return SegmentLogStore(data_dir, **segment_options)
+        return SegmentLogStore(data_dir, open_files=open_files)
     if mode == "commitlog":
         from segment.rocket.store import RocketLogStore
 
-        return RocketLogStore(data_dir, **commitlog_options)
+        return RocketLogStore(data_dir, **commitlog_options, open_files=open_files)
     raise ValueError(f"unknown storage mode {mode!r}")
 
 
@@ -47,14 +48,15 @@ def files_exist(mode: str, data_dir: Path) -> bool:
 
 class StorageModes:
     def __init__(self, data_dir: Path, default_mode: str, commitlog_options: dict | None = None,
-                 segment_options: dict | None = None) -> None:
-        """`commitlog_options`: RocketLogStore's file and index sizes, `segment_options`:
-        SegmentLogStore's bound on open files (keyword arguments)."""
+                 max_open_files: int | None = None) -> None:
+        """`commitlog_options`: RocketLogStore's file and index sizes (keyword arguments);
+        `max_open_files`: how many per-partition files (segments', consume queues') both
+        engines hold open together (segment/open_files.py; default half of RLIMIT_NOFILE)."""
         if default_mode not in MODES:
             raise ValueError(f"unknown storage mode {default_mode!r}")
         self.data_dir = Path(data_dir)
         self.commitlog_options = commitlog_options or {}
-        self.segment_options = segment_options or {}
+        self.open_files = OpenFiles(max_open_files)  # one bound: each engine taking half the limit would take all
         self.default_mode = default_mode
         self._stores: dict[str, LogStore] = {}
 
@@ -62,7 +64,7 @@ class StorageModes:
         """The engine for `mode`, opened (and recovered) on first use."""
         store = self._stores.get(mode)
         if store is None:
-            store = self._stores[mode] = _open(mode, self.data_dir, self.commitlog_options, self.segment_options)
+            store = self._stores[mode] = _open(mode, self.data_dir, self.commitlog_options, self.open_files)
             log.info("opened %s storage under %s", mode, self.data_dir)
         return store
 

@@ -1,22 +1,27 @@
-"""A bound on the file descriptors a segment store holds: files open on first use, idle ones close.
+"""A bound on the file descriptors the stores hold: files open on first use, idle ones close.
 
-Every segment has three files (`.log`, `.index`, `.timeindex`), so holding them all open put a
-10,000-partition topic at 30,000 descriptors: the broker ran out at ~6,663 partitions under a
-20,000 limit and then could not accept connections. Here each file is a `SegmentFile` that is
-opened when it is used and kept in one least-recently-used set per store (`OpenFiles`) of at
-most `capacity` files; opening one more closes the least recently used. Files of sealed
-(non-active) segments go first, then active segments' files, so the active segments of hot
-partitions stay open. PostgreSQL's virtual file descriptors (fd.c) work the same way.
+Per-partition files held open forever bound the partition count by RLIMIT_NOFILE: the segment
+layout has three files a segment (`.log`, `.index`, `.timeindex`), so a 10,000-partition topic
+needed 30,000 descriptors and the broker ran out at ~6,663 partitions under a 20,000 limit; the
+commitlog layout has two a consume-queue file (entries and `.time`) and ran out at ~10,000.
+Then it could not accept connections either. Here each such file is a `SegmentFile` that is
+opened when it is used and kept in one least-recently-used set (`OpenFiles`) of at most
+`capacity` files, which the broker shares between both layouts (`--max-open-segment-files`);
+opening one more closes the least recently used. Sealed files (no appends: a segment or queue
+file that is not the last) go first, then active ones, so the active files of hot partitions
+stay open. PostgreSQL's virtual file descriptors (fd.c) work the same way. The commitlog
+layout's shared files (commitlog, key index) are few and big, and stay open outside the bound.
 
 Nothing is lost by closing:
 - A file with writes not yet fsynced is fsynced before it is closed. If that fsync fails the
-  error is kept on the file: its segment's next flush raises it (the log goes offline, as for any
-  failed fsync) and the file is never opened again, since a new descriptor would not report it.
+  error is kept on the file: its next `sync` raises it (a segment's log goes offline, the
+  commitlog store at its next checkpoint, as for any failed fsync) and the file is never
+  opened again, since a new descriptor would not report it.
 - A descriptor is a `FileHandle`, closed only when nothing refers to it any more. A fetch
   response's file region holds the handle of the file it was read from (`FileRegion.holder`), so
   evicting the file, or deleting its segment, never closes a descriptor that a send in flight
   still reads — nor lets its number be reused for another file under that send. The same holds
-  for code that preads through a handle in another thread (flush, topic creation).
+  for code that preads through a handle in another thread (flush, topic creation, the cleaner).
 The bound is therefore `capacity` files plus those pinned by responses not yet sent.
 """
 
@@ -53,7 +58,7 @@ class FileHandle:
 
 
 class OpenFiles:
-    """The least-recently-used set of open segment files of one store (thread-safe)."""
+    """The least-recently-used set of open files of a broker's stores (thread-safe)."""
 
     def __init__(self, capacity: int | None = None) -> None:
         self.capacity = default_capacity() if capacity is None else capacity
@@ -137,13 +142,15 @@ class OpenFiles:
 
 
 class SegmentFile:
-    """One file of a segment, opened through its store's OpenFiles whenever it is used."""
+    """One file of a log segment or consume queue, opened through its OpenFiles whenever it is
+    used. `created`: the file exists (found on disk, or opened once), so a reopen never creates
+    it again, say after its directory was renamed for deletion."""
 
-    def __init__(self, path: Path, files: OpenFiles) -> None:
+    def __init__(self, path: Path, files: OpenFiles, created: bool = False) -> None:
         self.path = path
         self.files = files
         self._handle: FileHandle | None = None
-        self.created = False
+        self.created = created
         self.sealed = False
         self.gone = False  # deleted: never reopened (a new segment may take the name)
         self.writes = 0  # writes and truncations done ...
@@ -194,7 +201,11 @@ class SegmentFile:
         """Stop holding the file open (the caller has flushed what must be durable)."""
         self.files.release(self)
 
-    def delete(self) -> None:
+    def forget(self) -> None:
+        """Never open the file again (its directory is being removed); it closes once unused."""
         self.gone = True
         self.files.release(self)
+
+    def delete(self) -> None:
+        self.forget()
         self.path.unlink(missing_ok=True)

@@ -42,6 +42,12 @@ file instead of two per batch. The entries are derived data, so none of them
 needs to be on disk before an acknowledgement, only before a checkpoint counts
 them (store.py).
 
+Both files are SegmentFiles (segment/open_files.py): opened when used and closed
+when the broker's bound on open files needs the room, files other than a queue's
+last first, so 10,000 partitions do not hold 20,000 descriptors. A file closed
+with entries not yet fsynced is fsynced first; if that fails, the next
+checkpoint's `flush` raises it and the store goes offline.
+
 Crash behaviour: either file may end in a torn entry or be behind the other; on
 open both are cut to the shorter whole-entry count, and a short file that is
 not the last ends the queue. Recovery (see dispatch.py) then drops entries at or
@@ -50,13 +56,14 @@ past the commitlog offset it re-dispatches from and rebuilds them.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import struct
 from bisect import bisect_right
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
+
+from segment.open_files import OpenFiles, SegmentFile
 
 ENTRY = struct.Struct(">qiq")
 TIME = struct.Struct(">qqi")
@@ -74,18 +81,34 @@ class QueueEntry(NamedTuple):
     running_max: int
 
 
+def _size_on_disk(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
+
+
 class QueueFile:
-    def __init__(self, directory: Path, first_index: int) -> None:
+    def __init__(self, directory: Path, first_index: int, files: OpenFiles) -> None:
         self.first_index = first_index
         self.path = directory / f"{first_index:020d}"
         self.time_path = self.path.with_name(self.path.name + ".time")
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.time_fd = os.open(self.time_path, os.O_RDWR | os.O_CREAT, 0o644)
+        # Sized without opening them: a store opening 10,000 queues opens none of their files.
+        sizes = [_size_on_disk(self.path), _size_on_disk(self.time_path)]
+        self.entries = SegmentFile(self.path, files, created=sizes[0] is not None)
+        self.times = SegmentFile(self.time_path, files, created=sizes[1] is not None)
         self._pending_entries = bytearray()  # entries written..count-1, not yet in the files
         self._pending_times = bytearray()
-        count = min(os.fstat(self.fd).st_size, os.fstat(self.time_fd).st_size) // ENTRY_SIZE
+        count = min(size or 0 for size in sizes) // ENTRY_SIZE
         self.count = self.written = count
-        self.set_count(count)
+        for f, size in zip((self.entries, self.times), sizes):
+            if size is not None and size != count * ENTRY_SIZE:
+                f.truncate(count * ENTRY_SIZE)  # a torn entry, or entries the other file lacks
+
+    def set_sealed(self, sealed: bool) -> None:
+        """A file no entry is added to any more closes before the last files of queues."""
+        for f in (self.entries, self.times):
+            f.files.set_sealed(f, sealed)
 
     def add(self, entry: bytes, time_entry: bytes) -> None:
         self._pending_entries += entry
@@ -96,57 +119,74 @@ class QueueFile:
         if self.written == self.count:
             return
         at = self.written * ENTRY_SIZE
-        os.pwrite(self.fd, self._pending_entries, at)
-        os.pwrite(self.time_fd, self._pending_times, at)
+        self.entries.write(self._pending_entries, at)
+        self.times.write(self._pending_times, at)
         self._pending_entries, self._pending_times = bytearray(), bytearray()
         self.written = self.count
 
     def set_count(self, count: int) -> None:
         self.write_pending()
         self.count = self.written = count
-        for fd in (self.fd, self.time_fd):
-            if os.fstat(fd).st_size != count * ENTRY_SIZE:
-                os.ftruncate(fd, count * ENTRY_SIZE)
+        for f in (self.entries, self.times):
+            if f.size() != count * ENTRY_SIZE:
+                f.truncate(count * ENTRY_SIZE)
 
     def read(self, first: int, n: int) -> list[tuple]:
         """Raw (phys, size, base, max_ts, running_max, last_delta) of entries first .. first+n-1 of this file."""
         if self.written != self.count:
             self.write_pending()
-        at = first * ENTRY_SIZE
-        q = os.pread(self.fd, n * ENTRY_SIZE, at)
-        t = os.pread(self.time_fd, n * ENTRY_SIZE, at)
+        q, t = self.read_written(first, n)
+        return [a + b for a, b in zip(ENTRY.iter_unpack(q), TIME.iter_unpack(t))]
+
+    def read_written(self, first: int, n: int) -> tuple[bytes, bytes]:
+        """The queue and time bytes of entries first .. first+n-1 as far as both files hold
+        them, whole entries only (safe from another thread: it never writes)."""
+        q = self.entries.pread(n * ENTRY_SIZE, first * ENTRY_SIZE)
+        t = self.times.pread(n * ENTRY_SIZE, first * ENTRY_SIZE)
         k = min(len(q), len(t)) // ENTRY_SIZE * ENTRY_SIZE
-        return [a + b for a, b in zip(ENTRY.iter_unpack(q[:k]), TIME.iter_unpack(t[:k]))]
+        return q[:k], t[:k]
+
+    def sync(self) -> None:
+        """fsync what write_pending wrote (raises what an fsync at eviction kept)."""
+        self.entries.sync()
+        self.times.sync()
 
     def close(self) -> None:
-        for fd in (self.fd, self.time_fd):
-            if fd >= 0:
-                os.close(fd)
-        self.fd = self.time_fd = -1
+        """Stop holding the files open (they reopen if used again)."""
+        self.entries.close()
+        self.times.close()
+
+    def forget(self) -> None:
+        """The queue's directory is being removed: never open these files again."""
+        self.entries.forget()
+        self.times.forget()
 
     def unlink(self) -> None:
         self.written = self.count  # what is pending goes with the file
-        self.close()
-        self.path.unlink(missing_ok=True)
-        self.time_path.unlink(missing_ok=True)
+        self.entries.delete()
+        self.times.delete()
 
 
 class ConsumeQueue:
-    def __init__(self, directory: Path, topic: str, partition: int, entries_per_file: int) -> None:
+    def __init__(self, directory: Path, topic: str, partition: int, entries_per_file: int,
+                 files: OpenFiles) -> None:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.topic, self.partition = topic, partition
         self.per_file = entries_per_file
+        self.open_files = files
         self.empty_end = 0  # log end offset while the queue holds no entry (set by the owner)
         self.files: list[QueueFile] = []
         self._dirty: set[QueueFile] = set()
         names = sorted(int(p.name) for p in self.dir.iterdir() if p.name.isdigit())
         for first in names:
-            f = QueueFile(self.dir, first)
+            f = QueueFile(self.dir, first, files)
             if self.files and (first != self.files[-1].first_index + self.files[-1].count):
                 f.unlink()  # after a short file nothing can follow
                 continue
             self.files.append(f)
+        for f in self.files[:-1]:
+            f.set_sealed(True)
         for p in self.dir.glob("*.time"):
             if not p.name[:-5].isdigit() or int(p.name[:-5]) not in [f.first_index for f in self.files]:
                 p.unlink()
@@ -247,7 +287,8 @@ class ConsumeQueue:
         if f is None or f.count >= self.per_file:
             if f is not None:
                 f.write_pending()  # only the last file may hold pending entries
-            f = QueueFile(self.dir, self.next_index)
+                f.set_sealed(True)
+            f = QueueFile(self.dir, self.next_index, self.open_files)
             self.files.append(f)
             self._firsts.append(f.first_index)
         running = max(max_timestamp, self.last.running_max) if self.last is not None else max_timestamp
@@ -270,6 +311,7 @@ class ConsumeQueue:
             doomed.unlink()
             self._firsts.pop()
         f = self.files[-1]
+        f.set_sealed(False)
         f.set_count(max(index - f.first_index, 0))
         self._first_bases = self._first_bases[: len(self.files) - (0 if f.count else 1)]
         self._reload_last()
@@ -324,15 +366,7 @@ class ConsumeQueue:
         """fsync what write_pending wrote (safe in a worker thread while entries are added)."""
         dirty, self._dirty = self._dirty, set()
         for f in dirty:
-            if f.fd < 0:
-                continue  # deleted meanwhile (closed fds are -1)
-            try:
-                os.fsync(f.fd)
-                os.fsync(f.time_fd)
-            except OSError as exc:
-                if exc.errno != errno.EBADF:
-                    raise  # the store takes itself offline
-                # EBADF: closed between the check and the fsync
+            f.sync()  # an OSError takes the store offline; a deleted file needs none
 
     def close(self) -> None:
         self.write_pending()
@@ -340,8 +374,12 @@ class ConsumeQueue:
         for f in self.files:
             f.close()
 
-    def delete(self) -> None:
+    def forget_files(self) -> None:
+        """The queue's directory is being removed: its files close and never open again."""
         for f in self.files:
-            f.close()
+            f.forget()
+
+    def delete(self) -> None:
+        self.forget_files()
         self.files = []
         shutil.rmtree(self.dir, ignore_errors=True)

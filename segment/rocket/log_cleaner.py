@@ -110,9 +110,8 @@ def queue_entries(queue, written_to: int) -> Iterator[QueueEntry]:
         rel = 0
         while rel < count:
             n = min(QUEUE_READ, count - rel)
-            q = os.pread(f.fd, n * ENTRY_SIZE, rel * ENTRY_SIZE)
-            t = os.pread(f.time_fd, n * ENTRY_SIZE, rel * ENTRY_SIZE)
-            k = min(len(q), len(t)) // ENTRY_SIZE
+            q, t = f.read_written(rel, n)
+            k = len(q) // ENTRY_SIZE
             if k == 0:
                 return
             for (phys, size, base), (max_ts, running, delta) in zip(ENTRY.iter_unpack(q[: k * ENTRY_SIZE]),

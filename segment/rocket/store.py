@@ -2,7 +2,8 @@
 
     <data-dir>/commitlog-store/
         commitlog/                       commitlog.py: every partition's batches, in arrival order
-        consumequeue/<topic>/<partition>/ consume_queue.py: where each batch of a partition is,
+        consumequeue/<topic>/<partition>/ consume_queue.py: where each batch of a partition is
+                                         (files open only while the bound on open files allows),
                                          and the partition's leader-epoch-checkpoint
                                          (leader_epoch_cache.py: it replicates on its own)
         index/                           index_file.py: record key -> commitlog offset
@@ -47,10 +48,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
-from segment.log import LogConfig, LogOffline, LogStore
+from segment.log import LogConfig, LogOffline, LogStore, StorageError
+from segment.open_files import OpenFiles
 from segment.partition_removal import DELETE_SUFFIX, PartitionRemoval
 from wire.record_batch import BatchHeader
 
@@ -70,11 +71,6 @@ STORE_DIR = "commitlog-store"
 CHECKPOINT_INTERVAL_S = 10.0
 
 
-def _close_files(queue: ConsumeQueue) -> None:
-    for f in queue.files:
-        f.close()
-
-
 class RocketLogStore(LogStore):
     def __init__(
         self,
@@ -87,9 +83,13 @@ class RocketLogStore(LogStore):
         index_keys: bool = True,
         file_delete_delay_ms: int = 60_000,
         wanted: Callable[[str, int], bool] | None = None,
+        open_files: OpenFiles | None = None,
     ) -> None:
         """`wanted(topic, partition)`: whether a partition found on disk belongs to a topic;
-        the others are not opened, only listed for removal (detach_orphans)."""
+        the others are not opened, only listed for removal (detach_orphans). `open_files`: the
+        bound on open consume-queue files, shared with the broker's segment store (default:
+        one of half the RLIMIT_NOFILE)."""
+        self.open_files = open_files if open_files is not None else OpenFiles()
         self.dir = Path(data_dir) / STORE_DIR
         self.dir.mkdir(parents=True, exist_ok=True)
         self.queue_entries_per_file = queue_entries_per_file
@@ -114,7 +114,8 @@ class RocketLogStore(LogStore):
                 elif part_dir.name.isdigit():
                     key = (topic_dir.name, int(part_dir.name))
                     if wanted is None or wanted(*key):
-                        self.queues[key] = ConsumeQueue(part_dir, key[0], key[1], queue_entries_per_file)
+                        self.queues[key] = ConsumeQueue(part_dir, key[0], key[1], queue_entries_per_file,
+                                                        self.open_files)
                     else:
                         leftovers.append(part_dir)
         self.dispatcher = Dispatcher(self.commitlog, self.queues, self.index, self._make_queue)
@@ -140,7 +141,8 @@ class RocketLogStore(LogStore):
             self.checkpoint()  # what recovery rebuilt is durable: the next crash starts from here
 
     def _make_queue(self, topic: str, partition: int) -> ConsumeQueue:
-        return ConsumeQueue(self.queue_root / topic / str(partition), topic, partition, self.queue_entries_per_file)
+        return ConsumeQueue(self.queue_root / topic / str(partition), topic, partition, self.queue_entries_per_file,
+                            self.open_files)
 
     def _init_log_start(self, key: tuple[str, int], q: ConsumeQueue) -> None:
         """The checkpointed log start, raised to the first batch whose unit is still in the commitlog."""
@@ -179,7 +181,7 @@ class RocketLogStore(LogStore):
 
     def discard_prepared(self, plog: RocketPartitionLog) -> None:
         if self.queues.get((plog.topic, plog.partition)) is not plog.queue:
-            _close_files(plog.queue)  # made by prepare_partition (an open queue stays open)
+            plog.queue.forget_files()  # made by prepare_partition (an open queue stays open)
 
     def install_partition(self, plog: RocketPartitionLog) -> RocketPartitionLog:
         key = (plog.topic, plog.partition)
@@ -206,7 +208,7 @@ class RocketLogStore(LogStore):
             generation = self.compacted.pop(key, None)
             if generation is not None:
                 generation.close()
-        return PartitionRemoval([q.dir for q in queues], [partial(_close_files, q) for q in queues],
+        return PartitionRemoval([q.dir for q in queues], [q.forget_files for q in queues],
                                 self._after_removal)
 
     def _after_removal(self, removed: list[Path]) -> None:
@@ -317,8 +319,8 @@ class RocketLogStore(LogStore):
             self.commitlog.write_pending()
             for q in self._unwritten:
                 q.write_pending()
-        except OSError as exc:
-            raise self._go_offline(f"writing appended units failed: {exc.strerror or exc}") from exc
+        except (OSError, StorageError) as exc:  # a failed write, or a queue file whose fsync at close failed
+            raise self._go_offline(f"writing appended units failed: {getattr(exc, 'strerror', None) or exc}") from exc
         self._unwritten.clear()
         self.dispatcher.dispatched = self.commitlog.write_pos
 

@@ -9,6 +9,7 @@ from bisect import bisect_right
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from segment.open_files import OpenFiles
 from segment.rocket.consume_queue import ENTRY_SIZE, ConsumeQueue
 
 PER_FILE = 4
@@ -16,7 +17,7 @@ PER_FILE = 4
 
 def build(path, sizes, timestamps=None, start=0):
     """Queue with one batch per size; returns it and the oracle list of (base, last, phys, max_ts)."""
-    q = ConsumeQueue(path, "t", 0, PER_FILE)
+    q = ConsumeQueue(path, "t", 0, PER_FILE, OpenFiles(4))
     oracle, base, phys = [], start, 1000
     for i, n in enumerate(sizes):
         ts = timestamps[i] if timestamps else 10 * i
@@ -51,7 +52,7 @@ def test_file_boundaries_and_names(tmp_path):
     assert all((tmp_path / (n + ".time")).exists() for n in names)
     check(q, oracle)
     q.close()
-    check(ConsumeQueue(tmp_path, "t", 0, PER_FILE), oracle)
+    check(ConsumeQueue(tmp_path, "t", 0, PER_FILE, OpenFiles(4)), oracle)
 
 
 @settings(max_examples=40, deadline=None)
@@ -70,7 +71,7 @@ def test_lookup_and_truncation_match_oracle(tmp_path_factory, sizes, data):
     q.put(99_999, 1, q.end_offset, q.end_offset + 2, 5)
     kept.append((q.end_offset - 3, q.end_offset - 1, 99_999, 5))
     q.close()
-    check(ConsumeQueue(path, "t", 0, PER_FILE), kept)
+    check(ConsumeQueue(path, "t", 0, PER_FILE, OpenFiles(4)), kept)
 
 
 def test_phys_and_time_searches(tmp_path):
@@ -95,7 +96,7 @@ def test_torn_entries_and_lagging_time_file_are_cut(tmp_path):
         f.write(b"\x01" * 7)  # torn entry
     time_file = last.with_name(last.name + ".time")
     os.truncate(time_file, 2 * ENTRY_SIZE)  # time side behind by one entry
-    q = ConsumeQueue(tmp_path, "t", 0, PER_FILE)
+    q = ConsumeQueue(tmp_path, "t", 0, PER_FILE, OpenFiles(4))
     check(q, oracle[:6])
     assert os.path.getsize(last) == 2 * ENTRY_SIZE
     q.close()
@@ -105,7 +106,7 @@ def test_short_middle_file_ends_the_queue(tmp_path):
     q, oracle = build(tmp_path, [1] * 10)
     q.close()
     os.truncate(tmp_path / ("%020d" % 4), 3 * ENTRY_SIZE)
-    q = ConsumeQueue(tmp_path, "t", 0, PER_FILE)
+    q = ConsumeQueue(tmp_path, "t", 0, PER_FILE, OpenFiles(4))
     check(q, oracle[:7])
     assert not (tmp_path / ("%020d" % 8)).exists()
     q.close()

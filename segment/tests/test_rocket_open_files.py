@@ -1,0 +1,129 @@
+"""The commitlog store's consume-queue files under the bound on open files (segment/open_files.py):
+never more open than the bound, every entry readable after its file was closed, a restart (clean
+or not) finds every partition whole, a dirty file is fsynced before it closes, and an fsync that
+fails then takes the store offline instead of being forgotten."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+
+import pytest
+from test_segment_engine import make_batch, read_offsets
+
+from segment import open_files as open_files_module
+from segment.log import LogConfig, LogOffline
+from segment.open_files import OpenFiles
+from segment.rocket.store import RocketLogStore
+
+CFG = LogConfig()
+BOUND = 6
+PARTITIONS = 24
+ROUNDS = 5  # queue files of 2 entries: 3 files (6 descriptors if all open) per partition
+
+
+def open_store(path, bound: int = BOUND) -> RocketLogStore:
+    return RocketLogStore(path, commitlog_file_size=1 << 16, queue_entries_per_file=2, index_slots=64,
+                          index_entries=1000, open_files=OpenFiles(bound))
+
+
+def queue_fds(root) -> list[str]:
+    """This process's descriptors on consume-queue files under `root`."""
+    out = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue  # the listing's own descriptor, gone by now
+        if target.startswith(str(root)) and "/consumequeue/" in target:
+            out.append(target)
+    return out
+
+
+def produce_rounds(store, root) -> dict[int, int]:
+    """ROUNDS batches into every partition, interleaved as one request per round; the bound is
+    checked after each request. Returns each partition's record count."""
+    logs = [store.open_partition("t", p, CFG) for p in range(PARTITIONS)]
+    for r in range(ROUNDS):
+        for p, plog in enumerate(logs):
+            plog.append(make_batch(1 + (p + r) % 3, ts=1_000 + r), 0, 1_000 + r)
+        store.commit_writes()
+        assert len(queue_fds(root)) <= BOUND
+    return {p: plog.log_end_offset for p, plog in enumerate(logs)}
+
+
+def check_every_partition(store, root, ends: dict[int, int]) -> None:
+    for p, end in ends.items():
+        plog = store.open_partition("t", p, CFG)
+        assert plog.log_end_offset == end
+        assert read_offsets(plog, plog.read(0, 1 << 20, end)) == list(range(end))
+        for offset in range(end):  # each lookup bisects the queue files, reopened as needed
+            assert read_offsets(plog, plog.read(offset, 1, end))[0] <= offset
+        assert plog.offset_for_timestamp(1_000 + ROUNDS - 1)[0] < end
+        assert len(queue_fds(root)) <= BOUND
+
+
+def test_every_entry_reads_back_under_a_small_bound_and_after_restarts(tmp_path):
+    store = open_store(tmp_path / "data")
+    ends = produce_rounds(store, tmp_path)
+    assert store.open_files.evictions > PARTITIONS * ROUNDS  # the bound was what held them
+    check_every_partition(store, tmp_path, ends)
+
+    crashed = tmp_path / "crash"  # kill -9 after the last request: files as written, no checkpoint since
+    shutil.copytree(tmp_path / "data", crashed)
+    store.close()
+    store = open_store(crashed)
+    assert store.abnormal
+    check_every_partition(store, tmp_path, ends)
+    store.close()
+
+    store = open_store(tmp_path / "data")  # a clean restart
+    assert not store.abnormal
+    check_every_partition(store, tmp_path, ends)
+    store.delete_partition("t", 0)  # a deleted queue's files close at once
+    assert not [p for p in queue_fds(tmp_path) if "/t/0/" in p]
+    store.close()
+
+
+def test_an_idle_dirty_queue_file_is_fsynced_before_it_closes(tmp_path, monkeypatch):
+    store = open_store(tmp_path, bound=2)
+    hot = store.open_partition("t", 0, CFG)
+    hot.append(make_batch(1), 0, 1_000)
+    store.commit_writes()  # t-0's two queue files written, not fsynced (no checkpoint yet)
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(open_files_module.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                                   real_fsync(fd)))
+    store.open_partition("t", 1, CFG).append(make_batch(1), 0, 1_000)
+    store.commit_writes()  # t-1's files take the two places
+    assert sorted(os.path.basename(p) for p in synced if "/t/0/" in p) == ["00000000000000000000",
+                                                                           "00000000000000000000.time"]
+
+
+def test_a_failed_fsync_at_close_takes_the_store_offline(tmp_path, monkeypatch):
+    """EIO from the fsync before an idle queue file closes is kept: a new descriptor would not
+    report it. The partition's queue is not served again, and the next checkpoint (which would
+    count those entries durable) takes the store offline until a restart recovers."""
+    store = open_store(tmp_path, bound=2)
+    hot = store.open_partition("t", 0, CFG)
+    hot.append(make_batch(2), 0, 1_000)
+    store.commit_writes()
+    real_fsync = os.fsync
+
+    def eio_on_t0(fd):  # the disk under t-0's queue fails (os is one module: filter by path)
+        if "/t/0/" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(open_files_module.os, "fsync", eio_on_t0)
+    store.open_partition("t", 1, CFG).append(make_batch(1), 0, 1_000)
+    store.commit_writes()  # closes t-0's files: their fsync fails
+    monkeypatch.undo()
+    with pytest.raises(LogOffline):
+        hot.read(0, 1 << 20, 2)
+    with pytest.raises(LogOffline):
+        store.checkpoint()
+    assert store.offline is not None
+    with pytest.raises(LogOffline):
+        hot.append(make_batch(1), 0, 1_000)
