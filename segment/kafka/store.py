@@ -11,7 +11,8 @@
 Crash behaviour: checkpoints are written to a temp file, fsynced and renamed, so
 each is either the old or the new version. Without the clean-shutdown marker,
 every partition recovers from its checkpointed recovery point (0 if none). A
-directory renamed for deletion is removed at the next start.
+directory renamed for deletion, or of a partition no topic has, is removed after the next
+start, in the background (detach_orphans; segment/partition_removal.py).
 
 All partitions' segment files share one bound on open files (segment/open_files.py,
 `--max-open-segment-files`), so the number of partitions is not bounded by RLIMIT_NOFILE.
@@ -20,7 +21,6 @@ All partitions' segment files share one bound on open files (segment/open_files.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from segment.log import LogConfig, LogOffline, LogStore
 from segment.offset_checkpoint import read_checkpoint, write_checkpoint
 
 from segment.open_files import OpenFiles
-from segment.partition_removal import PartitionRemoval
+from segment.partition_removal import DELETE_SUFFIX, PartitionRemoval
 
 from .partition_log import SegmentPartitionLog
 
@@ -47,12 +47,10 @@ def split_partition_dir(name: str) -> tuple[str, int] | None:
 
 
 class SegmentLogStore(LogStore):
-    def __init__(self, data_dir: Path, max_open_files: int | None = None,
-                 open_files: OpenFiles | None = None) -> None:
-        """`max_open_files`: segment files held open at once (default: half of RLIMIT_NOFILE);
-        `open_files`: a bound shared with the broker's commitlog store instead."""
+    def __init__(self, data_dir: Path, max_open_files: int | None = None) -> None:
+        """`max_open_files`: segment files held open at once (default: half of RLIMIT_NOFILE)."""
         self.dir = Path(data_dir)
-        self.open_files = open_files if open_files is not None else OpenFiles(max_open_files)
+        self.open_files = OpenFiles(max_open_files)
         self.dir.mkdir(parents=True, exist_ok=True)
         marker = self.dir / CLEAN_SHUTDOWN
         self.clean = marker.exists()
@@ -62,8 +60,9 @@ class SegmentLogStore(LogStore):
             log.info("no clean-shutdown marker in %s: partitions recover from their recovery points", self.dir)
         self._recovery = read_checkpoint(self.dir / RECOVERY_CHECKPOINT)
         self._log_start = read_checkpoint(self.dir / LOG_START_CHECKPOINT)
-        for path in self.dir.glob("*-delete"):
-            shutil.rmtree(path, ignore_errors=True)
+        # Partitions deleted before a crash: removed with the orphans (detach_orphans), in the
+        # background rather than before the broker answers.
+        self._leftovers = list(self.dir.glob(f"*{DELETE_SUFFIX}"))
         self.logs: dict[tuple[str, int], SegmentPartitionLog] = {}
         self._checkpoint_lock = threading.Lock()
 
@@ -107,7 +106,10 @@ class SegmentLogStore(LogStore):
         return PartitionRemoval([self._path(*key) for key in keys], closers)
 
     def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
-        return self.detach_partitions([key for key in self.existing_partitions() if key not in hosted])
+        removal = self.detach_partitions([key for key in self.existing_partitions() if key not in hosted])
+        removal.directories += self._leftovers
+        self._leftovers = []
+        return removal
 
     def existing_partitions(self) -> list[tuple[str, int]]:
         out = []
