@@ -5,7 +5,7 @@ The order is what makes it safe to operate:
    opens) ends in the clean shutdown below, never in the default action's abrupt exit.
 2. The data-dir lock (data_dir_lock.py): a second broker on the same data dir stops here.
 3. The port is bound (not yet listening: connections are refused, as before it existed). A
-   port in use stops here, before anything is written to the data dir; `--port 0` gets its
+   port in use stops here, before anything but the lock is written; `--port 0` gets its
    real port now, and that port is what Metadata advertises and a cluster registers.
 4. The logs open and recover (Broker), then the socket listens.
 
