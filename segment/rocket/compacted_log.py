@@ -26,6 +26,10 @@ follower's truncation below C (`truncate`), which cuts the data and entries file
 first) and renames the generation to its new end. Entries are derived from the data: an
 entries file that does not describe the data file exactly is rebuilt from the data at
 open, and a keys file that is missing is rebuilt too.
+
+The data file is a SegmentFile (segment/open_files.py): open only while the broker's bound on
+open files allows, as the consume queues' files, and a fetch's region of it holds its
+descriptor until sent, so a swap deleting this generation never closes it under the send.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from segment.file_io import fsync_dir, pwrite_all
+from segment.open_files import OpenFiles, SegmentFile
 from wire import records as wire_records
 from wire.record_batch import HEADER_SIZE, parse_header
 
@@ -81,13 +86,14 @@ def encode_entries(rows: list[tuple[int, int, int, int, int]]) -> bytes:
 
 
 class CompactedLog:
-    def __init__(self, directory: Path, topic: str, end: int) -> None:
+    def __init__(self, directory: Path, topic: str, end: int, files: OpenFiles) -> None:
         self.dir = Path(directory)
         self.topic = topic
         self.end = end
         self.path = self.dir / data_name(end)
-        self.fd = os.open(self.path, os.O_RDWR)
-        self.size = os.fstat(self.fd).st_size
+        self.size = self.path.stat().st_size
+        self.data = SegmentFile(self.path, files, created=True)
+        files.set_sealed(self.data, True)  # never appended to: closed before active files
         self._load_entries()
         self._keys: IndexFile | None = None
 
@@ -125,7 +131,7 @@ class CompactedLog:
         cols = [array.array("q") for _ in range(FIELDS)]
         position = 0
         while position + HEADER_SIZE <= self.size:
-            header = parse_header(os.pread(self.fd, HEADER_SIZE, position))
+            header = parse_header(self.data.pread(HEADER_SIZE, position))
             if position + header.size > self.size:
                 break
             for col, value in zip(cols, (position, header.size, header.base_offset, header.last_offset,
@@ -134,7 +140,7 @@ class CompactedLog:
             position += header.size
         if position != self.size:  # only a damaged disk gets here: keep the whole batches
             log.warning("%s: cutting %d bytes that are not whole batches", self.path, self.size - position)
-            os.ftruncate(self.fd, position)
+            self.data.truncate(position)
             self.size = position
         return cols
 
@@ -161,7 +167,7 @@ class CompactedLog:
         return bisect_left(self.running_max, timestamp_ms)
 
     def read(self, entry: CompactedEntry) -> bytes:
-        return os.pread(self.fd, entry.size, entry.position)
+        return self.data.pread(entry.size, entry.position)
 
     # ----- keys ---------------------------------------------------------------------
 
@@ -193,8 +199,8 @@ class CompactedLog:
         until the consume queue, cut by its TRUNCATE unit, serves from the new end)."""
         keep = bisect_left(self.lasts, offset)
         cut = self.positions[keep] if keep < len(self) else self.size
-        os.ftruncate(self.fd, cut)
-        os.fsync(self.fd)
+        self.data.truncate(cut)
+        self.data.sync()
         rows = [tuple(c[i] for c in (self.positions, self.sizes, self.bases, self.lasts, self.max_ts))
                 for i in range(keep)]
         _write_synced(Path(str(self.path) + ENTRIES), encode_entries(rows))
@@ -205,15 +211,13 @@ class CompactedLog:
             if old.exists():
                 os.rename(old, self.dir / (data_name(new_end) + suffix))
         fsync_dir(self.dir)
-        return CompactedLog(self.dir, self.topic, new_end)
+        return CompactedLog(self.dir, self.topic, new_end, self.data.files)
 
     def close(self) -> None:
         if self._keys is not None:
             self._keys.close()
             self._keys = None
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self.data.forget()  # never read again: a truncation renames it, a swap deletes it
 
     def delete(self) -> None:
         """Remove the generation's files (the data last: until then it is still a generation)."""

@@ -60,6 +60,7 @@ from segment.compaction import cleaning_policy as policy
 from segment.compaction.batch_filter import filter_batch
 from segment.compaction.offset_map import OffsetMap
 from segment.file_io import fsync_dir, pwrite_all
+from segment.open_files import OpenFiles
 from wire.record_batch import HEADER_SIZE, parse_header
 
 from . import compacted_log as cl
@@ -223,7 +224,7 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
 def _headers(comp, entries: list[QueueEntry], reader: UnitReader, log_start: int):
     if comp is not None:
         for i in range(comp.find(log_start), len(comp)):
-            yield parse_header(os.pread(comp.fd, HEADER_SIZE, comp.positions[i]))
+            yield parse_header(comp.data.pread(HEADER_SIZE, comp.positions[i]))
     for e in entries:
         f = next(f for f in reversed(reader.files) if f.base <= e.phys < f.end)
         yield parse_header(os.pread(f.fd, HEADER_SIZE, e.phys - f.base + reader.header_size))
@@ -310,7 +311,7 @@ def swap_in(plog, snap: Snapshot, end: int, entries) -> bool:
     for suffix in reversed(_SWAP_ORDER):  # the data first: from then on it is the generation
         os.rename(directory / (name + suffix + ".swap"), directory / (name + suffix))
     fsync_dir(directory)
-    plog.install_compacted(cl.CompactedLog(directory, plog.topic, end))
+    plog.install_compacted(cl.CompactedLog(directory, plog.topic, end, plog.store.open_files))
     return True
 
 
@@ -349,13 +350,13 @@ def recover_interrupted_clean(directory: Path) -> None:
         fsync_dir(directory)
 
 
-def open_generation(directory: Path, topic: str) -> cl.CompactedLog | None:
+def open_generation(directory: Path, topic: str, files: OpenFiles) -> cl.CompactedLog | None:
     """The partition's compacted generation after recovery, if it has one (the highest end
     wins should two be present, which the protocol never leaves)."""
     ends = sorted(e for e in (cl.generation_end(p.name) for p in Path(directory).iterdir()) if e is not None)
     for stale in ends[:-1]:
-        cl.CompactedLog(directory, topic, stale).delete()
-    return cl.CompactedLog(directory, topic, ends[-1]) if ends else None
+        cl.CompactedLog(directory, topic, stale, files).delete()
+    return cl.CompactedLog(directory, topic, ends[-1], files) if ends else None
 
 
 def now_ms() -> int:

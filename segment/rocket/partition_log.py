@@ -39,6 +39,7 @@ from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
+from segment.open_files import OpenFiles
 from wire import records as wire_records
 from wire.record_batch import (
     HEADER_SIZE, TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time,
@@ -63,6 +64,7 @@ class QueueStore(Protocol):
     RocketLogStore): declared here so this module does not import the store that imports it."""
 
     commitlog: CommitLog
+    open_files: OpenFiles
     log_start: dict[tuple[str, int], int]
     compacted: dict[tuple[str, int], CompactedLog]
     offline: str | None
@@ -165,8 +167,9 @@ class RocketPartitionLog(PartitionLog):
     # ----- reading -------------------------------------------------------------
 
     def _region(self, entry: QueueEntry | CompactedEntry) -> FileRegion:
-        if isinstance(entry, CompactedEntry):
-            return FileRegion(self.compacted.fd, entry.position, entry.size)
+        if isinstance(entry, CompactedEntry):  # the region holds the descriptor until sent
+            handle = self.compacted.data.handle()
+            return FileRegion(handle.fd, entry.position, entry.size, handle)
         f = self.store.commitlog.file_at(entry.phys)
         if f is None:
             raise OSError(f"commitlog file of offset {entry.phys} is gone")

@@ -129,7 +129,7 @@ class RocketLogStore(LogStore):
         self.compacted: dict[tuple[str, int], CompactedLog] = {}
         for key, q in self.queues.items():
             recover_interrupted_clean(q.dir)
-            generation = open_generation(q.dir, key[0])
+            generation = open_generation(q.dir, key[0], self.open_files)
             if generation is not None:
                 self.compacted[key] = generation
         self.log_start: dict[tuple[str, int], int] = {}

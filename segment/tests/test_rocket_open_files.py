@@ -1,7 +1,8 @@
-"""The commitlog store's consume-queue files under the bound on open files (segment/open_files.py):
-never more open than the bound, every entry readable after its file was closed, a restart (clean
-or not) finds every partition whole, a dirty file is fsynced before it closes, and an fsync that
-fails then takes the store offline instead of being forgotten."""
+"""The commitlog store's per-partition files (consume queues, compacted generations) under the bound
+on open files (segment/open_files.py): never more open than the bound, every entry readable after
+its file was closed, a restart (clean or not) finds every partition whole, a dirty file is fsynced
+before it closes, an fsync that fails then takes the store offline instead of being forgotten, and
+a fetch's region of a compacted generation reads the same bytes after the generation is gone."""
 
 from __future__ import annotations
 
@@ -127,3 +128,31 @@ def test_a_failed_fsync_at_close_takes_the_store_offline(tmp_path, monkeypatch):
     assert store.offline is not None
     with pytest.raises(LogOffline):
         hot.append(make_batch(1), 0, 1_000)
+
+
+def test_a_compacted_generation_is_bounded_and_its_regions_outlive_the_next_swap(tmp_path):
+    """A compacted partition's own data file (compacted_log.py) is under the same bound, and a
+    fetch's region of it keeps reading the same bytes while the next round's swap deletes it."""
+    from test_rocket_log_cleaner import CFG as COMPACT, NOW, write_log
+
+    from segment.rocket import log_cleaner
+
+    store = RocketLogStore(tmp_path, commitlog_file_size=2048, queue_entries_per_file=4, index_slots=8,
+                           index_entries=64, file_delete_delay_ms=0, open_files=OpenFiles(2))
+    rounds = [([(b"k%d" % (i % 3), b"v%d" % i)], (-1, -1, -1)) for i in range(30)]
+    plog = write_log(store, rounds, COMPACT)
+    assert log_cleaner.clean(plog, 0, NOW, memory_bytes=1 << 20).end_offset is not None
+    first = plog.compacted
+    regions = plog.read(0, 1 << 20, first.end)
+    expected = [first.read(first.entry(i)) for i in range(len(first))]
+    assert [os.readlink(f"/proc/self/fd/{r.fd}") for r in regions] == [str(first.path)] * len(regions)
+
+    write_log(store, rounds, COMPACT)  # the queue files of t-0 and u-0 push the generation's file out
+    assert store.open_files.handle_if_open(first.data) is None
+    assert log_cleaner.clean(plog, 0, NOW, memory_bytes=1 << 20).end_offset is not None
+    assert plog.compacted is not first and not first.path.exists()  # the swap deleted it
+    assert [os.pread(r.fd, r.size, r.position) for r in regions] == expected
+    del regions
+    assert len([p for p in queue_fds(tmp_path) if ".compacted" in p]) <= 1
+    assert len(queue_fds(tmp_path)) <= 2
+    store.close()
