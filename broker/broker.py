@@ -69,14 +69,15 @@ class Broker:
         self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
+        self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
 
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
         the log end offset that fsync covered (appends made meanwhile may lie beyond it)."""
         commit = self._commits.get(id(partition))
         if commit is None:
-            commit = self._commits[id(partition)] = GroupCommit(
-                partition.log.flush, lambda: self._written_end(partition))
+            flush = partition.log.flush if self.metrics is None else self.metrics.timed_fsync(partition.log.flush)
+            commit = self._commits[id(partition)] = GroupCommit(flush, lambda: self._written_end(partition))
         return await commit.sync()
 
     def _written_end(self, partition: Partition) -> int:

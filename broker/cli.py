@@ -122,6 +122,9 @@ def main() -> None:
 @click.option("--log-cleaner-dedupe-buffer-size", type=click.IntRange(min=1 << 20),
               default=BrokerConfig.log_cleaner_dedupe_buffer_size, show_default=True,
               help="Memory for the cleaners' key -> offset maps, over all threads (log.cleaner.dedupe.buffer.size).")
+@click.option("--metrics-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve Prometheus metrics on http://HOST:PORT/metrics and readiness on /health "
+                   "(200 once serving, 503 before); 0: any free port (logged) [default: off].")
 @click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="INFO", show_default=True)
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
@@ -132,7 +135,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   file_delete_delay_ms, etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
                   broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
                   queued_max_request_bytes, connections_max_idle_ms, log_cleaner_enable, log_cleaner_threads,
-                  log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size, log_level) -> None:
+                  log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size, metrics_port, log_level) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     limit_repeated_log_lines()  # a misbehaving client must not fill the disk with log lines
@@ -160,6 +163,8 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         queued_max_request_bytes=queued_max_request_bytes, connections_max_idle_ms=connections_max_idle_ms,
         log_cleaner_enable=log_cleaner_enable, log_cleaner_threads=log_cleaner_threads,
         log_cleaner_backoff_ms=log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size=log_cleaner_dedupe_buffer_size,
+
+        metrics_port=metrics_port,
     )
     import asyncio
 

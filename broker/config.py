@@ -27,6 +27,7 @@ class BrokerConfig:
     # bounded by this + one socket.request.max.bytes instead of by the host's memory.
     queued_max_request_bytes: int = 500 * 1024 * 1024
     connections_max_idle_ms: int = 600_000  # connections.max.idle.ms (-1: never close)
+    metrics_port: int | None = None  # Prometheus /metrics and /health on this port (None: off; 0: any free port)
     retention_check_ms: int = 5 * 60 * 1000  # log.retention.check.interval.ms
     flush_interval_ms: int = -1  # log.flush.interval.ms: fsync every open log this often (-1: never)
     offsets_topic_partitions: int = 50  # offsets.topic.num.partitions

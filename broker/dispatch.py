@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from segment.log import StorageError
 from wire import unsupported
@@ -39,8 +40,13 @@ async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
                 f"from client {exc.header.client_id!r}"
             ) from None
         return [reply] if reply is not None else None
+    started = time.perf_counter()
     try:
         response = await HANDLERS[header.api_key](broker, header, request)
+    except Exception:
+        if broker.metrics is not None:
+            broker.metrics.request_failed(header, request, started)
+        raise
     finally:
         try:
             broker.storage.commit_writes()  # what it appended reaches the files before any answer
@@ -50,12 +56,16 @@ async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
             # KAFKA_STORAGE_ERROR.
             raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
     if isinstance(response, Deferred):
-        return asyncio.ensure_future(_finish(header, response.awaitable))
+        return asyncio.ensure_future(_finish(broker, header, request, response.awaitable, started))
+    if broker.metrics is not None:
+        broker.metrics.request_done(header, request, response, started)
     if response is None:
         return None
     return encode_response(header, response)
 
 
-async def _finish(header, awaitable) -> list | None:
+async def _finish(broker, header, request, awaitable, started: float) -> list | None:
     response = await awaitable
+    if broker.metrics is not None:
+        broker.metrics.request_done(header, request, response, started)
     return None if response is None else encode_response(header, response)

@@ -28,6 +28,7 @@ from segment.log import StorageError
 from .broker import Broker
 from .config import BrokerConfig
 from .data_dir_lock import DataDirLock, DataDirUnusable
+from .metrics_http import MetricsEndpoint
 from .server import serve
 
 log = logging.getLogger("twinlog")
@@ -75,11 +76,17 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
         raise _fail("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc) from None
     config = replace(config, port=sock.getsockname()[1])
     try:
+        metrics = MetricsEndpoint(config.host, config.metrics_port)  # /health: 503 while the logs recover
+    except OSError as exc:
+        sock.close()
+        raise _fail("cannot serve metrics on %s:%d: %s", config.host, config.metrics_port, exc.strerror or exc) from None
+    try:
         broker = Broker(config)
     except (StorageError, OSError) as exc:
         sock.close()
         # A full or failing disk at start-up: one line saying so, not a traceback.
         raise _fail("cannot open the data in %s: %s", config.data_dir, exc) from None
+    metrics.attach(broker, asyncio.get_running_loop())
     try:
         server = await serve(broker, sock)
     except OSError as exc:  # another process bound the port too (SO_REUSEADDR) and listened first
@@ -90,11 +97,14 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
     _freeze_startup_heap()
     log.info("twinlog listening on %s:%d, data in %s (%s storage)",
              config.host, config.port, config.data_dir, config.storage_mode)
+    metrics.ready()
     await stop.wait()
     log.info("shutting down")
+    metrics.stopping()
     await broker.controlled_shutdown()
     server.close()
     await broker.close()
+    metrics.close()
     # What is left (connections' tasks, a produce parked on replication, an ISR proposal to
     # etcd) is cancelled here and for sure: asyncio.run would wait forever on a task whose
     # cancel 3.11 lost (replica/cancellation.py).

@@ -113,6 +113,8 @@ class KafkaConnection(asyncio.Protocol):
         self._transport = transport
         self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
         self._task = asyncio.create_task(self._serve())
+        if self._broker.metrics is not None:
+            self._broker.metrics.connection_opened()
         if self._idle_s >= 0:
             self._idle_timer = self._loop.call_at(self._last_active + self._idle_s, self._check_idle)
 
@@ -176,6 +178,8 @@ class KafkaConnection(asyncio.Protocol):
         self._transport.abort()
 
     def connection_lost(self, exc) -> None:
+        if self._broker.metrics is not None:
+            self._broker.metrics.connection_closed()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         if self._waiting_memory:

@@ -1,0 +1,176 @@
+"""The metrics read from the broker's state when Prometheus scrapes, not counted as it changes.
+
+Offsets, sizes, lag and replica counts already live in the partitions, groups and stores; a
+gauge kept up to date on every append would cost the hot path what reading them once per
+scrape does not. Only the event loop changes that state, and a scrape is served by
+prometheus_client's HTTP thread, so the collector hops to the loop
+(run_coroutine_threadsafe, with a timeout) and copies plain numbers there: a walk from another
+thread could meet a segment list or a dict mid-change (a roll, a topic created) and would read
+an HW and an LEO of two different moments. The copy yields the loop every CHUNK partitions or
+group offsets, so a broker with 10,000 partitions serves its clients between the slices; the
+samples are then built in the HTTP thread. A loop too busy to answer within the timeout gives a
+scrape without these families (and a log line), never a stuck HTTP thread.
+
+    kafka_log_log_logendoffset{topic,partition}          LEO (Kafka's Log LogEndOffset)
+    kafka_log_log_logstartoffset{topic,partition}        log start offset
+    kafka_log_log_size{topic,partition}                  bytes of the partition's batches
+    twinlog_partition_highwatermark{topic,partition}     HW (Kafka has no MBean for it)
+    twinlog_topic_info{topic,storage_mode}               1 per topic: its layout
+    kafka_cluster_partition_insyncreplicascount{...}     ISR size (each partition hosted here)
+    kafka_cluster_partition_replicascount{...}           replicas assigned
+    kafka_cluster_partition_underreplicated{...}         1 when led here with ISR < replicas
+    kafka_server_replicamanager_partitioncount           partitions hosted
+    kafka_server_replicamanager_leadercount              partitions led
+    kafka_server_replicamanager_underreplicatedpartitions
+    kafka_server_replicamanager_underminisrpartitioncount
+    kafka_controller_kafkacontroller_activecontrollercount  1 on the controller (one broker: 1)
+    kafka_consumergroup_current_offset{consumergroup,topic,partition}  committed offset
+    kafka_consumergroup_lag{consumergroup,topic,partition}   HW - committed offset (partitions
+                                                             hosted here; groups coordinated here)
+    kafka_consumergroup_members{consumergroup}
+    twinlog_commitlog_dispatch_behind_bytes              commitlog bytes written but not yet
+                                                         dispatched to consume queues (RocketMQ's
+                                                         dispatchBehindBytes)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from dataclasses import dataclass, field
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+log = logging.getLogger(__name__)
+
+CHUNK = 500  # partitions or group offsets copied per turn of the event loop
+SNAPSHOT_TIMEOUT_S = 10.0
+
+
+@dataclass
+class Snapshot:
+    # (topic, partition, leo, hw, log start, size, is leader, isr size, replicas, min isr)
+    partitions: list[tuple] = field(default_factory=list)
+    topics: list[tuple[str, str]] = field(default_factory=list)  # (name, storage mode)
+    # (group, topic, partition, committed offset, HW or None when the partition is not hosted here)
+    offsets: list[tuple[str, str, int, int, int | None]] = field(default_factory=list)
+    members: list[tuple[str, int]] = field(default_factory=list)
+    is_controller: bool = True
+    dispatch_behind: int | None = None
+
+
+async def take_snapshot(broker, metrics=None) -> Snapshot:
+    """Copy what the families show; runs on the event loop, yielding it every CHUNK items."""
+    snap = Snapshot()
+    snap.topics = [(t.name, t.storage_mode) for t in broker.topics.topics.values()]
+    if metrics is not None:
+        metrics.forget_topics({name for name, _ in snap.topics})
+    for i, p in enumerate(list(broker.topics.all_partitions())):
+        if i and i % CHUNK == 0:
+            await asyncio.sleep(0)
+        snap.partitions.append((p.topic, p.index, p.log.log_end_offset, p.high_watermark, p.log.log_start_offset,
+                                p.log.size_in_bytes, p.is_leader, len(p.isr), len(p.state.replicas),
+                                p.min_insync_replicas))
+    count = 0
+    for group in list(broker.groups.groups.values()):
+        snap.members.append((group.group_id, len(group.members)))
+        for (topic, index), committed in list(group.offsets.items()):
+            count += 1
+            if count % CHUNK == 0:
+                await asyncio.sleep(0)
+            partition = broker.topics.partition(topic, index)
+            hw = partition.high_watermark if partition is not None else None
+            snap.offsets.append((group.group_id, topic, index, committed.offset, hw))
+    if broker.member is not None:
+        controller = broker.member.metadata.image.controller
+        snap.is_controller = controller is not None and controller.node_id == broker.config.node_id
+    store = broker.storage.opened().get("commitlog")
+    if store is not None:
+        snap.dispatch_behind = store.commitlog.write_pos - store.dispatcher.dispatched
+    return snap
+
+
+class BrokerStateCollector(Collector):
+    def __init__(self, broker, loop: asyncio.AbstractEventLoop, metrics=None,
+                 timeout_s: float = SNAPSHOT_TIMEOUT_S) -> None:
+        self._broker = broker
+        self._loop = loop
+        self._metrics = metrics
+        self._timeout_s = timeout_s
+
+    def describe(self):
+        return []  # registering must not collect: that would wait on the loop from the loop
+
+    def collect(self):
+        future = asyncio.run_coroutine_threadsafe(take_snapshot(self._broker, self._metrics), self._loop)
+        try:
+            snap = future.result(self._timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            log.warning("metrics scrape: the event loop did not answer within %.0f s; partition, group and "
+                        "replica metrics left out of this scrape", self._timeout_s)
+            return
+        except Exception:
+            log.warning("metrics scrape: reading the broker's state failed", exc_info=True)
+            return
+        yield from families(snap)
+
+
+def families(snap: Snapshot):
+    """The metric families of one snapshot."""
+    tp = ("topic", "partition")
+    leo = GaugeMetricFamily("kafka_log_log_logendoffset", "Log end offset", labels=tp)
+    start = GaugeMetricFamily("kafka_log_log_logstartoffset", "Log start offset", labels=tp)
+    size = GaugeMetricFamily("kafka_log_log_size", "Bytes of the partition's record batches", labels=tp)
+    hw = GaugeMetricFamily("twinlog_partition_highwatermark", "High watermark", labels=tp)
+    isr = GaugeMetricFamily("kafka_cluster_partition_insyncreplicascount", "In-sync replicas", labels=tp)
+    replicas = GaugeMetricFamily("kafka_cluster_partition_replicascount", "Replicas assigned", labels=tp)
+    under = GaugeMetricFamily("kafka_cluster_partition_underreplicated",
+                              "1 when led here and the ISR is smaller than the replicas", labels=tp)
+    leaders = under_count = under_min_isr = 0
+    for topic, index, end, high, log_start, nbytes, is_leader, isr_size, n_replicas, min_isr in snap.partitions:
+        labels = (topic, str(index))
+        leo.add_metric(labels, end)
+        start.add_metric(labels, log_start)
+        size.add_metric(labels, nbytes)
+        hw.add_metric(labels, high)
+        isr.add_metric(labels, isr_size)
+        replicas.add_metric(labels, n_replicas)
+        lagging = is_leader and isr_size < n_replicas
+        under.add_metric(labels, int(lagging))
+        leaders += is_leader
+        under_count += lagging
+        under_min_isr += is_leader and isr_size < min_isr
+    yield from (leo, start, size, hw, isr, replicas, under)
+    yield GaugeMetricFamily("kafka_server_replicamanager_partitioncount", "Partitions hosted here",
+                            value=len(snap.partitions))
+    yield GaugeMetricFamily("kafka_server_replicamanager_leadercount", "Partitions led here", value=leaders)
+    yield GaugeMetricFamily("kafka_server_replicamanager_underreplicatedpartitions",
+                            "Partitions led here whose ISR is smaller than their replicas", value=under_count)
+    yield GaugeMetricFamily("kafka_server_replicamanager_underminisrpartitioncount",
+                            "Partitions led here whose ISR is below min.insync.replicas", value=under_min_isr)
+    yield GaugeMetricFamily("kafka_controller_kafkacontroller_activecontrollercount",
+                            "1 on the cluster's controller", value=int(snap.is_controller))
+    info = GaugeMetricFamily("twinlog_topic_info", "1 per topic, labelled with its storage layout",
+                             labels=("topic", "storage_mode"))
+    for name, mode in snap.topics:
+        info.add_metric((name, mode), 1)
+    yield info
+    group_tp = ("consumergroup", "topic", "partition")
+    current = GaugeMetricFamily("kafka_consumergroup_current_offset", "Committed offset", labels=group_tp)
+    lag = GaugeMetricFamily("kafka_consumergroup_lag", "High watermark minus committed offset", labels=group_tp)
+    for group, topic, index, offset, high in snap.offsets:
+        labels = (group, topic, str(index))
+        current.add_metric(labels, offset)
+        if high is not None:
+            lag.add_metric(labels, high - offset)
+    members = GaugeMetricFamily("kafka_consumergroup_members", "Members of the group",
+                                labels=("consumergroup",))
+    for group, count in snap.members:
+        members.add_metric((group,), count)
+    yield from (current, lag, members)
+    if snap.dispatch_behind is not None:
+        yield GaugeMetricFamily("twinlog_commitlog_dispatch_behind_bytes",
+                                "Commitlog bytes not yet dispatched to consume queues", value=snap.dispatch_behind)

@@ -1,0 +1,174 @@
+"""The metrics' own logic, without a broker process (compat_tests/test_metrics.py has the real one):
+
+- errors_in finds every error code of any served response (Hypothesis, against a plain walk of
+  every field);
+- request_done counts requests, errors, bytes and records in (not those of refused partitions),
+  bytes out to consumers apart from followers';
+- /health's states over real HTTP: 503 starting, 200 ready, 503 stopping; 404 elsewhere;
+- a scrape whose event loop does not answer gives up after its timeout instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import Records
+
+from broker.handlers.response_builder import make, nested
+from broker.metrics import BrokerMetrics
+from broker.metrics_collector import BrokerStateCollector
+from broker.metrics_http import MetricsEndpoint
+from broker.response_errors import errors_in
+from wire.protocol import SERVED_VERSIONS, RecordRegions, RequestHeader, request_class, response_class
+
+st.register_type_strategy(Records, st.binary(max_size=8))
+
+
+def every_error(entity) -> list[ErrorCode]:
+    """The oracle: each field of each dataclass, whatever its type says."""
+    found = []
+    for f in dataclasses.fields(entity):
+        v = getattr(entity, f.name)
+        items = v if isinstance(v, tuple) else (v,)
+        for item in items:
+            if isinstance(item, ErrorCode) and item is not ErrorCode.none:
+                found.append(item)
+            elif dataclasses.is_dataclass(item):
+                found.extend(every_error(item))
+    return found
+
+
+@pytest.mark.parametrize("api_key", sorted(SERVED_VERSIONS))
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_errors_in_finds_every_error_code(api_key, data):
+    version = SERVED_VERSIONS[api_key][1]
+    response = data.draw(st.from_type(response_class(api_key, version)))
+    assert sorted(errors_in(response)) == sorted(every_error(response))
+
+
+def _header(api_key: int, version: int) -> RequestHeader:
+    return RequestHeader(api_key, version, 1, "test", True)
+
+
+def _produce(topics: dict[str, dict[int, bytes]]):
+    cls = request_class(0, 9)
+    topic_cls, part_cls = nested(cls, "TopicProduceData"), nested(cls, "PartitionProduceData")
+    return make(cls, transactional_id=None, acks=-1, timeout=None, topic_data=tuple(
+        make(topic_cls, name=name, partition_data=tuple(make(part_cls, index=i, records=r) for i, r in parts.items()))
+        for name, parts in topics.items()))
+
+
+def _produce_answer(codes: dict[str, dict[int, str]]):
+    cls = response_class(0, 9)
+    topic_cls, part_cls = nested(cls, "TopicProduceResponse"), nested(cls, "PartitionProduceResponse")
+    return make(cls, throttle_time=None, responses=tuple(
+        make(topic_cls, name=name, partition_responses=tuple(
+            make(part_cls, index=i, error_code=ErrorCode[c], base_offset=0, log_append_time=None,
+                 log_start_offset=0, record_errors=(), error_message=None) for i, c in parts.items()))
+        for name, parts in codes.items()))
+
+
+def _batch(records: int, size: int = 100) -> bytes:
+    head = bytearray(size)
+    head[57:61] = records.to_bytes(4, "big")
+    return bytes(head)
+
+
+def _sample(metrics: BrokerMetrics, name: str, **labels) -> float | None:
+    return metrics.registry.get_sample_value(name, labels)
+
+
+def test_produce_counts_requests_errors_and_only_appended_bytes():
+    metrics = BrokerMetrics()
+    request = _produce({"a": {0: _batch(3), 1: _batch(5)}, "b": {0: _batch(2, 80)}})
+    answer = _produce_answer({"a": {0: "none", 1: "not_leader_or_follower"}, "b": {0: "none"}})
+    metrics.request_done(_header(0, 9), request, answer, time.perf_counter())
+    metrics.request_done(_header(0, 9), _produce({"a": {0: _batch(4)}}), None, time.perf_counter())  # acks=0
+    assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="Produce", version="9") == 2
+    assert _sample(metrics, "kafka_network_requestmetrics_totaltimems_count", request="Produce") == 2
+    assert _sample(metrics, "kafka_network_requestmetrics_errors_total", request="Produce",
+                   error="NOT_LEADER_OR_FOLLOWER") == 1
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesin_total", topic="a") == 200
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_messagesin_total", topic="a") == 7
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesin_total", topic="b") == 80
+    metrics.forget_topics({"b"})
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesin_total", topic="a") is None
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesin_total", topic="b") == 80
+
+
+def _fetch_answer(topic: str, sizes: list[int]):
+    cls = response_class(1, 12)
+    topic_cls, part_cls = nested(cls, "FetchableTopicResponse"), nested(cls, "PartitionData")
+    return make(cls, throttle_time=None, error_code=ErrorCode.none, session_id=0, responses=(
+        make(topic_cls, topic=topic, partitions=tuple(
+            make(part_cls, partition_index=i, error_code=ErrorCode.none, high_watermark=0, last_stable_offset=0,
+                 log_start_offset=0, aborted_transactions=None, preferred_read_replica=-1,
+                 records=RecordRegions([b"x" * size])) for i, size in enumerate(sizes))),))
+
+
+def test_fetch_bytes_out_apart_from_followers():
+    metrics = BrokerMetrics()
+    consumer, follower = (make(request_class(1, 12), replica_id=r, max_wait=datetime.timedelta(0), min_bytes=0,
+                                    topics=(), forgotten_topics_data=()) for r in (-1, 2))
+    metrics.request_done(_header(1, 12), consumer, _fetch_answer("t", [10, 0, 5]), time.perf_counter())
+    metrics.request_done(_header(1, 12), follower, _fetch_answer("t", [7]), time.perf_counter())
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesout_total", topic="t") == 15
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_replicationbytesout_total") == 7
+    assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchConsumer", version="12") == 1
+    assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchFollower", version="12") == 1
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_health_follows_the_broker_states_over_http():
+    endpoint = MetricsEndpoint("127.0.0.1", 0)
+    try:
+        assert _get(endpoint.port, "/health") == (503, "starting\n")
+        endpoint.ready()
+        assert _get(endpoint.port, "/health") == (200, "ok\n")
+        status, text = _get(endpoint.port, "/metrics")
+        assert status == 200 and "twinlog_startup_seconds" in text
+        assert _get(endpoint.port, "/nothing")[0] == 404
+        endpoint.stopping()
+        assert _get(endpoint.port, "/health") == (503, "stopping\n")
+    finally:
+        endpoint.close()
+
+
+def test_metrics_off_serves_nothing():
+    endpoint = MetricsEndpoint("127.0.0.1", None)
+    assert endpoint.port is None and endpoint.metrics is None
+    endpoint.ready()
+    endpoint.close()
+
+
+def test_a_scrape_gives_up_on_a_loop_that_does_not_answer():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        loop.call_soon_threadsafe(time.sleep, 0.6)  # the loop is busy for 0.6 s
+        collector = BrokerStateCollector(broker=None, loop=loop, timeout_s=0.2)
+        started = time.monotonic()
+        assert list(collector.collect()) == []
+        assert time.monotonic() - started < 0.8
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
