@@ -27,8 +27,12 @@ _TIMEOUT_MS = 30_000
 
 
 def murmur2_partition(key: bytes, partitions: int) -> int:
-    """Kafka's default partition for a key: toPositive(murmur2(key)) % partitions
-    (Utils.murmur2 in the Java client, seed 0x9747b28c)."""
+    """Kafka's default partition for a key: toPositive(murmur2(key)) % partitions."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def murmur2(key: bytes) -> int:
+    """Kafka's Utils.murmur2 (seed 0x9747b28c) as an unsigned 32-bit value."""
     m, r = 0x5BD1E995, 24
     length = len(key)
     h = (0x9747B28C ^ length) & 0xFFFFFFFF
@@ -47,7 +51,7 @@ def murmur2_partition(key: bytes, partitions: int) -> int:
     h ^= h >> 13
     h = (h * m) & 0xFFFFFFFF
     h ^= h >> 15
-    return (h & 0x7FFFFFFF) % partitions
+    return h
 
 
 @click.command("produce")
