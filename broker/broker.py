@@ -13,6 +13,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.group_loading import GroupLoading
 from .groups.offsets_store import OffsetsStore
 from .cluster_member import ClusterMember
+from .broker_security import BrokerSecurity
 from .cluster_view import SingleBrokerView
 from .flush_messages import FlushByCount
 from .group_commit import GroupCommit
@@ -49,6 +50,7 @@ class Broker:
             file_delete_delay_ms=config.log_defaults.file_delete_delay_ms),
             max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
+        self.security = BrokerSecurity(config)  # SASL mechanisms and credentials (issue 17)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
         self.member = ClusterMember(self) if config.etcd else None

@@ -21,6 +21,7 @@ from .cli_dump import dump_command
 from .cli_groups import groups_group
 from .cli_produce import produce_command
 from .cli_topics import topics_group
+from .cli_security_options import security_config, security_options
 from .config import BrokerConfig
 from .log_rate_limit import install as limit_repeated_log_lines
 from .lookup_command import lookup_command
@@ -126,6 +127,7 @@ def main() -> None:
               help="Serve Prometheus metrics on http://HOST:PORT/metrics and readiness on /health "
                    "(200 once serving, 503 before); 0: any free port (logged) [default: off].")
 @click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="INFO", show_default=True)
+@security_options
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
                   retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions, offsets_topic_segment_bytes,
@@ -135,7 +137,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
                   file_delete_delay_ms, etcd, default_replication_factor, min_insync_replicas, replica_lag_time_max_ms,
                   broker_session_timeout_ms, offsets_topic_replication_factor, unclean_leader_election,
                   queued_max_request_bytes, connections_max_idle_ms, log_cleaner_enable, log_cleaner_threads,
-                  log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size, metrics_port, log_level) -> None:
+                  log_cleaner_backoff_ms, log_cleaner_dedupe_buffer_size, metrics_port, log_level, **security) -> None:
     """Run a broker."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     limit_repeated_log_lines()  # a misbehaving client must not fill the disk with log lines
@@ -144,8 +146,9 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         retention_bytes=retention_bytes, flush_messages=flush_messages,
         file_delete_delay_ms=file_delete_delay_ms,
     )
+    security = security_config(**security, advertised_host=advertised_host)  # before logging: a bad flag is one line
     config = BrokerConfig(
-        data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id,
+        data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id, security=security,
         storage_mode=storage_mode, num_partitions=num_partitions, auto_create_topics=auto_create_topics,
         retention_check_ms=retention_check_ms, flush_interval_ms=flush_interval_ms, log_defaults=defaults,
         offsets_topic_partitions=offsets_topic_partitions, offsets_topic_segment_bytes=offsets_topic_segment_bytes,

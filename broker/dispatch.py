@@ -21,7 +21,7 @@ class ConnectionClosed(Exception):
     """The request cannot be answered; the connection must close (already logged)."""
 
 
-async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
+async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | None:
     """Returns the response chunks, None when no response is due (acks=0), or, for a
     handler's Deferred answer, a task resolving to one of those.
 
@@ -29,7 +29,14 @@ async def dispatch(broker, frame: bytes) -> list | asyncio.Task | None:
     what its request appended is still published after the fsync.
 
     Raises PeerProtocolError when the peer's request cannot be answered.
+    `context` (request_context.py): the connection's; before it authenticated, its SASL
+    session answers or refuses the frame (sasl_session.py), and only ApiVersions goes on.
     """
+    session = context.session if context is not None else None
+    if session is not None and not session.authenticated:
+        reply = session.gate(frame)
+        if reply is not None:
+            return reply
     try:
         header, request = decode_request(frame)
     except UnsupportedVersion as exc:

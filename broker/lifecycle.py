@@ -29,7 +29,7 @@ from .broker import Broker
 from .config import BrokerConfig
 from .data_dir_lock import DataDirLock, DataDirUnusable
 from .metrics_http import MetricsEndpoint
-from .server import serve
+from .listener_sockets import BoundListeners, ListenerBindError
 
 log = logging.getLogger("twinlog")
 
@@ -71,10 +71,10 @@ async def run(config: BrokerConfig) -> None:
 
 async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> None:
     try:
-        sock = bind_listener(config.host, config.port)
-    except OSError as exc:
-        raise _fail("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc) from None
-    config = replace(config, port=sock.getsockname()[1])
+        sock = BoundListeners.bind(config, bind_listener)  # every listener (listener_sockets.py)
+    except ListenerBindError as exc:
+        raise _fail("%s", exc) from None
+    config = sock.config  # with the ports bound
     try:
         metrics = MetricsEndpoint(config.host, config.metrics_port)  # /health: 503 while the logs recover
     except OSError as exc:
@@ -88,7 +88,7 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
         raise _fail("cannot open the data in %s: %s", config.data_dir, exc) from None
     metrics.attach(broker, asyncio.get_running_loop())
     try:
-        server = await serve(broker, sock)
+        server = await sock.serve(broker)
     except OSError as exc:  # another process bound the port too (SO_REUSEADDR) and listened first
         broker.storage.close()
         raise _fail("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc) from None

@@ -32,6 +32,8 @@ from wire.request_memory_pool import RequestMemoryPool
 
 from .client_address import client_host
 from .dispatch import ConnectionClosed, dispatch
+from .request_context import current_request
+from .security_config import listeners_of
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +90,10 @@ class _FdFile:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, broker, pool: RequestMemoryPool) -> None:
+    def __init__(self, broker, pool: RequestMemoryPool, listener) -> None:
         self._broker = broker
+        self._listener = listener
+        self._context = None  # request_context.RequestContext, once connected
         self._pool = pool
         self._decoder = FrameDecoder(broker.config.max_request_size, pool)
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
@@ -112,6 +116,7 @@ class KafkaConnection(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self._transport = transport
         self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
+        self._context = self._broker.security.context_for(self._listener, self.peer)
         self._task = asyncio.create_task(self._serve())
         if self._broker.metrics is not None:
             self._broker.metrics.connection_opened()
@@ -205,6 +210,7 @@ class KafkaConnection(asyncio.Protocol):
         transport = self._transport
         host = (transport.get_extra_info("peername") or ("",))[0]
         client_host.set(f"/{host}")
+        current_request.set(self._context)
         try:
             while not transport.is_closing():
                 frame = await self._queue.get()
@@ -216,7 +222,7 @@ class KafkaConnection(asyncio.Protocol):
                 try:
                     if self._behind and frame[:2] != PRODUCE:
                         await self._backlog.join()
-                    reply = await dispatch(self._broker, frame)
+                    reply = await dispatch(self._broker, frame, self._context)
                 finally:
                     self._queued_bytes -= len(frame)
                     self._pool.release(len(frame))
@@ -224,6 +230,8 @@ class KafkaConnection(asyncio.Protocol):
                 if not self._behind and not isinstance(reply, asyncio.Task):
                     if reply:
                         await self._send(reply)  # the common case: nothing waits for an fsync
+                    if self._context.session is not None and self._context.session.failed:
+                        transport.close()  # authentication failed: answered, then closed, as Kafka
                     continue
                 if self._writer is None:
                     self._writer = asyncio.create_task(self._write_backlog())
@@ -312,8 +320,11 @@ class KafkaConnection(asyncio.Protocol):
             await asyncio.sleep(0)
 
 
-async def serve(broker, sock: socket.socket) -> asyncio.AbstractServer:
-    """Listen on `sock`, bound beforehand (lifecycle.py: the port is known before the logs open)."""
+async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryPool | None = None
+                ) -> asyncio.AbstractServer:
+    """Listen on `sock`, bound beforehand (lifecycle.py: the port is known before the logs open),
+    for `listener` (listeners.py; default: the broker's first). Listeners share one `pool`."""
     loop = asyncio.get_running_loop()
-    pool = RequestMemoryPool(broker.config.queued_max_request_bytes)
-    return await loop.create_server(lambda: KafkaConnection(broker, pool), sock=sock)
+    pool = pool or RequestMemoryPool(broker.config.queued_max_request_bytes)
+    listener = listener or listeners_of(broker.config)[0]
+    return await loop.create_server(lambda: KafkaConnection(broker, pool, listener), sock=sock)

@@ -50,6 +50,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     14: (0, 5),  # SyncGroup
     15: (0, 5),  # DescribeGroups
     16: (0, 5),  # ListGroups
+    17: (0, 1),  # SaslHandshake
     18: (0, 4),  # ApiVersions
     19: (2, 7),  # CreateTopics
     20: (1, 6),  # DeleteTopics
@@ -58,6 +59,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     23: (2, 4),  # OffsetForLeaderEpoch (v0-v1 gone in Kafka 4, KIP-896)
     32: (1, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
+    36: (0, 2),  # SaslAuthenticate
     35: (1, 5),  # DescribeLogDirs (v0 gone in Kafka 4; v5 is Kafka 4.3's, which kafka-python reads as 4.3)
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups
@@ -66,6 +68,8 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     45: (0, 1),  # AlterPartitionReassignments
     46: (0, 0),  # ListPartitionReassignments
     47: (0, 0),  # OffsetDelete
+    50: (0, 0),  # DescribeUserScramCredentials
+    51: (0, 0),  # AlterUserScramCredentials
     60: (0, 1),  # DescribeCluster
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
     75: (0, 0),  # DescribeTopicPartitions

@@ -3,6 +3,7 @@
 from . import (
     alter_configs,
     alter_partition_reassignments,
+    alter_user_scram_credentials,
     api_versions,
     create_partitions,
     create_topics,
@@ -14,6 +15,7 @@ from . import (
     describe_groups,
     describe_log_dirs,
     describe_topic_partitions,
+    describe_user_scram_credentials,
     elect_leaders,
     fetch,
     find_coordinator,
@@ -32,6 +34,7 @@ from . import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_state_errors,
     sync_group,
 )
 
@@ -49,6 +52,7 @@ HANDLERS = {
     14: sync_group.handle,
     15: describe_groups.handle,
     16: list_groups.handle,
+    17: sasl_state_errors.handle_handshake,
     18: api_versions.handle,
     19: create_topics.handle,
     20: delete_topics.handle,
@@ -58,6 +62,7 @@ HANDLERS = {
     32: describe_configs.handle,
     33: alter_configs.handle,
     35: describe_log_dirs.handle,
+    36: sasl_state_errors.handle_authenticate,
     37: create_partitions.handle,
     42: delete_groups.handle,
     43: elect_leaders.handle,
@@ -65,6 +70,8 @@ HANDLERS = {
     45: alter_partition_reassignments.handle,
     46: list_partition_reassignments.handle,
     47: offset_delete.handle,
+    50: describe_user_scram_credentials.handle,
+    51: alter_user_scram_credentials.handle,
     60: describe_cluster.handle,
     74: list_config_resources.handle,
     75: describe_topic_partitions.handle,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from .. import advertised_brokers
 from .response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
@@ -19,7 +20,7 @@ async def handle(broker, header, request):
                     cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
     brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None)
-                    for b in broker.view.brokers())
+                    for b in advertised_brokers.brokers(broker))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
                 endpoint_type=BROKERS_ENDPOINT, cluster_id=broker.cluster_id, controller_id=broker.view.controller_id,
                 brokers=brokers, cluster_authorized_operations=UNKNOWN_OPERATIONS)

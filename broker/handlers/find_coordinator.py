@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from .. import advertised_brokers
 from ..groups import offsets_log
 from .response_builder import NO_THROTTLE, error, make, nested
 
@@ -34,7 +35,7 @@ async def _answer(broker, key_type: int, key: str) -> tuple[str, str | None, int
         return _NOT_AVAILABLE
     index = offsets_log.partition_for(key, len(topic.partitions))
     placement = broker.view.placement(offsets_log.TOPIC, index, topic.partitions[index])
-    leader = broker.view.broker(placement.leader) if placement is not None and placement.leader >= 0 else None
+    leader = advertised_brokers.broker_address(broker, placement.leader) if placement is not None and placement.leader >= 0 else None
     if leader is None:
         return _NOT_AVAILABLE
     return "none", None, leader.node_id, leader.host, leader.port

@@ -10,6 +10,7 @@ import logging
 
 from wire.protocol import response_for
 
+from .. import advertised_brokers
 from ..topics import TopicError, illegal_name
 from .partition_limits import MAX_PARTITIONS_PER_REQUEST
 from .response_builder import NO_THROTTLE, error, make, nested
@@ -84,7 +85,7 @@ async def handle(broker, header, request):
                            is_internal=topic.internal, partitions=partitions,
                            topic_authorized_operations=UNKNOWN_OPERATIONS))
     brokers = tuple(make(broker_cls, node_id=b.node_id, host=b.host, port=b.port, rack=None)
-                    for b in view.brokers())
+                    for b in advertised_brokers.brokers(broker))
     return make(cls, throttle_time=NO_THROTTLE, brokers=brokers, cluster_id=broker.cluster_id,
                 controller_id=view.controller_id, topics=tuple(topics), cluster_authorized_operations=UNKNOWN_OPERATIONS,
                 error_code=error("none"))

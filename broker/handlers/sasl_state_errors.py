@@ -1,0 +1,23 @@
+"""SaslHandshake and SaslAuthenticate on a connection that needs no authentication: a PLAINTEXT
+listener, or one already authenticated. Kafka's KafkaApis answers both ILLEGAL_SASL_STATE (it
+offers no re-authentication here: connections.max.reauth.ms is 0). Before authentication both
+are answered by the connection's SASL session (broker/sasl_session.py) and never reach these."""
+
+from __future__ import annotations
+
+import datetime
+
+from wire.protocol import response_for
+
+from .response_builder import error, make
+
+
+async def handle_handshake(broker, header, request):
+    return make(response_for(header), error_code=error("illegal_sasl_state"),
+                mechanisms=broker.security.enabled_mechanisms)
+
+
+async def handle_authenticate(broker, header, request):
+    return make(response_for(header), error_code=error("illegal_sasl_state"),
+                error_message="SaslAuthenticate request received after successful authentication",
+                auth_bytes=b"", session_lifetime=datetime.timedelta(0))

@@ -1,0 +1,71 @@
+"""Every listener's socket, bound before the logs open (lifecycle.py), then served.
+
+Binding all of them first keeps lifecycle's promise for several listeners: a port in use stops
+the broker with one line before anything is written to the data dir, and a port 0 listener has
+its real port (advertised in Metadata, registered in etcd) before the broker exists. All
+listeners share one RequestMemoryPool: queued.max.request.bytes bounds the broker, not a port.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+
+from wire.request_memory_pool import RequestMemoryPool
+
+from .listeners import Listener
+from .security_config import inter_broker_of, listeners_of
+from .server import serve
+
+
+class ListenerBindError(OSError):
+    pass
+
+
+class _Servers:
+    def __init__(self, servers: list) -> None:
+        self._servers = servers
+
+    def close(self) -> None:
+        for server in self._servers:
+            server.close()
+
+
+class BoundListeners:
+    def __init__(self, config, bound: list[tuple[Listener, socket.socket]]) -> None:
+        self.bound = bound
+        listeners = tuple(listener for listener, _ in bound)
+        if config.security.listeners:
+            config = replace(config, security=replace(config.security, listeners=listeners))
+            # The broker's own address (cluster registration, logs) is its inter-broker listener's.
+            inter = inter_broker_of(config)
+            config = replace(config, host=inter.host, port=inter.port, advertised_host=inter.advertised_host)
+        else:
+            config = replace(config, port=listeners[0].port)
+        self.config = config
+
+    @classmethod
+    def bind(cls, config, bind_one) -> "BoundListeners":
+        """`bind_one(host, port)` -> a bound, not yet listening socket (lifecycle.bind_listener)."""
+        bound: list[tuple[Listener, socket.socket]] = []
+        try:
+            for listener in listeners_of(config):
+                try:
+                    sock = bind_one(listener.host, listener.port)
+                except OSError as exc:
+                    raise ListenerBindError(f"cannot listen on {listener.name}://{listener.host}:{listener.port}: "
+                                            f"{exc.strerror or exc}") from None
+                bound.append((listener.bound_to(sock.getsockname()[1]), sock))
+        except BaseException:
+            for _, sock in bound:
+                sock.close()
+            raise
+        return cls(config, bound)
+
+    def close(self) -> None:
+        for _, sock in self.bound:
+            sock.close()
+
+    async def serve(self, broker) -> _Servers:
+        pool = RequestMemoryPool(broker.config.queued_max_request_bytes)
+        return _Servers([await serve(broker, sock, listener, pool) for listener, sock in self.bound])
