@@ -20,7 +20,6 @@ import gc
 import logging
 import signal
 import socket
-from dataclasses import replace
 
 from replica.cancellation import cancel_and_wait
 from segment.log import StorageError
