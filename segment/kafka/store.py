@@ -47,10 +47,12 @@ def split_partition_dir(name: str) -> tuple[str, int] | None:
 
 
 class SegmentLogStore(LogStore):
-    def __init__(self, data_dir: Path, max_open_files: int | None = None) -> None:
-        """`max_open_files`: segment files held open at once (default: half of RLIMIT_NOFILE)."""
+    def __init__(self, data_dir: Path, max_open_files: int | None = None,
+                 open_files: OpenFiles | None = None) -> None:
+        """`max_open_files`: segment files held open at once (default: half of RLIMIT_NOFILE);
+        `open_files`: a bound shared with the broker's commitlog store instead."""
         self.dir = Path(data_dir)
-        self.open_files = OpenFiles(max_open_files)
+        self.open_files = open_files if open_files is not None else OpenFiles(max_open_files)
         self.dir.mkdir(parents=True, exist_ok=True)
         marker = self.dir / CLEAN_SHUTDOWN
         self.clean = marker.exists()
