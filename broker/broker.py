@@ -17,6 +17,7 @@ from .broker_security import BrokerSecurity
 from .cluster_view import SingleBrokerView
 from .flush_messages import FlushByCount
 from .group_commit import GroupCommit
+from .log_cleaner_service import LogCleanerService
 from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
 from .storage_health import StorageHealth
@@ -72,6 +73,7 @@ class Broker:
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
+        self.cleaner: LogCleanerService | None = None
 
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
@@ -91,6 +93,9 @@ class Broker:
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers
         self._tasks.append(asyncio.create_task(self._retention_loop()))
+        if self.config.log_cleaner_enable:
+            self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
+            self.cleaner.start()
         if self.config.flush_interval_ms > 0:
             self._tasks.append(asyncio.create_task(self._flush_loop()))
 
@@ -201,6 +206,8 @@ class Broker:
             await self.member.controlled_shutdown()
 
     async def close(self) -> None:
+        if self.cleaner is not None:
+            await self.cleaner.stop()  # its last swap runs on the loop, before the stores close
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
