@@ -135,7 +135,9 @@ class ScramServer:
         attrs = _attributes(without_proof) if sep else []
         if len(attrs) < 2 or attrs[0][0] != "c" or attrs[1][0] != "r":
             raise SaslAuthenticationFailed("Invalid SCRAM client final message")
-        if _unb64(attrs[0][1]) != self._gs2.encode() or attrs[1][1] != self._nonce:
+        # Kafka's ScramSaslServer checks only that the nonce ends with the server-first one:
+        # librdkafka 2.0 (Debian's kcat) sends its client nonce twice in front of it.
+        if _unb64(attrs[0][1]) != self._gs2.encode() or not attrs[1][1].endswith(self._nonce):
             raise SaslAuthenticationFailed("Invalid SCRAM client final message: channel binding or nonce mismatch")
         cred = self._credential
         auth_message = f"{self._first_bare},{self._server_first},{without_proof}".encode()
