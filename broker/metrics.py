@@ -155,7 +155,7 @@ class BrokerMetrics:
             size = count = 0
             for data in topic_data.partition_data:
                 records = data.records
-                if records and (topic_data.name, data.index) not in failed:
+                if records and not (failed and (topic_data.name, data.index) in failed):
                     size += len(records)
                     count += int.from_bytes(records[RECORD_COUNT_AT], "big")
             if size:

@@ -5,7 +5,8 @@
 - request_done counts requests, errors, bytes and records in (not those of refused partitions),
   bytes out to consumers apart from followers';
 - /health's states over real HTTP: 503 starting, 200 ready, 503 stopping; 404 elsewhere;
-- a scrape whose event loop does not answer gives up after its timeout instead of hanging.
+- a scrape whose event loop does not answer gives up after its timeout instead of hanging;
+- the replica counts and group lag a snapshot of the broker's state turns into.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from kio.static.primitive import Records
 
 from broker.handlers.response_builder import make, nested
 from broker.metrics import BrokerMetrics
-from broker.metrics_collector import BrokerStateCollector
+from broker.metrics_collector import BrokerStateCollector, Snapshot, families
 from broker.metrics_http import MetricsEndpoint
 from broker.response_errors import errors_in
 from wire.protocol import SERVED_VERSIONS, RecordRegions, RequestHeader, request_class, response_class
@@ -172,3 +173,23 @@ def test_a_scrape_gives_up_on_a_loop_that_does_not_answer():
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loop.close()
+
+
+def test_replica_counts_of_a_snapshot():
+    snap = Snapshot(partitions=[
+        # topic, partition, leo, hw, log start, size, leader here, isr, replicas, min isr
+        ("t", 0, 10, 8, 2, 500, True, 2, 3, 2),   # led here, one replica out: under-replicated
+        ("t", 1, 10, 10, 0, 600, True, 1, 3, 2),  # and below min.insync.replicas
+        ("t", 2, 10, 10, 0, 600, False, 1, 3, 2),  # a follower here: its leader counts it
+        ("u", 0, 4, 4, 0, 90, True, 3, 3, 2),
+    ], offsets=[("g", "t", 0, 5, 8), ("g", "gone", 0, 3, None)], is_controller=False)
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families(snap) for s in f.samples}
+    assert samples[("kafka_server_replicamanager_partitioncount", ())] == 4
+    assert samples[("kafka_server_replicamanager_leadercount", ())] == 3
+    assert samples[("kafka_server_replicamanager_underreplicatedpartitions", ())] == 2
+    assert samples[("kafka_server_replicamanager_underminisrpartitioncount", ())] == 1
+    assert samples[("kafka_controller_kafkacontroller_activecontrollercount", ())] == 0
+    assert samples[("kafka_cluster_partition_underreplicated", (("partition", "2"), ("topic", "t")))] == 0
+    assert samples[("twinlog_partition_highwatermark", (("partition", "0"), ("topic", "t")))] == 8
+    lag = [(labels, v) for (name, labels), v in samples.items() if name == "kafka_consumergroup_lag"]
+    assert lag == [((("consumergroup", "g"), ("partition", "0"), ("topic", "t")), 3)]  # none for an unhosted one
