@@ -6,11 +6,13 @@ prometheus_client's own parser, and each value is checked against what happened:
 error counts, bytes and records in and out per topic, each partition's LEO / HW / log start
 against ListOffsets, the group's lag against the offsets it committed, connections, the fsyncs
 of flush.messages=1, the start-up times. /health is polled from the moment the process starts:
-503 while the logs recover, 200 only once the Kafka port answers, never 503 again until SIGTERM.
+503 while the logs recover, 200 only once the Kafka port answers, never 200 again after SIGTERM.
+A metrics port already in use stops the start with one error line, before the logs open.
 """
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import time
 import urllib.error
@@ -197,3 +199,16 @@ def test_health_is_503_until_the_broker_serves(storage_mode, tmp_path):
         if starting == [503, 200]:
             break
     assert seen[-1] == [503, 200], seen
+
+
+def test_a_metrics_port_in_use_is_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        broker = BrokerProcess(workdir=tmp_path, extra_args=["--metrics-port", str(taken.getsockname()[1])])
+        result = subprocess.run(broker.command(), cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1, result
+    assert "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "cannot serve metrics on" in errors[0], result.stderr
+    assert not (broker.data_dir / "meta.properties").exists()  # stopped before the logs opened
