@@ -59,7 +59,8 @@ class ClusterMember:
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
                                        lag_time_max_ms=config.replica_lag_time_max_ms,
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
-                                       sync=broker.durable)  # flush.messages=1: fsync before reporting
+                                       sync=broker.durable,  # flush.messages=1: fsync before reporting
+                                       commit_writes=broker.storage.commit_writes)
         self.view = ClusterImageView(lambda: self.metadata.image)
         self.metadata.add_listener(self._on_metadata)
         self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session)

@@ -147,11 +147,15 @@ class _FetchState:
 class ReplicaFetcher:
     def __init__(self, endpoint: LeaderEndpoint, *, backoff_ms: int = 1_000,
                  clock: Callable[[], float] = time.monotonic, name: str = "replica-fetcher",
-                 sync: Sync | None = None) -> None:
+                 sync: Sync | None = None, commit_writes: Callable[[], None] = lambda: None) -> None:
         """`sync`: how a partition that must fsync before reporting is fsynced; without it
-        such a partition is never fetched for (it could never report honestly)."""
+        such a partition is never fetched for (it could never report honestly).
+        `commit_writes`: the stores' LogStore.commit_writes, called once an answer's batches are
+        appended — an engine that gathers appends in memory must write them before the next
+        fetch reports them, as the broker does before it answers a produce."""
         self.endpoint = endpoint
         self._sync = sync
+        self._commit_writes = commit_writes
         self.name = name
         self._backoff = backoff_ms / 1000
         self._clock = clock
@@ -344,6 +348,9 @@ class ReplicaFetcher:
                 self._guarded(tp, state, self._out_of_range, result)
             else:
                 self._delay(tp, state, f"Fetch answered {result.error}")
+        # The next fetch reports these offsets as held, so a crash of this process may no
+        # longer lose them: into the page cache before it goes out.
+        self._commit_writes()
 
     def _append(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:
         partition = state.partition

@@ -46,9 +46,11 @@ class ReplicaManager:
     def __init__(self, node_id: int, endpoint_for: Callable[[int], LeaderEndpoint | None],
                  lag_time_max_ms: int = 30_000, fetch_backoff_ms: int = 1_000,
                  hw_checkpoint: HighWatermarkCheckpoint | None = None,
-                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS, sync: Sync | None = None) -> None:
+                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS, sync: Sync | None = None,
+                 commit_writes: Callable[[], None] = lambda: None) -> None:
         self.node_id = node_id
         self._sync = sync
+        self._commit_writes = commit_writes  # the fetchers' (fetcher.py)
         self._endpoint_for = endpoint_for  # leader broker id -> a connection to it (None: unknown)
         self._lag_time_max_ms = lag_time_max_ms
         self._fetch_backoff_ms = fetch_backoff_ms
@@ -126,7 +128,8 @@ class ReplicaManager:
             if endpoint is None:
                 return None
             fetcher = self._fetchers[leader] = ReplicaFetcher(endpoint, backoff_ms=self._fetch_backoff_ms,
-                                                              sync=self._sync)
+                                                              sync=self._sync,
+                                                              commit_writes=self._commit_writes)
             fetcher.start()
         return fetcher
 
