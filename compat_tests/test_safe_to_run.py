@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import statistics
@@ -160,7 +159,6 @@ def _log_fsyncs(strace_out: Path, storage_mode: str, topic: str) -> int:
     return count
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="counts fsyncs with strace")
 def test_flush_messages_n_fsyncs_once_per_n_messages(tmp_path, storage_mode):
     """50 produce requests of 20 messages to a topic with flush.messages=100: Kafka fsyncs the
     log when the unflushed count reaches 100, so 10 times (before: never, only 1 was honoured)."""
