@@ -13,6 +13,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.group_loading import GroupLoading
 from .groups.offsets_store import OffsetsStore
 from .cluster_member import ClusterMember
+from .acl.store import AclStore
 from .broker_security import BrokerSecurity
 from .cluster_view import SingleBrokerView
 from .flush_messages import FlushByCount
@@ -52,6 +53,7 @@ class Broker:
             max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.security = BrokerSecurity(config)  # SASL mechanisms and credentials (issue 17)
+        self.acls = AclStore(data_dir, config.authorizer) if config.authorizer is not None else None  # ACLs (issue 17)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
         self.member = ClusterMember(self) if config.etcd else None

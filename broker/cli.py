@@ -21,6 +21,7 @@ from .cli_dump import dump_command
 from .cli_groups import groups_group
 from .cli_produce import produce_command
 from .cli_topics import topics_group
+from .cli_acl_options import acl_options, authorizer_settings
 from .cli_security_options import security_config, security_options
 from .config import BrokerConfig
 from .log_rate_limit import install as limit_repeated_log_lines
@@ -128,6 +129,7 @@ def main() -> None:
                    "(200 once serving, 503 before); 0: any free port (logged) [default: off].")
 @click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="INFO", show_default=True)
 @security_options
+@acl_options
 def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, num_partitions,
                   auto_create_topics, segment_bytes, retention_ms, retention_bytes,
                   retention_check_ms, flush_messages, flush_interval_ms, offsets_topic_partitions, offsets_topic_segment_bytes,
@@ -146,9 +148,11 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         retention_bytes=retention_bytes, flush_messages=flush_messages,
         file_delete_delay_ms=file_delete_delay_ms,
     )
+    authorizer = authorizer_settings(security, etcd)  # takes its options out of **security
     security = security_config(**security, advertised_host=advertised_host)  # before logging: a bad flag is one line
     config = BrokerConfig(
         data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id, security=security,
+        authorizer=authorizer,
         storage_mode=storage_mode, num_partitions=num_partitions, auto_create_topics=auto_create_topics,
         retention_check_ms=retention_check_ms, flush_interval_ms=flush_interval_ms, log_defaults=defaults,
         offsets_topic_partitions=offsets_topic_partitions, offsets_topic_segment_bytes=offsets_topic_segment_bytes,

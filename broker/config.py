@@ -7,6 +7,7 @@ from pathlib import Path
 
 from segment.log import LogConfig
 
+from .acl.authorizer import AuthorizerSettings
 from .security_config import SecurityConfig
 from .storage_modes import MODES as STORAGE_MODES
 
@@ -59,6 +60,7 @@ class BrokerConfig:
     log_cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024  # log.cleaner.dedupe.buffer.size, over all threads
     log_defaults: LogConfig = field(default_factory=LogConfig)
     security: SecurityConfig = field(default_factory=SecurityConfig)  # listeners, SASL (issue 17)
+    authorizer: AuthorizerSettings | None = None  # ACLs checked (issue 17); None: no authorizer, as Kafka's default
 
     @property
     def advertised(self) -> str:

@@ -1,0 +1,62 @@
+"""The one call a handler makes to ask whether its request may do something.
+
+The principal and client address come from the connection's RequestContext
+(request_context.py). With the authorizer off (`broker.acls` is None, the default) every
+check is one attribute test and returns True; handlers call these once per resource named in
+a request, never per record.
+
+A request with no RequestContext is the broker's own (none arrives over a listener without
+one), and is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..request_context import current_request
+from .model import CLUSTER_NAME, Operation, ResourceType
+
+
+def _who() -> tuple[str, str] | None:
+    context = current_request.get()
+    if context is None:
+        return None
+    host = context.peer.rsplit(":", 1)[0].strip("[]")
+    return context.principal, host
+
+
+def allowed(broker, operation: Operation, resource_type: ResourceType, name: str) -> bool:
+    store = broker.acls
+    if store is None:
+        return True
+    who = _who()
+    return who is None or store.authorizer.authorize(who[0], who[1], operation, resource_type, name)
+
+
+def cluster_allowed(broker, operation: Operation) -> bool:
+    return allowed(broker, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+def topic_allowed(broker, operation: Operation, name: str) -> bool:
+    return allowed(broker, operation, ResourceType.TOPIC, name)
+
+
+def group_allowed(broker, operation: Operation, group_id: str) -> bool:
+    return allowed(broker, operation, ResourceType.GROUP, group_id)
+
+
+def allowed_names(broker, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> set[str]:
+    """The names (each asked once) the request may do `operation` on."""
+    names = set(names)
+    if broker.acls is None:
+        return names
+    return {n for n in names if allowed(broker, operation, resource_type, n)}
+
+
+def allowed_on_any(broker, operation: Operation, resource_type: ResourceType) -> bool:
+    """Whether some resource of the type allows the operation (Kafka's authorizeByResourceType)."""
+    store = broker.acls
+    if store is None:
+        return True
+    who = _who()
+    return who is None or store.authorizer.authorize_any(who[0], who[1], operation, resource_type)

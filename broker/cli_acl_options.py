@@ -1,0 +1,50 @@
+"""`twinlog serve`'s authorizer options (issue 17), named after Kafka's settings:
+
+    authorizer.class.name=...StandardAuthorizer    --authorizer (off by default: no ACL is checked,
+                                                   and the ACL APIs answer SECURITY_DISABLED)
+    super.users=User:admin;User:ops                --super-users 'User:admin;User:ops'
+    allow.everyone.if.no.acl.found=true            --allow-everyone-if-no-acl-found
+
+ACLs live in <data-dir>/acls.json (broker/acl/store.py). A cluster member refuses --authorizer:
+its ACLs would have to be the same on every broker (kept in etcd), which is not built yet.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .acl.authorizer import AuthorizerSettings
+
+_OPTIONS = [
+    click.option("--authorizer", is_flag=True, default=False,
+                 help="Check every request against ACLs (Kafka's authorizer.class.name) [default: off]."),
+    click.option("--super-users", default="", metavar="User:A;User:B",
+                 help="Principals every check allows (super.users), separated by ';'."),
+    click.option("--allow-everyone-if-no-acl-found", is_flag=True, default=False,
+                 help="Allow a request on a resource no ACL names (allow.everyone.if.no.acl.found) "
+                      "[default: refuse]."),
+]
+
+
+def acl_options(command):
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def authorizer_settings(options: dict, etcd: str | None) -> AuthorizerSettings | None:
+    """Takes this file's options out of `options` (serve's keyword arguments); None: no authorizer.
+    Raises click.UsageError for a combination it cannot serve."""
+    enabled = options.pop("authorizer")
+    super_users = frozenset(p.strip() for p in options.pop("super_users").split(";") if p.strip())
+    allow_everyone = options.pop("allow_everyone_if_no_acl_found")
+    if not enabled:
+        if super_users or allow_everyone:
+            raise click.UsageError("--super-users and --allow-everyone-if-no-acl-found need --authorizer")
+        return None
+    if etcd:
+        raise click.UsageError("--authorizer is not served on a cluster member yet: ACLs are not kept in etcd")
+    bad = sorted(p for p in super_users if not p.startswith("User:") or p == "User:")
+    if bad:
+        raise click.UsageError(f"--super-users: {bad} are not principals like User:name")
+    return AuthorizerSettings(super_users=super_users, allow_everyone_if_no_acl_found=allow_everyone)

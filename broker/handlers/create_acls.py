@@ -1,0 +1,46 @@
+"""CreateAcls (API 30) v1-v3: each creation stands alone (INVALID_REQUEST with Kafka's reason for
+a bad one); the good ones are stored together, durably, before the answer. Needs ALTER on the
+cluster (CLUSTER_AUTHORIZATION_FAILED for every creation); SECURITY_DISABLED when the broker
+runs without an authorizer, as Kafka answers."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..acl.checks import cluster_allowed
+from ..acl.model import AclBinding, InvalidAcl, Operation, PatternType, Permission, ResourceType
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+def _binding(c) -> AclBinding:
+    try:
+        binding = AclBinding(ResourceType(c.resource_type), c.resource_name, PatternType(c.resource_pattern_type),
+                             c.principal, c.host, Operation(c.operation), Permission(c.permission_type))
+    except ValueError as exc:
+        raise InvalidAcl(f"Unknown code in ACL creation: {exc}") from None
+    binding.validate()
+    return binding
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls = nested(cls, "AclCreationResult")
+    refusal = None
+    if broker.acls is None:
+        refusal = ("security_disabled", "No Authorizer is configured on the broker")
+    elif not cluster_allowed(broker, Operation.ALTER):
+        refusal = ("cluster_authorization_failed", "Cluster authorization failed.")
+    if refusal is not None:
+        results = [make(result_cls, error_code=error(refusal[0]), error_message=refusal[1])
+                   for _ in request.creations]
+        return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))
+    outcomes, good = [], []
+    for creation in request.creations:
+        try:
+            good.append(_binding(creation))
+            outcomes.append(("none", None))
+        except InvalidAcl as exc:
+            outcomes.append(("invalid_request", str(exc)))
+    await broker.acls.create(good)
+    results = [make(result_cls, error_code=error(code), error_message=message) for code, message in outcomes]
+    return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))

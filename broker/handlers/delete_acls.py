@@ -1,0 +1,42 @@
+"""DeleteAcls (API 31) v1-v3: per filter, the bindings it removed (each with its own error code,
+none here). The removal is durable before the answer. Needs ALTER on the cluster;
+SECURITY_DISABLED without an authorizer (Kafka's answers)."""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
+from .acl_filters import InvalidFilter, acl_filter, wire_codes
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    result_cls, matching_cls = nested(cls, "DeleteAclsFilterResult"), nested(cls, "DeleteAclsMatchingAcl")
+    refusal = None
+    if broker.acls is None:
+        refusal = ("security_disabled", "No Authorizer is configured on the broker")
+    elif not cluster_allowed(broker, Operation.ALTER):
+        refusal = ("cluster_authorization_failed", "Cluster authorization failed.")
+    filters, failures = [], {}
+    for i, f in enumerate(request.filters):
+        if refusal is not None:
+            failures[i] = refusal
+            continue
+        try:
+            filters.append(acl_filter(f))
+        except InvalidFilter as exc:
+            failures[i] = ("invalid_request", str(exc))
+    removed = iter(await broker.acls.delete(filters)) if filters else iter(())
+    results = []
+    for i in range(len(request.filters)):
+        if i in failures:
+            code, message = failures[i]
+            results.append(make(result_cls, error_code=error(code), error_message=message, matching_acls=()))
+            continue
+        matching = tuple(make(matching_cls, error_code=error("none"), error_message=None, **wire_codes(a))
+                         for a in next(removed))
+        results.append(make(result_cls, error_code=error("none"), error_message=None, matching_acls=matching))
+    return make(cls, throttle_time=NO_THROTTLE, filter_results=tuple(results))

@@ -1,0 +1,41 @@
+"""DescribeAcls (API 29) v1-v3: the bindings the filter matches, grouped by resource pattern.
+Needs DESCRIBE on the cluster; SECURITY_DISABLED without an authorizer (Kafka's answers)."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from kio.static.primitive import i8
+
+from wire.protocol import response_for
+
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
+from .acl_filters import InvalidFilter, acl_filter
+from .response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+
+    def refuse(code: str, message: str):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, resources=())
+
+    if broker.acls is None:
+        return refuse("security_disabled", "No Authorizer is configured on the broker")
+    if not cluster_allowed(broker, Operation.DESCRIBE):
+        return refuse("cluster_authorization_failed", "Cluster authorization failed.")
+    try:
+        matched = broker.acls.describe(acl_filter(request))
+    except InvalidFilter as exc:
+        return refuse("invalid_request", str(exc))
+    resource_cls, acl_cls = nested(cls, "DescribeAclsResource"), nested(cls, "AclDescription")
+    resources = []
+    for (rtype, name, pattern), acls in groupby(matched, key=lambda a: (a.resource_type, a.resource_name,
+                                                                        a.pattern_type)):
+        descriptions = tuple(make(acl_cls, principal=a.principal, host=a.host, operation=i8(a.operation),
+                                  permission_type=i8(a.permission)) for a in acls)
+        resources.append(make(resource_cls, resource_type=i8(rtype), resource_name=name, pattern_type=i8(pattern),
+                              acls=descriptions))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                resources=tuple(resources))
