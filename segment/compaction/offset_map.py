@@ -14,6 +14,8 @@ last offset its full map covers, and the rest waits for the next round.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wire import records as wire_records
 from wire.record_batch import parse_header
 
@@ -38,14 +40,18 @@ class OffsetMap:
     def latest(self, key: bytes) -> int | None:
         return self._latest.get(key)
 
-    def add_batch(self, batch) -> bool:
+    def add_batch(self, batch, tick: Callable[[], None] = lambda: None) -> bool:
         """Record the offsets of the batch's keyed records; False (and nothing recorded) when
         its new keys do not fit. Control batches hold no keys to record. Raises InvalidRecords
-        for records that cannot be read (decompression is bounded as for every reader)."""
+        for records that cannot be read (decompression is bounded as for every reader).
+        tick() is called before each record (gil_slicer.py: a batch may hold thousands)."""
         header = parse_header(batch)
         pairs: list[tuple[bytes, int]] = []
         if not header.is_control and header.record_count:
-            pairs = [(r.key, r.offset) for r in wire_records.iter_records(batch) if r.key is not None]
+            for r in wire_records.iter_records(batch):
+                tick()
+                if r.key is not None:
+                    pairs.append((r.key, r.offset))
         latest = self._latest
         new_keys = {key for key, _ in pairs if key not in latest}
         cost = sum(len(key) + ENTRY_OVERHEAD_BYTES for key in new_keys)

@@ -47,6 +47,7 @@ from typing import TypeVar
 
 from segment.compaction import cleaning_policy as policy
 from segment.compaction.batch_filter import filter_batch
+from segment.compaction.gil_slicer import GilSlicer
 from segment.compaction.offset_map import OffsetMap
 from segment.file_io import fsync_dir
 from wire.record_batch import HEADER_SIZE, iter_batches, parse_header
@@ -88,10 +89,13 @@ def due(plog, first_dirty: int, now_ms: int) -> bool:
 
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
-          run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn()) -> CleanStats:
-    """One round over `plog` (a SegmentPartitionLog), from a worker thread. Returns what it did;
+          run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
+          slicer: GilSlicer | None = None) -> CleanStats:
+    """One round over `plog` (a SegmentPartitionLog), from a worker thread, its record walks
+    paced by `slicer` so the event loop gets the GIL back. Returns what it did;
     stats.end_offset is None when there was nothing to clean."""
     stats = CleanStats()
+    slicer = slicer or GilSlicer()
     segments = list(plog.segments)
     closed = segments[:-1]
     if not closed:
@@ -101,24 +105,26 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
                                                   now_ms, cfg.min_compaction_lag_ms)
     offsets = OffsetMap(memory_bytes)
     _build_map(offsets, [s for s in closed if s.next_offset > first_dirty and s.next_offset <= uncleanable],
-               first_dirty, stats)
+               first_dirty, stats, slicer)
     end = min(offsets.covered_end if offsets.covered_end is not None else first_dirty, uncleanable)
     if end <= plog.log_start_offset or end <= closed[0].base_offset:
         return stats
-    producers_last = policy.last_batches_of_producers(plog.batch_headers(0))
+    producers_last = policy.last_batches_of_producers(slicer.each(plog.batch_headers(0)))
     to_clean = [s for s in closed if s.base_offset < end]
     for group in _groups(to_clean, cfg.segment_bytes):
-        _clean_group(plog, group, offsets, producers_last, now_ms, stats, run_on_owner)
+        _clean_group(plog, group, offsets, producers_last, now_ms, stats, run_on_owner, slicer)
     stats.end_offset = end
     return stats
 
 
-def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, stats: CleanStats) -> None:
+def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, stats: CleanStats,
+               slicer: GilSlicer) -> None:
     for seg in dirty:
         for batch in _batches(seg, stats):
+            slicer.tick()
             if parse_header(batch).last_offset < first_dirty:
                 continue
-            if not offsets.add_batch(batch):
+            if not offsets.add_batch(batch, slicer.tick):
                 return
 
 
@@ -154,7 +160,7 @@ def _groups(segments: list[LogSegment], max_bytes: int) -> list[list[LogSegment]
 
 
 def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_last: set[int], now_ms: int,
-                 stats: CleanStats, run_on_owner) -> None:
+                 stats: CleanStats, run_on_owner, slicer: GilSlicer) -> None:
     base = group[0].base_offset
     directory: Path = plog.dir
     work = directory / f"{segment_name(base)}.cleaned"
@@ -166,9 +172,11 @@ def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_la
             drop_tombstones = policy.tombstones_expired(seg.max_timestamp, now_ms, plog.config.delete_retention_ms)
 
             def keep(record, _drop=drop_tombstones):
+                slicer.tick()
                 return policy.record_survives(record, offsets, drop_tombstones=_drop)
 
             for batch in _batches(seg, stats):
+                slicer.tick()
                 header = parse_header(batch)
                 result = filter_batch(batch, keep, retain_empty=header.base_offset in producers_last)
                 stats.records_dropped += result.records_dropped

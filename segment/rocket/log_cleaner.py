@@ -58,6 +58,7 @@ from typing import TypeVar
 
 from segment.compaction import cleaning_policy as policy
 from segment.compaction.batch_filter import filter_batch
+from segment.compaction.gil_slicer import GilSlicer
 from segment.compaction.offset_map import OffsetMap
 from segment.file_io import fsync_dir, pwrite_all
 from segment.open_files import OpenFiles
@@ -161,11 +162,12 @@ def _stretches(entries: list[QueueEntry], header_size: int, segment_bytes: int,
     return out
 
 
-def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int):
+def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None):
     """(dirty entries in offset order, closed stretches, uncleanable offset, first dirty)."""
+    slicer = slicer or GilSlicer()
     comp = snap.compacted
     floor = max(snap.log_start, comp.end if comp is not None else 0)
-    entries = [e for e in queue_entries(plog.queue, snap.written_to) if e.base_offset >= floor]
+    entries = [e for e in slicer.each(queue_entries(plog.queue, snap.written_to)) if e.base_offset >= floor]
     cfg = plog.config
     stretches = _stretches(entries, plog.header_size, cfg.segment_bytes, cfg.segment_ms)
     closed = stretches[:-1]
@@ -177,13 +179,14 @@ def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int):
     return entries, closed, uncleanable, max(first_dirty, floor)
 
 
-def due(plog, first_dirty: int, now_ms: int) -> bool:
-    """Whether the partition needs a round now (cleanup.policy compact, dirty enough)."""
+def due(plog, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None) -> bool:
+    """Whether the partition needs a round now (cleanup.policy compact, dirty enough). It reads
+    every consume-queue entry of the partition, so it is paced like a round."""
     cfg = plog.config
     if not policy.compacts(cfg.cleanup_policy):
         return False
     snap = snapshot(plog)
-    _entries, closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms)
+    _entries, closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
     return bool(closed) and policy.is_due(closed, first_dirty, uncleanable, now_ms, cfg.min_cleanable_dirty_ratio,
                                           cfg.max_compaction_lag_ms)
 
@@ -191,29 +194,32 @@ def due(plog, first_dirty: int, now_ms: int) -> bool:
 # ----- a round ------------------------------------------------------------------------
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
-          run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn()) -> CleanStats:
-    """One round over `plog` (a RocketPartitionLog), from a worker thread. stats.end_offset is
-    None when there was nothing to clean."""
+          run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
+          slicer: GilSlicer | None = None) -> CleanStats:
+    """One round over `plog` (a RocketPartitionLog), from a worker thread, its record walks
+    paced by `slicer` so the event loop gets the GIL back. stats.end_offset is None when there
+    was nothing to clean."""
     stats = CleanStats()
+    slicer = slicer or GilSlicer()
     snap = snapshot(plog)
-    entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms)
+    entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
     reader = UnitReader(plog.store.commitlog, plog.header_size)
     offsets = OffsetMap(memory_bytes)
-    for e in entries:
+    for e in slicer.each(entries):
         if e.last_offset >= uncleanable:
             break
         if e.last_offset >= first_dirty:
             batch = reader.batch(e)
             stats.bytes_read += len(batch)
-            if not offsets.add_batch(batch):
+            if not offsets.add_batch(batch, slicer.tick):
                 break
     comp = snap.compacted
     start = comp.end if comp is not None else snap.log_start
     end = min(offsets.covered_end if offsets.covered_end is not None else first_dirty, uncleanable)
     if end <= start:
         return stats
-    producers_last = policy.last_batches_of_producers(_headers(comp, entries, reader, snap.log_start))
-    written = _write_generation(plog, snap, entries, end, reader, offsets, producers_last, now_ms, stats)
+    producers_last = policy.last_batches_of_producers(slicer.each(_headers(comp, entries, reader, snap.log_start)))
+    written = _write_generation(plog, snap, entries, end, reader, offsets, producers_last, now_ms, stats, slicer)
     if run_on_owner(lambda: swap_in(plog, snap, end, entries)):
         stats.groups_swapped = 1
         stats.bytes_written = written
@@ -231,7 +237,7 @@ def _headers(comp, entries: list[QueueEntry], reader: UnitReader, log_start: int
 
 
 def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReader, offsets: OffsetMap,
-                      producers_last: set[int], now_ms: int, stats: CleanStats) -> int:
+                      producers_last: set[int], now_ms: int, stats: CleanStats, slicer: GilSlicer) -> int:
     directory: Path = plog.queue.dir
     work = directory / WORK_DIR
     shutil.rmtree(work, ignore_errors=True)
@@ -242,13 +248,14 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
     keys: list[tuple[bytes, int]] = []
     position = 0
     try:
-        for batch in _sources(snap, entries, end, reader):
+        for batch in slicer.each(_sources(snap, entries, end, reader)):
             stats.bytes_read += len(batch)
             header = parse_header(batch)
             expired = policy.tombstones_expired(header.max_timestamp, now_ms, plog.config.delete_retention_ms)
             kept_keys: list[bytes] = []
 
             def keep(record, _expired=expired, _kept=kept_keys):
+                slicer.tick()
                 if policy.record_survives(record, offsets, drop_tombstones=_expired):
                     _kept.append(record.key)
                     return True
