@@ -9,6 +9,7 @@ import click
 
 from .listeners import DEFAULT_PROTOCOL_MAP, InvalidListeners, inter_broker_listener, parse_listeners
 from .sasl_credentials import InvalidCredentialSpec, parse_add_scram
+from .cli_tls_options import TLS_OPTIONS, tls_config
 from .security_config import InterBrokerLogin, SecurityConfig
 
 _MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
@@ -39,14 +40,15 @@ _OPTIONS = [
 
 
 def security_options(command):
-    for option in reversed(_OPTIONS):
+    for option in reversed(_OPTIONS + TLS_OPTIONS):
         command = option(command)
     return command
 
 
 def security_config(listeners, advertised_listeners, listener_security_protocol_map, inter_broker_listener_name,
                     sasl_enabled_mechanisms, sasl_plain_users, sasl_scram_users, inter_broker_sasl_mechanism,
-                    inter_broker_sasl_username, inter_broker_sasl_password, advertised_host=None) -> SecurityConfig:
+                    inter_broker_sasl_username, inter_broker_sasl_password, advertised_host=None,
+                    **tls) -> SecurityConfig:
     """Raises click.UsageError (one line, exit code 2) for what Kafka would refuse at start-up."""
     try:
         parsed = ()
@@ -71,4 +73,4 @@ def security_config(listeners, advertised_listeners, listener_security_protocol_
                                  inter_broker_sasl_password)
     return SecurityConfig(listeners=parsed, inter_broker_listener_name=inter_broker_listener_name,
                           sasl_enabled_mechanisms=mechanisms, sasl_plain_users=sasl_plain_users,
-                          sasl_scram_users=tuple(sasl_scram_users), inter_broker_login=login)
+                          sasl_scram_users=tuple(sasl_scram_users), inter_broker_login=login, tls=tls_config(**tls))

@@ -2,8 +2,10 @@
 
 Binding all of them first keeps lifecycle's promise for several listeners: a port in use stops
 the broker with one line before anything is written to the data dir, and a port 0 listener has
-its real port (advertised in Metadata, registered in etcd) before the broker exists. All
-listeners share one RequestMemoryPool: queued.max.request.bytes bounds the broker, not a port.
+its real port (advertised in Metadata, registered in etcd) before the broker exists. The TLS
+certificates of SSL / SASL_SSL listeners are loaded then too (tls_config.py): a bad file is one
+line before anything is written. All listeners share one RequestMemoryPool:
+queued.max.request.bytes bounds the broker, not a port.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from wire.request_memory_pool import RequestMemoryPool
 from .listeners import Listener
 from .security_config import inter_broker_of, listeners_of
 from .server import serve
+from .tls_config import ServerTlsContexts, TlsSetupError
 
 
 class ListenerBindError(OSError):
@@ -32,8 +35,9 @@ class _Servers:
 
 
 class BoundListeners:
-    def __init__(self, config, bound: list[tuple[Listener, socket.socket]]) -> None:
+    def __init__(self, config, bound: list[tuple[Listener, socket.socket]], tls: ServerTlsContexts) -> None:
         self.bound = bound
+        self._tls = tls
         listeners = tuple(listener for listener, _ in bound)
         if config.security.listeners:
             config = replace(config, security=replace(config.security, listeners=listeners))
@@ -47,6 +51,10 @@ class BoundListeners:
     @classmethod
     def bind(cls, config, bind_one) -> "BoundListeners":
         """`bind_one(host, port)` -> a bound, not yet listening socket (lifecycle.bind_listener)."""
+        try:
+            tls = ServerTlsContexts.load(config.security.tls, listeners_of(config))
+        except TlsSetupError as exc:
+            raise ListenerBindError(str(exc)) from None
         bound: list[tuple[Listener, socket.socket]] = []
         try:
             for listener in listeners_of(config):
@@ -60,7 +68,7 @@ class BoundListeners:
             for _, sock in bound:
                 sock.close()
             raise
-        return cls(config, bound)
+        return cls(config, bound, tls)
 
     def close(self) -> None:
         for _, sock in self.bound:
@@ -68,4 +76,5 @@ class BoundListeners:
 
     async def serve(self, broker) -> _Servers:
         pool = RequestMemoryPool(broker.config.queued_max_request_bytes)
-        return _Servers([await serve(broker, sock, listener, pool) for listener, sock in self.bound])
+        return _Servers([await serve(broker, sock, listener, pool, self._tls.context_for(listener))
+                         for listener, sock in self.bound])

@@ -14,7 +14,9 @@ Kafka's names and where they live here:
     the broker's own JAAS username / password  --inter-broker-sasl-username / -password
     connections.max.reauth.ms                  0: no re-authentication (session_lifetime_ms 0)
 
-TLS (SSL, SASL_SSL) and ACLs read their settings from here too, once they exist.
+    ssl.keystore.location, ssl.truststore.location, ssl.client.auth, ...   --ssl-* (tls_config.py)
+
+ACLs read their settings from here too, once they exist.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from wire.sasl_mechanism import MECHANISMS
 
 from .listeners import Listener, default_listener, inter_broker_listener
+from .tls_config import TlsConfig
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class SecurityConfig:
     sasl_plain_users: Path | None = None
     sasl_scram_users: tuple[str, ...] = ()  # kafka-storage's --add-scram syntax
     inter_broker_login: InterBrokerLogin | None = None
+    tls: TlsConfig = TlsConfig()
 
 
 def listeners_of(config) -> tuple[Listener, ...]:

@@ -34,6 +34,8 @@ from .client_address import client_host
 from .dispatch import ConnectionClosed, dispatch
 from .request_context import current_request
 from .security_config import listeners_of
+from .tls_config import TLS_PROTOCOLS
+from .tls_listener import TlsAcceptor, certificate_principal
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,9 @@ class KafkaConnection(asyncio.Protocol):
     def __init__(self, broker, pool: RequestMemoryPool, listener) -> None:
         self._broker = broker
         self._listener = listener
+        # Under TLS the kernel cannot send file regions (os.sendfile would bypass the encryption):
+        # they are read into memory, WRITE_BATCH bytes at a time.
+        self._tls = listener.security_protocol in TLS_PROTOCOLS
         self._context = None  # request_context.RequestContext, once connected
         self._pool = pool
         self._decoder = FrameDecoder(broker.config.max_request_size, pool)
@@ -117,6 +122,10 @@ class KafkaConnection(asyncio.Protocol):
         self._transport = transport
         self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
         self._context = self._broker.security.context_for(self._listener, self.peer)
+        if self._listener.security_protocol == "SSL":
+            self._context.principal = certificate_principal(transport) or self._context.principal
+            log.debug("TLS connection from %s on listener %s as %s", self.peer, self._listener.name,
+                      self._context.principal)
         self._task = asyncio.create_task(self._serve())
         if self._broker.metrics is not None:
             self._broker.metrics.connection_opened()
@@ -286,13 +295,15 @@ class KafkaConnection(asyncio.Protocol):
         for chunk in chunks:
             if transport.is_closing():
                 return
-            if isinstance(chunk, (bytes, bytearray)) or chunk.size < SENDFILE_MIN:
-                piece = chunk if isinstance(chunk, (bytes, bytearray)) else os.pread(chunk.fd, chunk.size, chunk.position)
-                joined.append(piece)
-                size += len(piece)
-                if size >= WRITE_BATCH:
-                    await self._write(b"".join(joined), more=True)
-                    joined, size = [], 0
+            if isinstance(chunk, (bytes, bytearray)) or chunk.size < SENDFILE_MIN or self._tls:
+                for piece in _pieces(chunk):
+                    joined.append(piece)
+                    size += len(piece)
+                    if size >= WRITE_BATCH:
+                        await self._write(b"".join(joined), more=True)
+                        joined, size = [], 0
+                        if transport.is_closing():
+                            return
                 continue
             if joined:
                 await self._write(b"".join(joined), more=True)
@@ -320,11 +331,25 @@ class KafkaConnection(asyncio.Protocol):
             await asyncio.sleep(0)
 
 
-async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryPool | None = None
-                ) -> asyncio.AbstractServer:
+def _pieces(chunk):
+    """A chunk's bytes: itself, or a file region read in pieces of at most WRITE_BATCH bytes."""
+    if isinstance(chunk, (bytes, bytearray)):
+        yield chunk
+        return
+    end = chunk.position + chunk.size
+    for position in range(chunk.position, end, WRITE_BATCH):
+        yield os.pread(chunk.fd, min(WRITE_BATCH, end - position), position)
+
+
+async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryPool | None = None,
+                ssl_context=None) -> asyncio.AbstractServer:
     """Listen on `sock`, bound beforehand (lifecycle.py: the port is known before the logs open),
-    for `listener` (listeners.py; default: the broker's first). Listeners share one `pool`."""
+    for `listener` (listeners.py; default: the broker's first). Listeners share one `pool`. With
+    `ssl_context` (an SSL / SASL_SSL listener) each connection first completes a TLS handshake."""
     loop = asyncio.get_running_loop()
     pool = pool or RequestMemoryPool(broker.config.queued_max_request_bytes)
     listener = listener or listeners_of(broker.config)[0]
-    return await loop.create_server(lambda: KafkaConnection(broker, pool, listener), sock=sock)
+    if ssl_context is None:
+        return await loop.create_server(lambda: KafkaConnection(broker, pool, listener), sock=sock)
+    return await loop.create_server(
+        lambda: TlsAcceptor(lambda: KafkaConnection(broker, pool, listener), ssl_context, listener), sock=sock)

@@ -1,0 +1,70 @@
+"""The TLS handshake of an SSL / SASL_SSL connection, before the Kafka connection sees a byte.
+
+asyncio's create_server(ssl=...) would do the handshake itself, but a failed one (a plaintext
+client on the TLS port, a missing or untrusted client certificate) then vanishes without a
+word: asyncio logs it only in debug mode. So a TLS listener accepts with `TlsAcceptor`, which
+upgrades the connection with loop.start_tls and hands the TLS transport to the real protocol
+(server.KafkaConnection) only once the handshake is done; a failure closes the connection
+with one log line and nothing else happens (no Kafka connection, no request memory taken).
+
+The principal on an SSL listener is Kafka's default mapping (ssl.principal.mapping.rules =
+DEFAULT): `User:` + the client certificate's subject as an RFC 2253 distinguished name, most
+specific attribute first, e.g. `User:CN=alice,OU=eng,O=example` (what Java's
+X500Principal.getName() gives); User:ANONYMOUS when the client sent no certificate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE_TIMEOUT_S = 10.0  # a peer that connects and says nothing holds a socket no longer
+
+
+class TlsAcceptor(asyncio.Protocol):
+    def __init__(self, make_connection, context: ssl.SSLContext, listener) -> None:
+        self._make_connection = make_connection  # () -> the protocol that serves the TLS transport
+        self._context = context
+        self._listener = listener
+        self._task: asyncio.Task | None = None
+
+    def connection_made(self, transport) -> None:
+        # Nothing may be read before start_tls takes over the transport: the ClientHello would be lost.
+        transport.pause_reading()
+        self._task = asyncio.get_running_loop().create_task(self._handshake(transport))
+
+    def connection_lost(self, exc) -> None:
+        pass  # before start_tls swapped the protocol: its handshake fails and says so
+
+    async def _handshake(self, transport) -> None:
+        peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
+        connection = self._make_connection()
+        loop = asyncio.get_running_loop()
+        try:
+            tls_transport = await loop.start_tls(transport, connection, self._context, server_side=True,
+                                                 ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
+        except ssl.SSLError as exc:
+            log.warning("closing connection from %s on listener %s: TLS handshake failed: %s",
+                        peer, self._listener.name, exc.reason or exc)
+            transport.abort()
+            return
+        except (ConnectionError, OSError, TimeoutError, asyncio.TimeoutError) as exc:
+            log.info("closing connection from %s on listener %s: no TLS handshake (%s)",
+                     peer, self._listener.name, type(exc).__name__ if not str(exc) else exc)
+            transport.abort()
+            return
+        connection.connection_made(tls_transport)
+
+
+def certificate_principal(transport) -> str | None:
+    """`User:<subject DN>` of the client certificate on this TLS transport, None without one."""
+    ssl_object = transport.get_extra_info("ssl_object")
+    der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+    if not der:
+        return None
+    from cryptography import x509  # only when a client certificate is there to read
+
+    return "User:" + x509.load_der_x509_certificate(der).subject.rfc4514_string()
