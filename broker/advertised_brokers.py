@@ -3,9 +3,9 @@
 INTERNAL listener is told INTERNAL addresses, one on EXTERNAL the EXTERNAL ones; a client given
 the other listener's address would connect where its security protocol does not match.
 
-One broker: its own listener's advertised address. A cluster: each broker's address as its
-etcd registration has it (the inter-broker listener's); per-listener endpoints in the
-registration are not carried yet (see the README's listener paragraph)."""
+One broker: its own listener's advertised address. A cluster: each broker's endpoint of that
+listener name, from the endpoints its etcd registration carries (ClusterImageView.brokers_on);
+a broker without a listener of that name is left out, as Kafka does."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from .request_context import current_request
 
 def brokers(broker) -> list[BrokerAddress]:
     context = current_request.get()
-    if context is None or broker.config.etcd is not None:
+    if context is None:
         return broker.view.brokers()
     listener = context.listener
+    if broker.config.etcd is not None:
+        return broker.view.brokers_on(listener.name)
     return [BrokerAddress(broker.config.node_id, listener.advertised_host, listener.advertised_port)]
 
 

@@ -21,8 +21,10 @@ class BrokerSecurity:
         security = config.security
         self.enabled_mechanisms = tuple(security.sasl_enabled_mechanisms)
         self.plain_users = PlainUsers.from_file(security.sasl_plain_users)
+        # A cluster member replaces this store with etcd's (cluster_scram_credentials.py) and
+        # applies --sasl-scram-user there once it has joined.
         self.scram = ScramCredentialStore(config.data_dir)
-        for spec in security.sasl_scram_users:
+        for spec in security.sasl_scram_users if config.etcd is None else ():
             mechanism, name, password, iterations = parse_add_scram(spec)
             self.scram.set_password(mechanism, name, password, iterations)
         if any(l.security_protocol in SASL_PROTOCOLS for l in listeners_of(config)):

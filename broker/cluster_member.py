@@ -9,7 +9,8 @@ Every image the watch publishes is applied whole: each topic is made to match it
 partition gets the state etcd holds for it. The replica manager ignores states it already
 applied, so applying the same image twice changes nothing.
 
-Topic admin (CreateTopics, DeleteTopics, CreatePartitions, auto-creation) goes to etcd; the
+Topic admin (CreateTopics, DeleteTopics, CreatePartitions, auto-creation, topic config
+changes) goes to etcd; the
 call returns once this broker has applied an image that shows the result (the partitions'
 file work runs in the admin worker thread, after the image is published), so the client's
 next Metadata request, to this broker, sees it.
@@ -30,13 +31,18 @@ import logging
 
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.cluster_metadata import ClusterMetadata
+from broker.cluster.etcd_layout import Endpoint
 from broker.cluster.peer_liveness import PeerLiveness
 from replica.leader_endpoint import NetworkLeaderEndpoint, TopicPartition
 from replica.partition import Partition, PartitionState
 from replica.high_watermark_checkpoint import HighWatermarkCheckpoint
 from replica.replica_manager import ReplicaManager
 
+from wire.sasl_stage import SASL_PROTOCOLS
+
+from .cluster_scram_credentials import ClusterScramCredentials
 from .cluster_view import ClusterImageView
+from .security_config import inter_broker_of, listeners_of
 from .topics import TopicError
 
 log = logging.getLogger(__name__)
@@ -55,7 +61,14 @@ class ClusterMember:
         self.metadata = ClusterMetadata(
             config.etcd, config.node_id, config.advertised, config.port,
             session_timeout_ms=config.broker_session_timeout_ms,
-            unclean_leader_election=config.unclean_leader_election)
+            unclean_leader_election=config.unclean_leader_election,
+            endpoints=[Endpoint(l.name, l.advertised_host, l.advertised_port) for l in listeners_of(config)])
+        # Followers fetch on the leader's listener of this name, logging in as this broker.
+        inter_broker = inter_broker_of(config)
+        self._inter_broker_name = inter_broker.name
+        self._inter_broker_login = (config.security.inter_broker_login
+                                    if inter_broker.security_protocol in SASL_PROTOCOLS else None)
+        broker.security.scram = ClusterScramCredentials(self.metadata)  # etcd's, not the data dir's
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
                                        lag_time_max_ms=config.replica_lag_time_max_ms,
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
@@ -63,7 +76,7 @@ class ClusterMember:
                                        commit_writes=broker.storage.commit_writes)
         self.view = ClusterImageView(lambda: self.metadata.image)
         self.metadata.add_listener(self._on_metadata)
-        self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session)
+        self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session, self._inter_broker_name)
         self.metadata.add_listener(self.peers.on_metadata)
         self.metadata.add_session_listener(self._on_session)
         self._first_image = True
@@ -77,6 +90,7 @@ class ClusterMember:
         # broker answering with its own meta.properties id looks like a second cluster.
         self._broker.cluster_id = await self.metadata.cluster_id(self._broker.cluster_id)
         await self.metadata.start()  # registers, loads, and applies the first image
+        await self._broker.security.scram.add_missing(self._broker.config.security.sasl_scram_users)
         self.replicas.start()
 
     async def controlled_shutdown(self) -> None:
@@ -125,10 +139,13 @@ class ClusterMember:
             log.warning("broker %d lost its etcd session: refusing produce until it is back", self.node_id)
 
     def _endpoint_for(self, leader: int):
-        address = self.view.broker(leader)
-        if address is None:
+        """The leader's inter-broker listener (Kafka: the same listener name on every broker);
+        a registration without endpoints names only that listener's address."""
+        registration = self.metadata.image.brokers.get(leader)
+        if registration is None:
             return None
-        return NetworkLeaderEndpoint(address.host, address.port, self.node_id)
+        address = registration.endpoint(self._inter_broker_name) or registration
+        return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login)
 
     async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
         current = partition.state
@@ -170,6 +187,23 @@ class ClusterMember:
         except ClusterError as exc:
             raise TopicError(exc.code, str(exc)) from None
         await self._visible(lambda image: name in image.topics and image.topics[name].partition_count >= total)
+
+    async def alter_topic_configs(self, name: str, decide, validate_only: bool) -> None:
+        """`decide(current overrides, storage mode)` -> the new overrides, or raises. The
+        overrides are etcd's, changed by compare-and-swap; every broker applies them when its
+        image shows them (`_on_metadata` -> TopicRegistry.host), this one before answering."""
+        if validate_only:
+            record = self.metadata.image.topics.get(name)
+            if record is None:
+                raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+            decide(dict(record.configs), record.storage_mode)
+            return
+        try:
+            record = await self.metadata.alter_topic_configs(name, decide)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: name not in image.topics or image.topics[name].configs == record.configs)
+        log.info("altered the configs of topic %s in etcd: %s", name, record.configs or "(defaults)")
 
     async def _visible(self, predicate) -> None:
         """Until this broker has applied an image that shows the change."""

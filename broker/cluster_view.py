@@ -58,6 +58,17 @@ class ClusterImageView:
         image = self._image()
         return [BrokerAddress(b.node_id, b.host, b.port) for _, b in sorted(image.brokers.items())]
 
+    def brokers_on(self, listener_name: str) -> list[BrokerAddress]:
+        """Each broker's address on the named listener, as Kafka's getAliveBrokerNodes: a
+        broker without that listener is left out (a client could not talk to it the way it
+        talks to us); one registered without endpoints is named by its registration address."""
+        out = []
+        for _, b in sorted(self._image().brokers.items()):
+            address = b.endpoint(listener_name) if b.endpoints else b
+            if address is not None:
+                out.append(BrokerAddress(b.node_id, address.host, address.port))
+        return out
+
     def broker(self, node_id: int) -> BrokerAddress | None:
         b = self._image().brokers.get(node_id)
         return BrokerAddress(b.node_id, b.host, b.port) if b is not None else None

@@ -3,8 +3,9 @@ applied; the answer is a Kafka error code name and message per resource.
 
 Topics: the new overrides come from topic_config_changes.py; a single broker writes them to
 topics.json and the live partition logs take them at once (TopicRegistry.alter_configs).
-A cluster member keeps topic configs in etcd, where no change of them is served yet: it
-answers INVALID_REQUEST saying so, rather than changing one broker's copy.
+A cluster member changes the topic's record in etcd by compare-and-swap, the operations
+applied to etcd's overrides (ClusterMember.alter_topic_configs); every broker's partitions
+take them when its metadata image shows them, the answering broker's before it answers.
 
 Brokers: every broker setting here is fixed at start-up (flags), so a change to any of them
 is refused the way Kafka refuses a config it cannot update dynamically
@@ -60,10 +61,11 @@ async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: b
         raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
     defaults = {key: value for key, value, _ in effective_topic_configs(
         log_config_for(broker.config.log_defaults, {}), topic.storage_mode, {})}
+    if broker.member is not None:  # etcd's overrides, not this broker's copy, are the ones changed
+        await broker.member.alter_topic_configs(
+            name, lambda current, mode: change(current, defaults, mode), validate_only)
+        return
     configs = change(topic.configs, defaults, topic.storage_mode)
-    if broker.member is not None:
-        raise ConfigChangeError("invalid_request", "Changing topic configs is not served in a cluster yet "
-                                                   "(they live in etcd); configs are set at CreateTopics")
     if not validate_only:
         await broker.topics.alter_configs(name, configs)
 

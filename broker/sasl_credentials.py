@@ -76,11 +76,12 @@ def parse_add_scram(spec: str) -> tuple[str, str, str, int]:
     return m.group(1), name, password, int(fields.get("iterations", DEFAULT_ITERATIONS))
 
 
-def _encode(cred: ScramCredential) -> dict:
+def encode_credential(cred: ScramCredential) -> dict:
+    """The stored fields, as the file (and a cluster's etcd key) keep them."""
     return {k: (base64.b64encode(v).decode() if isinstance(v, bytes) else v) for k, v in asdict(cred).items()}
 
 
-def _decode(body: dict) -> ScramCredential:
+def decode_credential(body: dict) -> ScramCredential:
     return ScramCredential(base64.b64decode(body["salt"]), base64.b64decode(body["stored_key"]),
                            base64.b64decode(body["server_key"]), int(body["iterations"]))
 
@@ -93,7 +94,7 @@ class ScramCredentialStore:
         self._users: dict[str, dict[str, ScramCredential]] = {}
         if self._path.exists():
             body = json.loads(self._path.read_text())
-            self._users = {user: {mech: _decode(c) for mech, c in mechs.items()}
+            self._users = {user: {mech: decode_credential(c) for mech, c in mechs.items()}
                            for user, mechs in body["users"].items()}
 
     def get(self, username: str, mechanism: str) -> ScramCredential | None:
@@ -127,7 +128,7 @@ class ScramCredentialStore:
         await asyncio.to_thread(replace_file, self._path, text)  # fsyncs: off the event loop
 
     def _text(self) -> str:
-        return json.dumps({"version": 1, "users": {u: {m: _encode(c) for m, c in mechs.items()}
+        return json.dumps({"version": 1, "users": {u: {m: encode_credential(c) for m, c in mechs.items()}
                                                    for u, mechs in self._users.items()}}, indent=1)
 
     def _write(self) -> None:

@@ -384,7 +384,9 @@ class TopicRegistry:
             new = topic is None
             if new:
                 topic = Topic(name, topic_id, dict(configs), storage_mode)
-            topic.configs = dict(configs)
+            elif topic.configs != configs:  # IncrementalAlterConfigs / AlterConfigs on some broker
+                topic.configs = dict(configs)
+                self.apply_configs(topic)
             while len(topic.partitions) < len(replicas):
                 topic.partitions.append(None)
             hosted = [self._config.node_id in nodes for nodes in replicas]

@@ -12,6 +12,7 @@ broker.session.timeout.ms, 9 s by default) and replica.lag.time.max.ms of 2 s (3
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
@@ -42,7 +43,10 @@ def metadata_snapshot(host: str, port: int) -> dict:
 
 
 class Cluster:
-    def __init__(self, storage_mode: str, size: int = 3, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, storage_mode: str, size: int = 3, extra_args: tuple[str, ...] = (),
+                 broker_args: Callable[[int, int], list[str]] | None = None) -> None:
+        """`broker_args(node id, port)`: more flags for one broker (its own listeners, say);
+        `port` is the one the fixture asks Metadata on, so it must stay a PLAINTEXT listener."""
         self.etcd = EtcdProcess()
         self.storage_mode = storage_mode
         ports = [free_port() for _ in range(size)]
@@ -50,7 +54,8 @@ class Cluster:
             node: BrokerProcess(storage_mode=storage_mode, port=port, extra_args=[
                 "--node-id", str(node), "--etcd", "", "--broker-session-timeout-ms", str(SESSION_MS),
                 "--replica-lag-time-max-ms", str(LAG_MS), "--group-initial-rebalance-delay-ms", "0",
-                "--group-min-session-timeout-ms", "1000", *extra_args])
+                "--group-min-session-timeout-ms", "1000", *extra_args,
+                *(broker_args(node, port) if broker_args else ())])
             for node, port in zip(range(1, size + 1), ports)
         }
 

@@ -9,7 +9,8 @@ connection is dropped (as Kafka's NetworkClient does).
 Failure, of any kind, surfaces as ConnectionFailed to every waiting request: the peer closed
 or reset the connection, sent bytes that do not parse, or took longer than the request
 timeout (replica.socket.timeout.ms, 30 s) to answer. The connection is then discarded and the
-next request reconnects, though not before the reconnect backoff has passed: it starts at
+next request reconnects (logging in again on a SASL listener: replica/sasl_login.py; a
+refused login counts as a failed connect), though not before the reconnect backoff has passed: it starts at
 reconnect.backoff.ms (50 ms) and doubles with each failed attempt up to
 reconnect.backoff.max.ms (1 s), Kafka's client defaults, and resets once a connect succeeds.
 """
@@ -24,6 +25,8 @@ import time
 from wire.client_codec import decode_response, encode_request, response_correlation_id
 from wire.framing import DEFAULT_MAX_REQUEST_SIZE, FrameDecoder, PeerProtocolError
 
+from .sasl_login import SaslCredentials, SaslLoginFailed, login
+
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 256 * 1024
@@ -37,8 +40,9 @@ class ConnectionFailed(ConnectionError):
 class BrokerConnection:
     def __init__(self, host: str, port: int, client_id: str, *, request_timeout_ms: int = 30_000,
                  reconnect_backoff_ms: int = 50, reconnect_backoff_max_ms: int = 1_000,
-                 max_response_bytes: int = DEFAULT_MAX_REQUEST_SIZE) -> None:
+                 max_response_bytes: int = DEFAULT_MAX_REQUEST_SIZE, login: SaslCredentials | None = None) -> None:
         self.host = host
+        self._login = login  # a SASL listener's: each new connection logs in before its first request
         self.port = port
         self.client_id = client_id
         self._timeout = request_timeout_ms / 1000
@@ -61,7 +65,9 @@ class BrokerConnection:
 
     async def request(self, body):
         """Send one kio request entity; return the typed response. Raises ConnectionFailed."""
-        writer = await self._connection()
+        return await self._exchange(await self._connection(), body)
+
+    async def _exchange(self, writer: asyncio.StreamWriter, body):
         correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
         answer = asyncio.get_running_loop().create_future()
         self._waiting[correlation_id] = (answer, body.__api_key__, body.__version__)
@@ -106,11 +112,19 @@ class BrokerConnection:
                 self._next_attempt = time.monotonic() + self._backoff
                 self._backoff = min(self._backoff * 2, self._backoff_max)
                 raise ConnectionFailed(f"{self._peer()}: cannot connect: {exc!r}") from exc
-            self._backoff = self._backoff_min
             self._writer = writer
             self._reader_task = asyncio.create_task(self._read_responses(reader, writer),
                                                     name=f"responses from {self._peer()}")
-            log.info("connected to %s", self._peer())
+            if self._login is not None:
+                try:
+                    await login(lambda body: self._exchange(writer, body), self._login)
+                except SaslLoginFailed as exc:  # refused: back off as from a refused connect
+                    self._backoff = min(self._backoff * 2, self._backoff_max)
+                    self._disconnect(writer, str(exc))
+                    raise ConnectionFailed(f"{self._peer()}: {exc}") from None
+            self._backoff = self._backoff_min
+            log.info("connected to %s%s", self._peer(),
+                     f" as {self._login.username} ({self._login.mechanism})" if self._login else "")
             return writer
 
     def _disconnect(self, writer: asyncio.StreamWriter, reason: str) -> None:

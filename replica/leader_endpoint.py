@@ -27,6 +27,7 @@ from wire.inter_broker import (
 )
 
 from .broker_connection import BrokerConnection
+from .sasl_login import SaslCredentials
 
 NO_EPOCH = -1  # Kafka's UNDEFINED_EPOCH
 NO_OFFSET = -1  # Kafka's UNDEFINED_EPOCH_OFFSET
@@ -81,7 +82,8 @@ class NetworkLeaderEndpoint:
 
     def __init__(self, host: str, port: int, node_id: int, *, max_wait_ms: int = 500, min_bytes: int = 1,
                  max_bytes: int = 10 * 1024 * 1024, partition_max_bytes: int = 1024 * 1024,
-                 request_timeout_ms: int = 30_000, client_id: str | None = None) -> None:
+                 request_timeout_ms: int = 30_000, client_id: str | None = None,
+                 login: SaslCredentials | None = None) -> None:
         if request_timeout_ms <= max_wait_ms:
             # Kafka refuses the same combination: every long poll would time out.
             raise ValueError(f"request timeout {request_timeout_ms} ms must exceed the fetch wait {max_wait_ms} ms")
@@ -91,7 +93,7 @@ class NetworkLeaderEndpoint:
         self._max_bytes = max_bytes
         self._partition_max_bytes = partition_max_bytes
         self.connection = BrokerConnection(host, port, client_id or f"broker-{node_id}-fetcher",
-                                           request_timeout_ms=request_timeout_ms)
+                                           request_timeout_ms=request_timeout_ms, login=login)
 
     async def fetch(self, partitions: list[FetchPartition]) -> dict[TopicPartition, FetchResult]:
         request = fetch_request(

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 
 from replica.cancellation import cancel_and_wait
-from .etcd_layout import BrokerRegistration
+from .etcd_layout import BrokerRegistration, Endpoint
 from .etcd_store import EtcdStore, Guard
 
 log = logging.getLogger(__name__)
@@ -34,11 +34,12 @@ DEFAULT_SESSION_TIMEOUT_MS = 9000  # Kafka's broker.session.timeout.ms
 
 class BrokerSession:
     def __init__(self, store: EtcdStore, node_id: int, host: str, port: int,
-                 session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS) -> None:
+                 session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, endpoints: tuple[Endpoint, ...] = ()) -> None:
         self._store = store
         self.node_id = node_id
         self.host = host
         self.port = port
+        self.endpoints = endpoints  # every listener's advertised address
         # etcd leases count whole seconds
         self.ttl_seconds = max(1, math.ceil(session_timeout_ms / 1000))
         self.lease_id = 0
@@ -86,7 +87,7 @@ class BrokerSession:
         client, layout = self._store.client, self._store.layout
         tx = client.transactions
         key = layout.broker_key(self.node_id)
-        registration = BrokerRegistration(self.node_id, self.host, self.port, self.lease_id, shutting_down=True)
+        registration = self._registration(self.lease_id, shutting_down=True)
         ok, _ = await self._store.transaction(
             compare=[tx.create(key) == self.registration_revision],
             success=[tx.put(key, layout.encode(registration), lease=self.lease_id)])
@@ -98,7 +99,7 @@ class BrokerSession:
         key = layout.broker_key(self.node_id)
         sent = asyncio.get_running_loop().time()
         lease = await client.lease(self.ttl_seconds)
-        registration = layout.encode(BrokerRegistration(self.node_id, self.host, self.port, lease.id))
+        registration = layout.encode(self._registration(lease.id))
         while True:
             ok, responses = await self._store.transaction(
                 compare=[tx.version(key) == 0],
@@ -119,6 +120,9 @@ class BrokerSession:
                 await client.delete(key)
         log.info("broker %d registered in etcd, lease %x, ttl %d s", self.node_id, self.lease_id, self.ttl_seconds)
         self._renewed(sent, lease.ttl)
+
+    def _registration(self, lease_id: int, shutting_down: bool = False) -> BrokerRegistration:
+        return BrokerRegistration(self.node_id, self.host, self.port, lease_id, shutting_down, self.endpoints)
 
     async def _keep_alive(self) -> None:
         interval = self.ttl_seconds / 3

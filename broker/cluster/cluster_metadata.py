@@ -28,7 +28,8 @@ from .reassignment import cancel as cancel_move, complete_if_ready, start as sta
 from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from .controller import Controller
 from .cluster_error import ClusterError
-from .etcd_layout import DEFAULT_PREFIX, BrokerRegistration, EtcdLayout, PartitionState, TopicRecord
+from .etcd_layout import (DEFAULT_PREFIX, BrokerRegistration, Endpoint, EtcdLayout, PartitionState, ScramUser,
+                          TopicRecord)
 from .etcd_store import EtcdStore
 from .metadata_image import MetadataImage
 from .metadata_watch import Listener, MetadataWatch
@@ -50,7 +51,7 @@ def parse_endpoint(endpoint: str) -> tuple[str, int]:
 class ClusterMetadata:
     def __init__(self, etcd_endpoint: str, node_id: int, host: str, port: int, *,
                  prefix: str = DEFAULT_PREFIX, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
-                 unclean_leader_election: bool = False) -> None:
+                 unclean_leader_election: bool = False, endpoints: Sequence[Endpoint] = ()) -> None:
         etcd_host, etcd_port = parse_endpoint(etcd_endpoint)
         self.node_id = node_id
         # An RPC that takes longer than a keep-alive interval is as good as failed: give up on it
@@ -58,7 +59,7 @@ class ClusterMetadata:
         rpc_timeout = max(1.0, session_timeout_ms / 3000)
         self._client = aetcd.Client(etcd_host, etcd_port, timeout=rpc_timeout)
         self._store = EtcdStore(self._client, EtcdLayout(prefix))
-        self.session = BrokerSession(self._store, node_id, host, port, session_timeout_ms)
+        self.session = BrokerSession(self._store, node_id, host, port, session_timeout_ms, tuple(endpoints))
         self._watch = MetadataWatch(self._store)
         self.controller = Controller(self._store, self.session, unclean_leader_election)
         self._watch.add_listener(self.controller.on_metadata)
@@ -138,6 +139,12 @@ class ClusterMetadata:
                              assignments: Sequence[Sequence[int]] | None = None) -> TopicRecord:
         return await self._admin.add_partitions(name, total, assignments)
 
+    async def alter_topic_configs(self, name: str,
+                                  decide: Callable[[dict[str, str], str], dict[str, str]]) -> TopicRecord:
+        """IncrementalAlterConfigs / AlterConfigs of a topic: compare-and-swap of its record
+        (TopicAdmin.alter_configs); ClusterError UNKNOWN_TOPIC_OR_PARTITION, or what `decide` raises."""
+        return await self._admin.alter_configs(name, decide)
+
     # ---------------------------------------------------------- partition states
     async def alter_partition(self, topic: str, index: int, leader_epoch: int, partition_epoch: int,
                               new_isr: Sequence[int]) -> PartitionState:
@@ -181,6 +188,13 @@ class ClusterMetadata:
         alive = self.image.live_broker_ids()
         unclean_allowed = self.controller.unclean_allowed(self.image.topics.get(topic))
         return await self._store.update_partition(topic, index, lambda s: cancel_move(s, alive, unclean_allowed))
+
+    async def update_scram_user(self, user: str, decide: Callable[[dict], dict]) -> ScramUser | None:
+        """AlterUserScramCredentials for one user, by compare-and-swap (EtcdStore.update_scram_user);
+        returns once this broker's image shows the result, so a login here right after succeeds."""
+        written = await self._store.update_scram_user(user, decide)
+        await self._watch.wait_for(lambda image: image.scram_users.get(user) == written, 10.0)
+        return written
 
     async def cluster_id(self, proposal: str) -> str:
         """Kafka's cluster.id, the same on every broker: the first broker's proposal (its own

@@ -1,9 +1,12 @@
 """The cluster's metadata as it lies in etcd: one key per record under a prefix, values JSON.
 
-    <prefix>brokers/<node_id>           {"node_id", "host", "port", "broker_epoch"}, and
+    <prefix>brokers/<node_id>           {"node_id", "host", "port", "broker_epoch",
+                                         "endpoints": [[listener name, host, port], ...]}, and
                                         "shutting_down": true once it asked for a controlled
                                         shutdown; under the broker's session lease: gone when
-                                        it expires or is revoked
+                                        it expires or is revoked. host/port: the inter-broker
+                                        listener's advertised address; endpoints: every
+                                        listener's (Kafka's BrokerRegistration endpoints)
     <prefix>controller                  {"node_id", "controller_epoch"}
                                         under the controller's session lease (the election)
     <prefix>controller_epoch            "<n>": the last controller epoch handed out, never leased
@@ -13,6 +16,10 @@
                                          "replicas"}  leader -1 = offline; during a reassignment
                                         also "adding_replicas", "removing_replicas" (reassignment.py)
     <prefix>producer_ids/next           "<n>": the first producer id no broker has been given
+    <prefix>scram/<user, %-quoted>      {"<mechanism>": {"salt", "iterations", "stored_key",
+                                         "server_key"}, ...}: one user's SCRAM credentials
+                                        (broker/sasl_credentials.py's format); deleted with its
+                                        last mechanism
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -32,9 +39,17 @@ import json
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, unquote
 
 DEFAULT_PREFIX = "/twinlog/"
 NO_LEADER = -1
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str  # the listener's name, e.g. PLAINTEXT, CLIENT
+    host: str
+    port: int
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,16 @@ class BrokerRegistration:
     # Kafka's controlled shutdown: the broker still serves, but leads nothing and leaves every
     # ISR; the controller treats it as gone for elections (MetadataImage.live_broker_ids)
     shutting_down: bool = False
+    endpoints: tuple[Endpoint, ...] = ()  # every listener's advertised address
+
+    def endpoint(self, listener_name: str) -> Endpoint | None:
+        return next((e for e in self.endpoints if e.name == listener_name), None)
+
+
+@dataclass(frozen=True)
+class ScramUser:
+    name: str
+    credentials: dict[str, dict[str, Any]]  # mechanism -> the stored credential's fields
 
 
 @dataclass(frozen=True)
@@ -113,13 +138,16 @@ class EtcdLayout:
     def partitions_prefix(self, topic: str) -> bytes:
         return self.prefix + b"partitions/" + topic.encode() + b"/"
 
+    def scram_key(self, user: str) -> bytes:
+        return self.prefix + b"scram/" + quote(user, safe="").encode()
+
     @property
     def producer_ids_key(self) -> bytes:
         return self.prefix + b"producer_ids/next"
 
     # ---------------------------------------------------------------- values
     @staticmethod
-    def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | int) -> bytes:
+    def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -127,6 +155,10 @@ class EtcdLayout:
                                     "broker_epoch": record.broker_epoch}
             if record.shutting_down:
                 body["shutting_down"] = True
+            if record.endpoints:
+                body["endpoints"] = [[e.name, e.host, e.port] for e in record.endpoints]
+        elif isinstance(record, ScramUser):
+            body = record.credentials
         elif isinstance(record, ControllerRecord):
             body = {"node_id": record.node_id, "controller_epoch": record.controller_epoch}
         elif isinstance(record, TopicRecord):
@@ -141,7 +173,7 @@ class EtcdLayout:
 
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
-        controller_epoch, topics, partitions, producer_ids; None for a key we do not own."""
+        controller_epoch, topics, partitions, producer_ids, scram; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -151,7 +183,10 @@ class EtcdLayout:
         body = json.loads(value)
         if kind == "brokers" and len(parts) == 2:
             return kind, BrokerRegistration(int(parts[1]), body["host"], body["port"], body["broker_epoch"],
-                                             bool(body.get("shutting_down", False)))
+                                             bool(body.get("shutting_down", False)),
+                                             tuple(Endpoint(*e) for e in body.get("endpoints", ())))
+        if kind == "scram" and len(parts) == 2:
+            return kind, ScramUser(unquote(parts[1]), body)
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:
@@ -166,7 +201,10 @@ class EtcdLayout:
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
         """A deleted key's identity: ("brokers", id), ("controller",), ("topics", name),
-        ("partitions", topic, index); None for a key we do not own."""
+        ("partitions", topic, index), ("scram", user); None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
-        return tuple(key[len(self.prefix):].decode().split("/"))
+        parts = key[len(self.prefix):].decode().split("/")
+        if parts[0] == "scram" and len(parts) == 2:
+            parts[1] = unquote(parts[1])
+        return tuple(parts)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import aetcd
 
 from .cluster_error import ClusterError
-from .etcd_layout import EtcdLayout, PartitionState
+from .etcd_layout import EtcdLayout, PartitionState, ScramUser
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,23 @@ class EtcdStore:
             log.debug("partition %s-%d changed under us; re-reading", topic, index)
         raise ClusterError("unknown_server_error",
                            f"Gave up changing {topic}-{index} after {MAX_CAS_ATTEMPTS} lost races.")
+
+    async def update_scram_user(self, user: str, decide: Callable[[dict], dict]) -> ScramUser | None:
+        """Compare-and-swap one user's SCRAM credentials: `decide(mechanism -> fields)` gives
+        the new map; an empty one deletes the key. Returns what was written (None: deleted)."""
+        key = self.layout.scram_key(user)
+        tx = self.client.transactions
+        for _ in range(MAX_CAS_ATTEMPTS):
+            current = await self.client.get(key)
+            unchanged = tx.mod(key) == current.mod_revision if current is not None else tx.version(key) == 0
+            before = self.layout.decode(key, current.value)[1].credentials if current is not None else {}
+            wanted = ScramUser(user, decide(dict(before)))
+            write = tx.put(key, self.layout.encode(wanted)) if wanted.credentials else tx.delete(key)
+            ok, _ = await self.transaction(compare=[unchanged], success=[write])
+            if ok:
+                return wanted if wanted.credentials else None
+        raise ClusterError("unknown_server_error",
+                           f"Gave up changing the SCRAM credentials of {user} after {MAX_CAS_ATTEMPTS} lost races.")
 
     async def allocate_producer_ids(self, size: int) -> int:
         """Reserve [start, start + size) for the caller alone; returns start."""

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .etcd_layout import BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, TopicRecord
+from .etcd_layout import BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser, TopicRecord
 
 PartitionKey = tuple[str, int]
 
@@ -26,6 +26,8 @@ class MetadataImage:
     topics: Mapping[str, TopicRecord] = field(default_factory=lambda: MappingProxyType({}))
     partitions: Mapping[PartitionKey, PartitionState] = field(default_factory=lambda: MappingProxyType({}))
     revision: int = 0  # the etcd revision this image reflects
+    # SCRAM credentials by user: read by logins, no listener needs their changes
+    scram_users: Mapping[str, ScramUser] = field(default_factory=lambda: MappingProxyType({}))
 
     def live_broker_ids(self) -> set[int]:
         """Brokers that may lead, join an ISR or get new replicas: registered, and not in a
@@ -104,6 +106,7 @@ class ImageBuilder:
         self.controller: ControllerRecord | None = None
         self.topics: dict[str, TopicRecord] = {}
         self.partitions: dict[PartitionKey, PartitionState] = {}
+        self.scram_users: dict[str, ScramUser] = {}
         self.revision = revision
 
     def put(self, key: bytes, value: bytes, revision: int) -> None:
@@ -120,6 +123,8 @@ class ImageBuilder:
             self.topics[record.name] = record
         elif kind == "partitions":
             self.partitions[(record.topic, record.index)] = record
+        elif kind == "scram":
+            self.scram_users[record.name] = record
 
     def delete(self, key: bytes, revision: int) -> None:
         parts = self._layout.parse_key(key)
@@ -135,6 +140,8 @@ class ImageBuilder:
             self.topics.pop(parts[1], None)
         elif kind == "partitions" and len(parts) == 3:
             self.partitions.pop((parts[1], int(parts[2])), None)
+        elif kind == "scram" and len(parts) == 2:
+            self.scram_users.pop(parts[1], None)
 
     def snapshot(self) -> MetadataImage:
         return MetadataImage(
@@ -143,4 +150,5 @@ class ImageBuilder:
             topics=MappingProxyType(dict(self.topics)),
             partitions=MappingProxyType(dict(self.partitions)),
             revision=self.revision,
+            scram_users=MappingProxyType(dict(self.scram_users)),
         )

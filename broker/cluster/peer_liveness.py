@@ -74,9 +74,10 @@ async def connect_or_confirm_refusal(host: str, port: int) -> Streams | None:
 
 
 class PeerLiveness:
-    def __init__(self, node_id: int, revoke: Revoke) -> None:
+    def __init__(self, node_id: int, revoke: Revoke, listener_name: str | None = None) -> None:
         self.node_id = node_id
         self._revoke = revoke
+        self._listener_name = listener_name  # the inter-broker listener: where peers are watched
         self._watchers: dict[tuple[int, int], asyncio.Task] = {}  # (node, broker_epoch) -> task
 
     async def on_metadata(self, image: MetadataImage, change: MetadataChange) -> None:
@@ -89,7 +90,10 @@ class PeerLiveness:
                 self._watchers[key] = asyncio.create_task(self._watch(reg), name=f"peer-liveness-{key[0]}")
 
     async def _watch(self, peer: BrokerRegistration) -> None:
-        while (streams := await connect_or_confirm_refusal(peer.host, peer.port)) is not None:
+        # It sends nothing, so it needs no SASL login: a listener answers a connect the same
+        # way whatever its security protocol, and that is all a refusal is about.
+        address = (self._listener_name and peer.endpoint(self._listener_name)) or peer
+        while (streams := await connect_or_confirm_refusal(address.host, address.port)) is not None:
             reader, writer = streams
             try:
                 # a broker sends nothing unasked: this returns when the connection ends (the
@@ -99,8 +103,8 @@ class PeerLiveness:
                 pass
             finally:
                 writer.close()
-        log.warning("broker %d (%s:%d) refuses connections: revoking its lease %x", peer.node_id, peer.host,
-                    peer.port, peer.broker_epoch)
+        log.warning("broker %d (%s:%d) refuses connections: revoking its lease %x", peer.node_id, address.host,
+                    address.port, peer.broker_epoch)
         try:
             await self._revoke(peer)
         except Exception as exc:  # gone already: it re-registered, or etcd expired it

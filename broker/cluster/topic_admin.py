@@ -1,9 +1,11 @@
-"""Creating, deleting and growing topics in etcd, each in one transaction.
+"""Creating, deleting, growing and reconfiguring topics in etcd, each in one transaction.
 
 A topic and all its partition states are written together, or not at all: create compares
 that the topic key does not exist (TOPIC_ALREADY_EXISTS otherwise), delete removes the topic
 key and its whole partitions/<topic>/ range, add_partitions compares the topic key's mod
-revision so two concurrent increases cannot both extend the same replica list. A new
+revision so two concurrent increases cannot both extend the same replica list, and so does
+alter_configs, so two brokers changing one topic's configs at once cannot lose either change:
+the loser re-reads and applies its operations to the winner's configs. A new
 partition starts as Kafka's does: leader = its first replica, leader epoch 0, ISR = all replicas
 (an empty log is in sync by definition), partition epoch 0.
 """
@@ -71,6 +73,29 @@ class TopicAdmin:
             raise _unknown_topic(name)
         _, record = layout.decode(topic_key, responses[0][0][0])
         return record
+
+    async def alter_configs(self, name: str,
+                            decide: Callable[[dict[str, str], str], dict[str, str]]) -> TopicRecord:
+        """Replace the topic's config overrides with `decide(current overrides, storage mode)`,
+        which may raise to refuse (its exception propagates); returns the record written (or
+        the unchanged one when `decide` changed nothing)."""
+        layout, tx = self._store.layout, self._store.client.transactions
+        topic_key = layout.topic_key(name)
+        for _ in range(MAX_CAS_ATTEMPTS):
+            current = await self._store.client.get(topic_key)
+            if current is None:
+                raise _unknown_topic(name)
+            _, record = layout.decode(topic_key, current.value)
+            configs = decide(dict(record.configs), record.storage_mode)
+            if configs == record.configs:
+                return record
+            changed = replace(record, configs=dict(configs))
+            ok, _ = await self._store.transaction(compare=[tx.mod(topic_key) == current.mod_revision],
+                                                  success=[tx.put(topic_key, layout.encode(changed))])
+            if ok:
+                return changed
+        raise ClusterError("unknown_server_error", f"Gave up changing the configs of {name} after "
+                                                   f"{MAX_CAS_ATTEMPTS} lost races.")
 
     async def add_partitions(self, name: str, total: int,
                              assignments: Sequence[Sequence[int]] | None = None) -> TopicRecord:
