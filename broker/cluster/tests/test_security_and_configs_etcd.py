@@ -1,0 +1,76 @@
+"""Against a real etcd: listener endpoints in the registration, topic config changes and SCRAM
+credentials by compare-and-swap — concurrent writers from different brokers lose nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from broker.cluster import ClusterError
+from broker.cluster.etcd_layout import Endpoint
+
+from .harness import Members, run
+
+ENDPOINTS = (Endpoint("CLIENT", "localhost", 29092), Endpoint("REPLICATION", "127.0.0.1", 29093))
+
+
+def test_registration_carries_every_listener_endpoint(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            await members.start(1, endpoints=ENDPOINTS)
+            (observer,) = await members.start(2)
+            image = await observer.wait_for(lambda im: 1 in im.brokers, 5)
+            registration = image.brokers[1]
+            assert registration.endpoints == ENDPOINTS
+            assert registration.endpoint("REPLICATION") == ENDPOINTS[1]
+            assert registration.endpoint("EXTERNAL") is None
+            assert image.brokers[2].endpoints == ()  # registered without: host/port only
+            # a controlled shutdown rewrites the registration: the endpoints stay
+            assert await members.live[1].session.announce_shutdown()
+            image = await observer.wait_for(lambda im: im.brokers[1].shutting_down, 5)
+            assert image.brokers[1].endpoints == ENDPOINTS
+    run(scenario())
+
+
+def test_concurrent_config_changes_from_two_brokers_both_land(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            await one.create_topic("conf", 1, 2, {"retention.ms": "1000"}, "segment")
+            keys = [f"k{i}" for i in range(10)]
+
+            def setting(key):
+                return lambda current, mode: {**current, key: mode}
+
+            await asyncio.gather(*(member.alter_topic_configs("conf", setting(k))
+                                   for member, k in zip([one, two] * 5, keys)))
+            image = await two.wait_for(lambda im: len(im.topics["conf"].configs) == 11, 5)
+            assert image.topics["conf"].configs == {"retention.ms": "1000", **{k: "segment" for k in keys}}
+
+            def refuse(current, mode):
+                raise ValueError("invalid_config")
+            with pytest.raises(ValueError):
+                await one.alter_topic_configs("conf", refuse)
+            unchanged = await one.alter_topic_configs("conf", lambda current, mode: current)
+            assert unchanged == image.topics["conf"]
+            with pytest.raises(ClusterError) as exc:
+                await one.alter_topic_configs("missing", lambda current, mode: current)
+            assert exc.value.code == "unknown_topic_or_partition"
+    run(scenario())
+
+
+def test_scram_credentials_changed_on_one_broker_are_seen_by_the_other(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            mechanisms = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+            # two brokers add a mechanism each to one user at once: both are kept
+            await asyncio.gather(*(m.update_scram_user("al/ice", lambda creds, mech=mech: {**creds, mech: {"i": 1}})
+                                   for m, mech in zip([one, two], mechanisms)))
+            image = await two.wait_for(lambda im: len(getattr(im.scram_users.get("al/ice"), "credentials", {})) == 2, 5)
+            assert sorted(image.scram_users["al/ice"].credentials) == mechanisms
+            assert await two.update_scram_user("al/ice", lambda creds: {}) is None
+            image = await one.wait_for(lambda im: "al/ice" not in im.scram_users, 5)
+            assert image.scram_users == {}
+    run(scenario())
