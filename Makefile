@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
 
-.PHONY: serve cluster test test-deps bench bench-full bench-broker spark-demo clean
+.PHONY: serve serve-secure cluster test test-deps bench bench-full bench-broker spark-demo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ $(BENCH_STAMP): $(SOURCES) | $(BIN)/python
 
 serve: $(STAMP)
 	$(BIN)/twinlog serve --data-dir $(DATA) --port $(PORT)
+
+# SASL_SSL only, on 127.0.0.1:$(SECURE_PORT): a new self-signed CA and one SCRAM user (admin, a
+# random password) made at start-up; prints the client settings (broker/serve_secure.py).
+SECURE_PORT ?= 9093
+serve-secure: $(STAMP)
+	$(BIN)/python -m broker.serve_secure --data-dir $(DATA) --port $(SECURE_PORT)
 
 # etcd (Debian's etcd-server) and three brokers on ports 9092-9094, data in ./data/cluster;
 # Ctrl-C stops them cleanly.
