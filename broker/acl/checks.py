@@ -60,3 +60,26 @@ def allowed_on_any(broker, operation: Operation, resource_type: ResourceType) ->
         return True
     who = _who()
     return who is None or store.authorizer.authorize_any(who[0], who[1], operation, resource_type)
+
+
+def denied_names(broker, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> frozenset[str]:
+    """The names the request may not do `operation` on; empty at once with the authorizer off."""
+    if broker.acls is None:
+        return frozenset()
+    return frozenset(n for n in set(names) if not allowed(broker, operation, resource_type, n))
+
+
+# DescribeConfigs / AlterConfigs resource types: TOPIC is checked on the topic; BROKER and
+# BROKER_LOGGER on the cluster (Kafka's ConfigHelper / AuthHelper).
+_CONFIG_TOPIC, _CONFIG_BROKERS = 2, (4, 8)
+
+
+def config_refusal(broker, operation: Operation, config_resource_type: int, name: str) -> str | None:
+    """The error a config request on this resource gets from the ACLs, None if allowed."""
+    if broker.acls is None:
+        return None
+    if config_resource_type == _CONFIG_TOPIC:
+        return None if topic_allowed(broker, operation, name) else "topic_authorization_failed"
+    if config_resource_type in _CONFIG_BROKERS:
+        return None if cluster_allowed(broker, operation) else "cluster_authorization_failed"
+    return None

@@ -22,6 +22,8 @@ from wire.protocol import response_for
 from ..cluster import reassignment
 from ..cluster.cluster_error import ClusterError
 from ..cluster.etcd_layout import PartitionState
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,9 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls, partition_cls = nested(cls, "ReassignableTopicResponse"), nested(cls, "ReassignablePartitionResponse")
     allow_rf_change = getattr(request, "allow_replication_factor_change", True)  # v0 always allows it
+    if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleAlterPartitionReassignments
+        return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,
+                    error_code=error("cluster_authorization_failed"), error_message="Cluster authorization failed.", responses=())
     responses, written = [], []
     for topic in request.topics:
         partitions = []

@@ -15,6 +15,8 @@ from collections import Counter
 from wire.protocol import response_for
 from wire.scram import MAX_ITERATIONS, MECHANISM_BY_TYPE, SCRAM_MECHANISMS
 
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -37,6 +39,10 @@ async def handle(broker, header, request):
     cls = response_for(header)
     result_cls = nested(cls, "AlterUserScramCredentialsResult")
     store = broker.security.scram
+    if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleAlterUserScramCredentialsRequest
+        names = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
+        return make(cls, throttle_time=NO_THROTTLE, results=tuple(
+            make(result_cls, user=n, error_code=error("cluster_authorization_failed"), error_message="Cluster authorization failed.") for n in names))
     named = Counter([d.name for d in request.deletions] + [u.name for u in request.upsertions])
     outcome: dict[str, tuple[str, str | None]] = {}
     upserts, deletions = [], []

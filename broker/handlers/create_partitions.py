@@ -6,6 +6,8 @@ from wire.protocol import response_for
 
 from ..topics import TopicError, check_internal_change
 from .partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
+from ..acl.checks import topic_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -47,6 +49,8 @@ async def handle(broker, header, request):
             if topic.name in seen:
                 raise TopicError("invalid_request", f"Duplicate topic {topic.name} in the request.")
             seen.add(topic.name)
+            if not topic_allowed(broker, Operation.ALTER, topic.name):  # ACLs, as Kafka's handleCreatePartitionsRequest
+                raise TopicError("topic_authorization_failed", "Authorization failed.")
             budget -= _check(broker, topic, budget)
             if not request.validate_only:
                 assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]

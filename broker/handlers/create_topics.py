@@ -15,6 +15,8 @@ from wire.protocol import response_for
 from ..config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
 from ..topics import TopicError, check_topic_name
 from .partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
+from ..acl.checks import cluster_allowed, topic_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
@@ -73,8 +75,11 @@ async def handle(broker, header, request):
     counted = [t for t in request.topics if t.name not in duplicates]
     too_many_partitions = create_topics_total(counted, broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST
     checked: dict[str, tuple | TopicError] = {}
+    may_create_any = cluster_allowed(broker, Operation.CREATE)  # ACLs: CREATE on the cluster, or on the topic
     for topic in request.topics:
         try:
+            if not may_create_any and not topic_allowed(broker, Operation.CREATE, topic.name):
+                raise TopicError("topic_authorization_failed", "Authorization failed.")
             checked.setdefault(topic.name, _check(broker, topic, duplicates, too_many_partitions))
         except TopicError as exc:
             checked.setdefault(topic.name, exc)

@@ -5,12 +5,17 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..groups import offsets
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     result_cls = nested(cls, "DeletableGroupResult")
-    codes = await offsets.delete_groups(broker.groups, list(request.groups_names))
-    results = tuple(make(result_cls, group_id=g, error_code=error(c)) for g, c in zip(request.groups_names, codes))
+    names = list(request.groups_names)
+    allowed = [g for g in names if group_allowed(broker, Operation.DELETE, g)]  # ACLs: DELETE on the group
+    codes = dict(zip(allowed, await offsets.delete_groups(broker.groups, allowed)))
+    results = tuple(make(result_cls, group_id=g, error_code=error(codes.get(g, "group_authorization_failed")))
+                    for g in names)
     return make(cls, throttle_time=NO_THROTTLE, results=results)

@@ -16,6 +16,8 @@ import logging
 from segment.log import OffsetOutOfRange
 from wire.protocol import response_for
 
+from ..acl.checks import denied_names
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
@@ -52,10 +54,14 @@ async def handle(broker, header, request):
     topic_cls = nested(cls, "DeleteRecordsTopicResult")
     part_cls = nested(cls, "DeleteRecordsPartitionResult")
     topics = []
+    refused = denied_names(broker, Operation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         parts = []
         for p in t.partitions:
-            code, low = _delete(broker, t.name, p.partition_index, p.offset)
+            if t.name in refused:  # ACLs, as Kafka's handleDeleteRecordsRequest
+                code, low = "topic_authorization_failed", -1
+            else:
+                code, low = _delete(broker, t.name, p.partition_index, p.offset)
             parts.append(make(part_cls, partition_index=p.partition_index, low_watermark=low,
                               error_code=error(code)))
         topics.append(make(topic_cls, name=t.name, partitions=tuple(parts)))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..topics import TopicError, check_internal_change
+from ..acl.checks import topic_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -28,6 +30,8 @@ async def handle(broker, header, request):
                 continue
             name = topic.name
         try:
+            if not topic_allowed(broker, Operation.DELETE, name):  # ACLs, as Kafka's handleDeleteTopicsRequest
+                raise TopicError("topic_authorization_failed", "Authorization failed.")
             check_internal_change(name, broker.config.allow_internal_topic_changes, "deleted")
             existing = broker.topics.get(name)
             if existing is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from .. import advertised_brokers
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
@@ -14,6 +16,11 @@ BROKERS_ENDPOINT = 1
 async def handle(broker, header, request):
     cls = response_for(header)
     broker_cls = nested(cls, "DescribeClusterBroker")
+    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeCluster
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+                    error_message="Cluster authorization failed.", endpoint_type=getattr(request, "endpoint_type", BROKERS_ENDPOINT),
+                    cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
+                    cluster_authorized_operations=UNKNOWN_OPERATIONS)
     if getattr(request, "endpoint_type", BROKERS_ENDPOINT) != BROKERS_ENDPOINT:
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("unsupported_endpoint_type"),
                     error_message="only the brokers endpoint is served", endpoint_type=request.endpoint_type,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..config import effective_topic_configs, log_config_for
+from ..acl.checks import config_refusal
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 TOPIC, BROKER = 2, 4
@@ -84,7 +86,10 @@ async def handle(broker, header, request):
     results = []
     for res in request.resources:
         code, message, entries = "none", None, []
-        if res.resource_type == TOPIC:
+        refusal = config_refusal(broker, Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
+        if refusal is not None:  # ACLs, as Kafka's handleDescribeConfigsRequest
+            code, message = refusal, "Authorization failed."
+        elif res.resource_type == TOPIC:
             entries = _topic_entries(broker, res.resource_name)
             if entries is None:
                 code, message, entries = "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []

@@ -6,6 +6,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..groups.state import GroupState
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
@@ -17,6 +19,8 @@ async def handle(broker, header, request):
     described = []
     for group_id in request.groups:
         not_here = broker.groups.coordinator_error(group_id)
+        if not group_allowed(broker, Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
+            not_here = "group_authorization_failed"
         if not_here:
             described.append(make(group_cls, error_code=error(not_here), group_id=group_id, group_state="",
                                   protocol_type="", protocol_data="", members=(),

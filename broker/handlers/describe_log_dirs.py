@@ -16,6 +16,8 @@ from pathlib import Path
 from wire.protocol import response_for
 
 from ..storage_modes import ROCKET_DIR
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -45,6 +47,8 @@ async def handle(broker, header, request):
     result_cls = nested(cls, "DescribeLogDirsResult")
     topic_cls = nested(cls, "DescribeLogDirsTopic")
     part_cls = nested(cls, "DescribeLogDirsPartition")
+    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"), results=())
     data_dir = Path(broker.config.data_dir).resolve()
     wanted = _wanted(request)
     by_dir: dict[Path, list] = {_log_dir(data_dir, "segment"): []}

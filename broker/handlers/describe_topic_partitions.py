@@ -16,6 +16,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..topics import illegal_name
+from ..acl.checks import denied_names
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 MAX_PARTITIONS_PER_PAGE = 2000  # Kafka's max.request.partition.size.limit
@@ -62,7 +64,13 @@ async def handle(broker, header, request):
                  partitions=(), topic_authorized_operations=UNKNOWN_OPERATIONS) for t in request.topics))
     remaining = min(MAX_PARTITIONS_PER_PAGE, request.response_partition_limit)
     topics, next_cursor = [], None
+    hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names)  # ACLs: DESCRIBE on the topic
     for name in names:
+        if name in hidden:
+            if not list_all:
+                topics.append(make(topic_cls, error_code=error("topic_authorization_failed"), name=name, topic_id=None,
+                                   is_internal=False, partitions=(), topic_authorized_operations=UNKNOWN_OPERATIONS))
+            continue
         if remaining <= 0:
             if remaining == 0:
                 next_cursor = make(cursor_cls, topic_name=name, partition_index=0)

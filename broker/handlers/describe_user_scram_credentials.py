@@ -10,12 +10,17 @@ from collections import Counter
 from wire.protocol import response_for
 from wire.scram import SCRAM_MECHANISMS
 
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     result_cls, info_cls = nested(cls, "DescribeUserScramCredentialsResult"), nested(cls, "CredentialInfo")
+    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeUserScramCredentialsRequest
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+                    error_message="Cluster authorization failed.", results=())
     known = broker.security.scram.describe()
     asked = None if request.users is None else [u.name for u in request.users]
     results = []

@@ -22,6 +22,8 @@ from wire.protocol import response_for
 from ..cluster import leader_election
 from ..cluster.cluster_error import ClusterError
 from ..cluster.etcd_layout import PartitionState
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
@@ -65,14 +67,18 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls, partition_cls = nested(cls, "ReplicaElectionResult"), nested(cls, "PartitionResult")
     election = getattr(request, "election_type", PREFERRED)  # v0 elects the preferred replica
-    if election not in (PREFERRED, UNCLEAN):
-        message = f"Unknown election type {election}"
+    refusal = None
+    if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleElectLeaders
+        refusal, message = "cluster_authorization_failed", "Cluster authorization failed."
+    elif election not in (PREFERRED, UNCLEAN):
+        refusal, message = "invalid_request", f"Unknown election type {election}"
+    if refusal is not None:
         refused = tuple(
             make(topic_cls, topic=t.topic, partition_result=tuple(
-                make(partition_cls, partition_id=i, error_code=error("invalid_request"), error_message=message)
+                make(partition_cls, partition_id=i, error_code=error(refusal), error_message=message)
                 for i in t.partitions))
             for t in request.topic_partitions or ())
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("invalid_request"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(refusal),
                     replica_election_results=refused)
 
     every = request.topic_partitions is None

@@ -21,6 +21,8 @@ import time
 from segment.log import OffsetOutOfRange, StorageError
 from wire.protocol import RecordRegions, response_for
 
+from ..acl.checks import cluster_allowed, denied_names
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
@@ -52,7 +54,11 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
     total = 0
     out = []
     slice_started = time.monotonic()
+    unreadable = _unreadable(broker, request, wanted)
     for topic, fps in wanted:
+        if topic in unreadable:
+            out.append((topic, [(fp.partition, "topic_authorization_failed", None, []) for fp in fps]))
+            continue
         parts = []
         for fp in fps:
             if time.monotonic() - slice_started >= READ_SLICE_S:
@@ -94,6 +100,17 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
             parts.append((fp.partition, "none", partition, regions))
         out.append((topic, parts))
     return out, total
+
+
+def _unreadable(broker, request, wanted) -> frozenset[str]:
+    """ACLs, as Kafka's handleFetchRequest: a follower needs CLUSTER_ACTION on the cluster (else
+    every topic fails), a consumer READ on each topic."""
+    if broker.acls is None:
+        return frozenset()
+    names = [topic for topic, _ in wanted]
+    if request.replica_id >= 0:
+        return frozenset() if cluster_allowed(broker, Operation.CLUSTER_ACTION) else frozenset(names)
+    return denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
 
 
 async def _wait_for_data(broker, wanted, timeout: float) -> None:

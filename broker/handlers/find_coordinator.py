@@ -18,6 +18,8 @@ from wire.protocol import response_for
 
 from .. import advertised_brokers
 from ..groups import offsets_log
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 GROUP_KEY_TYPE = 0
@@ -30,6 +32,8 @@ async def _answer(broker, key_type: int, key: str) -> tuple[str, str | None, int
         if key_type == 1:
             return "transactional_id_authorization_failed", "transactions are not supported", -1, "", -1
         return "invalid_request", f"unknown coordinator key type {key_type}", -1, "", -1
+    if not group_allowed(broker, Operation.DESCRIBE, key):  # ACLs, as Kafka's handleFindCoordinatorRequest
+        return "group_authorization_failed", "Group authorization failed.", -1, "", -1
     topic = await broker.offsets_store.ensure_topic()
     if topic is None:
         return _NOT_AVAILABLE

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make
 
 
 async def handle(broker, header, request):
-    code = broker.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
-                                   getattr(request, "group_instance_id", None))
+    if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleHeartbeatRequest
+        code = "group_authorization_failed"
+    else:
+        code = broker.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
+                                       getattr(request, "group_instance_id", None))
     return make(response_for(header), throttle_time=NO_THROTTLE, error_code=error(code))

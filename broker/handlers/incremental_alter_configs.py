@@ -6,6 +6,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from .. import config_alteration
+from ..acl.checks import config_refusal
+from ..acl.model import Operation
 from ..topic_config_changes import ConfigOp, incremental
 from .response_builder import NO_THROTTLE, error, make, nested
 
@@ -17,6 +19,11 @@ async def handle(broker, header, request):
     results = []
     for res in request.resources:
         ops = [ConfigOp(c.name, c.config_operation, c.value) for c in res.configs]
+        refusal = config_refusal(broker, Operation.ALTER_CONFIGS, res.resource_type, res.resource_name)
+        if refusal is not None:  # ACLs, as Kafka's AlterConfigs handlers
+            results.append(make(result_cls, error_code=error(refusal), error_message="Authorization failed.",
+                                resource_type=res.resource_type, resource_name=res.resource_name))
+            continue
         code, message = await config_alteration.alter(
             broker, res.resource_type, res.resource_name, [o.name for o in ops],
             lambda current, defaults, mode, ops=ops: incremental(current, defaults, ops, mode),

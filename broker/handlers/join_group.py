@@ -8,6 +8,8 @@ from wire.protocol import response_for
 
 from ..client_address import client_host
 from ..groups.join_messages import JoinRequest
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -21,6 +23,10 @@ async def handle(broker, header, request):
     session = _ms(request.session_timeout)
     # v0 has no rebalance timeout: Kafka uses the session timeout for both.
     rebalance = _ms(getattr(request, "rebalance_timeout", request.session_timeout))
+    if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleJoinGroupRequest
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), generation_id=-1,
+                    protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
+                    skip_assignment=False, member_id=request.member_id, members=())
     result = await broker.groups.join(JoinRequest(
         group_id=request.group_id, member_id=request.member_id,
         group_instance_id=getattr(request, "group_instance_id", None),

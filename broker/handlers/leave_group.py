@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
+    if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleLeaveGroupRequest
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), members=())
     if header.api_version < 3:
         top, codes = broker.groups.leave(request.group_id, [(request.member_id, None)])
         return make(cls, throttle_time=NO_THROTTLE, error_code=error(codes[0] if codes else top))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..groups.state import GroupState
+from ..acl.checks import cluster_allowed, group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -14,8 +16,11 @@ async def handle(broker, header, request):
     states = {s.lower() for s in getattr(request, "states_filter", ())}
     types = {t.lower() for t in getattr(request, "types_filter", ())}
     groups = []
+    # ACLs, as Kafka's handleListGroupsRequest: DESCRIBE on the cluster lists all, else those described
+    visible = (lambda g: True) if cluster_allowed(broker, Operation.DESCRIBE) else (
+        lambda g: group_allowed(broker, Operation.DESCRIBE, g))
     for group in broker.groups.groups.values():
-        if group.state is GroupState.DEAD:
+        if group.state is GroupState.DEAD or not visible(group.group_id):
             continue
         if states and group.state.value.lower() not in states:
             continue

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..acl.checks import denied_names
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -38,12 +40,15 @@ async def handle(broker, header, request):
     topic_cls = nested(cls, "ListOffsetsTopicResponse")
     part_cls = nested(cls, "ListOffsetsPartitionResponse")
     topics = []
+    hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     for lt in request.topics:
         parts = []
         for lp in lt.partitions:
             partition = broker.topics.partition(lt.name, lp.partition_index)
             epoch = getattr(lp, "current_leader_epoch", -1)
-            if partition is None:
+            if lt.name in hidden:  # ACLs: DESCRIBE on the topic, as Kafka's handleListOffsetRequest
+                code, ts, offset, leader_epoch = "topic_authorization_failed", -1, -1, -1
+            elif partition is None:
                 code, ts, offset, leader_epoch = broker.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
             elif partition.epoch_error(epoch) is not None:
                 code, ts, offset, leader_epoch = partition.epoch_error(epoch), -1, -1, -1

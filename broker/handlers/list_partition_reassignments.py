@@ -13,6 +13,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..cluster.reassignment import in_progress
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -37,6 +39,9 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "OngoingTopicReassignment")
     partition_cls = nested(cls, "OngoingPartitionReassignment")
+    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleListPartitionReassignments
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+                    error_message="Cluster authorization failed.", topics=())
     topics = tuple(
         make(topic_cls, name=name, partitions=tuple(
             make(partition_cls, partition_index=s.index, replicas=s.replicas, adding_replicas=s.adding,

@@ -11,6 +11,8 @@ import logging
 from wire.protocol import response_for
 
 from .. import advertised_brokers
+from ..acl.checks import cluster_allowed, denied_names
+from ..acl.model import Operation, ResourceType
 from ..topics import TopicError, illegal_name
 from .partition_limits import MAX_PARTITIONS_PER_REQUEST
 from .response_builder import NO_THROTTLE, error, make, nested
@@ -40,6 +42,19 @@ def _auto_create_fits(broker, names: list[str] | None) -> bool:
     return False
 
 
+def _refused(broker, names: list[str] | None, allow_create: bool) -> frozenset[str]:
+    """ACLs, as Kafka's getTopicMetadata: the topics this principal may not DESCRIBE, and the
+    missing ones it may not have auto-created (CREATE on the cluster or on the topic)."""
+    if broker.acls is None:
+        return frozenset()
+    asked = names if names is not None else list(broker.topics.topics)
+    refused = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, asked)
+    if allow_create and names is not None and not cluster_allowed(broker, Operation.CREATE):
+        missing = [n for n in names if n not in refused and broker.topics.get(n) is None]
+        refused |= denied_names(broker, Operation.CREATE, ResourceType.TOPIC, missing)
+    return refused
+
+
 async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "MetadataResponseTopic")
@@ -50,14 +65,20 @@ async def handle(broker, header, request):
     allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
                     and _auto_create_fits(broker, names))
 
+    refused = _refused(broker, names, allow_create)
     created = {}
     if allow_create and names is not None:
         # Kafka's broker sends one CreateTopics for every missing topic: so one creation here.
-        missing = list(dict.fromkeys(n for n in names if broker.topics.get(n) is None))
+        missing = list(dict.fromkeys(n for n in names if broker.topics.get(n) is None and n not in refused))
         if missing:
             created = await broker.auto_create(missing)
     topics = []
     for name in names if names is not None else list(broker.topics.topics):
+        if name in refused:
+            if names is not None:  # asked by name: said to be refused; a list of all just leaves it out
+                topics.append(make(topic_cls, error_code=error("topic_authorization_failed"), name=name,
+                                   topic_id=None, is_internal=False, partitions=()))
+            continue
         topic = broker.topics.get(name)
         code = "none"
         if isinstance(created.get(name), TopicError):

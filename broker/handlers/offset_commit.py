@@ -5,6 +5,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..groups import offsets
+from ..acl.checks import denied_names, group_allowed
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -12,18 +14,27 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetCommitResponseTopic")
     part_cls = nested(cls, "OffsetCommitResponsePartition")
+    # ACLs, as Kafka's handleOffsetCommitRequest: READ on the group, else every partition fails;
+    # READ on each topic, else its partitions fail and the others are committed
+    if not group_allowed(broker, Operation.READ, request.group_id):
+        refused = frozenset(t.name for t in request.topics)
+        refusal = "group_authorization_failed"
+    else:
+        refused = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+        refusal = "topic_authorization_failed"
     wanted = [
         offsets.OffsetToCommit(t.name, p.partition_index, p.committed_offset,
                                getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
-        for t in request.topics for p in t.partitions
+        for t in request.topics if t.name not in refused for p in t.partitions
     ]
     codes = iter(await offsets.commit(
         broker.groups, broker, request.group_id, request.generation_id_or_member_epoch,
         request.member_id, getattr(request, "group_instance_id", None), wanted,
-    ))
+    ) if wanted or not refused else ())
     topics = tuple(
         make(topic_cls, name=t.name, partitions=tuple(
-            make(part_cls, partition_index=p.partition_index, error_code=error(next(codes)))
+            make(part_cls, partition_index=p.partition_index,
+                 error_code=error(refusal if t.name in refused else next(codes)))
             for p in t.partitions))
         for t in request.topics
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..groups.offset_deletion import delete_offsets
+from ..acl.checks import denied_names, group_allowed
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -13,8 +15,14 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetDeleteResponseTopic")
     part_cls = nested(cls, "OffsetDeleteResponsePartition")
-    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
+    if not group_allowed(broker, Operation.DELETE, request.group_id):  # ACLs, as Kafka's handleOffsetDeleteRequest
+        return make(cls, error_code=error("group_authorization_failed"), throttle_time=NO_THROTTLE, topics=())
+    unreadable = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics if t.name not in unreadable]
     code, codes = await delete_offsets(broker.groups, request.group_id, wanted)
+    codes = dict(codes) | {(t.name, p.partition_index): "topic_authorization_failed"
+                           for t in request.topics if t.name in unreadable for p in t.partitions}
+    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
     if code != "none":
         return make(cls, error_code=error(code), throttle_time=NO_THROTTLE, topics=())
     topics = tuple(

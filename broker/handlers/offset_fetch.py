@@ -11,6 +11,8 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from ..groups import offsets
+from ..acl.checks import denied_names, group_allowed
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -21,24 +23,39 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
         fetched = [(topic, [(p, None) for p in partitions]) for topic, partitions in wanted or ()]
     else:
         fetched = offsets.fetch(broker.groups, group_id, wanted)
+    # ACLs, as Kafka's handleOffsetFetchRequest: DESCRIBE on each topic; one asked by name fails,
+    # one of "every committed topic" is left out
+    hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
     out = []
     for topic, partitions in fetched:
+        if topic in hidden and wanted is None:
+            continue
+        code = "topic_authorization_failed" if topic in hidden and not not_here else (not_here or "none")
         parts = []
         for index, committed in partitions:
+            if code != "none":
+                committed = None
             parts.append(make(
                 part_cls, partition_index=index,
                 committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed else -1,
-                metadata=committed.metadata if committed else "", error_code=error(not_here or "none"),
+                metadata=committed.metadata if committed else "", error_code=error(code),
             ))
         out.append(make(topic_cls, name=topic, partitions=tuple(parts)))
     return tuple(out)
 
 
+def _refusal(broker, group_id: str) -> str | None:
+    """The group's error: DESCRIBE on it (ACLs, as Kafka), then whether it is coordinated here."""
+    if not group_allowed(broker, Operation.DESCRIBE, group_id):
+        return "group_authorization_failed"
+    return broker.groups.coordinator_error(group_id)
+
+
 async def handle(broker, header, request):
     cls = response_for(header)
     if header.api_version < 8:
-        not_here = broker.groups.coordinator_error(request.group_id)
+        not_here = _refusal(broker, request.group_id)
         topics = _topics(broker, cls, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition",
                          request.group_id, request.topics if header.api_version < 2 or not not_here else (),
                          not_here)
@@ -46,7 +63,7 @@ async def handle(broker, header, request):
     group_cls = nested(cls, "OffsetFetchResponseGroup")
     groups = []
     for g in request.groups:
-        not_here = broker.groups.coordinator_error(g.group_id)
+        not_here = _refusal(broker, g.group_id)
         topics = _topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
                          g.group_id, () if not_here else g.topics, not_here)
         groups.append(make(group_cls, group_id=g.group_id, error_code=error(not_here or "none"), topics=topics))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..acl.checks import cluster_allowed, denied_names
+from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -32,15 +34,28 @@ def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) 
     return "none", found_epoch, end
 
 
+def _refused(broker, request) -> frozenset[str]:
+    """ACLs, as Kafka's handleOffsetForLeaderEpochRequest: a follower needs CLUSTER_ACTION on the
+    cluster, a client DESCRIBE on each topic."""
+    names = [t.topic for t in request.topics]
+    if getattr(request, "replica_id", -1) >= 0:
+        return frozenset() if cluster_allowed(broker, Operation.CLUSTER_ACTION) else frozenset(names)
+    return denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names)
+
+
 async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetForLeaderTopicResult")
     part_cls = nested(cls, "EpochEndOffset")
     topics = []
+    refused = _refused(broker, request)
     for t in request.topics:
         parts = []
         for p in t.partitions:
-            code, epoch, end = _end_offset(broker, t.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
+            if t.topic in refused:
+                code, epoch, end = "topic_authorization_failed", -1, -1
+            else:
+                code, epoch, end = _end_offset(broker, t.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
             parts.append(make(part_cls, error_code=error(code), partition=p.partition, leader_epoch=epoch,
                               end_offset=end))
         topics.append(make(topic_cls, topic=t.topic, partitions=tuple(parts)))

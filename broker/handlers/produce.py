@@ -25,6 +25,8 @@ from segment.log import StorageError
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
+from ..acl.checks import denied_names
+from ..acl.model import Operation, ResourceType
 from ..dispatch_types import Deferred
 from .produce_records import PendingBatch, check_batches
 from replica.partition import PartitionError
@@ -96,10 +98,14 @@ async def handle(broker, header, request):
         code_for_all = None
     results = []
     admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
+    unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data))
     for topic in request.topic_data:
         for pd in topic.partition_data:
             if code_for_all is not None:
                 results.append((topic.name, pd.index, code_for_all, None, "transactions are not supported"))
+                continue
+            if topic.name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
+                results.append((topic.name, pd.index, "topic_authorization_failed", None, None))
                 continue
             outcome, detail = _admit(broker, topic.name, pd.index, pd.records)
             if isinstance(detail, PendingBatch):

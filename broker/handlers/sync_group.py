@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..acl.checks import group_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
+    if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleSyncGroupRequest
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"),
+                    protocol_type=None, protocol_name=None, assignment=b"")
     assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
     code, assignment = await broker.groups.sync(
         request.group_id, request.generation_id, request.member_id,
