@@ -43,6 +43,7 @@ from wire.sasl_stage import SASL_PROTOCOLS
 from .cluster_scram_credentials import ClusterScramCredentials
 from .cluster_view import ClusterImageView
 from .security_config import inter_broker_of, listeners_of
+from .tls_config import TLS_PROTOCOLS, client_context
 from .topics import TopicError
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ class ClusterMember:
         self._inter_broker_name = inter_broker.name
         self._inter_broker_login = (config.security.inter_broker_login
                                     if inter_broker.security_protocol in SASL_PROTOCOLS else None)
+        self._inter_broker_tls = (client_context(config.security.tls)
+                                  if inter_broker.security_protocol in TLS_PROTOCOLS else None)
         broker.security.scram = ClusterScramCredentials(self.metadata)  # etcd's, not the data dir's
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
                                        lag_time_max_ms=config.replica_lag_time_max_ms,
@@ -145,7 +148,8 @@ class ClusterMember:
         if registration is None:
             return None
         address = registration.endpoint(self._inter_broker_name) or registration
-        return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login)
+        return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login,
+                                     tls=self._inter_broker_tls)
 
     async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
         current = partition.state

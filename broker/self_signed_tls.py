@@ -12,9 +12,9 @@ ssl.keystore.type=PEM reads):
     <client>-key.pem         its private key
     <client>-keystore.pem    key + certificate in one file (Java's ssl.keystore.location)
 
-The broker's certificate names every host given (DNS or IP subjectAltName), since librdkafka
-and the Java client check the broker's name by default (ssl.endpoint.identification.algorithm
-= https).
+The broker's certificate (serving, and as a client to peers that require one) names every
+host given (DNS or IP subjectAltName), since librdkafka, the Java client and the brokers' own
+fetchers check the broker's name (ssl.endpoint.identification.algorithm = https).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _issue(subject: x509.Name, key, issuer: x509.Name, issuer_key, *, ca: bool, 
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(list(sans)), critical=False)
     if usage:
-        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        builder = builder.add_extension(x509.ExtendedKeyUsage(usage), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -112,12 +112,13 @@ def make_tls_files(directory: Path, hosts=("localhost", "127.0.0.1"), clients=((
     files.ca.write_bytes(_cert_pem(ca_cert))
     broker_key = ec.generate_private_key(ec.SECP256R1())
     broker_cert = _issue(_name(hosts[0]), broker_key, ca_name, ca_key, ca=False,
-                         sans=[_san(h) for h in hosts], usage=ExtendedKeyUsageOID.SERVER_AUTH)
+                         sans=[_san(h) for h in hosts],
+                         usage=[ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH])
     files.broker_cert.write_bytes(_cert_pem(broker_cert) + _cert_pem(ca_cert))
     files.broker_key.write_bytes(_key_pem(broker_key))
     for name, ou in clients:
         key = ec.generate_private_key(ec.SECP256R1())
-        cert = _issue(_name(name, ou), key, ca_name, ca_key, ca=False, usage=ExtendedKeyUsageOID.CLIENT_AUTH)
+        cert = _issue(_name(name, ou), key, ca_name, ca_key, ca=False, usage=[ExtendedKeyUsageOID.CLIENT_AUTH])
         files.client_cert(name).write_bytes(_cert_pem(cert))
         files.client_key(name).write_bytes(_key_pem(key))
         files.client_keystore(name).write_bytes(_key_pem(key) + _cert_pem(cert))

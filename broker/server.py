@@ -352,4 +352,5 @@ async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryP
     if ssl_context is None:
         return await loop.create_server(lambda: KafkaConnection(broker, pool, listener), sock=sock)
     return await loop.create_server(
-        lambda: TlsAcceptor(lambda: KafkaConnection(broker, pool, listener), ssl_context, listener), sock=sock)
+        lambda: TlsAcceptor(lambda: KafkaConnection(broker, pool, listener), ssl_context, listener,
+                            broker.config.connections_max_idle_ms), sock=sock)

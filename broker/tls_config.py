@@ -20,6 +20,12 @@ what kafka-clients calls ssl.keystore.type=PEM / ssl.truststore.type=PEM):
 
 Everything is loaded once, before the ports open (listener_sockets.py): a missing file, a key
 that does not match its certificate or a wrong key password stops the start with one line.
+
+A broker whose inter-broker listener is SSL / SASL_SSL fetches from its peers over TLS with the
+same files, as a Kafka broker does (client_context): it trusts the truststore (the system's CAs
+without one), checks the peer's advertised host against its certificate (Kafka's
+ssl.endpoint.identification.algorithm=https) and presents its own certificate, so a peer whose
+listener requires client certificates accepts it.
 """
 
 from __future__ import annotations
@@ -74,6 +80,14 @@ class ServerTlsContexts:
 
     def context_for(self, listener) -> ssl.SSLContext | None:
         return self._contexts.get(listener.name)
+
+
+def client_context(tls: TlsConfig) -> ssl.SSLContext:
+    """This broker's TLS when it connects to a peer's SSL / SASL_SSL inter-broker listener."""
+    context = ssl.create_default_context(cafile=tls.truststore_location)
+    if tls.keystore_location is not None:
+        context.load_cert_chain(tls.keystore_location, tls.key_location, password=tls.key_password)
+    return context
 
 
 def _server_context(tls: TlsConfig, client_auth: str, listener_name: str) -> ssl.SSLContext:

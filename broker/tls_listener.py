@@ -21,14 +21,18 @@ import ssl
 
 log = logging.getLogger(__name__)
 
-HANDSHAKE_TIMEOUT_S = 10.0  # a peer that connects and says nothing holds a socket no longer
+DEFAULT_HANDSHAKE_TIMEOUT_S = 60.0  # asyncio's, when connections.max.idle.ms is -1 (never)
 
 
 class TlsAcceptor(asyncio.Protocol):
-    def __init__(self, make_connection, context: ssl.SSLContext, listener) -> None:
+    """`idle_ms`: connections.max.idle.ms. A peer that connects and says nothing is closed when
+    that runs out, as on a plaintext listener (the peers' liveness watch holds such connections)."""
+
+    def __init__(self, make_connection, context: ssl.SSLContext, listener, idle_ms: int) -> None:
         self._make_connection = make_connection  # () -> the protocol that serves the TLS transport
         self._context = context
         self._listener = listener
+        self._timeout_s = idle_ms / 1000 if idle_ms > 0 else DEFAULT_HANDSHAKE_TIMEOUT_S
         self._task: asyncio.Task | None = None
 
     def connection_made(self, transport) -> None:
@@ -45,14 +49,15 @@ class TlsAcceptor(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         try:
             tls_transport = await loop.start_tls(transport, connection, self._context, server_side=True,
-                                                 ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
+                                                 ssl_handshake_timeout=self._timeout_s)
         except ssl.SSLError as exc:
             log.warning("closing connection from %s on listener %s: TLS handshake failed: %s",
                         peer, self._listener.name, exc.reason or exc)
             transport.abort()
             return
         except (ConnectionError, OSError, TimeoutError, asyncio.TimeoutError) as exc:
-            log.info("closing connection from %s on listener %s: no TLS handshake (%s)",
+            # Silent or gone before a ClientHello: a port probe, a liveness watch; not worth a line.
+            log.debug("closing connection from %s on listener %s: no TLS handshake (%s)",
                      peer, self._listener.name, type(exc).__name__ if not str(exc) else exc)
             transport.abort()
             return

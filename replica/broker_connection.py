@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 import time
 
 from wire.client_codec import decode_response, encode_request, response_correlation_id
@@ -40,8 +41,10 @@ class ConnectionFailed(ConnectionError):
 class BrokerConnection:
     def __init__(self, host: str, port: int, client_id: str, *, request_timeout_ms: int = 30_000,
                  reconnect_backoff_ms: int = 50, reconnect_backoff_max_ms: int = 1_000,
-                 max_response_bytes: int = DEFAULT_MAX_REQUEST_SIZE, login: SaslCredentials | None = None) -> None:
+                 max_response_bytes: int = DEFAULT_MAX_REQUEST_SIZE, login: SaslCredentials | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.host = host
+        self._tls = tls  # an SSL / SASL_SSL listener's: TLS first (the peer's host name checked), then SASL
         self._login = login  # a SASL listener's: each new connection logs in before its first request
         self.port = port
         self.client_id = client_id
@@ -107,7 +110,7 @@ class BrokerConnection:
                 await asyncio.sleep(wait)
             try:
                 reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port), self._timeout)
+                    asyncio.open_connection(self.host, self.port, ssl=self._tls), self._timeout)
             except (OSError, asyncio.TimeoutError) as exc:
                 self._next_attempt = time.monotonic() + self._backoff
                 self._backoff = min(self._backoff * 2, self._backoff_max)

@@ -83,7 +83,7 @@ class NetworkLeaderEndpoint:
     def __init__(self, host: str, port: int, node_id: int, *, max_wait_ms: int = 500, min_bytes: int = 1,
                  max_bytes: int = 10 * 1024 * 1024, partition_max_bytes: int = 1024 * 1024,
                  request_timeout_ms: int = 30_000, client_id: str | None = None,
-                 login: SaslCredentials | None = None) -> None:
+                 login: SaslCredentials | None = None, tls=None) -> None:
         if request_timeout_ms <= max_wait_ms:
             # Kafka refuses the same combination: every long poll would time out.
             raise ValueError(f"request timeout {request_timeout_ms} ms must exceed the fetch wait {max_wait_ms} ms")
@@ -93,7 +93,7 @@ class NetworkLeaderEndpoint:
         self._max_bytes = max_bytes
         self._partition_max_bytes = partition_max_bytes
         self.connection = BrokerConnection(host, port, client_id or f"broker-{node_id}-fetcher",
-                                           request_timeout_ms=request_timeout_ms, login=login)
+                                           request_timeout_ms=request_timeout_ms, login=login, tls=tls)
 
     async def fetch(self, partitions: list[FetchPartition]) -> dict[TopicPartition, FetchResult]:
         request = fetch_request(
