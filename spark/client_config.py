@@ -10,6 +10,11 @@ Defaults follow the connector, not librdkafka, where the two differ:
 - consumers never commit (enable.auto.commit=false) and never reset silently
   (auto.offset.reset=error, the Java client's "none"): lost data is the source's decision;
 - producers are idempotent with acks=all (the Java client's defaults since Kafka 3.0).
+
+librdkafka's own log lines (a "Connect to ... failed: Connection refused" per client per try
+while a broker is down, which it rides out by itself) go to the Python logger
+`spark.librdkafka` instead of stderr, like the Java client's lines go to log4j: silent unless
+the application configures logging.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Mapping
 from spark.options import OptionError
 
 log = logging.getLogger(__name__)
+LIBRDKAFKA_LOG = logging.getLogger("spark.librdkafka")
+LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 
 _RENAMED = {
     "fetch.max.wait.ms": "fetch.wait.max.ms",
@@ -63,6 +70,7 @@ def consumer_config(bootstrap: str, params: Mapping[str, str], group_id: str) ->
         "bootstrap.servers": bootstrap,
         "isolation.level": "read_uncommitted",
         "client.id": f"{group_id}-client",
+        "logger": LIBRDKAFKA_LOG,
     }
     config.update(_translate(params))
     config.update({
@@ -77,7 +85,7 @@ def consumer_config(bootstrap: str, params: Mapping[str, str], group_id: str) ->
 
 
 def admin_config(bootstrap: str, params: Mapping[str, str]) -> dict:
-    config = {"bootstrap.servers": bootstrap}
+    config = {"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOG}
     # Consumer-only and producer-only settings make librdkafka's admin client warn; drop them.
     for name, value in _translate(params).items():
         if name not in ("isolation.level", "fetch.wait.max.ms", "fetch.min.bytes",
@@ -94,6 +102,7 @@ def producer_config(bootstrap: str, params: Mapping[str, str]) -> dict:
         "enable.idempotence": True,
         "acks": "all",
         "linger.ms": 5,
+        "logger": LIBRDKAFKA_LOG,
     }
     for name, value in _translate(params).items():
         if name in ("isolation.level", "fetch.wait.max.ms", "fetch.min.bytes",

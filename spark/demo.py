@@ -27,29 +27,7 @@ from datetime import timedelta
 
 from spark import order_events
 from spark.embedded_broker import EmbeddedBroker
-
-ORDER_SCHEMA = ("order_id string, customer string, region string, amount double, currency string, "
-                "items int, event_time timestamp")
-
-
-def windowed_revenue(spark, bootstrap: str, fmt: str = "twinlog"):
-    from pyspark.sql import functions as F
-
-    orders = (spark.readStream.format(fmt)
-              .option("kafka.bootstrap.servers", bootstrap)
-              .option("subscribe", "orders")
-              .option("startingOffsets", "earliest")
-              .option("maxOffsetsPerTrigger", "1000")
-              .load()
-              .select(F.from_json(F.col("value").cast("string"), ORDER_SCHEMA).alias("o"))
-              .select("o.*"))
-    return (orders.withWatermark("event_time", "2 minutes")
-            .groupBy(F.window("event_time", "1 minute"), "region")
-            .agg(F.count("*").alias("orders"), F.round(F.sum("amount"), 2).alias("revenue"),
-                 F.sum("items").alias("items"))
-            .select(F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"),
-                    "region", "orders", "revenue", "items"))
-
+from spark.revenue_job import windowed_revenue
 
 def run_job(spark, bootstrap: str, workdir: str, fmt: str = "twinlog") -> list[int]:
     """One AvailableNow run of both queries; returns the input rows of each micro-batch."""

@@ -4,14 +4,21 @@ Like the connector's KafkaOffsetReaderAdmin, the driver talks to the cluster thr
 client only: Metadata to find partitions (describeTopics / listTopics), ListOffsets for
 earliest, latest and by-timestamp offsets with isolation level read_uncommitted. No consumer
 runs on the driver, so nothing joins a group or holds a fetch session there.
+
+On a cluster a leader can move under a query: librdkafka refreshes metadata and retries
+NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH itself within one call; a call
+that still fails with a retriable error (no leader elected yet, the broker's connection refused)
+is tried again fetchOffset.numRetries times, fetchOffset.retryIntervalMs apart, as the
+connector's KafkaOffsetReader does.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping, TypeVar
 
-from confluent_kafka import IsolationLevel, KafkaException
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec as KafkaOffsetSpec
 
@@ -19,21 +26,46 @@ from spark.client_config import admin_config
 from spark.offsets import PartitionOffsets, TopicPartition
 from spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, TopicSelection
 
+log = logging.getLogger(__name__)
+
 DEFAULT_TIMEOUT_S = 30.0
+T = TypeVar("T")
+
+
+def _retriable(exc: KafkaException) -> bool:
+    err = exc.args[0] if exc.args else None
+    return not hasattr(err, "retriable") or err.retriable() or err.code() in (
+        KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH)
 
 
 class KafkaMetadata:
     """One admin client; open on the driver, never shipped to executors (it is not picklable)."""
 
-    def __init__(self, bootstrap: str, params: Mapping[str, str], timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, bootstrap: str, params: Mapping[str, str], timeout_s: float = DEFAULT_TIMEOUT_S,
+                 retries: int = 3, retry_interval_ms: int = 1000):
         self._admin = AdminClient(admin_config(bootstrap, params))
         self._timeout = timeout_s
+        self._retries = retries
+        self._retry_interval_s = retry_interval_ms / 1000
+
+    def _with_retries(self, call: Callable[[], T], what: str) -> T:
+        for attempt in range(1, self._retries + 1):
+            try:
+                return call()
+            except KafkaException as e:
+                if not _retriable(e):
+                    raise
+                log.info("twinlog source: %s failed (%s); retry %d of %d in %.1fs", what, e, attempt,
+                         self._retries, self._retry_interval_s)
+                time.sleep(self._retry_interval_s)
+        return call()
 
     def partitions(self, selection: TopicSelection) -> list[TopicPartition]:
         """Partitions the options select that exist now, sorted. `assign` is taken as given."""
         if selection.assign:
             return sorted(selection.assign)
-        topics = self._admin.list_topics(timeout=self._timeout).topics
+        topics = self._with_retries(lambda: self._admin.list_topics(timeout=self._timeout), "Metadata").topics
         out = []
         for name, topic in topics.items():
             if not selection.matches(name):
@@ -47,16 +79,14 @@ class KafkaMetadata:
         if not requests:
             return {}
         wanted = {KafkaTopicPartition(t, p): spec for (t, p), spec in requests.items()}
-        deadline = time.monotonic() + self._timeout
-        while True:
-            try:
-                futures = self._admin.list_offsets(
-                    wanted, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=self._timeout)
-                return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
-            except KafkaException as e:
-                # A just-created topic can miss a leader for a moment; the connector retries too.
-                if time.monotonic() > deadline or not e.args[0].retriable():
-                    raise
+
+        def list_offsets() -> dict[TopicPartition, int]:
+            futures = self._admin.list_offsets(
+                wanted, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=self._timeout)
+            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+        # A just-created topic, or one whose leader just died, has no leader for a moment.
+        return self._with_retries(list_offsets, "ListOffsets")
 
     def earliest(self, tps: Iterable[TopicPartition]) -> PartitionOffsets:
         return self._list_offsets({tp: KafkaOffsetSpec.earliest() for tp in tps})

@@ -67,6 +67,33 @@ def offset_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartiti
     return ranges
 
 
+def _divided(r: KafkaOffsetRange, parts: int) -> list[KafkaOffsetRange]:
+    if parts <= 1 or r.size <= 1:
+        return [r]
+    bounds = [r.start + int(r.size * (i / parts)) for i in range(parts)] + [r.end]
+    return [KafkaOffsetRange(r.topic, r.partition, a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def split_ranges(ranges: list[KafkaOffsetRange], min_partitions: int | None,
+                 max_records: int | None) -> list[KafkaOffsetRange]:
+    """KafkaOffsetRangeCalculator: cut ranges into more Spark partitions.
+
+    maxRecordsPerPartition first cuts every range into ceil(size / max) even pieces; then, when
+    minPartitions asks for more pieces than there are, each range gets round(its share of all
+    records * minPartitions) pieces, at least one. A range whose start is still unresolved (-2)
+    has no known size and stays whole.
+    """
+    if max_records:
+        ranges = [piece for r in ranges for piece in _divided(r, math.ceil(r.size / max_records))]
+    if not min_partitions or min_partitions <= len(ranges):
+        return ranges
+    total = sum(r.size for r in ranges)
+    if total == 0:
+        return ranges
+    # Math.round of the connector (half up), not Python's banker's rounding.
+    return [piece for r in ranges for piece in _divided(r, max(1, math.floor(r.size / total * min_partitions + 0.5)))]
+
+
 def rate_limit(limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int],
                new_partition_start: Mapping[TopicPartition, int] | None = None) -> PartitionOffsets:
     """End offsets that read at most about `limit` records, shared by how much each partition has.

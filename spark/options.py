@@ -7,14 +7,18 @@ validated:
     which partitions   subscribe | subscribePattern | assign          (exactly one)
     where to start     startingTimestamp > startingOffsetsByTimestamp > startingOffsets
     where to stop      endingTimestamp > endingOffsetsByTimestamp > endingOffsets  (batch only)
-    how much per batch maxOffsetsPerTrigger                            (streaming only)
+    how much per batch maxOffsetsPerTrigger, minOffsetsPerTrigger + maxTriggerDelay (streaming only)
+    how to split       minPartitions, maxRecordsPerPartition
+    driver retries     fetchOffset.numRetries, fetchOffset.retryIntervalMs
     row shape          includeHeaders
     on lost data       failOnDataLoss
     client settings    kafka.<name>  ->  <name> for the Kafka client (see client_config.py)
 
 Offset specs keep the connector's JSON conventions: `{"topic":{"0":23,"1":-2}}` where -2 means
 earliest and -1 latest, and a timestamp map `{"topic":{"0":1700000000000}}` in milliseconds.
-Error messages name the option the way a connector user wrote it.
+Error messages name the option the way a connector user wrote it. An option neither the
+connector nor this source knows (a typo like `bogusOption`) is refused by name: the connector
+ignores it silently, which hides typos such as `startingOffset`.
 """
 
 from __future__ import annotations
@@ -37,6 +41,16 @@ _REJECTED_KAFKA_PARAMS = {
     "enable.auto.commit": "offsets are tracked by Spark's checkpoint, never committed to Kafka",
     "interceptor.classes": "interceptors are not supported by the Kafka source",
 }
+
+
+# Every source option of the connector (KafkaSourceProvider), lower-cased as Spark passes them.
+_KNOWN_SOURCE_OPTIONS = {o.lower() for o in (
+    "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "startingTimestamp",
+    "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy", "failOnDataLoss", "minPartitions", "maxRecordsPerPartition",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs", "includeHeaders", "groupIdPrefix")}
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
 class OptionError(ValueError):
@@ -80,6 +94,12 @@ class SourceOptions:
     ending: OffsetSpec
     starting_by_timestamp_strategy: str  # "error" | "latest"
     max_offsets_per_trigger: int | None
+    min_offsets_per_trigger: int | None
+    max_trigger_delay_ms: int
+    min_partitions: int | None
+    max_records_per_partition: int | None
+    fetch_offset_retries: int
+    fetch_offset_retry_interval_ms: int
     include_headers: bool
     fail_on_data_loss: bool
     poll_timeout_ms: int
@@ -109,6 +129,36 @@ def _positive_int(options: Mapping[str, str], name: str) -> int | None:
     if value <= 0:
         raise OptionError(f"option '{name}' must be a positive integer, got {raw!r}")
     return value
+
+
+def _non_negative_int(options: Mapping[str, str], name: str, default: int) -> int:
+    raw = options.get(name.lower())
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise OptionError(f"option '{name}' must be a non-negative integer, got {raw!r}")
+    return value
+
+
+def _duration_ms(options: Mapping[str, str], name: str, default: str) -> int:
+    """Spark's time strings (JavaUtils.timeStringAsMs): "15m", "10s", "500ms", a bare number is ms."""
+    raw = str(options.get(name.lower(), default)).strip().lower()
+    match = re.fullmatch(r"(\d+)\s*([a-z]*)", raw)
+    if match is None or match.group(2) not in ("", *_DURATION_UNITS_MS):
+        raise OptionError(f"option '{name}' must be a duration such as 15m, 30s or 500ms, got {raw!r}")
+    return int(match.group(1)) * _DURATION_UNITS_MS.get(match.group(2) or "ms", 1)
+
+
+def check_known(options: Mapping[str, str]) -> None:
+    """Refuse an option that neither the connector nor this source reads, naming it."""
+    unknown = sorted(k for k in options if not k.lower().startswith("kafka.") and k.lower() not in _KNOWN_SOURCE_OPTIONS)
+    if unknown:
+        raise OptionError(f"unknown option(s) {unknown} for the twinlog (Kafka) source; its options are "
+                          f"{sorted(_KNOWN_SOURCE_OPTIONS)} and kafka.<client setting>")
 
 
 def kafka_params(options: Mapping[str, str]) -> dict[str, str]:
@@ -203,6 +253,7 @@ def _check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
 
 
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
+    check_known(options)
     topics = parse_topics(options)
     starting = parse_offset_spec(options, "starting", "latest" if streaming else "earliest")
     if streaming:
@@ -224,6 +275,12 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         ending=ending,
         starting_by_timestamp_strategy=strategy,
         max_offsets_per_trigger=_positive_int(options, "maxOffsetsPerTrigger") if streaming else None,
+        min_offsets_per_trigger=_positive_int(options, "minOffsetsPerTrigger") if streaming else None,
+        max_trigger_delay_ms=_duration_ms(options, "maxTriggerDelay", "15m"),
+        min_partitions=_positive_int(options, "minPartitions"),
+        max_records_per_partition=_positive_int(options, "maxRecordsPerPartition"),
+        fetch_offset_retries=_non_negative_int(options, "fetchOffset.numRetries", 3),
+        fetch_offset_retry_interval_ms=_non_negative_int(options, "fetchOffset.retryIntervalMs", 1000),
         include_headers=_bool(options, "includeHeaders", False),
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),
         poll_timeout_ms=poll,

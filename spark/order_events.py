@@ -20,6 +20,8 @@ from datetime import datetime, timedelta, timezone
 
 from confluent_kafka import Producer
 
+from spark.client_config import LIBRDKAFKA_LOG
+
 REGIONS = {"eu-west": "EUR", "us-east": "USD", "ap-south": "INR", "sa-east": "BRL"}
 START = datetime(2026, 3, 2, 10, 0, 0, tzinfo=timezone.utc)
 
@@ -59,7 +61,7 @@ def generate(n: int, seed: int = 7, late_fraction: float = 0.02) -> list[Order]:
 
 def produce(bootstrap: str, topic: str, orders: list[Order]) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
-                         "linger.ms": 10})
+                         "linger.ms": 10, "logger": LIBRDKAFKA_LOG})
     for o in orders:
         producer.produce(topic, key=o.region.encode(), value=o.to_json(),
                          timestamp=int(o.event_time.timestamp() * 1000))

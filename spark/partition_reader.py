@@ -16,6 +16,15 @@ subscribe, no group join, never a commit) and reads until the range's end, exclu
 - offsets missing inside the range (compaction, transaction markers) are skipped: the read ends
   at the first record at or past the end, or at end-of-partition at or past it;
 - no progress for kafkaConsumer.pollTimeoutMs fails the task, like the connector's fetch timeout.
+
+On a cluster the partition's leader can die mid-read. librdkafka follows the move itself
+(NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH make it refresh metadata and
+fetch from the new leader at the same offset); the errors it still hands up for a dead broker
+(connection refused, all brokers down) are transient here, bounded by pollTimeoutMs. A newly
+elected leader can briefly report a high watermark below the old one's (its followers have not
+fetched yet): before a range end above the log end counts as data loss, the watermark is asked
+again fetchOffset.numRetries times, fetchOffset.retryIntervalMs apart. The broker never serves a
+consumer past the high watermark, so nothing read can be taken back by a failover.
 """
 
 from __future__ import annotations
@@ -53,6 +62,19 @@ class ReaderSettings:
     include_headers: bool
     fail_on_data_loss: bool
     poll_timeout_ms: int
+    retries: int = 3
+    retry_interval_ms: int = 1000
+
+
+# Errors librdkafka reports while it follows a leader change; it recovers from them on its own.
+# (NOT_LEADER_FOR_PARTITION is librdkafka's name for NOT_LEADER_OR_FOLLOWER, code 6.)
+_TRANSIENT = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
+              KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.FENCED_LEADER_EPOCH,
+              KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.REQUEST_TIMED_OUT}
+# A fresh client whose first Metadata came from a broker still starting (no partitions yet) does
+# not know the partition for a moment: worth asking again before the read starts.
+_NOT_KNOWN_YET = _TRANSIENT | {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC,
+                               KafkaError.UNKNOWN_TOPIC_OR_PART}
 
 
 def _lost(settings: ReaderSettings, message: str) -> None:
@@ -75,9 +97,23 @@ def read_range(r: KafkaOffsetRange, settings: ReaderSettings) -> Iterator[tuple]
         consumer.close()
 
 
-def _read(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings) -> Iterator[tuple]:
+def _watermarks(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings, end: int) -> tuple[int, int]:
+    """(log start, high watermark), asked again while the leader is unknown or its HW is below `end`."""
     tp = KafkaTopicPartition(r.topic, r.partition)
-    low, high = consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S)
+    for _ in range(settings.retries):
+        try:
+            low, high = consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S, cached=False)
+            if high >= end:
+                return low, high
+        except KafkaException as e:
+            if e.args[0].code() not in _NOT_KNOWN_YET:
+                raise
+        time.sleep(settings.retry_interval_ms / 1000)
+    return consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S, cached=False)
+
+
+def _read(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings) -> Iterator[tuple]:
+    low, high = _watermarks(consumer, r, settings, r.end)
     start, end = (r.start if r.start >= 0 else low), r.end
     if start < low:
         _lost(settings, f"cannot fetch offset {start} of {r.topic}-{r.partition}: the log starts at {low}")
@@ -100,6 +136,9 @@ def _read(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings) -> 
         last_progress = time.monotonic()
         for m in messages:
             err = m.error()
+            if err is not None and _transient(err):
+                log.debug("twinlog source: %s-%d: %s; librdkafka retries", r.topic, r.partition, err)
+                continue
             if err is not None:
                 next_offset = _on_error(consumer, err, m, r, next_offset, end, settings)
                 if next_offset >= end:
@@ -114,6 +153,10 @@ def _read(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings) -> 
             next_offset = offset + 1
 
 
+def _transient(err: KafkaError) -> bool:
+    return err.code() in _TRANSIENT or (err.retriable() and not err.fatal())
+
+
 def _on_error(consumer: Consumer, err: KafkaError, m, r: KafkaOffsetRange, next_offset: int, end: int,
               settings: ReaderSettings) -> int:
     """Returns the offset to go on from; `end` or more stops the read."""
@@ -122,12 +165,18 @@ def _on_error(consumer: Consumer, err: KafkaError, m, r: KafkaOffsetRange, next_
         eof = m.offset()
         if eof >= end:
             return end
-        _lost(settings, f"{r.topic}-{r.partition} ends at {eof} before the planned end {end}")
+        _, high = _watermarks(consumer, r, settings, end)
+        if high >= end:
+            return next_offset  # a new leader's HW caught up: the fetcher goes on by itself
+        _lost(settings, f"{r.topic}-{r.partition} ends at {high} before the planned end {end}")
         return end
     if code in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
         tp = KafkaTopicPartition(r.topic, r.partition)
-        low, _ = consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S, cached=False)
-        _lost(settings, f"offset {next_offset} of {r.topic}-{r.partition} is out of range (log starts at {low})")
+        low, _ = _watermarks(consumer, r, settings, end)
+        if next_offset < low:
+            _lost(settings, f"offset {next_offset} of {r.topic}-{r.partition} is out of range (log starts at {low})")
+        else:  # above a just-elected leader's log end for a moment: fetch the same offset again
+            time.sleep(settings.retry_interval_ms / 1000)
         resume = max(low, next_offset)
         if resume < end:
             consumer.assign([KafkaTopicPartition(r.topic, r.partition, resume)])

@@ -15,7 +15,8 @@ from pyspark.sql import SparkSession
 from spark import register
 
 
-def local_session(app_name: str = "twinlog", master: str = "local[2]", **conf: str) -> SparkSession:
+def local_session(app_name: str = "twinlog", master: str = "local[2]", log_level: str = "WARN",
+                  **conf: str) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (SparkSession.builder.master(master).appName(app_name)
@@ -30,6 +31,6 @@ def local_session(app_name: str = "twinlog", master: str = "local[2]", **conf: s
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark.sparkContext.setLogLevel(log_level)
     register(spark)
     return spark

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from spark.client_config import consumer_config, producer_config
-from spark.offsets import KafkaOffsetRange, from_json_dict, offset_ranges, rate_limit, to_json_dict
+from spark.offsets import KafkaOffsetRange, from_json_dict, offset_ranges, rate_limit, split_ranges, to_json_dict
 from spark.options import EARLIEST, LATEST, OptionError, parse_source_options
 
 
@@ -72,3 +74,55 @@ def test_rate_limit_is_the_connectors():
     assert rate_limit(10, start, {("a", 0): 1000, ("a", 1): 1}) == {("a", 0): 9, ("a", 1): 1}
     assert rate_limit(100, start, {("a", 0): 15, ("a", 1): 5}) == {("a", 0): 15, ("a", 1): 5}
     assert rate_limit(4, {}, {("a", 0): 10}, {("a", 0): 6}) == {("a", 0): 10}
+
+
+def test_unknown_option_is_refused_by_name():
+    with pytest.raises(OptionError, match="bogusOption"):
+        parse_source_options({"subscribe": "a", "bogusOption": "1"}, streaming=True)
+    with pytest.raises(OptionError, match="startingoffset'"):  # a typo of startingOffsets
+        parse_source_options(_opts(subscribe="a", startingOffset="earliest"), streaming=False)
+    parse_source_options(_opts(**{"subscribe": "a", "minPartitions": "4", "maxRecordsPerPartition": "10",
+                                  "minOffsetsPerTrigger": "5", "maxTriggerDelay": "30s",
+                                  "fetchOffset.numRetries": "0", "fetchOffset.retryIntervalMs": "10",
+                                  "kafka.anything.goes": "x"}), streaming=True)
+
+
+def test_new_options_parse_like_the_connector():
+    opts = parse_source_options(_opts(subscribe="a", minOffsetsPerTrigger="5", maxTriggerDelay="2m",
+                                      minPartitions="3", maxRecordsPerPartition="7"), streaming=True)
+    assert (opts.min_offsets_per_trigger, opts.max_trigger_delay_ms) == (5, 120_000)
+    assert (opts.min_partitions, opts.max_records_per_partition) == (3, 7)
+    defaults = parse_source_options(_opts(subscribe="a"), streaming=True)
+    assert (defaults.max_trigger_delay_ms, defaults.fetch_offset_retries, defaults.fetch_offset_retry_interval_ms) \
+        == (900_000, 3, 1000)  # the connector's 15m, 3 retries, 1000 ms
+    for bad in ({"maxTriggerDelay": "soon"}, {"minPartitions": "0"}, {"fetchOffset.numRetries": "-1"}):
+        with pytest.raises(OptionError, match=list(bad)[0]):
+            parse_source_options(_opts(subscribe="a", **bad), streaming=True)
+
+
+def test_split_ranges_is_the_connectors_range_calculator():
+    a0, a1 = KafkaOffsetRange("a", 0, 0, 100), KafkaOffsetRange("a", 1, 10, 20)
+    assert split_ranges([a0, a1], None, None) == [a0, a1]
+    assert split_ranges([a0, a1], 2, None) == [a0, a1]  # already enough partitions
+    # minPartitions=4: a0 has 100 of 110 records -> round(3.6)=4 pieces, a1 round(0.36)->1.
+    assert split_ranges([a0, a1], 4, None) == [KafkaOffsetRange("a", 0, 0, 25), KafkaOffsetRange("a", 0, 25, 50),
+                                               KafkaOffsetRange("a", 0, 50, 75), KafkaOffsetRange("a", 0, 75, 100),
+                                               a1]
+    # maxRecordsPerPartition=40: ceil(100/40)=3 pieces of a0, a1 whole.
+    assert split_ranges([a0, a1], None, 40) == [KafkaOffsetRange("a", 0, 0, 33), KafkaOffsetRange("a", 0, 33, 66),
+                                                KafkaOffsetRange("a", 0, 66, 100), a1]
+    unresolved = KafkaOffsetRange("a", 2, -2, 50)  # a new partition's start is resolved on the executor
+    assert split_ranges([unresolved], 8, 5) == [unresolved]
+
+
+def test_min_offsets_per_trigger_waits_at_most_max_trigger_delay():
+    from spark.stream_reader import KafkaStreamReader
+
+    reader = KafkaStreamReader(parse_source_options(
+        _opts(subscribe="a", minOffsetsPerTrigger="10", maxTriggerDelay="300ms"), streaming=True), "h:1")
+    begin = {("a", 0): 0, ("a", 1): 0}
+    assert reader._delay_batch(begin, {("a", 0): 4, ("a", 1): 5})  # 9 < 10: wait
+    assert not reader._delay_batch(begin, {("a", 0): 4, ("a", 1): 6})  # 10: go
+    assert reader._delay_batch(begin, {("a", 0): 1, ("a", 1): 0})
+    time.sleep(0.35)
+    assert not reader._delay_batch(begin, {("a", 0): 1, ("a", 1): 0})  # maxTriggerDelay passed: go anyway
