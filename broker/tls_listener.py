@@ -41,7 +41,10 @@ class TlsAcceptor(asyncio.Protocol):
         self._task = asyncio.get_running_loop().create_task(self._handshake(transport))
 
     def connection_lost(self, exc) -> None:
-        pass  # before start_tls swapped the protocol: its handshake fails and says so
+        # Only before start_tls swapped the protocol in (after, the TLS protocol is told instead):
+        # the handshake has nothing left to wait for.
+        if self._task is not None:
+            self._task.cancel()
 
     async def _handshake(self, transport) -> None:
         peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
