@@ -34,14 +34,22 @@ class Authorizer:
         self.settings = settings
         self._literal: dict[tuple[ResourceType, str], set[AclBinding]] = defaultdict(set)
         self._prefixed: dict[ResourceType, set[AclBinding]] = defaultdict(set)
+        # PREFIXED bindings by (type, prefix), and the prefix lengths in use per type: a name's
+        # prefixed ACLs are found with one lookup per length, not a scan of every prefix
+        self._by_prefix: dict[tuple[ResourceType, str], list[AclBinding]] = defaultdict(list)
+        self._prefix_lengths: dict[ResourceType, set[int]] = defaultdict(set)
         self.replace(acls)
 
     def replace(self, acls: Iterable[AclBinding]) -> None:
         self._literal.clear()
         self._prefixed.clear()
+        self._by_prefix.clear()
+        self._prefix_lengths.clear()
         for acl in acls:
             if acl.pattern_type is PatternType.PREFIXED:
                 self._prefixed[acl.resource_type].add(acl)
+                self._by_prefix[(acl.resource_type, acl.resource_name)].append(acl)
+                self._prefix_lengths[acl.resource_type].add(len(acl.resource_name))
             else:
                 self._literal[(acl.resource_type, acl.resource_name)].add(acl)
 
@@ -49,7 +57,9 @@ class Authorizer:
         found = list(self._literal.get((resource_type, name), ()))
         if name != WILDCARD:
             found.extend(self._literal.get((resource_type, WILDCARD), ()))
-        found.extend(a for a in self._prefixed.get(resource_type, ()) if name.startswith(a.resource_name))
+        for length in self._prefix_lengths.get(resource_type, ()):
+            if length <= len(name):
+                found.extend(self._by_prefix.get((resource_type, name[:length]), ()))
         return found
 
     def authorize(self, principal: str, host: str, operation: Operation, resource_type: ResourceType,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from ..acl.checks import cluster_allowed
+from ..acl.model import Operation
 from .response_builder import NO_THROTTLE, error, make, nested
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -25,6 +27,9 @@ async def handle(broker, header, request):
     wanted = tuple(getattr(request, "resource_types", ())) or supported
     if any(t not in supported for t in wanted):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("unsupported_version"),
+                    config_resources=())
+    if not cluster_allowed(broker, Operation.DESCRIBE_CONFIGS):  # ACLs, as Kafka's handleListConfigResources
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
                     config_resources=())
     found = []
     if BROKER in wanted:

@@ -1,0 +1,146 @@
+"""Each API's own ACL check, over a raw socket (issue 17): a SASL user with no ACL at all (carol)
+is refused by every handler with the error Kafka gives, and a user with ALL on topics prefixed
+`d.` and READ on group `dg` (dave) is let through exactly there. The PLAINTEXT listener's
+User:ANONYMOUS is the super user that sets things up and checks nothing changed.
+
+TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.raw_kafka import Client, fetch_values, make_batch
+from wire.sasl_plain import plain_client_token
+
+NONE, TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH = 0, 29, 30, 31
+TOPIC, GROUP = 2, 3
+LITERAL, PREFIXED = 3, 4
+ALL, READ = 2, 3
+ALLOW = 3
+CONFIG_TOPIC, CONFIG_BROKER = 2, 4
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    users = tmp_path_factory.mktemp("acl-handlers") / "users.jaas"
+    users.write_text('user_carol="carol-secret" user_dave="dave-secret";\n')
+    sasl_port, plain_port = free_port(), free_port()
+    proc = BrokerProcess(port=plain_port, extra_args=[
+        "--listeners", f"PLAINTEXT://127.0.0.1:{plain_port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "--sasl-plain-users", str(users), "--authorizer", "--super-users", "User:ANONYMOUS",
+        "--group-initial-rebalance-delay-ms", "0"])
+    proc.sasl_port = sasl_port
+    try:
+        proc.start()
+        with Client.to(proc) as c:
+            for name in ("t", "d.1"):
+                c.create_topic(name)
+                assert c.produce(name, 0, make_batch([b"x"])).error_code == NONE
+            acl = dict(host="*", permission_type=ALLOW, principal="User:dave")
+            r = c.request(30, 3, creations=[
+                dict(resource_type=TOPIC, resource_name="d.", resource_pattern_type=PREFIXED, operation=ALL, **acl),
+                dict(resource_type=GROUP, resource_name="dg", resource_pattern_type=LITERAL, operation=READ, **acl)])
+            assert [x.error_code for x in r.results] == [NONE, NONE]
+            _commit(c, "existing-group", "t")  # a group for ListGroups to hide
+        yield proc
+    finally:
+        proc.cleanup()
+
+
+def _as(broker, user: str) -> Client:
+    c = Client("127.0.0.1", broker.sasl_port)
+    assert c.request(17, 1, mechanism="PLAIN").error_code == NONE
+    assert c.request(36, 2, auth_bytes=plain_client_token(user, f"{user}-secret")).error_code == NONE
+    return c
+
+
+def _commit(c, group: str, topic: str):
+    r = c.request(8, 9, group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                  topics=[dict(name=topic, partitions=[dict(partition_index=0, committed_offset=1,
+                                                            committed_leader_epoch=-1, committed_metadata="")])])
+    return r.topics[0].partitions[0].error_code
+
+
+def _topic_codes(c, topic: str):
+    """Every topic-level refusal carol can meet, as {api: error code}."""
+    codes = {"produce": c.produce(topic, 0, make_batch([b"no"])).error_code,
+             "fetch": c.fetch(topic, 0, 0).error_code,
+             "list_offsets": c.list_offset(topic, 0, -1).error_code,
+             "metadata": c.metadata([topic]).topics[0].error_code}
+    codes["create_partitions"] = c.request(37, 3, topics=[dict(name=topic, count=2, assignments=None)],
+                                           timeout=5000, validate_only=False).results[0].error_code
+    codes["delete_records"] = c.request(21, 2, topics=[dict(name=topic, partitions=[
+        dict(partition_index=0, offset=1)])], timeout=5000).topics[0].partitions[0].error_code
+    codes["describe_configs"] = c.request(32, 4, resources=[dict(resource_type=CONFIG_TOPIC, resource_name=topic,
+                                                                 configuration_keys=None)],
+                                          include_synonyms=False, include_documentation=False).results[0].error_code
+    codes["alter_configs"] = c.request(44, 1, resources=[dict(
+        resource_type=CONFIG_TOPIC, resource_name=topic,
+        configs=[dict(name="retention.ms", config_operation=0, value="100000")])],
+        validate_only=True).responses[0].error_code
+    return codes
+
+
+def _delete_topic(c, topic: str):
+    return c.request(20, 6, topics=[dict(name=topic, topic_id=None)], timeout=5000).responses[0].error_code
+
+
+def test_a_user_without_acls_is_refused_everywhere(broker):
+    with _as(broker, "carol") as c:
+        assert set(_topic_codes(c, "t").values()) == {TOPIC_AUTH}, _topic_codes(c, "t")
+        assert _delete_topic(c, "t") == TOPIC_AUTH
+        assert "t" not in {t.name for t in c.metadata(None).topics}
+        assert c.metadata(["carol-new"], allow_auto=True).topics[0].error_code == TOPIC_AUTH
+        created = c.request(19, 7, topics=[dict(name="carol-made", num_partitions=1, replication_factor=1,
+                                                assignments=[], configs=[])], validate_only=False, timeout=5000)
+        assert created.topics[0].error_code == TOPIC_AUTH
+        # groups
+        assert _commit(c, "g", "t") == GROUP_AUTH
+        assert c.request(10, 6, key_type=0, coordinator_keys=["g"]).coordinators[0].error_code == GROUP_AUTH
+        joined = c.request(11, 9, group_id="g", session_timeout=10_000, rebalance_timeout=10_000, member_id="",
+                           group_instance_id=None, protocol_type="consumer", reason=None,
+                           protocols=[dict(name="range", metadata=b"")])
+        assert joined.error_code == GROUP_AUTH
+        fetched = c.request(9, 9, require_stable=False, groups=[dict(group_id="existing-group", member_id=None,
+                                                                     member_epoch=-1, topics=None)])
+        assert fetched.groups[0].error_code == GROUP_AUTH
+        assert c.request(15, 5, groups=["existing-group"], include_authorized_operations=False
+                         ).groups[0].error_code == GROUP_AUTH
+        assert c.request(42, 2, groups_names=["existing-group"]).results[0].error_code == GROUP_AUTH
+        assert c.request(16, 5, states_filter=[], types_filter=[]).groups == ()
+        # the cluster
+        assert c.request(22, 5, transactional_id=None, transaction_timeout=60_000, producer_id=-1,
+                         producer_epoch=-1).error_code == CLUSTER_AUTH
+        assert c.request(60, 1, include_cluster_authorized_operations=False, endpoint_type=1
+                         ).error_code == CLUSTER_AUTH
+        assert c.request(43, 2, election_type=0, topic_partitions=None, timeout=5000).error_code == CLUSTER_AUTH
+        assert c.request(32, 4, resources=[dict(resource_type=CONFIG_BROKER, resource_name="", configuration_keys=None)],
+                         include_synonyms=False, include_documentation=False).results[0].error_code == CLUSTER_AUTH
+        assert c.request(35, 5, topics=None).error_code == CLUSTER_AUTH
+        assert c.request(50, 0, users=None).error_code == CLUSTER_AUTH
+    with Client.to(broker) as admin:  # nothing carol asked for happened
+        assert admin.metadata(["carol-new", "carol-made"]).topics[0].error_code != NONE
+        assert admin.log_end_offset("t") == 1
+        assert admin.list_offset("t", 0, -2).offset == 0
+        assert admin.request(16, 5, states_filter=[], types_filter=[]).groups != ()
+
+
+def test_a_user_with_acls_is_let_through_where_they_allow(broker):
+    with _as(broker, "dave") as c:
+        codes = _topic_codes(c, "d.1")
+        assert set(codes.values()) == {NONE}, codes
+        assert c.log_end_offset("d.1") == 2  # the fixture's record and _topic_codes' produce
+        assert {t.name for t in c.metadata(None).topics} == {"d.1"}
+        assert set(_topic_codes(c, "t").values()) == {TOPIC_AUTH}
+        assert _commit(c, "dg", "d.1") == NONE
+        assert _commit(c, "dg", "t") == TOPIC_AUTH  # READ on the group, not on the topic
+        assert [g.group_id for g in c.request(16, 5, states_filter=[], types_filter=[]).groups] == ["dg"]
+        assert c.request(22, 5, transactional_id=None, transaction_timeout=60_000, producer_id=-1,
+                         producer_epoch=-1).error_code == NONE  # WRITE on some topic stands for IDEMPOTENT_WRITE
+        made = c.request(19, 7, topics=[dict(name="d.made", num_partitions=1, replication_factor=1, assignments=[],
+                                             configs=[])], validate_only=False, timeout=5000)
+        assert made.topics[0].error_code == NONE
+        assert _delete_topic(c, "d.made") == NONE
+        assert c.fetch("d.1", 0, 1).error_code == NONE  # DeleteRecords above moved the log start to 1
