@@ -161,9 +161,12 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     # Group settings are those of a broker configured for tests: test_group asks for a 3 s
     # session timeout, below Kafka's default group.min.session.timeout.ms of 6 s, and each
     # group test would otherwise wait out the 3 s initial rebalance delay.
+    # The authorizer is on with the suite's PLAINTEXT principal User:ANONYMOUS as the super user,
+    # so test_create_describe_delete_acls runs (without an authorizer the ACL APIs answer
+    # SECURITY_DISABLED, as Kafka's) and every other test is allowed as before.
     # (Tansu, the peer broker, has a fixed node id and no such flags.)
     twinlog_args = ("--node-id", "0", "--group-min-session-timeout-ms", "1000",
-                    "--group-initial-rebalance-delay-ms", "0")
+                    "--group-initial-rebalance-delay-ms", "0", "--authorizer", "--super-users", "User:ANONYMOUS")
     broker = broker_factory(*(twinlog_args if broker_kind() == "twinlog" else ()))
     prepare_suite()
     allowlist = read_id_list(ALLOWLIST)
