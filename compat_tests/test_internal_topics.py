@@ -25,7 +25,6 @@ from broker.topics import TopicRegistry
 from compat_tests.raw_kafka import Client, make_batch, recrc
 from compat_tests.topics import unique_topic
 from wire.batch_builder import build_batch
-from wire.record_batch import parse_header
 
 OFFSETS = "__consumer_offsets"
 PARTITIONS = 3
@@ -157,15 +156,16 @@ def test_operator_flag_allows_internal_topic_changes_but_not_produce(broker_fact
 
 
 def append_while_stopped(broker, partition: int, batch: bytes) -> int:
-    """Append through the broker's own storage engine (as the produce path did before it refused
-    internal topics) while the broker is stopped; returns the batch's base offset."""
+    """Append through the broker's own storage engine while the broker is stopped, below every
+    check of the produce path (which now refuses such a batch twice over: internal topic, and
+    a record it cannot read) — as an older broker stored it; returns the batch's base offset."""
     storage = StorageModes(broker.data_dir, broker.storage_mode)
     topics = TopicRegistry(BrokerConfig(data_dir=broker.data_dir, storage_mode=broker.storage_mode), storage)
     topics.load()
     try:
         buf = bytearray(batch)
-        info, _ = topics.partition(OFFSETS, partition).append_as_leader(buf, parse_header(buf), acks=1)
-        return info.first_offset
+        partition_log = topics.partition(OFFSETS, partition).log
+        return partition_log.append(buf, 0, int(time.time() * 1000)).first_offset
     finally:
         storage.close()
 
