@@ -13,6 +13,7 @@ from .groups.coordinator import GroupCoordinator
 from .groups.group_loading import GroupLoading
 from .groups.offsets_store import OffsetsStore
 from .cluster_member import ClusterMember
+from .acl.cluster_store import ClusterAclStore
 from .acl.store import AclStore
 from .broker_security import BrokerSecurity
 from .cluster_view import SingleBrokerView
@@ -53,7 +54,6 @@ class Broker:
             max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.security = BrokerSecurity(config)  # SASL mechanisms and credentials (issue 17)
-        self.acls = AclStore(data_dir, config.authorizer) if config.authorizer is not None else None  # ACLs (issue 17)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
         self.member = ClusterMember(self) if config.etcd else None
@@ -63,6 +63,10 @@ class Broker:
         else:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port)
             self.producer_ids = ProducerIdAllocator(data_dir)
+        self.acls = None  # ACLs (issue 17): none without --authorizer; etcd's on a cluster member
+        if config.authorizer is not None:
+            self.acls = (ClusterAclStore(self.member.metadata, config.authorizer) if self.member is not None
+                         else AclStore(data_dir, config.authorizer))
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
         self.groups = GroupCoordinator(
             self.offsets_store, config.group_initial_rebalance_delay_ms,

@@ -148,7 +148,7 @@ def serve_command(data_dir, host, port, advertised_host, node_id, storage_mode, 
         retention_bytes=retention_bytes, flush_messages=flush_messages,
         file_delete_delay_ms=file_delete_delay_ms,
     )
-    authorizer = authorizer_settings(security, etcd)  # takes its options out of **security
+    authorizer = authorizer_settings(security)  # takes its options out of **security
     security = security_config(**security, advertised_host=advertised_host)  # before logging: a bad flag is one line
     config = BrokerConfig(
         data_dir=data_dir, host=host, port=port, advertised_host=advertised_host, node_id=node_id, security=security,

@@ -5,8 +5,8 @@
     super.users=User:admin;User:ops                --super-users 'User:admin;User:ops'
     allow.everyone.if.no.acl.found=true            --allow-everyone-if-no-acl-found
 
-ACLs live in <data-dir>/acls.json (broker/acl/store.py). A cluster member refuses --authorizer:
-its ACLs would have to be the same on every broker (kept in etcd), which is not built yet.
+ACLs live in <data-dir>/acls.json (broker/acl/store.py), or in etcd on a cluster member
+(broker/acl/cluster_store.py): every broker of a cluster should be started with the same flags.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def acl_options(command):
     return command
 
 
-def authorizer_settings(options: dict, etcd: str | None) -> AuthorizerSettings | None:
+def authorizer_settings(options: dict) -> AuthorizerSettings | None:
     """Takes this file's options out of `options` (serve's keyword arguments); None: no authorizer.
     Raises click.UsageError for a combination it cannot serve."""
     enabled = options.pop("authorizer")
@@ -42,8 +42,6 @@ def authorizer_settings(options: dict, etcd: str | None) -> AuthorizerSettings |
         if super_users or allow_everyone:
             raise click.UsageError("--super-users and --allow-everyone-if-no-acl-found need --authorizer")
         return None
-    if etcd:
-        raise click.UsageError("--authorizer is not served on a cluster member yet: ACLs are not kept in etcd")
     bad = sorted(p for p in super_users if not p.startswith("User:") or p == "User:")
     if bad:
         raise click.UsageError(f"--super-users: {bad} are not principals like User:name")

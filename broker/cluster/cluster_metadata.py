@@ -28,7 +28,7 @@ from .reassignment import cancel as cancel_move, complete_if_ready, start as sta
 from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from .controller import Controller
 from .cluster_error import ClusterError
-from .etcd_layout import (DEFAULT_PREFIX, BrokerRegistration, Endpoint, EtcdLayout, PartitionState, ScramUser,
+from .etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, Endpoint, EtcdLayout, PartitionState, ScramUser,
                           TopicRecord)
 from .etcd_store import EtcdStore
 from .metadata_image import MetadataImage
@@ -194,6 +194,13 @@ class ClusterMetadata:
         returns once this broker's image shows the result, so a login here right after succeeds."""
         written = await self._store.update_scram_user(user, decide)
         await self._watch.wait_for(lambda image: image.scram_users.get(user) == written, 10.0)
+        return written
+
+    async def update_acls(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> AclList:
+        """CreateAcls / DeleteAcls: the ACL list by compare-and-swap (EtcdStore.update_acls);
+        returns once this broker's image shows the result, so its next check uses it."""
+        written = await self._store.update_acls(decide)
+        await self._watch.wait_for(lambda image: image.acls == written, 10.0)
         return written
 
     async def cluster_id(self, proposal: str) -> str:

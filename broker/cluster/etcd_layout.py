@@ -20,6 +20,10 @@
                                          "server_key"}, ...}: one user's SCRAM credentials
                                         (broker/sasl_credentials.py's format); deleted with its
                                         last mechanism
+    <prefix>acls                        {"acls": [{"resource_type", "resource_name", "pattern_type",
+                                         "principal", "host", "operation", "permission"}, ...]}:
+                                        every ACL of the cluster (broker/acl/model.py's JSON form),
+                                        one key so a CreateAcls / DeleteAcls changes it at once
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -71,6 +75,11 @@ class BrokerRegistration:
 class ScramUser:
     name: str
     credentials: dict[str, dict[str, Any]]  # mechanism -> the stored credential's fields
+
+
+@dataclass(frozen=True)
+class AclList:
+    entries: tuple[dict[str, str], ...]  # AclBinding.to_json() of each ACL, sorted
 
 
 @dataclass(frozen=True)
@@ -142,12 +151,17 @@ class EtcdLayout:
         return self.prefix + b"scram/" + quote(user, safe="").encode()
 
     @property
+    def acls_key(self) -> bytes:
+        return self.prefix + b"acls"
+
+    @property
     def producer_ids_key(self) -> bytes:
         return self.prefix + b"producer_ids/next"
 
     # ---------------------------------------------------------------- values
     @staticmethod
-    def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | int) -> bytes:
+    def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
+               | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -159,6 +173,8 @@ class EtcdLayout:
                 body["endpoints"] = [[e.name, e.host, e.port] for e in record.endpoints]
         elif isinstance(record, ScramUser):
             body = record.credentials
+        elif isinstance(record, AclList):
+            body = {"acls": list(record.entries)}
         elif isinstance(record, ControllerRecord):
             body = {"node_id": record.node_id, "controller_epoch": record.controller_epoch}
         elif isinstance(record, TopicRecord):
@@ -173,7 +189,7 @@ class EtcdLayout:
 
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
-        controller_epoch, topics, partitions, producer_ids, scram; None for a key we do not own."""
+        controller_epoch, topics, partitions, producer_ids, scram, acls; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -187,6 +203,8 @@ class EtcdLayout:
                                              tuple(Endpoint(*e) for e in body.get("endpoints", ())))
         if kind == "scram" and len(parts) == 2:
             return kind, ScramUser(unquote(parts[1]), body)
+        if kind == "acls" and len(parts) == 1:
+            return kind, AclList(tuple(body["acls"]))
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:

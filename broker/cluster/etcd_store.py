@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import aetcd
 
 from .cluster_error import ClusterError
-from .etcd_layout import EtcdLayout, PartitionState, ScramUser
+from .etcd_layout import AclList, EtcdLayout, PartitionState, ScramUser
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,21 @@ class EtcdStore:
                 return wanted if wanted.credentials else None
         raise ClusterError("unknown_server_error",
                            f"Gave up changing the SCRAM credentials of {user} after {MAX_CAS_ATTEMPTS} lost races.")
+
+    async def update_acls(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> AclList:
+        """Compare-and-swap the cluster's ACL list: `decide(current entries)` gives the new
+        ones (called again after a lost race). Returns what was written."""
+        key = self.layout.acls_key
+        tx = self.client.transactions
+        for _ in range(MAX_CAS_ATTEMPTS):
+            current = await self.client.get(key)
+            unchanged = tx.mod(key) == current.mod_revision if current is not None else tx.version(key) == 0
+            before = self.layout.decode(key, current.value)[1].entries if current is not None else ()
+            wanted = AclList(decide(before))
+            ok, _ = await self.transaction(compare=[unchanged], success=[tx.put(key, self.layout.encode(wanted))])
+            if ok:
+                return wanted
+        raise ClusterError("unknown_server_error", f"Gave up changing the ACLs after {MAX_CAS_ATTEMPTS} lost races.")
 
     async def allocate_producer_ids(self, size: int) -> int:
         """Reserve [start, start + size) for the caller alone; returns start."""

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .etcd_layout import BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser, TopicRecord
+from .etcd_layout import AclList, BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser, TopicRecord
 
 PartitionKey = tuple[str, int]
 
@@ -28,6 +28,7 @@ class MetadataImage:
     revision: int = 0  # the etcd revision this image reflects
     # SCRAM credentials by user: read by logins, no listener needs their changes
     scram_users: Mapping[str, ScramUser] = field(default_factory=lambda: MappingProxyType({}))
+    acls: AclList = AclList(())  # read by the authorizer (broker/acl/cluster_store.py)
 
     def live_broker_ids(self) -> set[int]:
         """Brokers that may lead, join an ISR or get new replicas: registered, and not in a
@@ -107,6 +108,7 @@ class ImageBuilder:
         self.topics: dict[str, TopicRecord] = {}
         self.partitions: dict[PartitionKey, PartitionState] = {}
         self.scram_users: dict[str, ScramUser] = {}
+        self.acls = AclList(())
         self.revision = revision
 
     def put(self, key: bytes, value: bytes, revision: int) -> None:
@@ -125,6 +127,8 @@ class ImageBuilder:
             self.partitions[(record.topic, record.index)] = record
         elif kind == "scram":
             self.scram_users[record.name] = record
+        elif kind == "acls":
+            self.acls = record
 
     def delete(self, key: bytes, revision: int) -> None:
         parts = self._layout.parse_key(key)
@@ -142,6 +146,8 @@ class ImageBuilder:
             self.partitions.pop((parts[1], int(parts[2])), None)
         elif kind == "scram" and len(parts) == 2:
             self.scram_users.pop(parts[1], None)
+        elif kind == "acls" and len(parts) == 1:
+            self.acls = AclList(())
 
     def snapshot(self) -> MetadataImage:
         return MetadataImage(
@@ -151,4 +157,5 @@ class ImageBuilder:
             partitions=MappingProxyType(dict(self.partitions)),
             revision=self.revision,
             scram_users=MappingProxyType(dict(self.scram_users)),
+            acls=self.acls,
         )
