@@ -4,6 +4,7 @@
     /health    200 "ok" once the broker serves: its logs opened and recovered, the Kafka
                listener open and, in a cluster, the first metadata image applied; 503
                "starting" before that and "stopping" once SIGTERM arrived
+    /console   the console page, and /api/... the JSON it reads (console/http_app.py)
 
 The port opens before the logs do (lifecycle.py), so a probe sees 503 during a long recovery
 instead of a refused connection. The server runs in its own threads (wsgiref with one thread
@@ -24,6 +25,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import make_wsgi_app
 from prometheus_client.process_collector import ProcessCollector
 
+from .console.http_app import ConsoleApp
 from .metrics import BrokerMetrics
 from .metrics_collector import BrokerStateCollector
 
@@ -58,16 +60,18 @@ class MetricsEndpoint:
         self.metrics: BrokerMetrics | None = None
         self._thread: threading.Thread | None = None
         self._server = None
+        self._console: ConsoleApp | None = None
         if port is None:
             return
         self.metrics = BrokerMetrics()
+        self._console = ConsoleApp()
         ProcessCollector(registry=self.metrics.registry)  # CPU, memory, open fds of the broker
         self._server = make_server(host, port, self._app(make_wsgi_app(self.metrics.registry)),
                                    server_class=_server_class(host), handler_class=_QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="metrics-http", daemon=True)
         self._thread.start()
-        log.info("metrics on http://%s:%d/metrics, readiness on /health", host, self.port)
+        log.info("metrics on http://%s:%d/metrics, readiness on /health, console on /console", host, self.port)
 
     @property
     def port(self) -> int | None:
@@ -82,8 +86,10 @@ class MetricsEndpoint:
                 return [f"{self.state}\n".encode()]
             if path in ("/metrics", "/"):
                 return metrics_app(environ, start_response)
+            if self._console.handles(path):
+                return self._console(environ, start_response)
             start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"not found: try /metrics or /health\n"]
+            return [b"not found: try /metrics, /health or /console\n"]
         return app
 
     def attach(self, broker, loop) -> None:
@@ -93,6 +99,7 @@ class MetricsEndpoint:
             return
         self.metrics.recovery_seconds.set(time.monotonic() - self.started)
         self.metrics.registry.register(BrokerStateCollector(broker, loop, self.metrics))
+        self._console.attach(broker, loop)
         broker.metrics = self.metrics
 
     def ready(self) -> None:
