@@ -7,7 +7,7 @@ KafkaAdminClient (create_acls), as an operator would:
     bob    READ on topics prefixed `a.` and nothing else (no group, no `b`)
 
 Checked: alice's produce to `a.*` succeeds and to `b` ends in TOPIC_AUTHORIZATION_FAILED with
-kafka-python, confluent-kafka (librdkafka) and the Java client; Metadata hides `b` from bob
+kafka-python, confluent-kafka (librdkafka), aiokafka, kcat and the Java client; Metadata hides `b` from bob
 (kafka-python, confluent-kafka, Java); bob's consumer gets GROUP_AUTHORIZATION_FAILED while
 alice's consumes in her group; admin (super user) writes `b`; kafka-python's admin
 describe_acls / delete_acls; the ACLs, and their effect, survive a restart.
@@ -98,6 +98,43 @@ def test_confluent_kafka_writes_a_prefix_not_b(broker):
     assert producer.flush(20) == 0
     assert reports[A_TOPIC] is None
     assert reports[B_TOPIC].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, reports
+
+
+def test_aiokafka_writes_a_prefix_not_b(broker):
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import TopicAuthorizationFailedError
+
+    async def run():
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, security_protocol="SASL_PLAINTEXT",
+                                    sasl_mechanism="PLAIN", sasl_plain_username="alice",
+                                    sasl_plain_password=PASSWORDS["alice"])
+        await producer.start()
+        try:
+            assert (await producer.send_and_wait(A_TOPIC, b"ok")).offset >= 0
+            with pytest.raises(TopicAuthorizationFailedError):
+                await asyncio.wait_for(producer.send_and_wait(B_TOPIC, b"refused"), 20)
+        finally:
+            await producer.stop()
+    asyncio.run(run())
+
+
+def test_kcat_writes_a_prefix_not_b(broker):
+    import shutil
+    import subprocess
+    exe = shutil.which("kcat")
+    if exe is None:
+        pytest.fail("kcat is not installed: run compat_tests/install_deps.sh")
+
+    def produce(topic: str):
+        return subprocess.run([exe, "-b", broker.bootstrap, "-X", "security.protocol=SASL_PLAINTEXT",
+                               "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=alice",
+                               "-X", f"sasl.password={PASSWORDS['alice']}", "-t", topic, "-P"],
+                              input=b"v\n", capture_output=True, timeout=60)
+    assert produce(A_TOPIC).returncode == 0
+    refused = produce(B_TOPIC)
+    assert b"Topic authorization failed" in refused.stderr, refused.stderr
 
 
 @pytest.fixture(scope="module")
