@@ -21,6 +21,7 @@ import hashlib
 import json
 import logging
 import re
+from http import HTTPStatus
 from importlib import resources
 from urllib.parse import parse_qs
 
@@ -41,7 +42,8 @@ def _content_security_policy(page: str) -> str:
 class ConsoleApp:
     """Serves before the broker is attached too: the page loads, the API answers 503."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout_s: float = broker_state.SNAPSHOT_TIMEOUT_S) -> None:
+        self._timeout_s = timeout_s
         self._page = resources.files(__package__).joinpath("console.html").read_text(encoding="utf-8")
         self._csp = _content_security_policy(self._page)
         self._broker = None
@@ -66,15 +68,14 @@ class ConsoleApp:
         query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         try:
             if path == "/api/partitions":
-                body = broker_state.read_on_loop(self._loop, broker_state.partition_rows(self._broker))
+                body = self._read(broker_state.partition_rows(self._broker))
             elif path == "/api/groups":
-                body = broker_state.read_on_loop(self._loop, broker_state.group_rows(self._broker))
+                body = self._read(broker_state.group_rows(self._broker))
             elif path == "/api/lookup":
                 topic, key = query.get("topic", [""])[0], query.get("key", [None])[0]
                 if not topic or key is None:
                     return self._json(start_response, 400, {"error": "give ?topic=<commitlog topic>&key=<key>"})
-                answer = broker_state.read_on_loop(
-                    self._loop, broker_state.lookup(self._broker, topic, key.encode()))
+                answer = self._read(broker_state.lookup(self._broker, topic, key.encode()))
                 body = {"topic": topic, "key": key, "records": answer.records, "truncated": answer.truncated}
             else:
                 return self._json(start_response, 404, {"error": f"no such endpoint: {path}"})
@@ -87,11 +88,12 @@ class ConsoleApp:
             return self._json(start_response, 500, {"error": f"reading the broker's state failed: {exc}"})
         return self._json(start_response, 200, body)
 
+    def _read(self, coro):
+        return broker_state.read_on_loop(self._loop, coro, self._timeout_s)
+
     @staticmethod
     def _json(start_response, status: int, body) -> list[bytes]:
-        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error",
-                  503: "Service Unavailable"}[status]
-        start_response(f"{status} {reason}", [("Content-Type", "application/json"), ("Cache-Control", "no-store"),
+        start_response(f"{status} {HTTPStatus(status).phrase}", [("Content-Type", "application/json"), ("Cache-Control", "no-store"),
                                               *_COMMON_HEADERS])
         return [json.dumps(body).encode()]
 
