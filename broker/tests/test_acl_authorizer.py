@@ -125,3 +125,45 @@ def test_store_persists_and_deletes(tmp_path):
         assert [a.resource_name for a in AclStore(tmp_path, AuthorizerSettings()).describe(_filter())] == ["a."]
         assert not (tmp_path / "acls.json.tmp").exists()
     asyncio.run(run())
+
+
+def kafka_by_resource_type(acls, supers, allow_everyone, principal, host, op, rtype) -> bool:
+    """StandardAuthorizer.authorizeByResourceType, transcribed: the probe of a made-up name,
+    then denies and allows of the type collected, a literal `*` deny refusing at once."""
+    if oracle(acls, supers, allow_everyone, principal, host, op, rtype, "hardcode"):
+        return True
+    deny = {LITERAL: set(), PREFIXED: set()}
+    allow = {LITERAL: set(), PREFIXED: set()}
+    wildcard_allow = False
+    for a in acls:
+        if a.resource_type != rtype or a.host not in (host, "*") or a.principal not in (principal, "User:*"):
+            continue
+        if a.operation not in (op, O.ALL):
+            continue
+        if a.permission == DENY:
+            if a.pattern_type == LITERAL and a.resource_name == "*":
+                return False
+            deny[a.pattern_type].add(a.resource_name)
+        elif a.pattern_type == LITERAL and a.resource_name == "*":
+            wildcard_allow = True
+        else:
+            allow[a.pattern_type].add(a.resource_name)
+    if wildcard_allow:
+        return True
+    for pattern, names in allow.items():
+        for name in names:
+            if pattern == LITERAL and name in deny[LITERAL]:
+                continue
+            if not any(name[:i] in deny[PREFIXED] for i in range(1, len(name) + 1)):
+                return True
+    return False
+
+
+@settings(max_examples=1500)
+@given(st.lists(bindings, max_size=8), st.booleans(), st.booleans(), st.sampled_from(PRINCIPALS[:2]),
+       st.sampled_from(HOSTS[:2]), st.sampled_from(OPERATIONS), st.sampled_from([TOPIC, GROUP]))
+def test_authorize_any_matches_kafkas_algorithm(acls, alice_super, allow_everyone, principal, host, op, rtype):
+    supers = frozenset({"User:alice"} if alice_super else ())
+    authorizer = Authorizer(AuthorizerSettings(supers, allow_everyone), acls)
+    assert authorizer.authorize_any(principal, host, op, rtype) == kafka_by_resource_type(
+        acls, supers, allow_everyone, principal, host, op, rtype)
