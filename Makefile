@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
 
-.PHONY: serve serve-secure cluster test test-deps bench bench-full bench-broker spark-demo clean
+.PHONY: serve serve-secure cluster test test-deps bench bench-full bench-broker spark-demo spark-demo-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,11 @@ bench-compaction: $(BENCH_STAMP)
 # on local Spark against a broker started for the run (needs Java 17; see spark/demo.py).
 spark-demo: $(TEST_STAMP)
 	$(BIN)/python -m spark.demo
+
+# The same job on etcd + three brokers (RF 3, min.insync.replicas 2) with the leaders of an input
+# and of the output partition SIGKILLed mid-stream; checks window contents (spark/demo_cluster.py).
+spark-demo-cluster: $(TEST_STAMP)
+	$(BIN)/python -m spark.demo_cluster
 
 clean:
 	rm -rf $(VENV) data compat_tests/.deps

@@ -1,6 +1,8 @@
 """The pipeline users run: orders into twinlog, windowed revenue per region out of Spark.
 
-    make spark-demo        (or: .venv/bin/python -m spark.demo --orders 3000)
+    make spark-demo        (or: .venv/bin/python -m spark.demo --orders 3000 [--keep])
+    make spark-demo-cluster   the same job on three brokers, with brokers killed under it
+                              (spark/demo_cluster.py)
 
 1. starts a twinlog broker (`twinlog serve`, temporary data dir, free port);
 2. a generator produces JSON order events into the topic `orders` (order_events.py);
@@ -11,7 +13,10 @@
 5. the job runs twice with Trigger.AvailableNow, orders arriving in between: the second run
    resumes from the checkpoint, so no order is counted twice;
 6. prints a summary: micro-batches, windows written, what the watermark dropped, and a check that
-   parquet and the `order-stats` topic hold the same windows.
+   parquet and the `order-stats` topic hold the same windows (orders, revenue and items of each).
+
+--keep leaves the parquet files and the broker's data (topics orders and order-stats) on disk and
+prints how to serve and read them again.
 
 The job is the one a Kafka user would write: replace "twinlog" by "kafka" and it is unchanged.
 """
@@ -19,14 +24,15 @@ The job is the one a Kafka user would write: replace "twinlog" by "kafka" and it
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import shutil
 import tempfile
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 from spark import order_events
 from spark.embedded_broker import EmbeddedBroker
+from spark.failover_run import read_parquet_windows, read_topic_windows
 from spark.revenue_job import windowed_revenue
 
 def run_job(spark, bootstrap: str, workdir: str, fmt: str = "twinlog") -> list[int]:
@@ -55,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--orders", type=int, default=3000)
     args.add_argument("--storage-mode", default="segment", choices=["segment", "commitlog"])
+    args.add_argument("--keep", action="store_true", help="leave the parquet output and the broker's data")
     opts = args.parse_args(argv)
 
     from spark.session import local_session
@@ -62,10 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     orders = order_events.generate(opts.orders)
     first, second = orders[: len(orders) * 2 // 3], orders[len(orders) * 2 // 3:]
-    with EmbeddedBroker(opts.storage_mode) as broker, tempfile.TemporaryDirectory(prefix="twinlog-demo-") as work:
+    work = tempfile.mkdtemp(prefix="twinlog-demo-spark-")
+    with EmbeddedBroker(opts.storage_mode, keep=opts.keep) as broker:
         print(f"twinlog broker on {broker.bootstrap} ({opts.storage_mode} storage)")
         broker.create_topics({"orders": 4, "order-stats": 2})
-        spark = local_session("twinlog-demo")
+        spark = local_session("twinlog-demo", log_level="ERROR")
         try:
             order_events.produce(broker.bootstrap, "orders", first)
             print(f"produced {len(first)} orders; streaming job, run 1 ...")
@@ -76,22 +84,23 @@ def main(argv: list[str] | None = None) -> int:
             summarize(spark, broker.bootstrap, work, orders, run1, run2)
         finally:
             spark.stop()
+    if opts.keep:
+        print(f"\nkept: parquet in {work}/windows; the broker's data in {broker.workdir / 'data'}; read them "
+              f"again with\n  twinlog serve --data-dir {broker.workdir / 'data'} --port {broker.port} &\n"
+              f"  kcat -C -b {broker.bootstrap} -t order-stats -e")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"done in {time.monotonic() - t0:.0f}s")
     return 0
 
 
 def summarize(spark, bootstrap: str, work: str, orders, run1: list[int], run2: list[int]) -> None:
-    parquet = {(r.window_start, r.region): (r.orders, r.revenue)
-               for r in spark.read.parquet(os.path.join(work, "windows")).collect()}
-    from_topic = {}
-    for r in (spark.read.format("twinlog").option("kafka.bootstrap.servers", bootstrap)
-              .option("subscribe", "order-stats").load().selectExpr("CAST(value AS STRING) AS v").collect()):
-        w = json.loads(r.v)
-        from_topic[(w["window_start"], w["region"])] = (w["orders"], w["revenue"])
+    parquet = read_parquet_windows(spark, work)
+    from_topic, duplicates = read_topic_windows(spark, bootstrap)
     truth = order_events.true_windows(orders)
-    exact = sum(1 for (start, region), v in parquet.items()
-                if truth.get((start.replace(tzinfo=order_events.START.tzinfo), region)) == v)
-    counted = sum(c for c, _ in parquet.values())
+    exact = sum(1 for (start, region), (count, cents, _) in parquet.items()
+                if truth.get((datetime.fromtimestamp(start, timezone.utc), region)) == (count, cents / 100))
+    counted = sum(c for c, _, _ in parquet.values())
     watermark = max(o.event_time for o in orders) - timedelta(minutes=2)
     still_open = sum(1 for start, _ in truth if start + timedelta(minutes=1) > watermark)
     late = sum(o.late for o in orders)
@@ -102,12 +111,18 @@ def summarize(spark, bootstrap: str, work: str, orders, run1: list[int], run2: l
           f"{still_open} still open (they end after the final watermark {watermark:%H:%M:%S})")
     print(f"orders in written windows: {counted}; {exact} windows equal an exact count over every event; "
           f"{late} orders arrived 5 minutes late and were dropped once their window had closed")
-    print("same windows in parquet and in order-stats:", len(parquet) == len(from_topic))
+    print("same windows in parquet and in order-stats (orders, revenue, items of each):", parquet == from_topic,
+          f"({duplicates} rows repeated in order-stats)" if duplicates else "")
     print()
+    print_busiest(parquet)
+
+
+def print_busiest(windows: dict, n: int = 5) -> None:
     print("busiest windows:")
     print(f"  {'window start':<20} {'region':<9} {'orders':>6} {'revenue':>9}")
-    for (start, region), (count, revenue) in sorted(parquet.items(), key=lambda kv: -kv[1][1])[:5]:
-        print(f"  {start:%Y-%m-%d %H:%M}     {region:<9} {count:>6} {revenue:>9.2f}")
+    for (start, region), (count, cents, _) in sorted(windows.items(), key=lambda kv: -kv[1][1])[:n]:
+        print(f"  {datetime.fromtimestamp(start, timezone.utc):%Y-%m-%d %H:%M}     {region:<9} {count:>6} "
+              f"{cents / 100:>9.2f}")
 
 
 if __name__ == "__main__":

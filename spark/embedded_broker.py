@@ -17,6 +17,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from spark.client_config import LIBRDKAFKA_LOG
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -25,7 +27,8 @@ def _free_port() -> int:
 
 
 class EmbeddedBroker:
-    def __init__(self, storage_mode: str = "segment"):
+    def __init__(self, storage_mode: str = "segment", keep: bool = False):
+        self.keep = keep  # leave the data dir after stop(), for a user to look at
         self.workdir = Path(tempfile.mkdtemp(prefix="twinlog-demo-"))
         self.port = _free_port()
         self.storage_mode = storage_mode
@@ -39,7 +42,7 @@ class EmbeddedBroker:
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
                                       start_new_session=True)
         deadline = time.monotonic() + timeout
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "logger": LIBRDKAFKA_LOG})
         while True:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"twinlog exited with {self._proc.returncode}; see {self.workdir / 'broker.log'}")
@@ -52,7 +55,7 @@ class EmbeddedBroker:
                 time.sleep(0.2)
 
     def create_topics(self, partitions: dict[str, int]) -> None:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "logger": LIBRDKAFKA_LOG})
         futures = admin.create_topics([NewTopic(t, n, 1) for t, n in partitions.items()])
         for f in futures.values():
             f.result(30)
@@ -75,7 +78,8 @@ class EmbeddedBroker:
                 self._proc.wait(10)
         if self._proc is not None:
             self._log.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "EmbeddedBroker":
         return self.start()

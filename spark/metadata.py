@@ -32,10 +32,17 @@ DEFAULT_TIMEOUT_S = 30.0
 T = TypeVar("T")
 
 
-def _retriable(exc: KafkaException) -> bool:
+class NoOffsetYet(RuntimeError):
+    """ListOffsets answered without an offset (-1001) for earliest/latest: a leader in transition."""
+
+
+def _retriable(exc: Exception) -> bool:
+    if isinstance(exc, NoOffsetYet):
+        return True
     err = exc.args[0] if exc.args else None
     return not hasattr(err, "retriable") or err.retriable() or err.code() in (
-        KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER,
+        KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
         KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH)
 
 
@@ -53,7 +60,7 @@ class KafkaMetadata:
         for attempt in range(1, self._retries + 1):
             try:
                 return call()
-            except KafkaException as e:
+            except (KafkaException, NoOffsetYet) as e:
                 if not _retriable(e):
                     raise
                 log.info("twinlog source: %s failed (%s); retry %d of %d in %.1fs", what, e, attempt,
@@ -75,7 +82,8 @@ class KafkaMetadata:
             out += [(name, p) for p in topic.partitions]
         return sorted(out)
 
-    def _list_offsets(self, requests: Mapping[TopicPartition, KafkaOffsetSpec]) -> dict[TopicPartition, int]:
+    def _list_offsets(self, requests: Mapping[TopicPartition, KafkaOffsetSpec],
+                      by_timestamp: bool = False) -> dict[TopicPartition, int]:
         if not requests:
             return {}
         wanted = {KafkaTopicPartition(t, p): spec for (t, p), spec in requests.items()}
@@ -83,7 +91,11 @@ class KafkaMetadata:
         def list_offsets() -> dict[TopicPartition, int]:
             futures = self._admin.list_offsets(
                 wanted, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=self._timeout)
-            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+            found = {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+            missing = sorted(tp for tp, off in found.items() if off < 0)
+            if missing and not by_timestamp:  # -1 is a real answer only for a timestamp
+                raise NoOffsetYet(f"ListOffsets gave no offset for {missing}")
+            return found
 
         # A just-created topic, or one whose leader just died, has no leader for a moment.
         return self._with_retries(list_offsets, "ListOffsets")
@@ -96,7 +108,8 @@ class KafkaMetadata:
 
     def for_timestamps(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Offset of the first record with timestamp >= ts per partition; -1 where there is none."""
-        return self._list_offsets({tp: KafkaOffsetSpec.for_timestamp(ts) for tp, ts in timestamps.items()})
+        return self._list_offsets({tp: KafkaOffsetSpec.for_timestamp(ts) for tp, ts in timestamps.items()},
+                                  by_timestamp=True)
 
     def resolve(self, spec: OffsetSpec, tps: list[TopicPartition], side: str,
                 no_match: str = "latest") -> PartitionOffsets:

@@ -10,8 +10,9 @@ Like the connector, the consumer is given a partition with `assign` at the range
 subscribe, no group join, never a commit) and reads until the range's end, exclusive:
 
 - start -2 means "earliest": a partition discovered after the range was planned;
-- a start below the partition's log start offset means records were deleted (retention) before
-  they were read: failOnDataLoss=true fails the task, false reads from the log start instead;
+- a start below the partition's log start offset (an out-of-range error) means records were
+  deleted (retention, DeleteRecords) before they were read: failOnDataLoss=true fails the task,
+  false reads from the log start instead;
 - reaching the high watermark before the end (the log was truncated) is the same kind of loss;
 - offsets missing inside the range (compaction, transaction markers) are skipped: the read ends
   at the first record at or past the end, or at end-of-partition at or past it;
@@ -67,14 +68,16 @@ class ReaderSettings:
 
 
 # Errors librdkafka reports while it follows a leader change; it recovers from them on its own.
-# (NOT_LEADER_FOR_PARTITION is librdkafka's name for NOT_LEADER_OR_FOLLOWER, code 6.)
+# (NOT_LEADER_FOR_PARTITION is librdkafka's name for NOT_LEADER_OR_FOLLOWER, code 6.) A restarted
+# broker can answer UNKNOWN_TOPIC_OR_PART for a moment, before it has the cluster's metadata;
+# _DESTROY_BROKER is a dead broker's connection torn down under a request.
 _TRANSIENT = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
-              KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.FENCED_LEADER_EPOCH,
-              KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.REQUEST_TIMED_OUT}
-# A fresh client whose first Metadata came from a broker still starting (no partitions yet) does
-# not know the partition for a moment: worth asking again before the read starts.
-_NOT_KNOWN_YET = _TRANSIENT | {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC,
-                               KafkaError.UNKNOWN_TOPIC_OR_PART}
+              KafkaError._DESTROY_BROKER, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
+              KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.REQUEST_TIMED_OUT,
+              KafkaError.UNKNOWN_TOPIC_OR_PART}
+# A fresh client whose first Metadata came from a broker still starting does not know the
+# partition for a moment: worth asking again before the read starts.
+_NOT_KNOWN_YET = _TRANSIENT | {KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC}
 
 
 def _lost(settings: ReaderSettings, message: str) -> None:
@@ -108,19 +111,21 @@ def _watermarks(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSetting
         except KafkaException as e:
             if e.args[0].code() not in _NOT_KNOWN_YET:
                 raise
+            try:
+                consumer.list_topics(r.topic, timeout=settings.retry_interval_ms / 1000)  # refresh its metadata
+            except KafkaException:
+                pass  # the next attempt says whether it helped
         time.sleep(settings.retry_interval_ms / 1000)
     return consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S, cached=False)
 
 
 def _read(consumer: Consumer, r: KafkaOffsetRange, settings: ReaderSettings) -> Iterator[tuple]:
-    low, high = _watermarks(consumer, r, settings, r.end)
-    start, end = (r.start if r.start >= 0 else low), r.end
-    if start < low:
-        _lost(settings, f"cannot fetch offset {start} of {r.topic}-{r.partition}: the log starts at {low}")
-        start = low
-    if end > high:
-        _lost(settings, f"offsets up to {end} of {r.topic}-{r.partition} were planned but the log ends at {high}")
-        end = high
+    # Watermarks are asked only when needed: a start below the log start comes back as an
+    # out-of-range error, an end above the log end as end-of-partition before it (_on_error).
+    # Asking up front costs a round trip per range and fails while a leader moves.
+    start, end = r.start, r.end
+    if start < 0:
+        start, _ = _watermarks(consumer, r, settings, 0)
     if start >= end:
         return
     consumer.assign([KafkaTopicPartition(r.topic, r.partition, start)])

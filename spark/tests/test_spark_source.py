@@ -158,3 +158,37 @@ def test_max_offsets_per_trigger(spark, broker, topic_factory, produce, workdir)
                                  maxOffsetsPerTrigger="8")
     assert batches == [8, 8, 4]
     assert spark.read.parquet(os.path.join(workdir, "out")).count() == 20
+
+
+def _delete_records_before(broker, topic: str, offset: int) -> None:
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for f in admin.delete_records([TopicPartition(topic, 0, offset)], request_timeout=30).values():
+        assert f.result().low_watermark == offset
+
+
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_fail_on_data_loss_after_delete_records(spark, broker, topic_factory, produce, workdir, fail_on_data_loss):
+    """A stream read to 20 resumes after DeleteRecords moved the log start to 30: the records
+    20..29 are gone. true fails the query naming the option; false reads 30..39 and goes on."""
+    topic = topic_factory("spark-loss", partitions=1)
+    produce(topic, [{"value": b"r%d" % i, "partition": 0} for i in range(20)])
+    assert sum(_stream_to_parquet(spark, broker, topic, workdir, startingOffsets="earliest",
+                                  failOnDataLoss=fail_on_data_loss)) == 20
+    produce(topic, [{"value": b"r%d" % i, "partition": 0} for i in range(20, 40)])
+    _delete_records_before(broker, topic, 30)
+    if fail_on_data_loss == "true":
+        with pytest.raises(Exception, match="(?s)DataLossError.*failOnDataLoss"):
+            _stream_to_parquet(spark, broker, topic, workdir, failOnDataLoss="true")
+        # A batch query over the deleted offsets fails the same way.
+        with pytest.raises(Exception, match="failOnDataLoss"):
+            _reader(spark, broker, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 0}})).collect()
+        return
+    assert sum(_stream_to_parquet(spark, broker, topic, workdir, failOnDataLoss="false")) == 10
+    out = spark.read.parquet(os.path.join(workdir, "out"))
+    assert sorted(r.offset for r in out.select("offset").collect()) == list(range(20)) + list(range(30, 40))
+    batch = _reader(spark, broker, subscribe=topic, failOnDataLoss="false",
+                    startingOffsets=json.dumps({topic: {"0": 0}}))
+    assert sorted(r.offset for r in batch.select("offset").collect()) == list(range(30, 40))
