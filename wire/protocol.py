@@ -63,7 +63,10 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     32: (1, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
     36: (0, 2),  # SaslAuthenticate
-    35: (1, 5),  # DescribeLogDirs (v0 gone in Kafka 4; v5 is Kafka 4.3's, which kafka-python reads as 4.3)
+    # DescribeLogDirs: v0 is gone in Kafka 4. Not v5: kafka-python reads v5 alone as "Kafka 4.3"
+    # and then, for a client configured with api_version=(4, 0), trusts its own 4.0 table
+    # over our ApiVersions (Metadata v13, Produce v12, Fetch v17 with topic ids: not served).
+    35: (1, 4),
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
