@@ -4,6 +4,7 @@ acks=1 on the same three-broker cluster, and how long a leader failover takes.
     .venv/bin/python bench/replicated.py --quick      # about 7 minutes (20 kills per timeout)
     .venv/bin/python bench/replicated.py --full       # longer phases
         [--kills N] [--modes segment,commitlog] [--results-dir DIR]
+        [--flush-messages 1]   # every broker fsyncs before an ack, followers before they report
 
 Throughput cells: for each storage mode one cluster (etcd + 3 brokers, default settings), and
 on it, for 1 and 64 partitions, two topics measured back to back in the same run: RF=1 with
@@ -17,7 +18,8 @@ readable next to them.
 Failover cells: a fresh cluster per storage mode and broker session timeout (`--failover-sessions`:
 9 s, the default and Kafka KRaft's broker.session.timeout.ms; 2 s on request), one RF=3
 min.insync.replicas=2 partition, 20 leader kills, then a SIGTERM rolling restart of all three
-brokers (replicated_failover.py). Results: bench/results/replicated-<profile>.{json,md}.
+brokers (replicated_failover.py). Results: bench/results/replicated-<profile>.{json,md}
+(replicated-<profile>-flush<N>.* with --flush-messages N).
 This is a script, not a test: pytest does not collect it.
 """
 
@@ -72,6 +74,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--failover-sessions", default=f"{DEFAULT_SESSION_MS}",
                     help=f"broker session timeouts (ms) to measure failover at, e.g. {DEFAULT_SESSION_MS},{SHORT_SESSION_MS}")
     ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
+    ap.add_argument("--flush-messages", type=int, default=0,
+                    help="the brokers' --flush-messages (1: fsync before ack, and followers before they report)")
     return ap.parse_args(argv)
 
 
@@ -139,7 +143,8 @@ class Replicated:
         (BENCH / "results" / "tmp").mkdir(parents=True, exist_ok=True)
         self.work = Path(tempfile.mkdtemp(prefix="replicated-", dir=BENCH / "results" / "tmp"))
         self.r: dict = {"profile": args.profile, "started_at": datetime.datetime.now().isoformat(timespec="seconds"),
-                        "machine": machine_facts(), "loadavg_before": loadavg(), "settings": self.prof,
+                        "machine": machine_facts(), "loadavg_before": loadavg(),
+                        "settings": {**self.prof, "flush_messages": args.flush_messages},
                         "pinning": "none: 3 brokers, etcd and the load generator share every CPU",
                         "produce": [], "failover": [], "errors": []}
 
@@ -156,7 +161,7 @@ class Replicated:
         shutil.rmtree(self.work, ignore_errors=True)
         self.r["loadavg_after"] = loadavg()
         self.r["elapsed_s"] = time.monotonic() - t0
-        stem = f"replicated-{self.args.profile}"
+        stem = f"replicated-{self.args.profile}" + (f"-flush{self.args.flush_messages}" if self.args.flush_messages else "")
         self.args.results_dir.mkdir(parents=True, exist_ok=True)
         (self.args.results_dir / f"{stem}.json").write_text(json.dumps(self.r, indent=1, default=str))
         md = replicated_report.markdown(self.r)
@@ -172,8 +177,11 @@ class Replicated:
             self.r["errors"].append(f"{name}: {type(e).__name__}: {str(e)[:300]}")
             print(f"FAILED {name}: {e}\n{traceback.format_exc()[-1500:]}", flush=True)
 
+    def _broker_args(self) -> tuple[str, ...]:
+        return ("--flush-messages", str(self.args.flush_messages)) if self.args.flush_messages else ()
+
     def produce_cells(self, mode: str) -> None:
-        with ReplicatedCluster(mode, DEFAULT_SESSION_MS, self.work) as cluster:
+        with ReplicatedCluster(mode, DEFAULT_SESSION_MS, self.work, self._broker_args()) as cluster:
             for partitions in self.prof["partitions"]:
                 for label, rf, acks, configs in REPLICATION:
                     row = {"mode": mode, "partitions": partitions, "replication": label, "rf": rf, "acks": acks,
@@ -198,7 +206,7 @@ class Replicated:
     def failover(self, mode: str, session_ms: int) -> None:
         row = {"mode": mode, "session_ms": session_ms, "kills_asked": self.prof["kills"]}
         self.r["failover"].append(row)
-        with ReplicatedCluster(mode, session_ms, self.work) as cluster:
+        with ReplicatedCluster(mode, session_ms, self.work, self._broker_args()) as cluster:
             row.update(measure_failovers(cluster, self.prof["kills"], log=lambda s: print(s, flush=True)))
             row["rolling_restart"] = measure_rolling_restart(cluster, log=lambda s: print(s, flush=True))
 

@@ -51,8 +51,8 @@ class ClusterCpu:
 
 
 class ReplicatedCluster:
-    def __init__(self, mode: str, session_ms: int, work: Path):
-        self.mode, self.session_ms = mode, session_ms
+    def __init__(self, mode: str, session_ms: int, work: Path, broker_args: tuple[str, ...] = ()):
+        self.mode, self.session_ms, self.broker_args = mode, session_ms, list(broker_args)
         self.work = Path(tempfile.mkdtemp(prefix=f"cluster-{mode}-", dir=work))
         self.etcd = EtcdProcess(self.work / "etcd")
         self.brokers: dict[int, BrokerProcess] = {}
@@ -77,7 +77,7 @@ class ReplicatedCluster:
             data.mkdir()
             port = free_port()
             extra = ["--node-id", str(node), "--etcd", self.etcd.endpoint, "--storage-mode", self.mode,
-                     "--broker-session-timeout-ms", str(self.session_ms)]
+                     "--broker-session-timeout-ms", str(self.session_ms), *self.broker_args]
             cmd = broker_command("twinlog", None, extra, data, "127.0.0.1", port)
             self.brokers[node] = BrokerProcess(cmd, "127.0.0.1", port, self.work / f"broker-{node}.log")
             self.brokers[node].start()

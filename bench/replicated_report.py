@@ -41,6 +41,8 @@ def markdown(r: dict) -> str:
              f"Machine: {m.get('cpu_model', '?')}, {m.get('nproc', '?')} CPUs, git {m.get('git_commit', '?')}. "
              f"Pinning: {r['pinning']}. Load average (1/5/15 min) before {r['loadavg_before']}, "
              f"after {r.get('loadavg_after')}: other work shared these cores, so the figures are noisy.", "",
+             f"Brokers' --flush-messages: {r['settings'].get('flush_messages', 0)} (1: every replica fsyncs "
+             "before its offset counts; 0: page cache, Kafka's ISR semantics).", "",
              "## Produce: RF=3 acks=all against RF=1 acks=1 on one 3-broker cluster", "",
              f"{r['settings']['record_size']} B records; peak = one confluent-kafka producer, queue full, "
              f"{r['settings']['throughput_s']:.0f} s; latency = send-to-ack at half that peak for "
