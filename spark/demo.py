@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     with EmbeddedBroker(opts.storage_mode, keep=opts.keep) as broker:
         print(f"twinlog broker on {broker.bootstrap} ({opts.storage_mode} storage)")
         broker.create_topics({"orders": 4, "order-stats": 2})
-        spark = local_session("twinlog-demo", log_level="ERROR")
+        spark = local_session("twinlog-demo", quiet=True)
         try:
             order_events.produce(broker.bootstrap, "orders", first)
             print(f"produced {len(first)} orders; streaming job, run 1 ...")

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"twinlog cluster: brokers {brokers.bootstrap} ({opts.storage_mode} storage), etcd "
               f"{brokers.cluster.etcd.endpoint}; topics orders (4 partitions) and order-stats, "
               "replication factor 3, min.insync.replicas 2")
-        spark = local_session("twinlog-demo-cluster", log_level="ERROR")
+        spark = local_session("twinlog-demo-cluster", quiet=True)
         try:
             report = run_with_failures(spark, brokers, work, orders, max_per_trigger=max(100, opts.orders // 12),
                                        log=lambda line: print(f"  {time.monotonic() - t0:5.1f}s  {line}"))

@@ -15,8 +15,12 @@ from pyspark.sql import SparkSession
 from spark import register
 
 
-def local_session(app_name: str = "twinlog", master: str = "local[2]", log_level: str = "WARN",
+QUIET_LOG4J = os.path.join(os.path.dirname(__file__), "log4j2-demo.properties")
+
+
+def local_session(app_name: str = "twinlog", master: str = "local[2]", quiet: bool = False,
                   **conf: str) -> SparkSession:
+    """quiet: Spark logs errors only, from the JVM's start on (the demos)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (SparkSession.builder.master(master).appName(app_name)
@@ -28,9 +32,12 @@ def local_session(app_name: str = "twinlog", master: str = "local[2]", log_level
                .config("spark.driver.memory", "1g")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.streaming.stopTimeout", "30s"))
+    if quiet:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no "hostname resolves to a loopback address"
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}")
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(log_level)
+    spark.sparkContext.setLogLevel("ERROR" if quiet else "WARN")
     register(spark)
     return spark
