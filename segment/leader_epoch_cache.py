@@ -14,22 +14,27 @@ It answers OffsetForLeaderEpoch (`end_offset_for`): a follower that asks "where 
 end?" truncates its log there before fetching (KIP-101, KIP-279), and so do clients that
 check their position after a leader change.
 
-Crash behaviour: every change rewrites the file (replace_file: temp, fsync, rename, fsync of
-the directory) before the call returns, in an order that keeps the file a safe superset of
-the log: a new epoch is written to the file BEFORE the log's first batch of it (`assign`
-writes first, then changes the cache), so after a crash the file never lacks an epoch the log
-holds; a truncation changes the cache first and the file after, and the logs make their own
-cut durable before they cut the cache. What the file can then hold that the log does not is
-entries at or past the log end (batches that did not survive): opening a log trims those and
-checks every entry against the batch it names (epoch_recovery.py), rebuilding from the
-batches' own partitionLeaderEpoch fields if anything disagrees.
+Crash behaviour: a truncation rewrites the file (replace_file: temp, fsync, rename, fsync of
+the directory) before the call returns, after changing the cache; the logs make their own cut
+durable before they cut the cache. A new epoch (`assign`, on the append path) only changes the
+cache: the file is rewritten by `write_if_changed`, which the logs call when they flush and
+close, as Kafka stopped fsyncing the checkpoint on assign (KAFKA-15046). Writing it on assign
+cost two fsyncs per partition on the event loop: a first produce to 5,000 new partitions
+stalled every client 12-15 s. After a crash the file may therefore lack the newest epochs, and
+it may hold entries at or past the log end (batches that did not survive): opening a log trims
+the latter and checks every entry against the batch it names and the log's last batch against
+the latest entry (epoch_recovery.py), rebuilding from the batches' own partitionLeaderEpoch
+fields if anything disagrees, so a file behind its log is rebuilt, as Kafka re-reads segments
+past its recovery point.
 
-Used from the event loop only (appends, truncation, retention): no locking.
+Changed from the event loop only (appends, truncation, retention); `write_if_changed` may run
+in a flush thread, so file writes take a lock.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from bisect import bisect_right
 from pathlib import Path
 from typing import NamedTuple
@@ -90,11 +95,14 @@ class LeaderEpochCache:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._entries: list[EpochEntry] = []
+        self._written: list[EpochEntry] | None = None  # the list the file holds, if written by us
+        self._write_lock = threading.Lock()
         self.loaded = False  # the file existed and parsed; if not, recovery rebuilds from the log
         try:
             lines = read_entry_lines(self.path)
             if lines is not None:
                 self._entries = _parse(lines)
+                self._written = self._entries
                 self.loaded = True
         except MalformedCheckpoint as exc:
             log.warning("%s: %s: rebuilding the leader-epoch cache from the log", self.path, exc)
@@ -133,15 +141,14 @@ class LeaderEpochCache:
     # ----- changes ---------------------------------------------------------------
 
     def assign(self, epoch: int, start_offset: int) -> bool:
-        """Kafka's assign (see `assigned`); True if the cache changed. The file is written
-        first: WriteRefused leaves both the file and the cache as they were."""
+        """Kafka's assign (see `assigned`); True if the cache changed. The file follows at the
+        next `write_if_changed`."""
         new = assigned(self._entries, epoch, start_offset)
         if new == self._entries:
             return False
         dropped = self._entries[len(new) - 1 :]  # new is a prefix of the old entries plus one
         if len(dropped) > 1 or (dropped and dropped[0].start_offset != start_offset):
             log.warning("%s: epoch %d from %d drops conflicting entries %s", self.path, epoch, start_offset, dropped)
-        self._write(new)
         self._entries = new
         return True
 
@@ -173,12 +180,30 @@ class LeaderEpochCache:
         self._write(entries)
         return True
 
+    def write_if_changed(self) -> None:
+        """Make the file hold the cache, durably, if it does not yet (the logs' flush and close).
+        Raises WriteRefused; the file is then tried again at the next call."""
+        entries = self._entries  # replaced, never changed in place: a consistent snapshot
+        if entries is not self._written:
+            self._write(entries)
+
     def _write(self, entries: list[EpochEntry]) -> None:
-        try:
-            write_entry_lines(self.path, [f"{e.epoch} {e.start_offset}" for e in entries])
-        except OSError as exc:
-            raise WriteRefused(f"cannot write {self.path}: {exc.strerror or exc}") from exc
-        self.loaded = True
+        with self._write_lock:
+            try:
+                write_entry_lines(self.path, [f"{e.epoch} {e.start_offset}" for e in entries])
+            except OSError as exc:
+                raise WriteRefused(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+            self._written = entries
+            self.loaded = True
+
+
+def write_epochs_if_changed(cache: LeaderEpochCache) -> None:
+    """The logs' flush: the cache file is derived data (a file behind its log is rebuilt when
+    the log opens), so a failure to write it is a warning, not a reason to refuse the flush."""
+    try:
+        cache.write_if_changed()
+    except WriteRefused as exc:
+        log.warning("leader-epoch cache not written (rebuilt from the log if it crashes): %s", exc)
 
 
 def _parse(lines: list[str]) -> list[EpochEntry]:

@@ -39,7 +39,7 @@ from typing import Callable
 
 from segment.epoch_recovery import recover_epoch_cache
 from segment.file_io import fsync_dir
-from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
+from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
 from segment.log import AppendInfo, FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
 from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time
@@ -354,6 +354,7 @@ class SegmentPartitionLog(PartitionLog):
         would succeed without the data (PostgreSQL's "fsyncgate"); only a restart, which
         re-reads the files, knows what they hold."""
         self._check_online()
+        write_epochs_if_changed(self.epochs)
         with self._lock:
             target = self.log_end_offset
             segments = [s for s in self.segments if s.next_offset > self.recovery_point or s is self.segments[-1]]

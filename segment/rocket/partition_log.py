@@ -37,7 +37,7 @@ from typing import Protocol
 
 from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
-from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
+from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
 from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
 from segment.open_files import OpenFiles
 from wire import records as wire_records
@@ -346,6 +346,7 @@ class RocketPartitionLog(PartitionLog):
         self.config = config
 
     def flush(self) -> None:
+        write_epochs_if_changed(self.epochs)
         self.store.flush_partition()
 
     def close(self) -> None:

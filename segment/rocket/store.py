@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from segment.leader_epoch_cache import write_epochs_if_changed
 from segment.log import LogConfig, LogOffline, LogStore, StorageError
 from segment.open_files import OpenFiles
 from segment.partition_removal import DELETE_SUFFIX, PartitionRemoval
@@ -358,6 +359,8 @@ class RocketLogStore(LogStore):
         with self._ckpt_lock:
             position = self.dispatcher.dispatched  # read before the index: extra index entries are harmless
             index_file, index_count = self.index.position() if self.index is not None else (None, 0)
+            for plog in list(self.logs.values()):  # new epochs since the last (leader_epoch_cache.py)
+                write_epochs_if_changed(plog.epochs)
             self._fsync_commitlog()
             try:
                 for q in list(self.queues.values()):

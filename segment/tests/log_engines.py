@@ -83,7 +83,12 @@ def stored(plog) -> list[bytes]:
     return [data[pos : pos + h.size] for pos, h in iter_batches(data)]
 
 
-def epochs_on_disk(engine: Engine) -> list[tuple[int, int]]:
+def epochs_on_disk(engine: Engine, flushed: bool = True) -> list[tuple[int, int]]:
+    """The epoch file's entries; `flushed`: as the logs' next flush leaves it (an append only
+    changes the cache, leader_epoch_cache.py)."""
+    if flushed:
+        for plog in list(engine.store.logs.values()):
+            plog.epochs.write_if_changed()
     lines = engine.epoch_file.read_text().split("\n")
     assert lines[0] == "0" and len(lines) == int(lines[1]) + 3 and lines[-1] == ""
     return [tuple(int(x) for x in line.split()) for line in lines[2:-1]]

@@ -75,6 +75,7 @@ class EpochCacheWalk(RuleBasedStateMachine):
 
     @rule()
     def reopen(self):
+        self.cache.write_if_changed()  # as the logs' flush and close
         self.cache = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
 
     @invariant()
@@ -104,6 +105,8 @@ def test_file_is_kafkas_format(tmp_path):
     for epoch, start in [(0, 0), (2, 1500), (5, 1730)]:
         assert cache.assign(epoch, start)
     assert not cache.assign(5, 1800)  # the latest epoch again, later: nothing to record
+    assert not (tmp_path / LEADER_EPOCH_CHECKPOINT).exists()  # assign leaves the file to the flush
+    cache.write_if_changed()
     assert (tmp_path / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n3\n0 0\n2 1500\n5 1730\n"
     assert not (tmp_path / (LEADER_EPOCH_CHECKPOINT + ".tmp")).exists()
     again = LeaderEpochCache(tmp_path / LEADER_EPOCH_CHECKPOINT)
@@ -131,11 +134,23 @@ def test_malformed_file_reads_as_absent(tmp_path, text):
     assert not cache.loaded and cache.entries == []
 
 
-def test_assign_that_cannot_be_written_changes_nothing(tmp_path):
+def test_a_file_that_cannot_be_written_is_tried_again(tmp_path):
     cache = LeaderEpochCache(tmp_path / "gone" / LEADER_EPOCH_CHECKPOINT)
+    assert cache.assign(1, 0)
     with pytest.raises(WriteRefused):
-        cache.assign(1, 0)
-    assert cache.entries == [] and cache.latest_epoch() == -1
+        cache.write_if_changed()
+    assert cache.entries == [EpochEntry(1, 0)]
+    (tmp_path / "gone").mkdir()
+    cache.write_if_changed()
+    assert (tmp_path / "gone" / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n1\n1 0\n"
+
+
+def test_truncation_writes_at_once(tmp_path):
+    cache = LeaderEpochCache(tmp_path / LEADER_EPOCH_CHECKPOINT)
+    cache.assign(1, 0)
+    cache.assign(3, 10)
+    assert cache.truncate_from_end(10)
+    assert (tmp_path / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n1\n1 0\n"
 
 
 def test_offset_checkpoint_round_trip(tmp_path):

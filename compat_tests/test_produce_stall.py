@@ -1,0 +1,65 @@
+"""One Produce request naming 5,000 partitions does not stall other clients (issue 13 item 5).
+
+Against a real broker process in both layouts, a 5,000-partition topic gets one Produce v9
+(acks=all) carrying one record for every partition, twice, while a health probe (ApiVersions v0
+on a new connection every 20 ms, as the issue's probe) runs; every partition must hold its two
+records afterwards. The first produce to a new partition records its leader epoch; before,
+that rewrote the partition's leader-epoch-checkpoint with two fsyncs on the event loop (5,000
+partitions: the probe waited 12.9 s segment, 14.9 s commitlog). Now the file follows at the
+log's flush (segment/leader_epoch_cache.py), and the produce handler gives other connections
+the loop every 5 ms of its per-partition work (a later produce: 0.3-1.3 s before).
+
+Left, and bounded separately here: a commitlog partition's first write creates its two
+consume-queue files on the event loop (~0.4 ms each on this box): about 2.4 s for 5,000 new
+partitions. The issue's target is 100 ms; PROBE_BOUND_S is wider so that a loaded 2-core CI
+machine does not fail it by scheduling alone. Figures in FINDINGS.md.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from compat_tests.raw_kafka import Client, build_request, make_batch
+from compat_tests.test_admin_stalls import create_topics, probing
+from compat_tests.topics import unique_topic
+
+pytestmark = pytest.mark.timeout(120)
+
+PARTITIONS = 5_000
+PROBE_BOUND_S = 0.5
+FIRST_COMMITLOG_BOUND_S = 5.0  # the queue files' creation (see above)
+
+
+def produce_everywhere(c: Client, topic: str, round_: int) -> float:
+    request = build_request(0, 9, transactional_id=None, acks=-1, timeout=60_000, topic_data=[
+        {"name": topic, "partition_data": [
+            {"index": p, "records": make_batch([b"%d/%d" % (round_, p)])} for p in range(PARTITIONS)]}])
+    started = time.monotonic()
+    response = c.call(request, timeout=120)
+    took = time.monotonic() - started
+    answers = {pr.index: (pr.error_code, pr.base_offset) for t in response.responses for pr in t.partition_responses}
+    assert answers == {p: (0, round_) for p in range(PARTITIONS)}
+    return took
+
+
+def test_produce_to_5000_partitions_keeps_the_probe_answered(fresh_broker):
+    broker = fresh_broker
+    topic = unique_topic("wide")
+    with Client.to(broker) as c:
+        assert create_topics(c, {topic: PARTITIONS}) == {topic: 0}
+        waits: list[list[float]] = [[], []]
+        took = []
+        for round_ in (0, 1):
+            with probing(broker, waits[round_]):
+                took.append(produce_everywhere(c, topic, round_))
+        longest = [max(w) for w in waits]
+        print(f"\n{broker.storage_mode}: produce {took[0] * 1000:.0f} / {took[1] * 1000:.0f} ms, "
+              f"longest probe wait {longest[0] * 1000:.0f} / {longest[1] * 1000:.0f} ms")
+        assert all(len(w) >= 3 for w in waits), [len(w) for w in waits]
+        first_bound = FIRST_COMMITLOG_BOUND_S if broker.storage_mode == "commitlog" else PROBE_BOUND_S
+        assert longest[0] < first_bound, longest
+        assert longest[1] < PROBE_BOUND_S, longest
+        for p in (0, 2_500, PARTITIONS - 1):
+            assert c.log_end_offset(topic, p) == 2
