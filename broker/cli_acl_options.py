@@ -1,4 +1,5 @@
-"""`twinlog serve`'s authorizer options (issue 17), named after Kafka's settings:
+"""`twinlog serve`'s authorizer settings (issue 17), checked together (the options are declared
+in the settings table, settings.py), named after Kafka's settings:
 
     authorizer.class.name=...StandardAuthorizer    --authorizer (off by default: no ACL is checked,
                                                    and the ACL APIs answer SECURITY_DISABLED)
@@ -14,23 +15,6 @@ from __future__ import annotations
 import click
 
 from .acl.authorizer import AuthorizerSettings
-
-_OPTIONS = [
-    click.option("--authorizer", is_flag=True, default=False,
-                 help="Check every request against ACLs (Kafka's authorizer.class.name) [default: off]."),
-    click.option("--super-users", default="", metavar="User:A;User:B",
-                 help="Principals every check allows (super.users), separated by ';'."),
-    click.option("--allow-everyone-if-no-acl-found", is_flag=True, default=False,
-                 help="Allow a request on a resource no ACL names (allow.everyone.if.no.acl.found) "
-                      "[default: refuse]."),
-]
-
-
-def acl_options(command):
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
-
 
 def authorizer_settings(options: dict) -> AuthorizerSettings | None:
     """Takes this file's options out of `options` (serve's keyword arguments); None: no authorizer.

@@ -1,48 +1,16 @@
-"""`twinlog serve`'s listener and SASL options (issue 17), named after Kafka's settings; what
-each means is in security_config.py. Kept apart from cli.py so that file only applies them."""
+"""`twinlog serve`'s listener and SASL settings (issue 17), checked together: the options are
+declared in the settings table (settings.py), what each means is in security_config.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from .listeners import DEFAULT_PROTOCOL_MAP, InvalidListeners, inter_broker_listener, parse_listeners
+from .listeners import InvalidListeners, inter_broker_listener, parse_listeners
 from .sasl_credentials import InvalidCredentialSpec, parse_add_scram
-from .cli_tls_options import TLS_OPTIONS, tls_config
+from .cli_tls_options import tls_config
 from .security_config import InterBrokerLogin, SecurityConfig
 
 _MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
-
-_OPTIONS = [
-    click.option("--listeners", default=None, metavar="NAME://HOST:PORT,...",
-                 help="Kafka's listeners, e.g. PLAINTEXT://127.0.0.1:9092,SASL_PLAINTEXT://:9093 "
-                      "(overrides --host/--port) [default: PLAINTEXT://--host:--port]."),
-    click.option("--advertised-listeners", default=None, metavar="NAME://HOST:PORT,...",
-                 help="What Metadata names for clients of each listener [default: the listener's own address]."),
-    click.option("--listener-security-protocol-map", default=DEFAULT_PROTOCOL_MAP, show_default=True,
-                 metavar="NAME:PROTOCOL,...", help="Each listener's security protocol."),
-    click.option("--inter-broker-listener-name", default=None,
-                 help="The listener brokers fetch from each other on [default: the first listener]."),
-    click.option("--sasl-enabled-mechanisms", default=_MECHANISMS, show_default=True,
-                 help="SASL mechanisms offered on SASL listeners (sasl.enabled.mechanisms)."),
-    click.option("--sasl-plain-users", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                 help='PLAIN users: a file with user_NAME="PASSWORD" entries (Kafka\'s PlainLoginModule JAAS '
-                      "section works as is)."),
-    click.option("--sasl-scram-user", "sasl_scram_users", multiple=True, metavar="SCRAM-SHA-256=[name=N,password=P]",
-                 help="Add or replace a SCRAM user at start-up, salted and stored in the data dir "
-                      "(kafka-storage format --add-scram syntax); repeatable."),
-    click.option("--inter-broker-sasl-mechanism", default=None,
-                 help="The mechanism this broker logs in to its peers with (sasl.mechanism.inter.broker.protocol)."),
-    click.option("--inter-broker-sasl-username", default=None, help="This broker's own SASL user name."),
-    click.option("--inter-broker-sasl-password", default=None, help="This broker's own SASL password."),
-]
-
-
-def security_options(command):
-    for option in reversed(_OPTIONS + TLS_OPTIONS):
-        command = option(command)
-    return command
 
 
 def security_config(listeners, advertised_listeners, listener_security_protocol_map, inter_broker_listener_name,

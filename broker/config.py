@@ -61,6 +61,9 @@ class BrokerConfig:
     log_defaults: LogConfig = field(default_factory=LogConfig)
     security: SecurityConfig = field(default_factory=SecurityConfig)  # listeners, SASL (issue 17)
     authorizer: AuthorizerSettings | None = None  # ACLs checked (issue 17); None: no authorizer, as Kafka's default
+    # setting name -> (value, source) as `twinlog serve` resolved them (config_sources.py): what
+    # DescribeConfigs reports for settings that are not fields here, and whether each was set
+    settings: dict[str, tuple[object, str]] = field(default_factory=dict, compare=False)
 
     @property
     def advertised(self) -> str:
