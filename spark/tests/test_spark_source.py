@@ -192,3 +192,18 @@ def test_fail_on_data_loss_after_delete_records(spark, broker, topic_factory, pr
     batch = _reader(spark, broker, subscribe=topic, failOnDataLoss="false",
                     startingOffsets=json.dumps({topic: {"0": 0}}))
     assert sorted(r.offset for r in batch.select("offset").collect()) == list(range(30, 40))
+
+
+def test_min_partitions_and_max_records_split_ranges(spark, broker, topic_factory, produce):
+    topic = topic_factory("spark-split", partitions=2)
+    records = _records(60, 2)  # 30 per partition
+    produce(topic, records)
+    expected = _expected_rows(topic, records, include_headers=False)
+    split = _reader(spark, broker, subscribe=topic, minPartitions="6")
+    assert split.rdd.getNumPartitions() == 6
+    assert _collected(split, include_headers=False) == expected  # no record lost or read twice at a cut
+    capped = _reader(spark, broker, subscribe=topic, maxRecordsPerPartition="7")
+    assert capped.rdd.getNumPartitions() == 10  # ceil(30 / 7) = 5 per Kafka partition
+    assert _collected(capped, include_headers=False) == expected
+    with pytest.raises(Exception, match="bogusoption"):
+        _reader(spark, broker, subscribe=topic, bogusOption="1").collect()
