@@ -15,6 +15,8 @@ A pipeline written for format("kafka") runs by changing only the format name.
     partition_reader.py one offset range read on an executor (assign + seek, no commits)
     batch_reader.py / stream_reader.py / sink.py / source.py   the Data Source API classes
     session.py          a local SparkSession for tests and the demo
+    revenue_job.py      the demo's windowed query; demo.py / demo_cluster.py run it on one broker /
+                        three (failover_run.py kills brokers under it, cluster_brokers.py starts them)
 """
 
 from __future__ import annotations
