@@ -118,7 +118,7 @@ def test_a_user_without_acls_is_refused_everywhere(broker):
         assert c.request(43, 2, election_type=0, topic_partitions=None, timeout=5000).error_code == CLUSTER_AUTH
         assert c.request(32, 4, resources=[dict(resource_type=CONFIG_BROKER, resource_name="", configuration_keys=None)],
                          include_synonyms=False, include_documentation=False).results[0].error_code == CLUSTER_AUTH
-        assert c.request(35, 5, topics=None).error_code == CLUSTER_AUTH
+        assert c.request(35, 4, topics=None).error_code == CLUSTER_AUTH
         assert c.request(50, 0, users=None).error_code == CLUSTER_AUTH
     with Client.to(broker) as admin:  # nothing carol asked for happened
         assert admin.metadata(["carol-new", "carol-made"]).topics[0].error_code != NONE
