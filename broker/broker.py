@@ -24,7 +24,8 @@ from replica.partition import Partition, now_ms
 from .producer_ids import ProducerIdAllocator
 from .storage_health import StorageHealth
 from .storage_modes import StorageModes
-from .topics import TopicError, TopicRegistry
+from .topic_names import TopicError
+from .topics import TopicRegistry
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from .cluster_scram_credentials import ClusterScramCredentials
 from .cluster_view import ClusterImageView
 from .security_config import inter_broker_of, listeners_of
 from .tls_config import TLS_PROTOCOLS, client_context
-from .topics import TopicError
+from .topic_names import TopicError
 
 log = logging.getLogger(__name__)
 

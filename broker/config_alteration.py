@@ -21,7 +21,7 @@ from typing import Callable
 
 from .config import effective_topic_configs, log_config_for
 from .topic_config_changes import ConfigChangeError
-from .topics import TopicError
+from .topic_names import TopicError
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ def read_key_topic(client, topic: str, key: bytes) -> list[tuple]:
     from .cli_consume import fetch_records
     from .kafka_client import EARLIEST, LATEST, list_offsets, partition_leaders
     from .key_topic import name_for
-    from .topics import MAX_NAME_LENGTH
+    from .topic_names import MAX_NAME_LENGTH
 
     name = name_for(topic, key)
     if len(name) > MAX_NAME_LENGTH:

@@ -24,78 +24,20 @@ import asyncio
 import json
 import logging
 import os
-import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import key_topic
 from .admin_worker import AdminWorker
 from .config import BrokerConfig, log_config_for
 from replica.partition import Partition
 from .storage_modes import StorageModes
+from . import key_topic
+from .topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
 
 log = logging.getLogger(__name__)
 
 INSTALL_CHUNK = 500  # partitions handed to a store between two turns of the event loop
-
-_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
-MAX_NAME_LENGTH = 249
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
-
-class TopicError(Exception):
-    """Carries the Kafka error code name for the handler."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def illegal_name(name: str) -> str | None:
-    """Why no topic can have this name (Kafka's Topic.validate, in its words), or None."""
-    if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return 'Topic name cannot be "." or ".."'
-    if len(name) > MAX_NAME_LENGTH:
-        return f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, topic name: {name}"
-    if not _LEGAL.fullmatch(name):  # fullmatch: a `$` would let a trailing newline through
-        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
-
-
-def check_topic_name(name: str) -> None:
-    """A name a topic may be created with; raises TopicError."""
-    if name.startswith(key_topic.PREFIX):
-        raise TopicError("invalid_topic_exception",
-                         f"Topic names starting with {key_topic.PREFIX!r} are reserved for key lookups")
-    reason = illegal_name(name)
-    if reason is not None:
-        raise TopicError("invalid_topic_exception", reason)
-
-
-def check_internal_change(name: str, allowed: bool, change: str) -> None:
-    """Refuse DeleteTopics / CreatePartitions on an internal topic unless the operator allowed it.
-
-    Kafka's own tools refuse both ("is a kafka internal topic and is not allowed to be marked
-    for deletion", "The number of partitions for the offsets topic cannot be changed"): deleting
-    __consumer_offsets erases every committed offset, and more partitions send a group's new
-    commits to another partition than its old ones, so replay (partition by partition) can
-    restore an old offset. One request should not do either. INVALID_TOPIC_EXCEPTION is what
-    Kafka answers for its other internal-topic refusals (Produce, DeleteRecords).
-    """
-    if name in INTERNAL_TOPICS and not allowed:
-        raise TopicError("invalid_topic_exception",
-                         f"Topic {name} is an internal topic and is not allowed to be {change} "
-                         "(the broker's --allow-internal-topic-changes allows it)")
-
-
-def _collision_key(name: str) -> str:
-    # Kafka's Topic.unifyCollisionChars: metric names turn '.' into '_', so "a.b" and "a_b"
-    # would report as one topic; Kafka refuses the second name.
-    return name.replace(".", "_")
-
 
 @dataclass
 class Topic:
@@ -258,8 +200,8 @@ class TopicRegistry:
         set of colliding names: the least one."""
         if "." not in name and "_" not in name:
             return
-        key = _collision_key(name)
-        colliding = [t for t in [*self.topics, *also] if t != name and _collision_key(t) == key]
+        key = collision_key(name)
+        colliding = [t for t in [*self.topics, *also] if t != name and collision_key(t) == key]
         if colliding:
             raise TopicError("invalid_topic_exception",
                              f"Topic '{name}' collides with existing topic: {min(colliding)}")

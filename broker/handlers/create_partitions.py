@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topics import TopicError, check_internal_change
+from ..topic_names import TopicError, check_internal_change
 from .partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
 from ..acl.checks import topic_allowed
 from ..acl.model import Operation

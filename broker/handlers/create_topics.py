@@ -13,7 +13,7 @@ from collections import Counter
 from wire.protocol import response_for
 
 from ..config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
-from ..topics import TopicError, check_topic_name
+from ..topic_names import TopicError, check_topic_name
 from .partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
 from ..acl.checks import cluster_allowed, topic_allowed
 from ..acl.model import Operation

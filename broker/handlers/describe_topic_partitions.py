@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topics import illegal_name
+from ..topic_names import illegal_name
 from ..acl.checks import denied_names
 from ..acl.model import Operation, ResourceType
 from .response_builder import NO_THROTTLE, error, make, nested

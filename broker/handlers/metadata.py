@@ -13,7 +13,7 @@ from wire.protocol import response_for
 from .. import advertised_brokers
 from ..acl.checks import cluster_allowed, denied_names
 from ..acl.model import Operation, ResourceType
-from ..topics import TopicError, illegal_name
+from ..topic_names import TopicError, illegal_name
 from .partition_limits import MAX_PARTITIONS_PER_REQUEST
 from .response_builder import NO_THROTTLE, error, make, nested
 

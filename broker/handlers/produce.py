@@ -36,7 +36,7 @@ from ..dispatch_types import Deferred
 from .produce_records import PendingBatch, check_batches
 from replica.partition import PartitionError
 from replica.producer_state import OutOfOrderSequence, ProducerFenced
-from ..topics import INTERNAL_TOPICS
+from ..topic_names import INTERNAL_TOPICS
 from .response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,8 @@ import uuid
 import pytest
 
 from broker.config import BrokerConfig
-from broker.topics import MAX_NAME_LENGTH, Topic, TopicError, TopicRegistry, check_topic_name, illegal_name
+from broker.topic_names import MAX_NAME_LENGTH, TopicError, check_topic_name, illegal_name
+from broker.topics import Topic, TopicRegistry
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "a" * (MAX_NAME_LENGTH + 1), "a!b", "abc\n", "caf\u00e9"])
