@@ -7,12 +7,12 @@ records afterwards. The first produce to a new partition records its leader epoc
 that rewrote the partition's leader-epoch-checkpoint with two fsyncs on the event loop (5,000
 partitions: the probe waited 12.9 s segment, 14.9 s commitlog). Now the file follows at the
 log's flush (segment/leader_epoch_cache.py), and the produce handler gives other connections
-the loop every 5 ms of its per-partition work (a later produce: 0.3-1.3 s before).
-
-Left, and bounded separately here: a commitlog partition's first write creates its two
-consume-queue files on the event loop (~0.4 ms each on this box): about 2.4 s for 5,000 new
-partitions. The issue's target is 100 ms; PROBE_BOUND_S is wider so that a loaded 2-core CI
-machine does not fail it by scheduling alone. Figures in FINDINGS.md.
+the loop every 5 ms of its per-partition work (a later produce: 0.3-1.3 s before). A commitlog
+partition's first consume-queue files are made with the partition, in the admin worker
+(segment/rocket/consume_queue.py); its first write created them on the event loop (~0.5 ms
+each: 2.0-4.3 s for 5,000 new partitions). The issue's target is 100 ms; PROBE_BOUND_S is
+wider so that a loaded 2-core CI machine does not fail it by scheduling alone. Figures in
+FINDINGS.md.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ pytestmark = pytest.mark.timeout(120)
 
 PARTITIONS = 5_000
 PROBE_BOUND_S = 0.5
-FIRST_COMMITLOG_BOUND_S = 5.0  # the queue files' creation (see above)
 
 
 def produce_everywhere(c: Client, topic: str, round_: int) -> float:
@@ -58,8 +57,6 @@ def test_produce_to_5000_partitions_keeps_the_probe_answered(fresh_broker):
         print(f"\n{broker.storage_mode}: produce {took[0] * 1000:.0f} / {took[1] * 1000:.0f} ms, "
               f"longest probe wait {longest[0] * 1000:.0f} / {longest[1] * 1000:.0f} ms")
         assert all(len(w) >= 3 for w in waits), [len(w) for w in waits]
-        first_bound = FIRST_COMMITLOG_BOUND_S if broker.storage_mode == "commitlog" else PROBE_BOUND_S
-        assert longest[0] < first_bound, longest
-        assert longest[1] < PROBE_BOUND_S, longest
+        assert max(longest) < PROBE_BOUND_S, longest
         for p in (0, 2_500, PARTITIONS - 1):
             assert c.log_end_offset(topic, p) == 2
