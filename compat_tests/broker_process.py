@@ -6,7 +6,9 @@ developed against. Its stdout and stderr go to one log file that survives restar
 writes a marker line), so a failing test can show what the broker said.
 
 A broker counts as up only when a real ApiVersions v0 request gets a well-formed reply with
-error code 0: an open port alone says nothing about whether the request path works.
+error code 0: an open port alone says nothing about whether the request path works. Starting,
+waiting and stopping are broker/testing.py's (the public fixture's) core; this class adds what
+the compat tests need on top: a fixed port and data dir kept across restarts, kill -9, Tansu.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import atexit
 import os
 import shlex
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -23,6 +24,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from broker import testing
+from broker.testing import BrokerStartError
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPS = Path(__file__).resolve().parent / ".deps"
@@ -77,8 +81,11 @@ def _recv_exactly(s: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-class BrokerStartError(RuntimeError):
-    pass
+def _probe(host: str, port: int) -> None:
+    try:
+        api_versions_roundtrip(host, port)
+    except struct.error as exc:  # a reply too short for its own counts
+        raise ConnectionError(f"ApiVersions reply does not parse: {exc}") from None
 
 
 _LIVE: set["BrokerProcess"] = set()
@@ -148,58 +155,32 @@ class BrokerProcess:
             raise BrokerStartError(f"broker pid {self.pid} is already running")
         self._starts += 1
         cmd = self.command()
-        with open(self.log_path, "ab") as log:
-            log.write(f"\n===== start #{self._starts} at {time.strftime('%H:%M:%S')}: "
-                      f"{' '.join(cmd)}\n".encode())
-            log.flush()
-            self._proc = subprocess.Popen(
-                cmd, cwd=str(self.workdir), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        banner = f"\n===== start #{self._starts} at {time.strftime('%H:%M:%S')}: {' '.join(cmd)}"
+        self._proc = testing.launch(cmd, self.log_path, cwd=self.workdir, banner=banner)
         _LIVE.add(self)
         try:
-            self._wait_until_serving(timeout)
+            testing.wait_until_answering(self._proc, (self.host, self.port), timeout, self.log_path,
+                                         name=self.kind, probe=_probe)
         except BaseException:
             self.kill()
             raise
         return self
 
-    def _wait_until_serving(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise BrokerStartError(
-                    f"{self.kind} exited with code {self._proc.returncode} during startup\n"
-                    f"command: {' '.join(self.command())}\n{self.log_tail()}")
-            try:
-                api_versions_roundtrip(self.host, self.port)
-                return
-            except (OSError, struct.error) as e:
-                last_error = e
-                time.sleep(0.05)
-        raise BrokerStartError(
-            f"{self.kind} did not answer ApiVersions on {self.bootstrap} within {timeout}s "
-            f"(last error: {last_error!r})\n{self.log_tail()}")
-
     def stop(self, timeout: float = 20.0) -> int | None:
         """SIGTERM and wait for a clean exit; SIGKILL (and raise) if it does not come."""
-        if self._proc is None or self._proc.poll() is not None:
-            return self._proc.returncode if self._proc else None
-        self._proc.send_signal(signal.SIGTERM)
-        try:
-            code = self._proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        if self._proc is None:
+            return None
+        if not testing.terminate(self._proc, timeout):
+            _LIVE.discard(self)
             raise BrokerStartError(
                 f"{self.kind} pid {self.pid} ignored SIGTERM for {timeout}s; killed it\n{self.log_tail()}")
         _LIVE.discard(self)
-        return code
+        return self._proc.returncode
 
     def kill(self) -> None:
         """SIGKILL: no shutdown hooks, no flush; what is on disk is what the OS has."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait(10)
+        if self._proc is not None:
+            testing.kill(self._proc)
         _LIVE.discard(self)
 
     def restart(self, timeout: float = 30.0) -> "BrokerProcess":
@@ -218,17 +199,10 @@ class BrokerProcess:
             return 0
 
     def log_text(self, since: int = 0) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(since)
-                return f.read().decode("utf-8", "replace")
-        except FileNotFoundError:
-            return ""
+        return testing.read_log(self.log_path, since)
 
     def log_tail(self, lines: int = 60, since: int = 0) -> str:
-        text = self.log_text(since).splitlines()
-        head = f"--- last {min(lines, len(text))} lines of {self.log_path} ---"
-        return "\n".join([head, *text[-lines:]])
+        return testing.log_tail(self.log_path, lines, since)
 
     def __enter__(self) -> "BrokerProcess":
         return self.start()

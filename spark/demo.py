@@ -4,7 +4,7 @@
     make spark-demo-cluster   the same job on three brokers, with brokers killed under it
                               (spark/demo_cluster.py)
 
-1. starts a twinlog broker (`twinlog serve`, temporary data dir, free port);
+1. starts a twinlog broker (`twinlog serve`, temporary data dir, free port: broker/testing.py);
 2. a generator produces JSON order events into the topic `orders` (order_events.py);
 3. a Structured Streaming job reads `orders` with the twinlog source, parses the JSON, and counts
    orders and revenue per region over 1-minute event-time windows with a 2-minute watermark
@@ -30,8 +30,8 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 
+from broker.testing import TwinlogBroker
 from spark import order_events
-from spark.embedded_broker import EmbeddedBroker
 from spark.failover_run import read_parquet_windows, read_topic_windows
 from spark.revenue_job import windowed_revenue
 
@@ -70,24 +70,26 @@ def main(argv: list[str] | None = None) -> int:
     orders = order_events.generate(opts.orders)
     first, second = orders[: len(orders) * 2 // 3], orders[len(orders) * 2 // 3:]
     work = tempfile.mkdtemp(prefix="twinlog-demo-spark-")
-    with EmbeddedBroker(opts.storage_mode, keep=opts.keep) as broker:
-        print(f"twinlog broker on {broker.bootstrap} ({opts.storage_mode} storage)")
-        broker.create_topics({"orders": 4, "order-stats": 2})
+    with TwinlogBroker(opts.storage_mode, keep=opts.keep) as broker:
+        bootstrap = broker.bootstrap_servers
+        print(f"twinlog broker on {bootstrap} ({opts.storage_mode} storage)")
+        broker.create_topic("orders", partitions=4)
+        broker.create_topic("order-stats", partitions=2)
         spark = local_session("twinlog-demo", quiet=True)
         try:
-            order_events.produce(broker.bootstrap, "orders", first)
+            order_events.produce(bootstrap, "orders", first)
             print(f"produced {len(first)} orders; streaming job, run 1 ...")
-            run1 = run_job(spark, broker.bootstrap, work)
-            order_events.produce(broker.bootstrap, "orders", second)
+            run1 = run_job(spark, bootstrap, work)
+            order_events.produce(bootstrap, "orders", second)
             print(f"produced {len(second)} more; run 2 resumes from the checkpoint ...")
-            run2 = run_job(spark, broker.bootstrap, work)
-            summarize(spark, broker.bootstrap, work, orders, run1, run2)
+            run2 = run_job(spark, bootstrap, work)
+            summarize(spark, bootstrap, work, orders, run1, run2)
         finally:
             spark.stop()
     if opts.keep:
-        print(f"\nkept: parquet in {work}/windows; the broker's data in {broker.workdir / 'data'}; read them "
-              f"again with\n  twinlog serve --data-dir {broker.workdir / 'data'} --port {broker.port} &\n"
-              f"  kcat -C -b {broker.bootstrap} -t order-stats -e")
+        print(f"\nkept: parquet in {work}/windows; the broker's data in {broker.data_dir}; read them "
+              f"again with\n  twinlog serve --data-dir {broker.data_dir} --port {broker.port} &\n"
+              f"  kcat -C -b {bootstrap} -t order-stats -e")
     else:
         shutil.rmtree(work, ignore_errors=True)
     print(f"done in {time.monotonic() - t0:.0f}s")
