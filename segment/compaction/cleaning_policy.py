@@ -29,6 +29,16 @@ from wire.records import Record
 from .offset_map import OffsetMap
 
 
+@dataclass
+class CleanStats:
+    """What one round of either engine's cleaner did (the service logs it)."""
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_dropped: int = 0
+    groups_swapped: int = 0
+    end_offset: int | None = None  # where this round's clean stopped: the next round's first dirty
+
+
 @dataclass(frozen=True, slots=True)
 class SegmentStats:
     """What the rules need of one segment (or of one stretch of a commitlog partition)."""

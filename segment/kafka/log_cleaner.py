@@ -41,7 +41,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -59,15 +58,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 READ_CHUNK = 8 * 1024 * 1024
 _SUFFIXES = (".index", ".timeindex", ".log")  # the .log last: its .swap marks the group committed
-
-
-@dataclass
-class CleanStats:
-    bytes_read: int = 0
-    bytes_written: int = 0
-    records_dropped: int = 0
-    groups_swapped: int = 0
-    end_offset: int | None = None  # where this round's clean stopped: the next round's first dirty
 
 
 def stats_of(seg: LogSegment) -> policy.SegmentStats:
@@ -90,11 +80,11 @@ def due(plog, first_dirty: int, now_ms: int) -> bool:
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
           run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
-          slicer: GilSlicer | None = None) -> CleanStats:
+          slicer: GilSlicer | None = None) -> policy.CleanStats:
     """One round over `plog` (a SegmentPartitionLog), from a worker thread, its record walks
     paced by `slicer` so the event loop gets the GIL back. Returns what it did;
     stats.end_offset is None when there was nothing to clean."""
-    stats = CleanStats()
+    stats = policy.CleanStats()
     slicer = slicer or GilSlicer()
     segments = list(plog.segments)
     closed = segments[:-1]
@@ -117,7 +107,7 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     return stats
 
 
-def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, stats: CleanStats,
+def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, stats: policy.CleanStats,
                slicer: GilSlicer) -> None:
     for seg in dirty:
         for batch in _batches(seg, stats):
@@ -128,7 +118,7 @@ def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, st
                 return
 
 
-def _batches(seg: LogSegment, stats: CleanStats):
+def _batches(seg: LogSegment, stats: policy.CleanStats):
     """The segment's batches as bytes, read in large chunks."""
     position, size = 0, seg.size
     while position < size:
@@ -160,7 +150,7 @@ def _groups(segments: list[LogSegment], max_bytes: int) -> list[list[LogSegment]
 
 
 def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_last: set[int], now_ms: int,
-                 stats: CleanStats, run_on_owner, slicer: GilSlicer) -> None:
+                 stats: policy.CleanStats, run_on_owner, slicer: GilSlicer) -> None:
     base = group[0].base_offset
     directory: Path = plog.dir
     work = directory / f"{segment_name(base)}.cleaned"

@@ -75,15 +75,6 @@ _SWAP_ORDER = (cl.KEYS, cl.ENTRIES, "")  # the data last: its .swap marks the ro
 QUEUE_READ = 4096  # entries per pread of a consume-queue file
 
 
-@dataclass
-class CleanStats:
-    bytes_read: int = 0
-    bytes_written: int = 0
-    records_dropped: int = 0
-    groups_swapped: int = 0
-    end_offset: int | None = None  # where this round stopped: the next round's first dirty
-
-
 @dataclass(frozen=True)
 class Snapshot:
     """The partition's bounds when a round starts."""
@@ -195,11 +186,11 @@ def due(plog, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None) ->
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
           run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
-          slicer: GilSlicer | None = None) -> CleanStats:
+          slicer: GilSlicer | None = None) -> policy.CleanStats:
     """One round over `plog` (a RocketPartitionLog), from a worker thread, its record walks
     paced by `slicer` so the event loop gets the GIL back. stats.end_offset is None when there
     was nothing to clean."""
-    stats = CleanStats()
+    stats = policy.CleanStats()
     slicer = slicer or GilSlicer()
     snap = snapshot(plog)
     entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
@@ -237,7 +228,7 @@ def _headers(comp, entries: list[QueueEntry], reader: UnitReader, log_start: int
 
 
 def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReader, offsets: OffsetMap,
-                      producers_last: set[int], now_ms: int, stats: CleanStats, slicer: GilSlicer) -> int:
+                      producers_last: set[int], now_ms: int, stats: policy.CleanStats, slicer: GilSlicer) -> int:
     directory: Path = plog.queue.dir
     work = directory / WORK_DIR
     shutil.rmtree(work, ignore_errors=True)
