@@ -22,6 +22,11 @@ and expectations on it:
     checks that ApiVersions makes kafka-python infer exactly 4.0.
 Override with TWINLOG_KP_SUITE_KAFKA_VERSION to experiment; the allowlist assumes 4.0.
 
+The SASL and SSL modules (SPAWNED_BROKER_MODULES) need a broker of their own with the listener,
+users and certificates their fixture chooses; they run in a second invocation without KAFKA_URI,
+where our templates, stand-in kafka-storage.sh / kafka-topics.sh (kafka_python_suite/kafka_root)
+and stand-in SpawnedService start a twinlog process per fixture (see run_with_spawned_brokers).
+
 Outcomes are recorded per node id by kafka_python_suite/outcome_recorder.py. Every node id in
 kafka_python_suite/allowlist.txt must pass, or this test fails (a regression); tests that pass
 without being on the allowlist are printed and raised as a warning, to be added. Tests in
@@ -55,6 +60,10 @@ KAFKA_VERSION = os.environ.get("TWINLOG_KP_SUITE_KAFKA_VERSION", "4.0")
 PER_TEST_TIMEOUT_S = 60
 # The whole CI run has 90 minutes; the suite gets at most 10 of them per storage mode.
 SUITE_BUDGET_S = 600
+# Modules whose fixtures start a broker of their own (SASL, SSL); ~10 s for their 11 tests.
+SPAWNED_BROKER_MODULES = ("test/integration/test_sasl_integration.py",
+                          "test/integration/test_ssl_integration.py")
+SPAWNED_BUDGET_S = 120
 
 
 def read_id_list(path: Path) -> dict[str, str]:
@@ -109,33 +118,31 @@ def prepare_suite() -> None:
     (SUITE / "test" / "__init__.py").touch()
 
 
-def run_suite(broker, workdir: Path) -> tuple[int | None, dict[str, dict], Path]:
-    outcomes_path = workdir / "outcomes.jsonl"
-    output_path = workdir / "suite-output.txt"
-    kafka_root = workdir / "kafka-root"  # the fixtures insist it exists; nothing is run from it
-    kafka_root.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+def run_suite(workdir: Path, name: str, targets: list[str], env_extra: dict[str, str],
+              deselect: list[str], budget_s: float) -> tuple[int | None, dict[str, dict], Path]:
+    outcomes_path = workdir / f"{name}-outcomes.jsonl"
+    output_path = workdir / f"{name}-output.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k != "KAFKA_URI"}
     env.update({
-        "KAFKA_URI": f"kafka://{broker.host}:{broker.port}",
         "KAFKA_VERSION": KAFKA_VERSION,
-        "KAFKA_ROOT": str(kafka_root),
         "TWINLOG_SUITE_OUTCOMES": str(outcomes_path),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(HARNESS), env.get("PYTHONPATH")])),
         "PYTHONDONTWRITEBYTECODE": "1",
+        **env_extra,
     })
-    cmd = [sys.executable, "-m", "pytest", "test/integration",
+    cmd = [sys.executable, "-m", "pytest", *targets,
            "-p", "outcome_recorder", "-p", "no:cacheprovider",
            f"--timeout={PER_TEST_TIMEOUT_S}",
            # "signal" fails just the stuck test; the suite's default "thread" exits the run.
            "--timeout-method=signal",
            "-o", "log_level=WARNING", "-q", "-rfE", "--durations=15"]
-    for nodeid in read_id_list(DESELECTED):
+    for nodeid in deselect:
         cmd += ["--deselect", nodeid]
     with open(output_path, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=SUITE, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            rc = proc.wait(SUITE_BUDGET_S)
+            rc = proc.wait(budget_s)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -144,6 +151,31 @@ def run_suite(broker, workdir: Path) -> tuple[int | None, dict[str, dict], Path]
     if outcomes_path.exists():
         records = [json.loads(line) for line in outcomes_path.read_text().splitlines() if line.strip()]
     return rc, final_outcomes(records), output_path
+
+
+def run_against_external_broker(broker, workdir: Path):
+    """Everything but SPAWNED_BROKER_MODULES, pointed at our broker through KAFKA_URI."""
+    kafka_root = workdir / "kafka-root"  # the fixtures insist it exists; nothing is run from it
+    kafka_root.mkdir()
+    env = {"KAFKA_URI": f"kafka://{broker.host}:{broker.port}", "KAFKA_ROOT": str(kafka_root)}
+    deselect = [*read_id_list(DESELECTED), *SPAWNED_BROKER_MODULES]
+    return run_suite(workdir, "external", ["test/integration"], env, deselect, SUITE_BUDGET_S)
+
+
+def run_with_spawned_brokers(storage_mode: str, workdir: Path):
+    """SPAWNED_BROKER_MODULES without KAFKA_URI: their fixtures start a broker of their own.
+
+    KafkaFixture renders kafka.properties and a JAAS file from PROJECT_ROOT's templates, runs
+    KAFKA_ROOT/bin/kafka-storage.sh (SCRAM users) and kafka-topics.sh (--list), and launches the
+    broker through test/service.py's SpawnedService: our templates, our two scripts in
+    kafka_root/bin and our SpawnedService start a twinlog process with the settings the fixture
+    chose (SASL_PLAINTEXT with PLAIN / SCRAM users, SSL with the certificates its keytool and
+    openssl made). See kafka_python_suite/service.py.
+    """
+    env = {"PROJECT_ROOT": str(HARNESS), "KAFKA_ROOT": str(HARNESS / "kafka_root"),
+           "TWINLOG_SUITE_STORAGE_MODE": storage_mode}
+    return run_suite(workdir, "spawned", list(SPAWNED_BROKER_MODULES), env,
+                     list(read_id_list(DESELECTED)), SPAWNED_BUDGET_S)
 
 
 def outcome_table(outcomes: dict[str, dict]) -> str:
@@ -173,25 +205,30 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     assert allowlist, f"{ALLOWLIST} is empty: nothing would be checked"
 
     started = time.monotonic()
-    rc, outcomes, output_path = run_suite(broker, tmp_path)
+    mode = getattr(broker, "storage_mode", "?")
+    runs = [run_against_external_broker(broker, tmp_path)]
+    if broker_kind() == "twinlog":  # the spawned brokers are twinlog processes
+        runs.append(run_with_spawned_brokers(mode, tmp_path))
     elapsed = time.monotonic() - started
+    outcomes = {nodeid: o for _, run_outcomes, _ in runs for nodeid, o in run_outcomes.items()}
 
     counts = Counter(o["outcome"] for o in outcomes.values())
     table = outcome_table(outcomes)
-    mode = getattr(broker, "storage_mode", "?")
     (SUITE / f"last-outcomes-{mode}.txt").write_text(table + "\n")
     print(f"kafka-python {KAFKA_VERSION} suite vs {broker!r}: {dict(sorted(counts.items()))} "
-          f"in {elapsed:.0f}s (exit code {rc})")
+          f"in {elapsed:.0f}s (exit codes {[run[0] for run in runs]})")
     print(table)
-    output_tail = "\n".join(output_path.read_text(errors="replace").splitlines()[-40:])
-
-    assert broker.is_running(), f"the broker died during the suite\n{broker.log_tail(80)}"
-    assert rc is not None, (
-        f"suite exceeded its {SUITE_BUDGET_S}s budget and was killed; finished so far: "
-        f"{dict(counts)}; deselect the test that hangs (see {output_path})\n{output_tail}")
-    # 0: all passed; 1: some failed. 2 (interrupted), 3 (internal error), 4 (usage) and
-    # 5 (nothing collected) mean the harness itself is broken.
-    assert rc in (0, 1), f"suite pytest exited {rc}\n{output_tail}"
+    output_tails = {}
+    for rc, _, output_path in runs:
+        output_tail = "\n".join(output_path.read_text(errors="replace").splitlines()[-40:])
+        output_tails[output_path] = output_tail
+        assert broker.is_running(), f"the broker died during the suite\n{broker.log_tail(80)}"
+        assert rc is not None, (
+            f"suite run exceeded its budget and was killed; finished so far: "
+            f"{dict(counts)}; deselect the test that hangs (see {output_path})\n{output_tail}")
+        # 0: all passed; 1: some failed. 2 (interrupted), 3 (internal error), 4 (usage) and
+        # 5 (nothing collected) mean the harness itself is broken.
+        assert rc in (0, 1), f"suite pytest exited {rc} ({output_path})\n{output_tail}"
 
     regressions = {n: outcomes.get(n, {"outcome": "missing", "reason": "not in the suite's results"})
                    for n in allowlist if outcomes.get(n, {}).get("outcome") != "passed"}
@@ -205,4 +242,4 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     assert not regressions, (
         f"{len(regressions)} allowlisted kafka-python test(s) did not pass:\n"
         + "\n".join(f"  {o['outcome']:<10} {n}  {o['reason']}" for n, o in sorted(regressions.items()))
-        + f"\n\nsuite output tail ({output_path}):\n{output_tail}")
+        + "".join(f"\n\nsuite output tail ({path}):\n{tail}" for path, tail in output_tails.items()))
