@@ -31,7 +31,8 @@ def spark_session():
 
 @pytest.fixture(scope="module", params=STORAGE_MODES)
 def broker(request):
-    proc = BrokerProcess(storage_mode=request.param)
+    # Retention checked every 200 ms: the failOnDataLoss test lets retention delete records.
+    proc = BrokerProcess(storage_mode=request.param, extra_args=["--retention-check-ms", "200"])
     try:
         proc.start()
         yield proc

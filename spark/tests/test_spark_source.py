@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
+
+from compat_tests.topics import create_topic, unique_topic
 
 BASE_TS = 1_700_000_000_000
 
@@ -192,6 +195,46 @@ def test_fail_on_data_loss_after_delete_records(spark, broker, topic_factory, pr
     batch = _reader(spark, broker, subscribe=topic, failOnDataLoss="false",
                     startingOffsets=json.dumps({topic: {"0": 0}}))
     assert sorted(r.offset for r in batch.select("offset").collect()) == list(range(30, 40))
+
+
+def test_fail_on_data_loss_after_retention(spark, broker, produce, workdir):
+    """As after DeleteRecords, with the log start moved by time retention instead: a stream read
+    to 20 resumes after retention.ms (set by IncrementalAlterConfigs) deleted the closed
+    segments of records 0..29, written an hour ago; 30..39 are new. true fails naming the
+    option; false then resumes from the same checkpoint and reads 30..39."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+
+    topic = create_topic(broker.bootstrap, unique_topic("spark-retention"), 1,
+                         configs={"segment.bytes": "1024", "retention.ms": "-1"})
+    old = int(time.time() * 1000) - 3_600_000
+    produce(topic, [{"value": b"r%d" % i * 40, "partition": 0, "timestamp": old} for i in range(20)])
+    assert sum(_stream_to_parquet(spark, broker, topic, workdir, startingOffsets="earliest")) == 20
+    produce(topic, [{"value": b"r%d" % i * 40, "partition": 0, "timestamp": old} for i in range(20, 30)])
+    produce(topic, [{"value": b"r%d" % i * 40, "partition": 0} for i in range(30, 40)])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", "600000", incremental_operation=AlterConfigOpType.SET)])
+    for f in admin.incremental_alter_configs([resource]).values():
+        f.result(30)
+    deadline = time.monotonic() + 30
+    while admin_low_watermark(broker, topic) < 30 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert admin_low_watermark(broker, topic) == 30, "retention did not delete the old segments"
+    with pytest.raises(Exception, match="(?s)DataLossError.*failOnDataLoss"):
+        _stream_to_parquet(spark, broker, topic, workdir, failOnDataLoss="true")
+    assert sum(_stream_to_parquet(spark, broker, topic, workdir, failOnDataLoss="false")) == 10
+    out = spark.read.parquet(os.path.join(workdir, "out"))
+    assert sorted(r.offset for r in out.select("offset").collect()) == list(range(20)) + list(range(30, 40))
+
+
+def admin_low_watermark(broker, topic: str) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "watermarks"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[0]
+    finally:
+        consumer.close()
 
 
 def test_min_partitions_and_max_records_split_ranges(spark, broker, topic_factory, produce):
