@@ -42,18 +42,17 @@ file instead of two per batch. The entries are derived data, so none of them
 needs to be on disk before an acknowledgement, only before a checkpoint counts
 them (store.py).
 
-Both files are SegmentFiles (segment/open_files.py): opened when used and closed
-when the broker's bound on open files needs the room, files other than a queue's
-last first, so 10,000 partitions do not hold 20,000 descriptors. A file closed
-with entries not yet fsynced is fsynced first; if that fails, the next
-checkpoint's `flush` raises it and the store goes offline.
+Both files are SegmentFiles (segment/open_files.py): opened when used and closed when the
+broker's bound on open files needs the room, files other than a queue's last first, so 10,000
+partitions do not hold 20,000 descriptors. A file closed with entries not yet fsynced is fsynced
+first; if that fails, the next checkpoint's `flush` raises it and the store goes offline.
 
-A queue's first pair of files is created empty with the queue, where its directory
-is made: in the admin worker for a new partition (store.prepare_partition), so a
-partition's first write only opens files that exist. Created by that write, they
-cost the event loop ~0.5 ms each: the first produce to 5,000 new partitions kept
-every client waiting 2-4 s. The next pair, at a roll every `entries_per_file`
-entries, is still created by its first write (one pair per 300,000 batches).
+A queue's first pair of files is created empty with the queue, where its directory is made: in
+the admin worker for a new partition (store.prepare_partition), so a partition's first write
+only opens files that exist. Created by that write, they cost the event loop ~0.5 ms each: the
+first produce to 5,000 new partitions kept every client waiting 2-4 s. The next pair, at a roll
+every `entries_per_file` entries, is still created by its first write (one pair per 300,000
+batches).
 
 Crash behaviour: either file may end in a torn entry or be behind the other; on
 open both are cut to the shorter whole-entry count, and a short file that is
