@@ -201,8 +201,12 @@ def test_kill_during_cleaning_loses_nothing(tmp_path, layout):
             i = 0
             while not stop.is_set():
                 record = (f"k{i % 500}".encode(), f"v{i}".encode() * 10)
-                producer.produce(topic, key=record[0], value=record[1], partition=0,
-                                 on_delivery=lambda err, msg: err is None or failed.append(err))
+                try:
+                    producer.produce(topic, key=record[0], value=record[1], partition=0,
+                                     on_delivery=lambda err, msg: err is None or failed.append(err))
+                except BufferError:  # the broker is down and librdkafka's queue is full: wait
+                    producer.poll(0.05)
+                    continue
                 sent.append(record)
                 producer.poll(0)
                 i += 1
