@@ -27,6 +27,7 @@ from pathlib import Path
 
 from broker import testing
 from broker.testing import BrokerStartError
+from compat_tests.ports import free_port  # noqa: F401 (also imported from here by tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPS = Path(__file__).resolve().parent / ".deps"
@@ -43,12 +44,6 @@ def broker_kind() -> str:
     if kind not in BROKER_KINDS:
         raise RuntimeError(f"TWINLOG_COMPAT_BROKER={kind!r}: expected one of {BROKER_KINDS}")
     return kind
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def api_versions_roundtrip(host: str, port: int, timeout: float = 2.0) -> list[tuple[int, int, int]]:

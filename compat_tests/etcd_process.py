@@ -19,13 +19,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from compat_tests.ports import free_port
 
 ETCD_BINARY_CANDIDATES = ("/usr/bin/etcd", "/usr/local/bin/etcd")
 
@@ -42,12 +43,6 @@ def etcd_binary() -> str:
                          "(Debian package etcd-server) or set TWINLOG_ETCD_BIN")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 _LIVE: set["EtcdProcess"] = set()
 
 
@@ -62,8 +57,8 @@ class EtcdProcess:
 
     def __init__(self, workdir: str | os.PathLike | None = None) -> None:
         self.host = "127.0.0.1"
-        self.client_port = _free_port()
-        self.peer_port = _free_port()
+        self.client_port = free_port()
+        self.peer_port = free_port()
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="twinlog-etcd-"))
         self.data_dir = self.workdir / "etcd-data"

@@ -31,8 +31,7 @@ def spark_session():
 
 @pytest.fixture(scope="module", params=STORAGE_MODES)
 def broker(request):
-    # Retention checked every 200 ms: the failOnDataLoss test lets retention delete records.
-    proc = BrokerProcess(storage_mode=request.param, extra_args=["--retention-check-ms", "200"])
+    proc = BrokerProcess(storage_mode=request.param)
     try:
         proc.start()
         yield proc

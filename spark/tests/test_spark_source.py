@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from compat_tests.broker_process import BrokerProcess
 from compat_tests.topics import create_topic, unique_topic
 
 BASE_TS = 1_700_000_000_000
@@ -197,34 +198,48 @@ def test_fail_on_data_loss_after_delete_records(spark, broker, topic_factory, pr
     assert sorted(r.offset for r in batch.select("offset").collect()) == list(range(30, 40))
 
 
-def test_fail_on_data_loss_after_retention(spark, broker, produce, workdir):
+def test_fail_on_data_loss_after_retention(spark, broker, workdir):
     """As after DeleteRecords, with the log start moved by time retention instead: a stream read
     to 20 resumes after retention.ms (set by IncrementalAlterConfigs) deleted the closed
     segments of records 0..29, written an hour ago; 30..39 are new. true fails naming the
-    option; false then resumes from the same checkpoint and reads 30..39."""
+    option; false then resumes from the same checkpoint and reads 30..39. A broker of its own,
+    checking retention every 200 ms: the module's broker holds records of 2023 (BASE_TS)."""
+    from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
-    topic = create_topic(broker.bootstrap, unique_topic("spark-retention"), 1,
-                         configs={"segment.bytes": "1024", "retention.ms": "-1"})
-    old = int(time.time() * 1000) - 3_600_000
-    produce(topic, [{"value": b"r%d" % i * 40, "partition": 0, "timestamp": old} for i in range(20)])
-    assert sum(_stream_to_parquet(spark, broker, topic, workdir, startingOffsets="earliest")) == 20
-    produce(topic, [{"value": b"r%d" % i * 40, "partition": 0, "timestamp": old} for i in range(20, 30)])
-    produce(topic, [{"value": b"r%d" % i * 40, "partition": 0} for i in range(30, 40)])
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
-        ConfigEntry("retention.ms", "600000", incremental_operation=AlterConfigOpType.SET)])
-    for f in admin.incremental_alter_configs([resource]).values():
-        f.result(30)
-    deadline = time.monotonic() + 30
-    while admin_low_watermark(broker, topic) < 30 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert admin_low_watermark(broker, topic) == 30, "retention did not delete the old segments"
-    with pytest.raises(Exception, match="(?s)DataLossError.*failOnDataLoss"):
-        _stream_to_parquet(spark, broker, topic, workdir, failOnDataLoss="true")
-    assert sum(_stream_to_parquet(spark, broker, topic, workdir, failOnDataLoss="false")) == 10
-    out = spark.read.parquet(os.path.join(workdir, "out"))
-    assert sorted(r.offset for r in out.select("offset").collect()) == list(range(20)) + list(range(30, 40))
+    own = BrokerProcess(storage_mode=broker.storage_mode, extra_args=["--retention-check-ms", "200"])
+    try:
+        own.start()
+        producer = Producer({"bootstrap.servers": own.bootstrap, "acks": "all", "linger.ms": 5})
+
+        def produce(first: int, last: int, timestamp: int = 0) -> None:
+            for i in range(first, last):
+                producer.produce(topic, value=b"r%d" % i * 40, partition=0, timestamp=timestamp)
+            assert producer.flush(30) == 0
+
+        topic = create_topic(own.bootstrap, unique_topic("spark-retention"), 1,
+                             configs={"segment.bytes": "1024", "retention.ms": "-1"})
+        old = int(time.time() * 1000) - 3_600_000
+        produce(0, 20, old)
+        assert sum(_stream_to_parquet(spark, own, topic, workdir, startingOffsets="earliest")) == 20
+        produce(20, 30, old)
+        produce(30, 40)
+        admin = AdminClient({"bootstrap.servers": own.bootstrap})
+        resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+            ConfigEntry("retention.ms", "600000", incremental_operation=AlterConfigOpType.SET)])
+        for f in admin.incremental_alter_configs([resource]).values():
+            f.result(30)
+        deadline = time.monotonic() + 30
+        while admin_low_watermark(own, topic) < 30 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert admin_low_watermark(own, topic) == 30, "retention did not delete the old segments"
+        with pytest.raises(Exception, match="(?s)DataLossError.*failOnDataLoss"):
+            _stream_to_parquet(spark, own, topic, workdir, failOnDataLoss="true")
+        assert sum(_stream_to_parquet(spark, own, topic, workdir, failOnDataLoss="false")) == 10
+        out = spark.read.parquet(os.path.join(workdir, "out"))
+        assert sorted(r.offset for r in out.select("offset").collect()) == list(range(20)) + list(range(30, 40))
+    finally:
+        own.cleanup()
 
 
 def admin_low_watermark(broker, topic: str) -> int:
