@@ -115,7 +115,14 @@ def test_scram_user_from_broker_1_produces_and_consumes_through_broker_3(sasl_cl
             got.append(msg.value())
     consumer.close()
     assert got == values
-    logs = {node: cluster.replica_bytes(node, topic) for node in cluster.brokers}
+    # A follower reads up to its own high watermark, which it learns from its next fetch answer
+    # (Kafka's too): wait for it rather than compare at once.
+    deadline = time.monotonic() + 10
+    while True:
+        logs = {node: cluster.replica_bytes(node, topic) for node in cluster.brokers}
+        if (len(set(logs.values())) == 1 and logs[1]) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert len(set(logs.values())) == 1 and logs[1], "the followers' logs differ from the leader's"
 
 
