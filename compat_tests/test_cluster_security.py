@@ -126,6 +126,9 @@ def test_scram_user_from_broker_1_produces_and_consumes_through_broker_3(sasl_cl
     assert len(set(logs.values())) == 1 and logs[1], "the followers' logs differ from the leader's"
 
 
+UNKNOWN_TOPIC = 3
+
+
 def _incremental(client: Client, topic: str, configs: dict[str, str]) -> tuple[int, str | None]:
     r = client.request(44, 1, validate_only=False, resources=[{
         "resource_type": TOPIC_RESOURCE, "resource_name": topic,
@@ -155,8 +158,17 @@ def test_topic_config_change_on_one_broker_applies_on_every_broker(sasl_cluster)
     cluster = sasl_cluster
     topic = f"configs-{uuid.uuid4().hex[:8]}"
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2", "storage.mode": "commitlog"})
-    with _raw(cluster, 2) as c:
-        assert _incremental(c, topic, {"retention.ms": "3600000", "min.insync.replicas": "3"}) == (0, None)
+    # Broker 2 answers for a topic once it applied the image that holds it (milliseconds after
+    # broker 1 shows it; until then UNKNOWN_TOPIC_OR_PARTITION, where Kafka's controller would
+    # answer for any broker): ask until it knows the topic.
+    deadline = time.monotonic() + 5
+    while True:
+        with _raw(cluster, 2) as c:
+            answer = _incremental(c, topic, {"retention.ms": "3600000", "min.insync.replicas": "3"})
+        if answer[0] != UNKNOWN_TOPIC or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert answer == (0, None)
     for node in cluster.brokers:  # broker 2 answered once it applied it; the others within ms
         deadline = time.monotonic() + 5
         while True:
