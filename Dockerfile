@@ -3,7 +3,7 @@
 #   docker build -t twinlog .
 #   docker run -p 9092:9092 twinlog
 #
-# Every setting comes from a TWINLOG_<KAFKA_NAME> variable (broker/settings.py), e.g.
+# Every setting comes from a TWINLOG_<KAFKA_NAME> variable (broker/settings/table.py), e.g.
 # -e TWINLOG_STORAGE_MODE=commitlog. Clients connect to the address Metadata advertises,
 # TWINLOG_ADVERTISED_HOST_NAME and the port: with testcontainers' GenericContainer bind the same
 # port on both sides (with_bind_ports(9092, 9092), or TWINLOG_PORT=P and P:P), or set

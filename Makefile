@@ -34,7 +34,7 @@ serve: $(STAMP)
 	$(BIN)/twinlog serve --data-dir $(DATA) --port $(PORT)
 
 # SASL_SSL only, on 127.0.0.1:$(SECURE_PORT): a new self-signed CA and one SCRAM user (admin, a
-# random password) made at start-up; prints the client settings (broker/serve_secure.py).
+# random password) made at start-up; prints the client settings (broker/cli/serve_secure.py).
 SECURE_PORT ?= 9093
 serve-secure: $(STAMP)
 	$(BIN)/python -m broker.serve_secure --data-dir $(DATA) --port $(SECURE_PORT)

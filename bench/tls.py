@@ -5,13 +5,13 @@ loads both alike.
     .venv/bin/python bench/tls.py [--rounds 3] [--seconds 4] [--mode segment]
 
 One broker (bench/broker_launcher.py) with two listeners, PLAINTEXT and SSL (a throwaway CA,
-broker/self_signed_tls.py; no client certificates). The client is confluent-kafka (librdkafka),
+broker/security/self_signed_tls.py; no client certificates). The client is confluent-kafka (librdkafka),
 acks=1, linger.ms 5, one partition per topic:
 - produce: as fast as librdkafka takes records for --seconds, then flush; records/s and MB/s
   of what was acknowledged;
 - consume: that topic from its start to its end by a fresh consumer on the same protocol;
   MB/s. Under TLS the broker cannot sendfile the record bytes: it preads the file regions in
-  pieces of up to 256 KB and writes them through the TLS transport (broker/server.py).
+  pieces of up to 256 KB and writes them through the TLS transport (broker/net/server.py).
 Each also gives the broker's CPU time per MB (the client's TLS work is on the same machine,
 so rates are bound by both ends; the broker's CPU per MB is its own cost).
 
@@ -36,7 +36,7 @@ sys.path.insert(0, str(BENCH.parent))
 
 from broker_launcher import BrokerProcess, broker_command, free_port  # noqa: E402
 
-from broker.self_signed_tls import make_tls_files  # noqa: E402
+from broker.security.self_signed_tls import make_tls_files  # noqa: E402
 
 SIZES = (100, 16384)
 PROTOCOLS = ("PLAINTEXT", "SSL")

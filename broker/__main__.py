@@ -1,3 +1,3 @@
-from .cli import main
+from broker.cli.main import main
 
 main()

@@ -8,24 +8,24 @@ import os
 import uuid
 from pathlib import Path
 
-from .config import BrokerConfig
-from .groups.coordinator import GroupCoordinator
-from .groups.group_loading import GroupLoading
-from .groups.offsets_store import OffsetsStore
-from .cluster_member import ClusterMember
-from .acl.cluster_store import ClusterAclStore
-from .acl.store import AclStore
-from .broker_security import BrokerSecurity
-from .cluster_view import SingleBrokerView
-from .flush_messages import FlushByCount
-from .group_commit import GroupCommit
-from .log_cleaner_service import LogCleanerService
+from broker.settings.config import BrokerConfig
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group_loading import GroupLoading
+from broker.groups.offsets_store import OffsetsStore
+from broker.cluster.member import ClusterMember
+from broker.security.acl.cluster_store import ClusterAclStore
+from broker.security.acl.store import AclStore
+from broker.security.authentication import BrokerSecurity
+from broker.cluster.view import SingleBrokerView
+from broker.storage.flush_messages import FlushByCount
+from broker.storage.group_commit import GroupCommit
+from broker.storage.log_cleaner_service import LogCleanerService
 from replica.partition import Partition, now_ms
-from .producer_ids import ProducerIdAllocator
-from .storage_health import StorageHealth
-from .storage_modes import StorageModes
-from .topic_names import TopicError
-from .topics import TopicRegistry
+from broker.producer_ids import ProducerIdAllocator
+from broker.storage.health import StorageHealth
+from broker.storage.modes import StorageModes
+from broker.topic_names import TopicError
+from broker.topics import TopicRegistry
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from wire import unsupported
 from wire.framing import PeerProtocolError
 from wire.protocol import UnsupportedVersion, decode_request, encode_response
 
-from .dispatch_types import Deferred
-from .handlers import HANDLERS
+from broker.dispatch_types import Deferred
+from broker.handlers import HANDLERS
 
 log = logging.getLogger(__name__)
 

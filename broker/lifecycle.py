@@ -24,11 +24,11 @@ import socket
 from replica.cancellation import cancel_and_wait
 from segment.log import StorageError
 
-from .broker import Broker
-from .config import BrokerConfig
-from .data_dir_lock import DataDirLock, DataDirUnusable
-from .metrics_http import MetricsEndpoint
-from .listener_sockets import BoundListeners, ListenerBindError
+from broker.broker import Broker
+from broker.settings.config import BrokerConfig
+from broker.storage.data_dir_lock import DataDirLock, DataDirUnusable
+from broker.observability.metrics_http import MetricsEndpoint
+from broker.net.listener_sockets import BoundListeners, ListenerBindError
 
 log = logging.getLogger("twinlog")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from . import key_topic
+from broker import key_topic
 
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_NAME_LENGTH = 249

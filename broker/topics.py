@@ -28,12 +28,12 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .admin_worker import AdminWorker
-from .config import BrokerConfig, log_config_for
+from broker.storage.admin_worker import AdminWorker
+from broker.settings.config import BrokerConfig, log_config_for
 from replica.partition import Partition
-from .storage_modes import StorageModes
-from . import key_topic
-from .topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
+from broker.storage.modes import StorageModes
+from broker import key_topic
+from broker.topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ writes a marker line), so a failing test can show what the broker said.
 
 A broker counts as up only when a real ApiVersions v0 request gets a well-formed reply with
 error code 0: an open port alone says nothing about whether the request path works. Starting,
-waiting and stopping are broker/testing.py's (the public fixture's) core; this class adds what
+waiting and stopping are broker/testing/twinlog_broker.py's (the public fixture's) core; this class adds what
 the compat tests need on top: a fixed port and data dir kept across restarts, kill -9, Tansu.
 """
 
@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from broker import testing
-from broker.testing import BrokerStartError
+from broker.testing import twinlog_broker as testing
+from broker.testing.twinlog_broker import BrokerStartError
 from compat_tests.ports import free_port  # noqa: F401 (also imported from here by tests)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 
-from broker.self_signed_tls import make_tls_files
+from broker.security.self_signed_tls import make_tls_files
 from compat_tests.broker_process import free_port
 from compat_tests.cluster import Cluster
 

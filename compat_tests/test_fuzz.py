@@ -12,7 +12,7 @@ connection) runs every PROBE_EVERY seconds. What must hold (issue 13):
 - the pair lost, duplicated and reordered nothing;
 - no Python traceback in the broker's log: a bad frame gets a Kafka error, or its connection
   closed with one log line;
-- the log stays bounded (repeated lines are rate-limited, broker/log_rate_limit.py).
+- the log stays bounded (repeated lines are rate-limited, broker/observability/log_rate_limit.py).
 
 The seed is printed; TWINLOG_FUZZ_SEED and TWINLOG_FUZZ_FRAMES run other ones, and
 `FrameFuzzer(...).frames(n)[i]` rebuilds frame i of a failing run.

@@ -17,10 +17,10 @@ from __future__ import annotations
 import time
 import uuid
 
-from broker.config import BrokerConfig
+from broker.settings.config import BrokerConfig
 from broker.groups import offsets_log
 from broker.groups.group import CommittedOffset
-from broker.storage_modes import StorageModes
+from broker.storage.modes import StorageModes
 from broker.topics import TopicRegistry
 from compat_tests.raw_kafka import Client, make_batch, recrc
 from compat_tests.topics import unique_topic

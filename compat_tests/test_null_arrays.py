@@ -131,7 +131,7 @@ def test_every_array_nulled_in_every_served_request(broker):
     closing = [line for line in said if "closing connection" in line]
     assert not wrong, "\n".join(wrong[:40])
     assert not tracebacks, broker.log_tail(80, since)
-    # broker/log_rate_limit.py passes 200 lines of one template per minute (this module's first
+    # broker/observability/log_rate_limit.py passes 200 lines of one template per minute (this module's first
     # test wrote one); the ones past it are counted into a summary a minute later.
     assert min(refused, 199) <= len(closing) <= refused
     assert all("was serialized as null" in line for line in closing)

@@ -1,4 +1,4 @@
-"""`make serve-secure` (broker/serve_secure.py): the settings it prints are enough for a real
+"""`make serve-secure` (broker/cli/serve_secure.py): the settings it prints are enough for a real
 client to connect over SASL_SSL, trusting the CA it just made; nothing else is listening."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def test_serve_secure_prints_settings_a_client_can_use(tmp_path):
     port = free_port()
     log = tmp_path / "out.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "broker.serve_secure", "--data-dir", str(tmp_path / "data"),
+        proc = subprocess.Popen([sys.executable, "-m", "broker.cli.serve_secure", "--data-dir", str(tmp_path / "data"),
                                  "--port", str(port)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30

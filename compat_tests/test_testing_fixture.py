@@ -1,4 +1,4 @@
-"""The public test fixture (broker/testing.py, broker/pytest_plugin.py) as a user meets it.
+"""The public test fixture (broker/testing/twinlog_broker.py, broker/testing/pytest_plugin.py) as a user meets it.
 
 - TwinlogBroker as a context manager, both layouts: a topic made with create_topic, one record
   produced and consumed with confluent-kafka, the port the broker chose, the work dir gone after.
@@ -17,7 +17,7 @@ from importlib import metadata
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from broker.testing import BrokerStartError, TwinlogBroker
+from broker.testing.twinlog_broker import BrokerStartError, TwinlogBroker
 from compat_tests.broker_process import ROOT, STORAGE_MODES
 
 
@@ -80,8 +80,8 @@ def test_the_pytest_plugin_in_a_users_project(tmp_path):
     (tmp_path / "test_user.py").write_text(textwrap.dedent(USER_TESTS))
     # With twinlog installed from this tree's pyproject the entry point loads the plugin;
     # an older editable install lacks it, and -p does what the entry point would.
-    installed = any(ep.value == "broker.pytest_plugin" for ep in metadata.entry_points(group="pytest11"))
-    load = [] if installed else ["-p", "broker.pytest_plugin"]
+    installed = any(ep.value == "broker.testing.pytest_plugin" for ep in metadata.entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "broker.testing.pytest_plugin"]
     run = subprocess.run([sys.executable, "-m", "pytest", *load, "-p", "no:cacheprovider", "-q", "test_user.py"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

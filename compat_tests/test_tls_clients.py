@@ -2,7 +2,7 @@
 
 One broker for the module (segment layout: TLS lives in the transport, and the fetch path it
 changes — file regions read into memory instead of sendfile — is the same for both layouts'
-regions), its certificates made per session by broker/self_signed_tls.py (a CA, the broker's
+regions), its certificates made per session by broker/security/self_signed_tls.py (a CA, the broker's
 certificate for localhost and 127.0.0.1, one client certificate per client), four listeners:
 
     PLAINTEXT  the BrokerProcess port (its readiness probe speaks plaintext)
@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 
-from broker.self_signed_tls import make_tls_files
+from broker.security.self_signed_tls import make_tls_files
 from compat_tests.broker_process import BrokerProcess, api_versions_roundtrip, free_port
 
 USER, PASSWORD = "alice", "alice-secret"

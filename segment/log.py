@@ -254,7 +254,7 @@ class LogStore(abc.ABC):
         """Close and remove the partition's files."""
 
     # Topic admin splits the two calls above so their file work runs in a worker thread while
-    # the event loop keeps using the store (broker/admin_worker.py):
+    # the event loop keeps using the store (broker/storage/admin_worker.py):
 
     @abc.abstractmethod
     def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:

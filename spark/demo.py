@@ -4,7 +4,7 @@
     make spark-demo-cluster   the same job on three brokers, with brokers killed under it
                               (spark/demo_cluster.py)
 
-1. starts a twinlog broker (`twinlog serve`, temporary data dir, free port: broker/testing.py);
+1. starts a twinlog broker (`twinlog serve`, temporary data dir, free port: broker/testing/twinlog_broker.py);
 2. a generator produces JSON order events into the topic `orders` (order_events.py);
 3. a Structured Streaming job reads `orders` with the twinlog source, parses the JSON, and counts
    orders and revenue per region over 1-minute event-time windows with a 2-minute watermark
@@ -30,7 +30,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 
-from broker.testing import TwinlogBroker
+from broker.testing.twinlog_broker import TwinlogBroker
 from spark import order_events
 from spark.failover_run import read_parquet_windows, read_topic_windows
 from spark.revenue_job import windowed_revenue

@@ -1,5 +1,5 @@
 """Encoding a record batch v2 for records the broker itself writes (group metadata, offsets),
-for `twinlog produce` (broker/cli_produce.py)
+for `twinlog produce` (broker/cli/produce.py)
 and for the records a key lookup picks out of producers' batches (broker/key_topic.py).
 
 Producers' batches are never re-encoded on the produce or fetch path. The header layout is

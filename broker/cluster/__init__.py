@@ -2,10 +2,10 @@
 lease, partition leader / epochs / ISR changed only by compare-and-swap (see etcd_layout.py for
 the keys). `ClusterMetadata` is the entry point; the rest are its parts."""
 
-from .cluster_error import ClusterError
-from .cluster_metadata import ClusterMetadata
-from .etcd_layout import NO_LEADER, BrokerRegistration, ControllerRecord, PartitionState, TopicRecord
-from .metadata_image import MetadataChange, MetadataImage
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.cluster_metadata import ClusterMetadata
+from broker.cluster.etcd_layout import NO_LEADER, BrokerRegistration, ControllerRecord, PartitionState, TopicRecord
+from broker.cluster.metadata_image import MetadataChange, MetadataImage
 
 __all__ = ["ClusterError", "ClusterMetadata", "NO_LEADER", "BrokerRegistration", "ControllerRecord",
            "PartitionState", "TopicRecord", "MetadataChange", "MetadataImage"]

@@ -24,8 +24,8 @@ import math
 from collections.abc import Callable
 
 from replica.cancellation import cancel_and_wait
-from .etcd_layout import BrokerRegistration, Endpoint
-from .etcd_store import EtcdStore, Guard
+from broker.cluster.etcd_layout import BrokerRegistration, Endpoint
+from broker.cluster.etcd_store import EtcdStore, Guard
 
 log = logging.getLogger(__name__)
 

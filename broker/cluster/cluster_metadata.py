@@ -23,17 +23,17 @@ from urllib.parse import urlsplit
 
 import aetcd
 
-from .leader_election import alter_partition, preferred, unclean
-from .reassignment import cancel as cancel_move, complete_if_ready, start as start_move
-from .broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
-from .controller import Controller
-from .cluster_error import ClusterError
-from .etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, Endpoint, EtcdLayout, PartitionState, ScramUser,
+from broker.cluster.leader_election import alter_partition, preferred, unclean
+from broker.cluster.reassignment import cancel as cancel_move, complete_if_ready, start as start_move
+from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
+from broker.cluster.controller import Controller
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, Endpoint, EtcdLayout, PartitionState, ScramUser,
                           TopicRecord)
-from .etcd_store import EtcdStore
-from .metadata_image import MetadataImage
-from .metadata_watch import Listener, MetadataWatch
-from .topic_admin import TopicAdmin
+from broker.cluster.etcd_store import EtcdStore
+from broker.cluster.metadata_image import MetadataImage
+from broker.cluster.metadata_watch import Listener, MetadataWatch
+from broker.cluster.topic_admin import TopicAdmin
 
 log = logging.getLogger(__name__)
 

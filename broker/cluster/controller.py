@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 
-from .leader_election import on_broker_change
-from .broker_session import BrokerSession
-from .cluster_error import ClusterError
-from .etcd_layout import ControllerRecord, TopicRecord
-from .etcd_store import EtcdStore, Guard
-from .metadata_image import MetadataChange, MetadataImage
+from broker.cluster.leader_election import on_broker_change
+from broker.cluster.broker_session import BrokerSession
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import ControllerRecord, TopicRecord
+from broker.cluster.etcd_store import EtcdStore, Guard
+from broker.cluster.metadata_image import MetadataChange, MetadataImage
 
 log = logging.getLogger(__name__)
 

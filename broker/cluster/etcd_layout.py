@@ -18,11 +18,11 @@
     <prefix>producer_ids/next           "<n>": the first producer id no broker has been given
     <prefix>scram/<user, %-quoted>      {"<mechanism>": {"salt", "iterations", "stored_key",
                                          "server_key"}, ...}: one user's SCRAM credentials
-                                        (broker/sasl_credentials.py's format); deleted with its
+                                        (broker/security/sasl_credentials.py's format); deleted with its
                                         last mechanism
     <prefix>acls                        {"acls": [{"resource_type", "resource_name", "pattern_type",
                                          "principal", "host", "operation", "permission"}, ...]}:
-                                        every ACL of the cluster (broker/acl/model.py's JSON form),
+                                        every ACL of the cluster (broker/security/acl/model.py's JSON form),
                                         one key so a CreateAcls / DeleteAcls changes it at once
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image

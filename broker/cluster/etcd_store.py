@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import aetcd
 
-from .cluster_error import ClusterError
-from .etcd_layout import AclList, EtcdLayout, PartitionState, ScramUser
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import AclList, EtcdLayout, PartitionState, ScramUser
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from .cluster_error import ClusterError
-from .etcd_layout import NO_LEADER, PartitionState
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import NO_LEADER, PartitionState
 
 
 def _with_leader(state: PartitionState, leader: int, isr: Sequence[int]) -> PartitionState:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .etcd_layout import AclList, BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser, TopicRecord
+from broker.cluster.etcd_layout import AclList, BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser, TopicRecord
 
 PartitionKey = tuple[str, int]
 
@@ -28,7 +28,7 @@ class MetadataImage:
     revision: int = 0  # the etcd revision this image reflects
     # SCRAM credentials by user: read by logins, no listener needs their changes
     scram_users: Mapping[str, ScramUser] = field(default_factory=lambda: MappingProxyType({}))
-    acls: AclList = AclList(())  # read by the authorizer (broker/acl/cluster_store.py)
+    acls: AclList = AclList(())  # read by the authorizer (broker/security/acl/cluster_store.py)
 
     def live_broker_ids(self) -> set[int]:
         """Brokers that may lead, join an ISR or get new replicas: registered, and not in a

@@ -19,8 +19,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from replica.cancellation import cancel_and_wait
-from .etcd_store import EtcdStore
-from .metadata_image import ImageBuilder, MetadataChange, MetadataImage
+from broker.cluster.etcd_store import EtcdStore
+from broker.cluster.metadata_image import ImageBuilder, MetadataChange, MetadataImage
 
 log = logging.getLogger(__name__)
 

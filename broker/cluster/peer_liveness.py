@@ -32,8 +32,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from replica.cancellation import cancel_and_wait
-from .etcd_layout import BrokerRegistration
-from .metadata_image import MetadataChange, MetadataImage
+from broker.cluster.etcd_layout import BrokerRegistration
+from broker.cluster.metadata_image import MetadataChange, MetadataImage
 
 log = logging.getLogger(__name__)
 

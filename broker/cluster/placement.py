@@ -19,7 +19,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from .cluster_error import ClusterError
+from broker.cluster.cluster_error import ClusterError
 
 
 def start_index_for(topic: str, broker_count: int) -> int:

@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from .cluster_error import ClusterError
-from .etcd_layout import NO_LEADER, PartitionState
-from .placement import check_assignments
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import NO_LEADER, PartitionState
+from broker.cluster.placement import check_assignments
 
 
 def in_progress(state: PartitionState) -> bool:

@@ -18,11 +18,11 @@ from dataclasses import replace
 
 from aetcd.utils import prefix_range_end
 
-from .cluster_error import ClusterError
-from .etcd_layout import PartitionState, TopicRecord
-from .etcd_store import MAX_CAS_ATTEMPTS, EtcdStore
-from .metadata_image import MetadataImage
-from .placement import assign_replicas, check_assignments, start_index_for
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import PartitionState, TopicRecord
+from broker.cluster.etcd_store import MAX_CAS_ATTEMPTS, EtcdStore
+from broker.cluster.metadata_image import MetadataImage
+from broker.cluster.placement import assign_replicas, check_assignments, start_index_for
 
 
 def _unknown_topic(name: str) -> ClusterError:

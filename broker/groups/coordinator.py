@@ -19,10 +19,11 @@ import logging
 import uuid
 
 from replica.partition import now_ms
-from . import offsets_log, offsets_store
-from .group import Group, Member
-from .join_messages import JoinRequest, JoinResult, answer_waiters, join_result
-from .state import Event, GroupState, transition
+from broker.groups import offsets_log
+from broker.groups import offsets_store
+from broker.groups.group import Group, Member
+from broker.groups.join_messages import JoinRequest, JoinResult, answer_waiters, join_result
+from broker.groups.state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .state import GroupState
+from broker.groups.state import GroupState
 
 
 @dataclass

@@ -30,9 +30,10 @@ import logging
 
 from replica.partition import Partition
 
-from . import offsets, offsets_log
-from .coordinator import GroupCoordinator
-from .offsets_store import OffsetsStore
+from broker.groups import offsets
+from broker.groups import offsets_log
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.offsets_store import OffsetsStore
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .group import Group, Member
+from broker.groups.group import Group, Member
 
 
 @dataclass

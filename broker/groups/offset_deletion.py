@@ -19,11 +19,11 @@ from __future__ import annotations
 import logging
 import struct
 
-from . import offsets_log
-from .coordinator import GroupCoordinator
-from .group import Group
-from .offsets_store import offset_commit_error
-from .state import GroupState
+from broker.groups import offsets_log
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group import Group
+from broker.groups.offsets_store import offset_commit_error
+from broker.groups.state import GroupState
 
 log = logging.getLogger(__name__)
 

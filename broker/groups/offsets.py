@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from replica.partition import now_ms
-from . import offsets_log
-from .coordinator import GroupCoordinator
-from .offsets_store import StoredRecord, offset_commit_error
-from .group import CommittedOffset, Group, Member
-from .state import Event, GroupState, transition
+from broker.groups import offsets_log
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.offsets_store import StoredRecord, offset_commit_error
+from broker.groups.group import CommittedOffset, Group, Member
+from broker.groups.state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
 

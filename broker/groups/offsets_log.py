@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .group import CommittedOffset, Group
+from broker.groups.group import CommittedOffset, Group
 
 TOPIC = "__consumer_offsets"
 OFFSET_KEY_VERSION = 1

@@ -28,9 +28,9 @@ from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
 from replica.partition import Partition, PartitionError, now_ms
-from ..topic_names import TopicError
-from ..topics import Topic
-from . import offsets_log
+from broker.topic_names import TopicError
+from broker.topics import Topic
+from broker.groups import offsets_log
 
 log = logging.getLogger(__name__)
 

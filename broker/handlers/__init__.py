@@ -1,45 +1,43 @@
 """One module per API; each exposes `async def handle(broker, header, request)`."""
 
-from . import (
-    alter_configs,
-    alter_partition_reassignments,
-    alter_user_scram_credentials,
-    api_versions,
-    create_acls,
-    create_partitions,
-    create_topics,
-    delete_acls,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_acls,
-    describe_cluster,
-    describe_configs,
-    describe_groups,
-    describe_log_dirs,
-    describe_topic_partitions,
-    describe_user_scram_credentials,
-    elect_leaders,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    incremental_alter_configs,
-    init_producer_id,
-    join_group,
-    leave_group,
-    list_config_resources,
-    list_groups,
-    list_offsets,
-    list_partition_reassignments,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    produce,
-    sasl_state_errors,
-    sync_group,
-)
+from broker.handlers import alter_configs
+from broker.handlers import alter_partition_reassignments
+from broker.handlers import alter_user_scram_credentials
+from broker.handlers import api_versions
+from broker.handlers import create_acls
+from broker.handlers import create_partitions
+from broker.handlers import create_topics
+from broker.handlers import delete_acls
+from broker.handlers import delete_groups
+from broker.handlers import delete_records
+from broker.handlers import delete_topics
+from broker.handlers import describe_acls
+from broker.handlers import describe_cluster
+from broker.handlers import describe_configs
+from broker.handlers import describe_groups
+from broker.handlers import describe_log_dirs
+from broker.handlers import describe_topic_partitions
+from broker.handlers import describe_user_scram_credentials
+from broker.handlers import elect_leaders
+from broker.handlers import fetch
+from broker.handlers import find_coordinator
+from broker.handlers import heartbeat
+from broker.handlers import incremental_alter_configs
+from broker.handlers import init_producer_id
+from broker.handlers import join_group
+from broker.handlers import leave_group
+from broker.handlers import list_config_resources
+from broker.handlers import list_groups
+from broker.handlers import list_offsets
+from broker.handlers import list_partition_reassignments
+from broker.handlers import metadata
+from broker.handlers import offset_commit
+from broker.handlers import offset_delete
+from broker.handlers import offset_fetch
+from broker.handlers import offset_for_leader_epoch
+from broker.handlers import produce
+from broker.handlers import sasl_state_errors
+from broker.handlers import sync_group
 
 HANDLERS = {
     0: produce.handle,

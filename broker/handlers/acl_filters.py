@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kio.static.primitive import i8
 
-from ..acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
+from broker.security.acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
 
 
 class InvalidFilter(ValueError):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from .. import config_alteration
-from ..acl.checks import config_refusal
-from ..acl.model import Operation
-from ..topic_config_changes import replace_all
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers import config_alteration
+from broker.security.acl.checks import config_refusal
+from broker.security.acl.model import Operation
+from broker.settings.topic_config_changes import replace_all
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):

@@ -19,12 +19,12 @@ import logging
 
 from wire.protocol import response_for
 
-from ..cluster import reassignment
-from ..cluster.cluster_error import ClusterError
-from ..cluster.etcd_layout import PartitionState
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.cluster import reassignment
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.etcd_layout import PartitionState
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
 

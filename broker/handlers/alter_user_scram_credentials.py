@@ -1,7 +1,7 @@
 """AlterUserScramCredentials (API 51): add, replace or delete users' SCRAM credentials.
 
 The client sends the salt and SaltedPassword (never the password); the broker keeps only
-StoredKey and ServerKey derived from them (broker/sasl_credentials.py). Kafka's checks, one
+StoredKey and ServerKey derived from them (broker/security/sasl_credentials.py). Kafka's checks, one
 result per user: a user named twice in one request (upsert and delete together, or twice in
 either) is DUPLICATE_RESOURCE and nothing of it changes; an empty name, iterations outside
 [4096, 16384] or an empty salt / salted password are UNACCEPTABLE_CREDENTIAL; an unknown
@@ -15,9 +15,9 @@ from collections import Counter
 from wire.protocol import response_for
 from wire.scram import MAX_ITERATIONS, MECHANISM_BY_TYPE, SCRAM_MECHANISMS
 
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _upsert_problem(u) -> tuple[str, str] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import SERVED_VERSIONS, response_for
 
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):

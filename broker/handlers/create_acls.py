@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..acl.checks import cluster_allowed
-from ..acl.model import AclBinding, InvalidAcl, Operation, PatternType, Permission, ResourceType
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import AclBinding, InvalidAcl, Operation, PatternType, Permission, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _binding(c) -> AclBinding:

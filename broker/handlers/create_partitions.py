@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topic_names import TopicError, check_internal_change
-from .partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
-from ..acl.checks import topic_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.topic_names import TopicError, check_internal_change
+from broker.handlers.partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
+from broker.security.acl.checks import topic_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _check(broker, topic, budget: int) -> int:

@@ -12,12 +12,12 @@ from collections import Counter
 
 from wire.protocol import response_for
 
-from ..config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
-from ..topic_names import TopicError, check_topic_name
-from .partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
-from ..acl.checks import cluster_allowed, topic_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.settings.config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
+from broker.topic_names import TopicError, check_topic_name
+from broker.handlers.partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
+from broker.security.acl.checks import cluster_allowed, topic_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .acl_filters import InvalidFilter, acl_filter, wire_codes
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.acl_filters import InvalidFilter, acl_filter, wire_codes
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..groups import offsets
-from ..acl.checks import group_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.groups import offsets
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):

@@ -16,9 +16,9 @@ import logging
 from segment.log import OffsetOutOfRange
 from wire.protocol import response_for
 
-from ..acl.checks import denied_names
-from ..acl.model import Operation, ResourceType
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
 HIGH_WATERMARK = -1

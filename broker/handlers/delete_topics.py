@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topic_names import TopicError, check_internal_change
-from ..acl.checks import topic_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.topic_names import TopicError, check_internal_change
+from broker.security.acl.checks import topic_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _targets(request):

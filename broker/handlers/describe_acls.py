@@ -9,10 +9,10 @@ from kio.static.primitive import i8
 
 from wire.protocol import response_for
 
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .acl_filters import InvalidFilter, acl_filter
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.acl_filters import InvalidFilter, acl_filter
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):

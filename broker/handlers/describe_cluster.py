@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from .. import advertised_brokers
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.net import advertised_brokers
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 BROKERS_ENDPOINT = 1

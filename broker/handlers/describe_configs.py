@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..broker_config_entries import broker_entries
-from ..config import effective_topic_configs, log_config_for
-from ..acl.checks import config_refusal
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.settings.broker_config_entries import broker_entries
+from broker.settings.config import effective_topic_configs, log_config_for
+from broker.security.acl.checks import config_refusal
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from wire.protocol import response_for
 
-from ..storage_modes import ROCKET_DIR
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.storage.modes import ROCKET_DIR
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _log_dir(data_dir: Path, storage_mode: str) -> Path:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..topic_names import illegal_name
-from ..acl.checks import denied_names
-from ..acl.model import Operation, ResourceType
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.topic_names import illegal_name
+from broker.security.acl.checks import denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 MAX_PARTITIONS_PER_PAGE = 2000  # Kafka's max.request.partition.size.limit
 UNKNOWN_OPERATIONS = -(2**31)

@@ -21,9 +21,9 @@ import time
 from segment.log import OffsetOutOfRange, StorageError
 from wire.protocol import RecordRegions, response_for
 
-from ..acl.checks import cluster_allowed, denied_names
-from ..acl.model import Operation, ResourceType
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed, denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
 READ_SLICE_S = 0.005

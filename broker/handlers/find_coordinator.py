@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from .. import advertised_brokers
-from ..groups import offsets_log
-from ..acl.checks import group_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.net import advertised_brokers
+from broker.groups import offsets_log
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 GROUP_KEY_TYPE = 0
 _NOT_AVAILABLE = ("coordinator_not_available", None, -1, "", -1)

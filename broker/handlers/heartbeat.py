@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..acl.checks import group_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make
 
 
 async def handle(broker, header, request):

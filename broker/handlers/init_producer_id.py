@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..acl.checks import allowed_on_any, cluster_allowed
-from ..acl.model import Operation, ResourceType
-from .response_builder import NO_THROTTLE, error, make
+from broker.security.acl.checks import allowed_on_any, cluster_allowed
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make
 
 
 async def handle(broker, header, request):

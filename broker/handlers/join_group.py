@@ -6,11 +6,11 @@ import datetime
 
 from wire.protocol import response_for
 
-from ..client_address import client_host
-from ..groups.join_messages import JoinRequest
-from ..acl.checks import group_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.net.client_address import client_host
+from broker.groups.join_messages import JoinRequest
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _ms(value) -> int:

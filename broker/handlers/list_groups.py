@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..groups.state import GroupState
-from ..acl.checks import cluster_allowed, group_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.groups.state import GroupState
+from broker.security.acl.checks import cluster_allowed, group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 async def handle(broker, header, request):

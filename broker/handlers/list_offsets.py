@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..acl.checks import denied_names
-from ..acl.model import Operation, ResourceType
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..cluster.reassignment import in_progress
-from ..acl.checks import cluster_allowed
-from ..acl.model import Operation
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.cluster.reassignment import in_progress
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _ongoing(broker, request) -> dict[str, list]:

@@ -10,12 +10,12 @@ import logging
 
 from wire.protocol import response_for
 
-from .. import advertised_brokers
-from ..acl.checks import cluster_allowed, denied_names
-from ..acl.model import Operation, ResourceType
-from ..topic_names import TopicError, illegal_name
-from .partition_limits import MAX_PARTITIONS_PER_REQUEST
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.net import advertised_brokers
+from broker.security.acl.checks import cluster_allowed, denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.topic_names import TopicError, illegal_name
+from broker.handlers.partition_limits import MAX_PARTITIONS_PER_REQUEST
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
 UNKNOWN_OPERATIONS = -(2**31)

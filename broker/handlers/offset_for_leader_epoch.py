@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from ..acl.checks import cluster_allowed, denied_names
-from ..acl.model import Operation, ResourceType
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed, denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[str, int, int]:

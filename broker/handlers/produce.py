@@ -30,14 +30,14 @@ from segment.log import StorageError
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
-from ..acl.checks import denied_names
-from ..acl.model import Operation, ResourceType
-from ..dispatch_types import Deferred
-from .produce_records import PendingBatch, check_batches
+from broker.security.acl.checks import denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.dispatch_types import Deferred
+from broker.handlers.produce_records import PendingBatch, check_batches
 from replica.partition import PartitionError
 from replica.producer_state import OutOfOrderSequence, ProducerFenced
-from ..topic_names import INTERNAL_TOPICS
-from .response_builder import NO_THROTTLE, error, make, nested
+from broker.topic_names import INTERNAL_TOPICS
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
 

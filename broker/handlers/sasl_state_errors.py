@@ -1,7 +1,7 @@
 """SaslHandshake and SaslAuthenticate on a connection that needs no authentication: a PLAINTEXT
 listener, or one already authenticated. Kafka's KafkaApis answers both ILLEGAL_SASL_STATE (it
 offers no re-authentication here: connections.max.reauth.ms is 0). Before authentication both
-are answered by the connection's SASL session (broker/sasl_session.py) and never reach these."""
+are answered by the connection's SASL session (broker/security/sasl_session.py) and never reach these."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import datetime
 
 from wire.protocol import response_for
 
-from .response_builder import error, make
+from broker.handlers.response_builder import error, make
 
 
 async def handle_handshake(broker, header, request):

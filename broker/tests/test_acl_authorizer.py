@@ -8,9 +8,9 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.acl.authorizer import Authorizer, AuthorizerSettings
-from broker.acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
-from broker.acl.store import AclStore
+from broker.security.acl.authorizer import Authorizer, AuthorizerSettings
+from broker.security.acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
+from broker.security.acl.store import AclStore
 
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 LITERAL, PREFIXED = PatternType.LITERAL, PatternType.PREFIXED

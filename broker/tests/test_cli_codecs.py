@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from kio.schema.consumer_protocol_assignment.v0.data import ConsumerProtocolAssignment, TopicPartition
 from kio.serial import entity_writer
 
-from broker.cli_groups import assigned_partitions
-from broker.cli_produce import murmur2, murmur2_partition
+from broker.cli.groups import assigned_partitions
+from broker.cli.produce import murmur2, murmur2_partition
 
 # Kafka's UtilsTest.testMurmur2: the Java client's hashes, as signed ints.
 KAFKA_VECTORS = {

@@ -16,7 +16,7 @@ import re
 import time
 from wsgiref.util import setup_testing_defaults
 
-from broker.console.http_app import ConsoleApp
+from broker.observability.console.http_app import ConsoleApp
 
 
 def call(app: ConsoleApp, path: str, query: str = "", method: str = "GET") -> tuple[int, dict, bytes]:

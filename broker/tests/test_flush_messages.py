@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.flush_messages import FlushByCount
+from broker.storage.flush_messages import FlushByCount
 
 
 @dataclass

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from broker.group_commit import GroupCommit
+from broker.storage.group_commit import GroupCommit
 from segment.log import LogOffline
 
 

@@ -16,13 +16,13 @@ import uuid
 
 import pytest
 
-from broker.config import BrokerConfig
+from broker.settings.config import BrokerConfig
 from broker.groups import offsets, offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
-from broker.storage_modes import MODES, StorageModes
+from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
 from replica.partition import PartitionState
 

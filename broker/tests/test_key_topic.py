@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker.key_topic import name_for, parse
-from broker.lookup_command import read_key_topic
+from broker.cli.lookup import read_key_topic
 
 topics = st.from_regex(r"[a-zA-Z0-9._-]{1,40}", fullmatch=True)
 

@@ -1,4 +1,4 @@
-"""The repeated-line filter (broker/log_rate_limit.py) as pure logic, on an injected clock,
+"""The repeated-line filter (broker/observability/log_rate_limit.py) as pure logic, on an injected clock,
 through a real logging.Logger and handler so templates, levels and summaries are what an
 operator would read."""
 
@@ -10,7 +10,7 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.log_rate_limit import RepeatedLineFilter, install
+from broker.observability.log_rate_limit import RepeatedLineFilter, install
 
 
 class Clock:

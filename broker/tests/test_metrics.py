@@ -25,9 +25,9 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
 from broker.handlers.response_builder import make, nested
-from broker.metrics import BrokerMetrics
-from broker.metrics_collector import BrokerStateCollector, Snapshot, families
-from broker.metrics_http import MetricsEndpoint
+from broker.observability.metrics import BrokerMetrics
+from broker.observability.metrics_collector import BrokerStateCollector, Snapshot, families
+from broker.observability.metrics_http import MetricsEndpoint
 from broker.response_errors import errors_in
 from wire.protocol import SERVED_VERSIONS, RecordRegions, RequestHeader, request_class, response_class
 

@@ -17,13 +17,13 @@ import crc32c
 import pytest
 
 from broker.broker import Broker
-from broker.config import BrokerConfig
+from broker.settings.config import BrokerConfig
 from broker.groups import offsets as group_offsets
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
-from broker.storage_modes import MODES
+from broker.storage.modes import MODES
 from wire.batch_builder import build_batch
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # record_batch.py draws the layout

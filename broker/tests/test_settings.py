@@ -1,5 +1,5 @@
-"""The settings table (broker/settings.py) and how values are resolved from it
-(broker/config_sources.py): flag > TWINLOG_* environment > --config file > default."""
+"""The settings table (broker/settings/table.py) and how values are resolved from it
+(broker/settings/sources.py): flag > TWINLOG_* environment > --config file > default."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import click
 import pytest
 from hypothesis import given, strategies as st
 
-from broker.config import BrokerConfig
-from broker.config_sources import ConfigFile, SettingError, read_config_file, resolve
-from broker.serve_options import setting_options
-from broker.settings import SETTINGS, Kind
+from broker.settings.config import BrokerConfig
+from broker.settings.sources import ConfigFile, SettingError, read_config_file, resolve
+from broker.settings.serve_options import setting_options
+from broker.settings.table import SETTINGS, Kind
 from segment.log import LogConfig
 
 # Every flag `twinlog serve` had before the table: tests, the Makefile, bench and docs use them.

@@ -1,4 +1,4 @@
-"""TLS settings to server contexts (broker/tls_config.py) and the SSL principal
+"""TLS settings to server contexts (broker/security/tls_config.py) and the SSL principal
 (broker/tls_listener.certificate_principal), with real certificates and a real TLS handshake
 over memory BIOs."""
 
@@ -8,10 +8,10 @@ import ssl
 
 import pytest
 
-from broker.listeners import Listener
-from broker.self_signed_tls import make_tls_files
-from broker.tls_config import ServerTlsContexts, TlsConfig, TlsSetupError
-from broker.tls_listener import certificate_principal
+from broker.net.listeners import Listener
+from broker.security.self_signed_tls import make_tls_files
+from broker.security.tls_config import ServerTlsContexts, TlsConfig, TlsSetupError
+from broker.net.tls_listener import certificate_principal
 
 
 def _listener(name: str, protocol: str) -> Listener:

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from broker.config import BrokerConfig
+from broker.settings.config import BrokerConfig
 from broker.topic_names import MAX_NAME_LENGTH, TopicError, check_topic_name, illegal_name
 from broker.topics import Topic, TopicRegistry
 

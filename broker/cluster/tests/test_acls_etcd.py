@@ -1,4 +1,4 @@
-"""ACLs of a cluster against a real etcd (broker/acl/cluster_store.py): an ACL created through one
+"""ACLs of a cluster against a real etcd (broker/security/acl/cluster_store.py): an ACL created through one
 broker binds another as soon as its image shows it; two brokers creating ACLs at once both land
 (compare-and-swap of the one key); DeleteAcls reports what it removed, everywhere."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from broker.acl.authorizer import AuthorizerSettings
-from broker.acl.cluster_store import ClusterAclStore
-from broker.acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
+from broker.security.acl.authorizer import AuthorizerSettings
+from broker.security.acl.cluster_store import ClusterAclStore
+from broker.security.acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def _acl(name: str, user: str = "User:alice") -> AclBinding:

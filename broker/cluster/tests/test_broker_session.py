@@ -8,7 +8,7 @@ import asyncio
 from broker.cluster import ClusterMetadata
 from compat_tests.etcd_process import EtcdProcess
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def test_registration_seen_by_others_and_expires_when_keepalives_stop(etcd, prefix):

@@ -8,7 +8,7 @@ import asyncio
 
 from broker.cluster import NO_LEADER
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def test_one_controller_and_failover_with_a_higher_epoch(etcd, prefix):

@@ -6,7 +6,7 @@ from broker.cluster.etcd_layout import BrokerRegistration, EtcdLayout, Partition
 from broker.cluster.metadata_image import ImageBuilder, MetadataChange
 from compat_tests.etcd_process import EtcdProcess
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def test_change_names_a_reregistered_broker_as_gone_and_joined():

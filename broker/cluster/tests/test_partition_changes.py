@@ -11,7 +11,7 @@ import pytest
 from broker.cluster import ClusterError
 from broker.cluster.etcd_store import Guard
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def test_two_alter_partitions_on_one_partition_epoch_exactly_one_wins(etcd, prefix):

@@ -8,7 +8,7 @@ import pytest
 
 from broker.cluster import ClusterError
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def test_move_completes_in_the_alter_partition_that_admits_the_new_replica(etcd, prefix):

@@ -10,7 +10,7 @@ import pytest
 from broker.cluster import ClusterError
 from broker.cluster.etcd_layout import Endpoint
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 ENDPOINTS = (Endpoint("CLIENT", "localhost", 29092), Endpoint("REPLICATION", "127.0.0.1", 29093))
 

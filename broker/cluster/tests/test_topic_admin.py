@@ -10,7 +10,7 @@ import pytest
 
 from broker.cluster import ClusterError
 
-from .harness import Members, run
+from broker.cluster.tests.harness import Members, run
 
 
 def test_rf3_on_three_brokers_each_leads_one_partition(etcd, prefix):

@@ -1,0 +1,232 @@
+"""This broker as a member of an etcd-coordinated cluster (`twinlog serve --etcd URL`).
+
+    etcd ──watch──► ClusterMetadata.image ──► on_metadata ──► TopicRegistry.host (open/delete logs)
+                                                          └─► ReplicaManager.apply (leader / follower)
+    Partition (leader) ──ISR change──► propose_isr ──► ClusterMetadata.alter_partition (CAS)
+
+Every image the watch publishes is applied whole: each topic is made to match its record
+(partitions whose replicas include this broker are opened, others deleted), then every hosted
+partition gets the state etcd holds for it. The replica manager ignores states it already
+applied, so applying the same image twice changes nothing.
+
+Topic admin (CreateTopics, DeleteTopics, CreatePartitions, auto-creation, topic config
+changes) goes to etcd; the
+call returns once this broker has applied an image that shows the result (the partitions'
+file work runs in the admin worker thread, after the image is published), so the client's
+next Metadata request, to this broker, sees it.
+
+A crashed peer is noticed by its refused port well before its lease runs out
+(broker/cluster/peer_liveness.py). SIGTERM first hands leadership over (Kafka's controlled
+shutdown, `controlled_shutdown`), then stops serving and revokes the lease.
+
+Losing the etcd session (no keep-alive acknowledged within the session timeout) means another
+broker may be elected leader of what this one leads: from then on produce is refused with
+NOT_LEADER_OR_FOLLOWER (`can_lead`) until the session is back and the image says who leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from broker.cluster.cluster_error import ClusterError
+from broker.cluster.cluster_metadata import ClusterMetadata
+from broker.cluster.etcd_layout import Endpoint
+from broker.cluster.peer_liveness import PeerLiveness
+from replica.leader_endpoint import NetworkLeaderEndpoint, TopicPartition
+from replica.partition import Partition, PartitionState
+from replica.high_watermark_checkpoint import HighWatermarkCheckpoint
+from replica.replica_manager import ReplicaManager
+
+from wire.sasl_stage import SASL_PROTOCOLS
+
+from broker.security.cluster_scram_credentials import ClusterScramCredentials
+from broker.cluster.view import ClusterImageView
+from broker.settings.security_config import inter_broker_of, listeners_of
+from broker.security.tls_config import TLS_PROTOCOLS, client_context
+from broker.topic_names import TopicError
+
+log = logging.getLogger(__name__)
+
+ADMIN_VISIBLE_TIMEOUT_S = 10.0
+# How long SIGTERM waits for the controller to move this broker's leaderships before it stops
+# anyway (Kafka retries controlled shutdown 3 x 5 s; moving leaders here takes milliseconds).
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
+
+
+class ClusterMember:
+    def __init__(self, broker) -> None:
+        config = broker.config
+        self._broker = broker
+        self.node_id = config.node_id
+        self.metadata = ClusterMetadata(
+            config.etcd, config.node_id, config.advertised, config.port,
+            session_timeout_ms=config.broker_session_timeout_ms,
+            unclean_leader_election=config.unclean_leader_election,
+            endpoints=[Endpoint(l.name, l.advertised_host, l.advertised_port) for l in listeners_of(config)])
+        # Followers fetch on the leader's listener of this name, logging in as this broker.
+        inter_broker = inter_broker_of(config)
+        self._inter_broker_name = inter_broker.name
+        self._inter_broker_login = (config.security.inter_broker_login
+                                    if inter_broker.security_protocol in SASL_PROTOCOLS else None)
+        self._inter_broker_tls = (client_context(config.security.tls)
+                                  if inter_broker.security_protocol in TLS_PROTOCOLS else None)
+        broker.security.scram = ClusterScramCredentials(self.metadata)  # etcd's, not the data dir's
+        self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
+                                       lag_time_max_ms=config.replica_lag_time_max_ms,
+                                       hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
+                                       sync=broker.durable,  # flush.messages=1: fsync before reporting
+                                       commit_writes=broker.storage.commit_writes)
+        self.view = ClusterImageView(lambda: self.metadata.image)
+        self.metadata.add_listener(self._on_metadata)
+        self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session, self._inter_broker_name)
+        self.metadata.add_listener(self.peers.on_metadata)
+        self.metadata.add_session_listener(self._on_session)
+        self._first_image = True
+        # The last image whose topics this broker has opened and deleted (their file work
+        # runs in the admin worker, so that comes after the image is published).
+        self._applied = asyncio.Condition()
+        self._applied_image = None
+
+    async def start(self) -> None:
+        # The shared cluster id first: once registered, peers and clients may ask us, and a
+        # broker answering with its own meta.properties id looks like a second cluster.
+        self._broker.cluster_id = await self.metadata.cluster_id(self._broker.cluster_id)
+        await self.metadata.start()  # registers, loads, and applies the first image
+        await self._broker.security.scram.add_missing(self._broker.config.security.sasl_scram_users)
+        self.replicas.start()
+
+    async def controlled_shutdown(self) -> None:
+        """Before the listener closes: move our leaderships to other ISR members, so clients
+        switch over at once instead of after a session timeout."""
+        if await self.metadata.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S):
+            log.info("broker %d: controlled shutdown done, leading nothing", self.node_id)
+
+    async def close(self) -> None:
+        await self.peers.close()
+        await self.replicas.close()
+        await self.metadata.close()
+
+    def can_lead(self) -> bool:
+        return self.metadata.has_session()
+
+    # ----- applying metadata ------------------------------------------------------------
+
+    async def _on_metadata(self, image, change) -> None:
+        topics = self._broker.topics
+        for name in [n for n in topics.topics if n not in image.topics]:
+            local = topics.topics[name]
+            self.replicas.remove(TopicPartition(name, i) for i, p in enumerate(local.partitions) if p is not None)
+            await topics.delete(name)
+        for name, record in image.topics.items():
+            topic, dropped = await topics.host(name, record.topic_id, dict(record.configs), record.storage_mode,
+                                         _current_replicas(image, name, record))
+            self.replicas.remove(TopicPartition(name, i) for i in dropped)
+            for index, partition in enumerate(topic.partitions):
+                state = image.partition(name, index)
+                if partition is not None and state is not None:
+                    if partition.propose_isr is None:
+                        partition.propose_isr = self._propose_isr
+                    self.replicas.apply(partition, _replica_state(state))
+        if self._first_image:
+            self._first_image = False
+            await topics.remove_orphans()
+        async with self._applied:
+            self._applied_image = image
+            self._applied.notify_all()
+
+    def _on_session(self, alive: bool) -> None:
+        if alive:
+            log.info("etcd session (re)established for broker %d", self.node_id)
+        else:
+            log.warning("broker %d lost its etcd session: refusing produce until it is back", self.node_id)
+
+    def _endpoint_for(self, leader: int):
+        """The leader's inter-broker listener (Kafka: the same listener name on every broker);
+        a registration without endpoints names only that listener's address."""
+        registration = self.metadata.image.brokers.get(leader)
+        if registration is None:
+            return None
+        address = registration.endpoint(self._inter_broker_name) or registration
+        return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login,
+                                     tls=self._inter_broker_tls)
+
+    async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
+        current = partition.state
+        try:
+            state = await self.metadata.alter_partition(partition.topic, partition.index, current.leader_epoch,
+                                                        current.partition_epoch, new_isr)
+        except ClusterError as exc:
+            log.info("%s-%d: ISR change to %s refused: %s", partition.topic, partition.index, new_isr, exc)
+            return None
+        log.info("%s-%d: ISR %s -> %s (partition epoch %d)", partition.topic, partition.index,
+                 list(current.isr), list(state.isr), state.partition_epoch)
+        return _replica_state(state)
+
+    # ----- topic admin through etcd ---------------------------------------------------------
+
+    async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                           configs: dict[str, str], assignments=None):
+        mode = configs.get("storage.mode", self._broker.config.storage_mode)
+        if replication_factor == -1:
+            replication_factor = self._broker.config.default_replication_factor
+        try:
+            record = await self.metadata.create_topic(name, num_partitions, replication_factor, configs, mode,
+                                                      assignments)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: image.topics.get(name) == record)
+        return self._broker.topics.get(name)
+
+    async def delete_topic(self, name: str) -> None:
+        try:
+            await self.metadata.delete_topic(name)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: name not in image.topics)
+
+    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+        try:
+            await self.metadata.add_partitions(name, total, assignments)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: name in image.topics and image.topics[name].partition_count >= total)
+
+    async def alter_topic_configs(self, name: str, decide, validate_only: bool) -> None:
+        """`decide(current overrides, storage mode)` -> the new overrides, or raises. The
+        overrides are etcd's, changed by compare-and-swap; every broker applies them when its
+        image shows them (`_on_metadata` -> TopicRegistry.host), this one before answering."""
+        if validate_only:
+            record = self.metadata.image.topics.get(name)
+            if record is None:
+                raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+            decide(dict(record.configs), record.storage_mode)
+            return
+        try:
+            record = await self.metadata.alter_topic_configs(name, decide)
+        except ClusterError as exc:
+            raise TopicError(exc.code, str(exc)) from None
+        await self._visible(lambda image: name not in image.topics or image.topics[name].configs == record.configs)
+        log.info("altered the configs of topic %s in etcd: %s", name, record.configs or "(defaults)")
+
+    async def _visible(self, predicate) -> None:
+        """Until this broker has applied an image that shows the change."""
+        def applied() -> bool:
+            return self._applied_image is not None and predicate(self._applied_image)
+        try:
+            async with self._applied:
+                await asyncio.wait_for(self._applied.wait_for(applied), ADMIN_VISIBLE_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            log.warning("an admin change did not reach this broker's metadata in %.0f s", ADMIN_VISIBLE_TIMEOUT_S)
+
+
+def _current_replicas(image, name: str, record) -> list[tuple[int, ...]]:
+    """Each partition's replicas as its own state says: a reassignment changes them there, the
+    topic record keeps the placement at creation."""
+    return [state.replicas if (state := image.partition(name, i)) is not None else replicas
+            for i, replicas in enumerate(record.replicas)]
+
+
+def _replica_state(state) -> PartitionState:
+    return PartitionState(state.leader, state.leader_epoch, state.partition_epoch, tuple(state.replicas),
+                          tuple(state.isr))

@@ -1,0 +1,80 @@
+"""One resource of AlterConfigs / IncrementalAlterConfigs: checked, then (unless validate_only)
+applied; the answer is a Kafka error code name and message per resource.
+
+Topics: the new overrides come from topic_config_changes.py; a single broker writes them to
+topics.json and the live partition logs take them at once (TopicRegistry.alter_configs).
+A cluster member changes the topic's record in etcd by compare-and-swap, the operations
+applied to etcd's overrides (ClusterMember.alter_topic_configs); every broker's partitions
+take them when its metadata image shows them, the answering broker's before it answers.
+
+Brokers: every broker setting here is fixed at start-up (flags), so a change to any of them
+is refused the way Kafka refuses a config it cannot update dynamically
+(ConfigAdminManager.validateBrokerConfigChange: INVALID_REQUEST, "Cannot update these configs
+dynamically"), validate_only included. Other resource types are INVALID_REQUEST as well.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Callable
+
+from broker.settings.config import effective_topic_configs, log_config_for
+from broker.settings.topic_config_changes import ConfigChangeError
+from broker.topic_names import TopicError
+
+log = logging.getLogger(__name__)
+
+TOPIC, BROKER = 2, 4
+
+# (current overrides, defaults, the topic's storage mode) -> new overrides; raises ConfigChangeError
+ConfigChange = Callable[[dict[str, str], dict[str, str], str], dict[str, str]]
+
+
+def duplicated(resources) -> set[tuple[int, str]]:
+    """(type, name) of resources a request names more than once: Kafka answers each
+    INVALID_REQUEST and changes none of them."""
+    counts = Counter((r.resource_type, r.resource_name) for r in resources)
+    return {key for key, n in counts.items() if n > 1}
+
+
+async def alter(broker, resource_type: int, name: str, keys: list[str], change: ConfigChange,
+                validate_only: bool, duplicate: bool) -> tuple[str, str | None]:
+    """`keys`: the config names the request touches (for the broker's refusal message)."""
+    if duplicate:
+        return "invalid_request", f"Duplicate resource in the request: {name}"
+    try:
+        if resource_type == TOPIC:
+            await _alter_topic(broker, name, change, validate_only)
+        elif resource_type == BROKER:
+            _refuse_broker(broker, name, keys)
+        else:
+            raise ConfigChangeError("invalid_request", f"Unsupported resource type {resource_type}")
+    except (ConfigChangeError, TopicError) as exc:
+        return exc.code, str(exc)
+    return "none", None
+
+
+async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: bool) -> None:
+    topic = broker.topics.topics.get(name)  # not .get(): a key-lookup view has no configs to change
+    if topic is None:
+        raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+    defaults = {key: value for key, value, _ in effective_topic_configs(
+        log_config_for(broker.config.log_defaults, {}), topic.storage_mode, {})}
+    if broker.member is not None:  # etcd's overrides, not this broker's copy, are the ones changed
+        await broker.member.alter_topic_configs(
+            name, lambda current, mode: change(current, defaults, mode), validate_only)
+        return
+    configs = change(topic.configs, defaults, topic.storage_mode)
+    if not validate_only:
+        await broker.topics.alter_configs(name, configs)
+
+
+def _refuse_broker(broker, name: str, keys: list[str]) -> None:
+    if name not in ("", str(broker.config.node_id)):
+        raise ConfigChangeError("invalid_request",
+                                f"Unexpected broker id, expected {broker.config.node_id} or empty string, but received {name}")
+    if keys:
+        raise ConfigChangeError("invalid_request",
+                                f"Cannot update these configs dynamically: {sorted(set(keys))} "
+                                "(every broker setting of twinlog is fixed at start-up)")

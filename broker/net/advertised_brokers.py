@@ -1,0 +1,30 @@
+"""The brokers' addresses as the asking client must see them: on the listener it connected to
+(Kafka's MetadataCache.getAliveBrokerNodes(listenerName)). A client that came in on the
+INTERNAL listener is told INTERNAL addresses, one on EXTERNAL the EXTERNAL ones; a client given
+the other listener's address would connect where its security protocol does not match.
+
+One broker: its own listener's advertised address. A cluster: each broker's endpoint of that
+listener name, from the endpoints its etcd registration carries (ClusterImageView.brokers_on);
+a broker without a listener of that name is left out, as Kafka does."""
+
+from __future__ import annotations
+
+from broker.cluster.view import BrokerAddress
+from broker.net.request_context import current_request
+
+
+def brokers(broker) -> list[BrokerAddress]:
+    context = current_request.get()
+    if context is None:
+        return broker.view.brokers()
+    listener = context.listener
+    if broker.config.etcd is not None:
+        return broker.view.brokers_on(listener.name)
+    return [BrokerAddress(broker.config.node_id, listener.advertised_host, listener.advertised_port)]
+
+
+def broker_address(broker, node_id: int) -> BrokerAddress | None:
+    for address in brokers(broker):
+        if address.node_id == node_id:
+            return address
+    return None

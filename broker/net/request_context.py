@@ -1,0 +1,29 @@
+"""Who is asking: the listener a request came in on and the principal its connection proved.
+
+One RequestContext per connection, made by the transport (server.py) and set in the context
+variable `current_request` of the task serving that connection (asyncio copies it into exactly
+that task), so a handler reads it without a parameter: Metadata names the brokers' addresses
+on `listener`, the authorizer (ACLs) will check `principal`. The principal is Kafka's
+KafkaPrincipal string: `User:ANONYMOUS` on a PLAINTEXT listener and before SASL completes,
+`User:<name>` after.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from broker.net.listeners import Listener
+
+ANONYMOUS = "User:ANONYMOUS"
+
+
+@dataclass
+class RequestContext:
+    listener: Listener
+    peer: str
+    principal: str = ANONYMOUS
+    session: object | None = field(default=None, repr=False)  # the SaslSession of a SASL listener
+
+
+current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)

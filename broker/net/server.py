@@ -1,0 +1,356 @@
+"""The asyncio transport: reads frames, writes response bytes and file regions; nothing else.
+
+Requests on one connection are answered in order (clients pipeline and match
+responses by order as well as correlation id); connections are independent.
+A peer that breaks the protocol loses its own connection, with a log line.
+
+Produce requests pipeline, as in Redpanda: a durable produce appends at once
+and its answer (a task waiting for the fsync) joins the backlog, which a writer
+task empties in request order while the next requests are read and appended,
+so one fsync covers all of them (group commit within one connection). Any other
+request first waits for the backlog to empty: a client that was told its
+records are stored then sees them (read-your-writes on one connection).
+
+Memory: every connection's frames reserve their size from one RequestMemoryPool
+(queued.max.request.bytes) and give it back once handled; a connection whose next
+frame the pool cannot admit stops reading until it can, so the kernel's socket
+buffers, not the broker, hold what its peer keeps sending. A connection that
+neither reads nor writes for connections.max.idle.ms is closed (Kafka's Selector),
+which also frees what a peer that stopped mid-frame had reserved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+
+from wire.framing import FrameDecoder, PeerProtocolError
+from wire.request_memory_pool import RequestMemoryPool
+
+from broker.net.client_address import client_host
+from broker.dispatch import ConnectionClosed, dispatch
+from broker.net.request_context import current_request
+from broker.settings.security_config import listeners_of
+from broker.security.tls_config import TLS_PROTOCOLS
+from broker.net.tls_listener import TlsAcceptor, certificate_principal
+
+log = logging.getLogger(__name__)
+
+CLOSED = object()  # queued by connection_lost in place of a frame
+
+SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
+WRITE_BATCH = 256 * 1024  # small regions are joined into writes of about this size
+MAX_QUEUED_REQUESTS = 64
+MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
+PRODUCE = b"\x00\x00"  # a frame starts with its api key
+IDLE_LOG_INTERVAL = 1.0  # seconds: 5,000 idle closes at once make one line a second, not 5,000
+
+
+class _IdleCloseLog:
+    """One info line per idle close, at most one a second overall; the rest are counted in it."""
+
+    def __init__(self) -> None:
+        self._next = 0.0
+        self._unsaid = 0
+
+    def closed(self, peer: str, idle_ms: int) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            self._unsaid += 1
+            return
+        more = f" (and {self._unsaid} more since the last line)" if self._unsaid else ""
+        log.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)%s", peer, idle_ms, more)
+        self._next, self._unsaid = now + IDLE_LOG_INTERVAL, 0
+
+
+_idle_closes = _IdleCloseLog()
+
+
+class _FdFile:
+    """The file-object face asyncio's sendfile wants, over a borrowed fd (never closed here)."""
+
+    mode = "rb"
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pos = 0
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self._pos = pos
+        return pos
+
+    def readinto(self, buf) -> int:
+        n = os.preadv(self._fd, [buf], self._pos)
+        self._pos += n
+        return n
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, broker, pool: RequestMemoryPool, listener) -> None:
+        self._broker = broker
+        self._listener = listener
+        # Under TLS the kernel cannot send file regions (os.sendfile would bypass the encryption):
+        # they are read into memory, WRITE_BATCH bytes at a time.
+        self._tls = listener.security_protocol in TLS_PROTOCOLS
+        self._context = None  # request_context.RequestContext, once connected
+        self._pool = pool
+        self._decoder = FrameDecoder(broker.config.max_request_size, pool)
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._queued_bytes = 0  # reserved by frames queued or being handled, given back when handled
+        self._transport: asyncio.Transport | None = None
+        self._task: asyncio.Task | None = None
+        self._drained: asyncio.Future | None = None
+        self._paused_reading = False  # too many requests queued
+        self._waiting_memory = False  # the next frame waits for the pool
+        self._reading_paused = False  # what the transport was last told
+        self._loop = asyncio.get_running_loop()
+        self._idle_s = broker.config.connections_max_idle_ms / 1000
+        self._last_active = self._loop.time()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._backlog: asyncio.Queue = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
+        self._behind = 0  # answers put in the backlog and not yet written
+        self._writer: asyncio.Task | None = None
+        self.peer = "?"
+
+    def connection_made(self, transport) -> None:
+        self._transport = transport
+        self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
+        self._context = self._broker.security.context_for(self._listener, self.peer)
+        if self._listener.security_protocol == "SSL":
+            self._context.principal = certificate_principal(transport) or self._context.principal
+            log.debug("TLS connection from %s on listener %s as %s", self.peer, self._listener.name,
+                      self._context.principal)
+        self._task = asyncio.create_task(self._serve())
+        if self._broker.metrics is not None:
+            self._broker.metrics.connection_opened()
+        if self._idle_s >= 0:
+            self._idle_timer = self._loop.call_at(self._last_active + self._idle_s, self._check_idle)
+
+    def data_received(self, data: bytes) -> None:
+        self._last_active = self._loop.time()
+        try:
+            frames = self._decoder.feed(data)
+        except PeerProtocolError as exc:
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            self._transport.abort()
+            return
+        self._take(frames)
+
+    def _memory_granted(self) -> None:
+        """The pool reserved the waiting frame's size (called from a release)."""
+        self._waiting_memory = False
+        if self._transport.is_closing():
+            self._pool.release(self._decoder.waiting_for)  # nobody will read that frame now
+            return
+        self._last_active = self._loop.time()  # waiting in line is not idling
+        try:
+            frames = self._decoder.granted()
+        except PeerProtocolError as exc:
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            self._transport.abort()
+            return
+        self._take(frames)
+
+    def _take(self, frames: list[bytes]) -> None:
+        for frame in frames:
+            self._queued_bytes += len(frame)
+            self._queue.put_nowait(frame)
+        if self._queue.qsize() >= MAX_QUEUED_REQUESTS:
+            self._paused_reading = True
+        if self._decoder.waiting_for and not self._waiting_memory:
+            self._waiting_memory = True
+            self._pool.wait(self._decoder.waiting_for, self._memory_granted)
+        self._apply_reading()
+
+    def _apply_reading(self) -> None:
+        pause = self._paused_reading or self._waiting_memory
+        if pause == self._reading_paused or self._transport.is_closing():
+            return
+        self._reading_paused = pause
+        if pause:
+            self._transport.pause_reading()
+        else:
+            self._transport.resume_reading()
+
+    def _check_idle(self) -> None:
+        now = self._loop.time()
+        busy = self._queued_bytes or self._behind or self._waiting_memory
+        if busy:
+            self._last_active = now  # a request being handled (a long poll, an fsync) is not idleness
+        deadline = self._last_active + self._idle_s
+        if now < deadline:
+            self._idle_timer = self._loop.call_at(deadline, self._check_idle)
+            return
+        self._idle_timer = None
+        _idle_closes.closed(self.peer, int((now - self._last_active) * 1000))
+        self._transport.abort()
+
+    def connection_lost(self, exc) -> None:
+        if self._broker.metrics is not None:
+            self._broker.metrics.connection_closed()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self._waiting_memory:
+            self._pool.cancel(self._memory_granted)
+            self._waiting_memory = False
+        self._decoder.abandon()
+        self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
+        for task in (self._task, self._writer):
+            if task is not None:
+                task.cancel()
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
+
+    async def _serve(self) -> None:
+        transport = self._transport
+        host = (transport.get_extra_info("peername") or ("",))[0]
+        client_host.set(f"/{host}")
+        current_request.set(self._context)
+        try:
+            while not transport.is_closing():
+                frame = await self._queue.get()
+                if frame is CLOSED:
+                    break
+                if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
+                    self._paused_reading = False
+                    self._apply_reading()
+                try:
+                    if self._behind and frame[:2] != PRODUCE:
+                        await self._backlog.join()
+                    reply = await dispatch(self._broker, frame, self._context)
+                finally:
+                    self._queued_bytes -= len(frame)
+                    self._pool.release(len(frame))
+                self._last_active = self._loop.time()
+                if not self._behind and not isinstance(reply, asyncio.Task):
+                    if reply:
+                        await self._send(reply)  # the common case: nothing waits for an fsync
+                    if self._context.session is not None and self._context.session.failed:
+                        transport.close()  # authentication failed: answered, then closed, as Kafka
+                    continue
+                if self._writer is None:
+                    self._writer = asyncio.create_task(self._write_backlog())
+                self._behind += 1
+                await self._backlog.put(reply)
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self._fail(exc)
+        finally:
+            # frames still queued when the connection went: nobody handles them now
+            self._pool.release(self._queued_bytes)
+            self._queued_bytes = 0
+
+    async def _write_backlog(self) -> None:
+        """Write the backlog's answers in request order, each once its fsync is done."""
+        try:
+            while True:
+                reply = await self._backlog.get()
+                try:
+                    if isinstance(reply, asyncio.Task):
+                        # shielded: a client that leaves must not cancel the publish
+                        reply = await asyncio.shield(reply)
+                    if reply:
+                        await self._send(reply)
+                finally:
+                    self._behind -= 1
+                    self._backlog.task_done()
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        if isinstance(exc, (PeerProtocolError, ConnectionClosed)):
+            log.warning("closing connection from %s: %s", self.peer, exc)
+        else:
+            log.error("closing connection from %s after an internal error", self.peer, exc_info=exc)
+        self._transport.abort()
+
+    async def _send(self, chunks: list) -> None:
+        """Write one answer. Small pieces (a fetch of many small batches has thousands) are read
+        and joined into WRITE_BATCH-byte writes, each waiting for the transport to drain and
+        giving the loop to other connections, so one answer neither monopolizes the event loop
+        nor piles up in memory. A peer that left stops the answer: writes into a lost transport
+        only count up asyncio's 'socket.send() raised exception' warnings (4,000,195 lines for
+        one probe's fetch), and sendfile on it raises."""
+        transport = self._transport
+        loop = asyncio.get_running_loop()
+        joined: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            if transport.is_closing():
+                return
+            if isinstance(chunk, (bytes, bytearray)) or chunk.size < SENDFILE_MIN or self._tls:
+                for piece in _pieces(chunk):
+                    joined.append(piece)
+                    size += len(piece)
+                    if size >= WRITE_BATCH:
+                        await self._write(b"".join(joined), more=True)
+                        joined, size = [], 0
+                        if transport.is_closing():
+                            return
+                continue
+            if joined:
+                await self._write(b"".join(joined), more=True)
+                joined, size = [], 0
+            try:
+                await loop.sendfile(transport, _FdFile(chunk.fd), chunk.position, chunk.size)
+            except ConnectionError:
+                transport.abort()  # the peer reset mid-file (sendfile writes past the transport)
+                return
+            except RuntimeError:
+                if transport.is_closing():
+                    return  # the peer left while the transport drained before the sendfile
+                raise
+        if joined and not transport.is_closing():
+            await self._write(b"".join(joined), more=False)
+        self._last_active = loop.time()
+
+    async def _write(self, data: bytes, more: bool) -> None:
+        """`more`: the answer goes on, so let other connections run before its next piece."""
+        self._transport.write(data)
+        self._last_active = self._loop.time()
+        if self._drained is not None:
+            await self._drained
+        elif more:
+            await asyncio.sleep(0)
+
+
+def _pieces(chunk):
+    """A chunk's bytes: itself, or a file region read in pieces of at most WRITE_BATCH bytes."""
+    if isinstance(chunk, (bytes, bytearray)):
+        yield chunk
+        return
+    end = chunk.position + chunk.size
+    for position in range(chunk.position, end, WRITE_BATCH):
+        yield os.pread(chunk.fd, min(WRITE_BATCH, end - position), position)
+
+
+async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryPool | None = None,
+                ssl_context=None) -> asyncio.AbstractServer:
+    """Listen on `sock`, bound beforehand (lifecycle.py: the port is known before the logs open),
+    for `listener` (listeners.py; default: the broker's first). Listeners share one `pool`. With
+    `ssl_context` (an SSL / SASL_SSL listener) each connection first completes a TLS handshake."""
+    loop = asyncio.get_running_loop()
+    pool = pool or RequestMemoryPool(broker.config.queued_max_request_bytes)
+    listener = listener or listeners_of(broker.config)[0]
+    if ssl_context is None:
+        return await loop.create_server(lambda: KafkaConnection(broker, pool, listener), sock=sock)
+    return await loop.create_server(
+        lambda: TlsAcceptor(lambda: KafkaConnection(broker, pool, listener), ssl_context, listener,
+                            broker.config.connections_max_idle_ms), sock=sock)

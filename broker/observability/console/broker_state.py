@@ -1,0 +1,103 @@
+"""What the console shows, copied from the broker on its event loop.
+
+The console is served by the metrics port's HTTP threads (metrics_http.py), and the partitions,
+groups and stores are changed by the event loop only: like a Prometheus scrape, each request
+hops to the loop (run_coroutine_threadsafe) and copies plain values there, in slices of
+metrics_collector.CHUNK partitions that yield the loop in between, and gives up after
+SNAPSHOT_TIMEOUT_S instead of holding an HTTP thread on a stuck loop. The offsets, sizes and
+group lag come from metrics_collector.take_snapshot itself, so the page and /metrics never
+disagree; this module adds who leads each partition and its replicas and ISR (from the
+cluster view Metadata answers from), and the key lookup.
+
+A key lookup reads the commitlog's key index through segment/rocket/key_lookup.py, the path the
+key-lookup topics (key_topic.py) serve Fetch from; it answers at most MAX_LOOKUP_RECORDS
+records (the first ones in (partition, offset) order) and says when it cut the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from dataclasses import dataclass
+
+from segment.rocket.key_lookup import lookup_key
+
+from broker.observability.metrics_collector import CHUNK, SNAPSHOT_TIMEOUT_S, take_snapshot
+
+MAX_LOOKUP_RECORDS = 500
+
+
+class LoopBusy(Exception):
+    """The event loop did not answer within the timeout."""
+
+
+class LookupRefused(Exception):
+    """A key lookup that cannot be answered: `status` is the HTTP status to give."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def read_on_loop(loop: asyncio.AbstractEventLoop, coro, timeout_s: float = SNAPSHOT_TIMEOUT_S):
+    """Run `coro` on the broker's loop from an HTTP thread: its result, or LoopBusy."""
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result(timeout_s)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise LoopBusy(f"the broker's event loop did not answer within {timeout_s:.0f} s") from None
+
+
+async def partition_rows(broker) -> list[dict]:
+    """One row per partition hosted here, in (topic, partition) order."""
+    snap = await take_snapshot(broker)
+    modes = dict(snap.topics)
+    rows = []
+    for i, (topic, index, leo, hw, log_start, size, *_counts) in enumerate(snap.partitions):
+        if i and i % CHUNK == 0:
+            await asyncio.sleep(0)
+        local = broker.topics.partition(topic, index)
+        placement = broker.view.placement(topic, index, local) if local is not None else None
+        rows.append({
+            "topic": topic, "partition": index, "layout": modes.get(topic), "log_end_offset": leo,
+            "high_watermark": hw, "log_start_offset": log_start, "size_bytes": size,
+            "leader": placement.leader if placement else None,
+            "replicas": list(placement.replicas) if placement else [],
+            "isr": list(placement.isr) if placement else [],
+        })
+    rows.sort(key=lambda r: (r["topic"], r["partition"]))
+    return rows
+
+
+async def group_rows(broker) -> list[dict]:
+    """One row per committed offset of the groups coordinated here; lag is None where the
+    partition is not hosted here (its HW is another broker's)."""
+    snap = await take_snapshot(broker)
+    rows = [{"group": group, "topic": topic, "partition": index, "committed": committed,
+             "lag": None if hw is None else hw - committed}
+            for group, topic, index, committed, hw in snap.offsets]
+    rows.sort(key=lambda r: (r["group"], r["topic"], r["partition"]))
+    return rows
+
+
+@dataclass(frozen=True)
+class LookupAnswer:
+    records: list[dict]
+    truncated: bool
+
+
+async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
+    """The records of `topic` with `key`, from the partitions hosted here."""
+    source = broker.topics.topics.get(topic)
+    if source is None:
+        raise LookupRefused(404, f"unknown topic {topic!r}")
+    if source.storage_mode != "commitlog":
+        raise LookupRefused(400, f"topic {topic!r} uses storage.mode={source.storage_mode}: key lookup needs a "
+                                 "topic created with storage.mode=commitlog (the layout with a key index)")
+    hits = lookup_key(broker.storage.store("commitlog"), topic, key)
+    return LookupAnswer([{
+        "partition": h.partition, "offset": h.offset, "timestamp": h.timestamp,
+        "value": None if h.value is None else h.value.decode("utf-8", "backslashreplace"),
+        "headers": [[name, None if v is None else v.decode("utf-8", "backslashreplace")] for name, v in h.headers],
+    } for h in hits[:MAX_LOOKUP_RECORDS]], len(hits) > MAX_LOOKUP_RECORDS)

@@ -1,0 +1,208 @@
+"""The broker's Prometheus metrics that count events as they happen (`--metrics-port`).
+
+Names follow what Prometheus's JMX exporter, with its stock Kafka rules, makes of Kafka's own
+MBeans, so a dashboard written for Kafka finds them: `kafka.<domain>:type=<Type>,name=<Name>`
+becomes `kafka_<domain>_<type>_<name>` in lower case, a `...PerSec` meter becomes a counter
+ending in `_total` (its count: Prometheus computes rates), the MBean's keys become labels, and a
+Kafka timer `...TimeMs` a histogram in milliseconds. Metrics Kafka has no MBean for take the name
+the common Kafka exporter gives them (`kafka_consumergroup_lag`) or a `twinlog_` one. What is
+read from the broker's state at scrape time (offsets, sizes, lag, replicas) is in
+metrics_collector.py; the HTTP side in metrics_http.py.
+
+    kafka_network_requestmetrics_requests_total{request,version}   RequestsPerSec
+    kafka_network_requestmetrics_errors_total{request,error}       ErrorsPerSec (NONE not counted)
+    kafka_network_requestmetrics_totaltimems{request}              TotalTimeMs: frame decoded ->
+                                                                   answer ready (not yet sent)
+    kafka_server_brokertopicmetrics_bytesin_total{topic}           BytesInPerSec (appended batches)
+    kafka_server_brokertopicmetrics_messagesin_total{topic}        MessagesInPerSec
+    kafka_server_brokertopicmetrics_bytesout_total{topic}          BytesOutPerSec (consumers' fetches)
+    kafka_server_brokertopicmetrics_replicationbytesout_total      ReplicationBytesOutPerSec
+    kafka_server_socket_server_metrics_connection_count            connection-count
+    kafka_server_socket_server_metrics_connection_creation_total   connection-creation-total
+    kafka_server_socket_server_metrics_connection_close_total      connection-close-total
+    kafka_log_logflushstats_logflushrateandtimems                  LogFlushRateAndTimeMs: each
+                                                                   group-commit fsync (produce
+                                                                   with flush.messages, followers)
+    twinlog_startup_recovery_seconds                               opening and recovering the data dir
+    twinlog_startup_seconds                                        process start -> ready (/health 200)
+
+Requests are labelled with Kafka's API names (ProduceRequest -> "Produce"), and a Fetch, as in
+Kafka's request metrics, as "FetchConsumer" or "FetchFollower".
+
+The hot path pays a few counter increments per request: each (API, version) and each topic
+has its label children looked up once and cached here, so a Produce costs a dict lookup, a
+requests and a time observation, and a bytes and messages increment per topic. prometheus_client's
+values take a lock each, which is what lets the HTTP thread read them without the event loop.
+"""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+
+from wire.protocol import request_class
+
+from broker.response_errors import errors_in
+
+PRODUCE, FETCH = 0, 1
+# Kafka's meters have no creation time, and a `_created` series per label set doubles the output.
+disable_created_metrics()
+
+RECORD_COUNT_AT = slice(57, 61)  # a v2 batch header's record count (wire/record_batch.py)
+# Kafka's request times run from well under a millisecond to a long poll's max_wait (500 ms by
+# default) and an acks=all produce's timeout.
+TIME_BUCKETS_MS = (0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+FSYNC_BUCKETS_MS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 5000)
+
+
+def request_name(api_key: int, version: int, follower: bool = False) -> str:
+    """Kafka's name of the API (its ApiKeys name: kio's class name less "Request")."""
+    if api_key == FETCH:
+        return "FetchFollower" if follower else "FetchConsumer"
+    return request_class(api_key, version).__name__.removesuffix("Request")
+
+
+class BrokerMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter("kafka_network_requestmetrics_requests", "Requests answered, per API and version",
+                                ("request", "version"), registry=r)
+        self.errors = Counter("kafka_network_requestmetrics_errors",
+                              "Error codes in answers (each partition's counts), per API and error",
+                              ("request", "error"), registry=r)
+        self.total_time = Histogram("kafka_network_requestmetrics_totaltimems",
+                                    "Milliseconds from a request's frame to its answer, per API",
+                                    ("request",), buckets=TIME_BUCKETS_MS, registry=r)
+        self.bytes_in = Counter("kafka_server_brokertopicmetrics_bytesin",
+                                "Bytes of record batches appended from producers, per topic", ("topic",), registry=r)
+        self.messages_in = Counter("kafka_server_brokertopicmetrics_messagesin",
+                                   "Records appended from producers, per topic", ("topic",), registry=r)
+        self.bytes_out = Counter("kafka_server_brokertopicmetrics_bytesout",
+                                 "Bytes of record batches sent to consumers, per topic", ("topic",), registry=r)
+        self.replication_bytes_out = Counter("kafka_server_brokertopicmetrics_replicationbytesout",
+                                             "Bytes of record batches sent to followers", registry=r)
+        self.connections = Gauge("kafka_server_socket_server_metrics_connection_count",
+                                 "Client connections open now", registry=r)
+        self.connections_created = Counter("kafka_server_socket_server_metrics_connection_creation",
+                                           "Client connections accepted", registry=r)
+        self.connections_closed = Counter("kafka_server_socket_server_metrics_connection_close",
+                                          "Client connections closed", registry=r)
+        self.fsync_time = Histogram("kafka_log_logflushstats_logflushrateandtimems",
+                                    "Milliseconds per group-commit fsync", buckets=FSYNC_BUCKETS_MS, registry=r)
+        self.recovery_seconds = Gauge("twinlog_startup_recovery_seconds",
+                                      "Seconds the data dir took to open and recover at start-up", registry=r)
+        self.startup_seconds = Gauge("twinlog_startup_seconds",
+                                     "Seconds from start-up to serving (logs recovered, listener open, "
+                                     "cluster metadata applied)", registry=r)
+        self._by_request: dict[tuple[int, int, bool], tuple] = {}
+        self._by_error: dict[tuple[str, object], object] = {}
+        self._by_topic: dict[str, tuple] = {}
+
+    # ----- per request (dispatch.py) ---------------------------------------------------------
+
+    def request_done(self, header, request, response, started: float) -> None:
+        """A request answered (`response` None: acks=0); `started`: time.perf_counter() at decode."""
+        api_key = header.api_key
+        follower = api_key == FETCH and request.replica_id >= 0
+        key = (api_key, header.api_version, follower)
+        instruments = self._by_request.get(key)
+        if instruments is None:
+            instruments = self._by_request[key] = self._instruments(*key)
+        name, requests, total_time = instruments
+        requests.inc()
+        total_time.observe((time.perf_counter() - started) * 1000)
+        if response is None:
+            if api_key == PRODUCE:
+                self._bytes_in(request, ())
+            return
+        failed = errors_in(response)
+        for code in failed:
+            self._error(name, code.name.upper()).inc()
+        if api_key == PRODUCE:
+            self._bytes_in(request, _failed_partitions(response) if failed else ())
+        elif api_key == FETCH:
+            self._bytes_out(response, follower)
+
+    def request_failed(self, header, request, started: float) -> None:
+        """The handler raised: the connection closes, Kafka would answer UNKNOWN_SERVER_ERROR."""
+        follower = header.api_key == FETCH and request.replica_id >= 0
+        name, requests, total_time = self._instruments(header.api_key, header.api_version, follower)
+        requests.inc()
+        total_time.observe((time.perf_counter() - started) * 1000)
+        self._error(name, "UNKNOWN_SERVER_ERROR").inc()
+
+    def _instruments(self, api_key: int, version: int, follower: bool) -> tuple:
+        name = request_name(api_key, version, follower)
+        return name, self.requests.labels(name, str(version)), self.total_time.labels(name)
+
+    def _error(self, name: str, error: str):
+        child = self._by_error.get((name, error))
+        if child is None:
+            child = self._by_error[(name, error)] = self.errors.labels(name, error)
+        return child
+
+    def _topic(self, topic: str) -> tuple:
+        children = self._by_topic.get(topic)
+        if children is None:
+            children = self._by_topic[topic] = (
+                self.bytes_in.labels(topic), self.messages_in.labels(topic), self.bytes_out.labels(topic))
+        return children
+
+    def _bytes_in(self, request, failed) -> None:
+        for topic_data in request.topic_data:
+            size = count = 0
+            for data in topic_data.partition_data:
+                records = data.records
+                if records and not (failed and (topic_data.name, data.index) in failed):
+                    size += len(records)
+                    count += int.from_bytes(records[RECORD_COUNT_AT], "big")
+            if size:
+                bytes_in, messages_in, _ = self._topic(topic_data.name)
+                bytes_in.inc(size)
+                messages_in.inc(count)
+
+    def _bytes_out(self, response, follower: bool) -> None:
+        for topic_response in response.responses:
+            size = sum(p.records.total for p in topic_response.partitions if p.records)
+            if not size:
+                continue
+            if follower:
+                self.replication_bytes_out.inc(size)
+            else:
+                self._topic(topic_response.topic)[2].inc(size)
+
+    def forget_topics(self, hosted: set[str]) -> None:
+        """Drop the series of topics no longer hosted (Kafka removes a deleted topic's metrics).
+        On the event loop, which alone changes the cache."""
+        for topic in [t for t in self._by_topic if t not in hosted]:
+            del self._by_topic[topic]
+            for counter in (self.bytes_in, self.messages_in, self.bytes_out):
+                try:
+                    counter.remove(topic)
+                except KeyError:
+                    pass
+
+    # ----- connections (server.py), fsyncs (broker.py) ----------------------------------------
+
+    def connection_opened(self) -> None:
+        self.connections.inc()
+        self.connections_created.inc()
+
+    def connection_closed(self) -> None:
+        self.connections.dec()
+        self.connections_closed.inc()
+
+    def timed_fsync(self, flush):
+        """`flush`, observed into the fsync histogram; it runs in a worker thread (group_commit.py)."""
+        def timed() -> None:
+            started = time.perf_counter()
+            flush()
+            self.fsync_time.observe((time.perf_counter() - started) * 1000)
+        return timed
+
+
+def _failed_partitions(response) -> set[tuple[str, int]]:
+    return {(t.name, p.index) for t in response.responses for p in t.partition_responses
+            if p.error_code.value != 0}

@@ -1,0 +1,85 @@
+"""The one call a handler makes to ask whether its request may do something.
+
+The principal and client address come from the connection's RequestContext
+(request_context.py). With the authorizer off (`broker.acls` is None, the default) every
+check is one attribute test and returns True; handlers call these once per resource named in
+a request, never per record.
+
+A request with no RequestContext is the broker's own (none arrives over a listener without
+one), and is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from broker.net.request_context import current_request
+from broker.security.acl.model import CLUSTER_NAME, Operation, ResourceType
+
+
+def _who() -> tuple[str, str] | None:
+    context = current_request.get()
+    if context is None:
+        return None
+    host = context.peer.rsplit(":", 1)[0].strip("[]")
+    return context.principal, host
+
+
+def allowed(broker, operation: Operation, resource_type: ResourceType, name: str) -> bool:
+    store = broker.acls
+    if store is None:
+        return True
+    who = _who()
+    return who is None or store.authorizer.authorize(who[0], who[1], operation, resource_type, name)
+
+
+def cluster_allowed(broker, operation: Operation) -> bool:
+    return allowed(broker, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+def topic_allowed(broker, operation: Operation, name: str) -> bool:
+    return allowed(broker, operation, ResourceType.TOPIC, name)
+
+
+def group_allowed(broker, operation: Operation, group_id: str) -> bool:
+    return allowed(broker, operation, ResourceType.GROUP, group_id)
+
+
+def allowed_names(broker, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> set[str]:
+    """The names (each asked once) the request may do `operation` on."""
+    names = set(names)
+    if broker.acls is None:
+        return names
+    return {n for n in names if allowed(broker, operation, resource_type, n)}
+
+
+def allowed_on_any(broker, operation: Operation, resource_type: ResourceType) -> bool:
+    """Whether some resource of the type allows the operation (Kafka's authorizeByResourceType)."""
+    store = broker.acls
+    if store is None:
+        return True
+    who = _who()
+    return who is None or store.authorizer.authorize_any(who[0], who[1], operation, resource_type)
+
+
+def denied_names(broker, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> frozenset[str]:
+    """The names the request may not do `operation` on; empty at once with the authorizer off."""
+    if broker.acls is None:
+        return frozenset()
+    return frozenset(n for n in set(names) if not allowed(broker, operation, resource_type, n))
+
+
+# DescribeConfigs / AlterConfigs resource types: TOPIC is checked on the topic; BROKER and
+# BROKER_LOGGER on the cluster (Kafka's ConfigHelper / AuthHelper).
+_CONFIG_TOPIC, _CONFIG_BROKERS = 2, (4, 8)
+
+
+def config_refusal(broker, operation: Operation, config_resource_type: int, name: str) -> str | None:
+    """The error a config request on this resource gets from the ACLs, None if allowed."""
+    if broker.acls is None:
+        return None
+    if config_resource_type == _CONFIG_TOPIC:
+        return None if topic_allowed(broker, operation, name) else "topic_authorization_failed"
+    if config_resource_type in _CONFIG_BROKERS:
+        return None if cluster_allowed(broker, operation) else "cluster_authorization_failed"
+    return None

@@ -1,0 +1,44 @@
+"""`twinlog serve`'s listener and SASL settings (issue 17), checked together: the options are
+declared in the settings table (settings.py), what each means is in security_config.py."""
+
+from __future__ import annotations
+
+import click
+
+from broker.net.listeners import InvalidListeners, inter_broker_listener, parse_listeners
+from broker.security.sasl_credentials import InvalidCredentialSpec, parse_add_scram
+from broker.settings.tls_options import tls_config
+from broker.settings.security_config import InterBrokerLogin, SecurityConfig
+
+_MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+
+
+def security_config(listeners, advertised_listeners, listener_security_protocol_map, inter_broker_listener_name,
+                    sasl_enabled_mechanisms, sasl_plain_users, sasl_scram_users, inter_broker_sasl_mechanism,
+                    inter_broker_sasl_username, inter_broker_sasl_password, advertised_host=None,
+                    **tls) -> SecurityConfig:
+    """Raises click.UsageError (one line, exit code 2) for what Kafka would refuse at start-up."""
+    try:
+        parsed = ()
+        if listeners:
+            parsed = parse_listeners(listeners, advertised_listeners, listener_security_protocol_map, advertised_host)
+            inter_broker_listener(parsed, inter_broker_listener_name)
+        elif advertised_listeners or inter_broker_listener_name:
+            raise InvalidListeners("--advertised-listeners and --inter-broker-listener-name need --listeners")
+        for spec in sasl_scram_users:
+            parse_add_scram(spec)
+    except (InvalidListeners, InvalidCredentialSpec) as exc:
+        raise click.UsageError(str(exc)) from None
+    mechanisms = tuple(m.strip().upper() for m in sasl_enabled_mechanisms.split(",") if m.strip())
+    unknown = set(mechanisms) - set(_MECHANISMS.split(","))
+    if unknown:
+        raise click.UsageError(f"--sasl-enabled-mechanisms: {sorted(unknown)} not supported ({_MECHANISMS})")
+    login = None
+    if inter_broker_sasl_mechanism or inter_broker_sasl_username:
+        if not (inter_broker_sasl_mechanism and inter_broker_sasl_username and inter_broker_sasl_password):
+            raise click.UsageError("--inter-broker-sasl-mechanism, -username and -password go together")
+        login = InterBrokerLogin(inter_broker_sasl_mechanism.upper(), inter_broker_sasl_username,
+                                 inter_broker_sasl_password)
+    return SecurityConfig(listeners=parsed, inter_broker_listener_name=inter_broker_listener_name,
+                          sasl_enabled_mechanisms=mechanisms, sasl_plain_users=sasl_plain_users,
+                          sasl_scram_users=tuple(sasl_scram_users), inter_broker_login=login, tls=tls_config(**tls))

@@ -1,0 +1,95 @@
+"""Where each setting's value comes from: flag > environment > config file > default.
+
+- flag: serve's option on the command line (`--segment-bytes 1048576`);
+- environment: TWINLOG_<NAME> with the Kafka name's dots as underscores
+  (TWINLOG_LOG_SEGMENT_BYTES=1048576);
+- file: `--config FILE`, a Kafka server.properties (Java properties syntax, Kafka's keys:
+  `log.segment.bytes=1048576`). A key the table does not know is skipped with one warning line,
+  as Kafka logs "supplied but isn't a known config", so a stock server.properties loads;
+  Kafka's per-listener `listener.name.NAME.ssl.client.auth` keys are read as items of
+  listener.ssl.client.auth;
+- default: the table's (settings.py).
+
+Every value, wherever it came from, goes through its setting's parser; a bad one is a
+SettingError whose message names the key and where the value came from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from broker.settings.table import BY_KEY, SETTINGS, Setting
+
+_LISTENER_CLIENT_AUTH = re.compile(r"listener\.name\.([^.]+)\.ssl\.client\.auth")
+
+FLAG, ENV, FILE, DEFAULT = "flag", "env", "file", "default"
+
+
+class SettingError(ValueError):
+    """A value a setting's parser refused, or a config file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    setting: Setting
+    value: object
+    source: str  # FLAG, ENV, FILE or DEFAULT
+    origin: str  # the flag, variable or file the value came from ("" for a default)
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: Path
+    values: dict[str, str]  # setting name -> text
+    unknown: tuple[str, ...]  # keys no setting has, in file order
+
+
+def read_config_file(path: Path) -> ConfigFile:
+    import javaproperties  # only when a file is given: `twinlog --help` stays quick
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            pairs = [(e.key, e.value) for e in javaproperties.parse(f) if isinstance(e, javaproperties.KeyValue)]
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SettingError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    values: dict[str, str] = {}
+    client_auth: list[str] = []
+    unknown: list[str] = []
+    for key, text in pairs:
+        key = key.strip()
+        per_listener = _LISTENER_CLIENT_AUTH.fullmatch(key)
+        if per_listener:
+            client_auth.append(f"{per_listener.group(1)}={text.strip()}")
+        elif key in BY_KEY:
+            values[BY_KEY[key].name] = text
+        else:
+            unknown.append(key)
+    if client_auth:
+        values["listener.ssl.client.auth"] = ";".join(client_auth)
+    return ConfigFile(path, values, tuple(unknown))
+
+
+def resolve(flags: Mapping[str, object], env: Mapping[str, str], file: ConfigFile | None,
+            settings: tuple[Setting, ...] = SETTINGS) -> dict[str, Resolved]:
+    """Each setting's value and source. `flags`: click parameter name -> value, holding only
+    the options given on the command line. Raises SettingError for the first bad value."""
+    out: dict[str, Resolved] = {}
+    for setting in settings:
+        if setting.param_name in flags:
+            raw, source, origin = flags[setting.param_name], FLAG, "--" + setting.flag
+        elif setting.env_name in env:
+            raw, source, origin = env[setting.env_name], ENV, setting.env_name
+        elif file is not None and setting.name in file.values:
+            raw, source, origin = file.values[setting.name], FILE, str(file.path)
+        else:
+            out[setting.name] = Resolved(setting, setting.default, DEFAULT, "")
+            continue
+        try:
+            value = setting.kind.parse(raw)
+        except ValueError as exc:
+            raise SettingError(f"invalid value for {setting.name} (from {origin}): {exc}") from None
+        out[setting.name] = Resolved(setting, value, source, origin)
+    return out
