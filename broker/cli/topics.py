@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import click
 
+from wire.config_codes import AlterConfigOp, ConfigResourceType, ConfigSource
+
 from broker.cli.options import bootstrap_option, check, kafka_client, parse_assignments, print_table
 
-TOPIC_RESOURCE = 2
-OPERATIONS = {"set": 0, "delete": 1, "append": 2, "subtract": 3}  # IncrementalAlterConfigs' opcodes
+TOPIC_RESOURCE = ConfigResourceType.TOPIC
+OPERATIONS = {op.name.lower(): op for op in AlterConfigOp}  # --set, --delete, --append, --subtract
 _TIMEOUT_MS = 30_000
 
 
@@ -88,15 +90,17 @@ def describe_command(name, all_configs, bootstrap) -> None:
              ",".join(map(str, p.isr_nodes)), starts[(name, p.partition_index)], ends[(name, p.partition_index)]]
             for p in sorted(topic.partitions, key=lambda p: p.partition_index)]
     print_table("partitions", ["PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "LOG-START", "HIGH-WATERMARK"], rows)
-    # config_source 1 is DYNAMIC_TOPIC_CONFIG: set on this topic rather than inherited
-    shown = [c for c in result.configs if all_configs or c.config_source == 1]
+    # without --all, the configs set on this topic rather than inherited
+    shown = [c for c in result.configs if all_configs or c.config_source == ConfigSource.DYNAMIC_TOPIC_CONFIG]
     print_table("configs", ["KEY", "VALUE", "SOURCE"],
                 [[c.name, "<sensitive>" if c.is_sensitive else c.value, _SOURCES.get(c.config_source, c.config_source)]
                  for c in sorted(shown, key=lambda c: c.name)])
 
 
-_SOURCES = {1: "topic", 2: "broker (dynamic)", 3: "broker (dynamic default)", 4: "broker",
-            5: "default", 6: "broker logger"}
+_SOURCES = {ConfigSource.DYNAMIC_TOPIC_CONFIG: "topic", ConfigSource.DYNAMIC_BROKER_CONFIG: "broker (dynamic)",
+            ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG: "broker (dynamic default)",
+            ConfigSource.STATIC_BROKER_CONFIG: "broker", ConfigSource.DEFAULT_CONFIG: "default",
+            ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG: "broker logger"}
 
 
 @topics_group.command("alter-config")

@@ -19,13 +19,15 @@ import logging
 from collections import Counter
 from typing import Callable
 
+from wire.config_codes import ConfigResourceType
+
 from broker.settings.config import effective_topic_configs, log_config_for
 from broker.settings.topic_config_changes import ConfigChangeError
 from broker.topic_names import TopicError
 
 log = logging.getLogger(__name__)
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 
 # (current overrides, defaults, the topic's storage mode) -> new overrides; raises ConfigChangeError
 ConfigChange = Callable[[dict[str, str], dict[str, str], str], dict[str, str]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from wire.config_codes import ConfigSource
 from wire.protocol import response_for
 
 from broker.settings.config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
@@ -18,9 +19,6 @@ from broker.handlers.partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIO
 from broker.security.acl.checks import cluster_allowed, topic_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
-
-DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
-
 
 def _check(broker, topic, duplicates, too_many_partitions: bool) -> tuple[int, int, list[list[int]] | None, dict[str, str]]:
     """Returns (partitions, replication factor, explicit assignments or None, configs) or raises
@@ -102,7 +100,7 @@ async def handle(broker, header, request):
         topic_id = None if request.validate_only else created[topic.name].topic_id
         described = None if config_cls is None else tuple(
             make(config_cls, name=name, value=value, read_only=False,
-                 config_source=DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
+                 config_source=ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
             for name, value, is_default in effective_topic_configs(
                 log_config_for(broker.config.log_defaults, configs), broker.config.storage_mode, configs)
         )

@@ -3,6 +3,7 @@ the settings table: broker_config_entries.py)."""
 
 from __future__ import annotations
 
+from wire.config_codes import ConfigResourceType, ConfigSource, ConfigType
 from wire.protocol import response_for
 
 from broker.settings.broker_config_entries import broker_entries
@@ -11,9 +12,9 @@ from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
-TOPIC, BROKER = 2, 4
-DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
-STRING, INT, LONG, DOUBLE, LIST = 2, 3, 5, 6, 7
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
+DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = ConfigSource.DYNAMIC_TOPIC_CONFIG, ConfigSource.DEFAULT_CONFIG
+STRING, INT, LONG, DOUBLE, LIST = ConfigType.STRING, ConfigType.INT, ConfigType.LONG, ConfigType.DOUBLE, ConfigType.LIST
 _LONGS = {"segment.ms", "retention.ms", "retention.bytes", "flush.messages", "delete.retention.ms",
           "min.compaction.lag.ms", "max.compaction.lag.ms"}
 _DOUBLES = {"min.cleanable.dirty.ratio"}

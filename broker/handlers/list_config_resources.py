@@ -10,13 +10,16 @@ logger, client-metrics or group configs, so those types are answered with no res
 
 from __future__ import annotations
 
+from wire.config_codes import ConfigResourceType
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
-TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = (
+    ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER,
+    ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP)
 SUPPORTED = {0: (CLIENT_METRICS,), 1: (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)}
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from wire.config_codes import ConfigSource
+
 from broker.settings.config import BrokerConfig
 from broker.settings.table import LONG_MAX, SETTINGS, Setting
 
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG = ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG
 _DERIVED = {"listeners", "advertised.listeners"}
 
 

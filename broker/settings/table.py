@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from segment.log import LogConfig
+from wire.config_codes import ConfigType
 
 from broker.settings.config import BrokerConfig
 from broker.net.listeners import DEFAULT_PROTOCOL_MAP
 from broker.storage.modes import MODES
 from broker.security.tls_config import CLIENT_AUTH
 
-# DescribeConfigs' config_type codes (Kafka's ConfigEntry.ConfigType)
-BOOLEAN, STRING, INT, LONG, LIST, PASSWORD = 1, 2, 3, 5, 7, 9
+BOOLEAN, STRING, INT, LONG, LIST, PASSWORD = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.LONG,
+                                              ConfigType.LIST, ConfigType.PASSWORD)
 LONG_MAX = 2**63 - 1
 
 

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wire.config_codes import AlterConfigOp
+
 from broker.settings.config import TOPIC_CONFIGS, InvalidConfig, validate_topic_configs
 
-SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-_OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+SET, DELETE, APPEND, SUBTRACT = AlterConfigOp.SET, AlterConfigOp.DELETE, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT
+_OPS = frozenset(AlterConfigOp)
 LIST_CONFIGS = frozenset({"cleanup.policy"})  # the topic configs of Kafka's type LIST we have
 
 
@@ -56,7 +58,7 @@ def incremental(current: dict[str, str], defaults: dict[str, str], ops: list[Con
         raise ConfigChangeError("invalid_request", f"Error due to duplicate config keys: {duplicated}")
     out = dict(current)
     for o in ops:
-        if o.op not in _OP_NAMES:
+        if o.op not in _OPS:
             raise ConfigChangeError("invalid_request", f"Unknown alter config operation {o.op} for {o.name}")
         if o.op == DELETE:
             _check_known(o.name)
@@ -69,7 +71,7 @@ def incremental(current: dict[str, str], defaults: dict[str, str], ops: list[Con
             _check_known(o.name)
             if o.name not in LIST_CONFIGS:
                 raise ConfigChangeError("invalid_config",
-                                        f"Can't {_OP_NAMES[o.op]} to key {o.name} because its type is not LIST.")
+                                        f"Can't {AlterConfigOp(o.op).name} to key {o.name} because its type is not LIST.")
             items = _list_items(out.get(o.name, defaults.get(o.name)))
             for item in _list_items(o.value):
                 if o.op == APPEND and item not in items:

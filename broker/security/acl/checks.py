@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from wire.config_codes import ConfigResourceType
+
 from broker.net.request_context import current_request
 from broker.security.acl.model import CLUSTER_NAME, Operation, ResourceType
 
@@ -71,7 +73,7 @@ def denied_names(broker, operation: Operation, resource_type: ResourceType, name
 
 # DescribeConfigs / AlterConfigs resource types: TOPIC is checked on the topic; BROKER and
 # BROKER_LOGGER on the cluster (Kafka's ConfigHelper / AuthHelper).
-_CONFIG_TOPIC, _CONFIG_BROKERS = 2, (4, 8)
+_CONFIG_TOPIC, _CONFIG_BROKERS = ConfigResourceType.TOPIC, (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER)
 
 
 def config_refusal(broker, operation: Operation, config_resource_type: int, name: str) -> str | None:
