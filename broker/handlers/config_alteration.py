@@ -1,5 +1,7 @@
-"""One resource of AlterConfigs / IncrementalAlterConfigs: checked, then (unless validate_only)
-applied; the answer is a Kafka error code name and message per resource.
+"""What AlterConfigs and IncrementalAlterConfigs share: the request's resources are each checked
+(ACLs, duplicates), then (unless validate_only) applied; the answer is a Kafka error code and
+message per resource. The two handlers differ only in how a resource's configs become its new
+overrides (topic_config_changes.py: replace_all / incremental).
 
 Topics: the new overrides come from topic_config_changes.py; a single broker writes them to
 topics.json and the live partition logs take them at once (TopicRegistry.alter_configs).
@@ -20,7 +22,11 @@ from collections import Counter
 from typing import Callable
 
 from wire.config_codes import ConfigResourceType
+from wire.protocol import response_for
 
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import config_refusal
+from broker.security.acl.model import Operation
 from broker.settings.config import effective_topic_configs, log_config_for
 from broker.settings.topic_config_changes import ConfigChangeError
 from broker.topic_names import TopicError
@@ -31,16 +37,37 @@ TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 
 # (current overrides, defaults, the topic's storage mode) -> new overrides; raises ConfigChangeError
 ConfigChange = Callable[[dict[str, str], dict[str, str], str], dict[str, str]]
+# a request's resource -> (the config names it touches, its ConfigChange)
+ResourceChange = Callable[[object], tuple[list[str], ConfigChange]]
 
 
-def duplicated(resources) -> set[tuple[int, str]]:
+async def answer(broker, header, request, change_of: ResourceChange):
+    """The response to an AlterConfigs or IncrementalAlterConfigs request (same response shape)."""
+    cls = response_for(header)
+    result_cls = nested(cls, "AlterConfigsResourceResponse")
+    repeated = _duplicated(request.resources)
+    results = []
+    for res in request.resources:
+        refusal = config_refusal(broker, Operation.ALTER_CONFIGS, res.resource_type, res.resource_name)
+        if refusal is not None:  # ACLs, as Kafka's AlterConfigs handlers
+            code, message = refusal, "Authorization failed."
+        else:
+            keys, change = change_of(res)
+            code, message = await _alter(broker, res.resource_type, res.resource_name, keys, change,
+                                         request.validate_only, (res.resource_type, res.resource_name) in repeated)
+        results.append(make(result_cls, error_code=error(code), error_message=message,
+                            resource_type=res.resource_type, resource_name=res.resource_name))
+    return make(cls, throttle_time=NO_THROTTLE, responses=tuple(results))
+
+
+def _duplicated(resources) -> set[tuple[int, str]]:
     """(type, name) of resources a request names more than once: Kafka answers each
     INVALID_REQUEST and changes none of them."""
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     return {key for key, n in counts.items() if n > 1}
 
 
-async def alter(broker, resource_type: int, name: str, keys: list[str], change: ConfigChange,
+async def _alter(broker, resource_type: int, name: str, keys: list[str], change: ConfigChange,
                 validate_only: bool, duplicate: bool) -> tuple[str, str | None]:
     """`keys`: the config names the request touches (for the broker's refusal message)."""
     if duplicate:
