@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.storage.admin_worker import AdminWorker
-from broker.settings.config import BrokerConfig, log_config_for
+from broker.settings.config import BrokerConfig
+from broker.settings.topic_configs import log_config_for
 from replica.partition import Partition
 from broker.storage.modes import StorageModes
 from broker import key_topic

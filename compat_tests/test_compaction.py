@@ -242,8 +242,9 @@ def test_kill_during_cleaning_loses_nothing(tmp_path, layout):
         proc.stop()
         if layout == "segment":
             from segment.kafka.store import SegmentLogStore
-            from segment.log import LogConfig
-            plog = SegmentLogStore(proc.data_dir).open_partition(topic, 0, LogConfig(segment_bytes=16384))
+            from broker.settings.config_from_settings import config_with
+            config = config_with(data_dir=proc.data_dir, segment_bytes=16384).log_defaults
+            plog = SegmentLogStore(proc.data_dir).open_partition(topic, 0, config)
             for seg in plog.segments:  # every index equals the one rebuilt from its log
                 entries = (list(seg.index.keys), list(seg.index.values), list(seg.time_index.keys), seg.next_offset)
                 seg.recover()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from broker.settings.config import BrokerConfig
+from broker.settings.config_from_settings import config_with
 from broker.groups import offsets_log
 from broker.groups.group import CommittedOffset
 from broker.storage.modes import StorageModes
@@ -160,7 +160,7 @@ def append_while_stopped(broker, partition: int, batch: bytes) -> int:
     check of the produce path (which now refuses such a batch twice over: internal topic, and
     a record it cannot read) — as an older broker stored it; returns the batch's base offset."""
     storage = StorageModes(broker.data_dir, broker.storage_mode)
-    topics = TopicRegistry(BrokerConfig(data_dir=broker.data_dir, storage_mode=broker.storage_mode), storage)
+    topics = TopicRegistry(config_with(data_dir=broker.data_dir, storage_mode=broker.storage_mode), storage)
     topics.load()
     try:
         buf = bytearray(batch)

@@ -13,7 +13,7 @@ from compat_tests.topics import unique_topic
 
 NONE, INVALID_CONFIG = 0, 40
 TOPIC_RESOURCE = 2
-DEFAULT_CONFIG, DYNAMIC_TOPIC_CONFIG = 5, 1
+DEFAULT_CONFIG, STATIC_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG = 5, 4, 1
 
 
 def storage_mode_config(client: Client, topic: str):
@@ -44,7 +44,10 @@ def test_topics_of_both_modes_on_one_broker(fresh_broker, storage_mode):
         for i in range(3):
             assert c.produce(default_topic, 0, make_batch([b"d%d" % i])).base_offset == i
             assert c.produce(other_topic, 0, make_batch([b"o%d" % i, b"o%d+" % i])).base_offset == 2 * i
-        assert storage_mode_config(c, default_topic) == (storage_mode, DEFAULT_CONFIG)
+        # A topic that does not set storage.mode has the broker's, and its source: --storage-mode
+        # (STATIC_BROKER_CONFIG) when the broker was started with it, else DEFAULT_CONFIG.
+        broker_source = STATIC_BROKER_CONFIG if "--storage-mode" in fresh_broker.command() else DEFAULT_CONFIG
+        assert storage_mode_config(c, default_topic) == (storage_mode, broker_source)
         assert storage_mode_config(c, other_topic) == (other, DYNAMIC_TOPIC_CONFIG)
 
     # Each topic's data is in its own engine's layout, and only there.

@@ -30,7 +30,7 @@ class ReplicaProgress:
 
 class LeaderState:
     def __init__(self, local_id: int, replicas: list[int], isr: list[int] | set[int], leader_leo: int,
-                 high_watermark: int, clock_ms: Callable[[], int], lag_time_max_ms: int = 30_000,
+                 high_watermark: int, clock_ms: Callable[[], int], lag_time_max_ms: int,
                  epoch_start_offset: int = 0) -> None:
         self.local_id = local_id
         self._clock = clock_ms

@@ -85,9 +85,11 @@ IsrProposer = Callable[["Partition", list[int]], Awaitable[PartitionState | None
 
 class Partition:
     def __init__(self, topic: str, index: int, log: PartitionLog, node_id: int, config: LogConfig,
-                 min_insync_replicas: int = 1, lag_time_max_ms: int = 30_000, lead_alone: bool = True) -> None:
-        """`lead_alone`: a single broker leads at once; a cluster member waits for make_leader
-        or make_follower (the controller store's state), serving nothing until then."""
+                 min_insync_replicas: int, lag_time_max_ms: int, lead_alone: bool = True) -> None:
+        """`min_insync_replicas`, `lag_time_max_ms`: the broker's settings, whose defaults live in
+        its settings table only. `lead_alone`: a single broker leads at once; a cluster member
+        waits for make_leader or make_follower (the controller store's state), serving nothing
+        until then."""
         self.topic = topic
         self.index = index
         self.log = log

@@ -44,7 +44,7 @@ NO_LEADER = -1
 
 class ReplicaManager:
     def __init__(self, node_id: int, endpoint_for: Callable[[int], LeaderEndpoint | None],
-                 lag_time_max_ms: int = 30_000, fetch_backoff_ms: int = 1_000,
+                 lag_time_max_ms: int, fetch_backoff_ms: int = 1_000,
                  hw_checkpoint: HighWatermarkCheckpoint | None = None,
                  checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS, sync: Sync | None = None,
                  commit_writes: Callable[[], None] = lambda: None) -> None:

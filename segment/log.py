@@ -54,26 +54,27 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    """Per-topic settings, named after Kafka's topic configs."""
+    """Per-topic settings, named after Kafka's topic configs. Plain values with no defaults: the
+    broker fills them from its settings table (broker/settings/table.py), which holds each
+    one's default and validator; a topic's overrides replace some of them."""
 
-    segment_bytes: int = 1 << 30  # segment.bytes
-    segment_ms: int = 7 * 24 * 3600 * 1000  # segment.ms
-    retention_ms: int = 7 * 24 * 3600 * 1000  # retention.ms (-1: forever)
-    retention_bytes: int = -1  # retention.bytes (-1: unlimited)
-    index_interval_bytes: int = 4096  # index.interval.bytes
-    segment_index_bytes: int = 10 * 1024 * 1024  # segment.index.bytes
-    max_message_bytes: int = 1024 * 1024 + 12  # max.message.bytes (Kafka's default)
-    flush_messages: int = 0  # 0: page cache only; 1: fsync before ack (flush.messages=1)
-    message_timestamp_type: str = "CreateTime"  # or LogAppendTime
+    segment_bytes: int  # segment.bytes
+    segment_ms: int  # segment.ms
+    retention_ms: int  # retention.ms (-1: forever)
+    retention_bytes: int  # retention.bytes (-1: unlimited)
+    index_interval_bytes: int  # index.interval.bytes
+    max_message_bytes: int  # max.message.bytes
+    flush_messages: int  # flush.messages; 0: page cache only; 1: fsync before ack
+    message_timestamp_type: str  # message.timestamp.type: CreateTime or LogAppendTime
     # log.segment.delete.delay.ms: a deleted file's descriptor stays open this long, so a fetch
     # already holding a region of it can still be sent; its space returns only after it
-    file_delete_delay_ms: int = 60_000
+    file_delete_delay_ms: int
     # Compaction (segment/compaction/cleaning_policy.py says what each one decides)
-    cleanup_policy: str = "delete"  # cleanup.policy: delete | compact | compact,delete
-    min_cleanable_dirty_ratio: float = 0.5  # min.cleanable.dirty.ratio
-    min_compaction_lag_ms: int = 0  # min.compaction.lag.ms
-    max_compaction_lag_ms: int = 2**63 - 1  # max.compaction.lag.ms
-    delete_retention_ms: int = 24 * 3600 * 1000  # delete.retention.ms: how long tombstones stay
+    cleanup_policy: str  # cleanup.policy: delete | compact | compact,delete
+    min_cleanable_dirty_ratio: float  # min.cleanable.dirty.ratio
+    min_compaction_lag_ms: int  # min.compaction.lag.ms
+    max_compaction_lag_ms: int  # max.compaction.lag.ms
+    delete_retention_ms: int  # delete.retention.ms: how long tombstones stay
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from wire.protocol import response_for
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
-from broker.settings.config import effective_topic_configs, log_config_for
+from broker.settings.described_configs import topic_entries
 from broker.settings.topic_config_changes import ConfigChangeError
 from broker.topic_names import TopicError
 
@@ -88,8 +88,7 @@ async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: b
     topic = broker.topics.topics.get(name)  # not .get(): a key-lookup view has no configs to change
     if topic is None:
         raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
-    defaults = {key: value for key, value, _ in effective_topic_configs(
-        log_config_for(broker.config.log_defaults, {}), topic.storage_mode, {})}
+    defaults = {e.name: e.value for e in topic_entries(broker.config, topic.storage_mode, {})}
     if broker.member is not None:  # etcd's overrides, not this broker's copy, are the ones changed
         await broker.member.alter_topic_configs(
             name, lambda current, mode: change(current, defaults, mode), validate_only)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from wire.config_codes import ConfigSource
 from wire.protocol import response_for
 
-from broker.settings.config import InvalidConfig, effective_topic_configs, log_config_for, validate_topic_configs
+from broker.settings.described_configs import topic_entries
+from broker.settings.topic_configs import InvalidConfig, validate_topic_configs
 from broker.topic_names import TopicError, check_topic_name
 from broker.handlers.partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
 from broker.security.acl.checks import cluster_allowed, topic_allowed
@@ -99,10 +99,9 @@ async def handle(broker, header, request):
         partitions, rf, _assignments, configs = outcome
         topic_id = None if request.validate_only else created[topic.name].topic_id
         described = None if config_cls is None else tuple(
-            make(config_cls, name=name, value=value, read_only=False,
-                 config_source=ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
-            for name, value, is_default in effective_topic_configs(
-                log_config_for(broker.config.log_defaults, configs), broker.config.storage_mode, configs)
+            make(config_cls, name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
+                 is_sensitive=e.sensitive)
+            for e in topic_entries(broker.config, broker.config.storage_mode, configs)
         )
         results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=error("none"),
                             error_message=None, topic_config_error_code=error("none"),

@@ -1,80 +1,54 @@
-"""DescribeConfigs v1-v4 for topics (resource type 2) and this broker (type 4, its entries from
-the settings table: broker_config_entries.py)."""
+"""DescribeConfigs v1-v4 for topics and this broker: the entries, with their types, sources and
+synonyms, come from the settings table (broker/settings/described_configs.py); synonyms and
+documentation only when the request asks for them, as Kafka answers."""
 
 from __future__ import annotations
 
-from wire.config_codes import ConfigResourceType, ConfigSource, ConfigType
+from wire.config_codes import ConfigResourceType
 from wire.protocol import response_for
 
-from broker.settings.broker_config_entries import broker_entries
-from broker.settings.config import effective_topic_configs, log_config_for
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
-
-TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
-DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = ConfigSource.DYNAMIC_TOPIC_CONFIG, ConfigSource.DEFAULT_CONFIG
-STRING, INT, LONG, DOUBLE, LIST = ConfigType.STRING, ConfigType.INT, ConfigType.LONG, ConfigType.DOUBLE, ConfigType.LIST
-_LONGS = {"segment.ms", "retention.ms", "retention.bytes", "flush.messages", "delete.retention.ms",
-          "min.compaction.lag.ms", "max.compaction.lag.ms"}
-_DOUBLES = {"min.cleanable.dirty.ratio"}
-_LISTS = {"cleanup.policy"}
-_INTS = {"segment.bytes", "index.interval.bytes", "segment.index.bytes", "max.message.bytes", "min.insync.replicas"}
+from broker.settings.described_configs import broker_entries, topic_entries
 
 
-def _config_type(name: str) -> int:
-    if name in _LONGS:
-        return LONG
-    if name in _INTS:
-        return INT
-    if name in _DOUBLES:
-        return DOUBLE
-    return LIST if name in _LISTS else STRING
-
-
-def _topic_entries(broker, name):
-    topic = broker.topics.get(name)
-    if topic is None:
-        return None
-    cfg = log_config_for(broker.config.log_defaults, topic.configs)
-    return [
-        (key, value, DEFAULT_CONFIG if is_default else DYNAMIC_TOPIC_CONFIG, False, False, _config_type(key))
-        for key, value, is_default in effective_topic_configs(cfg, topic.storage_mode, topic.configs)
-    ]
-
-
-def _broker_entries(broker):
-    return [(e.name, e.value, e.source, True, e.sensitive, e.config_type) for e in broker_entries(broker.config)]
+def _entries(broker, res) -> tuple[str, str | None, list]:
+    """(error code name, message, entries) for one resource."""
+    refusal = config_refusal(broker, Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
+    if refusal is not None:  # ACLs, as Kafka's handleDescribeConfigsRequest
+        return refusal, "Authorization failed.", []
+    if res.resource_type == ConfigResourceType.TOPIC:
+        topic = broker.topics.get(res.resource_name)
+        if topic is None:
+            return "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []
+        return "none", None, topic_entries(broker.config, topic.storage_mode, topic.configs)
+    if res.resource_type == ConfigResourceType.BROKER:
+        if res.resource_name not in ("", str(broker.config.node_id)):
+            return "invalid_request", f"Unexpected broker id {res.resource_name}", []
+        return "none", None, broker_entries(broker.config)
+    return "invalid_request", f"Unsupported resource type {res.resource_type}", []
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     result_cls = nested(cls, "DescribeConfigsResult")
     entry_cls = nested(cls, "DescribeConfigsResourceResult")
+    synonym_cls = nested(cls, "DescribeConfigsSynonym")
+    with_synonyms = getattr(request, "include_synonyms", False)
+    with_docs = getattr(request, "include_documentation", False)
     results = []
     for res in request.resources:
-        code, message, entries = "none", None, []
-        refusal = config_refusal(broker, Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
-        if refusal is not None:  # ACLs, as Kafka's handleDescribeConfigsRequest
-            code, message = refusal, "Authorization failed."
-        elif res.resource_type == TOPIC:
-            entries = _topic_entries(broker, res.resource_name)
-            if entries is None:
-                code, message, entries = "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []
-        elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(broker.config.node_id)):
-                code, message = "invalid_request", f"Unexpected broker id {res.resource_name}"
-            else:
-                entries = _broker_entries(broker)
-        else:
-            code, message = "invalid_request", f"Unsupported resource type {res.resource_type}"
-        keys = res.configuration_keys
-        if keys is not None:
-            entries = [e for e in entries if e[0] in set(keys)]
+        code, message, entries = _entries(broker, res)
+        if res.configuration_keys is not None:
+            wanted = set(res.configuration_keys)
+            entries = [e for e in entries if e.name in wanted]
         configs = tuple(
-            make(entry_cls, name=name, value=value, read_only=read_only, config_source=source,
-                 is_sensitive=sensitive, synonyms=(), config_type=config_type, documentation=None)
-            for name, value, source, read_only, sensitive, config_type in entries
+            make(entry_cls, name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
+                 is_sensitive=e.sensitive, config_type=e.config_type, documentation=e.doc if with_docs else None,
+                 synonyms=tuple(make(synonym_cls, name=s.name, value=s.value, source=s.source)
+                                for s in e.synonyms) if with_synonyms else ())
+            for e in entries
         )
         results.append(make(result_cls, error_code=error(code), error_message=message,
                             resource_type=res.resource_type, resource_name=res.resource_name, configs=configs))

@@ -1,20 +1,21 @@
 """Resolved settings -> the BrokerConfig the broker runs with.
 
-Each setting's `target` (settings.py) says where its value goes; the listener, SASL, TLS and
+Each setting's `target` (table.py) says where its value goes; the listener, SASL, TLS and
 authorizer settings go through their own checks (security_config, authorizer_settings), which
-refuse combinations Kafka would refuse at start-up with click.UsageError.
+refuse combinations Kafka would refuse at start-up with click.UsageError. The LogConfig of
+topic defaults takes the broker's log.* settings and, for the topic configs with no broker
+setting, the table's defaults.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from segment.log import LogConfig
 
 from broker.settings.acl_options import authorizer_settings
-from broker.settings.security_options import security_config
 from broker.settings.config import BrokerConfig
-from broker.settings.sources import Resolved
+from broker.settings.security_options import security_config
+from broker.settings.sources import Resolved, resolve
+from broker.settings.table import SETTINGS, TOPIC
 
 
 def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str, object]]:
@@ -23,9 +24,20 @@ def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str
     for r in resolved.values():
         group, _, key = r.setting.target.partition(":")
         groups[group][key] = r.value
+    for setting in SETTINGS:
+        group, _, key = (setting.target or "").partition(":")
+        if setting.scope == TOPIC and group == "log":
+            groups["log"][key] = setting.default
     authorizer = authorizer_settings(groups["acl"])
     security = security_config(**groups["security"], advertised_host=groups["broker"]["advertised_host"])
     config = BrokerConfig(
-        **groups["broker"], log_defaults=replace(LogConfig(), **groups["log"]), security=security,
+        **groups["broker"], log_defaults=LogConfig(**groups["log"]), security=security,
         authorizer=authorizer, settings={name: (r.value, r.source) for name, r in resolved.items()})
     return config, groups["process"]
+
+
+def config_with(**options) -> BrokerConfig:
+    """The BrokerConfig `twinlog serve` runs with given these options (serve's parameter names:
+    data_dir=..., storage_mode=...) and no environment or file: the table's defaults for the
+    rest. For tests and embedded brokers; raises SettingError for a bad value."""
+    return broker_config(resolve(options, {}, None))[0]

@@ -24,8 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wire.sasl_mechanism import MECHANISMS
-
 from broker.net.listeners import Listener, default_listener, inter_broker_listener
 from broker.security.tls_config import TlsConfig
 
@@ -39,13 +37,15 @@ class InterBrokerLogin:
 
 @dataclass(frozen=True)
 class SecurityConfig:
-    listeners: tuple[Listener, ...] = ()  # empty: one PLAINTEXT listener on BrokerConfig.host/port
-    inter_broker_listener_name: str | None = None  # None: the first listener
-    sasl_enabled_mechanisms: tuple[str, ...] = MECHANISMS
-    sasl_plain_users: Path | None = None
-    sasl_scram_users: tuple[str, ...] = ()  # kafka-storage's --add-scram syntax
-    inter_broker_login: InterBrokerLogin | None = None
-    tls: TlsConfig = TlsConfig()
+    """Built by security_options.security_config from the settings table's values."""
+
+    listeners: tuple[Listener, ...]  # empty: one PLAINTEXT listener on BrokerConfig.host/port
+    inter_broker_listener_name: str | None  # None: the first listener
+    sasl_enabled_mechanisms: tuple[str, ...]
+    sasl_plain_users: Path | None
+    sasl_scram_users: tuple[str, ...]  # kafka-storage's --add-scram syntax
+    inter_broker_login: InterBrokerLogin | None
+    tls: TlsConfig
 
 
 def listeners_of(config) -> tuple[Listener, ...]:

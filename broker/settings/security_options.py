@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import click
 
+from wire.sasl_mechanism import MECHANISMS
+
 from broker.net.listeners import InvalidListeners, inter_broker_listener, parse_listeners
 from broker.security.sasl_credentials import InvalidCredentialSpec, parse_add_scram
 from broker.settings.tls_options import tls_config
 from broker.settings.security_config import InterBrokerLogin, SecurityConfig
 
-_MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
 
 
 def security_config(listeners, advertised_listeners, listener_security_protocol_map, inter_broker_listener_name,
@@ -30,9 +31,9 @@ def security_config(listeners, advertised_listeners, listener_security_protocol_
     except (InvalidListeners, InvalidCredentialSpec) as exc:
         raise click.UsageError(str(exc)) from None
     mechanisms = tuple(m.strip().upper() for m in sasl_enabled_mechanisms.split(",") if m.strip())
-    unknown = set(mechanisms) - set(_MECHANISMS.split(","))
+    unknown = set(mechanisms) - set(MECHANISMS)
     if unknown:
-        raise click.UsageError(f"--sasl-enabled-mechanisms: {sorted(unknown)} not supported ({_MECHANISMS})")
+        raise click.UsageError(f"--sasl-enabled-mechanisms: {sorted(unknown)} not supported ({','.join(MECHANISMS)})")
     login = None
     if inter_broker_sasl_mechanism or inter_broker_sasl_username:
         if not (inter_broker_sasl_mechanism and inter_broker_sasl_username and inter_broker_sasl_password):

@@ -16,7 +16,8 @@ import click
 from click.core import ParameterSource
 
 from broker.settings.sources import ConfigFile, Resolved, SettingError, read_config_file, resolve
-from broker.settings.table import SETTINGS, Bool, Items, Setting
+from broker.settings.kinds import Bool, Items
+from broker.settings.table import BROKER_SETTINGS, Setting
 
 
 class SettingUsageError(click.ClickException):
@@ -28,7 +29,8 @@ class SettingUsageError(click.ClickException):
 def _help(setting: Setting) -> str:
     shown = setting.kind.show(setting.default)
     default = f" [default: {shown}]" if shown and "[default:" not in setting.doc else ""
-    return f"{setting.doc} ({setting.name}){default}"
+    names = setting.name + (f"; the default of topic config {setting.topic}" if setting.topic else "")
+    return f"{setting.doc} ({names}){default}"
 
 
 def _option(setting: Setting):
@@ -50,7 +52,7 @@ CONFIG_OPTION = click.option(
 
 def setting_options(command):
     """Adds `--config` and one option per setting, in the table's order."""
-    for option in reversed([CONFIG_OPTION] + [_option(s) for s in SETTINGS]):
+    for option in reversed([CONFIG_OPTION] + [_option(s) for s in BROKER_SETTINGS]):
         command = option(command)
     return command
 

@@ -8,7 +8,7 @@
   as Kafka logs "supplied but isn't a known config", so a stock server.properties loads;
   Kafka's per-listener `listener.name.NAME.ssl.client.auth` keys are read as items of
   listener.ssl.client.auth;
-- default: the table's (settings.py).
+- default: the table's (table.py).
 
 Every value, wherever it came from, goes through its setting's parser; a bad one is a
 SettingError whose message names the key and where the value came from.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from broker.settings.table import BY_KEY, SETTINGS, Setting
+from broker.settings.table import BROKER_SETTINGS, BY_KEY, Setting
 
 _LISTENER_CLIENT_AUTH = re.compile(r"listener\.name\.([^.]+)\.ssl\.client\.auth")
 
@@ -73,7 +73,7 @@ def read_config_file(path: Path) -> ConfigFile:
 
 
 def resolve(flags: Mapping[str, object], env: Mapping[str, str], file: ConfigFile | None,
-            settings: tuple[Setting, ...] = SETTINGS) -> dict[str, Resolved]:
+            settings: tuple[Setting, ...] = BROKER_SETTINGS) -> dict[str, Resolved]:
     """Each setting's value and source. `flags`: click parameter name -> value, holding only
     the options given on the command line. Raises SettingError for the first bad value."""
     out: dict[str, Resolved] = {}

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wire.config_codes import AlterConfigOp
+from wire.config_codes import AlterConfigOp, ConfigType
 
-from broker.settings.config import TOPIC_CONFIGS, InvalidConfig, validate_topic_configs
+from broker.settings.table import TOPIC_CONFIGS
+from broker.settings.topic_configs import InvalidConfig, validate_topic_configs
 
 SET, DELETE, APPEND, SUBTRACT = AlterConfigOp.SET, AlterConfigOp.DELETE, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT
 _OPS = frozenset(AlterConfigOp)
-LIST_CONFIGS = frozenset({"cleanup.policy"})  # the topic configs of Kafka's type LIST we have
+LIST_CONFIGS = frozenset(name for name, s in TOPIC_CONFIGS.items() if s.kind.config_type == ConfigType.LIST)
 
 
 class ConfigChangeError(Exception):

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from broker.settings.config import BrokerConfig
+from broker.settings.config_from_settings import config_with
 from broker.groups import offsets, offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
@@ -34,7 +34,7 @@ class _Member:
     """What OffsetsStore uses of the broker, for a cluster member whose etcd session is alive."""
 
     def __init__(self, data_dir, mode: str) -> None:
-        self.config = BrokerConfig(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
+        self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
         self.storage = StorageModes(data_dir, mode)
         self.topics = TopicRegistry(self.config, self.storage)
         self.topics.load()

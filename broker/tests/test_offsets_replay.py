@@ -17,7 +17,7 @@ import crc32c
 import pytest
 
 from broker.broker import Broker
-from broker.settings.config import BrokerConfig
+from broker.settings.config_from_settings import config_with
 from broker.groups import offsets as group_offsets
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -75,7 +75,7 @@ BAD = [
 
 def _broker(data_dir, mode: str) -> Broker:
     """A real single broker on a temp dir (no listener: OffsetsStore needs its topics only)."""
-    return Broker(BrokerConfig(data_dir=str(data_dir), storage_mode=mode))
+    return Broker(config_with(data_dir=str(data_dir), storage_mode=mode))
 
 
 @pytest.mark.parametrize("mode", MODES)

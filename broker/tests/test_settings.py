@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 from broker.settings.config import BrokerConfig
+from broker.settings.config_from_settings import config_with
+from broker.settings.kinds import Kind
 from broker.settings.sources import ConfigFile, SettingError, read_config_file, resolve
 from broker.settings.serve_options import setting_options
-from broker.settings.table import SETTINGS, Kind
+from broker.settings.table import BOTH, BROKER_SETTINGS, SETTINGS, TOPIC, TOPIC_CONFIGS
 from segment.log import LogConfig
 
 # Every flag `twinlog serve` had before the table: tests, the Makefile, bench and docs use them.
@@ -44,23 +46,42 @@ def test_every_option_of_serve_has_help_text_and_every_old_flag_is_kept():
     assert all(p.help and p.help.strip() for p in options.values())
     assert sorted(f"--{f}" for f in FLAGS_BEFORE_THE_TABLE if f"--{f}" not in options) == []
     assert len({s.name for s in SETTINGS}) == len(SETTINGS)
-    assert len({s.env_name for s in SETTINGS}) == len(SETTINGS)
-    assert len({s.param_name for s in SETTINGS}) == len(SETTINGS)
+    assert len({s.env_name for s in BROKER_SETTINGS}) == len(BROKER_SETTINGS)
+    assert len({s.param_name for s in BROKER_SETTINGS}) == len(BROKER_SETTINGS)
+    assert len(TOPIC_CONFIGS) == len([s for s in SETTINGS if s.scope in (TOPIC, BOTH)])
 
 
-def test_the_table_defaults_are_the_config_defaults():
-    fields = {"broker": {f.name: f for f in dataclasses.fields(BrokerConfig)},
-              "log": {f.name: f for f in dataclasses.fields(LogConfig)}}
+# BrokerConfig's fields that hold more than one setting (built by config_from_settings.py)
+COMPOSITE = {"log_defaults", "security", "authorizer", "settings"}
+
+
+def test_each_config_field_is_filled_by_one_row_and_has_no_default_of_its_own():
+    targets = [s.target for s in SETTINGS if s.target and s.target.split(":")[0] in ("broker", "log")]
+    assert len(set(targets)) == len(targets)
+    for group, cls, composite in (("broker", BrokerConfig, COMPOSITE), ("log", LogConfig, set())):
+        fields = dataclasses.fields(cls)
+        assert sorted(f"{group}:{f.name}" for f in fields if f.name not in composite) == \
+            sorted(t for t in targets if t.startswith(group + ":"))
+        assert [f.name for f in fields if f.default is not dataclasses.MISSING
+                or f.default_factory is not dataclasses.MISSING] == []
+
+
+def test_a_config_built_with_no_options_holds_the_tables_defaults(tmp_path):
+    config = config_with(data_dir=tmp_path)
     for s in SETTINGS:
-        group, _, key = s.target.partition(":")
-        if group in fields and fields[group][key].default is not dataclasses.MISSING:
-            assert s.default == fields[group][key].default, s.name
+        group, _, key = (s.target or "").partition(":")
+        if group == "broker" and key != "data_dir":
+            assert getattr(config, key) == s.default, s.name
+        elif group == "log":
+            assert getattr(config.log_defaults, key) == s.default, s.name
+    assert config.settings["log.dirs"] == (tmp_path, "flag")
+    assert config.settings["min.insync.replicas"] == (1, "default")
 
 
 SOURCES = ("flag", "env", "file")
 
 
-@given(st.lists(st.sampled_from(SOURCES), unique=True), st.sampled_from(SETTINGS))
+@given(st.lists(st.sampled_from(SOURCES), unique=True), st.sampled_from(BROKER_SETTINGS))
 def test_the_highest_source_given_wins(given_sources, setting):
     text = {"flag": "flag", "env": "env", "file": "file"}
     flags = {setting.param_name: text["flag"]} if "flag" in given_sources else {}

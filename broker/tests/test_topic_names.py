@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from broker.settings.config import BrokerConfig
+from broker.settings.config_from_settings import config_with
 from broker.topic_names import MAX_NAME_LENGTH, TopicError, check_topic_name, illegal_name
 from broker.topics import Topic, TopicRegistry
 
@@ -31,7 +31,7 @@ def test_the_length_refusal_is_kafkas():
 
 
 def _registry(tmp_path, *names) -> TopicRegistry:
-    registry = TopicRegistry(BrokerConfig(data_dir=tmp_path), storage=None)  # check_collision reads names only
+    registry = TopicRegistry(config_with(data_dir=tmp_path), storage=None)  # check_collision reads names only
     for name in names:
         registry.topics[name] = Topic(name, uuid.uuid4(), {})
     return registry

@@ -15,8 +15,8 @@ import asyncio
 from replica.fetcher import ReplicaFetcher
 from replica.partition import Partition
 from replica.tests.memory_replicas import TP, LeaderReplica, MemoryLeader
-from segment.log import LogConfig
 from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
 
 
 class ReportingLeader(MemoryLeader):
@@ -33,8 +33,8 @@ class ReportingLeader(MemoryLeader):
 
 def test_what_a_follower_reported_survives_its_process_dying(tmp_path):
     store = RocketLogStore(tmp_path)
-    follower = Partition(TP.topic, TP.partition, store.open_partition(TP.topic, TP.partition, LogConfig()),
-                         2, LogConfig(), lead_alone=False)
+    follower = Partition(TP.topic, TP.partition, store.open_partition(TP.topic, TP.partition, log_config()),
+                         2, log_config(), min_insync_replicas=1, lag_time_max_ms=30_000, lead_alone=False)
     leader = ReportingLeader()
     replica = leader.replicas[TP] = LeaderReplica()
     replica.become_leader(0)
@@ -51,5 +51,5 @@ def test_what_a_follower_reported_survives_its_process_dying(tmp_path):
     assert leader.reported[-1] == 6
     # The process dies here: no close, no flush. What the files hold is what a restart finds.
     reopened = RocketLogStore(tmp_path)
-    log = reopened.open_partition(TP.topic, TP.partition, LogConfig())
+    log = reopened.open_partition(TP.topic, TP.partition, log_config())
     assert log.log_end_offset >= leader.reported[-1]

@@ -17,9 +17,11 @@ from replica.replica_manager import ReplicaManager
 from replica.tests.memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
 from segment.kafka.store import SegmentLogStore
 from segment.log import LogConfig, LogOffline
+from segment.tests.log_configs import log_config
 
 OTHER = TopicPartition("t", 1)
-FSYNC_BEFORE_ACK = LogConfig(flush_messages=1)
+FSYNC_BEFORE_ACK = log_config(flush_messages=1)
+LAG_MS = 30_000  # replica.lag.time.max.ms: no follower leaves the ISR within a test
 
 
 class Clock:
@@ -64,7 +66,8 @@ class WatchedLeader(MemoryLeader):
 def follower_partition(tmp_path, config: LogConfig) -> tuple[SegmentLogStore, Partition]:
     store = SegmentLogStore(tmp_path)
     log = store.open_partition("t", 0, config)
-    return store, Partition("t", 0, log, 2, config, lead_alone=False)
+    return store, Partition("t", 0, log, 2, config, min_insync_replicas=1, lag_time_max_ms=LAG_MS,
+                             lead_alone=False)
 
 
 def leader_holding(leader: MemoryLeader, batches: int) -> LeaderReplica:
@@ -101,7 +104,7 @@ def test_a_follower_reports_only_offsets_an_fsync_covered(tmp_path):
 
 
 def test_other_flush_settings_report_the_log_end_without_an_fsync(tmp_path):
-    store, follower = follower_partition(tmp_path, LogConfig(flush_messages=0))
+    store, follower = follower_partition(tmp_path, log_config(flush_messages=0))
     fsyncs = Fsyncs()
     leader = WatchedLeader(fsyncs, follower)
     replica = leader_holding(leader, 2)
@@ -173,7 +176,7 @@ def test_a_new_leader_counts_its_unfsynced_tail_only_once_fsynced(tmp_path):
     fsyncs = Fsyncs()
 
     async def go():
-        replicas = ReplicaManager(2, lambda leader: None, sync=fsyncs)
+        replicas = ReplicaManager(2, lambda leader: None, lag_time_max_ms=LAG_MS, sync=fsyncs)
         replicas.apply(partition, PartitionState(2, 1, 1, (2, 3), (2,)))  # leads alone in its ISR
         assert partition.high_watermark == 4  # not 6: offsets 4, 5 are not on disk yet
         for _ in range(100):

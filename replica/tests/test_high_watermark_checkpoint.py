@@ -11,7 +11,7 @@ from replica.leader_endpoint import TopicPartition
 from replica.partition import Partition, PartitionState
 from replica.replica_manager import ReplicaManager
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig
+from segment.tests.log_configs import log_config
 from wire.batch_builder import build_batch
 from wire.record_batch import parse_header
 
@@ -28,10 +28,11 @@ class Broker:
 
     def __init__(self, data_dir) -> None:
         self.store = SegmentLogStore(data_dir)
-        log = self.store.open_partition("t", 0, LogConfig())
-        self.partition = Partition("t", 0, log, 1, LogConfig(), lead_alone=False)
-        self.replicas = ReplicaManager(1, no_endpoint, hw_checkpoint=HighWatermarkCheckpoint.in_dir(data_dir),
-                                       checkpoint_interval_ms=50)
+        log = self.store.open_partition("t", 0, log_config())
+        self.partition = Partition("t", 0, log, 1, log_config(), min_insync_replicas=1, lag_time_max_ms=30_000,
+                                   lead_alone=False)
+        self.replicas = ReplicaManager(1, no_endpoint, lag_time_max_ms=30_000,
+                                       hw_checkpoint=HighWatermarkCheckpoint.in_dir(data_dir), checkpoint_interval_ms=50)
 
     def produce(self, records: int) -> None:
         for i in range(records):

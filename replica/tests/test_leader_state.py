@@ -56,7 +56,7 @@ def test_high_watermark_and_isr_follow_kafkas_rules(steps, start):
 
 
 def test_an_unknown_replica_changes_nothing():
-    state = LeaderState(LEADER, [LEADER, 2], [LEADER, 2], 5, 0, lambda: 0)
+    state = LeaderState(LEADER, [LEADER, 2], [LEADER, 2], 5, 0, lambda: 0, LAG)
     state.follower_fetched(2, 5)
     assert state.high_watermark == 5
     state.follower_fetched(99, 0)  # stale metadata: not a replica of this partition

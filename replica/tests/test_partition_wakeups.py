@@ -9,7 +9,7 @@ import asyncio
 
 from replica.partition import Partition, PartitionState
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig
+from segment.tests.log_configs import log_config
 from wire.batch_builder import build_batch
 from wire.record_batch import parse_header
 
@@ -17,8 +17,9 @@ from wire.record_batch import parse_header
 def test_only_appends_and_a_moved_high_watermark_wake_parked_fetches(tmp_path):
     async def scenario():
         store = SegmentLogStore(tmp_path)
-        log = store.open_partition("t", 0, LogConfig())
-        p = Partition("t", 0, log, 1, LogConfig(), lead_alone=False)
+        log = store.open_partition("t", 0, log_config())
+        p = Partition("t", 0, log, 1, log_config(), min_insync_replicas=1, lag_time_max_ms=30_000,
+                      lead_alone=False)
         p.make_leader(PartitionState(1, 1, 0, (1, 2, 3), (1, 2, 3)))
         loop = asyncio.get_running_loop()
 

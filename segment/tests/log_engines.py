@@ -20,10 +20,11 @@ from segment.kafka.store import SegmentLogStore
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT
 from segment.log import LogConfig
 from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
 from wire.record_batch import iter_batches
 
 ENGINES = ("segment", "commitlog")
-CFG = LogConfig(segment_bytes=1024, index_interval_bytes=256)
+CFG = log_config(segment_bytes=1024, index_interval_bytes=256)
 ROCKET = dict(commitlog_file_size=4096, queue_entries_per_file=8, index_slots=64, index_entries=400)
 
 

@@ -8,11 +8,11 @@ from test_compaction_core import client_batch
 from segment.compaction.cleaner_checkpoint import CLEANER_CHECKPOINT, CleanerCheckpoint
 from segment.kafka import log_cleaner
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig
+from segment.tests.log_configs import log_config
 
 NOW = 10_000_000
-CFG = LogConfig(segment_bytes=600, index_interval_bytes=128, cleanup_policy="compact",
-                min_cleanable_dirty_ratio=0.0)
+CFG = log_config(segment_bytes=600, index_interval_bytes=128, cleanup_policy="compact",
+                 min_cleanable_dirty_ratio=0.0)
 KEY = ("t", 0)
 
 

@@ -18,13 +18,13 @@ from test_compaction_core import client_batch
 from segment.compaction.gil_slicer import GilSlicer
 from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig
 from segment.rocket import log_cleaner as commitlog_cleaner
 from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
 
 NOW = 10_000_000
-CFG = LogConfig(segment_bytes=256 * 1024, index_interval_bytes=4096, cleanup_policy="compact",
-                min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
+CFG = log_config(segment_bytes=256 * 1024, index_interval_bytes=4096, cleanup_policy="compact",
+                 min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
 # Batches of 1,000 records, as a producer with a large batch.size sends small records: the
 # commitlog cleaner reads each batch with a pread (which releases the GIL), so with small
 # batches it would hand the GIL over between them anyway.

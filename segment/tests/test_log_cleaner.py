@@ -14,13 +14,13 @@ from test_compaction_core import client_batch
 
 from segment.kafka import log_cleaner
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig
+from segment.tests.log_configs import log_config
 from wire.record_batch import iter_batches
 from wire.records import iter_records
 
 NOW = 10_000_000
-CFG = LogConfig(segment_bytes=600, index_interval_bytes=128, cleanup_policy="compact",
-                min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
+CFG = log_config(segment_bytes=600, index_interval_bytes=128, cleanup_policy="compact",
+                 min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
 
 
 def write_log(store, batches, config=CFG):

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from segment import open_files as open_files_module
 from segment.open_files import OpenFiles, SegmentFile
 from segment.kafka.store import SegmentLogStore
-from segment.log import FileRegion, LogConfig, LogOffline
+from segment.log import FileRegion, LogOffline
 from segment.tests.test_segment_engine import fill, make_batch, read_offsets
+from segment.tests.log_configs import log_config
 
 
 def fds_under(directory) -> list[str]:
@@ -83,7 +84,7 @@ def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
     """EIO from the fsync that precedes closing an idle file is not forgotten: a new descriptor
     would not report it, so the partition's next flush fails and the log goes offline."""
     store = SegmentLogStore(tmp_path, max_open_files=3)
-    hot = store.open_partition("t", 0, LogConfig())
+    hot = store.open_partition("t", 0, log_config())
     fill(hot, [3])
 
     real_fsync = os.fsync
@@ -94,7 +95,7 @@ def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
         real_fsync(fd)
 
     monkeypatch.setattr(open_files_module.os, "fsync", eio_on_t0)
-    other = store.open_partition("t", 1, LogConfig())  # its three files close t-0's
+    other = store.open_partition("t", 1, log_config())  # its three files close t-0's
     fill(other, [1])
     monkeypatch.undo()
     with pytest.raises(LogOffline):
@@ -106,7 +107,7 @@ def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
 
 def test_a_region_read_for_a_fetch_survives_eviction_and_deletion(tmp_path):
     store = SegmentLogStore(tmp_path, max_open_files=3)
-    config = LogConfig(segment_bytes=100_000, retention_bytes=0)
+    config = log_config(segment_bytes=100_000, retention_bytes=0)
     plog = store.open_partition("t", 0, config)
     for ts in range(3):  # three segments of one 80 KB batch each: sent with sendfile
         plog.append(make_batch(40, ts, value_size=2000), 0, ts)
@@ -131,7 +132,7 @@ def test_a_region_read_for_a_fetch_survives_eviction_and_deletion(tmp_path):
 
 def test_ten_times_more_files_than_the_bound_all_read_back(tmp_path):
     store = SegmentLogStore(tmp_path, max_open_files=12)
-    logs = [store.open_partition("t", p, LogConfig(segment_bytes=2048)) for p in range(40)]
+    logs = [store.open_partition("t", p, log_config(segment_bytes=2048)) for p in range(40)]
     for round_ in range(3):
         for p, plog in enumerate(logs):
             plog.append(make_batch(1 + p % 3, ts=round_), 0, round_)
@@ -139,7 +140,7 @@ def test_ten_times_more_files_than_the_bound_all_read_back(tmp_path):
     store.close()
     store = SegmentLogStore(tmp_path, max_open_files=12)
     for p in range(40):
-        plog = store.open_partition("t", p, LogConfig(segment_bytes=2048))
+        plog = store.open_partition("t", p, log_config(segment_bytes=2048))
         assert plog.log_end_offset == 3 * (1 + p % 3)
         data = b"".join(plog.read_bytes(r) for r in plog.read(0, 1 << 20, plog.log_end_offset))
         assert len(data) and len(fds_under(tmp_path)) <= 12
@@ -151,7 +152,7 @@ def test_small_reads_come_as_bytes_and_hold_no_descriptor(tmp_path):
     """A Fetch over many partitions of small batches must not pin a descriptor per partition
     (librdkafka's consumer of a 2,000-partition topic did, at a 1,024 limit)."""
     store = SegmentLogStore(tmp_path, max_open_files=6)
-    logs = [store.open_partition("t", p, LogConfig()) for p in range(30)]
+    logs = [store.open_partition("t", p, log_config()) for p in range(30)]
     for plog in logs:
         fill(plog, [2])
     answer = [plog.read(0, 1 << 20, plog.log_end_offset) for plog in logs]

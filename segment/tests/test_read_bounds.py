@@ -17,11 +17,11 @@ from log_engines import ENGINES, Engine
 from test_segment_engine import make_batch
 
 from segment.kafka.log_segment import LogSegment
-from segment.log import LogConfig
 from segment.rocket.partition_log import MAX_BATCHES_PER_READ
+from segment.tests.log_configs import log_config
 from wire.record_batch import iter_batches
 
-CFG = LogConfig(segment_bytes=2048, index_interval_bytes=300)
+CFG = log_config(segment_bytes=2048, index_interval_bytes=300)
 
 
 def expected(batches: list[tuple[int, int, int]], offset: int, max_bytes: int, upper: int) -> list[int]:
@@ -82,7 +82,7 @@ def test_a_segment_read_does_not_walk_every_batch(tmp_path, monkeypatch):
     end (found through the offset index), not 20,000."""
     engine = Engine("segment", tmp_path)
     try:
-        plog = engine.log(LogConfig())
+        plog = engine.log(log_config())
         batch = make_batch(1, value_size=60)
         for _ in range(20_000):
             plog.append(bytearray(batch), 0, 1_000)
@@ -109,7 +109,7 @@ def test_a_segment_read_does_not_walk_every_batch(tmp_path, monkeypatch):
 def test_a_commitlog_read_stops_after_max_batches(tmp_path):
     engine = Engine("commitlog", tmp_path)
     try:
-        plog = engine.log(LogConfig())
+        plog = engine.log(log_config())
         for _ in range(MAX_BATCHES_PER_READ + 50):
             plog.append(make_batch(1, value_size=10), 0, 1_000)
         engine.request_done()

@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_segment_engine import fill, make_batch, read_offsets
 
-from segment.log import LogConfig, OffsetOutOfRange
+from segment.log import OffsetOutOfRange
 from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
 from wire.record_batch import parse_header
 
-CFG = LogConfig()
+CFG = log_config()
 FILE = 4096
 
 

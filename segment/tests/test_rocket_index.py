@@ -9,11 +9,11 @@ from collections import defaultdict
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from segment.log import LogConfig
 from segment.rocket import index_file
 from segment.rocket.index_file import IndexFile, IndexService
 from segment.rocket.store import RocketLogStore
 from segment.rocket.key_lookup import lookup_key
+from segment.tests.log_configs import log_config
 
 
 def test_slot_chains_match_dict_of_lists(tmp_path):
@@ -83,7 +83,7 @@ def test_lookup_checks_real_keys(tmp_path, monkeypatch, collide):
         monkeypatch.setattr(index_file, "key_hash", lambda topic, key: 42)  # every key shares one chain
     rng = random.Random(11)
     store = open_store(tmp_path)
-    logs = {(t, p): store.open_partition(t, p, LogConfig()) for t in ("a", "b") for p in (0, 1)}
+    logs = {(t, p): store.open_partition(t, p, log_config()) for t in ("a", "b") for p in (0, 1)}
     oracle = defaultdict(list)
     for n in range(60):
         (topic, part), plog = rng.choice(sorted(logs.items()))
@@ -113,7 +113,7 @@ def test_lookup_checks_real_keys(tmp_path, monkeypatch, collide):
 
 def test_index_rebuilt_after_crash(tmp_path):
     store = open_store(tmp_path)
-    plog = store.open_partition("t", 0, LogConfig())
+    plog = store.open_partition("t", 0, log_config())
     for n in range(10):
         plog.append(keyed_batch([b"k%d" % (n % 3)]), 0, 1_000)
     store.checkpoint()

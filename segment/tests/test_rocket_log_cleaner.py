@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 from test_compaction_core import client_batch
 from test_log_cleaner import CRASH_BATCHES, Crash, _check_producer_state, _crash_after, _fix_sequences, read_all, table
 
-from segment.log import LogConfig
 from segment.rocket import log_cleaner
 from segment.rocket.key_lookup import lookup_key
 from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
 
 NOW = 10_000_000
-CFG = LogConfig(segment_bytes=600, cleanup_policy="compact", min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
-OTHER = LogConfig()
+CFG = log_config(segment_bytes=600, cleanup_policy="compact", min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
+OTHER = log_config()
 
 
 def open_store(path):

@@ -16,11 +16,12 @@ import pytest
 from test_segment_engine import make_batch, read_offsets
 
 from segment import open_files as open_files_module
-from segment.log import LogConfig, LogOffline
+from segment.log import LogOffline
 from segment.open_files import OpenFiles
 from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
 
-CFG = LogConfig()
+CFG = log_config()
 BOUND = 6
 PARTITIONS = 24
 ROUNDS = 5  # queue files of 2 entries: 3 files (6 descriptors if all open) per partition

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_segment_engine import make_batch, read_offsets
 
-from segment.log import LogConfig
 from segment.rocket.store import RocketLogStore
 from segment.rocket.key_lookup import lookup_key
+from segment.tests.log_configs import log_config
 
 FILE = 1024
 PARTS = (("t", 0), ("t", 1), ("other", 0))
@@ -31,7 +31,7 @@ def open_store(path):
 def write_crashed(path, plan, flush_after):
     """Append plan[i] = (partition no, record count); returns (units, checkpointed offset, write end)."""
     store = open_store(path)
-    logs = [store.open_partition(t, p, LogConfig()) for t, p in PARTS]
+    logs = [store.open_partition(t, p, log_config()) for t, p in PARTS]
     units, flushed = [], 0
     for i, (which, n) in enumerate(plan):
         plog = logs[which]
@@ -75,7 +75,7 @@ def check_recovered(root, units, cut):
     for which, (t, p) in enumerate(PARTS):
         mine = [u for u in survivors if u[2] == which]
         end = mine[-1][3] + mine[-1][4] if mine else 0
-        plog = store.open_partition(t, p, LogConfig())
+        plog = store.open_partition(t, p, log_config())
         assert plog.log_end_offset == end, (cut, t, p)
         assert len(plog.queue) == len(mine)
         assert [(e.phys, e.base_offset) for e in plog.queue.entries_from(0)] == [(u[0], u[3]) for u in mine]
@@ -86,7 +86,7 @@ def check_recovered(root, units, cut):
     store.close()
     store = open_store(root)  # and a clean reopen agrees
     assert not store.abnormal
-    assert store.open_partition(*PARTS[0], LogConfig()).log_end_offset >= 2
+    assert store.open_partition(*PARTS[0], log_config()).log_end_offset >= 2
     store.close()
 
 
@@ -121,7 +121,7 @@ def test_checkpoint_alone_survives_lost_queue_files(tmp_path):
     crashed, units, _flushed, end = write_crashed(tmp_path / "s", plan, 6)
     shutil.rmtree(crashed / "commitlog-store" / "consumequeue" / "other")  # queue files lost entirely
     store = open_store(crashed)
-    plog = store.open_partition("other", 0, LogConfig())
+    plog = store.open_partition("other", 0, log_config())
     # batches before the checkpoint were only in the lost files; those after it come back
     assert plog.log_start_offset == 4 and plog.log_end_offset == 8
     assert read_offsets(plog, plog.read(plog.log_start_offset, 1 << 20, 8))[-1] == 7
@@ -135,7 +135,7 @@ def test_periodic_flush_makes_the_commitlog_durable_without_a_checkpoint(tmp_pat
 
     path = tmp_path / "s"
     store = open_store(path)
-    plog = store.open_partition("other", 0, LogConfig())
+    plog = store.open_partition("other", 0, log_config())
     for _ in range(3):
         plog.append(make_batch(2, value_size=3), 0, 1_000)
     store.commit_writes()  # what the broker's flush loop does before each flush
@@ -147,7 +147,7 @@ def test_periodic_flush_makes_the_commitlog_durable_without_a_checkpoint(tmp_pat
     shutil.copytree(path / "commitlog-store", crashed / "commitlog-store")
     store.close()
     reopened = open_store(crashed)
-    again = reopened.open_partition("other", 0, LogConfig())
+    again = reopened.open_partition("other", 0, log_config())
     assert (again.log_start_offset, again.log_end_offset) == (0, 6)
     assert read_offsets(again, again.read(0, 1 << 20, 6)) == list(range(6))
     reopened.close()

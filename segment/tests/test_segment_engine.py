@@ -16,10 +16,11 @@ from kafka.record.memory_records import MemoryRecords
 from segment.kafka.index_file import OffsetIndex
 from segment.open_files import OpenFiles
 from segment.kafka.store import SegmentLogStore
-from segment.log import LogConfig, OffsetOutOfRange
+from segment.log import OffsetOutOfRange
+from segment.tests.log_configs import log_config
 from wire.record_batch import iter_batches
 
-SMALL = LogConfig(segment_bytes=2048, index_interval_bytes=256)
+SMALL = log_config(segment_bytes=2048, index_interval_bytes=256)
 
 
 def make_batch(n: int, ts: int = 1_000, value_size: int = 20) -> bytearray:

@@ -1,0 +1,111 @@
+"""DescribeConfigs' entries from the settings table (table.py): this broker's settings and a
+topic's configs, each with Kafka's type, source and synonyms.
+
+Values are read where the broker keeps them (BrokerConfig's fields, its LogConfig of topic
+defaults), so a port bound at start (`--port 0`) shows as the real port; settings that are not
+fields show the value resolved at start.
+
+Sources and synonyms follow Kafka's ConfigHelper. A broker setting has a STATIC_BROKER_CONFIG
+synonym when a flag, a TWINLOG_* variable or the config file set it (all three are Kafka's
+static, server.properties, layer), then a DEFAULT_CONFIG synonym with the table's default. A
+topic config has a DYNAMIC_TOPIC_CONFIG synonym when the topic sets it, then the synonyms of
+its broker setting (scope both); a topic config with no broker setting has none. An entry's
+value and source are its first synonym's: a topic that does not set min.insync.replicas, on a
+broker started with --min-insync-replicas 2, reports 2 from STATIC_BROKER_CONFIG, the value
+the broker enforces.
+
+Sensitive values are null with is_sensitive, as Kafka answers. listeners and
+advertised.listeners are always STATIC_BROKER_CONFIG: without --listeners they are the
+--host/--port the broker was started on, never an unset default. A topic's storage.mode is the
+layout it was created in, which it keeps.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from wire.config_codes import ConfigSource, ConfigType
+
+from broker.settings.config import BrokerConfig
+from broker.settings.sources import DEFAULT
+from broker.settings.table import BOTH, BROKER_SETTINGS, TOPIC, TOPIC_CONFIGS, Setting
+
+_DERIVED = {"listeners", "advertised.listeners"}
+
+
+class Synonym(NamedTuple):
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+class ConfigEntry(NamedTuple):
+    name: str
+    value: str | None
+    source: ConfigSource
+    read_only: bool
+    sensitive: bool
+    config_type: ConfigType
+    synonyms: tuple[Synonym, ...]  # Kafka's order: the one in force first
+    doc: str
+
+
+def _value(config: BrokerConfig, setting: Setting):
+    group, _, key = (setting.target or "").partition(":")
+    if group == "broker":
+        return getattr(config, key)
+    if group == "log":
+        return getattr(config.log_defaults, key)
+    if setting.scope == TOPIC:  # kept in the topic's configs only: nothing but the default to read
+        return setting.default
+    return config.settings[setting.name][0]
+
+
+def _shown(config: BrokerConfig, setting: Setting) -> str | None:
+    if setting.sensitive:
+        return None
+    value = _value(config, setting)
+    if setting.name == "listeners":
+        return value or f"PLAINTEXT://{config.host}:{config.port}"
+    if setting.name == "advertised.listeners":
+        return value or config.settings["listeners"][0] or f"PLAINTEXT://{config.advertised}:{config.port}"
+    return setting.kind.described(value)
+
+
+def _broker_synonyms(config: BrokerConfig, setting: Setting) -> tuple[Synonym, ...]:
+    out = []
+    if setting.name in _DERIVED or config.settings[setting.name][1] != DEFAULT:
+        out.append(Synonym(setting.name, _shown(config, setting), ConfigSource.STATIC_BROKER_CONFIG))
+    if setting.default is not None:
+        default = None if setting.sensitive else setting.kind.described(setting.default)
+        out.append(Synonym(setting.name, default, ConfigSource.DEFAULT_CONFIG))
+    return tuple(out)
+
+
+def _entry(name: str, value: str | None, setting: Setting, synonyms: tuple[Synonym, ...],
+           read_only: bool) -> ConfigEntry:
+    source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+    return ConfigEntry(name, value, source, read_only, setting.sensitive, setting.kind.config_type, synonyms,
+                       setting.doc)
+
+
+def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
+    """One entry per described broker setting, sorted by name."""
+    return sorted(_entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=True)
+                  for s in BROKER_SETTINGS if s.describe)
+
+
+def topic_entries(config: BrokerConfig, storage_mode: str, overrides: dict[str, str]) -> list[ConfigEntry]:
+    """Every topic config of a topic in the `storage_mode` layout that sets `overrides`, by name."""
+    out = []
+    for name, setting in TOPIC_CONFIGS.items():
+        synonyms = _broker_synonyms(config, setting) if setting.scope == BOTH else ()
+        if name in overrides:
+            synonyms = (Synonym(name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG), *synonyms)
+            value = overrides[name]
+        elif name == "storage.mode":
+            value = storage_mode
+        else:
+            value = _shown(config, setting)
+        out.append(_entry(name, value, setting, synonyms, read_only=False))
+    return out
