@@ -19,6 +19,8 @@ import datetime
 
 import click
 
+from broker.cli.options import DEFAULT_BOOTSTRAP, kafka_client
+
 
 def _decode_key(key: str, encoding: str) -> bytes:
     if encoding == "hex":
@@ -59,13 +61,12 @@ def read_key_topic(client, topic: str, key: bytes) -> list[tuple]:
 
 @click.command("lookup")
 @click.option("--bootstrap-server", "--bootstrap", "-b", "bootstrap", envvar="TWINLOG_BOOTSTRAP",
-              default="localhost:9092", show_default=True, show_envvar=True, help="A running twinlog broker.")
+              default=DEFAULT_BOOTSTRAP, show_default=True, show_envvar=True, help="A running twinlog broker.")
 @click.option("--topic", required=True, help="A topic created with storage.mode=commitlog.")
 @click.option("--key", required=True)
 @click.option("--key-encoding", type=click.Choice(["utf8", "hex", "base64"]), default="utf8", show_default=True)
 def lookup_command(bootstrap, topic, key, key_encoding) -> None:
     """Print the records of TOPIC whose key is KEY, found through the commitlog's key index."""
-    from broker.cli.options import kafka_client
     from broker.key_topic import name_for
 
     raw = _decode_key(key, key_encoding)

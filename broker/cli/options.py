@@ -1,8 +1,8 @@
 """What the `twinlog` client commands share: the --bootstrap-server option, one-line errors,
 the error check of an answer, and rich tables.
 
-Importing this costs click only: the client, the codec and rich load when a command runs, so
-`twinlog --help` stays fast.
+Importing this costs click and the settings table (which `twinlog serve`'s options load
+anyway): the client, the codec and rich load when a command runs, so `twinlog --help` stays fast.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import click
 
-DEFAULT_BOOTSTRAP = "localhost:9092"
+from broker.settings.table import BY_NAME
+
+DEFAULT_BOOTSTRAP = f"localhost:{BY_NAME['port'].default}"  # a broker serving with the default port
 
 bootstrap_option = click.option(
     "--bootstrap-server", "-b", "bootstrap", envvar="TWINLOG_BOOTSTRAP", default=DEFAULT_BOOTSTRAP,
