@@ -1,0 +1,78 @@
+"""docs/configuration.md, generated from the settings table: `twinlog config docs` prints it,
+and broker/tests/test_config_docs.py fails when the file in the tree is not what it prints."""
+
+from __future__ import annotations
+
+from broker.settings.table import BOTH, BROKER_SETTINGS, TOPIC_CONFIGS, Setting
+
+_INTRO = """\
+# Configuration
+
+<!-- Generated from broker/settings/table.py by `twinlog config docs > docs/configuration.md`;
+     broker/tests/test_config_docs.py fails when this file is stale. -->
+
+Every setting is declared once, in `broker/settings/table.py`, under Kafka's property name
+(twinlog's own where Kafka has none). A broker setting is given, from the strongest to the
+weakest, by its `twinlog serve` flag, its environment variable (`TWINLOG_` and the name in
+capitals, dots as underscores), or a Kafka `server.properties` passed as `--config FILE`;
+otherwise it has its default. A key the file has and twinlog does not know is skipped with one
+warning line, so a stock file loads; a bad value, wherever it came from, is one `Error:` line
+naming the key (exit code 2). `twinlog config show [--config FILE] [flags]` prints what each
+setting resolves to and where it came from. Every broker setting is fixed at start-up:
+AlterConfigs and IncrementalAlterConfigs on a broker are refused, as Kafka refuses a setting it
+cannot change dynamically.
+
+DescribeConfigs on the broker reports each setting with Kafka's source: STATIC_BROKER_CONFIG
+when a flag, the environment or the file set it, DEFAULT_CONFIG otherwise (passwords are null
+and sensitive); with synonyms asked for, the set value comes first, then the default.
+"""
+
+_TOPICS = """\
+## Topic configs
+
+Set per topic with CreateTopics, AlterConfigs or IncrementalAlterConfigs
+(`twinlog topics create -c NAME=VALUE`, `twinlog topics alter-config --set NAME=VALUE`); a bad
+name or value is INVALID_CONFIG. A topic that does not set a config with a broker setting has
+the broker's effective value, and DescribeConfigs says so as Kafka does: on a broker started
+with `--min-insync-replicas 2`, a topic's `min.insync.replicas` reads 2 from
+STATIC_BROKER_CONFIG, with the synonyms `min.insync.replicas` = 2 (STATIC_BROKER_CONFIG) and 1
+(DEFAULT_CONFIG). Below, a default that names a broker setting is that setting's value; a
+config with no broker setting has the default shown (DEFAULT_CONFIG).
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _default(setting: Setting) -> str:
+    shown = setting.kind.show(setting.default)
+    return f"`{shown}`" if shown else "none"
+
+
+def _type(setting: Setting) -> str:
+    return setting.kind.config_type.name
+
+
+def _broker_row(s: Setting) -> str:
+    where = f"`--{s.flag}`<br>`{s.env_name}`"
+    topic = f"`{s.topic}`" if s.scope == BOTH else ""
+    return (f"| `{s.name}` | {where} | {_type(s)} | {_cell(_default(s))} | {_cell(s.kind.valid)} | {topic} "
+            f"| {_cell(s.doc)} |")
+
+
+def _topic_row(name: str, s: Setting) -> str:
+    default = _cell(_default(s)) if s.scope != BOTH else f"`{s.name}` ({_cell(_default(s))})"
+    return f"| `{name}` | {_type(s)} | {default} | {_cell(s.kind.valid)} | {_cell(s.doc)} |"
+
+
+def configuration_markdown() -> str:
+    lines = [_INTRO, "## Broker settings", "",
+             "| name | flag, environment | type | default | valid values | topic config | description |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [_broker_row(s) for s in BROKER_SETTINGS]
+    lines += ["", _TOPICS,
+              "| name | type | default | valid values | description |",
+              "|---|---|---|---|---|"]
+    lines += [_topic_row(name, s) for name, s in TOPIC_CONFIGS.items()]
+    return "\n".join(lines) + "\n"
