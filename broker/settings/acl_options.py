@@ -1,5 +1,5 @@
-"""`twinlog serve`'s authorizer settings (issue 17), checked together (the options are declared
-in the settings table, settings.py), named after Kafka's settings:
+"""`twinlog serve`'s authorizer settings, checked together (the options are declared in the
+settings table, table.py), named after Kafka's settings:
 
     authorizer.class.name=...StandardAuthorizer    --authorizer (off by default: no ACL is checked,
                                                    and the ACL APIs answer SECURITY_DISABLED)

@@ -1,4 +1,4 @@
-"""The broker's security settings (issue 17), one frozen value inside BrokerConfig.
+"""The broker's security settings (listeners, SASL, TLS), one frozen value inside BrokerConfig.
 
 Kafka's names and where they live here:
 

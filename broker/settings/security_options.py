@@ -1,5 +1,5 @@
-"""`twinlog serve`'s listener and SASL settings (issue 17), checked together: the options are
-declared in the settings table (settings.py), what each means is in security_config.py."""
+"""`twinlog serve`'s listener and SASL settings, checked together: the options are declared in
+the settings table (table.py), what each means is in security_config.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """serve's options, generated from the settings table, and the settings they resolve to.
 
 Every option is declared with no default: click only reports what the command line gave, and
-config_sources.resolve puts the environment, the `--config` file and the table's defaults
+sources.resolve puts the environment, the `--config` file and the table's defaults
 under it. Values reach the commands as raw text and are parsed by the table's kinds, so a bad
 value is one line naming the key (`Error: invalid value for log.segment.bytes (from
 --segment-bytes): 'x' is not an integer`) and exit code 2, wherever it came from.

@@ -223,7 +223,7 @@ SETTINGS: tuple[Setting, ...] = (
        "serving, 503 before); 0: any free port (logged) [default: off].", "broker:metrics_port"),
     _s("log.level", "log-level", Choice(("DEBUG", "INFO", "WARNING", "ERROR"), fold=str.upper), "INFO",
        "Lowest level of the broker's log lines.", "process:log_level", describe=False),
-    # Listeners and SASL (issue 17): security_config.py says what each means
+    # Listeners and SASL: security_config.py says what each means
     _s("listeners", "listeners", Text("NAME://HOST:PORT,...", ConfigType.LIST), None,
        "Kafka's listeners, e.g. PLAINTEXT://127.0.0.1:9092,SASL_PLAINTEXT://:9093 (overrides "
        "--host/--port) [default: PLAINTEXT://--host:--port].", "security:listeners"),
@@ -251,7 +251,7 @@ SETTINGS: tuple[Setting, ...] = (
        "This broker's own SASL user name.", "security:inter_broker_sasl_username"),
     _s("inter.broker.sasl.password", "inter-broker-sasl-password", Text("PASSWORD", ConfigType.PASSWORD), None,
        "This broker's own SASL password.", "security:inter_broker_sasl_password", sensitive=True),
-    # TLS (issue 17): tls_config.py says how the PEM files map to Kafka's keystore settings
+    # TLS: broker/security/tls_config.py says how the PEM files map to Kafka's keystore settings
     _s("ssl.keystore.location", "ssl-keystore-location", _PEM, None,
        "SSL / SASL_SSL listeners: the broker's certificate chain, PEM, leaf first; may hold the "
        "private key too (ssl.keystore.type=PEM).", "security:ssl_keystore_location"),
@@ -266,7 +266,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("listener.ssl.client.auth", "listener-ssl-client-auth", Items("NAME=VALUE"), (),
        "One listener's ssl.client.auth, SASL_SSL ones included; repeatable. In a file: "
        "listener.name.NAME.ssl.client.auth=VALUE.", "security:listener_ssl_client_auth"),
-    # ACLs (issue 17): cli_acl_options.py
+    # ACLs: acl_options.py checks them together
     _s("authorizer.enable", "authorizer", Bool(), False,
        "Check every request against ACLs (Kafka's authorizer.class.name) [default: off].", "acl:authorizer"),
     _s("super.users", "super-users", Text("User:A;User:B"), "",

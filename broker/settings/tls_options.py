@@ -1,5 +1,5 @@
-"""`twinlog serve`'s TLS settings (issue 17), checked together: the options are declared in the
-settings table (settings.py) under Kafka's ssl.* names; what each means and the PEM mapping are
+"""`twinlog serve`'s TLS settings, checked together: the options are declared in the settings
+table (table.py) under Kafka's ssl.* names; what each means and the PEM mapping are
 in tls_config.py."""
 
 from __future__ import annotations
