@@ -37,13 +37,13 @@ serve: $(STAMP)
 # random password) made at start-up; prints the client settings (broker/cli/serve_secure.py).
 SECURE_PORT ?= 9093
 serve-secure: $(STAMP)
-	$(BIN)/python -m broker.serve_secure --data-dir $(DATA) --port $(SECURE_PORT)
+	$(BIN)/python -m broker.cli.serve_secure --data-dir $(DATA) --port $(SECURE_PORT)
 
 # etcd (Debian's etcd-server) and three brokers on ports 9092-9094, data in ./data/cluster;
 # Ctrl-C stops them cleanly.
 cluster: $(STAMP)
 	@command -v etcd >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
-	$(BIN)/python -m broker.local_cluster --data-dir ./data/cluster
+	$(BIN)/python -m broker.cli.local_cluster --data-dir ./data/cluster
 
 # System packages (kcat), the Java client jars and kafka-python's own test suite.
 test-deps: $(TEST_STAMP)

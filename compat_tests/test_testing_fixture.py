@@ -17,7 +17,7 @@ from importlib import metadata
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from broker.testing.twinlog_broker import BrokerStartError, TwinlogBroker
+from broker.testing import BrokerStartError, TwinlogBroker
 from compat_tests.broker_process import ROOT, STORAGE_MODES
 
 
