@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
 
-.PHONY: serve serve-secure cluster test test-deps bench bench-full bench-broker spark-demo spark-demo-cluster clean
+.PHONY: serve serve-secure cluster image test test-deps bench bench-full bench-broker spark-demo spark-demo-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ serve-secure: $(STAMP)
 cluster: $(STAMP)
 	@command -v etcd >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
 	$(BIN)/python -m broker.cli.local_cluster --data-dir ./data/cluster
+
+# The container image of this tree, tagged twinlog (Dockerfile): starts dockerd where none runs
+# and, where Docker Hub is out of reach, makes the Debian base with debootstrap (broker/testing/image.py).
+# About 3 minutes the first time; seconds when nothing changed.
+image: $(STAMP)
+	@command -v dockerd >/dev/null && command -v debootstrap >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null; }
+	$(BIN)/python -m broker.testing.image --tag twinlog
 
 # System packages (kcat), the Java client jars and kafka-python's own test suite.
 test-deps: $(TEST_STAMP)
