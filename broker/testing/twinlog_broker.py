@@ -184,20 +184,7 @@ class TwinlogBroker:
 
     def create_topic(self, name: str, partitions: int = 1, configs: dict[str, str] | None = None,
                      replication_factor: int = -1, timeout: float = 30.0) -> None:
-        """CreateTopics, then wait until Metadata shows a leader for every partition."""
-        with KafkaClient(self.bootstrap_servers, client_id="twinlog-testing", timeout_s=timeout) as client:
-            answer = client.call(19, topics=[{
-                "name": name, "num_partitions": partitions, "replication_factor": replication_factor,
-                "assignments": [], "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
-                timeout=int(timeout * 1000), validate_only=False)
-            (topic,) = answer.topics
-            if topic.error_code.value != 0:
-                raise ClientError(f"cannot create topic {name!r}: {topic.error_code.name} {topic.error_message or ''}")
-            deadline = time.monotonic() + timeout
-            while not _all_led(client.metadata([name]), name, partitions):
-                if time.monotonic() > deadline:
-                    raise ClientError(f"topic {name!r}: no leader for every partition within {timeout:g} s")
-                time.sleep(0.05)
+        create_topic(self.bootstrap_servers, name, partitions, configs, replication_factor, timeout)
 
     def log_text(self) -> str:
         return read_log(self.log_path)
@@ -214,6 +201,24 @@ class TwinlogBroker:
     def __repr__(self) -> str:
         running = self.proc is not None and self.proc.poll() is None
         return f"<TwinlogBroker {self.host}:{self.port} {self.storage_mode} {'running' if running else 'stopped'}>"
+
+
+def create_topic(bootstrap_servers: str, name: str, partitions: int = 1, configs: dict[str, str] | None = None,
+                 replication_factor: int = -1, timeout: float = 30.0) -> None:
+    """CreateTopics, then wait until Metadata shows a leader for every partition."""
+    with KafkaClient(bootstrap_servers, client_id="twinlog-testing", timeout_s=timeout) as client:
+        answer = client.call(19, topics=[{
+            "name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+            "assignments": [], "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
+            timeout=int(timeout * 1000), validate_only=False)
+        (topic,) = answer.topics
+        if topic.error_code.value != 0:
+            raise ClientError(f"cannot create topic {name!r}: {topic.error_code.name} {topic.error_message or ''}")
+        deadline = time.monotonic() + timeout
+        while not _all_led(client.metadata([name]), name, partitions):
+            if time.monotonic() > deadline:
+                raise ClientError(f"topic {name!r}: no leader for every partition within {timeout:g} s")
+            time.sleep(0.05)
 
 
 def _all_led(metadata, name: str, partitions: int) -> bool:
