@@ -52,7 +52,8 @@ image: $(STAMP)
 	@command -v dockerd >/dev/null && command -v debootstrap >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null; }
 	$(BIN)/python -m broker.testing.image --tag twinlog
 
-# System packages (kcat), the Java client jars and kafka-python's own test suite.
+# System packages (kcat, docker.io), the Java client jars, kafka-python's own test suite and the
+# container tests' images.
 test-deps: $(TEST_STAMP)
 	bash compat_tests/install_deps.sh
 

