@@ -1,19 +1,24 @@
-"""The image's build context (broker/testing/image.py): the tree as git sees it on disk, so the
+"""The image build's parts that need no engine (broker/testing/image.py).
+
+The build context: the tree as git sees it on disk, so the
 image reflects the current tree — an edit not yet committed and a new file not yet added are in
 it, what .gitignore leaves out (a venv, data, build output) is not — and the CA bundle pip must
 trust, under the one name the Dockerfile looks for. What .dockerignore leaves out of
-`docker build .` stays out here too."""
+`docker build .` stays out here too.
+
+No engine: an error that says what to install, not a traceback from deep in docker."""
 
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import tarfile
 
 import pytest
 
 from broker.testing import image
-from broker.testing.image import ImageError, build_context
+from broker.testing.image import ImageError, build_context, ensure_engine
 
 
 def _git(root, *args):
@@ -77,3 +82,17 @@ def test_no_ca_bundle_leaves_the_name_out(tree, monkeypatch):
 def test_a_tree_outside_git_is_refused(tmp_path):
     with pytest.raises(ImageError, match="not a git work tree"):
         build_context(tmp_path)
+
+
+def test_no_docker_command_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ImageError, match="install Debian's docker.io"):
+        ensure_engine()
+
+
+def test_no_engine_and_no_dockerd_says_what_to_install(monkeypatch, tmp_path):
+    (tmp_path / "docker").symlink_to(shutil.which("docker"))  # the real CLI, pointed at no engine
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with pytest.raises(ImageError, match="no Docker engine answers and dockerd is not installed"):
+        ensure_engine()
