@@ -109,11 +109,6 @@ class TwinlogContainer(DockerContainer):
         container.stop(timeout=timeout)
         return self.exit_code()
 
-    def docker_start(self) -> None:
-        """Start the stopped container again (same volume, same ports) and wait until it serves."""
-        self.get_wrapped_container().start()
-        self.wait_until_serving()
-
     def kill(self) -> None:
         """`docker kill`: SIGKILL, the broker gets no chance to flush or leave the cluster."""
         self.get_wrapped_container().kill()
