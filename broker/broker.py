@@ -87,7 +87,7 @@ class Broker:
         the log end offset that fsync covered (appends made meanwhile may lie beyond it)."""
         commit = self._commits.get(id(partition))
         if commit is None:
-            flush = partition.log.flush if self.metrics is None else self.metrics.timed_fsync(partition.log.flush)
+            flush = partition.flush if self.metrics is None else self.metrics.timed_fsync(partition.flush)
             commit = self._commits[id(partition)] = GroupCommit(flush, lambda: self._written_end(partition))
         return await commit.sync()
 
@@ -95,7 +95,7 @@ class Broker:
         """The log end offset once every pending append is written: what an fsync starting
         now covers (GroupCommit reads it on the event loop just before the fsync)."""
         self.storage.commit_writes()
-        return partition.log.log_end_offset
+        return partition.log_end_offset
 
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers
@@ -138,14 +138,14 @@ class Broker:
         now = now_ms()
         for partition in list(self.topics.all_partitions()):
             try:
-                deleted = partition.log.enforce_retention(now)
+                deleted = partition.enforce_retention(now)
             except Exception:
                 log.exception("retention failed for %s-%d", partition.topic, partition.index)
                 continue
             if deleted:
                 log.info(
                     "retention deleted %d bytes of %s-%d; log start offset now %d",
-                    deleted, partition.topic, partition.index, partition.log.log_start_offset,
+                    deleted, partition.topic, partition.index, partition.log_start_offset,
                 )
 
     async def join_cluster(self) -> None:

@@ -33,6 +33,7 @@ import base64
 import binascii
 import uuid
 
+from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange
 from segment.rocket.key_lookup import lookup_key
 from wire.batch_builder import build_record_batch
@@ -67,29 +68,54 @@ def topic_id_for(name: str) -> uuid.UUID:
     return uuid.uuid5(_NAMESPACE, name)
 
 
-class KeyLog:
-    """The read side of PartitionLog, restricted to one key of one source partition."""
+class KeyPartition:
+    """One key's view of a source partition (replica.readable_partition.ReadablePartition):
+    read-only; its offsets, high watermark, epochs and waiters are the source's."""
+
+    read_only = True
 
     def __init__(self, store, topic: str, key: bytes, source) -> None:
-        self._store, self._topic, self._key, self._source = store, topic, key, source
+        self.topic, self.index = topic, source.index
+        self._store, self._key, self._source = store, key, source
+
+    @property
+    def leader_epoch(self) -> int:
+        return self._source.leader_epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self._source.high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self._source.last_stable_offset
 
     @property
     def log_start_offset(self) -> int:
-        return self._source.log.log_start_offset
+        return self._source.log_start_offset
 
     @property
     def log_end_offset(self) -> int:
-        return self._source.log.log_end_offset
+        return self._source.log_end_offset
 
-    def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[bytes]:
+    @property
+    def is_leader(self) -> bool:
+        return self._source.is_leader
+
+    def epoch_error(self, current_leader_epoch: int) -> str | None:
+        return self._source.epoch_error(current_leader_epoch)
+
+    def read(self, offset: int, max_bytes: int, isolation: FetchIsolation) -> list[bytes]:
         """One batch per matching record at or after `offset`, each spanning up to the next match
-        (the last one up to upper_bound), so a consumer's position reaches the high watermark
-        as it does in a compacted topic; with no match left, one empty batch spans the rest."""
+        (the last one up to what `isolation` may read of the source), so a consumer's position
+        reaches the high watermark as it does in a compacted topic; with no match left, one
+        empty batch spans the rest."""
         if not self.log_start_offset <= offset <= self.log_end_offset:
             raise OffsetOutOfRange(f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]")
+        upper_bound = self._source.last_fetchable_offset(isolation)
         if offset >= upper_bound:
             return []
-        hits = [h for h in lookup_key(self._store, self._topic, self._key, self._source.index)
+        hits = [h for h in lookup_key(self._store, self.topic, self._key, self.index)
                 if offset <= h.offset < upper_bound]
         if not hits:
             return [bytes(build_record_batch(offset, upper_bound - 1, []))]
@@ -106,36 +132,8 @@ class KeyLog:
             size += len(batch)
         return out
 
-    def offset_for_timestamp(self, timestamp_ms: int):
-        return self._source.log.offset_for_timestamp(timestamp_ms)
-
-    def max_timestamp(self):
-        return self._source.log.max_timestamp()
-
-
-class KeyPartition:
-    """What the handlers use of a Partition: read-only, HW and waiters of the source."""
-
-    read_only = True
-
-    def __init__(self, store, topic: str, key: bytes, source) -> None:
-        self.topic, self.index, self._source = topic, source.index, source
-        self.log = KeyLog(store, topic, key, source)
-
-    @property
-    def leader_epoch(self) -> int:
-        return self._source.leader_epoch
-
-    @property
-    def high_watermark(self) -> int:
-        return self._source.high_watermark
-
-    @property
-    def is_leader(self) -> bool:
-        return self._source.is_leader
-
-    def epoch_error(self, current_leader_epoch: int) -> str | None:
-        return self._source.epoch_error(current_leader_epoch)
+    def fetch_offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation) -> tuple[int, int] | None:
+        return self._source.fetch_offset_for_timestamp(timestamp, isolation)
 
     def follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
         """Followers replicate the source topic, never a key's view of it."""

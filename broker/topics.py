@@ -32,6 +32,7 @@ from broker.storage.admin_worker import AdminWorker
 from broker.settings.config import BrokerConfig
 from broker.settings.topic_configs import log_config_for
 from replica.partition import Partition
+from replica.readable_partition import ReadablePartition
 from broker.storage.modes import StorageModes
 from broker import key_topic
 from broker.topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
@@ -46,7 +47,8 @@ class Topic:
     topic_id: uuid.UUID
     configs: dict[str, str]
     storage_mode: str = "segment"
-    partitions: list[Partition] = field(default_factory=list)
+    # replica.Partition each (read-only views for a key-lookup topic); None: hosted elsewhere
+    partitions: list[ReadablePartition | None] = field(default_factory=list)
 
     @property
     def internal(self) -> bool:
@@ -189,7 +191,7 @@ class TopicRegistry:
                  for p in source.partitions]  # None: hosted on another broker of the cluster
         return Topic(name, key_topic.topic_id_for(name), {}, "commitlog", views)
 
-    def partition(self, name: str, index: int) -> Partition | None:
+    def partition(self, name: str, index: int) -> ReadablePartition | None:
         topic = self.get(name)
         if topic is None or not 0 <= index < len(topic.partitions):
             return None
@@ -294,9 +296,7 @@ class TopicRegistry:
         min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
         for p in topic.partitions:
             if p is not None:
-                p.config = cfg
-                p.log.update_config(cfg)
-                p.min_insync_replicas = min_isr
+                p.update_config(cfg, min_isr)
 
     def all_partitions(self):
         """Every partition hosted here (in a cluster, a topic lists None for the others)."""

@@ -164,7 +164,9 @@ def append_while_stopped(broker, partition: int, batch: bytes) -> int:
     topics.load()
     try:
         buf = bytearray(batch)
-        partition_log = topics.partition(OFFSETS, partition).log
+        # the log the registry opened (a store hands out one log per partition), not its Partition
+        config = topics.partition(OFFSETS, partition).config
+        partition_log = storage.store(broker.storage_mode).open_partition(OFFSETS, partition, config)
         return partition_log.append(buf, 0, int(time.time() * 1000)).first_offset
     finally:
         storage.close()

@@ -4,18 +4,14 @@ A partition is either the leader (it appends producers' batches, stamps its lead
 tracks each follower's LEO from its fetches, moves the high watermark, parks acks=all
 produces until the HW passes them, proposes ISR changes) or a follower (it appends the
 leader's batches exactly as the leader stored them and takes the HW the leader sends).
-Handlers call these entry points and never touch the log.
+Handlers call these entry points and never touch the log (readable_partition.py: what they
+read); the broker's upkeep (retention, config changes, fsync, cleaning) goes through it too.
 
 A single broker leads every partition with itself as the only replica and ISR, so the HW
 follows what the leader counts as written: the log end, or with flush.messages=1 the end
 an fsync covered (`publish(upto)`), so a consumer never reads what a crash could take back.
 
-With flush.messages=1 a replica's offsets count only what it has fsynced (`flushed_end`), in
-both roles: a follower reports a fetch offset only once an fsync covers it (the fetcher syncs
-first), and a leader counts as its own LEO only what an fsync covered, also right after it
-takes over from a follower's log whose tail was not fsynced yet. So the HW, min LEO over the
-ISR, counts only what every ISR member has on disk, and acks=all survives a power cut that
-takes every replica at once (Kafka's ISR counts page cache; KIP-966 is about that gap).
+With flush.messages=1 a replica's offsets count only what it has fsynced (fsynced_end.py).
 
 Leadership comes from metadata (`make_leader` / `make_follower`, called by the replica
 manager with the state the controller store holds); epochs fence the rest: a request naming
@@ -25,46 +21,31 @@ an older leader epoch gets FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
-from segment.log import AppendInfo, LogConfig, PartitionLog
-from segment.compaction.cleaning_policy import compacts
+from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
+from segment.compaction.cleaning_policy import compacts, retention_deletes
 from wire.record_batch import BatchHeader, parse_header
 from wire.records import InvalidRecords, iter_records
 
+from .fsynced_end import FsyncedEnd
+from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
+from .partition_errors import (DeleteOffsetOutOfRange, KeylessRecordOnCompactedTopic, NotEnoughReplicas,
+                               NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
+from .readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP, FetchIsolation
+
+log = logging.getLogger(__name__)
+
+DELETE_TO_HIGH_WATERMARK = -1  # DeleteRecords' offset for "up to the high watermark"
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class PartitionError(Exception):
-    """Carries the Kafka error name the handler answers with."""
-
-    code = "unknown_server_error"
-
-
-class KeylessRecordOnCompactedTopic(PartitionError):
-    """A compacted log keeps the latest record per key; a record without one has no place in it."""
-
-    code = "invalid_record"
-
-
-class NotLeader(PartitionError):
-    code = "not_leader_or_follower"
-
-
-class NotEnoughReplicas(PartitionError):
-    code = "not_enough_replicas"
-
-
-class NotEnoughReplicasAfterAppend(PartitionError):
-    code = "not_enough_replicas_after_append"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +59,9 @@ class PartitionState:
     isr: tuple[int, ...]
 
 
-ISR_RETRY_BACKOFF_S = 0.5  # after a refused ISR change, as Kafka waits for new metadata
-
-IsrProposer = Callable[["Partition", list[int]], Awaitable[PartitionState | None]]
-
-
 class Partition:
+    read_only = False  # it takes produce, DeleteRecords and OffsetForLeaderEpoch (readable_partition.py)
+
     def __init__(self, topic: str, index: int, log: PartitionLog, node_id: int, config: LogConfig,
                  min_insync_replicas: int, lag_time_max_ms: int, lead_alone: bool = True) -> None:
         """`min_insync_replicas`, `lag_time_max_ms`: the broker's settings, whose defaults live in
@@ -92,7 +70,7 @@ class Partition:
         until then."""
         self.topic = topic
         self.index = index
-        self.log = log
+        self._log = log
         self.config = config
         self.node_id = node_id
         self.min_insync_replicas = min_insync_replicas
@@ -102,23 +80,18 @@ class Partition:
             node_id, [node_id], [node_id], log.log_end_offset, log.log_end_offset, now_ms, lag_time_max_ms
         ) if lead_alone else None
         self._follower_hw = 0
-        # Below it the log is known to be fsynced. At open nothing is known: a process crash
-        # leaves unfsynced bytes in the page cache, and recovery cannot tell them apart.
-        self._flushed_end = log.log_start_offset
-        self._generation = 0  # bumped by each truncation: an fsync begun before one covers nothing
+        self._fsynced = FsyncedEnd(log.log_start_offset)
         self.producers = ProducerStateTable()
         self.purgatory = PartitionPurgatory()
-        self.propose_isr: IsrProposer | None = None  # set in a cluster: AlterPartition through etcd
-        self._isr_change: asyncio.Task | None = None
-        self._next_proposal_at = 0.0
+        self.isr_change = PendingIsrChange()
         self._rebuild_producer_state()
 
     def _rebuild_producer_state(self) -> None:
         self.producers = ProducerStateTable()
-        for header in self.log.batch_headers(self.log.log_start_offset):
+        for header in self._log.batch_headers(self._log.log_start_offset):
             self.producers.record(header, header.base_offset, header.last_offset, header.max_timestamp)
 
-    # ----- what handlers read -----------------------------------------------------
+    # ----- what handlers read (the ReadablePartition of readable_partition.py) --------
 
     @property
     def leader_epoch(self) -> int:
@@ -133,8 +106,25 @@ class Partition:
         return self.leader.high_watermark if self.leader is not None else self._follower_hw
 
     @property
+    def last_stable_offset(self) -> int:
+        """Below it no transaction is still open; without transactions, the high watermark."""
+        return self.high_watermark
+
+    @property
     def isr(self) -> tuple[int, ...]:
         return tuple(sorted(self.leader.isr)) if self.leader is not None else self.state.isr
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log.log_end_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self._log.size_in_bytes
 
     def epoch_error(self, current_leader_epoch: int) -> str | None:
         """Kafka's check of a client's current_leader_epoch (-1: the client does not say)."""
@@ -144,12 +134,73 @@ class Partition:
             return "fenced_leader_epoch"
         return None
 
+    def last_fetchable_offset(self, isolation: FetchIsolation) -> int:
+        """Where a read stops: the log end (a follower), the HW (a consumer), the LSO (read_committed)."""
+        if isolation is FetchIsolation.LOG_END:
+            return self._log.log_end_offset
+        if isolation is FetchIsolation.TXN_COMMITTED:
+            return self.last_stable_offset
+        return self.high_watermark
+
+    def read(self, offset: int, max_bytes: int, isolation: FetchIsolation) -> list[FileRegion]:
+        return self._log.read(offset, max_bytes, self.last_fetchable_offset(isolation))
+
+    def read_bytes(self, region: FileRegion) -> bytes:
+        return self._log.read_bytes(region)
+
+    def fetch_offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation) -> tuple[int, int] | None:
+        """Kafka's Partition.fetchOffsetForTimestamp: a position, or the record found through the
+        time index, never one at or past what `isolation` may read."""
+        upper = self.last_fetchable_offset(isolation)
+        if timestamp == EARLIEST_TIMESTAMP:
+            return self._log.log_start_offset, NO_TIMESTAMP
+        if timestamp == LATEST_TIMESTAMP:
+            return upper, NO_TIMESTAMP
+        found = self._log.max_timestamp() if timestamp == MAX_TIMESTAMP else self._log.offset_for_timestamp(timestamp)
+        return found if found is not None and found[0] < upper else None
+
+    # ----- the log's upkeep: DeleteRecords, retention, config, fsync, cleaning ----------
+
+    def delete_records_before(self, offset: int) -> int:
+        """Kafka's deleteRecordsOnLeader: the log start moves to `offset` (-1: the HW), never past the
+        HW, never back; returns it. Raises NotLeader, RecordsNotDeletable, DeleteOffsetOutOfRange."""
+        if self.leader is None:
+            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
+        if not retention_deletes(self.config.cleanup_policy):  # Kafka's LogConfig.delete
+            raise RecordsNotDeletable(f"Records of {self.topic}-{self.index} can not be deleted: cleanup.policy")
+        target = self.high_watermark if offset == DELETE_TO_HIGH_WATERMARK else offset
+        if not 0 <= target <= self.high_watermark:
+            raise DeleteOffsetOutOfRange(f"{target} is outside [0, high watermark {self.high_watermark}]")
+        if target > self._log.log_start_offset:
+            self._log.delete_records_before(target)
+            log.info("deleted records of %s-%d before %d", self.topic, self.index, target)
+        return self._log.log_start_offset
+
+    def enforce_retention(self, now_ms: int) -> int:
+        """retention.ms / retention.bytes / segment.ms roll; returns the bytes deleted."""
+        return self._log.enforce_retention(now_ms)
+
+    def update_config(self, config: LogConfig, min_insync_replicas: int) -> None:
+        """Retention, roll, cleanup policy and flush apply at the log's next check,
+        min.insync.replicas at the next produce."""
+        self.config = config
+        self._log.update_config(config)
+        self.min_insync_replicas = min_insync_replicas
+
+    def flush(self) -> None:
+        """fsync what was appended; safe in a worker thread while the loop appends."""
+        self._log.flush()
+
+    def log_for_cleaning(self) -> PartitionLog:
+        """For the log cleaner service alone: compaction rewrites the engine's own files."""
+        return self._log
+
     # ----- leader: producers' appends ------------------------------------------------
 
     @property
     def wants_record_keys(self) -> bool:
         """The log indexes keys: the produce path's record check should collect them."""
-        return self.log.indexes_keys
+        return self._log.indexes_keys
 
     def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int,
                          record_keys: set[bytes] | None = None) -> tuple[AppendInfo, bool]:
@@ -171,9 +222,9 @@ class Partition:
         duplicate = self.producers.check(header)
         if duplicate is not None:
             info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
-                              self.log.log_start_offset)
+                              self._log.log_start_offset)
             return info, True
-        info = self.log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
+        info = self._log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         return info, False
 
@@ -182,9 +233,9 @@ class Partition:
         fsync covered), move the HW and wake whoever waits on it."""
         if self.leader is None:
             return
-        end = self.log.log_end_offset
+        end = self._log.log_end_offset
         if upto is not None:
-            self._flushed_end = max(self._flushed_end, min(upto, end))
+            self._fsynced.covered(upto, end)
         self.leader.leader_appended(end if upto is None else min(upto, end))
         self._high_watermark_maybe_moved()
 
@@ -197,34 +248,24 @@ class Partition:
 
     @property
     def flushed_end(self) -> int:
-        return self._flushed_end
+        return self._fsynced.end
 
     @property
     def generation(self) -> int:
         """Bumped by every truncation: read before an fsync starts, hand it to `flushed`."""
-        return self._generation
+        return self._fsynced.generation
 
     def flushed(self, upto: int, generation: int) -> None:
-        """An fsync that started in `generation` covered the log below `upto`. If the log was
-        truncated meanwhile, the offsets it covered may hold other bytes now: it counts nothing."""
-        if generation == self._generation:
-            self._flushed_end = max(self._flushed_end, min(upto, self.log.log_end_offset))
+        self._fsynced.flushed(upto, generation, self._log.log_end_offset)
 
     async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
         """acks=all: wait until the HW reaches `required_offset` (the batch's last offset + 1);
         returns a Kafka error name ("none" when acknowledged)."""
         if self.leader is None:
             return NotLeader.code
-        fut = self.purgatory.wait_for_high_watermark(required_offset, self.leader.high_watermark)
-        try:
-            await asyncio.wait((fut,), timeout=timeout_s)  # not wait_for: see broker/handlers/fetch.py
-        finally:
-            fut.cancel()
-        if fut.cancelled():
-            return "request_timed_out"
-        if fut.exception() is not None:
-            exc = fut.exception()
-            return exc.code if isinstance(exc, PartitionError) else "unknown_server_error"
+        failed = await self.purgatory.wait_for_high_watermark(required_offset, self.leader.high_watermark, timeout_s)
+        if failed is not None:
+            return failed
         if self.leader is None:
             return NotLeader.code
         if len(self.leader.isr) < self.min_insync_replicas:
@@ -245,7 +286,7 @@ class Partition:
             # broker with an idle 50-partition RF=3 topic).
             self._high_watermark_maybe_moved()
         if self.leader.may_join(replica_id):
-            self._change_isr(sorted(self.leader.isr | {replica_id}))
+            self.isr_change.propose(self, sorted(self.leader.isr | {replica_id}), self._isr_accepted)
 
     def shrink_isr_if_lagging(self) -> None:
         """Called periodically (every lag time / 2, as Kafka's isr-expiration task)."""
@@ -253,20 +294,9 @@ class Partition:
             return
         lagging = self.leader.lagging()
         if lagging:
-            self._change_isr(sorted(self.leader.isr - lagging))
+            self.isr_change.propose(self, sorted(self.leader.isr - lagging), self._isr_accepted)
 
-    def _change_isr(self, new_isr: list[int]) -> None:
-        if self.propose_isr is None or (self._isr_change is not None and not self._isr_change.done()):
-            return  # one proposal at a time, as Kafka's pending AlterPartition
-        if time.monotonic() < self._next_proposal_at:
-            return  # the last one was refused: the metadata it lacked may still be on its way
-        self._isr_change = asyncio.ensure_future(self._propose(new_isr))
-
-    async def _propose(self, new_isr: list[int]) -> None:
-        state = await self.propose_isr(self, new_isr)
-        if state is None:
-            self._next_proposal_at = time.monotonic() + ISR_RETRY_BACKOFF_S
-            return
+    def _isr_accepted(self, state: PartitionState) -> None:
         if self.leader is not None and state.leader_epoch == self.state.leader_epoch:
             self.state = state
             self.leader.set_isr(state.isr)
@@ -278,37 +308,28 @@ class Partition:
 
     # ----- follower (the fetcher's FollowerPartition) ------------------------------
 
-    @property
-    def log_start_offset(self) -> int:
-        return self.log.log_start_offset
-
-    @property
-    def log_end_offset(self) -> int:
-        return self.log.log_end_offset
-
     def latest_epoch(self) -> int:
-        return self.log.latest_epoch()
+        return self._log.latest_epoch()
 
     def end_offset_for(self, epoch: int) -> tuple[int, int]:
-        return self.log.end_offset_for(epoch)
+        return self._log.end_offset_for(epoch)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """The leader's log starts past our end (records deleted while we were away)."""
-        self.log.truncate_fully_and_start_at(offset)
-        self._generation += 1
-        self._flushed_end = offset  # an empty log: the engines make the new start durable
+        self._log.truncate_fully_and_start_at(offset)
+        self._fsynced.emptied_at(offset)
         self._follower_hw = offset
         self._rebuild_producer_state()
 
     def append_as_follower(self, batch: bytes) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
-        info = self.log.append_as_follower(batch)
+        info = self._log.append_as_follower(batch)
         header = parse_header(batch)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         self.purgatory.data_arrived()
 
     def update_follower_high_watermark(self, high_watermark: int) -> None:
-        hw = min(high_watermark, self.log.log_end_offset)
+        hw = min(high_watermark, self._log.log_end_offset)
         if hw > self._follower_hw:
             self._follower_hw = hw
             self.purgatory.data_arrived()
@@ -317,15 +338,14 @@ class Partition:
         """Start from a HW this partition had before a restart (the replication-offset
         checkpoint), clamped to the log as recovered; a leader's own HW is left alone."""
         if self.leader is None:
-            clamped = min(max(offset, self.log.log_start_offset), self.log.log_end_offset)
+            clamped = min(max(offset, self._log.log_start_offset), self._log.log_end_offset)
             self._follower_hw = max(self._follower_hw, clamped)
 
     def truncate_to(self, offset: int) -> None:
         """Cut a divergent tail (a follower after OffsetForLeaderEpoch)."""
-        self.log.truncate_to(offset)
-        self._generation += 1
-        self._flushed_end = min(self._flushed_end, self.log.log_end_offset)
-        self._follower_hw = min(self._follower_hw, self.log.log_end_offset)
+        self._log.truncate_to(offset)
+        self._fsynced.truncated(self._log.log_end_offset)
+        self._follower_hw = min(self._follower_hw, self._log.log_end_offset)
         self._rebuild_producer_state()
 
     # ----- role changes (from metadata) -------------------------------------------------
@@ -339,29 +359,21 @@ class Partition:
             self.leader.set_isr(state.isr)  # only the ISR changed
             self._high_watermark_maybe_moved()
             return
-        leo = self.log.log_end_offset
+        leo = self._log.log_end_offset
         # Kafka's maybeAssignEpochStartOffset: the new epoch starts at our LEO even before its
         # first batch, so OffsetForLeaderEpoch answers for it at once.
-        self.log.epochs.assign_if_newer(state.leader_epoch, leo)
-        self.leader = LeaderState(self.node_id, list(state.replicas), list(state.isr), self._counted_end(hw), hw,
+        self._log.epochs.assign_if_newer(state.leader_epoch, leo)
+        counted = self._fsynced.counted_end(hw, leo) if self.fsync_before_report else leo
+        self.leader = LeaderState(self.node_id, list(state.replicas), list(state.isr), counted, hw,
                                   now_ms, self.lag_time_max_ms, epoch_start_offset=leo)
         self._high_watermark_maybe_moved()
-
-    def _counted_end(self, hw: int) -> int:
-        """The LEO a new leader counts as its own: with fsync before counting, what is fsynced
-        (the tail above it counts once the replica manager's fsync covers it, `publish`), but
-        never less than the HW it had, which every ISR member reported fsynced."""
-        leo = self.log.log_end_offset
-        if not self.fsync_before_report:
-            return leo
-        return max(min(self._flushed_end, leo), min(hw, leo))
 
     def make_follower(self, state: PartitionState) -> None:
         """Follow `state.leader` in `state.leader_epoch`: Kafka's makeFollower. Parked
         acks=all produces fail with NOT_LEADER_OR_FOLLOWER (their records may survive, but
         this broker can no longer say)."""
         if self.leader is not None:
-            self._follower_hw = min(self.leader.high_watermark, self.log.log_end_offset)
+            self._follower_hw = min(self.leader.high_watermark, self._log.log_end_offset)
         self.leader = None
         self.state = state
         self.purgatory.fail_produce_waiters(NotLeader(f"{self.topic}-{self.index} is led by {state.leader}"))

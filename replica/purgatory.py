@@ -2,8 +2,8 @@
 
 - A produce with acks=all waits until the high watermark passes its last offset
   (`wait_for_high_watermark`): it completes when the HW reaches the offset, fails with the
-  partition's error when the partition stops being leader, and the caller bounds the wait
-  with the request's timeout (REQUEST_TIMED_OUT).
+  partition's error when the partition stops being leader, and gives up at the request's
+  timeout (REQUEST_TIMED_OUT).
 - A fetch long-poll waits for "anything new" (`add_data_waiter`): an append (followers read
   up to the LEO) or a HW move (consumers read up to the HW).
 
@@ -18,6 +18,8 @@ import asyncio
 import heapq
 import itertools
 
+from .partition_errors import PartitionError
+
 
 class PartitionPurgatory:
     def __init__(self) -> None:
@@ -27,14 +29,23 @@ class PartitionPurgatory:
 
     # ----- delayed produce -----------------------------------------------------
 
-    def wait_for_high_watermark(self, offset: int, high_watermark: int) -> asyncio.Future:
-        """A future done once the HW is >= offset (at once if it already is)."""
-        fut = asyncio.get_running_loop().create_future()
+    async def wait_for_high_watermark(self, offset: int, high_watermark: int, timeout_s: float) -> str | None:
+        """Until the HW is >= offset (at once if it already is): None, or the Kafka error name
+        that ended the wait."""
         if high_watermark >= offset:
-            fut.set_result(None)
-        else:
-            heapq.heappush(self._by_offset, (offset, next(self._order), fut))
-        return fut
+            return None
+        fut = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._by_offset, (offset, next(self._order), fut))
+        try:
+            await asyncio.wait((fut,), timeout=timeout_s)  # not wait_for: see broker/handlers/fetch.py
+        finally:
+            fut.cancel()
+        if fut.cancelled():
+            return "request_timed_out"
+        exc = fut.exception()
+        if exc is not None:
+            return exc.code if isinstance(exc, PartitionError) else "unknown_server_error"
+        return None
 
     def high_watermark_moved(self, high_watermark: int) -> None:
         heap = self._by_offset

@@ -99,7 +99,7 @@ class ReplicaManager:
         fetcher.add_partitions({tp: (partition, state.leader_epoch)})
         self._following[tp] = (state.leader, state.leader_epoch)
         log.info("%s-%d: following %d in epoch %d from offset %d", tp.topic, tp.partition, state.leader,
-                 state.leader_epoch, partition.log.log_end_offset)
+                 state.leader_epoch, partition.log_end_offset)
 
     def _sync_tail(self, partition: Partition) -> None:
         if self._sync is None:

@@ -2,7 +2,7 @@
 
     etcd ──watch──► ClusterMetadata.image ──► on_metadata ──► TopicRegistry.host (open/delete logs)
                                                           └─► ReplicaManager.apply (leader / follower)
-    Partition (leader) ──ISR change──► propose_isr ──► ClusterMetadata.alter_partition (CAS)
+    Partition (leader) ──ISR change──► isr_change.proposer ──► ClusterMetadata.alter_partition (CAS)
 
 Every image the watch publishes is applied whole: each topic is made to match its record
 (partitions whose replicas include this broker are opened, others deleted), then every hosted
@@ -125,8 +125,8 @@ class ClusterMember:
             for index, partition in enumerate(topic.partitions):
                 state = image.partition(name, index)
                 if partition is not None and state is not None:
-                    if partition.propose_isr is None:
-                        partition.propose_isr = self._propose_isr
+                    if partition.isr_change.proposer is None:
+                        partition.isr_change.proposer = self._propose_isr
                     self.replicas.apply(partition, _replica_state(state))
         if self._first_image:
             self._first_image = False

@@ -27,7 +27,9 @@ from wire.batch_builder import build_batch
 from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
-from replica.partition import Partition, PartitionError, now_ms
+from replica.partition import Partition, now_ms
+from replica.partition_errors import PartitionError
+from replica.readable_partition import FetchIsolation
 from broker.topic_names import TopicError
 from broker.topics import Topic
 from broker.groups import offsets_log
@@ -143,14 +145,13 @@ class OffsetsStore:
     def replay_partition(self, partition: Partition) -> Iterator[StoredRecord]:
         """Every keyed record of one partition, from its log start to its log end (a new leader
         owns its whole log: what lies above the HW is what the followers will copy)."""
-        log_ = partition.log
-        offset, end = log_.log_start_offset, log_.log_end_offset
+        offset, end = partition.log_start_offset, partition.log_end_offset
         while offset < end:
-            regions = log_.read(offset, _READ_CHUNK, end)
+            regions = partition.read(offset, _READ_CHUNK, FetchIsolation.LOG_END)
             if not regions:
                 break
             for region in regions:
-                data = log_.read_bytes(region)
+                data = partition.read_bytes(region)
                 for pos, header in iter_batches(data):
                     yield from _batch_records(partition.index, memoryview(data)[pos:pos + header.size],
                                               header, offset)

@@ -1,9 +1,10 @@
 """DeleteRecords v0-v2: advance a partition's log start offset (AdminClient.deleteRecords).
 
-Kafka's rules: offset -1 means the high watermark; an offset above the high watermark or
-below -1 is OFFSET_OUT_OF_RANGE; an offset below the current log start changes nothing; the
-reply's low watermark is the log start offset afterwards. Internal and key-lookup topics
-refuse it (INVALID_TOPIC_EXCEPTION) and so do topics whose cleanup.policy lacks "delete"
+Kafka's rules (replica.Partition.delete_records_before): offset -1 means the high watermark;
+an offset above the high watermark or below -1 is OFFSET_OUT_OF_RANGE; an offset below the
+current log start changes nothing; the reply's low watermark is the log start offset
+afterwards; only the leader answers. Internal and key-lookup topics refuse it
+(INVALID_TOPIC_EXCEPTION) and so do topics whose cleanup.policy lacks "delete"
 (POLICY_VIOLATION). Whole segments (or commitlog entries) below the new start are dropped by
 the engine; records before it in the first kept segment stay on disk but are never served
 (fetch below the log start is OFFSET_OUT_OF_RANGE, ListOffsets earliest answers the new start).
@@ -11,17 +12,12 @@ the engine; records before it in the first kept segment stay on disk but are nev
 
 from __future__ import annotations
 
-import logging
-
-from segment.log import OffsetOutOfRange
+from replica.partition_errors import PartitionError
 from wire.protocol import response_for
 
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
-
-log = logging.getLogger(__name__)
-HIGH_WATERMARK = -1
 
 
 def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[str, int]:
@@ -30,23 +26,12 @@ def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[str, int]
     partition = broker.topics.partition(topic_name, index)
     if topic is None or partition is None:
         return broker.topics.missing_partition_error(topic_name, index), -1
-    if not partition.is_leader:
-        return "not_leader_or_follower", -1
-    if topic.internal or getattr(partition, "read_only", False):
+    if topic.internal or partition.read_only:  # checked first, as Kafka's ReplicaManager.deleteRecords
         return "invalid_topic_exception", -1
-    if "delete" not in topic.configs.get("cleanup.policy", "delete").split(","):
-        return "policy_violation", -1
-    hw = partition.high_watermark
-    target = hw if offset == HIGH_WATERMARK else offset
-    if target < 0 or target > hw:
-        return "offset_out_of_range", -1
-    if target > partition.log.log_start_offset:
-        try:
-            partition.log.delete_records_before(target)
-        except OffsetOutOfRange:
-            return "offset_out_of_range", -1
-        log.info("deleted records of %s-%d before %d", topic_name, index, target)
-    return "none", partition.log.log_start_offset
+    try:
+        return "none", partition.delete_records_before(offset)
+    except PartitionError as exc:
+        return exc.code, -1
 
 
 async def handle(broker, header, request):

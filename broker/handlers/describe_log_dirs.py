@@ -58,8 +58,8 @@ async def handle(broker, header, request):
         if wanted is not None and name not in wanted:
             continue
         partitions = tuple(
-            make(part_cls, partition_index=p.index, partition_size=p.log.size_in_bytes,
-                 offset_lag=max(p.high_watermark - p.log.log_end_offset, 0), is_future_key=False)
+            make(part_cls, partition_index=p.index, partition_size=p.size_in_bytes,
+                 offset_lag=max(p.high_watermark - p.log_end_offset, 0), is_future_key=False)
             for p in topic.partitions
             if p is not None and (wanted is None or p.index in wanted[name]))
         if partitions:

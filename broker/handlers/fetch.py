@@ -2,7 +2,8 @@
 
 A Fetch from a follower (replica_id >= 0) reads up to the log end offset and tells the
 leader how far that follower got (its fetch offset), which is what moves the high
-watermark; consumers read up to the high watermark. Only the leader answers.
+watermark; consumers read up to the high watermark (the partition's FetchIsolation,
+replica/readable_partition.py). Only the leader answers.
 
 Limits, as KIP-74 has them: partitions are filled in request order up to the
 response's max_bytes, each to its partition_max_bytes; the first batch of the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange, StorageError
 from wire.protocol import RecordRegions, response_for
 
@@ -55,6 +57,7 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
     out = []
     slice_started = time.monotonic()
     unreadable = _unreadable(broker, request, wanted)
+    isolation = FetchIsolation.of(request.replica_id, request.isolation_level)
     for topic, fps in wanted:
         if topic in unreadable:
             out.append((topic, [(fp.partition, "topic_authorization_failed", None, []) for fp in fps]))
@@ -83,9 +86,8 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
             if total and limit <= 0:
                 parts.append((fp.partition, "none", partition, []))
                 continue
-            upper = partition.log.log_end_offset if request.replica_id >= 0 else partition.high_watermark
             try:
-                regions = partition.log.read(fp.fetch_offset, max(limit, 1), upper)
+                regions = partition.read(fp.fetch_offset, max(limit, 1), isolation)
             except OffsetOutOfRange:
                 parts.append((fp.partition, "offset_out_of_range", partition, []))
                 continue
@@ -160,9 +162,10 @@ def _response(cls, results):
         datas = []
         for index, code, partition, regions in parts:
             hw = partition.high_watermark if partition else -1
-            lso = partition.log.log_start_offset if partition else -1
+            lso = partition.last_stable_offset if partition else -1
+            start = partition.log_start_offset if partition else -1
             datas.append(make(part_cls, partition_index=index, error_code=error(code), high_watermark=hw,
-                              last_stable_offset=hw, log_start_offset=lso, aborted_transactions=None,
+                              last_stable_offset=lso, log_start_offset=start, aborted_transactions=None,
                               preferred_read_replica=-1, records=RecordRegions(regions)))
         topics.append(make(topic_cls, topic=name, partitions=tuple(datas)))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=0, responses=tuple(topics))

@@ -1,35 +1,29 @@
 """ListOffsets v1-v7: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
 
 By timestamp the answer is the first record whose timestamp is at or after the
-target, found through the time index, and never at or beyond the high
-watermark; no such record gives offset -1 and timestamp -1, as in Kafka.
+target, found through the time index, and never at or beyond what the asker may
+read (the high watermark for a consumer, replica.Partition.fetch_offset_for_timestamp);
+no such record gives offset -1 and timestamp -1, as in Kafka.
 """
 
 from __future__ import annotations
 
+from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, FetchIsolation
 from wire.protocol import response_for
 
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
-LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+POSITIONS = (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP, MAX_TIMESTAMP)
 
 
-def _lookup(partition, timestamp: int, replica_id: int) -> tuple[str, int, int]:
-    log = partition.log
-    upper = log.log_end_offset if replica_id >= 0 else partition.high_watermark
-    if timestamp == EARLIEST:
-        return "none", -1, log.log_start_offset
-    if timestamp == LATEST:
-        return "none", -1, upper
-    if timestamp == MAX_TIMESTAMP:
-        found = log.max_timestamp()
-    elif timestamp >= 0:
-        found = log.offset_for_timestamp(timestamp)
-    else:
+def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[str, int, int]:
+    """(error name, timestamp, offset)."""
+    if timestamp < 0 and timestamp not in POSITIONS:
         return "invalid_request", -1, -1
-    if found is None or found[0] >= upper:
+    found = partition.fetch_offset_for_timestamp(timestamp, isolation)
+    if found is None:
         return "none", -1, -1
     offset, ts = found
     return "none", ts, offset
@@ -41,6 +35,7 @@ async def handle(broker, header, request):
     part_cls = nested(cls, "ListOffsetsPartitionResponse")
     topics = []
     hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
+    isolation = FetchIsolation.of(request.replica_id, getattr(request, "isolation_level", 0))  # v2+
     for lt in request.topics:
         parts = []
         for lp in lt.partitions:
@@ -55,7 +50,7 @@ async def handle(broker, header, request):
             elif not partition.is_leader and request.replica_id < 0:
                 code, ts, offset, leader_epoch = "not_leader_or_follower", -1, -1, -1
             else:
-                code, ts, offset = _lookup(partition, lp.timestamp, request.replica_id)
+                code, ts, offset = _lookup(partition, lp.timestamp, isolation)
                 leader_epoch = partition.leader_epoch
             parts.append(make(part_cls, partition_index=lp.partition_index, error_code=error(code),
                               timestamp=ts, offset=offset, leader_epoch=leader_epoch))

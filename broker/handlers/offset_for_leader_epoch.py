@@ -23,7 +23,7 @@ def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) 
     partition = broker.topics.partition(topic, index)
     if partition is None:
         return broker.topics.missing_partition_error(topic, index), -1, -1
-    if getattr(partition, "read_only", False):
+    if partition.read_only:
         return "invalid_topic_exception", -1, -1
     fenced = partition.epoch_error(current_epoch)
     if fenced is not None:

@@ -34,7 +34,7 @@ from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.dispatch_types import Deferred
 from broker.handlers.produce_records import PendingBatch, check_batches
-from replica.partition import PartitionError
+from replica.partition_errors import PartitionError
 from replica.producer_state import OutOfOrderSequence, ProducerFenced
 from broker.topic_names import INTERNAL_TOPICS
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -57,7 +57,7 @@ def _admit(broker, topic_name: str, index: int, records):
         return broker.topics.missing_partition_error(topic_name, index), None
     if not broker.can_lead():
         return "not_leader_or_follower", "this broker lost its cluster session"
-    if getattr(partition, "read_only", False):
+    if partition.read_only:
         return "invalid_topic_exception", f"{topic_name} is a read-only key-lookup topic"
     if not records:
         return "invalid_record", "Produce v3+ needs one record batch per partition"

@@ -70,8 +70,8 @@ async def take_snapshot(broker, metrics=None) -> Snapshot:
     for i, p in enumerate(list(broker.topics.all_partitions())):
         if i and i % CHUNK == 0:
             await asyncio.sleep(0)
-        snap.partitions.append((p.topic, p.index, p.log.log_end_offset, p.high_watermark, p.log.log_start_offset,
-                                p.log.size_in_bytes, p.is_leader, len(p.isr), len(p.state.replicas),
+        snap.partitions.append((p.topic, p.index, p.log_end_offset, p.high_watermark, p.log_start_offset,
+                                p.size_in_bytes, p.is_leader, len(p.isr), len(p.state.replicas),
                                 p.min_insync_replicas))
     count = 0
     for group in list(broker.groups.groups.values()):

@@ -82,7 +82,8 @@ class LogCleanerService:
                 self._stop.wait(self._backoff)
 
     def _clean_one(self) -> bool:
-        partitions = self._on_loop(lambda: [(p.topic, p.index, p.log) for p in self._broker.topics.all_partitions()])
+        partitions = self._on_loop(
+            lambda: [(p.topic, p.index, p.log_for_cleaning()) for p in self._broker.topics.all_partitions()])
         now = segment_cleaner.now_ms()
         for topic, index, plog in partitions:
             key = (topic, index)

@@ -147,7 +147,7 @@ def test_a_commit_counts_once_every_in_sync_replica_has_it(cluster_member):
         commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
         await asyncio.sleep(0.05)
         assert not commit.done() and _committed(coord, a) is None  # the follower has not fetched it
-        partition.follower_fetched(OTHER, partition.log.log_end_offset)
+        partition.follower_fetched(OTHER, partition.log_end_offset)
         assert await commit == ["none"] and _committed(coord, a) == 7
 
     asyncio.run(scenario())
@@ -266,7 +266,7 @@ def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_me
         assert not leader_sync.done() and not follower_sync.done()  # the assignment is being stored
         assert coord.groups[a].state.value == "CompletingRebalance"
         if follower_fetches:
-            partition.follower_fetched(OTHER, partition.log.log_end_offset)
+            partition.follower_fetched(OTHER, partition.log_end_offset)
         got = await asyncio.gather(leader_sync, follower_sync)
         expected = [b"for-leader", b"for-follower"] if answer == "none" else [b"", b""]
         assert got == [(answer, e) for e in expected]

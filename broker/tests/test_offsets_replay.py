@@ -85,10 +85,12 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     store = OffsetsStore(broker, 1)
     assert asyncio.run(store.append("before", [_commit("before", 50)])) == "none"
     partition = store.topic().partitions[store.partition_index("before")]
-    bad_offset = partition.log.log_end_offset
-    # Planted below the produce path's checks (which now refuse such records), as an older
-    # broker or a damaged disk left them.
-    partition.log.append(bytearray(bad), 0, int(time.time() * 1000))
+    bad_offset = partition.log_end_offset
+    # Planted in the log itself (the one the store already holds open for the partition), below
+    # the produce path's checks (which now refuse such records), as an older broker or a damaged
+    # disk left them.
+    plog = broker.storage.store(mode).open_partition(offsets_log.TOPIC, partition.index, partition.config)
+    plog.append(bytearray(bad), 0, int(time.time() * 1000))
     assert asyncio.run(store.append("after", [_commit("after", 60)])) == "none"
     broker.storage.close()
 

@@ -43,7 +43,7 @@ class Fsyncs:
     async def __call__(self, partition) -> int:
         self.calls += 1
         end = partition.log_end_offset
-        await asyncio.to_thread(partition.log.flush)
+        await asyncio.to_thread(partition.flush)
         self.synced[id(partition)] = end
         return end
 

@@ -57,7 +57,7 @@ def test_a_restarted_leader_starts_from_the_checkpointed_high_watermark(tmp_path
         again = Broker(tmp_path)
         again.replicas.apply(again.partition, LEADER_AGAIN)
         # follower 2 has not fetched from the new incarnation: only the checkpoint knows
-        assert again.partition.log.log_end_offset == 5
+        assert again.partition.log_end_offset == 5
         assert again.partition.high_watermark == 3
         await again.stop()
 
