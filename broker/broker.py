@@ -13,10 +13,11 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.cluster.member import ClusterMember
+from broker.cluster.view import WantedTopic
 from broker.security.acl.cluster_store import ClusterAclStore
 from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
-from broker.cluster.view import SingleBrokerView
+from broker.cluster.single_broker_view import SingleBrokerView
 from broker.storage.flush_messages import FlushByCount
 from broker.storage.group_commit import GroupCommit
 from broker.storage.log_cleaner_service import LogCleanerService
@@ -57,24 +58,26 @@ class Broker:
         self.security = BrokerSecurity(config)  # SASL mechanisms and credentials (issue 17)
         self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
-        self.member = ClusterMember(self) if config.etcd else None
-        if self.member is not None:
-            self.view = self.member.view
-            self.producer_ids = ProducerIdAllocator(data_dir, self.member.metadata.allocate_producer_id_block)
+        # The one place that asks whether this broker is in a cluster: everything after asks
+        # the view (broker/cluster/view.py), which both kinds answer alike.
+        member = ClusterMember(self) if config.etcd else None
+        if member is not None:
+            self.view = member.view
+            self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
-            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port)
+            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics)
             self.producer_ids = ProducerIdAllocator(data_dir)
         self.acls = None  # ACLs (issue 17): none without --authorizer; etcd's on a cluster member
         if config.authorizer is not None:
-            self.acls = (ClusterAclStore(self.member.metadata, config.authorizer) if self.member is not None
+            self.acls = (ClusterAclStore(member.metadata, config.authorizer) if member is not None
                          else AclStore(data_dir, config.authorizer))
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
         self.groups = GroupCoordinator(
             self.offsets_store, config.group_initial_rebalance_delay_ms,
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
-        self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=self.member is not None)
-        if self.member is not None:  # after the member's own listener: roles first, then groups
-            self.member.metadata.add_listener(self.group_loading.on_metadata)
+        self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=member is not None)
+        if member is not None:  # after the member's own listener: roles first, then groups
+            member.metadata.add_listener(self.group_loading.on_metadata)
         self._commits: dict[int, GroupCommit] = {}
         self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
         self._tasks: list[asyncio.Task] = []
@@ -151,36 +154,18 @@ class Broker:
     async def join_cluster(self) -> None:
         """A cluster member registers in etcd and applies the cluster's metadata (its logs
         open, its leaderships start) before start_background; one broker has nothing to do."""
-        if self.member is not None:
-            await self.member.start()
+        await self.view.start()
 
     def can_lead(self) -> bool:
         """False while a cluster member has lost its etcd session (cluster_member.py)."""
-        return self.member is None or self.member.can_lead()
+        return self.view.can_lead()
 
     # ----- topic admin: topics.json for one broker, etcd for a cluster member ---------------
 
-    async def create_topics(self, wanted: list[tuple[str, int, int, dict[str, str], list | None]]) -> dict:
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
         """(name, partitions, replication factor, configs, assignments or None) each; returns
-        name -> Topic or TopicError. One broker is a replication factor of one, and creates
-        them together (one trip of file work, one topics.json write)."""
-        if self.member is not None:
-            results = {}
-            for name, partitions, rf, configs, assignments in wanted:
-                try:
-                    results[name] = await self.member.create_topic(name, partitions, rf, configs, assignments)
-                except TopicError as exc:
-                    results[name] = exc
-            return results
-        results, creatable = {}, []
-        for name, partitions, rf, configs, assignments in wanted:
-            if rf not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
-                results[name] = TopicError("invalid_replication_factor",
-                                           f"Replication factor: {rf} larger than available brokers: 1.")
-            else:
-                creatable.append((name, partitions, configs))
-        results.update(await self.topics.create(creatable))
-        return results
+        name -> Topic or TopicError."""
+        return await self.view.create_topics(wanted)
 
     async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
                            configs: dict[str, str], assignments=None):
@@ -191,16 +176,10 @@ class Broker:
         return result
 
     async def delete_topic(self, name: str) -> None:
-        if self.member is not None:
-            await self.member.delete_topic(name)
-        else:
-            await self.topics.delete(name)
+        await self.view.delete_topic(name)
 
     async def add_partitions(self, name: str, total: int, assignments=None) -> None:
-        if self.member is not None:
-            await self.member.add_partitions(name, total, assignments)
-        else:
-            await self.topics.add_partitions(name, total)
+        await self.view.add_partitions(name, total, assignments)
 
     async def auto_create(self, names: list[str]) -> dict:
         """Metadata's auto-creation: name -> Topic or TopicError."""
@@ -209,8 +188,7 @@ class Broker:
     async def controlled_shutdown(self) -> None:
         """SIGTERM's first step, while still serving: a cluster member hands its leaderships
         over (Kafka's controlled shutdown); one broker has nothing to hand over."""
-        if self.member is not None:
-            await self.member.controlled_shutdown()
+        await self.view.controlled_shutdown()
 
     async def close(self) -> None:
         if self.cleaner is not None:
@@ -227,8 +205,7 @@ class Broker:
                 await self._flush_in_flight
             except Exception:
                 log.exception("periodic flush failed")
-        if self.member is not None:
-            await self.member.close()
+        await self.view.close()
         await self.topics.worker.close()  # its last removals checkpoint the commitlog store
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())

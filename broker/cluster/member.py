@@ -77,7 +77,7 @@ class ClusterMember:
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
                                        sync=broker.durable,  # flush.messages=1: fsync before reporting
                                        commit_writes=broker.storage.commit_writes)
-        self.view = ClusterImageView(lambda: self.metadata.image)
+        self.view = ClusterImageView(self)
         self.metadata.add_listener(self._on_metadata)
         self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session, self._inter_broker_name)
         self.metadata.add_listener(self.peers.on_metadata)

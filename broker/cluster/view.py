@@ -1,16 +1,35 @@
-"""Who the cluster is, as handlers answer it: brokers, the controller, each partition's
-leader, epoch, replicas, ISR and offline replicas.
+"""Who the cluster is and how its metadata changes, as handlers and the broker ask it: brokers, the
+controller, each partition's leader, epoch, replicas and ISR; topic admin, reassignments,
+elections; the session that lets this broker lead.
 
-One broker is the whole cluster: it leads every partition, alone in its replicas and ISR,
-and is its own controller (`SingleBrokerView`). In a cluster the answer comes from the
-MetadataImage the etcd watch keeps (`ClusterImageView`): Metadata, DescribeCluster and
-FindCoordinator then name other brokers, and a client moves to the leader it is given.
+Two sources answer the one `ClusterView` protocol, so no caller asks which one it has:
+
+- one broker is the whole cluster (`SingleBrokerView`, single_broker_view.py): it leads every
+  partition, alone in its replicas and ISR, is its own controller, and keeps topics in
+  topics.json; a reassignment or election is checked by the cluster's own rules and changes
+  nothing;
+- a cluster member answers from the MetadataImage its etcd watch keeps and writes changes to
+  etcd (`ClusterImageView`, below, over broker/cluster/member.py): Metadata, DescribeCluster
+  and FindCoordinator then name other brokers, and a client moves to the leader it is given.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol, Sequence
+
+from broker.cluster.reassignment import in_progress
+from broker.topic_names import TopicError
+
+if TYPE_CHECKING:
+    from broker.cluster.etcd_layout import PartitionState
+    from broker.cluster.member import ClusterMember
+    from broker.net.listeners import Listener
+
+# (name, partitions, replication factor (-1: the default), configs, assignments or None)
+WantedTopic = tuple[str, int, int, dict[str, str], list | None]
+# (current overrides, storage mode) -> the new overrides, or raises
+DecideConfigs = Callable[[dict[str, str], str], dict[str, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,42 +48,78 @@ class Placement:
     offline_replicas: tuple[int, ...]
 
 
-class SingleBrokerView:
-    def __init__(self, node_id: int, host: str, port: Callable[[], int]) -> None:
-        self._node, self._host, self._port = node_id, host, port
+class ClusterView(Protocol):
+    def brokers(self) -> list[BrokerAddress]: ...
 
-    def brokers(self) -> list[BrokerAddress]:
-        return [BrokerAddress(self._node, self._host, self._port())]
+    def brokers_on(self, listener: Listener) -> list[BrokerAddress]:
+        """Each broker's address on the listener a client came in on (Kafka's
+        getAliveBrokerNodes(listenerName))."""
 
-    def broker(self, node_id: int) -> BrokerAddress | None:
-        return self.brokers()[0] if node_id == self._node else None
+    def broker(self, node_id: int) -> BrokerAddress | None: ...
 
     @property
-    def controller_id(self) -> int:
-        return self._node
+    def controller_id(self) -> int: ...
 
     def placement(self, topic: str, index: int, local) -> Placement | None:
-        """`local`: the hosted replica.Partition (one broker hosts them all)."""
-        if local is None:
-            return None
-        return Placement(self._node, local.leader_epoch, (self._node,), (self._node,), ())
+        """`local`: the replica.Partition hosted here, None if none is."""
+
+    def can_lead(self) -> bool:
+        """False while a cluster member has lost its etcd session."""
+
+    def reassignments_in_progress(self, wanted: Iterable[tuple[str, Iterable[int]]] | None
+                                  ) -> dict[str, list[PartitionState]]:
+        """topic -> its partitions' states with a reassignment in progress (`wanted` None: all)."""
+
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
+        """name -> Topic or TopicError, once this broker serves each created topic."""
+
+    async def delete_topic(self, name: str) -> None: ...
+
+    async def add_partitions(self, name: str, total: int, assignments=None) -> None: ...
+
+    async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
+        """Raises TopicError, or what `decide` raises."""
+
+    async def reassign(self, topic: str, index: int, target: Sequence[int] | None,
+                       allow_rf_change: bool) -> PartitionState | None:
+        """AlterPartitionReassignments (None `target`: cancel); the state written, None when it
+        changes nothing; raises ClusterError with Kafka's refusal."""
+
+    async def elect(self, topic: str, index: int, unclean: bool) -> PartitionState | None:
+        """ElectLeaders, preferred or unclean; raises ClusterError (ELECTION_NOT_NEEDED...)."""
+
+    async def wait_until_shown(self, written: Sequence[PartitionState], timeout_s: float) -> None:
+        """Until this broker's metadata shows the written states; asyncio.TimeoutError after."""
+
+    async def start(self) -> None:
+        """Join the cluster before the broker serves its background work."""
+
+    async def controlled_shutdown(self) -> None:
+        """SIGTERM's first step, while still serving: hand leaderships over."""
+
+    async def close(self) -> None: ...
 
 
 class ClusterImageView:
-    def __init__(self, image: Callable[[], object]) -> None:
-        self._image = image  # -> the current MetadataImage
+    """A cluster member's view: reads from the current MetadataImage, changes through etcd."""
+
+    def __init__(self, member: ClusterMember) -> None:
+        self._member = member
+
+    def _image(self):
+        return self._member.metadata.image
 
     def brokers(self) -> list[BrokerAddress]:
         image = self._image()
         return [BrokerAddress(b.node_id, b.host, b.port) for _, b in sorted(image.brokers.items())]
 
-    def brokers_on(self, listener_name: str) -> list[BrokerAddress]:
-        """Each broker's address on the named listener, as Kafka's getAliveBrokerNodes: a
-        broker without that listener is left out (a client could not talk to it the way it
-        talks to us); one registered without endpoints is named by its registration address."""
+    def brokers_on(self, listener: Listener) -> list[BrokerAddress]:
+        """A broker without a listener of that name is left out (a client could not talk to it
+        the way it talks to us); one registered without endpoints is named by its registration
+        address."""
         out = []
         for _, b in sorted(self._image().brokers.items()):
-            address = b.endpoint(listener_name) if b.endpoints else b
+            address = b.endpoint(listener.name) if b.endpoints else b
             if address is not None:
                 out.append(BrokerAddress(b.node_id, address.host, address.port))
         return out
@@ -90,3 +145,58 @@ class ClusterImageView:
         leader = state.leader if state.leader in live else -1
         return Placement(leader, state.leader_epoch, tuple(state.replicas), tuple(state.isr),
                          tuple(r for r in state.replicas if r not in live))
+
+    def can_lead(self) -> bool:
+        return self._member.can_lead()
+
+    def reassignments_in_progress(self, wanted):
+        image = self._image()
+        if wanted is None:
+            wanted = [(name, range(record.partition_count)) for name, record in sorted(image.topics.items())]
+        found: dict[str, list] = {}
+        for name, indexes in wanted:
+            states = [s for i in indexes if (s := image.partition(name, i)) is not None and in_progress(s)]
+            if states:
+                found.setdefault(name, []).extend(states)
+        return found
+
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
+        results = {}
+        for name, partitions, rf, configs, assignments in wanted:
+            try:
+                results[name] = await self._member.create_topic(name, partitions, rf, configs, assignments)
+            except TopicError as exc:
+                results[name] = exc
+        return results
+
+    async def delete_topic(self, name: str) -> None:
+        await self._member.delete_topic(name)
+
+    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+        await self._member.add_partitions(name, total, assignments)
+
+    async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
+        await self._member.alter_topic_configs(name, decide, validate_only)
+
+    async def reassign(self, topic: str, index: int, target, allow_rf_change: bool):
+        metadata = self._member.metadata
+        if target is None:
+            return await metadata.cancel_reassignment(topic, index)
+        return await metadata.reassign(topic, index, list(target), allow_rf_change)
+
+    async def elect(self, topic: str, index: int, unclean: bool):
+        metadata = self._member.metadata
+        return await (metadata.elect_unclean(topic, index) if unclean else metadata.elect_preferred(topic, index))
+
+    async def wait_until_shown(self, written, timeout_s: float) -> None:
+        await self._member.metadata.wait_until_shown(written, timeout_s)
+
+    async def start(self) -> None:
+        await self._member.start()
+
+    async def controlled_shutdown(self) -> None:
+        await self._member.controlled_shutdown()
+
+    async def close(self) -> None:
+        await self._member.close()
+

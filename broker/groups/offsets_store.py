@@ -94,7 +94,7 @@ class OffsetsStore:
                 return topic
             config = self._broker.config
             live = len(self._broker.view.brokers())
-            replication = max(1, min(config.offsets_topic_replication_factor, live)) if config.etcd else 1
+            replication = max(1, min(config.offsets_topic_replication_factor, live))  # one broker: 1
             try:
                 configs = {**TOPIC_CONFIGS, "segment.bytes": str(config.offsets_topic_segment_bytes)}
                 return await self._broker.create_topic(offsets_log.TOPIC, self._partitions, replication, configs)

@@ -1,13 +1,13 @@
 """AlterPartitionReassignments v0-v1 (KIP-455): give partitions new replica lists, or cancel the
 reassignment in progress (null replicas).
 
-A cluster member writes each partition's change to etcd (broker/cluster/reassignment.py: the
-new replicas are added, catch up into the ISR, then the old ones go) and answers once its own
-metadata shows the writes, within the request's timeout; the move itself goes on after the
-answer, as in Kafka (ListPartitionReassignments shows it). One broker is the whole cluster: the
-only list it can be given is [itself], which changes nothing, and the same rules answer the rest
-(an empty list, a broker twice or an unknown broker: INVALID_REPLICA_ASSIGNMENT; a cancel:
-NO_REASSIGNMENT_IN_PROGRESS). v1's allow_replication_factor_change=false refuses a list whose
+The cluster view writes each partition's change (broker/cluster/reassignment.py: the new
+replicas are added, catch up into the ISR, then the old ones go) and the answer waits until this
+broker's metadata shows the writes, within the request's timeout; the move itself goes on after
+the answer, as in Kafka (ListPartitionReassignments shows it). One broker is the whole cluster
+(single_broker_view.py): the only list it can be given is [itself], which changes nothing, and
+the same rules answer the rest (an empty list, a broker twice or an unknown broker:
+INVALID_REPLICA_ASSIGNMENT; a cancel: NO_REASSIGNMENT_IN_PROGRESS). v1's allow_replication_factor_change=false refuses a list whose
 length differs from the partition's replication factor (INVALID_REPLICATION_FACTOR), and is
 echoed in the response.
 """
@@ -19,7 +19,6 @@ import logging
 
 from wire.protocol import response_for
 
-from broker.cluster import reassignment
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
 from broker.security.acl.checks import cluster_allowed
@@ -36,18 +35,7 @@ async def _alter(broker, topic: str, index: int, target, allow_rf_change: bool) 
         raise ClusterError("unknown_topic_or_partition", f"Unable to find a topic named {topic}.")
     if not 0 <= index < len(local.partitions):
         raise ClusterError("unknown_topic_or_partition", f"Unable to find partition {topic}:{index}.")
-    if broker.member is not None:
-        metadata = broker.member.metadata
-        if target is None:
-            return await metadata.cancel_reassignment(topic, index)
-        return await metadata.reassign(topic, index, list(target), allow_rf_change)
-    placement = broker.view.placement(topic, index, local.partitions[index])
-    state = PartitionState(topic, index, placement.leader, placement.leader_epoch, placement.isr, 0,
-                           placement.replicas)
-    alive = {b.node_id for b in broker.view.brokers()}
-    if target is None:
-        return reassignment.cancel(state, alive, unclean_allowed=False)
-    return reassignment.start(state, list(target), alive, allow_rf_change)
+    return await broker.view.reassign(topic, index, target, allow_rf_change)
 
 
 async def handle(broker, header, request):
@@ -71,10 +59,10 @@ async def handle(broker, header, request):
             partitions.append(make(partition_cls, partition_index=p.partition_index, error_code=error(code),
                                    error_message=message))
         responses.append(make(topic_cls, name=topic.name, partitions=tuple(partitions)))
-    if broker.member is not None and written:
+    if written:
         timeout = max(request.timeout.total_seconds(), 0.1)
         try:
-            await broker.member.metadata.wait_until_shown(written, timeout)
+            await broker.view.wait_until_shown(written, timeout)
         except asyncio.TimeoutError:
             log.warning("reassignments written to etcd not yet in this broker's metadata after %.1f s", timeout)
     return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,

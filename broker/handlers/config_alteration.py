@@ -89,13 +89,8 @@ async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: b
     if topic is None:
         raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
     defaults = {e.name: e.value for e in topic_entries(broker.config, topic.storage_mode, {})}
-    if broker.member is not None:  # etcd's overrides, not this broker's copy, are the ones changed
-        await broker.member.alter_topic_configs(
-            name, lambda current, mode: change(current, defaults, mode), validate_only)
-        return
-    configs = change(topic.configs, defaults, topic.storage_mode)
-    if not validate_only:
-        await broker.topics.alter_configs(name, configs)
+    # a cluster changes etcd's overrides, not this broker's copy
+    await broker.view.alter_topic_configs(name, lambda current, mode: change(current, defaults, mode), validate_only)
 
 
 def _refuse_broker(broker, name: str, keys: list[str]) -> None:

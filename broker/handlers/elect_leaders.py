@@ -1,10 +1,11 @@
 """ElectLeaders v0-v2: move leadership to the preferred replica (KIP-183), or elect one for an
 offline partition from any live replica (unclean, KIP-460; v1+).
 
-A cluster member writes each election to etcd (ClusterMetadata.elect_preferred / elect_unclean,
-compare-and-swap on the partition's state) and answers once its own metadata shows the writes,
-within the request's timeout. One broker is the whole cluster: it leads every partition as its
-only, preferred replica, so the same rules (leader_election.py) answer ELECTION_NOT_NEEDED.
+The cluster view writes each election (a cluster member to etcd, ClusterMetadata.elect_preferred
+/ elect_unclean, compare-and-swap on the partition's state) and the answer waits until this
+broker's metadata shows the writes, within the request's timeout. One broker is the whole
+cluster (single_broker_view.py): it leads every partition as its only, preferred replica, so the
+same rules (leader_election.py) answer ELECTION_NOT_NEEDED.
 
 As KRaft's controller answers: a partition that needs no election is ELECTION_NOT_NEEDED; when
 the request names no partitions (null), every partition is tried and those are left out, each
@@ -19,7 +20,6 @@ import logging
 
 from wire.protocol import response_for
 
-from broker.cluster import leader_election
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
 from broker.security.acl.checks import cluster_allowed
@@ -42,23 +42,14 @@ async def _elect(broker, topic: str, index: int, election: int) -> PartitionStat
         raise ClusterError("unknown_topic_or_partition", f"No such topic as {topic}")
     if not 0 <= index < len(local.partitions):
         raise ClusterError("unknown_topic_or_partition", f"No such partition as {topic}-{index}")
-    if broker.member is not None:
-        metadata = broker.member.metadata
-        return await (metadata.elect_preferred(topic, index) if election == PREFERRED
-                      else metadata.elect_unclean(topic, index))
-    placement = broker.view.placement(topic, index, local.partitions[index])
-    state = PartitionState(topic, index, placement.leader, placement.leader_epoch, placement.isr, 0,
-                           placement.replicas)
-    alive = {b.node_id for b in broker.view.brokers()}
-    rule = leader_election.preferred if election == PREFERRED else leader_election.unclean
-    return rule(state, alive)
+    return await broker.view.elect(topic, index, unclean=election == UNCLEAN)
 
 
 async def _until_visible(broker, written: list[PartitionState], timeout_s: float) -> None:
-    if broker.member is None or not written:
+    if not written:
         return
     try:
-        await broker.member.metadata.wait_until_shown(written, max(timeout_s, 0.1))
+        await broker.view.wait_until_shown(written, max(timeout_s, 0.1))
     except asyncio.TimeoutError:
         log.warning("elections written to etcd not yet in this broker's metadata after %.1f s", timeout_s)
 

@@ -2,8 +2,8 @@
 partition's replicas (old and new together while it lasts), the ones being added and the ones
 being removed.
 
-A cluster member reads them from its metadata image (the `adding` / `removing` of a partition
-state, broker/cluster/reassignment.py); one broker never has any. As KRaft's controller: null
+The cluster view has them (a cluster member in its metadata image: the `adding` / `removing` of
+a partition state, broker/cluster/reassignment.py); one broker never has any. As KRaft's controller: null
 topics lists every ongoing reassignment; named topics list only their named partitions that have
 one, and an unknown topic or partition is left out rather than refused.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from broker.cluster.reassignment import in_progress
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -20,19 +19,8 @@ from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 def _ongoing(broker, request) -> dict[str, list]:
     """topic -> its partition states with a reassignment in progress, in partition order."""
-    if broker.member is None:
-        return {}
-    image = broker.member.metadata.image
-    if request.topics is None:
-        wanted = [(name, range(record.partition_count)) for name, record in sorted(image.topics.items())]
-    else:
-        wanted = [(t.name, t.partition_indexes) for t in request.topics]
-    found: dict[str, list] = {}
-    for name, indexes in wanted:
-        states = [s for i in indexes if (s := image.partition(name, i)) is not None and in_progress(s)]
-        if states:
-            found.setdefault(name, []).extend(states)
-    return found
+    wanted = None if request.topics is None else [(t.name, t.partition_indexes) for t in request.topics]
+    return broker.view.reassignments_in_progress(wanted)
 
 
 async def handle(broker, header, request):

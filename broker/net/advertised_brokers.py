@@ -4,8 +4,8 @@ INTERNAL listener is told INTERNAL addresses, one on EXTERNAL the EXTERNAL ones;
 the other listener's address would connect where its security protocol does not match.
 
 One broker: its own listener's advertised address. A cluster: each broker's endpoint of that
-listener name, from the endpoints its etcd registration carries (ClusterImageView.brokers_on);
-a broker without a listener of that name is left out, as Kafka does."""
+listener name, from the endpoints its etcd registration carries; a broker without a listener
+of that name is left out, as Kafka does (the view's brokers_on, broker/cluster/view.py)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,7 @@ def brokers(broker) -> list[BrokerAddress]:
     context = current_request.get()
     if context is None:
         return broker.view.brokers()
-    listener = context.listener
-    if broker.config.etcd is not None:
-        return broker.view.brokers_on(listener.name)
-    return [BrokerAddress(broker.config.node_id, listener.advertised_host, listener.advertised_port)]
+    return broker.view.brokers_on(context.listener)
 
 
 def broker_address(broker, node_id: int) -> BrokerAddress | None:

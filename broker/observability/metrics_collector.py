@@ -83,9 +83,7 @@ async def take_snapshot(broker, metrics=None) -> Snapshot:
             partition = broker.topics.partition(topic, index)
             hw = partition.high_watermark if partition is not None else None
             snap.offsets.append((group.group_id, topic, index, committed.offset, hw))
-    if broker.member is not None:
-        controller = broker.member.metadata.image.controller
-        snap.is_controller = controller is not None and controller.node_id == broker.config.node_id
+    snap.is_controller = broker.view.controller_id == broker.config.node_id
     store = broker.storage.opened().get("commitlog")
     if store is not None:
         snap.dispatch_behind = store.commitlog.write_pos - store.dispatcher.dispatched

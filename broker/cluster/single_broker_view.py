@@ -1,0 +1,106 @@
+"""One broker as the whole cluster: the ClusterView (view.py) of a broker started without etcd.
+
+It leads every partition, alone in its replicas and ISR, and is its own controller. Topics live
+in its topics.json (broker/topics.py), created with a replication factor of one. Reassignments
+and elections go through the same rules a controller applies (reassignment.py,
+leader_election.py) to the partition as etcd would hold it: the only list a reassignment may
+name is [this broker], which changes nothing; a cancel finds none in progress; the preferred
+replica already leads (ELECTION_NOT_NEEDED). Nothing is ever written, so nothing is waited for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from broker.cluster import leader_election, reassignment
+from broker.cluster.etcd_layout import PartitionState
+from broker.cluster.view import BrokerAddress, DecideConfigs, Placement, WantedTopic
+from broker.topic_names import TopicError
+
+if TYPE_CHECKING:
+    from broker.net.listeners import Listener
+    from broker.topics import TopicRegistry
+
+
+class SingleBrokerView:
+    def __init__(self, node_id: int, host: str, port: Callable[[], int], topics: TopicRegistry) -> None:
+        self._node, self._host, self._port = node_id, host, port
+        self._topics = topics
+
+    def brokers(self) -> list[BrokerAddress]:
+        return [BrokerAddress(self._node, self._host, self._port())]
+
+    def brokers_on(self, listener: Listener) -> list[BrokerAddress]:
+        return [BrokerAddress(self._node, listener.advertised_host, listener.advertised_port)]
+
+    def broker(self, node_id: int) -> BrokerAddress | None:
+        return self.brokers()[0] if node_id == self._node else None
+
+    @property
+    def controller_id(self) -> int:
+        return self._node
+
+    def placement(self, topic: str, index: int, local) -> Placement | None:
+        if local is None:
+            return None
+        return Placement(self._node, local.leader_epoch, (self._node,), (self._node,), ())
+
+    def can_lead(self) -> bool:
+        return True
+
+    def reassignments_in_progress(self, wanted) -> dict[str, list[PartitionState]]:
+        return {}
+
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
+        """Created together: one trip of file work, one topics.json write."""
+        results, creatable = {}, []
+        for name, partitions, rf, configs, assignments in wanted:
+            if rf not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
+                results[name] = TopicError("invalid_replication_factor",
+                                           f"Replication factor: {rf} larger than available brokers: 1.")
+            else:
+                creatable.append((name, partitions, configs))
+        results.update(await self._topics.create(creatable))
+        return results
+
+    async def delete_topic(self, name: str) -> None:
+        await self._topics.delete(name)
+
+    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+        await self._topics.add_partitions(name, total)
+
+    async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
+        topic = self._topics.topics.get(name)
+        if topic is None:
+            raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+        configs = decide(topic.configs, topic.storage_mode)
+        if not validate_only:
+            await self._topics.alter_configs(name, configs)
+
+    async def reassign(self, topic: str, index: int, target: Sequence[int] | None,
+                       allow_rf_change: bool) -> PartitionState | None:
+        if target is None:
+            return reassignment.cancel(self._state(topic, index), {self._node}, unclean_allowed=False)
+        return reassignment.start(self._state(topic, index), list(target), {self._node}, allow_rf_change)
+
+    async def elect(self, topic: str, index: int, unclean: bool) -> PartitionState | None:
+        rule = leader_election.unclean if unclean else leader_election.preferred
+        return rule(self._state(topic, index), {self._node})
+
+    def _state(self, topic: str, index: int) -> PartitionState:
+        """The partition as a controller store would hold it."""
+        placement = self.placement(topic, index, self._topics.partition(topic, index))
+        return PartitionState(topic, index, placement.leader, placement.leader_epoch, placement.isr, 0,
+                              placement.replicas)
+
+    async def wait_until_shown(self, written: Sequence[PartitionState], timeout_s: float) -> None:
+        """Nothing was written."""
+
+    async def start(self) -> None:
+        """Nothing to join."""
+
+    async def controlled_shutdown(self) -> None:
+        """Nothing to hand over."""
+
+    async def close(self) -> None:
+        """Nothing to leave."""
