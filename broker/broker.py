@@ -19,7 +19,7 @@ from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
 from broker.cluster.single_broker_view import SingleBrokerView
 from broker.storage.flush_messages import FlushByCount
-from broker.storage.group_commit import GroupCommit
+from broker.storage.group_commit import GroupCommit, PartitionCommits
 from broker.storage.log_cleaner_service import LogCleanerService
 from replica.partition import Partition, now_ms
 from broker.producer_ids import ProducerIdAllocator
@@ -56,7 +56,10 @@ class Broker:
             max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.security = BrokerSecurity(config)  # SASL mechanisms and credentials (issue 17)
-        self.topics = TopicRegistry(config, self.storage)
+        # fsyncs shared by the produces waiting on one partition (flush.messages)
+        self.group_commits = PartitionCommits(self._group_commit)
+        self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
+        self.topics = TopicRegistry(config, self.storage, on_removed=self._partition_removed)
         self.topics.load()
         # The one place that asks whether this broker is in a cluster: everything after asks
         # the view (broker/cluster/view.py), which both kinds answer alike.
@@ -78,8 +81,6 @@ class Broker:
         self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=member is not None)
         if member is not None:  # after the member's own listener: roles first, then groups
             member.metadata.add_listener(self.group_loading.on_metadata)
-        self._commits: dict[int, GroupCommit] = {}
-        self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
@@ -88,11 +89,15 @@ class Broker:
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
         the log end offset that fsync covered (appends made meanwhile may lie beyond it)."""
-        commit = self._commits.get(id(partition))
-        if commit is None:
-            flush = partition.flush if self.metrics is None else self.metrics.timed_fsync(partition.flush)
-            commit = self._commits[id(partition)] = GroupCommit(flush, lambda: self._written_end(partition))
-        return await commit.sync()
+        return await self.group_commits.sync(partition)
+
+    def _group_commit(self, partition: Partition) -> GroupCommit:
+        flush = partition.flush if self.metrics is None else self.metrics.timed_fsync(partition.flush)
+        return GroupCommit(flush, lambda: self._written_end(partition))
+
+    def _partition_removed(self, partition: Partition) -> None:
+        self.group_commits.forget(partition)
+        self.flush_by_count.forget(partition)
 
     def _written_end(self, partition: Partition) -> int:
         """The log end offset once every pending append is written: what an fsync starting

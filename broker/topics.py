@@ -27,6 +27,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from broker.storage.admin_worker import AdminWorker
 from broker.settings.config import BrokerConfig
@@ -58,9 +59,12 @@ class Topic:
 
 
 class TopicRegistry:
-    def __init__(self, config: BrokerConfig, storage: StorageModes) -> None:
+    def __init__(self, config: BrokerConfig, storage: StorageModes,
+                 on_removed: Callable[[Partition], None] = lambda partition: None) -> None:
+        """`on_removed`: told of each partition that stops being hosted here (deleted, moved away)."""
         self._config = config
         self._storage = storage
+        self._on_removed = on_removed
         self._path = Path(config.data_dir) / "topics.json"
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
@@ -135,6 +139,10 @@ class TopicRegistry:
             if i % INSTALL_CHUNK == INSTALL_CHUNK - 1:
                 await asyncio.sleep(0)
         return out
+
+    def _removed(self, partition: Partition) -> None:
+        partition.wake_all()  # parked fetches answer now, without it
+        self._on_removed(partition)
 
     def _retire(self, topic: Topic, indexes: list[int]) -> None:
         """The store forgets these partitions now; the worker removes their files later."""
@@ -252,7 +260,7 @@ class TopicRegistry:
         hosted = [p.index for p in topic.partitions if p is not None]
         for p in topic.partitions:
             if p is not None:
-                p.wake_all()
+                self._removed(p)
         store = self._storage.store(topic.storage_mode)
         removal = store.detach_partitions([(name, i) for i in hosted])
         await self._save()  # before the rename: a crash in between must not keep the topic without its files
@@ -335,7 +343,7 @@ class TopicRegistry:
             hosted = [self._config.node_id in nodes for nodes in replicas]
             dropped = [i for i, p in enumerate(topic.partitions) if p is not None and not hosted[i]]
             for index in dropped:
-                topic.partitions[index].wake_all()
+                self._removed(topic.partitions[index])
                 topic.partitions[index] = None
             if dropped:
                 self._retire(topic, dropped)

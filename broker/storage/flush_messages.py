@@ -18,7 +18,8 @@ from __future__ import annotations
 
 class FlushByCount:
     def __init__(self) -> None:
-        self._unflushed: dict[int, int] = {}  # id(Partition) -> messages since the last fsync was decided
+        # (topic, index) -> messages since the last fsync was decided, while the partition is hosted here
+        self._unflushed: dict[tuple[str, int], int] = {}
 
     def appended(self, partition, messages: int) -> bool:
         """Count `messages` just appended to `partition`; True when they bring it to its
@@ -26,9 +27,18 @@ class FlushByCount:
         every = partition.config.flush_messages
         if every <= 0:
             return False
-        count = self._unflushed.get(id(partition), 0) + messages
+        key = (partition.topic, partition.index)
+        count = self._unflushed.get(key, 0) + messages
         if count >= every:
-            self._unflushed[id(partition)] = 0
+            self._unflushed[key] = 0
             return True
-        self._unflushed[id(partition)] = count
+        self._unflushed[key] = count
         return False
+
+    def forget(self, partition) -> None:
+        """The partition is no longer hosted here (a partition created again under its name
+        counts from zero)."""
+        self._unflushed.pop((partition.topic, partition.index), None)
+
+    def __len__(self) -> int:
+        return len(self._unflushed)

@@ -10,6 +10,9 @@ pipelined produce requests (server.py) so do the requests of one producer.
 just before it started: every append below it was written before the fsync
 began. Appends made while it runs are not covered, so the caller publishes up
 to that offset, not to the log end it sees when it wakes.
+
+The broker keeps one per hosted partition (`PartitionCommits`), dropped when the
+partition stops being hosted here.
 """
 
 from __future__ import annotations
@@ -54,3 +57,33 @@ class GroupCommit:
                 self._start(loop)
 
         task.add_done_callback(finished)
+
+
+class PartitionCommits:
+    """One GroupCommit per partition hosted here, keyed by (topic, index).
+
+    Each entry keeps the Partition it was made for: a partition deleted and created again under
+    its name is a new Partition with a new log, and gets a GroupCommit of its own (the old one
+    would fsync the old log). `forget` drops a partition's entry once it is no longer hosted.
+    """
+
+    def __init__(self, make: Callable[[object], GroupCommit]) -> None:
+        self._make = make
+        self._commits: dict[tuple[str, int], tuple[object, GroupCommit]] = {}
+
+    async def sync(self, partition) -> int:
+        """GroupCommit.sync for the partition's log."""
+        key = (partition.topic, partition.index)
+        made_for, commit = self._commits.get(key, (None, None))
+        if made_for is not partition:
+            commit = self._make(partition)
+            self._commits[key] = (partition, commit)
+        return await commit.sync()
+
+    def forget(self, partition) -> None:
+        key = (partition.topic, partition.index)
+        if self._commits.get(key, (None,))[0] is partition:
+            del self._commits[key]
+
+    def __len__(self) -> int:
+        return len(self._commits)
