@@ -30,6 +30,7 @@ import time
 from wire.framing import FrameDecoder, PeerProtocolError
 from wire.request_memory_pool import RequestMemoryPool
 
+from broker.net import freed_memory
 from broker.net.client_address import client_host
 from broker.dispatch import ConnectionClosed, dispatch
 from broker.net.request_context import current_request
@@ -199,7 +200,9 @@ class KafkaConnection(asyncio.Protocol):
         if self._waiting_memory:
             self._pool.cancel(self._memory_granted)
             self._waiting_memory = False
+        unfinished = self._decoder.buffered
         self._decoder.abandon()
+        freed_memory.dropped(unfinished)
         self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
         for task in (self._task, self._writer):
             if task is not None:
