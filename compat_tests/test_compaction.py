@@ -17,6 +17,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.topics import create_topic, unique_topic
+from compat_tests.waiting import wait_until
 
 LAYOUTS = ["segment", "commitlog"]
 CLEANER_ARGS = ["--log-cleaner-backoff-ms", "100", "--retention-check-ms", "200"]
@@ -90,16 +91,6 @@ def read_settled(broker, topic):
     raise AssertionError("the cleaner kept changing the log after production ended")
 
 
-def wait_until(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def latest(acked):
     view = {}
     for offset in sorted(acked):
@@ -132,15 +123,14 @@ def test_latest_value_per_key_offsets_unchanged_tombstones_go(cleaner_broker):
     removed = min(set(range(max(acked))) - {o for o, *_ in got})
     assert read_from(cleaner_broker, topic, removed)[0][0] == min(o for o, *_ in got if o > removed)
 
-    # After delete.retention.ms, the next round drops the tombstones of the closed segments.
-    time.sleep(1.6)
-    produce_confluent(cleaner_broker, topic, [(f"filler-{i}".encode(), b"g" * 100) for i in range(300)])
-
+    # Once delete.retention.ms has passed, a round drops the tombstones of the closed segments;
+    # each filler makes another round due.
     def tombstones_gone():
+        produce_confluent(cleaner_broker, topic, [(f"filler-{i}".encode(), b"g" * 100) for i in range(100)])
         got = read_from(cleaner_broker, topic)
         return not any(v is None for _o, k, v in got if k in set(deleted))
 
-    wait_until(tombstones_gone, what="the tombstones to be cleaned after delete.retention.ms")
+    wait_until(tombstones_gone, what="the tombstones to be cleaned after delete.retention.ms", interval=0.3)
 
 
 def test_keyless_records_refused_on_a_compacted_topic(cleaner_broker):
@@ -152,22 +142,31 @@ def test_keyless_records_refused_on_a_compacted_topic(cleaner_broker):
     assert errors and errors[0] is not None and errors[0].code() == KafkaError.INVALID_RECORD
 
 
-@pytest.mark.parametrize("policy,kept", [("compact", True), ("compact,delete", False)])
-def test_time_retention_on_compacted_topics(cleaner_broker, policy, kept):
-    topic = create_topic(cleaner_broker.bootstrap, unique_topic("compact-retention"),
-                         configs={**COMPACT, "cleanup.policy": policy, "retention.ms": "500"})
-    acked = produce_confluent(cleaner_broker, topic, [(f"k{i % 50}".encode(), b"x" * 200) for i in range(400)])
-    time.sleep(1.5)  # several retention checks (200 ms) past retention.ms
-    got = read_from(cleaner_broker, topic)
-    consumer = KafkaConsumer(bootstrap_servers=cleaner_broker.bootstrap)
+def log_start(broker, topic):
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap)
     tp = TopicPartition(topic, 0)
-    log_start = consumer.beginning_offsets([tp])[tp]
-    consumer.close()
-    if kept:  # compact alone: nothing deleted by time, every key's latest value is there
-        assert log_start == 0
-        assert {k: v for _o, k, v in got} == latest(acked)
-    else:  # compact,delete: retention removed the closed segments
-        assert log_start > 0 and all(o >= log_start for o, *_ in got)
+    try:
+        return consumer.beginning_offsets([tp])[tp]
+    finally:
+        consumer.close()
+
+
+def test_time_retention_on_compacted_topics(cleaner_broker):
+    """compact,delete: retention removes closed segments; compact alone: nothing goes by time.
+    The compact topic is written first, so the retention check that expired the other one's
+    records found its records older still."""
+    made = {policy: create_topic(cleaner_broker.bootstrap, unique_topic("compact-retention"),
+                                 configs={**COMPACT, "cleanup.policy": policy, "retention.ms": "500"})
+            for policy in ("compact", "compact,delete")}
+    acked = {policy: produce_confluent(cleaner_broker, topic, [(f"k{i % 50}".encode(), b"x" * 200)
+                                                                for i in range(400)])
+             for policy, topic in made.items()}
+    start = wait_until(lambda: log_start(cleaner_broker, made["compact,delete"]),
+                       what="retention to remove closed segments of the compact,delete topic")
+    assert all(o >= start for o, *_ in read_from(cleaner_broker, made["compact,delete"]))
+    assert log_start(cleaner_broker, made["compact"]) == 0
+    got = read_from(cleaner_broker, made["compact"])
+    assert {k: v for _o, k, v in got} == latest(acked["compact"])
 
 
 KILLS = 20
@@ -224,7 +223,8 @@ def test_kill_during_cleaning_loses_nothing(tmp_path, layout):
             caught_mid_round += _clean_in_progress(proc.data_dir)
             proc.kill()
             proc.start()
-        time.sleep(0.5)
+        after_last = len(sent)
+        wait_until(lambda: len(sent) >= after_last + 1000, what="records sent to the broker after its last restart")
         stop.set()
         writer.join(150)
         assert not writer.is_alive() and not failed, failed
