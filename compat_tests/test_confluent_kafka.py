@@ -7,6 +7,7 @@ may still look the coordinator up in the background; that must not stop fetching
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -18,6 +19,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, Ne
 from compat_tests.records import (PARTITIONS, Consumed, Rec, Sent, assert_round_trip,
                                   assert_values_in_order, round_trip_records)
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -32,12 +34,14 @@ def make_producer(broker, **config) -> Producer:
     return Producer(conf)
 
 
-def make_consumer(broker, **config) -> Consumer:
+def make_consumer(broker, stats_cb=None, **config) -> Consumer:
     conf = {"bootstrap.servers": broker.bootstrap, "client.id": "compat-confluent",
             "group.id": f"compat-unused-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
             "enable.auto.offset.store": False, "auto.offset.reset": "earliest", "check.crcs": True,
             "enable.partition.eof": True}
     conf.update({k.replace("_", "."): v for k, v in config.items()})
+    if stats_cb is not None:  # librdkafka's statistics JSON, every statistics.interval.ms, from poll()
+        conf["stats_cb"] = stats_cb
     return Consumer(conf)
 
 
@@ -274,7 +278,18 @@ def test_waiting_fetch_returns_new_record_promptly(broker):
     topic = create_topic(broker, "ck-longpoll", 1)
     producer = make_producer(broker, linger_ms=0)
     produce(producer, topic, [Rec(None, b"warm-up", (), 1_750_000_000_000, 0)])
-    consumer = make_consumer(broker, fetch_wait_max_ms=5000, enable_partition_eof=False)
+    stats: list[dict] = []
+    consumer = make_consumer(broker, fetch_wait_max_ms=5000, enable_partition_eof=False,
+                             statistics_interval_ms=100, stats_cb=lambda s: stats.append(json.loads(s)))
+
+    def parked() -> bool:
+        """librdkafka fetches the partition and awaits a broker's answer (our fetch, parked)."""
+        if not stats:
+            return False
+        partition = stats[-1]["topics"].get(topic, {}).get("partitions", {}).get("0", {})
+        return partition.get("fetch_state") == "active" and any(
+            b["waitresp_cnt"] > 0 for b in stats[-1]["brokers"].values() if b["nodeid"] >= 0)
+
     try:
         consumer.assign([TopicPartition(topic, 0, 1)])
         got: list = []
@@ -288,7 +303,7 @@ def test_waiting_fetch_returns_new_record_promptly(broker):
 
         reader = threading.Thread(target=poll)
         reader.start()
-        time.sleep(2.0)  # the consumer is now inside a parked fetch
+        wait_until(parked, "the consumer inside a parked fetch")
         sent_at = time.monotonic()
         produce(producer, topic, [Rec(None, b"wake up", (), 1_750_000_000_001, 0)])
         reader.join(25)

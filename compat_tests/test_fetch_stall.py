@@ -25,6 +25,7 @@ import pytest
 from compat_tests.broker_process import api_versions_roundtrip
 from compat_tests.raw_kafka import Client, RawKafka, build_request, encode_request, fetch_values, make_batch
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import holds_throughout, wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -91,13 +92,14 @@ def test_the_fetch_attack_leaves_the_event_loop_free(broker, attacked_topic):
     for _ in range(ATTACKS):
         probe = _Probe(broker)
         probe.start()
-        time.sleep(0.05)
+        wait_until(lambda: probe.latencies, "a first probe answered")
         started = time.monotonic()
         with RawKafka(broker.host, broker.port, timeout=120) as attacker:
             attacker.send_bytes(frame)
             answered = len(attacker.recv_payload(120))
         took = time.monotonic() - started
-        time.sleep(0.05)
+        probes_so_far = len(probe.latencies)  # and one whole probe after the answer
+        wait_until(lambda: len(probe.latencies) > probes_so_far + 1, "a probe after the answer")
         probe.stop.set()
         probe.join(60)
         worst.append(max(probe.latencies))
@@ -119,8 +121,7 @@ def test_a_client_that_leaves_mid_answer_costs_no_log_line(broker, attacked_topi
         time.sleep(delay)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         s.close()  # a reset, as a client that timed out
-    time.sleep(0.5)
     api_versions_roundtrip(broker.host, broker.port, timeout=10)
-    said = broker.log_text(since)
-    assert "socket.send() raised exception" not in said, broker.log_tail(20, since)
-    assert "Traceback" not in said, broker.log_tail(40, since)
+    holds_throughout(0.5, lambda: "socket.send() raised exception" not in broker.log_text(since),
+                     "no log line about the answers' writes to the reset sockets")
+    assert "Traceback" not in broker.log_text(since), broker.log_tail(40, since)

@@ -13,6 +13,7 @@ import time
 
 from compat_tests.raw_kafka import REF, Client, build_request, make_batch, read_records
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import holds_throughout
 from segment.kafka.store import RECOVERY_CHECKPOINT, read_checkpoint
 
 
@@ -50,8 +51,8 @@ def test_periodic_flush_advances_the_checkpoint(broker_factory):
 def test_without_periodic_flush_the_checkpoint_waits_for_shutdown(broker_factory):
     broker = broker_factory()
     topic = produce_ten(broker)
-    time.sleep(1.0)
-    assert not on_disk(broker, topic)
+    # Ten times the interval the test above sees the checkpoint move within.
+    holds_throughout(1.0, lambda: not on_disk(broker, topic), "the checkpoint unmoved before shutdown")
     broker.stop()
     assert on_disk(broker, topic)
 

@@ -24,6 +24,7 @@ import time
 from compat_tests.broker_process import api_versions_roundtrip
 from compat_tests.raw_kafka import Client
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
 
 NONE, POLICY_VIOLATION = 0, 44
 MAX_INT32 = 2**31 - 1
@@ -132,10 +133,11 @@ def test_health_probes_answered_while_over_limit_requests_are_refused(broker):
         prober = threading.Thread(target=probe)
         prober.start()
         try:
-            time.sleep(0.3)
+            wait_until(lambda: len(waits) >= 2, "probes before the requests", timeout=WAIT)
             assert create_topics(c, {huge: MAX_INT32})[huge].error_code == POLICY_VIOLATION
             assert create_partitions(c, {grown: MAX_INT32})[grown].error_code == POLICY_VIOLATION
-            time.sleep(0.3)
+            after = len(waits)
+            wait_until(lambda: len(waits) >= after + 2, "probes after the requests", timeout=WAIT)
         finally:
             done.set()
             prober.join()
