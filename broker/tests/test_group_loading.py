@@ -30,6 +30,15 @@ ME, OTHER = 1, 2
 PARTITIONS = 4
 
 
+async def _until(check, what: str, timeout: float = 10.0) -> None:
+    """Let the event loop run the coordinator's tasks until check() holds, not for a guessed time."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
+        await asyncio.sleep(0.001)
+
+
+
 class _Member:
     """What OffsetsStore uses of the broker, for a cluster member whose etcd session is alive."""
 
@@ -145,7 +154,7 @@ def test_a_commit_counts_once_every_in_sync_replica_has_it(cluster_member):
         _lead(partition, epoch=1, isr=(ME, OTHER))
         loading.sync()
         commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
-        await asyncio.sleep(0.05)
+        await _until(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
         assert not commit.done() and _committed(coord, a) is None  # the follower has not fetched it
         partition.follower_fetched(OTHER, partition.log_end_offset)
         assert await commit == ["none"] and _committed(coord, a) == 7
@@ -175,7 +184,7 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
         _lead(partition, epoch=1, isr=(ME, OTHER))
         loading.sync()
         commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
-        await asyncio.sleep(0.05)
+        await _until(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
         _follow(partition, epoch=2)
         loading.sync()
         assert await commit == ["not_coordinator"]
@@ -259,10 +268,11 @@ def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_me
         assignments = {leader.member_id: b"for-leader", follower.member_id: b"for-follower"}
         leader_sync = asyncio.ensure_future(coord.sync(a, leader.generation, leader.member_id, None, None, None,
                                                        assignments))
-        await asyncio.sleep(0.05)
+        await _until(lambda: partition.log_end_offset > partition.high_watermark, "the assignment appended")
         follower_sync = asyncio.ensure_future(coord.sync(a, follower.generation, follower.member_id, None,
                                                          None, None, {}))
-        await asyncio.sleep(0.05)
+        await _until(lambda: coord.groups[a].members[follower.member_id].sync_waiter is not None,
+                     "the follower's SyncGroup waiting")
         assert not leader_sync.done() and not follower_sync.done()  # the assignment is being stored
         assert coord.groups[a].state.value == "CompletingRebalance"
         if follower_fetches:

@@ -371,6 +371,15 @@ def test_the_running_fetcher_follows_appends_and_retries_after_its_backoff():
             await asyncio.sleep(0.01)
         raise AssertionError("the fetcher did not get there in 2 s")
 
+    answers = []
+    fetch = leader.fetch
+
+    async def counted_fetch(partitions):
+        answers.append(await fetch(partitions))
+        return answers[-1]
+
+    leader.fetch = counted_fetch
+
     async def go():
         fetcher = ReplicaFetcher(leader, backoff_ms=50)
         fetcher.start()
@@ -378,7 +387,8 @@ def test_the_running_fetcher_follows_appends_and_retries_after_its_backoff():
         await until(lambda: follower.log_end_offset == 2)
         replica.error = "not_leader_or_follower"
         replica.append(1)
-        await asyncio.sleep(0.1)
+        erred = len(answers)
+        await until(lambda: len(answers) >= erred + 2)  # two answers with the error, a backoff between
         assert follower.log_end_offset == 2
         replica.error = "none"
         await until(lambda: follower.log_end_offset == 3)

@@ -71,9 +71,12 @@ def test_the_checkpoint_is_written_periodically_and_clamped_to_the_log_on_restor
         first.replicas.apply(first.partition, LEADER)
         first.produce(4)
         first.partition.follower_fetched(2, 4)
-        await asyncio.sleep(0.3)  # several 50 ms checkpoint intervals
         checkpoint = HighWatermarkCheckpoint.in_dir(tmp_path)
-        assert checkpoint.read() == {TopicPartition("t", 0): 4}
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10  # the periodic writer (every 50 ms here), not the stop, writes it
+        while checkpoint.read() != {TopicPartition("t", 0): 4}:
+            assert loop.time() < deadline, checkpoint.read()
+            await asyncio.sleep(0.01)
         await first.stop()
 
         checkpoint.write({TopicPartition("t", 0): 99})  # beyond the log: e.g. a tail lost in a crash

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -115,14 +115,17 @@ def test_split_ranges_is_the_connectors_range_calculator():
     assert split_ranges([unresolved], 8, 5) == [unresolved]
 
 
-def test_min_offsets_per_trigger_waits_at_most_max_trigger_delay():
-    from spark.stream_reader import KafkaStreamReader
+def test_min_offsets_per_trigger_waits_at_most_max_trigger_delay(monkeypatch):
+    from spark import stream_reader
 
-    reader = KafkaStreamReader(parse_source_options(
+    now = [1000.0]  # the reader's clock, moved by the test: a busy machine's pauses do not count
+    monkeypatch.setattr(stream_reader, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    reader = stream_reader.KafkaStreamReader(parse_source_options(
         _opts(subscribe="a", minOffsetsPerTrigger="10", maxTriggerDelay="300ms"), streaming=True), "h:1")
     begin = {("a", 0): 0, ("a", 1): 0}
     assert reader._delay_batch(begin, {("a", 0): 4, ("a", 1): 5})  # 9 < 10: wait
     assert not reader._delay_batch(begin, {("a", 0): 4, ("a", 1): 6})  # 10: go
+    now[0] += 0.299
     assert reader._delay_batch(begin, {("a", 0): 1, ("a", 1): 0})
-    time.sleep(0.35)
+    now[0] += 0.002
     assert not reader._delay_batch(begin, {("a", 0): 1, ("a", 1): 0})  # maxTriggerDelay passed: go anyway

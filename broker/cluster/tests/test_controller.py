@@ -60,8 +60,10 @@ def test_whole_isr_dead_goes_offline_until_an_isr_member_returns(etcd, prefix):
             offline = image.partition("ledger", 0)
             assert offline.isr == (1,) and offline.leader_epoch == 1
             await members.start(2)  # not in the ISR: may hold less than was acknowledged
-            await asyncio.sleep(0.5)
-            assert observer.image.partition("ledger", 0).leader == NO_LEADER
+            await observer.wait_for(lambda im: 2 in im.brokers, 5)
+            for _ in range(50):  # and stays leaderless while the controller takes broker 2's return in
+                assert observer.image.partition("ledger", 0).leader == NO_LEADER
+                await asyncio.sleep(0.01)
             await members.start(1)
             image = await observer.wait_for(lambda im: im.partition("ledger", 0).leader == 1, 5)
             back = image.partition("ledger", 0)
