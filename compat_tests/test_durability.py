@@ -22,6 +22,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.records import PARTITIONS, Consumed, Sent, assert_round_trip, round_trip_records
 from compat_tests.topics import admin_client, create_topic, unique_topic, wait_for_partitions
+from compat_tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -156,10 +157,9 @@ def test_kill_9_mid_produce_keeps_every_acked_record(fresh_broker):
     for round_no in range(2):
         rec = AckRecorder(fresh_broker.bootstrap, topic, partitions, f"round{round_no}")
         rec.start()
-        rec.wait_for_acks(1500)
-        time.sleep(random.Random(round_no).uniform(0.05, 0.3))
+        rec.wait_for_acks(1500 + random.Random(round_no).randrange(1000))  # a seeded point of the load
         fresh_broker.kill()
-        time.sleep(0.3)  # the producer keeps trying against a dead broker
+        wait_until(lambda: rec.failed, "the producer's requests to the dead broker to fail")
         rec.finish()
         all_acked += rec.acked
         attempted |= rec.attempted

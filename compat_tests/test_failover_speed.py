@@ -24,6 +24,7 @@ from kafka.admin import NewTopic
 from compat_tests.broker_process import STORAGE_MODES
 from compat_tests.cluster import Cluster, metadata_snapshot
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -130,7 +131,7 @@ def test_sigterm_hands_leadership_over_before_the_broker_leaves(cluster):
     watcher = threading.Thread(target=watch_leader, daemon=True)
     watcher.start()
     code = cluster.brokers[victim].stop()
-    time.sleep(0.3)
+    wait_until(lambda: any(not registered for _, registered in seen), "the stopped broker's registration gone")
     exited.set()
     watcher.join(5)
     try:
