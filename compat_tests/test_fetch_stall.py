@@ -106,9 +106,9 @@ def test_the_fetch_attack_leaves_the_event_loop_free(broker, attacked_topic):
     print(f"{broker.storage_mode}: answer {answered} bytes in {took * 1000:.0f} ms; longest probe per attack "
           f"{[round(w * 1000, 1) for w in worst]} ms; RSS {rss_before} -> peak {probe.rss_peak} MiB")
     # The stall is work the broker does on every attack; the machine's noise is not: the
-    # quietest attack shows the stall.
+    # quietest attack shows the stall (stall_bounds.py). The loudest shows the machine too (a
+    # probe beside the parallel suite waited 0.54 s for a core), so it is printed, not bounded.
     assert min(worst) < STALL_LIMIT, worst
-    assert max(worst) < 5 * STALL_LIMIT, worst
 
 
 def test_a_client_that_leaves_mid_answer_costs_no_log_line(broker, attacked_topic):
