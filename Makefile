@@ -1,5 +1,6 @@
 # twinlog: `make serve` runs a broker on 127.0.0.1:9092 with data in ./data (PORT=, DATA= change
-# them); `make test` installs everything the tests need and runs the whole suite.
+# them); `make test` installs everything the tests need and runs the whole suite;
+# `make test-unit` runs the unit tests beside each package (wire, segment, replica, broker).
 PYTHON ?= python3
 PORT ?= 9092
 DATA ?= ./data
@@ -12,7 +13,7 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
 
-.PHONY: serve serve-secure cluster image test test-deps bench bench-full bench-broker spark-demo spark-demo-cluster clean
+.PHONY: serve serve-secure cluster image test test-unit test-deps bench bench-full bench-broker spark-demo spark-demo-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,8 +58,17 @@ image: $(STAMP)
 test-deps: $(TEST_STAMP)
 	bash compat_tests/install_deps.sh
 
+# Test modules run on TEST_WORKERS pytest-xdist workers, each module whole on one worker (its
+# module-scoped broker started once). The tests mostly wait on brokers, clients and disks, so more
+# workers than cores pays: on 2 cores 4 workers beat 3 (compat_tests/FINDINGS.md, "make test").
+TEST_WORKERS ?= 4
+UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests
+
 test: $(TEST_STAMP) test-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+
+test-unit: $(TEST_STAMP) test-deps
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
 # The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.
 # --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes).
