@@ -65,6 +65,7 @@ def test_whole_isr_dead_goes_offline_until_an_isr_member_returns(etcd, prefix):
             await members.start(1, 2, 3)
             observer = members.live[3]
             await observer.create_topic("ledger", 1, 2, {}, "segment", assignments=[[1, 2]])
+            await observer.wait_for(lambda im: im.partition("ledger", 0) is not None, 5)
             await members.crash(2)
             await observer.wait_for(lambda im: im.partition("ledger", 0).isr == (1,), 5)
             await members.crash(1)
@@ -90,6 +91,7 @@ def test_unclean_election_when_the_topic_allows_it(etcd, prefix):
             observer = members.live[3]
             await observer.create_topic("metrics", 1, 2, {"unclean.leader.election.enable": "true"}, "segment",
                                         assignments=[[1, 2]])
+            await observer.wait_for(lambda im: im.partition("metrics", 0) is not None, 5)
             await members.crash(2)
             await observer.wait_for(lambda im: im.partition("metrics", 0).isr == (1,), 5)
             await members.crash(1)
