@@ -98,7 +98,9 @@ class _Pipeline:
         self.queries = {"parquet": self._start("parquet"), "topic": self._start("topic")}
 
     def _start(self, which: str):
-        stats = windowed_revenue(self.spark, self.bootstrap, max_offsets=self.max_per_trigger)
+        # A leader change can take the brokers more than the default 3 retries 1 s apart to
+        # agree on: on a loaded machine a reader's ListOffsets got FENCED_LEADER_EPOCH for longer.
+        stats = windowed_revenue(self.spark, self.bootstrap, max_offsets=self.max_per_trigger, retries=10)
         checkpoint = os.path.join(self.workdir, f"cp-{which}")
         if which == "parquet":
             writer = stats.writeStream.format("parquet").option("path", os.path.join(self.workdir, "windows"))

@@ -11,7 +11,7 @@ ORDER_SCHEMA = ("order_id string, customer string, region string, amount double,
                 "items int, event_time timestamp")
 
 
-def windowed_revenue(spark, bootstrap: str, fmt: str = "twinlog", max_offsets: int = 1000):
+def windowed_revenue(spark, bootstrap: str, fmt: str = "twinlog", max_offsets: int = 1000, retries: int = 3):
     from pyspark.sql import functions as F
 
     orders = (spark.readStream.format(fmt)
@@ -19,6 +19,7 @@ def windowed_revenue(spark, bootstrap: str, fmt: str = "twinlog", max_offsets: i
               .option("subscribe", "orders")
               .option("startingOffsets", "earliest")
               .option("maxOffsetsPerTrigger", str(max_offsets))
+              .option("fetchOffset.numRetries", str(retries))
               .load()
               .select(F.from_json(F.col("value").cast("string"), ORDER_SCHEMA).alias("o"))
               .select("o.*"))
