@@ -34,7 +34,7 @@ from compat_tests.broker_process import STORAGE_MODES
 from compat_tests.cluster import Cluster
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.topics import unique_topic
-from compat_tests.waiting import holds_throughout, wait_until
+from compat_tests.waiting import holds_throughout, settled, wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -245,7 +245,9 @@ def test_etcd_outage_stops_acks_without_split_brain(cluster):
             wait_until(lambda: all("lost its etcd session" in proc.log_text(since[node])
                                    for node, proc in cluster.brokers.items()),
                        "every broker to say it lost its etcd session", timeout=20)
-            during = len(load.acked)
+            # Answers already on their way then still arrive (one did, 0.05 s after the last line):
+            # the window starts once the count of acknowledged records has stood still 0.5 s.
+            during = settled(lambda: len(load.acked), 0.5, "the acknowledged records")
             holds_throughout(5.0, lambda: len(load.acked) == during,
                              "no acks=all write acknowledged by a broker without its etcd session")
         finally:

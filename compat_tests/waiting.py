@@ -34,6 +34,20 @@ def wait_until(check: Callable[[], T], what: str, timeout: float = 30.0, interva
         time.sleep(interval)
 
 
+def settled(read: Callable[[], T], quiet: float, what: str, timeout: float = 30.0) -> T:
+    """read()'s value once it has stayed the same for `quiet` s (answers already in flight have
+    arrived); AssertionError naming `what` if it keeps changing for `timeout` s."""
+    deadline = time.monotonic() + timeout
+    value, since = read(), time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert time.monotonic() < deadline, f"{what} kept changing for {timeout:g} s; last {value!r}"
+        time.sleep(POLL_S)
+        now = read()
+        if now != value:
+            value, since = now, time.monotonic()
+    return value
+
+
 def holds_throughout(seconds: float, check: Callable[[], object], what: str, interval: float = POLL_S) -> None:
     """Assert check() stays true for `seconds`, checked every `interval` s and once at the end."""
     end = time.monotonic() + seconds
