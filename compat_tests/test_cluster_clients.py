@@ -132,8 +132,14 @@ class LeaderKiller:
             proc = self.cluster.brokers[leader]
             deadline = time.monotonic() + HW_WAIT_S
             with Client(proc.host, proc.port) as c:
-                while (hw := c.log_end_offset(self.topic)) < self.at_hw:
-                    assert time.monotonic() < deadline, f"the leader's high watermark stayed at {hw}"
+                while True:
+                    answer = c.list_offset(self.topic, 0, -1)
+                    # UNKNOWN_TOPIC_OR_PARTITION while the leader has not applied the image
+                    # holding the topic (the metadata came from another broker)
+                    hw = answer.offset if answer.error_code == 0 else -1
+                    if hw >= self.at_hw:
+                        break
+                    assert time.monotonic() < deadline, f"the leader's high watermark stayed at {hw}: {answer}"
                     time.sleep(0.01)
             proc.kill()
             self.killed, self.hw_at_kill = leader, hw
