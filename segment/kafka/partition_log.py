@@ -40,9 +40,9 @@ from typing import Callable
 from segment.epoch_recovery import recover_epoch_cache
 from segment.file_io import fsync_dir
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
-from segment.log import AppendInfo, FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
+from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
-from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time
+from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader
 
 from segment.compaction.cleaning_policy import retention_deletes
 
@@ -134,30 +134,7 @@ class SegmentPartitionLog(PartitionLog):
     def active(self) -> LogSegment:
         return self.segments[-1]
 
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
-               record_keys: set[bytes] | None = None) -> AppendInfo:
-        self._check_online()
-        base = self.log_end_offset
-        assign_offsets(batch, base, leader_epoch)
-        log_append_time = -1
-        if self.config.message_timestamp_type == "LogAppendTime":
-            set_log_append_time(batch, now_ms)
-            log_append_time = now_ms
-        header = parse_header(batch)
-        added = self.epochs.assign_if_newer(leader_epoch, base)
-        try:
-            self._write(batch, header, now_ms)
-        except BaseException:
-            if added:
-                self._forget_new_epoch(base)
-            raise
-        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self._log_start)
-
-    def _write_replicated(self, batch, header: BatchHeader) -> None:
-        self._check_online()
-        self._write(batch, header, _now_ms())
-
-    def _write(self, batch, header: BatchHeader, now_ms: int) -> None:
+    def _write(self, batch, header: BatchHeader, now_ms: int, record_keys: set[bytes] | None) -> None:
         active = self.active
         if active.size and (
             active.size + len(batch) > self.config.segment_bytes
