@@ -205,8 +205,9 @@ def _walk_keys(data, pos: int, end: int, record_count: int) -> set[bytes]:
     return keys
 
 
-def first_offset_at_or_after(batch, timestamp_ms: int) -> tuple[int, int] | None:
-    """(offset, timestamp) of the first record, in offset order, whose timestamp >= timestamp_ms.
+def first_offset_at_or_after(batch, timestamp_ms: int, from_offset: int = 0) -> tuple[int, int] | None:
+    """(offset, timestamp) of the first record, in offset order and at or after `from_offset`
+    (the log start), whose timestamp >= timestamp_ms.
 
     As Kafka's LogSegment.findOffsetByTimestamp: a batch whose maxTimestamp is below the
     target is skipped without opening it, and records need not be in timestamp order.
@@ -215,7 +216,7 @@ def first_offset_at_or_after(batch, timestamp_ms: int) -> tuple[int, int] | None
     if header.max_timestamp < timestamp_ms:
         return None
     for record in iter_records(batch):
-        if record.timestamp >= timestamp_ms:
+        if record.timestamp >= timestamp_ms and record.offset >= from_offset:
             return record.offset, record.timestamp
     return None
 

@@ -198,8 +198,9 @@ class SegmentPartitionLog(PartitionLog):
                 continue
             for pos, header in seg.headers_from(found[0]):
                 if header.max_timestamp >= timestamp_ms and header.last_offset >= self._log_start:
-                    hit = wire_records.first_offset_at_or_after(seg.pread(header.size, pos), timestamp_ms)
-                    if hit is not None and hit[0] >= self._log_start:
+                    hit = wire_records.first_offset_at_or_after(seg.pread(header.size, pos), timestamp_ms,
+                                                                self._log_start)
+                    if hit is not None:
                         return hit
         return None
 

@@ -195,11 +195,10 @@ class RocketPartitionLog(PartitionLog):
 
     def offset_for_timestamp(self, timestamp_ms: int):
         for entry in self._entries_reaching(timestamp_ms):
-            if entry.max_timestamp < timestamp_ms:
-                continue
-            for record in wire_records.iter_records(self._batch(entry)):
-                if record.offset >= self.log_start_offset and record.timestamp >= timestamp_ms:
-                    return record.offset, record.timestamp
+            if entry.max_timestamp >= timestamp_ms:
+                hit = wire_records.first_offset_at_or_after(self._batch(entry), timestamp_ms, self.log_start_offset)
+                if hit is not None:
+                    return hit
         return None
 
     def max_timestamp(self):

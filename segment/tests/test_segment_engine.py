@@ -197,6 +197,8 @@ def test_timestamp_lookup_exact_record(tmp_path):
         assert plog.offset_for_timestamp(target) == (max(target - 5_000, 0), max(target, 5_000))
     assert plog.offset_for_timestamp(5_300) is None
     assert plog.max_timestamp() == (299, 5_299)
+    plog.delete_records_before(105)  # inside the batch 100-109: its records from 105 still count
+    assert plog.offset_for_timestamp(5_000) == (105, 5_105)
     store.close()
 
 
