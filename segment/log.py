@@ -33,6 +33,7 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from wire.record_batch import (
@@ -274,13 +275,22 @@ def _check_replicated(batch, log_end_offset: int, latest_epoch: int) -> BatchHea
 class LogStore(abc.ABC):
     """One engine's files under a data directory."""
 
-    @abc.abstractmethod
+    logs: dict[tuple[str, int], PartitionLog]  # the open (installed) logs, set by each engine
+    _leftovers: list[Path]  # directories found at open that no partition will use
+
     def open_partition(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
         """Open (recovering if needed) or create the partition's log."""
+        plog = self.logs.get((topic, partition))
+        if plog is not None:
+            return plog
+        return self.install_partition(self.prepare_partition(topic, partition, config))
 
-    @abc.abstractmethod
     def delete_partition(self, topic: str, partition: int) -> None:
         """Close and remove the partition's files."""
+        removal = self.detach_partitions([(topic, partition)])
+        removal.rename()
+        removal.remove()
+        self.reclaim()
 
     # Topic admin splits the two calls above so their file work runs in a worker thread while
     # the event loop keeps using the store (broker/storage/admin_worker.py):
@@ -305,10 +315,14 @@ class LogStore(abc.ABC):
         the store reaches them again); their files go later, through the returned removal
         (segment/partition_removal.py), in a worker thread."""
 
-    @abc.abstractmethod
     def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
         """On the event loop: detach_partitions for every partition on disk not in `hosted`
-        (a create or delete that did not finish, a topic gone from the metadata), in one pass."""
+        (a create or delete that did not finish, a topic gone from the metadata), in one pass,
+        with the leftover directories found at open."""
+        removal = self.detach_partitions([key for key in self.existing_partitions() if key not in hosted])
+        removal.directories += self._leftovers
+        self._leftovers = []
+        return removal
 
     def reclaim(self) -> None:
         """On the event loop, after a removal: free shared files only removed partitions needed."""
