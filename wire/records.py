@@ -224,10 +224,15 @@ def first_offset_at_or_after(batch, timestamp_ms: int, from_offset: int = 0) -> 
 def offset_of_max_timestamp(batch) -> tuple[int, int] | None:
     """(offset, timestamp) of the first record carrying the largest timestamp in the batch.
 
-    The maximum is taken over the records themselves, which for a batch from a real
-    producer equals the header's maxTimestamp. None only for a batch without records
-    (compaction can leave those behind to keep producer state).
+    In a LogAppendTime batch every record carries the header's maxTimestamp, so the answer is
+    its base offset, read from the header alone. Otherwise the maximum is taken over the
+    records themselves, which for a batch from a real producer equals the header's
+    maxTimestamp; None only for a batch without records (compaction can leave those behind
+    to keep producer state).
     """
+    header = _checked_header(batch)
+    if header.attributes & TIMESTAMP_TYPE_BIT:
+        return header.base_offset, header.max_timestamp
     best = None
     for record in iter_records(batch):
         if best is None or record.timestamp > best[1]:

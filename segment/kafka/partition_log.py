@@ -42,7 +42,7 @@ from segment.file_io import fsync_dir
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
 from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
-from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader
+from wire.record_batch import BatchHeader
 
 from segment.compaction.cleaning_policy import retention_deletes
 
@@ -216,8 +216,6 @@ class SegmentPartitionLog(PartitionLog):
         if found is None:
             return None
         pos, header = found
-        if header.attributes & TIMESTAMP_TYPE_BIT:
-            return header.base_offset, header.max_timestamp
         return wire_records.offset_of_max_timestamp(seg.pread(header.size, pos))
 
     def batch_headers(self, from_offset: int = 0):

@@ -40,7 +40,7 @@ from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from segment.log import FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
 from segment.open_files import OpenFiles
 from wire import records as wire_records
-from wire.record_batch import HEADER_SIZE, TIMESTAMP_TYPE_BIT, BatchHeader, parse_header
+from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
 
 from . import log_cleaner
 from . import unit_format as uf
@@ -221,10 +221,7 @@ class RocketPartitionLog(PartitionLog):
                     best = entry
         if best is None:
             return None
-        batch = self._batch(best)
-        if parse_header(batch).attributes & TIMESTAMP_TYPE_BIT:
-            return best.base_offset, best.max_timestamp
-        return wire_records.offset_of_max_timestamp(batch)
+        return wire_records.offset_of_max_timestamp(self._batch(best))
 
     def batch_headers(self, from_offset: int = 0):
         floor = self.store.commitlog.min_offset
