@@ -1,5 +1,5 @@
-"""Targets, ratios, and the two outputs of a run: bench/results/latest.json (everything measured)
-and bench/results/latest.md (the table a person reads, with the machine it ran on).
+"""Targets, ratios, and the two outputs of a run: bench/results/latest-<broker>.json (everything
+measured) and bench/results/latest-<broker>.md (the table a person reads, with the machine it ran on).
 
 Each figure is set against a target (what twinlog must reach on this 2-core machine) and a limit
 (what the machine itself allows, measured in the same run):
@@ -151,7 +151,7 @@ def console_summary(r: dict) -> str:
     return "\n".join(out)
 
 
-def write(r: dict, directory: Path, stem: str = "latest") -> tuple[Path, Path]:
+def write(r: dict, directory: Path, stem: str) -> tuple[Path, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     r = {**r, "figures": figures(r)}
     jp, mp_ = directory / f"{stem}.json", directory / f"{stem}.md"

@@ -9,7 +9,7 @@ disk), creates the topics, and drives it with confluent-kafka (librdkafka) produ
 consumer in separate processes. With two or more cores the broker is pinned to CPU 0 and the
 load generators to the others (`--pin none` leaves both to the scheduler). Every figure is
 printed with its ratio to its target and to the machine's limit, and written to
-bench/results/latest.{json,md}.
+bench/results/latest-<broker>.{json,md}.
 
 Every phase has a time and byte budget (the default run takes 70-110 s here and stays under
 3 min whatever the broker does; --quick 15-25 s). A figure is only reported from records the
@@ -79,7 +79,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--producers", type=int, default=1, help="producer processes per produce run")
     ap.add_argument("--pin", choices=["split", "none"], default="split")
     ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
-    ap.add_argument("--stem", default="latest", help="output file names: STEM.json, STEM.md")
+    ap.add_argument("--stem", help="output file names: STEM.json, STEM.md (default latest-BROKER, so the "
+                                    "brokers' latest runs sit side by side)")
     return ap.parse_args(argv)
 
 
@@ -137,9 +138,8 @@ class Bench:
             self.r["elapsed_s"] = time.monotonic() - t_start
             self.r.setdefault("broker", {"kind": self.args.broker, "storage": "?", "command_display": []})
             self.r["client_settings"] = self.client_settings()
-            jp, mp_ = results_report.write(self.r, self.args.results_dir, self.args.stem)
-            if self.args.stem == "latest":  # and a copy per broker, for side-by-side tables
-                results_report.write(self.r, self.args.results_dir, f"latest-{self.args.broker}")
+            jp, mp_ = results_report.write(self.r, self.args.results_dir,
+                                           self.args.stem or f"latest-{self.args.broker}")
         print("\n" + results_report.console_summary(self.r))
         for e in self.r["errors"]:
             print(f"FAILED: {e}", file=sys.stderr)

@@ -13,6 +13,8 @@ Contract shared by both engines:
 - `append_as_follower` takes one batch exactly as the leader stored it (offsets,
   epoch, timestamps) and writes its bytes unchanged; its base offset must be the
   log end offset.
+  Both appends are written once, here; an engine supplies only its layout step
+  (`_write`) and whether it still serves (`_check_online`).
 - Every append records a batch's leader epoch in the partition's leader-epoch
   cache (leader_epoch_cache.py) before the batch is written; `truncate_to` cuts
   the cache with the log, moving the log start moves the cache's first entry, and
@@ -29,11 +31,14 @@ from __future__ import annotations
 
 import abc
 import logging
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from wire.record_batch import (
-    HEADER_SIZE, MAGIC, TIMESTAMP_TYPE_BIT, BatchHeader, InvalidBatch, crc_matches, parse_header,
+    HEADER_SIZE, MAGIC, TIMESTAMP_TYPE_BIT, BatchHeader, InvalidBatch, assign_offsets, crc_matches, parse_header,
+    set_log_append_time,
 )
 
 if TYPE_CHECKING:
@@ -124,11 +129,24 @@ class PartitionLog(abc.ABC):
     # path then hands it the keys its record check collected, so the batch is walked once.
     indexes_keys = False
 
-    @abc.abstractmethod
+    config: LogConfig  # set by each engine; update_config replaces it
+
     def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
                record_keys: set[bytes] | None = None) -> AppendInfo:
         """Assign offsets to one validated batch (rewriting its header in place) and write it.
-        `record_keys`: the batch's distinct keys when the caller already walked its records."""
+        `record_keys`: the batch's distinct keys when the caller already walked its records.
+        Raises LogOffline before touching the batch, and what the write raises (nothing is
+        stored then). `batch` must not change until the store's commit_writes."""
+        self._check_online()
+        base = self.log_end_offset
+        assign_offsets(batch, base, leader_epoch)
+        log_append_time = -1
+        if self.config.message_timestamp_type == "LogAppendTime":
+            set_log_append_time(batch, now_ms)
+            log_append_time = now_ms
+        header = parse_header(batch)
+        self._write_with_epoch(batch, header, now_ms, record_keys)
+        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self.log_start_offset)
 
     def append_as_follower(self, batch) -> AppendInfo:
         """Write one record batch v2 exactly as the leader stored it: offsets, leader epoch and
@@ -136,25 +154,36 @@ class PartitionLog(abc.ABC):
         for bytes that are not one whole batch with a valid CRC, OffsetMismatch when it does not
         continue the log, and what `append` raises for the write (nothing is stored then).
         As with `append`, `batch` must not change until the store's commit_writes."""
+        self._check_online()
         header = _check_replicated(batch, self.log_end_offset, self.latest_epoch())
-        added = self.epochs.assign_if_newer(header.partition_leader_epoch, header.base_offset)
-        try:
-            self._write_replicated(batch, header)
-        except BaseException:
-            if added:
-                self._forget_new_epoch(header.base_offset)
-            raise
+        self._write_with_epoch(batch, header, int(time.time() * 1000), None)
         log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_BIT else -1
         return AppendInfo(header.base_offset, header.last_offset, header.max_timestamp, log_append_time,
                           self.log_start_offset)
 
+    def _write_with_epoch(self, batch, header: BatchHeader, now_ms: int, record_keys: set[bytes] | None) -> None:
+        """Record the batch's leader epoch in the cache, then write the batch; a failed write
+        takes the epoch back out. The cache goes first so its file never lacks an epoch the
+        log holds."""
+        added = self.epochs.assign_if_newer(header.partition_leader_epoch, header.base_offset)
+        try:
+            self._write(batch, header, now_ms, record_keys)
+        except BaseException:
+            if added:
+                self._forget_new_epoch(header.base_offset)
+            raise
+
     @abc.abstractmethod
-    def _write_replicated(self, batch, header: BatchHeader) -> None:
-        """Store a checked follower batch as it is (the engine's write path, all or nothing)."""
+    def _write(self, batch, header: BatchHeader, now_ms: int, record_keys: set[bytes] | None) -> None:
+        """Store one batch whose header is final, leader's or follower's: the engine's own
+        layout step, all or nothing."""
+
+    @abc.abstractmethod
+    def _check_online(self) -> None:
+        """Raise LogOffline if the log stopped serving (a failed fsync), until a restart."""
 
     def _forget_new_epoch(self, base_offset: int) -> None:
-        """Undo the cache entry an append added for its batch (the engines record a batch's epoch
-        before writing it, so the file never lacks an epoch the log holds) when the write fails."""
+        """Undo the cache entry _write_with_epoch added for a batch whose write failed."""
         try:
             self.epochs.truncate_from_end(base_offset)
         except StorageError as exc:  # the cache is right; its file is trimmed at the next open
@@ -246,13 +275,22 @@ def _check_replicated(batch, log_end_offset: int, latest_epoch: int) -> BatchHea
 class LogStore(abc.ABC):
     """One engine's files under a data directory."""
 
-    @abc.abstractmethod
+    logs: dict[tuple[str, int], PartitionLog]  # the open (installed) logs, set by each engine
+    _leftovers: list[Path]  # directories found at open that no partition will use
+
     def open_partition(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
         """Open (recovering if needed) or create the partition's log."""
+        plog = self.logs.get((topic, partition))
+        if plog is not None:
+            return plog
+        return self.install_partition(self.prepare_partition(topic, partition, config))
 
-    @abc.abstractmethod
     def delete_partition(self, topic: str, partition: int) -> None:
         """Close and remove the partition's files."""
+        removal = self.detach_partitions([(topic, partition)])
+        removal.rename()
+        removal.remove()
+        self.reclaim()
 
     # Topic admin splits the two calls above so their file work runs in a worker thread while
     # the event loop keeps using the store (broker/storage/admin_worker.py):
@@ -277,10 +315,14 @@ class LogStore(abc.ABC):
         the store reaches them again); their files go later, through the returned removal
         (segment/partition_removal.py), in a worker thread."""
 
-    @abc.abstractmethod
     def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
         """On the event loop: detach_partitions for every partition on disk not in `hosted`
-        (a create or delete that did not finish, a topic gone from the metadata), in one pass."""
+        (a create or delete that did not finish, a topic gone from the metadata), in one pass,
+        with the leftover directories found at open."""
+        removal = self.detach_partitions([key for key in self.existing_partitions() if key not in hosted])
+        removal.directories += self._leftovers
+        self._leftovers = []
+        return removal
 
     def reclaim(self) -> None:
         """On the event loop, after a removal: free shared files only removed partitions needed."""

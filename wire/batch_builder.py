@@ -22,37 +22,30 @@ from __future__ import annotations
 import crc32c
 
 from .record_batch import _HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, NO_PRODUCER_ID
-
-
-def _zigzag_varint(value: int, out: bytearray) -> None:
-    value = (value << 1) ^ (value >> 63)
-    while value & ~0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+from .varint import write_varint
 
 
 def _bytes(part: bytes | None, out: bytearray) -> None:
     if part is None:
-        _zigzag_varint(-1, out)
+        write_varint(-1, out)
     else:
-        _zigzag_varint(len(part), out)
+        write_varint(len(part), out)
         out += part
 
 
 def _record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
             headers=()) -> bytes:
     body = bytearray(b"\x00")
-    _zigzag_varint(timestamp_delta, body)
-    _zigzag_varint(offset_delta, body)
+    write_varint(timestamp_delta, body)
+    write_varint(offset_delta, body)
     _bytes(key, body)
     _bytes(value, body)
-    _zigzag_varint(len(headers), body)
+    write_varint(len(headers), body)
     for name, hvalue in headers:
         _bytes(name.encode(), body)
         _bytes(hvalue, body)
     out = bytearray()
-    _zigzag_varint(len(body), out)
+    write_varint(len(body), out)
     return bytes(out + body)
 
 

@@ -29,6 +29,7 @@ from kio.serial import entity_reader, entity_writer
 
 from .framing import PeerProtocolError
 from .request_bounds import check_request_body
+from .varint import MalformedVarint, read_varint
 
 API_VERSIONS_KEY = 18
 PRODUCE_KEY = 0
@@ -136,27 +137,18 @@ def is_flexible(api_key: int, version: int) -> bool:
 
 def skip_tagged_fields(frame: bytes, pos: int) -> int:
     """Past a header's tagged fields (requests here, responses in client_codec.py)."""
-    count, pos = _read_uvarint(frame, pos)
-    for _ in range(count):
-        _tag, pos = _read_uvarint(frame, pos)
-        size, pos = _read_uvarint(frame, pos)
-        pos += size
-    if pos > len(frame):
+    end = len(frame)
+    try:
+        count, pos = read_varint(frame, pos, end, unsigned=True)
+        for _ in range(count):
+            _tag, pos = read_varint(frame, pos, end, unsigned=True)
+            size, pos = read_varint(frame, pos, end, unsigned=True)
+            pos += size
+    except MalformedVarint as exc:
+        raise PeerProtocolError(f"malformed tagged fields in a header: {exc}") from None
+    if pos > end:
         raise PeerProtocolError("tagged fields run past the end of the header")
     return pos
-
-
-def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 28:
-            raise PeerProtocolError("malformed unsigned varint in a header")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
 
 
 def parse_header(frame: bytes) -> tuple[RequestHeader, int]:

@@ -21,10 +21,9 @@ oracle its tests compare it against. Both raise InvalidRecord with the same mess
 from __future__ import annotations
 
 from .record_batch import InvalidRecord
+from .varint import INT64_BYTES, INT64_MASK, MalformedVarint, read_varint
 
 _MIN_RECORD_BODY = 6  # attributes, timestampDelta, offsetDelta, keyLength, valueLength, headerCount
-_INT32_MASK = (1 << 32) - 1
-_INT64_MASK = (1 << 64) - 1
 
 
 def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[bytes] | None:
@@ -39,7 +38,7 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
             if b < 0x80:  # the common one-byte varints are read inline: this runs per record
                 length, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
-                length, pos = _zigzag(data, pos, 5, _INT32_MASK)
+                length, pos = read_varint(data, pos, end)
             if length < _MIN_RECORD_BODY or length > end - pos:
                 raise InvalidRecord(f"record {index} claims {length} bytes, {end - pos} remain")
             record_end = pos + length
@@ -48,19 +47,19 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
             if b < 0x80:
                 pos += 1
             else:
-                _, pos = _zigzag(data, pos, 10, _INT64_MASK)
+                _, pos = read_varint(data, pos, end, INT64_BYTES, INT64_MASK)
             b = data[pos]
             if b < 0x80:
                 offset_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
-                offset_delta, pos = _zigzag(data, pos, 5, _INT32_MASK)
+                offset_delta, pos = read_varint(data, pos, end)
             if offset_delta != index:
                 raise InvalidRecord(f"record {index} has offset delta {offset_delta}")
             b = data[pos]
             if b < 0x80:
                 key_length, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
-                key_length, pos = _zigzag(data, pos, 5, _INT32_MASK)
+                key_length, pos = read_varint(data, pos, end)
             if key_length >= 0:
                 if key_length > record_end - pos:
                     raise InvalidRecord(f"record {index}: key of {key_length} bytes runs past its record")
@@ -73,7 +72,7 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
             if b < 0x80:
                 value_length, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
-                value_length, pos = _zigzag(data, pos, 5, _INT32_MASK)
+                value_length, pos = read_varint(data, pos, end)
             if value_length >= 0:
                 if value_length > record_end - pos:
                     raise InvalidRecord(f"record {index}: value of {value_length} bytes runs past its record")
@@ -84,45 +83,34 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
             if b < 0x80:
                 header_count, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
-                header_count, pos = _zigzag(data, pos, 5, _INT32_MASK)
+                header_count, pos = read_varint(data, pos, end)
             if header_count:
-                pos = _walk_headers(data, pos, record_end, header_count, index)
+                pos = _walk_headers(data, pos, record_end, end, header_count, index)
             if pos != record_end:
                 raise InvalidRecord(f"record {index} claims {length} bytes, its fields take "
                                     f"{length + pos - record_end}")
-    except IndexError:  # a varint or field ran off the end of the data
+    except IndexError:  # a one-byte varint or a field ran off the end of the data
         raise InvalidRecord("a record runs past the end of the batch") from None
+    except MalformedVarint as exc:
+        raise InvalidRecord(f"record {index}: {exc}") from None
     if pos != end:
         raise InvalidRecord(f"{end - pos} bytes follow the {count} declared records")
     return keys
 
 
-def _walk_headers(data, pos: int, record_end: int, count: int, index: int) -> int:
+def _walk_headers(data, pos: int, record_end: int, end: int, count: int, index: int) -> int:
     # Each header takes at least 2 bytes, so a count above the bytes left is refused before
     # looping on it (as Kafka's readFrom does).
     if count < 0 or count > record_end - pos:
         raise InvalidRecord(f"record {index} has an invalid header count {count}")
     for _ in range(count):
-        key_length, pos = _zigzag(data, pos, 5, _INT32_MASK)
+        key_length, pos = read_varint(data, pos, end)
         if key_length < 0 or key_length > record_end - pos:
             raise InvalidRecord(f"record {index}: header key of {key_length} bytes")
         pos += key_length
-        value_length, pos = _zigzag(data, pos, 5, _INT32_MASK)
+        value_length, pos = read_varint(data, pos, end)
         if value_length < -1 or value_length > record_end - pos:
             raise InvalidRecord(f"record {index}: header value of {value_length} bytes")
         if value_length > 0:
             pos += value_length
     return pos
-
-
-def _zigzag(data, pos: int, max_bytes: int, mask: int) -> tuple[int, int]:
-    raw = shift = 0
-    for _ in range(max_bytes):
-        byte = data[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            raw &= mask  # Java keeps only the low 32 (64) bits of the last byte
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-    raise InvalidRecord(f"varint longer than {max_bytes} bytes")

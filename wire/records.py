@@ -58,6 +58,7 @@ from wire.record_batch import (
     BatchHeader,
     parse_header,
 )
+from wire.varint import INT64_BYTES, INT64_MASK, MalformedVarint, read_varint
 
 # Producers cap batches near 1 MiB uncompressed; 64 MiB leaves room for extreme
 # compression ratios while bounding what one hostile batch can make us hold.
@@ -66,8 +67,6 @@ _FIRST_GUESS_BYTES = 64 * 1024
 
 # attributes, timestampDelta, offsetDelta, keyLength, valueLength, headerCount: 1 byte each
 _MIN_RECORD_BODY = 6
-_INT32_MASK = (1 << 32) - 1
-_INT64_MASK = (1 << 64) - 1
 
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER_SIZE = 16  # magic + version + compat; the two ints are ignored (redpanda writes them little-endian)
@@ -181,16 +180,19 @@ def _walk_keys(data, pos: int, end: int, record_count: int) -> set[bytes]:
     """record_keys for any record shape, with every bound checked: the records are data[pos:end]."""
     keys: set[bytes] = set()
     for index in range(record_count):
-        length, pos = _read_zigzag(data, pos, end, 5, _INT32_MASK)
-        if length < _MIN_RECORD_BODY or length > end - pos:
-            raise InvalidRecords(f"record {index} claims {length} bytes, {end - pos} remain")
-        record_end = pos + length
-        field = pos + 1  # attributes
-        for _ in range(2):  # timestampDelta, offsetDelta: skip the varints
-            while field < record_end and data[field] & 0x80:
+        try:
+            length, pos = read_varint(data, pos, end)
+            if length < _MIN_RECORD_BODY or length > end - pos:
+                raise InvalidRecords(f"record {index} claims {length} bytes, {end - pos} remain")
+            record_end = pos + length
+            field = pos + 1  # attributes
+            for _ in range(2):  # timestampDelta, offsetDelta: skip the varints
+                while field < record_end and data[field] & 0x80:
+                    field += 1
                 field += 1
-            field += 1
-        key_length, field = _read_zigzag(data, field, record_end, 5, _INT32_MASK)
+            key_length, field = read_varint(data, field, record_end)
+        except MalformedVarint as exc:
+            raise InvalidRecords(f"record {index}: {exc}") from None
         if key_length >= 0:
             if key_length > record_end - field:
                 raise InvalidRecords(f"record {index}: key of {key_length} bytes runs past its record")
@@ -203,8 +205,9 @@ def _walk_keys(data, pos: int, end: int, record_count: int) -> set[bytes]:
     return keys
 
 
-def first_offset_at_or_after(batch, timestamp_ms: int) -> tuple[int, int] | None:
-    """(offset, timestamp) of the first record, in offset order, whose timestamp >= timestamp_ms.
+def first_offset_at_or_after(batch, timestamp_ms: int, from_offset: int = 0) -> tuple[int, int] | None:
+    """(offset, timestamp) of the first record, in offset order and at or after `from_offset`
+    (the log start), whose timestamp >= timestamp_ms.
 
     As Kafka's LogSegment.findOffsetByTimestamp: a batch whose maxTimestamp is below the
     target is skipped without opening it, and records need not be in timestamp order.
@@ -213,7 +216,7 @@ def first_offset_at_or_after(batch, timestamp_ms: int) -> tuple[int, int] | None
     if header.max_timestamp < timestamp_ms:
         return None
     for record in iter_records(batch):
-        if record.timestamp >= timestamp_ms:
+        if record.timestamp >= timestamp_ms and record.offset >= from_offset:
             return record.offset, record.timestamp
     return None
 
@@ -221,10 +224,15 @@ def first_offset_at_or_after(batch, timestamp_ms: int) -> tuple[int, int] | None
 def offset_of_max_timestamp(batch) -> tuple[int, int] | None:
     """(offset, timestamp) of the first record carrying the largest timestamp in the batch.
 
-    The maximum is taken over the records themselves, which for a batch from a real
-    producer equals the header's maxTimestamp. None only for a batch without records
-    (compaction can leave those behind to keep producer state).
+    In a LogAppendTime batch every record carries the header's maxTimestamp, so the answer is
+    its base offset, read from the header alone. Otherwise the maximum is taken over the
+    records themselves, which for a batch from a real producer equals the header's
+    maxTimestamp; None only for a batch without records (compaction can leave those behind
+    to keep producer state).
     """
+    header = _checked_header(batch)
+    if header.attributes & TIMESTAMP_TYPE_BIT:
+        return header.base_offset, header.max_timestamp
     best = None
     for record in iter_records(batch):
         if best is None or record.timestamp > best[1]:
@@ -326,27 +334,30 @@ def _parse_records(data: memoryview, header: BatchHeader) -> Iterator[tuple[int,
         if pos >= end:
             raise InvalidRecords(f"batch declares {header.record_count} records but holds {index}")
         start = pos
-        length, pos = _read_zigzag(data, pos, end, 5, _INT32_MASK)
-        if length < _MIN_RECORD_BODY or length > end - pos:
-            raise InvalidRecords(f"record {index} claims {length} bytes, {end - pos} remain")
-        record_end = pos + length
-        pos += 1  # attributes
-        timestamp_delta, pos = _read_zigzag(data, pos, record_end, 10, _INT64_MASK)
-        offset_delta, pos = _read_zigzag(data, pos, record_end, 5, _INT32_MASK)
-        key, pos = _read_bytes(data, pos, record_end)
-        value, pos = _read_bytes(data, pos, record_end)
-        header_count, pos = _read_zigzag(data, pos, record_end, 5, _INT32_MASK)
-        if header_count < 0:
-            raise InvalidRecords(f"record {index} has a negative header count {header_count}")
-        headers = []
-        for _ in range(header_count):  # each header consumes >= 2 bytes, so a huge count fails fast
-            header_key, pos = _read_bytes(data, pos, record_end)
-            if header_key is None:
-                raise InvalidRecords(f"record {index} has a header with a null key")
-            header_value, pos = _read_bytes(data, pos, record_end)
-            # Java decodes header keys with replacement of bad UTF-8; so do we, so a
-            # record a Java consumer can read never stops our lookups.
-            headers.append((header_key.decode("utf-8", "replace"), header_value))
+        try:
+            length, pos = read_varint(data, pos, end)
+            if length < _MIN_RECORD_BODY or length > end - pos:
+                raise InvalidRecords(f"record {index} claims {length} bytes, {end - pos} remain")
+            record_end = pos + length
+            pos += 1  # attributes
+            timestamp_delta, pos = read_varint(data, pos, record_end, INT64_BYTES, INT64_MASK)
+            offset_delta, pos = read_varint(data, pos, record_end)
+            key, pos = _read_bytes(data, pos, record_end)
+            value, pos = _read_bytes(data, pos, record_end)
+            header_count, pos = read_varint(data, pos, record_end)
+            if header_count < 0:
+                raise InvalidRecords(f"record {index} has a negative header count {header_count}")
+            headers = []
+            for _ in range(header_count):  # each header consumes >= 2 bytes, so a huge count fails fast
+                header_key, pos = _read_bytes(data, pos, record_end)
+                if header_key is None:
+                    raise InvalidRecords(f"record {index} has a header with a null key")
+                header_value, pos = _read_bytes(data, pos, record_end)
+                # Java decodes header keys with replacement of bad UTF-8; so do we, so a
+                # record a Java consumer can read never stops our lookups.
+                headers.append((header_key.decode("utf-8", "replace"), header_value))
+        except MalformedVarint as exc:
+            raise InvalidRecords(f"record {index}: {exc}") from None
         if pos != record_end:
             raise InvalidRecords(f"record {index} has {record_end - pos} bytes beyond its fields")
         timestamp = log_append_time if log_append_time is not None else header.base_timestamp + timestamp_delta
@@ -355,27 +366,8 @@ def _parse_records(data: memoryview, header: BatchHeader) -> Iterator[tuple[int,
         raise InvalidRecords(f"{end - pos} bytes follow the {header.record_count} declared records")
 
 
-def _read_zigzag(data: memoryview, pos: int, end: int, max_bytes: int, mask: int) -> tuple[int, int]:
-    raw = shift = 0
-    limit = min(end, pos + max_bytes)
-    while True:
-        if pos >= limit:
-            if pos >= end:
-                raise InvalidRecords("varint runs past the end of its record")
-            raise InvalidRecords(f"varint longer than {max_bytes} bytes")
-        byte = data[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            break
-        shift += 7
-    # Java keeps only the low 32 (or 64) bits of an over-long encoding; match it.
-    raw &= mask
-    return (raw >> 1) ^ -(raw & 1), pos
-
-
 def _read_bytes(data: memoryview, pos: int, end: int) -> tuple[bytes | None, int]:
-    length, pos = _read_zigzag(data, pos, end, 5, _INT32_MASK)
+    length, pos = read_varint(data, pos, end)
     if length == -1:
         return None, pos
     if length < 0 or length > end - pos:

@@ -60,11 +60,9 @@ class Controller:
         tx = client.transactions
         epoch_kv = await client.get(layout.controller_epoch_key)
         last = int(epoch_kv.value) if epoch_kv is not None else 0
-        unchanged = (tx.mod(layout.controller_epoch_key) == epoch_kv.mod_revision if epoch_kv is not None
-                     else tx.version(layout.controller_epoch_key) == 0)
         record = ControllerRecord(self._session.node_id, last + 1)
         won, responses = await self._store.transaction(
-            compare=[tx.version(layout.controller_key) == 0, unchanged],
+            compare=[tx.version(layout.controller_key) == 0, self._store.unchanged(layout.controller_epoch_key, epoch_kv)],
             success=[tx.put(layout.controller_key, layout.encode(record), lease=self._session.lease_id),
                      tx.put(layout.controller_epoch_key, layout.encode(last + 1)),
                      tx.get(layout.controller_key)])

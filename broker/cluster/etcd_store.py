@@ -1,11 +1,12 @@
 """Reads and compare-and-swap writes of the cluster's etcd keys (layout in etcd_layout.py).
 
-Every write of a partition state goes through `update_partition`: read the key, let a pure
-rule (leader_election.py) decide the next state from what was read, and write it in a
-transaction that succeeds only if the key's mod revision is still the one read. A lost race
-re-reads and decides again, so the rule always judges the state it replaces. `Guard`s add
-conditions on other keys — the writer still holds the controller key, or its broker
-registration — which fence a controller or a leader whose etcd session is gone.
+Every read-modify-write of one key goes through `compare_and_swap`: read the key, let a pure
+rule decide the next value from what was read (for a partition state, leader_election.py),
+and write it in a transaction that succeeds only if the key's mod revision is still the one
+read (or the key still absent). A lost race re-reads and decides again, so the rule always
+judges the value it replaces. `Guard`s add conditions on other keys — the writer still holds
+the controller key, or its broker registration — which fence a controller or a leader whose
+etcd session is gone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import aetcd
 
@@ -24,6 +26,17 @@ log = logging.getLogger(__name__)
 # Each failed attempt means another writer succeeded, so the cluster progresses; the bound only
 # stops a writer that keeps losing from spinning forever.
 MAX_CAS_ATTEMPTS = 100
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Swap(Generic[T]):
+    """What one compare-and-swap attempt decided from the record it read: the etcd operations
+    to apply while the key is unchanged (none: nothing to write), and the caller's answer."""
+
+    writes: Sequence
+    result: T
 
 
 @dataclass(frozen=True)
@@ -61,76 +74,83 @@ class EtcdStore:
             if not found or found[0][1].create_revision != guard.create_revision:
                 raise ClusterError(guard.code, guard.message)
 
+    def unchanged(self, key: bytes, current) -> object:
+        """The transaction compare that holds while `key` is as `current` (its KeyValue, None
+        when absent) was read: same mod revision, or still absent."""
+        tx = self.client.transactions
+        return tx.mod(key) == current.mod_revision if current is not None else tx.version(key) == 0
+
+    async def compare_and_swap(self, key: bytes, attempt: Callable[[Any], Swap[T]], doing: str,
+                               guards: Sequence[Guard] = ()) -> T:
+        """Read `key`, let `attempt(its record, or None when absent)` decide, and apply the
+        writes it returns in a transaction that holds only while the key (and every guard) is
+        as read; a lost race reads again and decides again, so `attempt` always judges the
+        value it replaces. `attempt` may raise ClusterError to refuse. `doing` names the change
+        in the error of a writer that lost MAX_CAS_ATTEMPTS races."""
+        tx = self.client.transactions
+        for _ in range(MAX_CAS_ATTEMPTS):
+            current = await self.client.get(key)
+            swap = attempt(self.layout.decode(key, current.value)[1] if current is not None else None)
+            if not swap.writes:
+                return swap.result
+            ok, responses = await self.transaction(
+                compare=[self.unchanged(key, current), *self._guard_compares(guards)],
+                success=list(swap.writes), failure=[tx.get(g.key) for g in guards])
+            if ok:
+                return swap.result
+            self._check_guards(guards, responses)
+            log.debug("%s changed under us; re-reading", key.decode())
+        raise ClusterError("unknown_server_error", f"Gave up {doing} after {MAX_CAS_ATTEMPTS} lost races.")
+
     async def update_partition(self, topic: str, index: int,
                                decide: Callable[[PartitionState], PartitionState | None],
                                guards: Sequence[Guard] = ()) -> PartitionState | None:
         """Compare-and-swap one partition state; returns what was written, or None when
         `decide` wanted no change. `decide` may raise ClusterError to refuse."""
         key = self.layout.partition_key(topic, index)
-        tx = self.client.transactions
-        for _ in range(MAX_CAS_ATTEMPTS):
-            current = await self.client.get(key)
-            if current is None:
+
+        def attempt(state: PartitionState | None) -> Swap[PartitionState | None]:
+            if state is None:
                 raise ClusterError("unknown_topic_or_partition",
                                    f"This server does not host this topic-partition: {topic}-{index}.")
-            _, state = self.layout.decode(key, current.value)
             wanted = decide(state)
             if wanted is None:
-                return None
-            ok, responses = await self.transaction(
-                compare=[tx.mod(key) == current.mod_revision, *self._guard_compares(guards)],
-                success=[tx.put(key, self.layout.encode(wanted))],
-                failure=[tx.get(g.key) for g in guards])
-            if ok:
-                return wanted
-            self._check_guards(guards, responses)
-            log.debug("partition %s-%d changed under us; re-reading", topic, index)
-        raise ClusterError("unknown_server_error",
-                           f"Gave up changing {topic}-{index} after {MAX_CAS_ATTEMPTS} lost races.")
+                return Swap((), None)
+            return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
+
+        return await self.compare_and_swap(key, attempt, f"changing {topic}-{index}", guards)
 
     async def update_scram_user(self, user: str, decide: Callable[[dict], dict]) -> ScramUser | None:
         """Compare-and-swap one user's SCRAM credentials: `decide(mechanism -> fields)` gives
         the new map; an empty one deletes the key. Returns what was written (None: deleted)."""
         key = self.layout.scram_key(user)
         tx = self.client.transactions
-        for _ in range(MAX_CAS_ATTEMPTS):
-            current = await self.client.get(key)
-            unchanged = tx.mod(key) == current.mod_revision if current is not None else tx.version(key) == 0
-            before = self.layout.decode(key, current.value)[1].credentials if current is not None else {}
-            wanted = ScramUser(user, decide(dict(before)))
-            write = tx.put(key, self.layout.encode(wanted)) if wanted.credentials else tx.delete(key)
-            ok, _ = await self.transaction(compare=[unchanged], success=[write])
-            if ok:
-                return wanted if wanted.credentials else None
-        raise ClusterError("unknown_server_error",
-                           f"Gave up changing the SCRAM credentials of {user} after {MAX_CAS_ATTEMPTS} lost races.")
+
+        def attempt(current: ScramUser | None) -> Swap[ScramUser | None]:
+            wanted = ScramUser(user, decide(dict(current.credentials) if current is not None else {}))
+            if wanted.credentials:
+                return Swap([tx.put(key, self.layout.encode(wanted))], wanted)
+            return Swap([tx.delete(key)], None)
+
+        return await self.compare_and_swap(key, attempt, f"changing the SCRAM credentials of {user}")
 
     async def update_acls(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> AclList:
         """Compare-and-swap the cluster's ACL list: `decide(current entries)` gives the new
         ones (called again after a lost race). Returns what was written."""
         key = self.layout.acls_key
-        tx = self.client.transactions
-        for _ in range(MAX_CAS_ATTEMPTS):
-            current = await self.client.get(key)
-            unchanged = tx.mod(key) == current.mod_revision if current is not None else tx.version(key) == 0
-            before = self.layout.decode(key, current.value)[1].entries if current is not None else ()
-            wanted = AclList(decide(before))
-            ok, _ = await self.transaction(compare=[unchanged], success=[tx.put(key, self.layout.encode(wanted))])
-            if ok:
-                return wanted
-        raise ClusterError("unknown_server_error", f"Gave up changing the ACLs after {MAX_CAS_ATTEMPTS} lost races.")
+
+        def attempt(current: AclList | None) -> Swap[AclList]:
+            wanted = AclList(decide(current.entries if current is not None else ()))
+            return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
+
+        return await self.compare_and_swap(key, attempt, "changing the ACLs")
 
     async def allocate_producer_ids(self, size: int) -> int:
         """Reserve [start, start + size) for the caller alone; returns start."""
         key = self.layout.producer_ids_key
-        tx = self.client.transactions
-        for _ in range(MAX_CAS_ATTEMPTS):
-            current = await self.client.get(key)
-            start = int(current.value) if current is not None else 0
-            unchanged = tx.mod(key) == current.mod_revision if current is not None else tx.version(key) == 0
-            ok, _ = await self.transaction(compare=[unchanged],
-                                           success=[tx.put(key, self.layout.encode(start + size))])
-            if ok:
-                return start
-        raise ClusterError("unknown_server_error",
-                           f"Gave up allocating producer ids after {MAX_CAS_ATTEMPTS} lost races.")
+
+        def attempt(current: int | None) -> Swap[int]:
+            start = current if current is not None else 0
+            return Swap([self.client.transactions.put(key, self.layout.encode(start + size))], start)
+
+        return await self.compare_and_swap(key, attempt, "allocating producer ids")

@@ -20,7 +20,7 @@ from aetcd.utils import prefix_range_end
 
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState, TopicRecord
-from broker.cluster.etcd_store import MAX_CAS_ATTEMPTS, EtcdStore
+from broker.cluster.etcd_store import EtcdStore, Swap
 from broker.cluster.metadata_image import MetadataImage
 from broker.cluster.placement import assign_replicas, check_assignments, start_index_for
 
@@ -81,42 +81,36 @@ class TopicAdmin:
         the unchanged one when `decide` changed nothing)."""
         layout, tx = self._store.layout, self._store.client.transactions
         topic_key = layout.topic_key(name)
-        for _ in range(MAX_CAS_ATTEMPTS):
-            current = await self._store.client.get(topic_key)
-            if current is None:
+
+        def attempt(record: TopicRecord | None) -> Swap[TopicRecord]:
+            if record is None:
                 raise _unknown_topic(name)
-            _, record = layout.decode(topic_key, current.value)
             configs = decide(dict(record.configs), record.storage_mode)
             if configs == record.configs:
-                return record
+                return Swap((), record)
             changed = replace(record, configs=dict(configs))
-            ok, _ = await self._store.transaction(compare=[tx.mod(topic_key) == current.mod_revision],
-                                                  success=[tx.put(topic_key, layout.encode(changed))])
-            if ok:
-                return changed
-        raise ClusterError("unknown_server_error", f"Gave up changing the configs of {name} after "
-                                                   f"{MAX_CAS_ATTEMPTS} lost races.")
+            return Swap([tx.put(topic_key, layout.encode(changed))], changed)
+
+        return await self._store.compare_and_swap(topic_key, attempt, f"changing the configs of {name}")
 
     async def add_partitions(self, name: str, total: int,
                              assignments: Sequence[Sequence[int]] | None = None) -> TopicRecord:
         """Grow `name` to `total` partitions; `assignments` lists replicas for the new ones only."""
         layout, tx = self._store.layout, self._store.client.transactions
         topic_key = layout.topic_key(name)
-        for _ in range(MAX_CAS_ATTEMPTS):
-            current = await self._store.client.get(topic_key)
-            if current is None:
+
+        def attempt(record: TopicRecord | None) -> Swap[TopicRecord]:
+            if record is None:
                 raise _unknown_topic(name)
-            _, record = layout.decode(topic_key, current.value)
             new_replicas = self._new_replicas(record, total, assignments)
             grown = replace(record, replicas=record.replicas + tuple(map(tuple, new_replicas)))
             puts = [tx.put(topic_key, layout.encode(grown))]
             puts += [tx.put(layout.partition_key(name, record.partition_count + i),
                             layout.encode(initial_state(name, record.partition_count + i, r)))
                      for i, r in enumerate(new_replicas)]
-            ok, _ = await self._store.transaction(compare=[tx.mod(topic_key) == current.mod_revision], success=puts)
-            if ok:
-                return grown
-        raise ClusterError("unknown_server_error", f"Gave up adding partitions to {name} after {MAX_CAS_ATTEMPTS} lost races.")
+            return Swap(puts, grown)
+
+        return await self._store.compare_and_swap(topic_key, attempt, f"adding partitions to {name}")
 
     def _new_replicas(self, record: TopicRecord, total: int,
                       assignments: Sequence[Sequence[int]] | None) -> list[list[int]]:

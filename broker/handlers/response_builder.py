@@ -27,10 +27,6 @@ def make(cls, **values):
     return cls(**{k: v for k, v in values.items() if k in names})
 
 
-def has_field(cls, name: str) -> bool:
-    return name in _field_names(cls)
-
-
 @cache
 def nested(cls, name: str):
     """The nested entity class `name` from the module of `cls`'s version; None if that version lacks it."""

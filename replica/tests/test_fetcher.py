@@ -48,6 +48,17 @@ async def rounds(fetcher: ReplicaFetcher, clock: Clock, n: int = 10) -> None:
         clock.now += 2.0  # past any backoff
 
 
+def fetch_rounds(leader: MemoryLeader, follower: MemoryFollower, leader_epoch: int, n: int) -> None:
+    """A fetcher of TP alone, following `leader` at `leader_epoch`, runs `n` rounds."""
+    async def go():
+        clock = Clock()
+        fetcher = ReplicaFetcher(leader, clock=clock)
+        fetcher.add_partitions({TP: (follower, leader_epoch)})
+        await rounds(fetcher, clock, n)
+
+    run(go())
+
+
 def test_empty_follower_copies_the_leader_and_takes_its_high_watermark():
     leader, replica = leader_with(chain([0, 0, 1], b"L"), epoch=1)
     replica.high_watermark = 2
@@ -72,13 +83,7 @@ def test_a_tail_in_an_epoch_the_leader_never_had_is_cut_at_the_leaders_end_of_th
     follower = MemoryFollower(common + chain([1, 1], b"F", start=6), high_watermark=6)
     leader, replica = leader_with(common + chain([2, 2], b"L", start=6), epoch=2)
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 2)})
-        await rounds(fetcher, clock, 3)
-
-    run(go())
+    fetch_rounds(leader, follower, 2, 3)
     assert follower.truncations == [6]
     assert follower.log.as_bytes() == replica.log.as_bytes()
     (name, queries), *_ = leader.requests
@@ -92,13 +97,7 @@ def test_same_epoch_answer_cuts_to_the_leaders_end_of_that_epoch():
     leader, replica = leader_with(ours[:2], epoch=2)
     replica.append(3)
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 2)})
-        await rounds(fetcher, clock, 2)
-
-    run(go())
+    fetch_rounds(leader, follower, 2, 2)
     assert follower.truncations == [4]
     assert follower.log.as_bytes() == replica.log.as_bytes()
 
@@ -110,13 +109,7 @@ def test_the_leader_holding_more_of_our_last_common_epoch_does_not_save_our_late
     follower = MemoryFollower(epoch1[:2] + chain([3, 3], b"F", start=4), high_watermark=4)
     leader, replica = leader_with(epoch1, epoch=4)
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 4)})
-        await rounds(fetcher, clock, 2)
-
-    run(go())
+    fetch_rounds(leader, follower, 4, 2)
     assert follower.truncations == [4]
     assert follower.log.as_bytes() == replica.log.as_bytes()
 
@@ -128,13 +121,7 @@ def test_an_epoch_unknown_to_us_takes_a_second_question_kip_279():
     follower = MemoryFollower(common + chain([1], b"F", start=4) + chain([3, 3], b"F", start=6), high_watermark=4)
     leader, replica = leader_with(common + chain([2, 2], b"L", start=4), epoch=4)
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 4)})
-        await rounds(fetcher, clock, 4)
-
-    run(go())
+    fetch_rounds(leader, follower, 4, 4)
     # Asked for 3: the leader says its epoch 2 ends at 8; our largest epoch <= 2 is 1, ending
     # where our epoch 3 starts (6): cut there and ask for 1: the leader's epoch 1 ends at 4.
     asked = [q[0].leader_epoch for name, q in leader.requests if name == "offset_for_leader_epoch"]
@@ -150,13 +137,7 @@ def test_an_undefined_answer_cuts_to_the_high_watermark():
     leader, replica = leader_with(theirs, epoch=0)
     replica.epochs = []
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 0)})
-        await rounds(fetcher, clock, 2)
-
-    run(go())
+    fetch_rounds(leader, follower, 0, 2)
     assert follower.truncations == [2]
     assert follower.log.as_bytes() == replica.log.as_bytes()
 
@@ -166,13 +147,7 @@ def test_out_of_range_behind_the_leaders_log_start_starts_over_there():
     leader, replica = leader_with(chain([0, 0, 0], b"L", start=10), epoch=0)
     replica.log.start = 10
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 0)})
-        await rounds(fetcher, clock, 3)
-
-    run(go())
+    fetch_rounds(leader, follower, 0, 3)
     assert follower.log_start_offset == 10
     assert follower.log.as_bytes() == replica.log.as_bytes()
 
@@ -183,13 +158,7 @@ def test_a_log_start_inside_a_batch_starts_our_log_at_that_batch():
     replica.log.batches = replica.log.batches[1:]
     replica.log.start = 6  # DeleteRecords up to 6: the batch 4-7 stays
 
-    async def go():
-        clock = Clock()
-        fetcher = ReplicaFetcher(leader, clock=clock)
-        fetcher.add_partitions({TP: (follower, 0)})
-        await rounds(fetcher, clock, 3)
-
-    run(go())
+    fetch_rounds(leader, follower, 0, 3)
     assert follower.log_start_offset == 4
     assert follower.log.as_bytes() == replica.log.as_bytes()
 

@@ -40,9 +40,9 @@ from typing import Callable
 from segment.epoch_recovery import recover_epoch_cache
 from segment.file_io import fsync_dir
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
-from segment.log import AppendInfo, FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
+from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
 from wire import records as wire_records
-from wire.record_batch import TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time
+from wire.record_batch import BatchHeader
 
 from segment.compaction.cleaning_policy import retention_deletes
 
@@ -134,30 +134,7 @@ class SegmentPartitionLog(PartitionLog):
     def active(self) -> LogSegment:
         return self.segments[-1]
 
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
-               record_keys: set[bytes] | None = None) -> AppendInfo:
-        self._check_online()
-        base = self.log_end_offset
-        assign_offsets(batch, base, leader_epoch)
-        log_append_time = -1
-        if self.config.message_timestamp_type == "LogAppendTime":
-            set_log_append_time(batch, now_ms)
-            log_append_time = now_ms
-        header = parse_header(batch)
-        added = self.epochs.assign_if_newer(leader_epoch, base)
-        try:
-            self._write(batch, header, now_ms)
-        except BaseException:
-            if added:
-                self._forget_new_epoch(base)
-            raise
-        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self._log_start)
-
-    def _write_replicated(self, batch, header: BatchHeader) -> None:
-        self._check_online()
-        self._write(batch, header, _now_ms())
-
-    def _write(self, batch, header: BatchHeader, now_ms: int) -> None:
+    def _write(self, batch, header: BatchHeader, now_ms: int, record_keys: set[bytes] | None) -> None:
         active = self.active
         if active.size and (
             active.size + len(batch) > self.config.segment_bytes
@@ -221,8 +198,9 @@ class SegmentPartitionLog(PartitionLog):
                 continue
             for pos, header in seg.headers_from(found[0]):
                 if header.max_timestamp >= timestamp_ms and header.last_offset >= self._log_start:
-                    hit = wire_records.first_offset_at_or_after(seg.pread(header.size, pos), timestamp_ms)
-                    if hit is not None and hit[0] >= self._log_start:
+                    hit = wire_records.first_offset_at_or_after(seg.pread(header.size, pos), timestamp_ms,
+                                                                self._log_start)
+                    if hit is not None:
                         return hit
         return None
 
@@ -238,8 +216,6 @@ class SegmentPartitionLog(PartitionLog):
         if found is None:
             return None
         pos, header = found
-        if header.attributes & TIMESTAMP_TYPE_BIT:
-            return header.base_offset, header.max_timestamp
         return wire_records.offset_of_max_timestamp(seg.pread(header.size, pos))
 
     def batch_headers(self, from_offset: int = 0):

@@ -71,12 +71,6 @@ class SegmentLogStore(LogStore):
     def _path(self, topic: str, partition: int) -> Path:
         return self.dir / f"{topic}-{partition}"
 
-    def open_partition(self, topic: str, partition: int, config: LogConfig) -> SegmentPartitionLog:
-        key = (topic, partition)
-        if key in self.logs:
-            return self.logs[key]
-        return self.install_partition(self.prepare_partition(topic, partition, config))
-
     def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> SegmentPartitionLog:
         key = (topic, partition)
         return SegmentPartitionLog(
@@ -91,11 +85,6 @@ class SegmentLogStore(LogStore):
         key = split_partition_dir(plog.dir.name)
         return self.logs.setdefault(key, plog)
 
-    def delete_partition(self, topic: str, partition: int) -> None:
-        removal = self.detach_partitions([(topic, partition)])
-        removal.rename()
-        removal.remove()
-
     def detach_partitions(self, keys: list[tuple[str, int]]) -> PartitionRemoval:
         closers = []
         with self._checkpoint_lock:  # a checkpoint in the flush thread must not write them back
@@ -106,12 +95,6 @@ class SegmentLogStore(LogStore):
                 self._recovery.pop(key, None)
                 self._log_start.pop(key, None)
         return PartitionRemoval([self._path(*key) for key in keys], closers)
-
-    def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
-        removal = self.detach_partitions([key for key in self.existing_partitions() if key not in hosted])
-        removal.directories += self._leftovers
-        self._leftovers = []
-        return removal
 
     def existing_partitions(self) -> list[tuple[str, int]]:
         out = []

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from segment.file_io import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -90,18 +91,7 @@ def read_checkpoint(directory: Path) -> Checkpoint:
 
 
 def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> None:
-    path = Path(directory) / CHECKPOINT
-    tmp = path.with_name(CHECKPOINT + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(checkpoint.to_json())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    replace_file(Path(directory) / CHECKPOINT, checkpoint.to_json())
 
 
 def mark_running(directory: Path) -> bool:

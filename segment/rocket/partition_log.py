@@ -32,18 +32,15 @@ truncation), so a round that raced one of them is rolled back at its swap.
 from __future__ import annotations
 
 import os
-import time
 from typing import Protocol
 
 from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
-from segment.log import AppendInfo, FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
+from segment.log import FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
 from segment.open_files import OpenFiles
 from wire import records as wire_records
-from wire.record_batch import (
-    HEADER_SIZE, TIMESTAMP_TYPE_BIT, BatchHeader, assign_offsets, parse_header, set_log_append_time,
-)
+from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
 
 from . import log_cleaner
 from . import unit_format as uf
@@ -141,28 +138,12 @@ class RocketPartitionLog(PartitionLog):
     def indexes_keys(self) -> bool:
         return self.store.index is not None
 
-    def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
-               record_keys: set[bytes] | None = None) -> AppendInfo:
-        base = self.log_end_offset
-        assign_offsets(batch, base, leader_epoch)
-        log_append_time = -1
-        if self.config.message_timestamp_type == "LogAppendTime":
-            set_log_append_time(batch, now_ms)
-            log_append_time = now_ms
-        header = parse_header(batch)
-        added = self.epochs.assign_if_newer(leader_epoch, base)
-        try:
-            self.store.append_batch(self.queue, batch, header, now_ms, record_keys)
-        except BaseException:
-            if added:
-                self._forget_new_epoch(base)
-            raise
+    def _write(self, batch, header: BatchHeader, now_ms: int, record_keys: set[bytes] | None) -> None:
+        self.store.append_batch(self.queue, batch, header, now_ms, record_keys)
         self._size += len(batch)
-        return AppendInfo(base, header.last_offset, header.max_timestamp, log_append_time, self.log_start_offset)
 
-    def _write_replicated(self, batch, header: BatchHeader) -> None:
-        self.store.append_batch(self.queue, batch, header, int(time.time() * 1000))
-        self._size += len(batch)
+    def _check_online(self) -> None:
+        self.store.check_online()
 
     # ----- reading -------------------------------------------------------------
 
@@ -176,7 +157,7 @@ class RocketPartitionLog(PartitionLog):
         return FileRegion(f.fd, entry.phys - f.base + self.header_size, self._batch_size(entry))
 
     def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion]:
-        self.store.check_online()
+        self._check_online()
         start, end = self.log_start_offset, self.log_end_offset
         if offset < start or offset > end:
             raise OffsetOutOfRange(f"offset {offset} outside [{start}, {end}]")
@@ -214,11 +195,10 @@ class RocketPartitionLog(PartitionLog):
 
     def offset_for_timestamp(self, timestamp_ms: int):
         for entry in self._entries_reaching(timestamp_ms):
-            if entry.max_timestamp < timestamp_ms:
-                continue
-            for record in wire_records.iter_records(self._batch(entry)):
-                if record.offset >= self.log_start_offset and record.timestamp >= timestamp_ms:
-                    return record.offset, record.timestamp
+            if entry.max_timestamp >= timestamp_ms:
+                hit = wire_records.first_offset_at_or_after(self._batch(entry), timestamp_ms, self.log_start_offset)
+                if hit is not None:
+                    return hit
         return None
 
     def max_timestamp(self):
@@ -241,10 +221,7 @@ class RocketPartitionLog(PartitionLog):
                     best = entry
         if best is None:
             return None
-        batch = self._batch(best)
-        if parse_header(batch).attributes & TIMESTAMP_TYPE_BIT:
-            return best.base_offset, best.max_timestamp
-        return wire_records.offset_of_max_timestamp(batch)
+        return wire_records.offset_of_max_timestamp(self._batch(best))
 
     def batch_headers(self, from_offset: int = 0):
         floor = self.store.commitlog.min_offset

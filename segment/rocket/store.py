@@ -164,12 +164,6 @@ class RocketLogStore(LogStore):
 
     # ----- LogStore -------------------------------------------------------------
 
-    def open_partition(self, topic: str, partition: int, config: LogConfig) -> RocketPartitionLog:
-        key = (topic, partition)
-        if key in self.logs:
-            return self.logs[key]
-        return self.install_partition(self.prepare_partition(topic, partition, config))
-
     def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> RocketPartitionLog:
         key = (topic, partition)
         queue = self.queues.get(key)
@@ -188,12 +182,6 @@ class RocketLogStore(LogStore):
         key = (plog.topic, plog.partition)
         self.queues.setdefault(key, plog.queue)
         return self.logs.setdefault(key, plog)
-
-    def delete_partition(self, topic: str, partition: int) -> None:
-        removal = self.detach_partitions([(topic, partition)])
-        removal.rename()
-        removal.remove()
-        self.reclaim()
 
     def detach_partitions(self, keys: list[tuple[str, int]]) -> PartitionRemoval:
         """The queues go from every map at once; one checkpoint after their removal (not one
@@ -222,12 +210,6 @@ class RocketLogStore(LogStore):
             except OSError:
                 pass  # not empty: the topic has queues
         self.checkpoint()
-
-    def detach_orphans(self, hosted: set[tuple[str, int]]) -> PartitionRemoval:
-        removal = self.detach_partitions([key for key in self.queues if key not in hosted])
-        removal.directories += self._leftovers
-        self._leftovers = []
-        return removal
 
     def reclaim(self) -> None:
         self.collect()  # the commitlog files only removed queues still needed go (after the delete delay)

@@ -8,6 +8,8 @@ directory (log_engines.py).
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import replace
 
 import pytest
@@ -20,9 +22,9 @@ from test_leader_epoch_cache import model_end_offset_for
 from test_segment_engine import make_batch
 
 from segment.leader_epoch_cache import EpochEntry
-from segment.log import OffsetMismatch, WriteRefused
+from segment.log import LogOffline, OffsetMismatch, WriteRefused
 from segment.rocket import unit_format as uf
-from wire.record_batch import InvalidBatch, parse_header
+from wire.record_batch import InvalidBatch, assign_offsets, parse_header
 
 
 @pytest.fixture(params=ENGINES)
@@ -161,6 +163,34 @@ def test_a_refused_write_forgets_the_epoch_it_brought(engine, tmp_path):
     assert stored(follower) == batches and follower.epochs.entries == [(1, 0), (2, 50)]
     leader.store.close()
 
+
+
+def test_an_offline_log_refuses_appends_before_touching_the_batch_or_the_epochs(engine, monkeypatch):
+    """After a failed fsync a log serves nothing until a restart: a leader's and a follower's
+    append are refused before the batch's header is rewritten or its epoch recorded."""
+    plog = engine.log()
+    lead(engine, plog, [(1, 2)])
+    plog.flush()
+    lead(engine, plog, [(1, 1)])  # unsynced bytes, the epoch file already right
+
+    def eio(fd):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", eio)
+    with pytest.raises(LogOffline):
+        plog.flush()
+    monkeypatch.undo()
+    leader_batch = make_batch(1)
+    untouched = bytes(leader_batch)
+    with pytest.raises(LogOffline):
+        plog.append(leader_batch, 2, 5_000)
+    assert leader_batch == untouched
+    follower_batch = make_batch(1)
+    assign_offsets(follower_batch, plog.log_end_offset, 3)
+    with pytest.raises(LogOffline):
+        plog.append_as_follower(follower_batch)
+    assert plog.epochs.entries == [(1, 0)] and epochs_on_disk(engine, flushed=False) == [(1, 0)]
+    assert plog.log_end_offset == 3
 
 # ----- truncation -----------------------------------------------------------------------
 

@@ -10,7 +10,9 @@ import shutil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compaction_core import client_batch
-from test_log_cleaner import CRASH_BATCHES, Crash, _check_producer_state, _crash_after, _fix_sequences, read_all, table
+from test_log_cleaner import (
+    CRASH_BATCHES, Crash, _check_producer_state, _crash_after, _fix_sequences, batches, read_all, table,
+)
 
 from segment.rocket import log_cleaner
 from segment.rocket.key_lookup import lookup_key
@@ -44,13 +46,6 @@ def active_base(plog):
     snap = log_cleaner.snapshot(plog)
     entries, _closed, uncleanable, _ = log_cleaner._plan(plog, snap, 0, NOW)
     return uncleanable
-
-
-keys = st.sampled_from([b"a", b"b", b"c", b"d", b"e"])
-batches = st.lists(st.tuples(st.lists(st.tuples(keys, st.one_of(st.none(), st.binary(min_size=1, max_size=30))),
-                                      min_size=1, max_size=6),
-                             st.sampled_from([(-1, -1, -1), (5, 0, 0)])),
-                   min_size=1, max_size=30)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -13,6 +13,7 @@ import os
 import shutil
 
 import pytest
+from test_open_files import fds_under
 from test_segment_engine import make_batch, read_offsets
 
 from segment import open_files as open_files_module
@@ -34,15 +35,7 @@ def open_store(path, bound: int = BOUND) -> RocketLogStore:
 
 def queue_fds(root) -> list[str]:
     """This process's descriptors on consume-queue files under `root`."""
-    out = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:
-            continue  # the listing's own descriptor, gone by now
-        if target.startswith(str(root)) and "/consumequeue/" in target:
-            out.append(target)
-    return out
+    return [path for path in fds_under(root) if "/consumequeue/" in path]
 
 
 def produce_rounds(store, root) -> dict[int, int]:

@@ -1,4 +1,5 @@
-"""The Kafka-style engine against oracles: real batches in, the same batches out."""
+"""The Kafka-style engine against oracles: its segment files, recovery and retention (what both
+engines share is tested over both in test_log_interface.py and test_log_contract.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from bisect import bisect_right
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
@@ -62,39 +61,6 @@ def test_index_floor_matches_bisect(tmp_path):
     index.close()
     reopened = OffsetIndex(tmp_path / "x.index", 0, OpenFiles(4))
     assert list(reopened.keys) == keys
-
-
-@settings(max_examples=25, deadline=None)
-@given(st.lists(st.integers(1, 12), min_size=1, max_size=40))
-def test_every_offset_reads_its_containing_batch(tmp_path_factory, sizes):
-    store = SegmentLogStore(tmp_path_factory.mktemp("d"))
-    plog = store.open_partition("t", 0, SMALL)
-    fill(plog, sizes)
-    total = sum(sizes)
-    assert plog.log_end_offset == total
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    for offset in range(total):
-        regions = plog.read(offset, 1, total)
-        got = read_offsets(plog, regions)
-        b = bisect_right(starts, offset) - 1
-        assert got == list(range(starts[b], starts[b] + sizes[b]))  # exactly the containing batch
-    everything = plog.read(0, 1 << 30, total)
-    assert read_offsets(plog, everything) == list(range(total))
-    assert plog.read(total, 1000, total) == []
-    with pytest.raises(OffsetOutOfRange):
-        plog.read(total + 1, 1000, total)
-    store.close()
-
-
-def test_upper_bound_and_max_bytes(tmp_path):
-    store = SegmentLogStore(tmp_path)
-    plog = store.open_partition("t", 0, SMALL)
-    fill(plog, [5, 5, 5])
-    assert read_offsets(plog, plog.read(0, 1 << 20, 10)) == list(range(10))
-    one = len(make_batch(5))
-    assert read_offsets(plog, plog.read(0, one + 1, 15)) == list(range(5))
-    assert read_offsets(plog, plog.read(0, 1, 15)) == list(range(5))  # at least one whole batch
-    store.close()
 
 
 def test_segments_roll_and_survive_clean_restart(tmp_path):
@@ -173,47 +139,3 @@ def test_retention_by_bytes_and_time(tmp_path):
     store.close()
     plog = SegmentLogStore(tmp_path).open_partition("t", 0, SMALL)
     assert plog.log_start_offset == 400
-
-
-def test_truncate_and_delete_records(tmp_path):
-    store = SegmentLogStore(tmp_path)
-    plog = store.open_partition("t", 0, SMALL)
-    fill(plog, [10] * 20)
-    plog.truncate_to(105)  # batch boundaries: truncation keeps whole batches below the offset
-    assert plog.log_end_offset == 100
-    plog.delete_records_before(55)
-    assert plog.log_start_offset == 55
-    assert read_offsets(plog, plog.read(55, 1 << 20, 100))[0] == 50  # whole batch containing 55
-    fill(plog, [1])
-    assert plog.log_end_offset == 101
-    store.close()
-
-
-def test_timestamp_lookup_exact_record(tmp_path):
-    store = SegmentLogStore(tmp_path)
-    plog = store.open_partition("t", 0, SMALL)
-    fill(plog, [10] * 30, ts=5_000)  # record i has timestamp 5000 + i
-    for target in (0, 5_000, 5_001, 5_123, 5_299):
-        assert plog.offset_for_timestamp(target) == (max(target - 5_000, 0), max(target, 5_000))
-    assert plog.offset_for_timestamp(5_300) is None
-    assert plog.max_timestamp() == (299, 5_299)
-    store.close()
-
-
-def test_partition_dirs_are_listed_and_deleted(tmp_path):
-    store = SegmentLogStore(tmp_path)
-    store.open_partition("my-topic.x", 3, SMALL)
-    store.open_partition("a", 0, SMALL)
-    assert store.existing_partitions() == [("a", 0), ("my-topic.x", 3)]
-    store.delete_partition("a", 0)
-    assert store.existing_partitions() == [("my-topic.x", 3)]
-    store.close()
-
-
-def test_batch_headers_for_producer_state(tmp_path):
-    store = SegmentLogStore(tmp_path)
-    plog = store.open_partition("t", 0, SMALL)
-    fill(plog, [2, 3, 4])
-    assert [(h.base_offset, h.last_offset) for h in plog.batch_headers(0)] == [(0, 1), (2, 4), (5, 8)]
-    assert [h.base_offset for h in plog.batch_headers(3)] == [2, 5]
-    store.close()

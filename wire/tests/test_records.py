@@ -177,8 +177,8 @@ def test_header_keys_with_bad_utf8_read_as_java_does():
 # --- the timestamp lookups against a linear-scan oracle ------------------------------------
 
 
-def oracle_first_at_or_after(stamps, target, base):
-    return next(((base + i, ts) for i, ts in enumerate(stamps) if ts >= target), None)
+def oracle_first_at_or_after(stamps, target, base, skip=0):
+    return next(((base + i, ts) for i, ts in enumerate(stamps) if ts >= target and i >= skip), None)
 
 
 def oracle_max(stamps, base):
@@ -188,13 +188,16 @@ def oracle_max(stamps, base):
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=40), st.integers(-3, 45),
-       st.sampled_from(CODECS), st.integers(0, 10**12))
-def test_timestamp_lookups_match_a_linear_scan(deltas, target_delta, codec, base_offset):
+       st.sampled_from(CODECS), st.integers(0, 10**12), st.integers(0, 42))
+def test_timestamp_lookups_match_a_linear_scan(deltas, target_delta, codec, base_offset, log_start_delta):
     stamps = [T0 + d for d in deltas]  # out of order, with duplicates: producers may do both
     batch = bytearray(build_batch([(ts, None, b"payload" * 5, []) for ts in stamps], codec))
     assign_offsets(batch, base_offset, 0)
     target = T0 + target_delta
     assert first_offset_at_or_after(batch, target) == oracle_first_at_or_after(stamps, target, base_offset)
+    # a log start inside the batch (DeleteRecords): records below it are not answered
+    assert (first_offset_at_or_after(batch, target, base_offset + log_start_delta)
+            == oracle_first_at_or_after(stamps, target, base_offset, log_start_delta))
     assert offset_of_max_timestamp(batch) == oracle_max(stamps, base_offset)
 
 

@@ -74,6 +74,25 @@ def test_add_partitions_and_delete(etcd, prefix):
     run(scenario())
 
 
+
+def test_two_concurrent_increases_grow_the_topic_once(etcd, prefix):
+    """The second increase to 2 — whether it read the topic before the first wrote it (and lost
+    the compare-and-swap) or after — decides on the grown topic and is refused as Kafka refuses an
+    increase to the current count: partition 1 is created once."""
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            await one.create_topic("grown-once", 1, 2, {}, "segment")
+            outcomes = await asyncio.gather(one.add_partitions("grown-once", 2), two.add_partitions("grown-once", 2),
+                                            return_exceptions=True)
+            won = [o for o in outcomes if not isinstance(o, Exception)]
+            lost = [o for o in outcomes if isinstance(o, Exception)]
+            assert len(won) == 1 and won[0].partition_count == 2
+            assert len(lost) == 1 and isinstance(lost[0], ClusterError) and lost[0].code == "invalid_partitions"
+            image = await two.wait_for(lambda im: len(im.partitions_of("grown-once")) == 2, 5)
+            assert image.topics["grown-once"] == won[0]
+    run(scenario())
+
 def test_producer_id_blocks_unique_under_concurrency(etcd, prefix):
     async def scenario():
         async with Members(etcd.endpoint, prefix) as members:

@@ -47,14 +47,6 @@ def group_allowed(broker, operation: Operation, group_id: str) -> bool:
     return allowed(broker, operation, ResourceType.GROUP, group_id)
 
 
-def allowed_names(broker, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> set[str]:
-    """The names (each asked once) the request may do `operation` on."""
-    names = set(names)
-    if broker.acls is None:
-        return names
-    return {n for n in names if allowed(broker, operation, resource_type, n)}
-
-
 def allowed_on_any(broker, operation: Operation, resource_type: ResourceType) -> bool:
     """Whether some resource of the type allows the operation (Kafka's authorizeByResourceType)."""
     store = broker.acls
