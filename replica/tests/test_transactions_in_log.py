@@ -155,3 +155,29 @@ def test_retention_drops_aborted_transactions_below_the_log_start(store):
         p.publish()
     p.delete_records_before(2)
     assert [t.producer_id for t in p.aborted_transactions(0, 4)] == [8]
+
+
+@pytest.mark.parametrize("store_cls", STORES, ids=["segment", "commitlog"])
+def test_a_follower_copying_the_leaders_batches_knows_the_same_transactions(store_cls, tmp_path):
+    leader_store, follower_store = store_cls(tmp_path / "leader"), store_cls(tmp_path / "follower")
+    leader = _open(leader_store, lead_alone=True)
+    model = Model()
+    for step in [("data", 1000), ("data", 1001), ("abort", 1000), ("data", 1002), ("commit", 1001),
+                 ("data", 1000), ("abort", 1000)]:
+        _apply(leader, model, step)
+    leader.publish()
+    follower = Partition("t", 0, follower_store.open_partition("t", 0, log_config()), 2, log_config(),
+                         min_insync_replicas=1, lag_time_max_ms=30_000, lead_alone=False)
+    data = b"".join(leader.read_bytes(r) for r in leader.read(0, 1 << 20, FetchIsolation.LOG_END))
+    for pos, header in iter_batches(data):
+        follower.append_as_follower(data[pos:pos + header.size])
+    follower.update_follower_high_watermark(leader.high_watermark)
+    assert follower.last_stable_offset == leader.last_stable_offset == model.lso(model.end) == 3
+    assert follower.aborted_transactions(0, 99) == leader.aborted_transactions(0, 99)
+    assert [(t.producer_id, t.first_offset) for t in follower.aborted_transactions(0, 99)] == [(1000, 0), (1000, 5)]
+    # a divergent tail cut off: the second abort goes, producer 1000's transaction at 5 is open again
+    follower.truncate_to(6)
+    assert [(t.producer_id, t.first_offset) for t in follower.aborted_transactions(0, 99)] == [(1000, 0)]
+    assert follower.last_stable_offset == 3  # held by 1002 at 3 (and 1000 at 5) on the follower too
+    leader_store.close()
+    follower_store.close()
