@@ -144,3 +144,18 @@ def test_a_user_with_acls_is_let_through_where_they_allow(broker):
         assert made.topics[0].error_code == NONE
         assert _delete_topic(c, "d.made") == NONE
         assert c.fetch("d.1", 0, 1).error_code == NONE  # DeleteRecords above moved the log start to 1
+
+
+def test_write_txn_markers_needs_cluster_action(broker):
+    """Kafka's handleWriteTxnMarkersRequest: CLUSTER_ACTION on the cluster, or every partition is refused."""
+    marker = dict(producer_id=4242, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+                  topics=[dict(name="d.1", partition_indexes=[0])])
+    with Client.to(broker) as admin:
+        end = admin.log_end_offset("d.1")
+        with _as(broker, "dave") as c:  # ALL on d.* topics is not enough
+            r = c.request(27, 1, markers=[marker])
+            assert r.markers[0].topics[0].partitions[0].error_code == CLUSTER_AUTH
+        assert admin.log_end_offset("d.1") == end
+        r = admin.request(27, 1, markers=[marker])  # the super user (a broker) writes it
+        assert r.markers[0].topics[0].partitions[0].error_code == NONE
+        assert admin.log_end_offset("d.1") == end + 1

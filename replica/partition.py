@@ -11,8 +11,6 @@ A single broker leads every partition with itself as the only replica and ISR, s
 follows what the leader counts as written: the log end, or with flush.messages=1 the end
 an fsync covered (`publish(upto)`), so a consumer never reads what a crash could take back.
 
-With flush.messages=1 a replica's offsets count only what it has fsynced (fsynced_end.py).
-
 Leadership comes from metadata (`make_leader` / `make_follower`, called by the replica
 manager with the state the controller store holds); epochs fence the rest: a request naming
 an older leader epoch gets FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
@@ -27,8 +25,9 @@ from dataclasses import dataclass
 
 from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
 from segment.compaction.cleaning_policy import compacts, retention_deletes
+from wire.control_batch import build_control_batch
 from wire.record_batch import BatchHeader, parse_header
-from wire.records import InvalidRecords, iter_records
+from wire.records import has_keyless_record
 
 from .fsynced_end import FsyncedEnd
 from .isr_change import PendingIsrChange
@@ -81,15 +80,9 @@ class Partition:
         ) if lead_alone else None
         self._follower_hw = 0
         self._fsynced = FsyncedEnd(log.log_start_offset)
-        self.producers = ProducerStateTable()
+        self.producers = ProducerStateTable.from_log(log)
         self.purgatory = PartitionPurgatory()
         self.isr_change = PendingIsrChange()
-        self._rebuild_producer_state()
-
-    def _rebuild_producer_state(self) -> None:
-        self.producers = ProducerStateTable()
-        for header in self._log.batch_headers(self._log.log_start_offset):
-            self.producers.record(header, header.base_offset, header.last_offset, header.max_timestamp)
 
     # ----- what handlers read (the ReadablePartition of readable_partition.py) --------
 
@@ -108,7 +101,11 @@ class Partition:
     @property
     def last_stable_offset(self) -> int:
         """Below it no transaction is still open; without transactions, the high watermark."""
-        return self.high_watermark
+        return self.producers.transactions.last_stable_offset(self.high_watermark)
+
+    def aborted_transactions(self, start: int, upper: int) -> list:
+        """Aborted transactions (CompletedTxn) overlapping [start, upper): a read_committed fetch's."""
+        return self.producers.transactions.aborted_between(start, upper, self._log.log_start_offset)
 
     @property
     def isr(self) -> tuple[int, ...]:
@@ -216,7 +213,7 @@ class Partition:
             raise NotEnoughReplicas(
                 f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
                 f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
-        if compacts(self.config.cleanup_policy) and _has_keyless_record(batch):
+        if compacts(self.config.cleanup_policy) and has_keyless_record(batch):
             raise KeylessRecordOnCompactedTopic(  # Kafka's LogValidator message
                 f"Compacted topic cannot accept message without key in topic partition {self.topic}-{self.index}.")
         duplicate = self.producers.check(header)
@@ -227,6 +224,17 @@ class Partition:
         info = self._log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         return info, False
+
+    def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                          commit: bool) -> AppendInfo:
+        """WriteTxnMarkers' append; raises NotLeader, ProducerFenced, CoordinatorFenced, StorageError."""
+        if self.leader is None:
+            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
+        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        batch = build_control_batch(producer_id, producer_epoch, coordinator_epoch, commit, now := now_ms())
+        info = self._log.append(batch, self.state.leader_epoch, now, None)
+        self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
+        return info
 
     def publish(self, upto: int | None = None) -> None:
         """Count appended data as the leader's (to the log end, or to `upto`, the end an
@@ -319,13 +327,13 @@ class Partition:
         self._log.truncate_fully_and_start_at(offset)
         self._fsynced.emptied_at(offset)
         self._follower_hw = offset
-        self._rebuild_producer_state()
+        self.producers = ProducerStateTable.from_log(self._log)  # replay the log as cut
 
     def append_as_follower(self, batch: bytes) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
         info = self._log.append_as_follower(batch)
         header = parse_header(batch)
-        self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
+        self.producers.record_stored(header, info.first_offset, info.last_offset, info.max_timestamp, batch)
         self.purgatory.data_arrived()
 
     def update_follower_high_watermark(self, high_watermark: int) -> None:
@@ -346,7 +354,7 @@ class Partition:
         self._log.truncate_to(offset)
         self._fsynced.truncated(self._log.log_end_offset)
         self._follower_hw = min(self._follower_hw, self._log.log_end_offset)
-        self._rebuild_producer_state()
+        self.producers = ProducerStateTable.from_log(self._log)  # replay the log as cut
 
     # ----- role changes (from metadata) -------------------------------------------------
 
@@ -390,11 +398,3 @@ class Partition:
     def wake_all(self) -> None:
         self.purgatory.data_arrived()
 
-
-def _has_keyless_record(batch) -> bool:
-    """Whether a record of the batch has a null key (records that cannot be read count as such:
-    the batch is refused either way)."""
-    try:
-        return any(record.key is None for record in iter_records(batch))
-    except InvalidRecords:
-        return True

@@ -12,6 +12,12 @@ a producer has at most five requests in flight and may resend any of them.
 - An unknown producer id is accepted at any sequence (KIP-360): its state
   may have been lost to retention, and refusing would wedge the producer.
 
+Transactional batches and their markers also go to the partition's TransactionState
+(transaction_state.py). A marker is checked before it is appended: an epoch below the
+producer's is INVALID_PRODUCER_EPOCH, a coordinator epoch below the last marker's is
+TRANSACTION_COORDINATOR_FENCED (Kafka's appendEndTxnMarker); it moves the producer's epoch
+but not its sequences.
+
 The state is rebuilt from batch headers when a partition is opened, so it
 survives restarts the same way Kafka's does (from the log).
 """
@@ -21,7 +27,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from segment.log import PartitionLog
+from wire.control_batch import ABORT, control_type, is_marker, marker_coordinator_epoch
 from wire.record_batch import BatchHeader
+
+from .transaction_state import CompletedTxn, TransactionState
 
 MAX_REMEMBERED_BATCHES = 5
 INT32_MAX = 0x7FFFFFFF
@@ -33,6 +43,10 @@ class ProducerFenced(Exception):
 
 class OutOfOrderSequence(Exception):
     """OUT_OF_ORDER_SEQUENCE_NUMBER."""
+
+
+class CoordinatorFenced(Exception):
+    """TRANSACTION_COORDINATOR_FENCED: a marker from a coordinator older than the last one's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +61,7 @@ class RememberedBatch:
 @dataclass(slots=True)
 class ProducerEntry:
     epoch: int
+    coordinator_epoch: int = -1
     batches: deque = field(default_factory=lambda: deque(maxlen=MAX_REMEMBERED_BATCHES))
 
     @property
@@ -61,6 +76,7 @@ def _next_seq(seq: int) -> int:
 class ProducerStateTable:
     def __init__(self) -> None:
         self._producers: dict[int, ProducerEntry] = {}
+        self.transactions = TransactionState()
 
     def check(self, header: BatchHeader) -> RememberedBatch | None:
         """Validate a producer's batch before it is appended.
@@ -93,23 +109,67 @@ class ProducerStateTable:
             )
         return None
 
+    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int) -> None:
+        """Validate a transaction marker before it is appended; raises ProducerFenced / CoordinatorFenced."""
+        entry = self._producers.get(producer_id)
+        if entry is None:
+            return
+        if producer_epoch < entry.epoch:
+            raise ProducerFenced(f"marker for producer {producer_id} epoch {producer_epoch} < current {entry.epoch}")
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise CoordinatorFenced(f"marker for producer {producer_id} from coordinator epoch "
+                                    f"{coordinator_epoch} < {entry.coordinator_epoch}")
+
+    def record_marker(self, header: BatchHeader, offset: int, coordinator_epoch: int,
+                      aborted: bool) -> CompletedTxn:
+        """Remember an appended marker (also when replaying the log): it ends the producer's transaction."""
+        entry = self._entry(header)
+        if entry is not None:
+            entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
+        return self.transactions.marker(header.producer_id, offset, aborted)
+
     def record(self, header: BatchHeader, first_offset: int, last_offset: int, timestamp: int) -> None:
-        """Remember an appended batch (also used when replaying the log)."""
+        """Remember an appended producer batch (also used when replaying the log)."""
         if not header.has_producer_id:
             return
-        entry = self._producers.get(header.producer_id)
-        if entry is None or header.producer_epoch > entry.epoch:
-            entry = ProducerEntry(epoch=header.producer_epoch)
-            self._producers[header.producer_id] = entry
-        elif header.producer_epoch < entry.epoch:
+        entry = self._entry(header)
+        if entry is None:
             return
+        if header.is_transactional:
+            self.transactions.transactional_batch(header.producer_id, first_offset)
         entry.batches.append(
             RememberedBatch(header.base_sequence, header.last_sequence, first_offset, last_offset, timestamp)
         )
 
-    def truncate(self) -> None:
-        """Forget everything (after log truncation the log is replayed again)."""
-        self._producers.clear()
+    def _entry(self, header: BatchHeader) -> ProducerEntry | None:
+        """The producer's entry, new when its epoch is newer; None when the batch's epoch is older."""
+        entry = self._producers.get(header.producer_id)
+        if entry is None or header.producer_epoch > entry.epoch:
+            kept = entry.coordinator_epoch if entry is not None else -1
+            entry = ProducerEntry(epoch=header.producer_epoch, coordinator_epoch=kept)
+            self._producers[header.producer_id] = entry
+        elif header.producer_epoch < entry.epoch:
+            return None
+        return entry
+
+    def record_stored(self, header: BatchHeader, first_offset: int, last_offset: int, timestamp: int,
+                      batch=None) -> None:
+        """Any batch found in or copied to the log: a marker (its bytes in `batch`) or a producer's."""
+        if is_marker(header):
+            self.record_marker(header, first_offset, marker_coordinator_epoch(batch), control_type(batch) == ABORT)
+        elif not header.is_control:
+            self.record(header, first_offset, last_offset, timestamp)
+
+    @classmethod
+    def from_log(cls, log: PartitionLog) -> ProducerStateTable:
+        """Replay the log's batches from its start: headers, and a marker's record for its kind."""
+        table = cls()
+        for header in log.batch_headers(log.log_start_offset):
+            batch = log.read_bytes(log.read(header.base_offset, 1, header.last_offset + 1)[0]) \
+                if is_marker(header) else None
+            table.record_stored(header, header.base_offset, header.last_offset, header.max_timestamp, batch)
+        table.transactions.log_start_moved(log.log_start_offset)
+        return table
 
     def __len__(self) -> int:
         return len(self._producers)

@@ -65,6 +65,10 @@ class ReadablePartition(Protocol):
     @property
     def last_stable_offset(self) -> int: ...
 
+    def aborted_transactions(self, start: int, upper: int) -> list:
+        """Aborted transactions (producer_id, first_offset, ...) overlapping [start, upper), which a
+        read_committed consumer filters out of what it read."""
+
     @property
     def log_start_offset(self) -> int: ...
 

@@ -13,7 +13,7 @@ drawn in record_batch.py. Each record is:
     varint  valueLength, bytes value  (-1: null, a tombstone)
     varint  headerCount, then per header: varint keyLength, key (UTF-8), varint valueLength, value
 
-Uncompressed, no producer id; baseOffset 0 for records to be appended (the log assigns
+Uncompressed, no producer id unless given; baseOffset 0 for records to be appended (the log assigns
 offsets), the records' own offset for batches built to be read.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import crc32c
 
-from .record_batch import _HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, NO_PRODUCER_ID
+from .record_batch import _HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, NO_PRODUCER_ID, TRANSACTIONAL_BIT
 from .varint import write_varint
 
 
@@ -50,7 +50,10 @@ def _record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: b
 
 
 def _batch(base_offset: int, payload: bytes, count: int, last_offset_delta: int,
-           first_ts: int, max_ts: int) -> bytearray:
+           first_ts: int, max_ts: int, attributes: int = 0,
+           producer: tuple[int, int, int] = (NO_PRODUCER_ID, -1, -1)) -> bytearray:
+    """`attributes` 0: no compression, CreateTime, not transactional; `producer`: (id, epoch,
+    base sequence)."""
     batch = bytearray(HEADER_SIZE) + payload
     _HEADER.pack_into(
         batch, 0,
@@ -59,10 +62,10 @@ def _batch(base_offset: int, payload: bytes, count: int, last_offset_delta: int,
         -1,  # partitionLeaderEpoch
         MAGIC,
         0,  # crc, below
-        0,  # attributes: no compression, CreateTime, not transactional
+        attributes,
         last_offset_delta,
         first_ts, max_ts,
-        NO_PRODUCER_ID, -1, -1,
+        *producer,
         count,
     )
     crc = crc32c.crc32c(memoryview(batch)[21:])
@@ -70,13 +73,17 @@ def _batch(base_offset: int, payload: bytes, count: int, last_offset_delta: int,
     return batch
 
 
-def build_batch(records: list[tuple], timestamp_ms: int) -> bytearray:
+def build_batch(records: list[tuple], timestamp_ms: int, producer: tuple[int, int, int] | None = None,
+                transactional: bool = False) -> bytearray:
     """One uncompressed batch of (key, value) or (key, value, headers) records to append, all
-    stamped `timestamp_ms`; headers are (name, value) pairs."""
+    stamped `timestamp_ms`; headers are (name, value) pairs. `producer`: (id, epoch, base
+    sequence) of an idempotent producer, whose batch may be `transactional`."""
     if not records:
         raise ValueError("a record batch holds at least one record")
     payload = b"".join(_record(i, 0, *record) for i, record in enumerate(records))
-    return _batch(0, payload, len(records), len(records) - 1, timestamp_ms, timestamp_ms)
+    return _batch(0, payload, len(records), len(records) - 1, timestamp_ms, timestamp_ms,
+                  attributes=TRANSACTIONAL_BIT if transactional else 0,
+                  producer=producer or (NO_PRODUCER_ID, -1, -1))
 
 
 def build_record_batch(base_offset: int, last_offset: int,

@@ -60,7 +60,7 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
     isolation = FetchIsolation.of(request.replica_id, request.isolation_level)
     for topic, fps in wanted:
         if topic in unreadable:
-            out.append((topic, [(fp.partition, "topic_authorization_failed", None, []) for fp in fps]))
+            out.append((topic, [(fp.partition, "topic_authorization_failed", None, [], None) for fp in fps]))
             continue
         parts = []
         for fp in fps:
@@ -69,37 +69,41 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
                 slice_started = time.monotonic()
             partition = broker.topics.partition(topic, fp.partition)
             if partition is None:
-                parts.append((fp.partition, broker.topics.missing_partition_error(topic, fp.partition), None, []))
+                parts.append((fp.partition, broker.topics.missing_partition_error(topic, fp.partition), None, [], None))
                 continue
             fenced = partition.epoch_error(getattr(fp, "current_leader_epoch", -1))
             if fenced is not None:
-                parts.append((fp.partition, fenced, partition, []))
+                parts.append((fp.partition, fenced, partition, [], None))
                 continue
             if not partition.is_leader and request.replica_id != DEBUGGING_REPLICA_ID:
                 # only leaders serve fetches (no KIP-392 follower reads); Kafka's debugging
                 # consumer id reads any replica, up to its high watermark
-                parts.append((fp.partition, "not_leader_or_follower", partition, []))
+                parts.append((fp.partition, "not_leader_or_follower", partition, [], None))
                 continue
             if request.replica_id >= 0:
                 partition.follower_fetched(request.replica_id, fp.fetch_offset)
             limit = min(fp.partition_max_bytes, remaining)
             if total and limit <= 0:
-                parts.append((fp.partition, "none", partition, []))
+                parts.append((fp.partition, "none", partition, [], None))
                 continue
             try:
                 regions = partition.read(fp.fetch_offset, max(limit, 1), isolation)
             except OffsetOutOfRange:
-                parts.append((fp.partition, "offset_out_of_range", partition, []))
+                parts.append((fp.partition, "offset_out_of_range", partition, [], None))
                 continue
             except StorageError:  # the log is offline (LogOffline): Kafka answers the same
-                parts.append((fp.partition, "kafka_storage_error", partition, []))
+                parts.append((fp.partition, "kafka_storage_error", partition, [], None))
                 continue
             size = sum(r.size if hasattr(r, "size") else len(r) for r in regions)  # bytes: key lookups
             if total and size > limit:
                 regions, size = [], 0  # only the response's first batch may overrun
             total += size
             remaining -= size
-            parts.append((fp.partition, "none", partition, regions))
+            aborted = None
+            if isolation is FetchIsolation.TXN_COMMITTED:  # Kafka: a list (maybe empty) for read_committed
+                aborted = partition.aborted_transactions(fp.fetch_offset, partition.last_stable_offset) \
+                    if regions else []
+            parts.append((fp.partition, "none", partition, regions, aborted))
         out.append((topic, parts))
     return out, total
 
@@ -146,7 +150,7 @@ async def handle(broker, header, request):
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
     while True:
         results, total = await _read_partitions(broker, request, wanted, max_bytes)
-        has_error = any(code != "none" for _, parts in results for _, code, _, _ in parts)
+        has_error = any(code != "none" for _, parts in results for _, code, *_ in parts)
         left = deadline - time.monotonic()
         if total >= request.min_bytes or has_error or left <= 0:
             break
@@ -157,15 +161,23 @@ async def handle(broker, header, request):
 def _response(cls, results):
     topic_cls = nested(cls, "FetchableTopicResponse")
     part_cls = nested(cls, "PartitionData")
+    aborted_cls = nested(cls, "AbortedTransaction")  # Fetch v4+
     topics = []
     for name, parts in results:
         datas = []
-        for index, code, partition, regions in parts:
+        for index, code, partition, regions, aborted in parts:
             hw = partition.high_watermark if partition else -1
             lso = partition.last_stable_offset if partition else -1
             start = partition.log_start_offset if partition else -1
             datas.append(make(part_cls, partition_index=index, error_code=error(code), high_watermark=hw,
-                              last_stable_offset=lso, log_start_offset=start, aborted_transactions=None,
+                              last_stable_offset=lso, log_start_offset=start,
+                              aborted_transactions=_aborted(aborted_cls, aborted),
                               preferred_read_replica=-1, records=RecordRegions(regions)))
         topics.append(make(topic_cls, topic=name, partitions=tuple(datas)))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=0, responses=tuple(topics))
+
+
+def _aborted(aborted_cls, aborted):
+    if aborted is None or aborted_cls is None:
+        return None
+    return tuple(make(aborted_cls, producer_id=t.producer_id, first_offset=t.first_offset) for t in aborted)

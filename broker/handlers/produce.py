@@ -71,7 +71,12 @@ def _admit(broker, topic_name: str, index: int, records):
     except InvalidBatch as exc:
         log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
         return "corrupt_message", str(exc)
-    if header.is_transactional or header.is_control:
+    if header.is_transactional and not header.has_producer_id:  # Kafka's LogValidator
+        return "invalid_record", "a transactional batch needs a producer id"
+    if header.is_transactional and broker.acls is not None:
+        # Kafka authorizes a transactional batch by WRITE on the request's transactional id,
+        # which is refused below until a coordinator serves them; without an authorizer it
+        # appends the batch, and a coordinator's WriteTxnMarkers ends its transaction.
         return "transactional_id_authorization_failed", "transactions are not supported"
     return partition, PendingBatch(records, header, partition.wants_record_keys)
 
