@@ -36,12 +36,18 @@ class NoOffsetYet(RuntimeError):
     """ListOffsets answered without an offset (-1001) for earliest/latest: a leader in transition."""
 
 
-def _retriable(exc: Exception) -> bool:
+def retriable(exc: Exception) -> bool:
+    """Whether a failed driver call may succeed once the cluster has elected a leader again.
+
+    librdkafka's admin ListOffsets reports a partition whose metadata shows no leader (the old
+    one was killed, the new one not yet elected) as a local _NOENT, "No leaders found", not as
+    LEADER_NOT_AVAILABLE, and does not mark it retriable.
+    """
     if isinstance(exc, NoOffsetYet):
         return True
     err = exc.args[0] if exc.args else None
     return not hasattr(err, "retriable") or err.retriable() or err.code() in (
-        KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER,
+        KafkaError._NOENT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER,
         KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
         KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH)
 
@@ -61,7 +67,7 @@ class KafkaMetadata:
             try:
                 return call()
             except (KafkaException, NoOffsetYet) as e:
-                if not _retriable(e):
+                if not retriable(e):
                     raise
                 log.info("twinlog source: %s failed (%s); retry %d of %d in %.1fs", what, e, attempt,
                          self._retries, self._retry_interval_s)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 
+from spark.metadata import retriable
 from spark.client_config import consumer_config, producer_config
 from spark.offsets import KafkaOffsetRange, from_json_dict, offset_ranges, rate_limit, split_ranges, to_json_dict
 from spark.options import EARLIEST, LATEST, OptionError, parse_source_options
@@ -129,3 +131,10 @@ def test_min_offsets_per_trigger_waits_at_most_max_trigger_delay(monkeypatch):
     assert reader._delay_batch(begin, {("a", 0): 1, ("a", 1): 0})
     now[0] += 0.002
     assert not reader._delay_batch(begin, {("a", 0): 1, ("a", 1): 0})  # maxTriggerDelay passed: go anyway
+
+
+def test_a_partition_without_a_leader_is_retried_and_an_authorization_error_is_not():
+    no_leader = KafkaException(KafkaError(KafkaError._NOENT, "Failed to query partition leaders: No leaders found"))
+    denied = KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED, "denied"))
+    assert retriable(no_leader)
+    assert not retriable(denied)
