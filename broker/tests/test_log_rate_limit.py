@@ -109,7 +109,7 @@ def test_threads_never_pass_more_than_the_limit():
     assert len(lines) == 50
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.tuples(st.floats(0, 30), st.sampled_from(["a %s", "b %s", "c"])), max_size=300),
        st.integers(1, 5), st.floats(1, 20))
 def test_every_line_is_passed_or_counted_in_a_summary(events, limit, interval):

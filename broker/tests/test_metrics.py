@@ -49,7 +49,7 @@ def every_error(entity) -> list[ErrorCode]:
 
 
 @pytest.mark.parametrize("api_key", sorted(SERVED_VERSIONS))
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=5)
 @given(data=st.data())
 def test_errors_in_finds_every_error_code(api_key, data):
     version = SERVED_VERSIONS[api_key][1]

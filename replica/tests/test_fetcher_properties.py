@@ -42,7 +42,7 @@ rounds = st.tuples(st.just("round"), st.just(0))
 elections = st.tuples(st.just("elect"), st.just(0))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(steps=st.lists(st.one_of(appends, rounds, rounds, elections), max_size=40),
        partition_max_bytes=st.integers(1, 600), partial_tails=st.booleans())
 def test_the_follower_is_always_a_prefix_of_the_leader_and_catches_up(steps, partition_max_bytes, partial_tails):
@@ -102,7 +102,7 @@ def common_batches(a: list[bytes], b: list[bytes]) -> int:
     return n
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(history=terms, final=st.sampled_from("AB"), partial_tails=st.booleans(), data=st.data())
 def test_a_divergent_follower_converges_on_the_leader_without_losing_committed_records(
         history, final, partial_tails, data):

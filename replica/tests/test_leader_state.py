@@ -19,7 +19,7 @@ step = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(step, max_size=60), st.integers(0, 3))
 def test_high_watermark_and_isr_follow_kafkas_rules(steps, start):
     now = [0]

@@ -73,7 +73,7 @@ steps = st.lists(st.tuples(st.sampled_from(["data", "data", "plain", "commit", "
 
 
 @pytest.mark.parametrize("store_cls", STORES, ids=["segment", "commitlog"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(steps=steps, hw_fractions=st.lists(st.floats(0, 1), min_size=1, max_size=5))
 def test_lso_and_aborted_ranges_follow_the_model(store_cls, steps, hw_fractions):
     with tempfile.TemporaryDirectory() as tmp:

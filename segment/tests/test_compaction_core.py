@@ -63,7 +63,7 @@ headers = st.lists(st.tuples(st.sampled_from(["h", "trace"]), st.one_of(st.none(
 records = st.lists(st.tuples(keys, values, headers), min_size=1, max_size=40)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(recs=records, codec=st.sampled_from([0, 1, 2, 3, 4, RAW_SNAPPY]), data=st.data(),
        producer=st.sampled_from([(-1, -1, -1), (7, 3, 100)]), base=st.integers(0, 2**40))
 def test_filter_batch_round_trip(recs, codec, data, producer, base):
@@ -108,7 +108,7 @@ def test_empty_batch_from_an_earlier_clean_is_kept_only_when_asked():
     assert filter_batch(emptied, lambda r: True, retain_empty=False).outcome is Outcome.DROPPED
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(batches=st.lists(st.lists(st.tuples(st.sampled_from([b"x", b"y", b"z", None]), values), min_size=1,
                                  max_size=10), min_size=1, max_size=10))
 def test_offset_map_latest_equals_a_dict(batches):

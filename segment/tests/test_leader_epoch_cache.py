@@ -95,7 +95,7 @@ class EpochCacheWalk(RuleBasedStateMachine):
             assert self.cache.end_offset_for(epoch, leo) == model_end_offset_for(self.model, epoch, leo), epoch
 
 
-EpochCacheWalk.TestCase.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
+EpochCacheWalk.TestCase.settings = settings(max_examples=150, stateful_step_count=30)
 test_epoch_cache_against_list_model = EpochCacheWalk.TestCase
 
 

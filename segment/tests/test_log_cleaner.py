@@ -72,7 +72,7 @@ batches = st.lists(st.tuples(st.lists(st.tuples(keys, st.one_of(st.none(), st.bi
                    min_size=1, max_size=30)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(batches=batches, expired=st.booleans())
 def test_cleaned_log_reads_as_the_same_table(tmp_path_factory, batches, expired):

@@ -283,7 +283,7 @@ def test_a_cache_file_that_disagrees_is_rebuilt_from_the_batches(engine, damage)
     assert plog.epochs.entries == truth and epochs_on_disk(engine) == truth
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     kind=st.sampled_from(ENGINES),
     steps=st.lists(

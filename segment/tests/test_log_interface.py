@@ -28,7 +28,7 @@ def engine(request, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ENGINES)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(sizes=st.lists(st.integers(1, 12), min_size=1, max_size=40))
 def test_every_offset_reads_its_containing_batch(tmp_path_factory, kind, sizes):
     engine = Engine(kind, tmp_path_factory.mktemp(kind))

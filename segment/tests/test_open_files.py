@@ -31,7 +31,7 @@ def fds_under(directory) -> list[str]:
     return out
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(capacity=st.integers(1, 6), uses=st.lists(st.integers(0, 11), min_size=1, max_size=60))
 def test_capacity_holds_and_every_file_reads_back_what_was_written(tmp_path_factory, capacity, uses):
     directory = tmp_path_factory.mktemp("files")

@@ -48,7 +48,7 @@ def read_bases(plog, offset: int, max_bytes: int, upper: int) -> list[int]:
     return [h.base_offset for _, h in iter_batches(data)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(kind=st.sampled_from(ENGINES),
        sizes=st.lists(st.tuples(st.integers(1, 4), st.integers(1, 200)), min_size=1, max_size=40),
        reads=st.lists(st.tuples(st.floats(0, 1), st.integers(1, 3000), st.floats(0, 1.2)), min_size=1, max_size=10))

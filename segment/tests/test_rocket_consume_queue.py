@@ -55,7 +55,7 @@ def test_file_boundaries_and_names(tmp_path):
     check(ConsumeQueue(tmp_path, "t", 0, PER_FILE, OpenFiles(4)), oracle)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(st.integers(1, 5), min_size=0, max_size=30), st.data())
 def test_lookup_and_truncation_match_oracle(tmp_path_factory, sizes, data):
     path = tmp_path_factory.mktemp("q")

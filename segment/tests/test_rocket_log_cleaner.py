@@ -48,7 +48,7 @@ def active_base(plog):
     return uncleanable
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(batches=batches, expired=st.booleans(), rounds=st.integers(1, 2))
 def test_cleaned_log_reads_as_the_same_table(tmp_path_factory, batches, expired, rounds):

@@ -90,7 +90,7 @@ def check_recovered(root, units, cut):
     store.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.tuples(st.integers(0, 2), st.integers(1, 6)), min_size=1, max_size=25),
     st.integers(0, 25),

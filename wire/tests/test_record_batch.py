@@ -168,7 +168,7 @@ def test_last_sequence_wraps_at_int32_max():
 # --- the in-place rewrites ----------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(0, 2**63 - 1), st.integers(-1, 2**31 - 1), st.sampled_from([0, 1, 2, 3, 4]), st.integers(0, 3))
 def test_assign_offsets_touches_only_base_offset_and_leader_epoch(base_offset, epoch, codec, pos):
     original = bytes(pos) + build_batch(4, codec)

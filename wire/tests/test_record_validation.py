@@ -49,7 +49,7 @@ def keys_of(recs):
     return {k for k, _v, _t, _h in recs if k is not None}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(records, st.sampled_from([0, 1, 3, 4]))
 def test_batches_a_producer_builds_pass_with_their_keys(recs, codec):
     batch = batch_of(recs, codec)
@@ -116,7 +116,7 @@ DAMAGE = ["count too high", "trailing bytes", "record missing", "length too long
           "negative header count", "header key null", "varint too long"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(records.filter(lambda r: len(r) >= 2), st.sampled_from(DAMAGE))
 def test_each_kind_of_damage_is_refused_by_both_walks(recs, kind):
     batch = _damaged(recs, kind)
@@ -149,7 +149,7 @@ def test_the_compiled_walk_is_built():
     assert RECORD_WALK_COMPILED, "wire/_record_walk was not compiled: see pip's build output"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(records, st.data())
 def test_compiled_walk_agrees_with_the_python_oracle_on_any_damage(recs, data):
     """Flip, insert or delete bytes anywhere in the records: both walks accept with the same

@@ -144,7 +144,7 @@ timestamps = st.integers(-1, 2**42)
 record_lists = st.lists(st.tuples(timestamps, keys, keys, header_lists), min_size=1, max_size=25)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(record_lists, st.sampled_from(CODECS), st.integers(0, 2**62))
 def test_round_trip(records, codec, base_offset):
     batch = bytearray(build_batch(records, codec))
@@ -186,7 +186,7 @@ def oracle_max(stamps, base):
     return base + stamps.index(top), top
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=40), st.integers(-3, 45),
        st.sampled_from(CODECS), st.integers(0, 10**12), st.integers(0, 42))
 def test_timestamp_lookups_match_a_linear_scan(deltas, target_delta, codec, base_offset, log_start_delta):
@@ -296,7 +296,7 @@ def test_every_byte_flip_in_the_records_region(codec):
             assert_invalid_or_consistent(bytes(flipped))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=300), st.integers(-2, 2**31 - 1), st.sampled_from(CODECS))
 def test_garbage_records_region(region, count, codec):
     plain = build_batch([(T0, None, b"x", [])])
@@ -379,7 +379,7 @@ def test_snappy_length_claims_are_checked_before_allocating():
             decode_all(with_records_region(plain, 2, region))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(record_lists, st.sampled_from(CODECS))
 def test_record_keys_are_the_keys_iter_records_reads(records, codec):
     batch = build_batch(records, codec)
@@ -393,7 +393,7 @@ def _keys_or_error(fn, *args):
         return InvalidRecords
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(record_lists, st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=4))
 def test_record_keys_inline_walk_agrees_with_the_exact_walk_on_damaged_records(records, damage):
     """The inline fast path may only ever answer what _walk_keys answers, for any bytes."""

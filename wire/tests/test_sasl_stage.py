@@ -46,7 +46,7 @@ def test_the_happy_paths():
 walks = st.lists(st.tuples(st.sampled_from(Frame), st.sampled_from(Outcome)), max_size=30)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=2000)
 @given(start=st.sampled_from(["SASL_PLAINTEXT", "SASL_SSL"]), walk=walks)
 def test_no_walk_reaches_a_handler_before_the_authenticator_says_complete(start, walk):
     stage = initial_stage(start)

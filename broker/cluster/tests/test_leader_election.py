@@ -80,7 +80,7 @@ events = st.lists(st.tuples(st.sampled_from(["kill", "revive", "write", "catch_u
                             st.sampled_from(BROKERS)), max_size=40)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(replicas=st.permutations(BROKERS).flatmap(lambda p: st.integers(1, 3).map(lambda n: tuple(p[:n]))),
        events=events)
 def test_clean_elections_never_lose_an_acknowledged_record(replicas, events):

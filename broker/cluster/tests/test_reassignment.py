@@ -152,7 +152,7 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("reassign"), targets)), max_size=40)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(steps=steps)
 def test_reassignments_never_lose_an_acknowledged_record(steps):
     """`complete` = the replicas holding every record acknowledged with acks=all (the whole ISR
