@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from broker_launcher import BrokerProcess, broker_command, free_port  # noqa: E402
-from compat_tests.etcd_process import EtcdProcess  # noqa: E402
+from broker.testing.etcd_process import EtcdProcess  # noqa: E402
 from load_workers import PhaseError  # noqa: E402
 
 NODES = (1, 2, 3)

@@ -55,7 +55,7 @@ class Broker:
             file_delete_delay_ms=config.log_defaults.file_delete_delay_ms),
             max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
-        self.security = BrokerSecurity(config)  # SASL mechanisms and credentials (issue 17)
+        self.security = BrokerSecurity(config)  # SASL mechanisms and credentials
         # fsyncs shared by the produces waiting on one partition (flush.messages)
         self.group_commits = PartitionCommits(self._group_commit)
         self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
@@ -70,7 +70,7 @@ class Broker:
         else:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics)
             self.producer_ids = ProducerIdAllocator(data_dir)
-        self.acls = None  # ACLs (issue 17): none without --authorizer; etcd's on a cluster member
+        self.acls = None  # ACLs: none without --authorizer; etcd's on a cluster member
         if config.authorizer is not None:
             self.acls = (ClusterAclStore(member.metadata, config.authorizer) if member is not None
                          else AclStore(data_dir, config.authorizer))

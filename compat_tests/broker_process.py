@@ -27,7 +27,7 @@ from pathlib import Path
 
 from broker.testing import twinlog_broker as testing
 from broker.testing.twinlog_broker import BrokerStartError
-from compat_tests.ports import free_port  # noqa: F401 (also imported from here by tests)
+from broker.testing.ports import free_port  # noqa: F401 (also imported from here by tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPS = Path(__file__).resolve().parent / ".deps"

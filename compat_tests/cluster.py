@@ -5,8 +5,9 @@ replication scenarios ask: who leads a partition now (from any live broker's Met
 until the ISR is whole again, read every replica's log through Fetch with a replica id so
 their batches can be compared byte for byte.
 
-Brokers run with short timeouts so a scenario takes seconds: a 2 s etcd session (Kafka's
-broker.session.timeout.ms, 9 s by default) and replica.lag.time.max.ms of 2 s (30 s).
+Brokers run with the short timeouts of broker/testing/process_cluster.py (member_flags), the
+packaged cluster a user or the Spark demo starts; this one adds what the compat tests need:
+BrokerProcess (kill -9, the Tansu peer), per-broker flags and byte-level replica reads.
 """
 
 from __future__ import annotations
@@ -17,13 +18,10 @@ from collections.abc import Callable
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
+from broker.testing.etcd_process import EtcdProcess
+from broker.testing.process_cluster import member_flags
 from compat_tests.broker_process import BrokerProcess, free_port
-from compat_tests.etcd_process import EtcdProcess
 from compat_tests.raw_kafka import Client, batch_header, fetch_values, split_batches
-
-SESSION_MS = 2000
-LAG_MS = 2000
-
 
 # Kafka's debugging consumer id: any replica answers it, leader or follower, up to its HW.
 REPLICA_READER = -2
@@ -52,10 +50,7 @@ class Cluster:
         ports = [free_port() for _ in range(size)]
         self.brokers = {
             node: BrokerProcess(storage_mode=storage_mode, port=port, extra_args=[
-                "--node-id", str(node), "--etcd", "", "--broker-session-timeout-ms", str(SESSION_MS),
-                "--replica-lag-time-max-ms", str(LAG_MS), "--group-initial-rebalance-delay-ms", "0",
-                "--group-min-session-timeout-ms", "1000", *extra_args,
-                *(broker_args(node, port) if broker_args else ())])
+                *member_flags(node, ""), *extra_args, *(broker_args(node, port) if broker_args else ())])
             for node, port in zip(range(1, size + 1), ports)
         }
 

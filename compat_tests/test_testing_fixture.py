@@ -3,6 +3,9 @@
 - TwinlogBroker as a context manager, both layouts: a topic made with create_topic, one record
   produced and consumed with confluent-kafka, the port the broker chose, the work dir gone after.
 - A broker that cannot start (a flag it refuses) is a BrokerStartError carrying its log's tail.
+- TwinlogProcessCluster (broker/testing/process_cluster.py): three brokers and etcd; an acks=all
+  record survives SIGKILL of its partition's leader, another broker leads, and the killed one
+  comes back on its port with its data and rejoins the ISR.
 - The pytest plugin in a pytest run of its own (a user's project): the `twinlog_broker` fixture,
   its options overridden, and a failing test whose report shows the broker's log.
 """
@@ -17,8 +20,42 @@ from importlib import metadata
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from broker.cli.kafka_client import KafkaClient
 from broker.testing import BrokerStartError, TwinlogBroker
+from broker.testing.process_cluster import TwinlogProcessCluster
 from compat_tests.broker_process import ROOT, STORAGE_MODES
+from compat_tests.waiting import wait_until
+
+
+def _isr(cluster: TwinlogProcessCluster, node: int, topic: str) -> list[int]:
+    with KafkaClient(cluster.brokers[node].bootstrap_servers, timeout_s=5) as client:
+        (t,) = client.metadata([topic]).topics
+        return list(t.partitions[0].isr_nodes)
+
+
+def test_a_process_cluster_survives_a_leader_kill():
+    with TwinlogProcessCluster("segment") as cluster:
+        cluster.create_topic("replicated", partitions=1, replication_factor=3)
+        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+        producer.produce("replicated", b"kept", partition=0)
+        assert producer.flush(30) == 0
+        old = cluster.leader("replicated", 0)
+        cluster.kill(old)
+        assert not cluster.brokers[old].is_running()
+        wait_until(lambda: cluster.leader("replicated", 0) != old, "another broker leads", timeout=30)
+        cluster.restart(old)
+        wait_until(lambda: sorted(_isr(cluster, old, "replicated")) == [1, 2, 3], "the ISR whole again", timeout=30)
+        consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "g",
+                             "auto.offset.reset": "earliest"})
+        try:
+            consumer.subscribe(["replicated"])
+
+            def read_back() -> bool:
+                msg = consumer.poll(0.5)
+                return msg is not None and msg.error() is None and msg.value() == b"kept"
+            wait_until(read_back, "the record read back", timeout=30)
+        finally:
+            consumer.close()
 
 
 @pytest.mark.parametrize("storage_mode", STORAGE_MODES)

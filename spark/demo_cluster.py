@@ -19,7 +19,6 @@ the cluster's data directories (etcd and brokers) on disk.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import tempfile
 import time
@@ -36,8 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--storage-mode", default="segment", choices=["segment", "commitlog"])
     args.add_argument("--keep", action="store_true", help="leave the parquet output and the cluster's data")
     opts = args.parse_args(argv)
-    if opts.keep:
-        os.environ["TWINLOG_COMPAT_KEEP"] = "1"  # the cluster's processes leave their directories
 
     from spark.cluster_brokers import ClusterBrokers
     from spark.failover_run import run_with_failures
@@ -46,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     orders = order_events.generate(opts.orders, late_fraction=0.0)
     work = tempfile.mkdtemp(prefix="twinlog-demo-cluster-")
-    with ClusterBrokers(opts.storage_mode, session_ms=PRODUCTION_SESSION_MS) as brokers:
+    with ClusterBrokers(opts.storage_mode, session_ms=PRODUCTION_SESSION_MS, keep=opts.keep) as brokers:
         brokers.create_topics({"orders": 4, "order-stats": 1})
         print(f"twinlog cluster: brokers {brokers.bootstrap} ({opts.storage_mode} storage), etcd "
-              f"{brokers.cluster.etcd.endpoint}; topics orders (4 partitions) and order-stats, "
+              f"{brokers.etcd.endpoint}; topics orders (4 partitions) and order-stats, "
               "replication factor 3, min.insync.replicas 2")
         spark = local_session("twinlog-demo-cluster", quiet=True)
         try:
@@ -57,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
                                        log=lambda line: print(f"  {time.monotonic() - t0:5.1f}s  {line}"))
         finally:
             spark.stop()
-        dirs = {node: p.workdir for node, p in brokers.cluster.brokers.items()}
-        etcd_dir = brokers.cluster.etcd.workdir
+        dirs = {node: p.workdir for node, p in brokers.brokers.items()}
+        etcd_dir = brokers.etcd.workdir
     print()
     print(f"micro-batches (input rows, parquet query): {report.batches}; {sum(report.batches)} of "
           f"{len(orders)} orders; queries restarted from their checkpoint: {report.query_restarts}")

@@ -1,4 +1,4 @@
-"""TLS for SSL and SASL_SSL listeners (issue 17): Kafka's ssl.* settings as PEM files, and the
+"""TLS for SSL and SASL_SSL listeners: Kafka's ssl.* settings as PEM files, and the
 stdlib SSLContext each listener serves with.
 
 Kafka's names and what they are here (keystores and truststores are PEM files only, which is

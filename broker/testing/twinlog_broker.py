@@ -138,14 +138,16 @@ class TwinlogBroker:
 
     `extra_args` are more `serve` flags (e.g. ["--num-partitions", "3"]); a --log-level above
     INFO hides the line the port is read from. The work dir (data/ and broker.log) is removed at
-    stop unless `keep`."""
+    stop unless `keep`. With a fixed `port` (a cluster member others must find again), `kill()`
+    then `start()` brings the same broker back on its port with its data."""
 
     def __init__(self, storage_mode: str = "segment", extra_args: Sequence[str] = (), *, host: str = "127.0.0.1",
-                 start_timeout: float = 30.0, stop_timeout: float = 20.0, keep: bool = False) -> None:
+                 port: int = 0, start_timeout: float = 30.0, stop_timeout: float = 20.0, keep: bool = False) -> None:
         self.storage_mode = storage_mode
         self.extra_args = list(extra_args)
         self.host = host
-        self.port: int | None = None
+        self._fixed_port = port
+        self.port: int | None = port or None
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
         self.keep = keep
@@ -161,14 +163,15 @@ class TwinlogBroker:
         return f"{self.host}:{self.port}"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "broker", "serve", "--host", self.host, "--port", "0",
+        return [sys.executable, "-m", "broker", "serve", "--host", self.host, "--port", str(self._fixed_port),
                 "--data-dir", str(self.data_dir), "--storage-mode", self.storage_mode, *self.extra_args]
 
     def start(self) -> "TwinlogBroker":
+        since = self.log_path.stat().st_size if self.log_path.exists() else 0  # a restart appends
         self.proc = launch(self.command(), self.log_path, cwd=self.workdir)
         try:
-            _, self.port = wait_until_answering(self.proc, lambda: listening_address(self.log_path),
-                                                self.start_timeout, self.log_path)
+            _, self.port = wait_until_answering(self.proc, lambda: listening_address(self.log_path, since),
+                                                self.start_timeout, self.log_path, since=since)
         except BaseException:
             self.stop()
             raise
@@ -181,6 +184,14 @@ class TwinlogBroker:
                 log.write(f"twinlog ignored SIGTERM for {self.stop_timeout:g} s; killed it\n")
         if not self.keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def kill(self) -> None:
+        """SIGKILL, keeping the work dir: no flush, what is on disk is what the OS has."""
+        if self.proc is not None:
+            kill(self.proc)
+
+    def is_running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def create_topic(self, name: str, partitions: int = 1, configs: dict[str, str] | None = None,
                      replication_factor: int = -1, timeout: float = 30.0) -> None:
@@ -199,8 +210,8 @@ class TwinlogBroker:
         self.stop()
 
     def __repr__(self) -> str:
-        running = self.proc is not None and self.proc.poll() is None
-        return f"<TwinlogBroker {self.host}:{self.port} {self.storage_mode} {'running' if running else 'stopped'}>"
+        return (f"<TwinlogBroker {self.host}:{self.port} {self.storage_mode} "
+                f"{'running' if self.is_running() else 'stopped'}>")
 
 
 def create_topic(bootstrap_servers: str, name: str, partitions: int = 1, configs: dict[str, str] | None = None,

@@ -1,6 +1,6 @@
 """The streaming pipeline on a replicated cluster rides out broker failures with exact results.
 
-Three brokers + etcd (compat_tests.cluster, 2 s sessions), topics with replication factor 3 and
+Three brokers + etcd (broker.testing.process_cluster, 2 s sessions), topics with replication factor 3 and
 min.insync.replicas=2. The demo's job (1-minute windows per region, 2-minute watermark, parquet
 and the topic order-stats) runs on a 1-second processing-time trigger while the leader of
 orders-0 and then the broker leading order-stats-0 are SIGKILLed and restarted

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from compat_tests.etcd_process import EtcdProcess
+from broker.testing.etcd_process import EtcdProcess
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from broker.cluster import ClusterMetadata
-from compat_tests.etcd_process import EtcdProcess
+from broker.testing.etcd_process import EtcdProcess
 
 from broker.cluster.tests.harness import Members, run
 

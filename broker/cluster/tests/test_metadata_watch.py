@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from broker.cluster.etcd_layout import BrokerRegistration, EtcdLayout, PartitionState
 from broker.cluster.metadata_image import ImageBuilder, MetadataChange
-from compat_tests.etcd_process import EtcdProcess
+from broker.testing.etcd_process import EtcdProcess
 
 from broker.cluster.tests.harness import Members, run
 

@@ -1,2 +1,2 @@
-"""Kafka's authorizer (issue 17): the ACL model, the decision, where ACLs are kept, and the
+"""Kafka's authorizer: the ACL model, the decision, where ACLs are kept, and the
 one-line checks the handlers make."""

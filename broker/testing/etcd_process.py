@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from compat_tests.ports import free_port
+from broker.testing.ports import free_port
 
 ETCD_BINARY_CANDIDATES = ("/usr/bin/etcd", "/usr/local/bin/etcd")
 
