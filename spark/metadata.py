@@ -5,11 +5,13 @@ client only: Metadata to find partitions (describeTopics / listTopics), ListOffs
 earliest, latest and by-timestamp offsets with isolation level read_uncommitted. No consumer
 runs on the driver, so nothing joins a group or holds a fetch session there.
 
-On a cluster a leader can move under a query: librdkafka refreshes metadata and retries
-NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH itself within one call; a call
-that still fails with a retriable error (no leader elected yet, the broker's connection refused)
+On a cluster a leader can move under a query. A call that fails with a retriable error (no
+leader elected yet, the broker's connection refused, a leader epoch the leader has moved past)
 is tried again fetchOffset.numRetries times, fetchOffset.retryIntervalMs apart, as the
-connector's KafkaOffsetReader does.
+connector's KafkaOffsetReader does, each time with a new admin client: librdkafka's admin
+ListOffsets takes the leader and its epoch from the client's metadata cache, and one CI run saw
+ten retries over 40 s all answered FENCED_LEADER_EPOCH from that stale cache while a fresh
+client (the restarted query) succeeded at once.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class KafkaMetadata:
 
     def __init__(self, bootstrap: str, params: Mapping[str, str], timeout_s: float = DEFAULT_TIMEOUT_S,
                  retries: int = 3, retry_interval_ms: int = 1000):
-        self._admin = AdminClient(admin_config(bootstrap, params))
+        self._config = admin_config(bootstrap, params)
+        self._admin = AdminClient(self._config)
         self._timeout = timeout_s
         self._retries = retries
         self._retry_interval_s = retry_interval_ms / 1000
@@ -72,6 +75,7 @@ class KafkaMetadata:
                 log.info("twinlog source: %s failed (%s); retry %d of %d in %.1fs", what, e, attempt,
                          self._retries, self._retry_interval_s)
                 time.sleep(self._retry_interval_s)
+                self._admin = AdminClient(self._config)  # metadata asked anew, not from the old cache
         return call()
 
     def partitions(self, selection: TopicSelection) -> list[TopicPartition]:

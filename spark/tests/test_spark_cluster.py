@@ -19,9 +19,13 @@ import tempfile
 
 import pytest
 
+from confluent_kafka import Producer
+
+from compat_tests.waiting import wait_until
 from spark import order_events
 from spark.cluster_brokers import ClusterBrokers
 from spark.failover_run import run_with_failures
+from spark.metadata import KafkaMetadata
 
 
 @pytest.fixture(scope="module")
@@ -44,3 +48,24 @@ def test_windows_exact_across_leader_kills(spark_session, brokers):
     assert report.topic == report.expected
     assert report.query_restarts == 0, "\n".join(lines)  # the source and sink rode out the kills themselves
     assert sum(report.batches) == len(orders)  # so each order was read once
+
+
+def test_the_drivers_offsets_follow_a_new_leader(brokers):
+    """librdkafka's admin client answers ListOffsets from its metadata cache: after a leader kill
+    the old client kept getting no offset (-1001) while a fresh one had it; the driver's retries
+    must ask anew."""
+    brokers.create_topics({"driver-offsets": 1})
+    producer = Producer({"bootstrap.servers": brokers.bootstrap, "acks": "all"})
+    for i in range(5):
+        producer.produce("driver-offsets", str(i).encode(), partition=0)
+    assert producer.flush(30) == 0
+    tp = ("driver-offsets", 0)
+    metadata = KafkaMetadata(brokers.bootstrap, {}, retries=10)
+    assert metadata.latest([tp]) == {tp: 5}
+    old = brokers.leader("driver-offsets", 0)
+    brokers.kill(old)
+    try:
+        wait_until(lambda: brokers.leader("driver-offsets", 0) != old, "another leader")
+        assert metadata.latest([tp]) == {tp: 5}
+    finally:
+        brokers.restart(old)
