@@ -30,6 +30,7 @@ from broker.topics import TopicRegistry
 from broker.txn import cleanup as txn_cleanup
 from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.markers import MarkerWriter
+from broker.txn.remote_markers import RemoteMarkers
 from broker.txn.state_store import TxnStateStore
 from broker.txn.txn_loading import TxnLoading
 
@@ -85,8 +86,10 @@ class Broker:
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=member is not None)
         self.txn_store = TxnStateStore(self)
+        # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
+        self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         self.transactions = TransactionCoordinator(
-            self.txn_store, self.producer_ids, MarkerWriter(self), config.txn_max_timeout_ms,
+            self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
             config.txn_id_expiration_ms)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
         if member is not None:  # after the member's own listener: roles first, then coordinators
@@ -213,6 +216,8 @@ class Broker:
 
     async def close(self) -> None:
         await self.transactions.close()
+        if self._remote_markers is not None:
+            await self._remote_markers.close()
         if self.cleaner is not None:
             await self.cleaner.stop()  # its last swap runs on the loop, before the stores close
         for task in self._tasks:
