@@ -78,11 +78,14 @@ class ProducerStateTable:
         self._producers: dict[int, ProducerEntry] = {}
         self.transactions = TransactionState()
 
-    def check(self, header: BatchHeader) -> RememberedBatch | None:
+    def check(self, header: BatchHeader, sequences: bool = True) -> RememberedBatch | None:
         """Validate a producer's batch before it is appended.
 
         Returns the remembered batch if this one is a duplicate, None if it is
         new and may be appended; raises ProducerFenced / OutOfOrderSequence.
+        `sequences` False: a coordinator's batch written for the producer (TxnOffsetCommit's,
+        always at sequence 0 as Kafka writes it), whose epoch alone is checked (Kafka's
+        AppendOrigin.COORDINATOR).
         """
         if not header.has_producer_id:
             return None
@@ -93,6 +96,8 @@ class ProducerStateTable:
             raise ProducerFenced(
                 f"producer {header.producer_id} epoch {header.producer_epoch} < current {entry.epoch}"
             )
+        if not sequences:
+            return None
         if header.producer_epoch > entry.epoch:
             if header.base_sequence != 0:
                 raise OutOfOrderSequence(
