@@ -26,6 +26,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_sasl_protocol_versions",
     "compat_tests.test_acl_protocol_versions",
     "compat_tests.test_txn_markers",
+    "compat_tests.test_txn_offset_commit",
 )
 
 

@@ -59,6 +59,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     22: (0, 5),  # InitProducerId
     23: (2, 4),  # OffsetForLeaderEpoch (v0-v1 gone in Kafka 4, KIP-896)
     27: (1, 2),  # WriteTxnMarkers (v0 gone in Kafka 4, KIP-896)
+    28: (0, 5),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls (v0 gone in Kafka 4, KIP-896)
     30: (1, 3),  # CreateAcls
     31: (1, 3),  # DeleteAcls

@@ -38,6 +38,7 @@ from broker.handlers import offset_for_leader_epoch
 from broker.handlers import produce
 from broker.handlers import sasl_state_errors
 from broker.handlers import sync_group
+from broker.handlers import txn_offset_commit
 from broker.handlers import write_txn_markers
 
 HANDLERS = {
@@ -62,6 +63,7 @@ HANDLERS = {
     22: init_producer_id.handle,
     23: offset_for_leader_epoch.handle,
     27: write_txn_markers.handle,
+    28: txn_offset_commit.handle,
     29: describe_acls.handle,
     30: create_acls.handle,
     31: delete_acls.handle,
