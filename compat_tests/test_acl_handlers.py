@@ -185,3 +185,15 @@ def test_txn_offset_commit_needs_the_transactional_id_the_group_and_the_topic(br
         assert _txn_commit(c, "dt", "other-group", "d.1") == GROUP_AUTH
         assert _txn_commit(c, "dt", "dg", "t") == TOPIC_AUTH
         assert _txn_commit(c, "dt", "dg", "d.1") == NONE
+
+
+def test_describe_producers_needs_read_on_the_topic(broker):
+    def describe(c, topic: str) -> int:
+        r = c.request(61, 0, topics=[dict(name=topic, partition_indexes=[0])])
+        return r.topics[0].partitions[0].error_code
+
+    with _as(broker, "carol") as c:
+        assert describe(c, "t") == TOPIC_AUTH
+    with _as(broker, "dave") as c:
+        assert describe(c, "t") == TOPIC_AUTH
+        assert describe(c, "d.1") == NONE

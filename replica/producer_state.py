@@ -58,6 +58,17 @@ class RememberedBatch:
     timestamp: int
 
 
+@dataclass(frozen=True, slots=True)
+class ActiveProducer:
+    """What DescribeProducers shows of one producer (-1: not known)."""
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int
+
+
 @dataclass(slots=True)
 class ProducerEntry:
     epoch: int
@@ -175,6 +186,17 @@ class ProducerStateTable:
             table.record_stored(header, header.base_offset, header.last_offset, header.max_timestamp, batch)
         table.transactions.log_start_moved(log.log_start_offset)
         return table
+
+    def active(self) -> list[ActiveProducer]:
+        """Every producer the partition remembers, by producer id (Kafka's activeProducers)."""
+        out = []
+        for pid, entry in sorted(self._producers.items()):
+            last = entry.batches[-1] if entry.batches else None
+            txn_start = self.transactions.open_first_offset(pid)
+            out.append(ActiveProducer(pid, entry.epoch, last.last_seq if last else -1,
+                                      last.timestamp if last else -1, entry.coordinator_epoch,
+                                      -1 if txn_start is None else txn_start))
+        return out
 
     def __len__(self) -> int:
         return len(self._producers)

@@ -80,6 +80,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     60: (0, 1),  # DescribeCluster
+    61: (0, 0),  # DescribeProducers
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
     75: (0, 0),  # DescribeTopicPartitions
 }

@@ -16,6 +16,7 @@ from broker.handlers import describe_cluster
 from broker.handlers import describe_configs
 from broker.handlers import describe_groups
 from broker.handlers import describe_log_dirs
+from broker.handlers import describe_producers
 from broker.handlers import describe_topic_partitions
 from broker.handlers import describe_user_scram_credentials
 from broker.handlers import elect_leaders
@@ -81,6 +82,7 @@ HANDLERS = {
     50: describe_user_scram_credentials.handle,
     51: alter_user_scram_credentials.handle,
     60: describe_cluster.handle,
+    61: describe_producers.handle,
     74: list_config_resources.handle,
     75: describe_topic_partitions.handle,
 }
