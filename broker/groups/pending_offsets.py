@@ -76,6 +76,3 @@ class PendingTxnOffsets:
             for partition, value in offsets.items():
                 if partition not in later:
                     keep_later(committed, partition, value)
-
-    def __bool__(self) -> bool:
-        return bool(self._by_producer)

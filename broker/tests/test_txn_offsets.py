@@ -135,7 +135,7 @@ def test_a_tombstone_drops_an_open_transactions_offset():
     key = offsets_log.offset_key(GROUP, "t", 0)
     offsets.load(coord, [StoredRecord(0, 0, key, offsets_log.offset_value(_value(0, 5)), 100),
                          StoredRecord(0, 1, key, None), StoredMarker(0, 2, 100, True)])
-    assert not coord.groups[GROUP].pending_txn_offsets and coord.groups[GROUP].offsets == {}
+    assert coord.groups[GROUP].pending_txn_offsets.partitions() == set() and coord.groups[GROUP].offsets == {}
 
 
 # --- the real path, on a broker of each layout -------------------------------------------------
