@@ -3,7 +3,8 @@ is refused by every handler with the error Kafka gives, and a user with ALL on t
 `d.` and READ on group `dg` (dave) is let through exactly there. The PLAINTEXT listener's
 User:ANONYMOUS is the super user that sets things up and checks nothing changed.
 
-TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31.
+TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED 53.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from compat_tests.raw_kafka import Client, fetch_values, make_batch
 from compat_tests.test_txn_protocol_versions import describe as describe_transaction
 from wire.sasl_plain import plain_client_token
 
-NONE, TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH = 0, 29, 30, 31
-TOPIC, GROUP = 2, 3
+NONE, TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH, TXN_ID_AUTH = 0, 29, 30, 31, 53
+TOPIC, GROUP, TRANSACTIONAL_ID = 2, 3, 5
 LITERAL, PREFIXED = 3, 4
-ALL, READ = 2, 3
+ALL, READ, WRITE = 2, 3, 4
 ALLOW = 3
 CONFIG_TOPIC, CONFIG_BROKER = 2, 4
 
@@ -162,9 +163,6 @@ def test_write_txn_markers_needs_cluster_action(broker):
         assert admin.log_end_offset("d.1") == end + 1
 
 
-TXN_ID_AUTH, TRANSACTIONAL_ID, WRITE = 53, 5, 4
-
-
 def _init_txn(c, tid: str):
     return c.request(22, 5, transactional_id=tid, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
 
@@ -216,3 +214,40 @@ def test_transactional_ids_are_checked_as_kafka_checks_them(broker):
     with Client.to(broker) as admin:
         assert admin.request(26, 4, transactional_id="admin-tx", producer_id=hidden.producer_id,
                              producer_epoch=hidden.producer_epoch, committed=False).error_code == NONE
+
+
+def _txn_commit(c, transactional_id: str, group: str, topic: str) -> int:
+    r = c.request(28, 3, transactional_id=transactional_id, group_id=group, producer_id=4243, producer_epoch=0,
+                  generation_id=-1, member_id="", group_instance_id=None,
+                  topics=[dict(name=topic, partitions=[dict(partition_index=0, committed_offset=1,
+                                                            committed_leader_epoch=-1, committed_metadata="")])])
+    return r.topics[0].partitions[0].error_code
+
+
+def test_txn_offset_commit_needs_the_transactional_id_the_group_and_the_topic(broker):
+    """Kafka's handleTxnOffsetCommitRequest: WRITE on the transactional id, then READ on the group
+    (else every partition is refused), then READ on each topic."""
+    with Client.to(broker) as admin:
+        r = admin.request(30, 3, creations=[dict(
+            resource_type=TRANSACTIONAL_ID, resource_name="dt", resource_pattern_type=LITERAL, operation=WRITE,
+            host="*", permission_type=ALLOW, principal="User:dave")])
+        assert r.results[0].error_code == NONE
+    with _as(broker, "carol") as c:
+        assert _txn_commit(c, "dt", "dg", "d.1") == TXN_ID_AUTH
+    with _as(broker, "dave") as c:
+        assert _txn_commit(c, "other-id", "dg", "d.1") == TXN_ID_AUTH
+        assert _txn_commit(c, "dt", "other-group", "d.1") == GROUP_AUTH
+        assert _txn_commit(c, "dt", "dg", "t") == TOPIC_AUTH
+        assert _txn_commit(c, "dt", "dg", "d.1") == NONE
+
+
+def test_describe_producers_needs_read_on_the_topic(broker):
+    def describe(c, topic: str) -> int:
+        r = c.request(61, 0, topics=[dict(name=topic, partition_indexes=[0])])
+        return r.topics[0].partitions[0].error_code
+
+    with _as(broker, "carol") as c:
+        assert describe(c, "t") == TOPIC_AUTH
+    with _as(broker, "dave") as c:
+        assert describe(c, "t") == TOPIC_AUTH
+        assert describe(c, "d.1") == NONE

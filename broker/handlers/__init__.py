@@ -18,6 +18,7 @@ from broker.handlers import describe_cluster
 from broker.handlers import describe_configs
 from broker.handlers import describe_groups
 from broker.handlers import describe_log_dirs
+from broker.handlers import describe_producers
 from broker.handlers import describe_topic_partitions
 from broker.handlers import describe_transactions
 from broker.handlers import describe_user_scram_credentials
@@ -43,6 +44,7 @@ from broker.handlers import offset_for_leader_epoch
 from broker.handlers import produce
 from broker.handlers import sasl_state_errors
 from broker.handlers import sync_group
+from broker.handlers import txn_offset_commit
 from broker.handlers import write_txn_markers
 
 HANDLERS = {
@@ -70,6 +72,7 @@ HANDLERS = {
     25: add_offsets_to_txn.handle,
     26: end_txn.handle,
     27: write_txn_markers.handle,
+    28: txn_offset_commit.handle,
     29: describe_acls.handle,
     30: create_acls.handle,
     31: delete_acls.handle,
@@ -87,6 +90,7 @@ HANDLERS = {
     50: describe_user_scram_credentials.handle,
     51: alter_user_scram_credentials.handle,
     60: describe_cluster.handle,
+    61: describe_producers.handle,
     65: describe_transactions.handle,
     66: list_transactions.handle,
     74: list_config_resources.handle,

@@ -15,13 +15,19 @@ A compacted log is cut in three at every round (Kafka's LogCleanerManager):
   bytes, or when its oldest dirty record is older than max.compaction.lag.ms.
 - The last batch of each idempotent producer is kept, emptied if need be, so the producer
   state rebuilt from the log (its last sequence and offset) is what it was.
+- Transactions (Kafka's Cleaner): nothing from the last stable offset on is cleaned, since an
+  open transaction may still abort, and the records of aborted transactions supersede nothing
+  and go (`Transactions`, which the partition that knows them hands to a round). Otherwise an
+  aborted record would take the place of the one its key had before, which compacted
+  `__consumer_offsets` showed by losing committed offsets under aborted TxnOffsetCommits.
 - Retention by time and size applies only when the policy names "delete".
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wire.record_batch import BatchHeader
 from wire.records import Record
@@ -48,6 +54,35 @@ class SegmentStats:
     size: int  # bytes
     first_timestamp: int  # maxTimestamp of its first batch (-1: none), Kafka's segment "earliest" time
     max_timestamp: int  # largest timestamp in it (-1: none)
+
+
+@dataclass(frozen=True)
+class Transactions:
+    """What a round must know of the log's transactions: where the last stable offset is (None: no
+    bound) and each producer's aborted transactions as sorted (first offset, marker offset)."""
+
+    stable_end: int | None = None
+    aborted: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, stable_end: int, aborted_txns: Iterable) -> Transactions:
+        """From the partition's last stable offset and its aborted transactions below it (objects
+        with producer_id, first_offset, last_offset)."""
+        aborted: dict[int, list[tuple[int, int]]] = {}
+        for txn in aborted_txns:
+            aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+        return cls(stable_end, {pid: sorted(ranges) for pid, ranges in aborted.items()})
+
+    def bound(self, uncleanable: int) -> int:
+        return uncleanable if self.stable_end is None else min(uncleanable, self.stable_end)
+
+    def is_aborted(self, header: BatchHeader) -> bool:
+        """A producer's transactional batch that an ABORT marker ended."""
+        ranges = self.aborted.get(header.producer_id) if header.is_transactional and not header.is_control else None
+        if not ranges:
+            return False
+        i = bisect.bisect_right(ranges, (header.base_offset, float("inf"))) - 1
+        return i >= 0 and ranges[i][0] <= header.base_offset < ranges[i][1]
 
 
 def compacts(cleanup_policy: str) -> bool:
@@ -86,6 +121,8 @@ def dirty_bytes(closed: Sequence[SegmentStats], first_dirty: int, uncleanable: i
 def is_due(closed: Sequence[SegmentStats], first_dirty: int, uncleanable: int, now_ms: int,
            min_cleanable_dirty_ratio: float, max_compaction_lag_ms: int) -> bool:
     """Whether a round should clean this log now (LogCleanerManager.grabFilthiestCompactedLog)."""
+    if first_dirty >= uncleanable:  # also when `uncleanable` (a last stable offset) is inside a segment
+        return False
     clean, dirty = dirty_bytes(closed, first_dirty, uncleanable)
     if dirty == 0:
         return False

@@ -60,30 +60,37 @@ READ_CHUNK = 8 * 1024 * 1024
 _SUFFIXES = (".index", ".timeindex", ".log")  # the .log last: its .swap marks the group committed
 
 
+def _drop_all(record) -> bool:
+    """An aborted transaction's records all go."""
+    return False
+
+
 def stats_of(seg: LogSegment) -> policy.SegmentStats:
     first = seg.first_batch_timestamp if seg.first_batch_timestamp is not None else -1
     return policy.SegmentStats(seg.base_offset, seg.next_offset, seg.size, first, seg.max_timestamp)
 
 
-def due(plog, first_dirty: int, now_ms: int) -> bool:
-    """Whether the partition needs a round now (cleanup.policy compact, dirty enough)."""
+def due(plog, first_dirty: int, now_ms: int, stable_end: int | None = None) -> bool:
+    """Whether the partition needs a round now (cleanup.policy compact, dirty enough below its
+    last stable offset `stable_end`)."""
     cfg = plog.config
     if not policy.compacts(cfg.cleanup_policy):
         return False
     closed = [stats_of(s) for s in list(plog.segments)[:-1]]
     if not closed:
         return False
-    uncleanable = policy.first_uncleanable_offset(closed, closed[-1].next_offset, now_ms, cfg.min_compaction_lag_ms)
+    uncleanable = policy.Transactions(stable_end).bound(policy.first_uncleanable_offset(
+        closed, closed[-1].next_offset, now_ms, cfg.min_compaction_lag_ms))
     return policy.is_due(closed, first_dirty, uncleanable, now_ms, cfg.min_cleanable_dirty_ratio,
                          cfg.max_compaction_lag_ms)
 
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
           run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
-          slicer: GilSlicer | None = None) -> policy.CleanStats:
+          slicer: GilSlicer | None = None, txns: policy.Transactions = policy.Transactions()) -> policy.CleanStats:
     """One round over `plog` (a SegmentPartitionLog), from a worker thread, its record walks
-    paced by `slicer` so the event loop gets the GIL back. Returns what it did;
-    stats.end_offset is None when there was nothing to clean."""
+    paced by `slicer` so the event loop gets the GIL back, below `txns`' last stable offset.
+    Returns what it did; stats.end_offset is None when there was nothing to clean."""
     stats = policy.CleanStats()
     slicer = slicer or GilSlicer()
     segments = list(plog.segments)
@@ -91,30 +98,37 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     if not closed:
         return stats
     cfg = plog.config
-    uncleanable = policy.first_uncleanable_offset([stats_of(s) for s in closed], segments[-1].base_offset,
-                                                  now_ms, cfg.min_compaction_lag_ms)
+    uncleanable = txns.bound(policy.first_uncleanable_offset(
+        [stats_of(s) for s in closed], segments[-1].base_offset, now_ms, cfg.min_compaction_lag_ms))
+    if first_dirty >= uncleanable:  # an open transaction holds back all that is dirty
+        return stats
     offsets = OffsetMap(memory_bytes)
-    _build_map(offsets, [s for s in closed if s.next_offset > first_dirty and s.next_offset <= uncleanable],
-               first_dirty, stats, slicer)
+    _build_map(offsets, [s for s in closed if s.next_offset > first_dirty and s.base_offset < uncleanable],
+               first_dirty, uncleanable, stats, slicer, txns)
     end = min(offsets.covered_end if offsets.covered_end is not None else first_dirty, uncleanable)
     if end <= plog.log_start_offset or end <= closed[0].base_offset:
         return stats
     producers_last = policy.last_batches_of_producers(slicer.each(plog.batch_headers(0)))
     to_clean = [s for s in closed if s.base_offset < end]
     for group in _groups(to_clean, cfg.segment_bytes):
-        _clean_group(plog, group, offsets, producers_last, now_ms, stats, run_on_owner, slicer)
+        _clean_group(plog, group, offsets, producers_last, now_ms, stats, run_on_owner, slicer, txns)
     stats.end_offset = end
     return stats
 
 
-def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, stats: policy.CleanStats,
-               slicer: GilSlicer) -> None:
+def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, uncleanable: int,
+               stats: policy.CleanStats, slicer: GilSlicer, txns: policy.Transactions) -> None:
+    """The dirty batches' keys, up to `uncleanable`: a segment's base, or a last stable offset
+    inside a segment (the map then stops in it, as Kafka's does at its upper bound)."""
     for seg in dirty:
         for batch in _batches(seg, stats):
             slicer.tick()
-            if parse_header(batch).last_offset < first_dirty:
+            header = parse_header(batch)
+            if header.last_offset < first_dirty:
                 continue
-            if not offsets.add_batch(batch, slicer.tick):
+            if header.last_offset >= uncleanable:
+                return
+            if not offsets.add_batch(batch, slicer.tick, keys=not txns.is_aborted(header)):
                 return
 
 
@@ -150,7 +164,7 @@ def _groups(segments: list[LogSegment], max_bytes: int) -> list[list[LogSegment]
 
 
 def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_last: set[int], now_ms: int,
-                 stats: policy.CleanStats, run_on_owner, slicer: GilSlicer) -> None:
+                 stats: policy.CleanStats, run_on_owner, slicer: GilSlicer, txns: policy.Transactions) -> None:
     base = group[0].base_offset
     directory: Path = plog.dir
     work = directory / f"{segment_name(base)}.cleaned"
@@ -168,7 +182,8 @@ def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_la
             for batch in _batches(seg, stats):
                 slicer.tick()
                 header = parse_header(batch)
-                result = filter_batch(batch, keep, retain_empty=header.base_offset in producers_last)
+                result = filter_batch(batch, _drop_all if txns.is_aborted(header) else keep,
+                                      retain_empty=header.base_offset in producers_last)
                 stats.records_dropped += result.records_dropped
                 if result.data:
                     cleaned.append(result.data, parse_header(result.data))

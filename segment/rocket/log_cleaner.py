@@ -170,14 +170,16 @@ def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int, slicer: GilSlicer
     return entries, closed, uncleanable, max(first_dirty, floor)
 
 
-def due(plog, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None) -> bool:
-    """Whether the partition needs a round now (cleanup.policy compact, dirty enough). It reads
-    every consume-queue entry of the partition, so it is paced like a round."""
+def due(plog, first_dirty: int, now_ms: int, stable_end: int | None = None, slicer: GilSlicer | None = None) -> bool:
+    """Whether the partition needs a round now (cleanup.policy compact, dirty enough below its
+    last stable offset `stable_end`). It reads every consume-queue entry of the partition, so it
+    is paced like a round."""
     cfg = plog.config
     if not policy.compacts(cfg.cleanup_policy):
         return False
     snap = snapshot(plog)
     _entries, closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
+    uncleanable = policy.Transactions(stable_end).bound(uncleanable)
     return bool(closed) and policy.is_due(closed, first_dirty, uncleanable, now_ms, cfg.min_cleanable_dirty_ratio,
                                           cfg.max_compaction_lag_ms)
 
@@ -186,14 +188,17 @@ def due(plog, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None) ->
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
           run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
-          slicer: GilSlicer | None = None) -> policy.CleanStats:
+          slicer: GilSlicer | None = None, txns: policy.Transactions = policy.Transactions()) -> policy.CleanStats:
     """One round over `plog` (a RocketPartitionLog), from a worker thread, its record walks
-    paced by `slicer` so the event loop gets the GIL back. stats.end_offset is None when there
-    was nothing to clean."""
+    paced by `slicer` so the event loop gets the GIL back, below `txns`' last stable offset.
+    stats.end_offset is None when there was nothing to clean."""
     stats = policy.CleanStats()
     slicer = slicer or GilSlicer()
     snap = snapshot(plog)
     entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
+    uncleanable = txns.bound(uncleanable)
+    if first_dirty >= uncleanable:  # an open transaction holds back all that is dirty
+        return stats
     reader = UnitReader(plog.store.commitlog, plog.header_size)
     offsets = OffsetMap(memory_bytes)
     for e in slicer.each(entries):
@@ -202,7 +207,7 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
         if e.last_offset >= first_dirty:
             batch = reader.batch(e)
             stats.bytes_read += len(batch)
-            if not offsets.add_batch(batch, slicer.tick):
+            if not offsets.add_batch(batch, slicer.tick, keys=not txns.is_aborted(parse_header(batch))):
                 break
     comp = snap.compacted
     start = comp.end if comp is not None else snap.log_start
@@ -210,7 +215,8 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     if end <= start:
         return stats
     producers_last = policy.last_batches_of_producers(slicer.each(_headers(comp, entries, reader, snap.log_start)))
-    written = _write_generation(plog, snap, entries, end, reader, offsets, producers_last, now_ms, stats, slicer)
+    written = _write_generation(plog, snap, entries, end, reader, offsets, producers_last, now_ms, stats, slicer,
+                                txns)
     if run_on_owner(lambda: swap_in(plog, snap, end, entries)):
         stats.groups_swapped = 1
         stats.bytes_written = written
@@ -228,7 +234,8 @@ def _headers(comp, entries: list[QueueEntry], reader: UnitReader, log_start: int
 
 
 def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReader, offsets: OffsetMap,
-                      producers_last: set[int], now_ms: int, stats: policy.CleanStats, slicer: GilSlicer) -> int:
+                      producers_last: set[int], now_ms: int, stats: policy.CleanStats, slicer: GilSlicer,
+                      txns: policy.Transactions) -> int:
     directory: Path = plog.queue.dir
     work = directory / WORK_DIR
     shutil.rmtree(work, ignore_errors=True)
@@ -245,9 +252,9 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
             expired = policy.tombstones_expired(header.max_timestamp, now_ms, plog.config.delete_retention_ms)
             kept_keys: list[bytes] = []
 
-            def keep(record, _expired=expired, _kept=kept_keys):
+            def keep(record, _expired=expired, _kept=kept_keys, _aborted=txns.is_aborted(header)):
                 slicer.tick()
-                if policy.record_survives(record, offsets, drop_tombstones=_expired):
+                if not _aborted and policy.record_survives(record, offsets, drop_tombstones=_expired):
                     _kept.append(record.key)
                     return True
                 return False
