@@ -14,6 +14,13 @@ from broker.cluster.etcd_store import Guard
 from broker.cluster.tests.harness import Members, run
 
 
+def _has(image, topic: str, **want) -> bool:
+    """Whether the image holds topic-0 with these fields: a member's image may not have the topic
+    yet when the call that created it returns (its watch applies it a moment later)."""
+    state = image.partition(topic, 0)
+    return state is not None and all(getattr(state, k) == v for k, v in want.items())
+
+
 def test_two_alter_partitions_on_one_partition_epoch_exactly_one_wins(etcd, prefix):
     async def scenario():
         async with Members(etcd.endpoint, prefix) as members:
@@ -28,7 +35,7 @@ def test_two_alter_partitions_on_one_partition_epoch_exactly_one_wins(etcd, pref
             lost = [o for o in outcomes if isinstance(o, Exception)]
             assert len(won) == 1 and won[0].partition_epoch == 1
             assert len(lost) == 1 and isinstance(lost[0], ClusterError) and lost[0].code == "invalid_update_version"
-            image = await members.live[2].wait_for(lambda im: im.partition("race", 0).partition_epoch == 1, 5)
+            image = await members.live[2].wait_for(lambda im: _has(im, "race", partition_epoch=1), 5)
             assert image.partition("race", 0).isr == won[0].isr
     run(scenario())
 
@@ -40,10 +47,10 @@ def test_deposed_leader_is_fenced_by_leader_epoch(etcd, prefix):
             leader = members.live[1]
             await leader.create_topic("fence", 1, 3, {}, "segment", assignments=[[1, 2, 3]])
             await leader.alter_partition("fence", 0, 0, 0, [1, 2])    # 3 left the ISR
-            await members.live[2].wait_for(lambda im: im.partition("fence", 0).partition_epoch == 1, 5)
+            await members.live[2].wait_for(lambda im: _has(im, "fence", partition_epoch=1), 5)
             await members.crash(1)
             observer = members.live[2]
-            await observer.wait_for(lambda im: im.partition("fence", 0).leader == 2, 5)
+            await observer.wait_for(lambda im: _has(im, "fence", leader=2), 5)
             with pytest.raises(ClusterError) as exc:  # 2 still uses the epoch it knew as follower
                 await observer.alter_partition("fence", 0, 0, 1, [2])
             assert exc.value.code == "fenced_leader_epoch"
@@ -79,7 +86,7 @@ def test_preferred_election_brings_leadership_back(etcd, prefix):
             observer = members.live[3]
             await observer.create_topic("pref", 1, 3, {}, "segment", assignments=[[1, 2, 3]])
             await members.crash(1)
-            image = await observer.wait_for(lambda im: im.partition("pref", 0).leader == 2, 5)
+            image = await observer.wait_for(lambda im: _has(im, "pref", leader=2), 5)
             await members.start(1)
             with pytest.raises(ClusterError) as exc:  # back, but not in the ISR yet
                 await observer.elect_preferred("pref", 0)
