@@ -36,7 +36,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from testcontainers.core.config import testcontainers_config
 
-from broker.testing.container import ContainerStartError, TwinlogProcessCluster, TwinlogContainer
+from broker.testing.container import ContainerStartError, TwinlogCluster, TwinlogContainer
 from broker.testing.image import build_etcd_image, build_image
 from compat_tests.broker_process import ROOT
 from broker.testing.ports import free_port
@@ -145,7 +145,7 @@ def test_a_cluster_in_containers_survives_docker_kill_of_the_leader(twinlog_imag
     topic = unique_topic("failover")
     # A killed container's address stops answering rather than refusing: its etcd lease lapses,
     # so a short session keeps the test short.
-    with TwinlogProcessCluster(twinlog_image, etcd_image, storage_mode=storage_mode,
+    with TwinlogCluster(twinlog_image, etcd_image, storage_mode=storage_mode,
                         env={"TWINLOG_BROKER_SESSION_TIMEOUT_MS": "4000"}) as cluster:
         cluster.create_topic(topic, configs={"min.insync.replicas": "2"})
         producer = Producer({"bootstrap.servers": cluster.get_bootstrap_server(), "acks": "all",
