@@ -161,6 +161,8 @@ class ProducerStateTable:
                       batch) -> AbortedTxn | None:
         """A batch copied to the log (a follower's): a marker or a producer's; what record_marker returns."""
         if is_marker(header):
+            if not header.record_count:  # emptied by compaction: its kind and epoch went with its record
+                return self.record_marker(header, first_offset, -1, False)
             return self.record_marker(header, first_offset, marker_coordinator_epoch(batch),
                                       control_type(batch) == ABORT)
         if not header.is_control:
@@ -174,7 +176,7 @@ class ProducerStateTable:
         last_markers: dict[int, int] = {}
         for header in log.batch_headers(log.log_start_offset):
             if is_marker(header):
-                if table._entry(header) is not None:
+                if table._entry(header) is not None and header.record_count:
                     last_markers[header.producer_id] = header.base_offset
                 table.transactions.marker(header.producer_id, header.base_offset, aborted=False)
             elif not header.is_control:

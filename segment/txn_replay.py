@@ -10,7 +10,9 @@ Kafka's rules (ProducerStateManager), shared by the partition's live state
   or ABORT; with nothing open it ends an empty one that began at the marker itself;
 - an ABORT marker yields an AbortedTxn whose last stable offset is the first offset of the
   oldest other open transaction, else the marker's offset + 1 (Kafka's
-  lastStableOffset(completedTxn), what the index's early stop relies on).
+  lastStableOffset(completedTxn), what the index's early stop relies on);
+- an emptied marker (the cleaner keeps a producer's last batch as a bare header) still ends
+  its producer's transaction.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def aborted_from(batches: Iterable[tuple[BatchHeader, Callable[[], bytes]]], fro
             if header.is_transactional and not header.is_control:
                 txns.begin(header.producer_id, header.base_offset)
             continue
-        aborted = header.base_offset >= from_offset and control_type(read()) == ABORT
+        # an emptied marker (compaction removed its record) ends a transaction none of whose
+        # records are left: indexing it would change nothing
+        aborted = header.base_offset >= from_offset and header.record_count > 0 and control_type(read()) == ABORT
         _first, txn = txns.end(header.producer_id, header.base_offset, aborted)
         if txn is not None:
             yield txn
