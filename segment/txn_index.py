@@ -53,6 +53,12 @@ class AbortedTxn:
     last_stable_offset: int
 
 
+def encode(txns: list[AbortedTxn]) -> bytes:
+    """Entries as a file holds them (a compacted generation's is written whole)."""
+    return b"".join(ENTRY.pack(VERSION, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset)
+                    for t in txns)
+
+
 class TransactionIndex:
     def __init__(self, path: Path, files: OpenFiles) -> None:
         self.path = path
@@ -115,8 +121,7 @@ class TransactionIndex:
                              f"after one ending at {self._last}")
         at = self.count * ENTRY_SIZE
         try:
-            self.file.write(ENTRY.pack(VERSION, txn.producer_id, txn.first_offset, txn.last_offset,
-                                       txn.last_stable_offset), at)
+            self.file.write(encode([txn]), at)
         except BaseException:
             self.file.truncate(at)  # a partial entry would be read as a torn one; cut it now
             raise

@@ -29,8 +29,9 @@ from segment.rocket.partition_log import RocketPartitionLog
 
 log = logging.getLogger(__name__)
 
-# Each layout's cleaner offers the same two calls: due(plog, first_dirty, now_ms) and
-# clean(plog, first_dirty, now_ms, memory_bytes, run_on_owner) -> stats (end_offset, bytes_read...).
+# Each layout's cleaner offers the same two calls: due(plog, first_dirty, now_ms, last_stable_offset=) and
+# clean(plog, first_dirty, now_ms, memory_bytes, run_on_owner, last_stable_offset=) -> stats (end_offset,
+# bytes_read...).
 _CLEANERS = {SegmentPartitionLog: segment_cleaner, RocketPartitionLog: commitlog_cleaner}
 
 
@@ -82,10 +83,12 @@ class LogCleanerService:
                 self._stop.wait(self._backoff)
 
     def _clean_one(self) -> bool:
-        partitions = self._on_loop(
-            lambda: [(p.topic, p.index, p.log_for_cleaning()) for p in self._broker.topics.all_partitions()])
+        # The last stable offset is read once: it only grows while the round runs (a truncation,
+        # which could lower it, rolls the round back at its swap).
+        partitions = self._on_loop(lambda: [(p.topic, p.index, p.log_for_cleaning(), p.last_stable_offset)
+                                            for p in self._broker.topics.all_partitions()])
         now = segment_cleaner.now_ms()
-        for topic, index, plog in partitions:
+        for topic, index, plog, stable in partitions:
             key = (topic, index)
             cleaner = _CLEANERS.get(type(plog))
             if cleaner is None or plog.offline is not None:
@@ -94,21 +97,21 @@ class LogCleanerService:
                 if key in self._busy:
                     continue
                 first_dirty = self._checkpoint.first_dirty(key, plog)
-                if not cleaner.due(plog, first_dirty, now):
+                if not cleaner.due(plog, first_dirty, now, last_stable_offset=stable):
                     continue
                 self._busy.add(key)
             try:
-                self._clean(cleaner, key, plog, first_dirty, now)
+                self._clean(cleaner, key, plog, first_dirty, now, stable)
             finally:
                 with self._lock:
                     self._busy.discard(key)
             return True
         return False
 
-    def _clean(self, cleaner, key, plog, first_dirty: int, now: int) -> None:
+    def _clean(self, cleaner, key, plog, first_dirty: int, now: int, stable: int) -> None:
         started, cpu_started = time.monotonic(), time.thread_time()
         try:
-            stats = cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop)
+            stats = cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop, last_stable_offset=stable)
         except _Stopped:
             raise
         except Exception:

@@ -4,9 +4,11 @@ A compacted log is cut in three at every round (Kafka's LogCleanerManager):
 
     log start ........ first dirty ..................... first uncleanable ....... end
     |  clean: cleaned before  |  dirty: not cleaned yet   |  never cleaned now      |
-                                                            the active segment, and
+                                                            the active segment,
                                                             segments newer than
-                                                            min.compaction.lag.ms
+                                                            min.compaction.lag.ms, and
+                                                            what the last stable offset
+                                                            has not passed
 
 - A round reads the dirty part into an OffsetMap, then rewrites everything from the log start
   to the end the map covers: a record survives when no later record of its key was seen, it
@@ -16,6 +18,7 @@ A compacted log is cut in three at every round (Kafka's LogCleanerManager):
 - The last batch of each idempotent producer is kept, emptied if need be, so the producer
   state rebuilt from the log (its last sequence and offset) is what it was.
 - Retention by time and size applies only when the policy names "delete".
+- Transactions: txn_cleaning.py.
 """
 
 from __future__ import annotations
@@ -61,13 +64,16 @@ def retention_deletes(cleanup_policy: str) -> bool:
 
 
 def first_uncleanable_offset(closed: Sequence[SegmentStats], active_base: int, now_ms: int,
-                             min_compaction_lag_ms: int) -> int:
-    """Where cleaning must stop: the active segment's base, or the first closed segment holding a
-    record newer than min.compaction.lag.ms (a segment with no timestamp counts as old)."""
+                             min_compaction_lag_ms: int, last_stable_offset: int) -> int:
+    """Where cleaning must stop: the active segment's base, the last stable offset (an open
+    transaction may yet abort), or the first closed segment holding a record newer than
+    min.compaction.lag.ms (a segment with no timestamp counts as old)."""
     for seg in closed:
+        if seg.base_offset >= last_stable_offset:
+            break
         if min_compaction_lag_ms > 0 and seg.max_timestamp > now_ms - min_compaction_lag_ms:
             return seg.base_offset
-    return active_base
+    return min(active_base, last_stable_offset)
 
 
 def dirty_bytes(closed: Sequence[SegmentStats], first_dirty: int, uncleanable: int) -> tuple[int, int]:
