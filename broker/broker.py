@@ -27,6 +27,12 @@ from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
 from broker.topic_names import TopicError
 from broker.topics import TopicRegistry
+from broker.txn import cleanup as txn_cleanup
+from broker.txn.coordinator import TransactionCoordinator
+from broker.txn.markers import MarkerWriter
+from broker.txn.remote_markers import RemoteMarkers
+from broker.txn.state_store import TxnStateStore
+from broker.txn.txn_loading import TxnLoading
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +85,16 @@ class Broker:
             self.offsets_store, config.group_initial_rebalance_delay_ms,
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=member is not None)
-        if member is not None:  # after the member's own listener: roles first, then groups
+        self.txn_store = TxnStateStore(self)
+        # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
+        self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
+        self.transactions = TransactionCoordinator(
+            self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
+            config.txn_id_expiration_ms)
+        self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
+        if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
+            member.metadata.add_listener(self.txn_loading.on_metadata)
         self._tasks: list[asyncio.Task] = []
         self._flush_in_flight: asyncio.Future | None = None
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
@@ -107,6 +121,11 @@ class Broker:
 
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers
+        self.txn_loading.start()
+        self._tasks.append(asyncio.create_task(txn_cleanup.abort_timed_out_loop(
+            self.transactions, self.config.txn_abort_timed_out_interval_ms)))
+        self._tasks.append(asyncio.create_task(txn_cleanup.expire_ids_loop(
+            self.transactions, self.config.txn_remove_expired_interval_ms)))
         self._tasks.append(asyncio.create_task(self._retention_loop()))
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
@@ -196,6 +215,9 @@ class Broker:
         await self.view.controlled_shutdown()
 
     async def close(self) -> None:
+        await self.transactions.close()
+        if self._remote_markers is not None:
+            await self._remote_markers.close()
         if self.cleaner is not None:
             await self.cleaner.stop()  # its last swap runs on the loop, before the stores close
         for task in self._tasks:

@@ -26,6 +26,9 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_sasl_protocol_versions",
     "compat_tests.test_acl_protocol_versions",
     "compat_tests.test_txn_markers",
+    "compat_tests.test_txn_protocol_versions",
+    "compat_tests.test_txn_offset_commit",
+    "compat_tests.test_describe_producers",
 )
 
 

@@ -3,7 +3,8 @@ is refused by every handler with the error Kafka gives, and a user with ALL on t
 `d.` and READ on group `dg` (dave) is let through exactly there. The PLAINTEXT listener's
 User:ANONYMOUS is the super user that sets things up and checks nothing changed.
 
-TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31.
+TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30, CLUSTER_AUTHORIZATION_FAILED 31,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED 53.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import pytest
 
 from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.raw_kafka import Client, fetch_values, make_batch
+from compat_tests.test_txn_protocol_versions import describe as describe_transaction
 from wire.sasl_plain import plain_client_token
 
-NONE, TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH = 0, 29, 30, 31
-TOPIC, GROUP = 2, 3
+NONE, TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH, TXN_ID_AUTH = 0, 29, 30, 31, 53
+TOPIC, GROUP, TRANSACTIONAL_ID = 2, 3, 5
 LITERAL, PREFIXED = 3, 4
-ALL, READ = 2, 3
+ALL, READ, WRITE = 2, 3, 4
 ALLOW = 3
 CONFIG_TOPIC, CONFIG_BROKER = 2, 4
 
@@ -159,3 +161,93 @@ def test_write_txn_markers_needs_cluster_action(broker):
         r = admin.request(27, 1, markers=[marker])  # the super user (a broker) writes it
         assert r.markers[0].topics[0].partitions[0].error_code == NONE
         assert admin.log_end_offset("d.1") == end + 1
+
+
+def _init_txn(c, tid: str):
+    return c.request(22, 5, transactional_id=tid, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
+
+
+def _add_partitions(c, tid: str, pid: int, epoch: int, topic: str) -> int:
+    r = c.request(24, 3, v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid,
+                  v3_and_below_producer_epoch=epoch, v3_and_below_topics=[{"name": topic, "partitions": [0]}])
+    return r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+
+
+def _add_offsets(c, tid: str, pid: int, epoch: int, group: str) -> int:
+    return c.request(25, 4, transactional_id=tid, producer_id=pid, producer_epoch=epoch, group_id=group).error_code
+
+
+def test_transactional_ids_are_checked_as_kafka_checks_them(broker):
+    """WRITE on the transactional id for InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn
+    and a transactional Produce; DESCRIBE (implied by WRITE) for FindCoordinator and
+    DescribeTransactions; ListTransactions lists only what the principal may describe; then topic
+    WRITE for AddPartitionsToTxn and group READ for AddOffsetsToTxn."""
+    with Client.to(broker) as admin:
+        r = admin.request(30, 3, creations=[dict(resource_type=TRANSACTIONAL_ID, resource_name="dtx",
+                                                 resource_pattern_type=LITERAL, operation=WRITE, host="*",
+                                                 permission_type=ALLOW, principal="User:dave")])
+        assert [x.error_code for x in r.results] == [NONE]
+        hidden = _init_txn(admin, "admin-tx")
+        assert _add_partitions(admin, "admin-tx", hidden.producer_id, hidden.producer_epoch, "t") == NONE
+    with _as(broker, "carol") as c:
+        assert c.request(10, 6, key_type=1, coordinator_keys=["dtx"]).coordinators[0].error_code == TXN_ID_AUTH
+        assert _init_txn(c, "dtx").error_code == TXN_ID_AUTH
+        assert _add_partitions(c, "admin-tx", hidden.producer_id, hidden.producer_epoch, "t") == TXN_ID_AUTH
+        assert _add_offsets(c, "admin-tx", hidden.producer_id, hidden.producer_epoch, "dg") == TXN_ID_AUTH
+        assert c.request(26, 4, transactional_id="admin-tx", producer_id=hidden.producer_id,
+                         producer_epoch=hidden.producer_epoch, committed=False).error_code == TXN_ID_AUTH
+        assert describe_transaction(c, "admin-tx").error_code == TXN_ID_AUTH
+        assert c.request(66, 1, state_filters=[], producer_id_filters=[], duration_filter=-1).transaction_states == ()
+        assert c.produce("t", 0, make_batch([b"x"]), transactional_id="admin-tx").error_code == TXN_ID_AUTH
+    with _as(broker, "dave") as c:
+        assert c.request(10, 6, key_type=1, coordinator_keys=["dtx"]).coordinators[0].error_code == NONE
+        r = _init_txn(c, "dtx")
+        assert r.error_code == NONE
+        assert _add_partitions(c, "dtx", r.producer_id, r.producer_epoch, "t") == TOPIC_AUTH
+        assert _add_partitions(c, "dtx", r.producer_id, r.producer_epoch, "d.1") == NONE
+        assert _add_offsets(c, "dtx", r.producer_id, r.producer_epoch, "g") == GROUP_AUTH
+        assert _add_offsets(c, "dtx", r.producer_id, r.producer_epoch, "dg") == NONE
+        assert [s.transactional_id for s in c.request(66, 1, state_filters=[], producer_id_filters=[],
+                                                      duration_filter=-1).transaction_states] == ["dtx"]
+        assert c.request(26, 4, transactional_id="dtx", producer_id=r.producer_id, producer_epoch=r.producer_epoch,
+                         committed=False).error_code == NONE
+    with Client.to(broker) as admin:
+        assert admin.request(26, 4, transactional_id="admin-tx", producer_id=hidden.producer_id,
+                             producer_epoch=hidden.producer_epoch, committed=False).error_code == NONE
+
+
+def _txn_commit(c, transactional_id: str, group: str, topic: str) -> int:
+    r = c.request(28, 3, transactional_id=transactional_id, group_id=group, producer_id=4243, producer_epoch=0,
+                  generation_id=-1, member_id="", group_instance_id=None,
+                  topics=[dict(name=topic, partitions=[dict(partition_index=0, committed_offset=1,
+                                                            committed_leader_epoch=-1, committed_metadata="")])])
+    return r.topics[0].partitions[0].error_code
+
+
+def test_txn_offset_commit_needs_the_transactional_id_the_group_and_the_topic(broker):
+    """Kafka's handleTxnOffsetCommitRequest: WRITE on the transactional id, then READ on the group
+    (else every partition is refused), then READ on each topic."""
+    with Client.to(broker) as admin:
+        r = admin.request(30, 3, creations=[dict(
+            resource_type=TRANSACTIONAL_ID, resource_name="dt", resource_pattern_type=LITERAL, operation=WRITE,
+            host="*", permission_type=ALLOW, principal="User:dave")])
+        assert r.results[0].error_code == NONE
+    with _as(broker, "carol") as c:
+        assert _txn_commit(c, "dt", "dg", "d.1") == TXN_ID_AUTH
+    with _as(broker, "dave") as c:
+        assert _txn_commit(c, "other-id", "dg", "d.1") == TXN_ID_AUTH
+        assert _txn_commit(c, "dt", "other-group", "d.1") == GROUP_AUTH
+        assert _txn_commit(c, "dt", "dg", "t") == TOPIC_AUTH
+        assert _txn_commit(c, "dt", "dg", "d.1") == NONE
+
+
+def test_describe_producers_needs_read_on_the_topic(broker):
+    def describe(c, topic: str) -> int:
+        r = c.request(61, 0, topics=[dict(name=topic, partition_indexes=[0])])
+        return r.topics[0].partitions[0].error_code
+
+    with _as(broker, "carol") as c:
+        assert describe(c, "t") == TOPIC_AUTH
+    with _as(broker, "dave") as c:
+        assert describe(c, "t") == TOPIC_AUTH
+        assert describe(c, "d.1") == NONE

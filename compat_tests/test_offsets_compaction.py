@@ -16,6 +16,9 @@ import pytest
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.offset_commits import commit_offsets, fetch_committed
 from compat_tests.raw_kafka import Client
+from compat_tests.test_group_protocol_versions import commit, fetch_committed as fetch_group
+from compat_tests.test_txn_markers import producer_id, write_marker
+from compat_tests.test_txn_offset_commit import OFFSETS_TOPIC, txn_commit
 from compat_tests.topics import unique_topic
 
 ARGS = ["--offsets-topic-partitions", "1", "--offsets-topic-segment-bytes", "65536",
@@ -56,3 +59,53 @@ def test_restart_replays_only_the_live_offsets(tmp_path, layout):
         assert replayed < commits / 10, f"{replayed} of {commits} commits replayed"
     finally:
         proc.cleanup()
+
+
+@pytest.mark.parametrize("layout", ["segment", "commitlog"])
+def test_compaction_keeps_transactions_from_changing_committed_offsets(tmp_path, layout):
+    """A transaction's offset that is aborted, or still open while the cleaner runs, must not
+    take the place of the offset committed before it. As Kafka's cleaner: records of aborted
+    transactions supersede nothing and go, and nothing from the last stable offset on is
+    cleaned (the open transaction may still abort). Before, the cleaner kept the aborted
+    record as its key's latest and dropped the committed one: OffsetFetch answered -1."""
+    proc = BrokerProcess(storage_mode=layout, extra_args=ARGS, workdir=tmp_path)
+    try:
+        proc.start()
+        topic, group = unique_topic("txn-committed"), "txn-group"
+        aborted, left_open, committed = (topic, 0), (topic, 1), (topic, 2)
+        expected = {aborted: (5, "m5"), left_open: (6, "m6"), committed: (70, "txn70")}
+        with Client.to(proc) as client:
+            client.create_topic(topic, PARTITIONS)
+            p1, p2, p3 = producer_id(client), producer_id(client), producer_id(client)
+            assert set(commit(client, group, {aborted: 5, left_open: 6, committed: 7}).values()) == {0}
+            assert txn_commit(client, group, p1, {aborted: 50}) == {aborted: 0}
+            assert write_marker(client, OFFSETS_TOPIC, p1, commit=False) == 0
+            assert txn_commit(client, group, p3, {committed: 70}) == {committed: 0}
+            assert write_marker(client, OFFSETS_TOPIC, p3, commit=True) == 0
+            marked = client.log_end_offset(OFFSETS_TOPIC)
+            commit_offsets(client, topic, PARTITIONS, GROUPS[:20], 20)  # closes segments past them
+            _cleaned_past(proc, marked)
+            # an open transaction holds the cleaner at its first offset, however much follows
+            assert txn_commit(client, group, p2, {left_open: 60}) == {left_open: 0}
+            held_at = client.log_end_offset(OFFSETS_TOPIC) - 1
+            commit_offsets(client, topic, PARTITIONS, GROUPS[20:40], 20)
+            _cleaned_past(proc, held_at)  # a round ran, and cleaned up to the open transaction only
+            assert cleaned_up_to(proc) == held_at
+            assert write_marker(client, OFFSETS_TOPIC, p2, commit=False) == 0
+            commit_offsets(client, topic, PARTITIONS, GROUPS[:20], 20)
+            _cleaned_past(proc, held_at + 1)  # and past it, once aborted
+            assert fetch_group(client, group, list(expected)) == expected
+        proc.stop()
+        proc.start()
+        with Client.to(proc) as client:
+            assert fetch_group(client, group, list(expected)) == expected
+    finally:
+        proc.cleanup()
+
+
+def _cleaned_past(proc, offset: int) -> None:
+    """Wait for a round of the cleaner that reached `offset`."""
+    deadline = time.monotonic() + 60
+    while cleaned_up_to(proc) < offset and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cleaned_up_to(proc) >= offset, proc.log_tail()

@@ -200,9 +200,11 @@ class Partition:
         return self._log.indexes_keys
 
     def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int,
-                         record_keys: set[bytes] | None = None) -> tuple[AppendInfo, bool]:
-        """Append a validated producer batch; returns (info, was_duplicate). `record_keys`:
-        its keys, collected by the record check, for a log that indexes them.
+                         record_keys: set[bytes] | None = None, coordinator: bool = False
+                         ) -> tuple[AppendInfo, bool]:
+        """Append a validated producer batch; returns (info, was_duplicate). `record_keys`: its keys,
+        collected by the record check, for a log that indexes them. `coordinator`: the group
+        coordinator's batch for a producer (TxnOffsetCommit), whose epoch alone is checked.
 
         Raises NotLeader, NotEnoughReplicas (acks=all with fewer than min.insync.replicas in
         the ISR: nothing is appended), ProducerFenced / OutOfOrderSequence before writing, or
@@ -216,7 +218,7 @@ class Partition:
         if compacts(self.config.cleanup_policy) and has_keyless_record(batch):
             raise KeylessRecordOnCompactedTopic(  # Kafka's LogValidator message
                 f"Compacted topic cannot accept message without key in topic partition {self.topic}-{self.index}.")
-        duplicate = self.producers.check(header)
+        duplicate = self.producers.check(header, sequences=not coordinator)
         if duplicate is not None:
             info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
                               self._log.log_start_offset)

@@ -62,6 +62,17 @@ class RememberedBatch:
     timestamp: int
 
 
+@dataclass(frozen=True, slots=True)
+class ActiveProducer:
+    """What DescribeProducers shows of one producer (-1: not known)."""
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int
+
+
 @dataclass(slots=True)
 class ProducerEntry:
     epoch: int
@@ -82,11 +93,14 @@ class ProducerStateTable:
         self._producers: dict[int, ProducerEntry] = {}
         self.transactions = TransactionState()
 
-    def check(self, header: BatchHeader) -> RememberedBatch | None:
+    def check(self, header: BatchHeader, sequences: bool = True) -> RememberedBatch | None:
         """Validate a producer's batch before it is appended.
 
         Returns the remembered batch if this one is a duplicate, None if it is
         new and may be appended; raises ProducerFenced / OutOfOrderSequence.
+        `sequences` False: a coordinator's batch written for the producer (TxnOffsetCommit's,
+        always at sequence 0 as Kafka writes it), whose epoch alone is checked (Kafka's
+        AppendOrigin.COORDINATOR).
         """
         if not header.has_producer_id:
             return None
@@ -97,6 +111,8 @@ class ProducerStateTable:
             raise ProducerFenced(
                 f"producer {header.producer_id} epoch {header.producer_epoch} < current {entry.epoch}"
             )
+        if not sequences:
+            return None
         if header.producer_epoch > entry.epoch:
             if header.base_sequence != 0:
                 raise OutOfOrderSequence(
@@ -186,6 +202,17 @@ class ProducerStateTable:
             entry = table._producers[producer_id]
             entry.coordinator_epoch = max(entry.coordinator_epoch, marker_coordinator_epoch(batch))
         return table
+
+    def active(self) -> list[ActiveProducer]:
+        """Every producer the partition remembers, by producer id (Kafka's activeProducers)."""
+        out = []
+        for pid, entry in sorted(self._producers.items()):
+            last = entry.batches[-1] if entry.batches else None
+            txn_start = self.transactions.open_first_offset(pid)
+            out.append(ActiveProducer(pid, entry.epoch, last.last_seq if last else -1,
+                                      last.timestamp if last else -1, entry.coordinator_epoch,
+                                      -1 if txn_start is None else txn_start))
+        return out
 
     def __len__(self) -> int:
         return len(self._producers)

@@ -58,7 +58,11 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     21: (0, 2),  # DeleteRecords
     22: (0, 5),  # InitProducerId
     23: (2, 4),  # OffsetForLeaderEpoch (v0-v1 gone in Kafka 4, KIP-896)
+    24: (0, 3),  # AddPartitionsToTxn (v4+: broker-side verification, KIP-890, not served)
+    25: (0, 4),  # AddOffsetsToTxn
+    26: (0, 4),  # EndTxn (v5: transactions V2, KIP-890, not served)
     27: (1, 2),  # WriteTxnMarkers (v0 gone in Kafka 4, KIP-896)
+    28: (0, 5),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls (v0 gone in Kafka 4, KIP-896)
     30: (1, 3),  # CreateAcls
     31: (1, 3),  # DeleteAcls
@@ -79,6 +83,9 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     60: (0, 1),  # DescribeCluster
+    61: (0, 0),  # DescribeProducers
+    65: (0, 0),  # DescribeTransactions
+    66: (0, 1),  # ListTransactions (v2, Kafka 4.1's id pattern, not served)
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
     75: (0, 0),  # DescribeTopicPartitions
 }

@@ -151,6 +151,15 @@ class ClusterMember:
         return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login,
                                      tls=self._inter_broker_tls)
 
+    def peer_address(self, node_id: int):
+        """(host, port, SASL login, TLS context) of a broker's inter-broker listener, as the
+        fetchers connect to it; None for a broker not registered."""
+        registration = self.metadata.image.brokers.get(node_id)
+        if registration is None:
+            return None
+        address = registration.endpoint(self._inter_broker_name) or registration
+        return address.host, address.port, self._inter_broker_login, self._inter_broker_tls
+
     async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
         current = partition.state
         try:

@@ -1,4 +1,5 @@
-"""One consumer group's members, generation, chosen protocol and committed offsets.
+"""One consumer group's members, generation, chosen protocol and committed offsets (and the
+offsets open transactions wrote, pending_offsets.py).
 
 Plain data plus the rules that need no clock or I/O: which protocol the members agree on,
 whether a joining member's protocols fit the group, who leads. Timers, waiting requests and
@@ -11,6 +12,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
+from broker.groups.pending_offsets import PendingTxnOffsets
 from broker.groups.state import GroupState
 
 
@@ -20,6 +22,9 @@ class CommittedOffset:
     leader_epoch: int  # -1: unknown
     metadata: str
     commit_timestamp: int
+    # Where its record sits in the group's __consumer_offsets partition: of a plain and a
+    # transactional commit of one partition, the later record wins (pending_offsets.py).
+    record_offset: int = -1
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)  # in join order
     pending_members: set[str] = field(default_factory=set)  # ids handed out by MEMBER_ID_REQUIRED
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    pending_txn_offsets: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
     state_timestamp: int = -1
     join_timer: asyncio.TimerHandle | None = None
     join_deadline: float = 0.0  # loop time the initial delayed join may extend to

@@ -88,13 +88,14 @@ async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tu
         subscribed = is_subscribed(group, topic)
         for p in partitions:
             codes[(topic, p)] = "group_subscribed_to_topic" if subscribed else "none"
-            if not subscribed and (topic, p) in group.offsets:
+            if not subscribed and ((topic, p) in group.offsets or group.pending_txn_offsets.is_pending((topic, p))):
                 gone.append((topic, p))
     if gone:
         written = await coord._store.append(group_id, [(offsets_log.offset_key(group_id, t, p), None) for t, p in gone])
         if written != "none":
             log.info("group %s: writing offset tombstones failed: %s", group_id, written)
             return offset_commit_error(written), {}
-        for key in gone:
+        for key in gone:  # a tombstone ends an open transaction's offset too, as its replay does
             group.offsets.pop(key, None)
+            group.pending_txn_offsets.drop_partition(key)
     return "none", codes

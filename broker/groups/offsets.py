@@ -1,4 +1,6 @@
-"""Committed offsets: OffsetCommit's checks, OffsetFetch, and rebuilding groups from the log.
+"""Committed offsets: OffsetCommit's checks, OffsetFetch, and rebuilding groups from the log
+(with the offsets transactions wrote, txn_offsets.py, kept pending until their marker,
+pending_offsets.py).
 
 A commit is acknowledged only after its records are appended to `__consumer_offsets`
 (offsets_store) and, in a cluster, reached every in-sync replica: what a client was told is
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.offsets_store import StoredRecord, offset_commit_error
+from broker.groups.offsets_store import StoredMarker, StoredRecord, offset_commit_error
 from broker.groups.group import CommittedOffset, Group, Member
+from broker.groups.pending_offsets import keep_later
 from broker.groups.state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
@@ -82,38 +85,81 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
             accepted.append(((w.topic, w.partition), value))
             codes.append("none")
     if records:
-        written = await coord._store.append(group_id, records)
+        written = await coord._store.append(group_id, records, appended=stamp_record_offsets(accepted))
         if written != "none":
             log.info("group %s: writing offsets failed: %s", group_id, written)
             failed = offset_commit_error(written)
             return [failed if c == "none" else c for c in codes]
-        group.offsets.update(accepted)
+        for partition, value in accepted:  # a transaction that ended meanwhile may hold a later record
+            keep_later(group.offsets, partition, value)
     return codes
 
 
-def fetch(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[int]]] | None
-          ) -> list[tuple[str, list[tuple[int, CommittedOffset | None]]]]:
-    """Committed offsets per topic; `wanted` None means every partition the group committed."""
+def stamp_record_offsets(accepted: list[tuple[tuple[str, int], CommittedOffset]]) -> Callable[[int], None]:
+    """What OffsetsStore.append calls with its batch's first offset: each value learns where its
+    record went (the batch holds one record per accepted value, in order)."""
+    def stamp(first_offset: int) -> None:
+        for i, (_, value) in enumerate(accepted):
+            value.record_offset = first_offset + i
+    return stamp
+
+
+def fetch(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[int]]] | None,
+          require_stable: bool = False) -> list[tuple[str, list[tuple[int, CommittedOffset | None, str]]]]:
+    """Committed offsets per topic, each with its error; `wanted` None means every partition the
+    group committed. `require_stable` (OffsetFetch v7+): a partition an open transaction wrote
+    an offset for answers UNSTABLE_OFFSET_COMMIT and no offset, as Kafka does."""
     group = coord.groups.get(group_id)
     offsets = group.offsets if group is not None else {}
+    unstable = group.pending_txn_offsets.partitions() if group is not None and require_stable else set()
+
+    def answer(topic: str, p: int) -> tuple[int, CommittedOffset | None, str]:
+        if (topic, p) in unstable:
+            return p, None, "unstable_offset_commit"
+        return p, offsets.get((topic, p)), "none"
+
     if wanted is None:
-        by_topic: dict[str, list[tuple[int, CommittedOffset | None]]] = {}
-        for (topic, partition), value in sorted(offsets.items()):
-            by_topic.setdefault(topic, []).append((partition, value))
+        by_topic: dict[str, list[tuple[int, CommittedOffset | None, str]]] = {}
+        for topic, partition in sorted(offsets):
+            by_topic.setdefault(topic, []).append(answer(topic, partition))
         return list(by_topic.items())
-    return [(topic, [(p, offsets.get((topic, p))) for p in partitions]) for topic, partitions in wanted]
+    return [(topic, [answer(topic, p) for p in partitions]) for topic, partitions in wanted]
 
 
-def load(coord: GroupCoordinator, records: Iterable[StoredRecord]) -> set[str]:
-    """Rebuild groups from `__consumer_offsets` records (offsets_store.replay, or one
-    partition's replay_partition); restored members get a fresh session. Returns the ids of
-    the groups the records left in the coordinator."""
+def end_transaction(coord: GroupCoordinator, partition_index: int, producer_id: int, marker_offset: int,
+                    commit: bool) -> None:
+    """A COMMIT or ABORT marker of the producer is at `marker_offset` in `__consumer_offsets`
+    partition `partition_index` (broker/txn/marker_append.py, once replicated, as Kafka's
+    onTransactionCompleted): the pending offsets it wrote for that partition's groups end."""
+    for group in coord.groups.values():
+        if group.pending_txn_offsets.has_producer(producer_id) \
+                and coord._store.partition_index(group.group_id) == partition_index:
+            group.pending_txn_offsets.end(producer_id, marker_offset, commit, group.offsets)
+
+
+def load(coord: GroupCoordinator, records: Iterable[StoredRecord | StoredMarker]) -> set[str]:
+    """Rebuild groups from `__consumer_offsets` records and markers (offsets_store.replay, or one
+    partition's replay_partition); restored members get a fresh session. Returns the ids of the
+    groups the records left in the coordinator.
+
+    As Kafka's loadGroupsAndOffsets: a transaction's offsets are pending until its marker; a
+    COMMIT applies them, an ABORT drops them, and those whose marker is not in the log stay
+    pending (the coordinator still ends that transaction, live, with its marker)."""
     count, touched = 0, set()
+    open_txns: dict[tuple[int, int], set[str]] = {}  # (partition, producer) -> groups it wrote to
     for record in records:
+        if isinstance(record, StoredMarker):
+            for group_id in open_txns.pop((record.partition, record.producer_id), ()):
+                group = coord.groups.get(group_id)
+                if group is not None:
+                    group.pending_txn_offsets.end(record.producer_id, record.offset, record.commit, group.offsets)
+            continue
         try:
             kind, fields = offsets_log.decode_key(record.key)
             if kind == "offset":
-                _apply_offset(coord, fields, record.value)
+                _apply_offset(coord, fields, record)
+                if record.producer_id >= 0:
+                    open_txns.setdefault((record.partition, record.producer_id), set()).add(fields[0])
             else:
                 _apply_group(coord, fields[0], record.value)
             touched.add(fields[0])
@@ -131,17 +177,22 @@ def load(coord: GroupCoordinator, records: Iterable[StoredRecord]) -> set[str]:
     return loaded
 
 
-def _apply_offset(coord: GroupCoordinator, fields: tuple, value: bytes | None) -> None:
+def _apply_offset(coord: GroupCoordinator, fields: tuple, record: StoredRecord) -> None:
     group_id, topic, partition = fields
     group = coord.groups.get(group_id)
-    if value is None:
+    if record.value is None:
         if group is not None:
             group.offsets.pop((topic, partition), None)
+            group.pending_txn_offsets.drop_partition((topic, partition))
         return
-    committed = offsets_log.decode_offset_value(value)  # first: a skipped record leaves no empty group
+    committed = offsets_log.decode_offset_value(record.value)  # first: a skipped record leaves no empty group
+    committed.record_offset = record.offset
     if group is None:
         group = coord.groups[group_id] = Group(group_id)
-    group.offsets[(topic, partition)] = committed
+    if record.producer_id >= 0:
+        group.pending_txn_offsets.add(record.producer_id, (topic, partition), committed)
+    else:
+        group.offsets[(topic, partition)] = committed
 
 
 def _apply_group(coord: GroupCoordinator, group_id: str, value: bytes | None) -> None:
@@ -179,7 +230,10 @@ async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[s
         if outcome.error:
             codes.append(outcome.error)
             continue
-        tombstones = [(offsets_log.offset_key(group_id, t, p), None) for t, p in group.offsets]
+        # Kafka's deleteAllOffsets: a partition only an open transaction wrote gets one too, so
+        # a replay cannot bring that transaction's offsets back into a group of the same name
+        partitions = sorted(set(group.offsets) | group.pending_txn_offsets.partitions())
+        tombstones = [(offsets_log.offset_key(group_id, t, p), None) for t, p in partitions]
         tombstones.append((offsets_log.group_key(group_id), None))
         written = await coord._store.append(group_id, tombstones)
         if written != "none":

@@ -9,6 +9,9 @@ record of its closed segments, so a load replays those plus the active segment (
 value per key wins, as before cleaning).
 A batch replay cannot read is skipped with a warning naming its partition and offsets: one bad
 batch must not keep the broker from starting, nor hide the groups whose records follow it.
+TxnOffsetCommit's batches are transactional batches of the producer, and the transaction
+coordinator's COMMIT / ABORT markers end them: replay hands both on (StoredRecord with the
+producer id, StoredMarker), for offsets.load to apply as pending_offsets.py says.
 
 Writes are Kafka's offsets.commit.required.acks=-1: a batch counts once the partition's high
 watermark passes it (every ISR member has it), within offsets.commit.timeout.ms. `append`
@@ -20,15 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from segment.log import StorageError
 from wire.batch_builder import build_batch
+from wire.control_batch import COMMIT, control_type, is_marker
 from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
 from replica.partition import Partition, now_ms
 from replica.partition_errors import PartitionError
+from replica.producer_state import ProducerFenced
 from replica.readable_partition import FetchIsolation
 from broker.topic_names import TopicError
 from broker.topics import Topic
@@ -68,6 +73,15 @@ class StoredRecord(NamedTuple):
     offset: int
     key: bytes
     value: bytes | None
+    producer_id: int = -1  # >= 0: a TxnOffsetCommit's record, in that producer's transaction
+
+
+class StoredMarker(NamedTuple):
+    """A COMMIT or ABORT marker: it ends its producer's transaction in this partition."""
+    partition: int
+    offset: int
+    producer_id: int
+    commit: bool
 
 
 class OffsetsStore:
@@ -110,31 +124,48 @@ class OffsetsStore:
             return None
         return offsets_log.partition_for(group_id, len(topic.partitions))
 
-    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> str:
+    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+                     producer: tuple[int, int] | None = None,
+                     appended: Callable[[int], None] | None = None) -> str:
         """Write one batch of a group's records; returns the log's error name ("none" once the
-        batch is as durable as the topic asks and every in-sync replica has it)."""
+        batch is as durable as the topic asks and every in-sync replica has it).
+
+        `producer` (id, epoch): a TxnOffsetCommit's batch, transactional for that producer, at
+        sequence 0 as Kafka's coordinator writes it (its epoch alone is checked: an older one
+        is INVALID_PRODUCER_EPOCH). `appended(offset of the first record)` runs as soon as the
+        batch is in the log, before any wait: a transaction's pending offsets must be known
+        before the marker that ends it can be written."""
         topic = await self.ensure_topic()
         if topic is None:
             return "unknown_topic_or_partition"
         partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
         if partition is None or not self._broker.can_lead():
             return "not_leader_or_follower"  # not hosted here, or etcd cannot confirm we lead
-        batch = build_batch(records, now_ms())
+        sequenced = None if producer is None else (*producer, 0)
+        batch = build_batch(records, now_ms(), sequenced, transactional=producer is not None)
         try:
-            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1)
+            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1, coordinator=True)
+        except PartitionError as exc:
+            return exc.code
+        except ProducerFenced:
+            return "invalid_producer_epoch"
+        except StorageError:
+            log.exception("%s-%d: writing group %s failed", offsets_log.TOPIC, partition.index, group_id)
+            return "kafka_storage_error"
+        if appended is not None:
+            appended(info.first_offset)
+        try:
             if partition.config.flush_messages:
                 partition.publish(await self._broker.durable(partition))
             else:
                 partition.publish()
-        except PartitionError as exc:
-            return exc.code
         except StorageError:
-            log.exception("%s-%d: writing group %s failed", offsets_log.TOPIC, partition.index, group_id)
+            log.exception("%s-%d: flushing group %s failed", offsets_log.TOPIC, partition.index, group_id)
             return "kafka_storage_error"
         return await partition.wait_for_replication(info.last_offset + 1, self._commit_timeout_s)
 
-    def replay(self) -> Iterator[StoredRecord]:
-        """Every keyed record of every partition hosted here, in log order per partition."""
+    def replay(self) -> Iterator[StoredRecord | StoredMarker]:
+        """Every keyed record and marker of every partition hosted here, in log order per partition."""
         topic = self.topic()
         if topic is None:
             return
@@ -142,9 +173,9 @@ class OffsetsStore:
             if partition is not None:  # in a cluster, only the partitions hosted here
                 yield from self.replay_partition(partition)
 
-    def replay_partition(self, partition: Partition) -> Iterator[StoredRecord]:
-        """Every keyed record of one partition, from its log start to its log end (a new leader
-        owns its whole log: what lies above the HW is what the followers will copy)."""
+    def replay_partition(self, partition: Partition) -> Iterator[StoredRecord | StoredMarker]:
+        """Every keyed record and marker of one partition, from its log start to its log end (a new
+        leader owns its whole log: what lies above the HW is what the followers will copy)."""
         offset, end = partition.log_start_offset, partition.log_end_offset
         while offset < end:
             regions = partition.read(offset, _READ_CHUNK, FetchIsolation.LOG_END)
@@ -158,17 +189,25 @@ class OffsetsStore:
                     offset = header.last_offset + 1
 
 
-def _batch_records(partition: int, batch: memoryview, header: BatchHeader, from_offset: int) -> list[StoredRecord]:
-    """The batch's keyed records at or after `from_offset`, or none if any record is unreadable.
+def _batch_records(partition: int, batch: memoryview, header: BatchHeader,
+                   from_offset: int) -> list[StoredRecord | StoredMarker]:
+    """The batch's keyed records at or after `from_offset` (or its marker), or none if any record
+    is unreadable.
 
     The whole batch is decoded before any record is applied: a commit is one batch (append
     above), and half of one must not be replayed. InvalidRecords is everything iter_records
-    raises (hostile lengths, codecs that fail, a wrong magic).
+    raises (hostile lengths, codecs that fail, a wrong magic); a control batch that is no
+    transaction marker raises ValueError.
     """
     try:
-        return [StoredRecord(partition, r.offset, r.key, r.value) for r in iter_records(batch)
+        if header.is_control:
+            if not is_marker(header) or header.base_offset < from_offset:
+                return []
+            return [StoredMarker(partition, header.base_offset, header.producer_id, control_type(batch) == COMMIT)]
+        producer_id = header.producer_id if header.is_transactional else -1
+        return [StoredRecord(partition, r.offset, r.key, r.value, producer_id) for r in iter_records(batch)
                 if r.key is not None and r.offset >= from_offset]
-    except InvalidRecords as exc:
+    except ValueError as exc:
         log.warning("skipping unreadable %s batch in partition %d at offsets %d-%d: %s",
                     offsets_log.TOPIC, partition, header.base_offset, header.last_offset, exc)
         return []

@@ -1,5 +1,7 @@
 """One module per API; each exposes `async def handle(broker, header, request)`."""
 
+from broker.handlers import add_offsets_to_txn
+from broker.handlers import add_partitions_to_txn
 from broker.handlers import alter_configs
 from broker.handlers import alter_partition_reassignments
 from broker.handlers import alter_user_scram_credentials
@@ -16,9 +18,12 @@ from broker.handlers import describe_cluster
 from broker.handlers import describe_configs
 from broker.handlers import describe_groups
 from broker.handlers import describe_log_dirs
+from broker.handlers import describe_producers
 from broker.handlers import describe_topic_partitions
+from broker.handlers import describe_transactions
 from broker.handlers import describe_user_scram_credentials
 from broker.handlers import elect_leaders
+from broker.handlers import end_txn
 from broker.handlers import fetch
 from broker.handlers import find_coordinator
 from broker.handlers import heartbeat
@@ -30,6 +35,7 @@ from broker.handlers import list_config_resources
 from broker.handlers import list_groups
 from broker.handlers import list_offsets
 from broker.handlers import list_partition_reassignments
+from broker.handlers import list_transactions
 from broker.handlers import metadata
 from broker.handlers import offset_commit
 from broker.handlers import offset_delete
@@ -38,6 +44,7 @@ from broker.handlers import offset_for_leader_epoch
 from broker.handlers import produce
 from broker.handlers import sasl_state_errors
 from broker.handlers import sync_group
+from broker.handlers import txn_offset_commit
 from broker.handlers import write_txn_markers
 
 HANDLERS = {
@@ -61,7 +68,11 @@ HANDLERS = {
     21: delete_records.handle,
     22: init_producer_id.handle,
     23: offset_for_leader_epoch.handle,
+    24: add_partitions_to_txn.handle,
+    25: add_offsets_to_txn.handle,
+    26: end_txn.handle,
     27: write_txn_markers.handle,
+    28: txn_offset_commit.handle,
     29: describe_acls.handle,
     30: create_acls.handle,
     31: delete_acls.handle,
@@ -79,6 +90,9 @@ HANDLERS = {
     50: describe_user_scram_credentials.handle,
     51: alter_user_scram_credentials.handle,
     60: describe_cluster.handle,
+    61: describe_producers.handle,
+    65: describe_transactions.handle,
+    66: list_transactions.handle,
     74: list_config_resources.handle,
     75: describe_topic_partitions.handle,
 }

@@ -1,15 +1,15 @@
-"""FindCoordinator: the coordinator of a group is the leader of its `__consumer_offsets` partition.
+"""FindCoordinator: the coordinator of a group is the leader of its `__consumer_offsets`
+partition, the coordinator of a transactional id the leader of its `__transaction_state` partition.
 
-The topic is created on the first lookup, as Kafka does (offsets_store: through etcd in a
-cluster). The answer is that partition's leader in this broker's metadata: one broker leads
-everything; in a cluster, while the partition has no leader (being created, or its ISR all
+The topic is created on the first lookup, as Kafka does (offsets_store / txn state_store: through
+etcd in a cluster). The answer is that partition's leader in this broker's metadata: one broker
+leads everything; in a cluster, while the partition has no leader (being created, or its ISR all
 gone) the answer is COORDINATOR_NOT_AVAILABLE and the client asks again. The named broker may
 see the new leadership a moment later than we do: until it has loaded the partition it answers
 NOT_COORDINATOR, and the client looks up the coordinator again.
 
-v0-v3 ask for one key, v4+ for a batch. Transactions are not served, so a transaction
-coordinator lookup gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the same non-retriable answer
-Produce gives a transactional batch (a retriable error would leave clients looping).
+v0-v3 ask for one key, v4+ for a batch. ACLs as Kafka's handleFindCoordinatorRequest: DESCRIBE
+on the group, or on the transactional id.
 """
 
 from __future__ import annotations
@@ -18,27 +18,33 @@ from wire.protocol import response_for
 
 from broker.net import advertised_brokers
 from broker.groups import offsets_log
-from broker.security.acl.checks import group_allowed
-from broker.security.acl.model import Operation
+from broker.security.acl.checks import allowed, group_allowed
+from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.txn import txn_log
 
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
 _NOT_AVAILABLE = ("coordinator_not_available", None, -1, "", -1)
 
 
 async def _answer(broker, key_type: int, key: str) -> tuple[str, str | None, int, str, int]:
     """(error, message, node id, host, port)"""
-    if key_type != GROUP_KEY_TYPE:
-        if key_type == 1:
-            return "transactional_id_authorization_failed", "transactions are not supported", -1, "", -1
+    if key_type == GROUP_KEY_TYPE:
+        if not group_allowed(broker, Operation.DESCRIBE, key):
+            return "group_authorization_failed", "Group authorization failed.", -1, "", -1
+        topic_name, topic = offsets_log.TOPIC, await broker.offsets_store.ensure_topic()
+        index = None if topic is None else offsets_log.partition_for(key, len(topic.partitions))
+    elif key_type == TRANSACTION_KEY_TYPE:
+        if not allowed(broker, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            return "transactional_id_authorization_failed", "Transactional Id authorization failed.", -1, "", -1
+        topic_name, topic = txn_log.TOPIC, await broker.txn_store.ensure_topic()
+        index = None if topic is None else txn_log.partition_for(key, len(topic.partitions))
+    else:
         return "invalid_request", f"unknown coordinator key type {key_type}", -1, "", -1
-    if not group_allowed(broker, Operation.DESCRIBE, key):  # ACLs, as Kafka's handleFindCoordinatorRequest
-        return "group_authorization_failed", "Group authorization failed.", -1, "", -1
-    topic = await broker.offsets_store.ensure_topic()
     if topic is None:
         return _NOT_AVAILABLE
-    index = offsets_log.partition_for(key, len(topic.partitions))
-    placement = broker.view.placement(offsets_log.TOPIC, index, topic.partitions[index])
+    placement = broker.view.placement(topic_name, index, topic.partitions[index])
     leader = advertised_brokers.broker_address(broker, placement.leader) if placement is not None and placement.leader >= 0 else None
     if leader is None:
         return _NOT_AVAILABLE

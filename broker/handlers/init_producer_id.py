@@ -1,27 +1,42 @@
-"""InitProducerId for idempotent producers (no transactional id): a fresh id at epoch 0.
+"""InitProducerId: a producer id and epoch, for an idempotent producer or a transactional one.
 
-Transactions are not served yet: a request carrying a transactional id gets
-COORDINATOR_NOT_AVAILABLE, which clients surface as "no transaction coordinator".
+Without a transactional id: a fresh id at epoch 0 (IDEMPOTENT_WRITE on the cluster, or WRITE on
+any topic, as Kafka's handleInitProducerIdRequest). With one: the transaction coordinator's
+answer (broker/txn/coordinator.py) after WRITE on the transactional id — the id's producer with
+its epoch bumped, which fences any older producer of the id; v3+ name the producer asking, so a
+producer recovering from an error keeps its id (KIP-360). An empty transactional id is
+INVALID_REQUEST, as Kafka's.
 """
 
 from __future__ import annotations
 
 from wire.protocol import response_for
 
-from broker.security.acl.checks import allowed_on_any, cluster_allowed
+from broker.security.acl.checks import allowed_on_any, cluster_allowed, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.txn_errors import for_version, ms
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
-    if request.transactional_id is not None:
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("coordinator_not_available"),
-                    producer_id=-1, producer_epoch=-1)
-    # ACLs, as Kafka's handleInitProducerIdRequest: IDEMPOTENT_WRITE on the cluster, or WRITE on any topic
+
+    def answer(code: str, producer_id: int = -1, producer_epoch: int = -1):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(for_version(code, header)),
+                    producer_id=producer_id, producer_epoch=producer_epoch)
+
+    txn_id = request.transactional_id
+    if txn_id is not None:
+        if not txn_id:
+            return answer("invalid_request")
+        if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
+            return answer("transactional_id_authorization_failed")
+        result = await broker.transactions.init_producer_id(
+            txn_id, ms(request.transaction_timeout), getattr(request, "producer_id", -1),
+            getattr(request, "producer_epoch", -1))
+        return answer(result.error, result.producer_id, result.producer_epoch)
     if not (cluster_allowed(broker, Operation.IDEMPOTENT_WRITE)
             or allowed_on_any(broker, Operation.WRITE, ResourceType.TOPIC)):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
-                    producer_id=-1, producer_epoch=-1)
+        return answer("cluster_authorization_failed")
     pid = await broker.producer_ids.allocate()
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), producer_id=pid, producer_epoch=0)
+    return answer("none", pid, 0)

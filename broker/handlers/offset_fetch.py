@@ -1,7 +1,9 @@
 """OffsetFetch v1+: committed offsets of one group (v1-v7) or of several (v8+).
 
 A partition without a committed offset answers -1 and no error, as Kafka does; null topics
-(v2+) mean every partition the group has committed. A group this broker does not coordinate
+(v2+) mean every partition the group has committed. With require_stable (v7+) a partition an
+open transaction wrote an offset for answers UNSTABLE_OFFSET_COMMIT (KIP-447: the client
+retries until the transaction ends); without it, the last committed offset. A group this broker does not coordinate
 gets NOT_COORDINATOR: at the top (v2-v7), per group (v8+), or on every partition asked (v1,
 which has no top-level error).
 """
@@ -16,13 +18,14 @@ from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
-def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: str | None):
+def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: str | None,
+            require_stable: bool):
     topic_cls, part_cls = nested(cls, topic_name), nested(cls, part_name)
     wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
     if not_here:
-        fetched = [(topic, [(p, None) for p in partitions]) for topic, partitions in wanted or ()]
+        fetched = [(topic, [(p, None, "none") for p in partitions]) for topic, partitions in wanted or ()]
     else:
-        fetched = offsets.fetch(broker.groups, group_id, wanted)
+        fetched = offsets.fetch(broker.groups, group_id, wanted, require_stable)
     # ACLs, as Kafka's handleOffsetFetchRequest: DESCRIBE on each topic; one asked by name fails,
     # one of "every committed topic" is left out
     hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
@@ -32,14 +35,14 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
             continue
         code = "topic_authorization_failed" if topic in hidden and not not_here else (not_here or "none")
         parts = []
-        for index, committed in partitions:
+        for index, committed, partition_code in partitions:
             if code != "none":
-                committed = None
+                committed, partition_code = None, code
             parts.append(make(
                 part_cls, partition_index=index,
                 committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed else -1,
-                metadata=committed.metadata if committed else "", error_code=error(code),
+                metadata=committed.metadata if committed else "", error_code=error(partition_code),
             ))
         out.append(make(topic_cls, name=topic, partitions=tuple(parts)))
     return tuple(out)
@@ -58,13 +61,13 @@ async def handle(broker, header, request):
         not_here = _refusal(broker, request.group_id)
         topics = _topics(broker, cls, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition",
                          request.group_id, request.topics if header.api_version < 2 or not not_here else (),
-                         not_here)
+                         not_here, getattr(request, "require_stable", False))
         return make(cls, throttle_time=NO_THROTTLE, topics=topics, error_code=error(not_here or "none"))
     group_cls = nested(cls, "OffsetFetchResponseGroup")
     groups = []
     for g in request.groups:
         not_here = _refusal(broker, g.group_id)
         topics = _topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
-                         g.group_id, () if not_here else g.topics, not_here)
+                         g.group_id, () if not_here else g.topics, not_here, request.require_stable)
         groups.append(make(group_cls, group_id=g.group_id, error_code=error(not_here or "none"), topics=topics))
     return make(cls, throttle_time=NO_THROTTLE, groups=tuple(groups))

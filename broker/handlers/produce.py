@@ -30,7 +30,7 @@ from segment.log import StorageError
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
-from broker.security.acl.checks import denied_names
+from broker.security.acl.checks import denied_names, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.dispatch_types import Deferred
 from broker.handlers.produce_records import PendingBatch, check_batches
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 WORK_SLICE_S = 0.005
 
 
-def _admit(broker, topic_name: str, index: int, records):
+def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool):
     """The checks before a batch's records are read: (partition, PendingBatch) or an error
     (name, message)."""
     if topic_name in INTERNAL_TOPICS:
@@ -73,11 +73,10 @@ def _admit(broker, topic_name: str, index: int, records):
         return "corrupt_message", str(exc)
     if header.is_transactional and not header.has_producer_id:  # Kafka's LogValidator
         return "invalid_record", "a transactional batch needs a producer id"
-    if header.is_transactional and broker.acls is not None:
-        # Kafka authorizes a transactional batch by WRITE on the request's transactional id,
-        # which is refused below until a coordinator serves them; without an authorizer it
-        # appends the batch, and a coordinator's WriteTxnMarkers ends its transaction.
-        return "transactional_id_authorization_failed", "transactions are not supported"
+    if header.is_transactional and not txn_id_authorized:
+        # Kafka authorizes a transactional batch by WRITE on the request's transactional id
+        # (checked in handle); a request naming none has nothing to authorize it.
+        return "transactional_id_authorization_failed", "a transactional batch needs an authorized transactional id"
     return partition, PendingBatch(records, header, partition.wants_record_keys)
 
 
@@ -104,10 +103,12 @@ def _append_one(broker, topic_name: str, index: int, partition, pending: Pending
 
 
 async def handle(broker, header, request):
-    if request.transactional_id is not None:
-        code_for_all = "transactional_id_authorization_failed"
+    txn_id = request.transactional_id
+    if txn_id is not None:
+        txn_id_authorized = transactional_id_allowed(broker, Operation.WRITE, txn_id)
     else:
-        code_for_all = None
+        txn_id_authorized = broker.acls is None  # without an authorizer nothing is checked
+    code_for_all = None if txn_id is None or txn_id_authorized else "transactional_id_authorization_failed"
     results = []
     admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
     unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data))
@@ -118,12 +119,12 @@ async def handle(broker, header, request):
                 await asyncio.sleep(0)
                 slice_started = time.monotonic()
             if code_for_all is not None:
-                results.append((topic.name, pd.index, code_for_all, None, "transactions are not supported"))
+                results.append((topic.name, pd.index, code_for_all, None, "Transactional Id authorization failed."))
                 continue
             if topic.name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
                 results.append((topic.name, pd.index, "topic_authorization_failed", None, None))
                 continue
-            outcome, detail = _admit(broker, topic.name, pd.index, pd.records)
+            outcome, detail = _admit(broker, topic.name, pd.index, pd.records, txn_id_authorized)
             if isinstance(detail, PendingBatch):
                 admitted.append((len(results), topic.name, pd.index, outcome, detail))
                 results.append(None)

@@ -34,6 +34,14 @@ class BrokerConfig:
     flush_interval_ms: int  # log.flush.interval.ms: fsync every open log this often (-1: never)
     offsets_topic_partitions: int  # offsets.topic.num.partitions
     offsets_topic_segment_bytes: int  # offsets.topic.segment.bytes
+    txn_topic_partitions: int  # transaction.state.log.num.partitions
+    txn_topic_replication_factor: int  # capped by the live brokers, as Kafka does
+    txn_topic_min_isr: int  # transaction.state.log.min.isr
+    txn_topic_segment_bytes: int  # transaction.state.log.segment.bytes
+    txn_max_timeout_ms: int  # transaction.max.timeout.ms
+    txn_abort_timed_out_interval_ms: int  # transaction.abort.timed.out.transaction.cleanup.interval.ms
+    txn_id_expiration_ms: int  # transactional.id.expiration.ms
+    txn_remove_expired_interval_ms: int  # transaction.remove.expired.transaction.cleanup.interval.ms
     group_initial_rebalance_delay_ms: int  # group.initial.rebalance.delay.ms
     group_min_session_timeout_ms: int  # group.min.session.timeout.ms
     group_max_session_timeout_ms: int  # group.max.session.timeout.ms

@@ -81,7 +81,7 @@ async def _commit(coord, broker, group_id: str, offset: int) -> list[str]:
 
 
 def _committed(coord, group_id: str) -> int | None:
-    [(_, [(_, value)])] = offsets.fetch(coord, group_id, [("t", [0])])
+    [(_, [(_, value, _)])] = offsets.fetch(coord, group_id, [("t", [0])])
     return None if value is None else value.offset
 
 

@@ -7,7 +7,8 @@ NOT_LEADER_OR_FOLLOWER elsewhere, INVALID_PRODUCER_EPOCH for an epoch older than
 producer's, TRANSACTION_COORDINATOR_FENCED for an older coordinator epoch) and answered as
 Kafka's coordinator appends it: with acks=all, once the high watermark passes it (and after the
 fsync flush.messages asks for), because the coordinator counts a transaction complete only when
-every marker is replicated.
+every marker is replicated. A replicated marker in `__consumer_offsets` also ends the
+producer's pending transactional offsets there (Kafka's onTransactionCompleted).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 from replica.partition_errors import PartitionError
 from replica.producer_state import CoordinatorFenced, ProducerFenced
 from segment.log import StorageError
+
+from broker.groups import offsets, offsets_log
 
 MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms, which its coordinator's marker appends wait
 
@@ -45,4 +48,7 @@ async def append_marker(broker, topic_name: str, index: int, producer_id: int, p
             return "kafka_storage_error"
     else:
         partition.publish()
-    return await partition.wait_for_replication(info.last_offset + 1, MARKER_TIMEOUT_S)
+    replicated = await partition.wait_for_replication(info.last_offset + 1, MARKER_TIMEOUT_S)
+    if replicated == "none" and topic_name == offsets_log.TOPIC:
+        offsets.end_transaction(broker.groups, index, producer_id, info.first_offset, commit)
+    return replicated

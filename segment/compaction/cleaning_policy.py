@@ -18,7 +18,11 @@ A compacted log is cut in three at every round (Kafka's LogCleanerManager):
 - The last batch of each idempotent producer is kept, emptied if need be, so the producer
   state rebuilt from the log (its last sequence and offset) is what it was.
 - Retention by time and size applies only when the policy names "delete".
-- Transactions: txn_cleaning.py.
+- Transactions (txn_cleaning.py, as Kafka's Cleaner): nothing from the last stable offset on is
+  cleaned, since an open transaction may still abort, and the records of aborted transactions
+  supersede nothing and go. Otherwise an aborted record would take the place of the one its key
+  had before, which compacted `__consumer_offsets` showed by losing committed offsets under
+  aborted TxnOffsetCommits.
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ def dirty_bytes(closed: Sequence[SegmentStats], first_dirty: int, uncleanable: i
 def is_due(closed: Sequence[SegmentStats], first_dirty: int, uncleanable: int, now_ms: int,
            min_cleanable_dirty_ratio: float, max_compaction_lag_ms: int) -> bool:
     """Whether a round should clean this log now (LogCleanerManager.grabFilthiestCompactedLog)."""
+    if first_dirty >= uncleanable:  # also when `uncleanable` (a last stable offset) is inside a segment
+        return False
     clean, dirty = dirty_bytes(closed, first_dirty, uncleanable)
     if dirty == 0:
         return False

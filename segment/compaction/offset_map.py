@@ -40,14 +40,15 @@ class OffsetMap:
     def latest(self, key: bytes) -> int | None:
         return self._latest.get(key)
 
-    def add_batch(self, batch, tick: Callable[[], None] = lambda: None) -> bool:
+    def add_batch(self, batch, tick: Callable[[], None] = lambda: None, keys: bool = True) -> bool:
         """Record the offsets of the batch's keyed records; False (and nothing recorded) when
-        its new keys do not fit. Control batches hold no keys to record. Raises InvalidRecords
-        for records that cannot be read (decompression is bounded as for every reader).
-        tick() is called before each record (gil_slicer.py: a batch may hold thousands)."""
+        its new keys do not fit. Control batches hold no keys to record, nor does a batch whose
+        `keys` supersede nothing (an aborted transaction's): the map only covers it. Raises
+        InvalidRecords for records that cannot be read (decompression is bounded as for every
+        reader). tick() is called before each record (gil_slicer.py: a batch may hold thousands)."""
         header = parse_header(batch)
         pairs: list[tuple[bytes, int]] = []
-        if not header.is_control and header.record_count:
+        if keys and not header.is_control and header.record_count:
             for r in wire_records.iter_records(batch):
                 tick()
                 if r.key is not None:

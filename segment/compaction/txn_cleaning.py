@@ -16,8 +16,10 @@ overlap them (the log's aborted-transaction index, segment/txn_index.py):
   kept only because delete.retention.ms has not passed loses it, its records being gone — as
   Kafka's cleaner rebuilds a cleaned segment's `.txnindex`.
 
-A round never reaches the last stable offset (the caller caps it): a transaction still open
-there may yet abort, and its records must not supersede anything before it does.
+A round's offset map never reaches the last stable offset (the caller caps it): a transaction
+still open there may yet abort, and its records must not supersede anything before it does.
+The segment layout rewrites the segment that holds that offset whole; the open transaction's
+batches in it are no aborted one's and the map supersedes none of their records, so they stay.
 """
 
 from __future__ import annotations

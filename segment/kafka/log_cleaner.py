@@ -4,10 +4,13 @@ A round, in a worker thread, over the closed segments below the first uncleanabl
 (cleaning_policy.py): the dirty segments' keys go into an OffsetMap, then the segments from
 the log start to the end the map covers are rewritten in groups — consecutive segments of
 at most segment.bytes together — each group into one new segment named by the group's first
-base offset. Batches whose records all stay are copied as bytes; the others are filtered
-(batch_filter.py). Offsets never change; the active segment is never read. Transactions
-(txn_cleaning.py): batches of aborted transactions go, markers go once no batch of theirs is
-left, and the new segment's `.txnindex` holds the kept ABORT markers' entries.
+base offset. The first uncleanable offset may be a last stable offset inside a segment: the
+map stops there and the segment is rewritten whole, its records past the map's end all
+kept (nothing in the map supersedes them). Batches whose records all stay are copied as
+bytes; the others are filtered (batch_filter.py). Offsets never change; the active segment
+is never read. Transactions (txn_cleaning.py): batches of aborted transactions go, markers
+go once no batch of theirs is left, and the new segment's `.txnindex` holds the kept ABORT
+markers' entries.
 
 Files of one group whose first segment is B, in the partition directory:
 
@@ -32,9 +35,10 @@ Crash behaviour (recover_interrupted_clean, run before a partition's segments ar
 - a `B.log.swap` is a committed clean: every segment whose base lies in [B, end of the swap)
   is deleted (the old group), the `.swap` files are renamed in place, and an index `.swap`
   that is missing (renamed out of order before the crash) is left to the segment's own
-  rebuild (a `.txnindex` lost so names only transactions whose records the clean removed). A trailing old segment of the group whose every record was dropped starts at or
-  after the swap's end and survives such a crash: it holds only superseded records, stays
-  in offset order, and goes at the next round.
+  rebuild (a `.txnindex` lost so names only transactions whose records the clean removed).
+  A trailing old segment of the group whose every record was dropped starts at or after
+  the swap's end and survives such a crash: it holds only superseded records, stays in
+  offset order, and goes at the next round.
 """
 
 from __future__ import annotations
@@ -100,11 +104,13 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     stable = plog.log_end_offset if last_stable_offset is None else last_stable_offset
     uncleanable = policy.first_uncleanable_offset([stats_of(s) for s in closed], segments[-1].base_offset,
                                                   now_ms, cfg.min_compaction_lag_ms, stable)
+    if first_dirty >= uncleanable:  # an open transaction holds back all that is dirty
+        return stats
     offsets = OffsetMap(memory_bytes)
-    dirty = [s for s in closed if s.next_offset > first_dirty and s.next_offset <= uncleanable]
+    dirty = [s for s in closed if s.next_offset > first_dirty and s.base_offset < uncleanable]
     if dirty:
-        txns = CleanedTransactions(plog.aborted_txns(dirty[0].base_offset, dirty[-1].next_offset))
-        _build_map(offsets, dirty, first_dirty, txns, stats, slicer)
+        txns = CleanedTransactions(plog.aborted_txns(dirty[0].base_offset, uncleanable))
+        _build_map(offsets, dirty, first_dirty, uncleanable, txns, stats, slicer)
     end = min(offsets.covered_end if offsets.covered_end is not None else first_dirty, uncleanable)
     if end <= plog.log_start_offset or end <= closed[0].base_offset:
         return stats
@@ -118,14 +124,21 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     return stats
 
 
-def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, txns: CleanedTransactions,
-               stats: policy.CleanStats, slicer: GilSlicer) -> None:
+def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, uncleanable: int,
+               txns: CleanedTransactions, stats: policy.CleanStats, slicer: GilSlicer) -> None:
+    """The dirty batches' keys, up to `uncleanable`: a segment's base, or a last stable offset
+    inside a segment (the map then stops in it, as Kafka's does at its upper bound). A batch
+    the map leaves out (a marker, an aborted transaction's) is still covered by it."""
     for seg in dirty:
         for batch in _batches(seg, stats):
             slicer.tick()
-            if txns.skip_in_map(batch) or parse_header(batch).last_offset < first_dirty:
+            header = parse_header(batch)
+            if header.last_offset >= uncleanable:
+                return
+            skipped = txns.skip_in_map(batch)  # from the segment's start: it follows every transaction
+            if header.last_offset < first_dirty:
                 continue
-            if not offsets.add_batch(batch, slicer.tick):
+            if not offsets.add_batch(batch, slicer.tick, keys=not skipped):
                 return
 
 

@@ -205,6 +205,8 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     slicer = slicer or GilSlicer()
     snap = snapshot(plog)
     entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer, last_stable_offset)
+    if first_dirty >= uncleanable:  # an open transaction holds back all that is dirty
+        return stats
     reader = UnitReader(plog.store.commitlog, plog.header_size)
     offsets = OffsetMap(memory_bytes)
     txns = CleanedTransactions(plog.aborted_txns(first_dirty, uncleanable))
@@ -214,9 +216,8 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
         if e.last_offset >= first_dirty:
             batch = reader.batch(e)
             stats.bytes_read += len(batch)
-            if txns.skip_in_map(batch):
-                continue
-            if not offsets.add_batch(batch, slicer.tick):
+            # a batch the map leaves out (a marker, an aborted transaction's) is still covered by it
+            if not offsets.add_batch(batch, slicer.tick, keys=not txns.skip_in_map(batch)):
                 break
     comp = snap.compacted
     start = comp.end if comp is not None else snap.log_start

@@ -77,3 +77,7 @@ def config_refusal(broker, operation: Operation, config_resource_type: int, name
     if config_resource_type in _CONFIG_BROKERS:
         return None if cluster_allowed(broker, operation) else "cluster_authorization_failed"
     return None
+
+
+def transactional_id_allowed(broker, operation: Operation, transactional_id: str) -> bool:
+    return allowed(broker, operation, ResourceType.TRANSACTIONAL_ID, transactional_id)

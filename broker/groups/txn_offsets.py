@@ -1,0 +1,88 @@
+"""TxnOffsetCommit's side in the group coordinator: a transaction's offsets, written but pending.
+
+Kafka's GroupCoordinator.handleTxnCommitOffsets / GroupMetadataManager.storeOffsets with a
+producer id: the offsets go to the group's `__consumer_offsets` partition in one
+transactional batch of the producer (id and epoch; an epoch older than the partition knows
+is INVALID_PRODUCER_EPOCH), and the group keeps them as that producer's pending offsets
+(pending_offsets.py) until the transaction coordinator's marker for that partition ends the
+transaction (offsets.end_transaction). They are pending from the moment the batch is in the
+log, before it is replicated: an abort marker may follow it at once, and a replay of the log
+would find them pending too.
+
+Who may commit, as Kafka's validateOffsetCommit for a transactional commit: anyone while the
+group is Empty and the request names no member (v0-v2 never do), otherwise a member of the
+current generation, also while the group waits for its leader's assignment (a transaction's
+offsets count only at its commit). An unknown group with generation -1 is created, as for a
+plain commit; one named with a generation is ILLEGAL_GENERATION (Kafka's new coordinator).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from replica.partition import now_ms
+from broker.groups import offsets_log
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group import CommittedOffset, Group
+from broker.groups.offsets import MAX_METADATA_BYTES, OffsetToCommit, stamp_record_offsets
+from broker.groups.offsets_store import offset_commit_error
+from broker.groups.state import GroupState
+
+log = logging.getLogger(__name__)
+
+
+def _commit_allowed(group: Group | None, generation: int, member_id: str, instance_id: str | None) -> str | None:
+    if group is None:
+        return None if generation < 0 else "illegal_generation"
+    if group.state is GroupState.DEAD:
+        return "coordinator_not_available"
+    if generation < 0 and group.state is GroupState.EMPTY:
+        return None
+    if generation >= 0 or member_id or instance_id is not None:
+        return group.validate_member(member_id, instance_id, generation)[1]
+    return None
+
+
+async def commit(coord: GroupCoordinator, broker, group_id: str, producer_id: int, producer_epoch: int,
+                 generation: int, member_id: str, instance_id: str | None,
+                 wanted: list[OffsetToCommit]) -> list[str]:
+    """One Kafka error name per entry of `wanted`, in order."""
+    if not group_id:
+        return ["invalid_group_id"] * len(wanted)
+    not_here = coord.coordinator_error(group_id)
+    if not_here:
+        return [not_here] * len(wanted)
+    group = coord.groups.get(group_id)
+    code = _commit_allowed(group, generation, member_id, instance_id)
+    if code:
+        return [code] * len(wanted)
+    if group is None:
+        group = coord.groups[group_id] = Group(group_id, state_timestamp=now_ms())
+    now = now_ms()
+    codes, records, accepted = [], [], []
+    for w in wanted:
+        topic = broker.topics.get(w.topic)
+        if topic is None or not 0 <= w.partition < len(topic.partitions):
+            codes.append("unknown_topic_or_partition")
+        elif w.metadata is not None and len(w.metadata.encode()) > MAX_METADATA_BYTES:
+            codes.append("offset_metadata_too_large")
+        else:
+            value = CommittedOffset(w.offset, w.leader_epoch, w.metadata or "", now)
+            records.append((offsets_log.offset_key(group_id, w.topic, w.partition), offsets_log.offset_value(value)))
+            accepted.append(((w.topic, w.partition), value))
+            codes.append("none")
+    if not records:
+        return codes
+    stamp = stamp_record_offsets(accepted)
+
+    def appended(first_offset: int) -> None:
+        stamp(first_offset)
+        for partition, value in accepted:
+            group.pending_txn_offsets.add(producer_id, partition, value)
+
+    written = await coord._store.append(group_id, records, producer=(producer_id, producer_epoch), appended=appended)
+    if written != "none":
+        log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, written)
+        failed = offset_commit_error(written)
+        return [failed if c == "none" else c for c in codes]
+    return codes

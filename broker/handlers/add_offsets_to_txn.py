@@ -1,0 +1,36 @@
+"""AddOffsetsToTxn: a transactional producer will commit a group's offsets in its transaction
+(sendOffsetsToTransaction), so the group's `__consumer_offsets` partition joins the transaction
+and gets its marker at the end.
+
+ACLs as Kafka's handleAddOffsetsToTxnRequest: WRITE on the transactional id
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on the group (GROUP_AUTHORIZATION_FAILED).
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.groups import offsets_log
+from broker.security.acl.checks import group_allowed, transactional_id_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.txn_errors import for_version
+
+
+async def _add(broker, request) -> str:
+    if not transactional_id_allowed(broker, Operation.WRITE, request.transactional_id):
+        return "transactional_id_authorization_failed"
+    if not group_allowed(broker, Operation.READ, request.group_id):
+        return "group_authorization_failed"
+    topic = await broker.offsets_store.ensure_topic()
+    if topic is None:
+        return "coordinator_not_available"
+    index = offsets_log.partition_for(request.group_id, len(topic.partitions))
+    return await broker.transactions.add_partitions(request.transactional_id, request.producer_id,
+                                                    request.producer_epoch, {(offsets_log.TOPIC, index)})
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    code = for_version(await _add(broker, request), header)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code))

@@ -1,0 +1,55 @@
+"""DescribeProducers v0: the producers each asked partition's leader remembers (KIP-664), as
+Kafka's handleDescribeProducersRequest answers it.
+
+Per topic: READ on it, else TOPIC_AUTHORIZATION_FAILED on every partition asked; a topic this
+cluster does not have is UNKNOWN_TOPIC_OR_PARTITION. Per partition: a partition this broker
+leads lists its producer state (replica/producer_state.py: id, epoch, last sequence and
+timestamp, the last marker's coordinator epoch, the first offset of its open transaction, -1
+where unknown); NOT_LEADER_OR_FOLLOWER where another broker leads. A read-only key-lookup
+view (broker/key_topic.py) has no producers of its own: an empty list.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.security.acl.checks import denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+def _partition(broker, cls, topic: str, index: int, refusal: str | None):
+    producer_cls = nested(cls, "ProducerState")
+    partition = None
+    if refusal is None:
+        partition = broker.topics.partition(topic, index)
+        if partition is None:
+            refusal = broker.topics.missing_partition_error(topic, index)
+        elif not partition.is_leader:
+            refusal = "not_leader_or_follower"
+    if refusal:
+        return make(nested(cls, "PartitionResponse"), partition_index=index, error_code=error(refusal),
+                    error_message=None, active_producers=())
+    active = () if partition.read_only else partition.producers.active()
+    producers = tuple(make(producer_cls, producer_id=p.producer_id, producer_epoch=p.epoch,
+                           last_sequence=p.last_sequence, last_timestamp=p.last_timestamp,
+                           coordinator_epoch=p.coordinator_epoch, current_txn_start_offset=p.current_txn_start_offset)
+                      for p in active)
+    return make(nested(cls, "PartitionResponse"), partition_index=index, error_code=error("none"),
+                error_message=None, active_producers=producers)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+    topics = []
+    for t in request.topics:
+        if t.name in denied:
+            refusal = "topic_authorization_failed"
+        elif broker.topics.get(t.name) is None:
+            refusal = "unknown_topic_or_partition"
+        else:
+            refusal = None
+        partitions = tuple(_partition(broker, cls, t.name, i, refusal) for i in t.partition_indexes)
+        topics.append(make(nested(cls, "TopicResponse"), name=t.name, partitions=partitions))
+    return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))

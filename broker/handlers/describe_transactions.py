@@ -1,0 +1,46 @@
+"""DescribeTransactions v0: the state of transactional ids this broker coordinates (what
+`kafka-transactions.sh describe` shows).
+
+Per id, as Kafka's handleDescribeTransactionsRequest: TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+without DESCRIBE on it, NOT_COORDINATOR for an id coordinated elsewhere,
+TRANSACTIONAL_ID_NOT_FOUND for one never initialised; else its state, timeout, producer, the
+start of its open transaction (-1: none) and its partitions.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from wire.protocol import response_for
+
+from broker.security.acl.checks import transactional_id_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+def _time(ms: int) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    state_cls = nested(cls, "TransactionState")
+    topic_cls = nested(cls, "TopicData")
+    states = []
+    for txn_id in request.transactional_ids:
+        if not transactional_id_allowed(broker, Operation.DESCRIBE, txn_id):
+            code, meta = "transactional_id_authorization_failed", None
+        else:
+            code, meta = broker.transactions.describe(txn_id)
+        if meta is None:
+            states.append(make(state_cls, error_code=error(code), transactional_id=txn_id, transaction_state="",
+                               transaction_timeout=datetime.timedelta(0), transaction_start_time=_time(-1),
+                               producer_id=-1, producer_epoch=-1, topics=()))
+            continue
+        topics = tuple(make(topic_cls, topic=t, partitions=indexes) for t, indexes in meta.record.partitions)
+        states.append(make(state_cls, error_code=error("none"), transactional_id=txn_id,
+                           transaction_state=meta.state.kafka_name,
+                           transaction_timeout=datetime.timedelta(milliseconds=meta.timeout_ms),
+                           transaction_start_time=_time(meta.record.start_ms), producer_id=meta.producer_id,
+                           producer_epoch=meta.producer_epoch, topics=topics))
+    return make(cls, throttle_time=NO_THROTTLE, transaction_states=tuple(states))

@@ -1,0 +1,59 @@
+"""TxnOffsetCommit v0-v5: a transactional producer's consumed offsets, written into its transaction
+(broker/groups/txn_offsets.py); they count once the transaction commits.
+
+ACLs, as Kafka's handleTxnOffsetCommitRequest: WRITE on the transactional id, else every
+partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else every
+partition fails with GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions fail
+and the others are committed. v3 adds the member, generation and instance id (checked as
+OffsetCommit checks them); v4 may answer TRANSACTION_ABORTABLE and v5 marks a client of
+transactions V2 (KIP-890), whose TxnOffsetCommit also adds the group to the transaction: this
+broker does not advertise transaction.version 2, so a client never sends v5 inside a
+transaction, and v4 and v5 are answered as v3.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.groups import offsets, txn_offsets
+from broker.security.acl.checks import allowed, denied_names, group_allowed
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+def _refusal(broker, request) -> str | None:
+    if not allowed(broker, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return "transactional_id_authorization_failed"
+    if not group_allowed(broker, Operation.READ, request.group_id):
+        return "group_authorization_failed"
+    return None
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "TxnOffsetCommitResponseTopic")
+    part_cls = nested(cls, "TxnOffsetCommitResponsePartition")
+    refusal = _refusal(broker, request)
+    if refusal:
+        refused = frozenset(t.name for t in request.topics)
+    else:
+        refused = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+        refusal = "topic_authorization_failed"
+    wanted = [
+        offsets.OffsetToCommit(t.name, p.partition_index, p.committed_offset,
+                               getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
+        for t in request.topics if t.name not in refused for p in t.partitions
+    ]
+    codes = iter(await txn_offsets.commit(
+        broker.groups, broker, request.group_id, request.producer_id, request.producer_epoch,
+        getattr(request, "generation_id", -1), getattr(request, "member_id", ""),
+        getattr(request, "group_instance_id", None), wanted,
+    ) if wanted else ())
+    topics = tuple(
+        make(topic_cls, name=t.name, partitions=tuple(
+            make(part_cls, partition_index=p.partition_index,
+                 error_code=error(refusal if t.name in refused else next(codes)))
+            for p in t.partitions))
+        for t in request.topics
+    )
+    return make(cls, throttle_time=NO_THROTTLE, topics=topics)

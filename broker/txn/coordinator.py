@@ -1,0 +1,331 @@
+"""The transaction coordinator: the transactional ids whose `__transaction_state` partition this
+broker leads, and the requests that move them (Kafka's TransactionCoordinator).
+
+A single broker coordinates every id. In a cluster a broker coordinates the ids of the partitions
+it leads and has loaded (`local_partitions`, kept by txn_loading.py); any other id gets
+NOT_COORDINATOR. What a request may do in each state is decided by state.TRANSITIONS; checks of
+the producer id and epoch come first, here. A change is the id's new record, written with
+acks=all (state_store.py) and applied once replicated; while it is written the id answers
+CONCURRENT_TRANSACTIONS (`pending`).
+
+Ending a transaction, as Kafka: EndTxn writes PrepareCommit / PrepareAbort and answers; then,
+in the background, a marker goes to every partition of the transaction (markers.py) and
+CompleteCommit / CompleteAbort is written. A producer fenced by a new InitProducerId, or whose
+transaction outlived its timeout, has its epoch bumped first (PrepareEpochFence, in memory) so
+its late requests are refused, and its transaction is aborted the same way. A new coordinator
+finishes the ends it finds prepared (`resume`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import NamedTuple
+
+from replica.partition import now_ms
+from broker.txn import state_store
+from broker.txn.markers import MarkerWriter
+from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, TxnMetadata, epoch_exhausted
+from broker.txn.state import Event, TxnState, transition
+from broker.txn.txn_log import NO_PRODUCER_ID, TxnRecord
+
+log = logging.getLogger(__name__)
+
+COMPLETE_RETRY_S = 0.5
+
+
+class InitResult(NamedTuple):
+    error: str
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_EPOCH
+
+
+class TransactionCoordinator:
+    def __init__(self, store: state_store.TxnStateStore, producer_ids, markers: MarkerWriter,
+                 max_timeout_ms: int, id_expiration_ms: int) -> None:
+        self.transactions: dict[str, TxnMetadata] = {}
+        self._store = store
+        self._producer_ids = producer_ids
+        self._markers = markers
+        self._max_timeout_ms = max_timeout_ms
+        self._id_expiration_ms = id_expiration_ms
+        # None: every id is ours (one broker). In a cluster: the partitions led and loaded here.
+        self.local_partitions: set[int] | None = None
+        self._endings: set[asyncio.Task] = set()
+
+    def coordinator_error(self, transactional_id: str) -> str | None:
+        """NOT_COORDINATOR for an id this broker does not coordinate."""
+        if self.local_partitions is None or self._store.partition_index(transactional_id) in self.local_partitions:
+            return None
+        return "not_coordinator"
+
+    def _coordinator_epoch(self, transactional_id: str) -> int:
+        partition = self._store.partition(transactional_id)
+        return partition.leader_epoch if partition is not None else 0
+
+    def _ours(self, meta: TxnMetadata) -> bool:
+        return self.transactions.get(meta.transactional_id) is meta
+
+    async def _write(self, meta: TxnMetadata, record: TxnRecord | None) -> str:
+        """Write the id's new record and apply it once replicated; the coordinator's error name."""
+        meta.pending = True
+        try:
+            code = await self._store.append(meta.transactional_id, record)
+        finally:
+            meta.pending = False
+        if code != "none":
+            log.info("transactional id %s: writing its state failed: %s", meta.transactional_id, code)
+            return state_store.coordinator_error(code)
+        if not self._ours(meta):
+            return "not_coordinator"  # unloaded while the write was in flight
+        if record is not None:
+            meta.apply(record)
+        return "none"
+
+    # --- InitProducerId -------------------------------------------------------------------
+
+    async def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int,
+                               producer_epoch: int) -> InitResult:
+        not_here = self.coordinator_error(transactional_id)
+        if not_here:
+            return InitResult(not_here)
+        if not 0 < timeout_ms <= self._max_timeout_ms:
+            return InitResult("invalid_transaction_timeout")
+        meta = self.transactions.get(transactional_id)
+        if meta is None:
+            new_id = await self._producer_ids.allocate()
+            meta = self.transactions.get(transactional_id)  # another request may have made it meanwhile
+            if meta is None:
+                meta = TxnMetadata.new(transactional_id, new_id, timeout_ms, self._coordinator_epoch(transactional_id),
+                                       now_ms())
+                self.transactions[transactional_id] = meta
+        if meta.pending:
+            return InitResult("concurrent_transactions")
+        expected = producer_id != NO_PRODUCER_ID or producer_epoch != NO_EPOCH
+        check = _init_check(meta, producer_id, producer_epoch) if expected else "bump"
+        if check == "retry":  # KIP-360: the answer to this very request was lost; give it again
+            return InitResult("none", meta.producer_id, meta.producer_epoch)
+        if check != "bump":
+            return InitResult(check)
+        outcome = transition(meta.state, Event.INIT_PRODUCER_ID)
+        if outcome.next is TxnState.PREPARE_EPOCH_FENCE:
+            self._fence_and_abort(meta)
+            return InitResult(outcome.error)
+        if outcome.error:
+            return InitResult(outcome.error)
+        meta.pending = True  # across the id allocation too
+        try:
+            if epoch_exhausted(meta.producer_epoch) and (not expected or producer_epoch == meta.producer_epoch):
+                rotated_to = await self._producer_ids.allocate()
+                record = meta.record_with(now_ms(), (), producer_id=rotated_to, producer_epoch=0,
+                                          previous_producer_id=meta.producer_id, state=TxnState.EMPTY,
+                                          timeout_ms=timeout_ms, start_ms=-1)
+            else:
+                record = meta.record_with(now_ms(), (), producer_epoch=meta.producer_epoch + 1,
+                                          state=TxnState.EMPTY, timeout_ms=timeout_ms, start_ms=-1)
+        finally:
+            meta.pending = False
+        before = meta.record
+        code = await self._write(meta, record)
+        if code != "none":
+            return InitResult(code)
+        same_id = before.producer_id == record.producer_id
+        meta.last_producer_epoch = before.producer_epoch if expected and same_id else NO_EPOCH
+        log.info("transactional id %s: producer %d epoch %d", transactional_id, record.producer_id,
+                 record.producer_epoch)
+        return InitResult("none", record.producer_id, record.producer_epoch)
+
+    # --- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------
+
+    async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             partitions: set[tuple[str, int]]) -> str:
+        meta, refused = self._checked(transactional_id, producer_id, producer_epoch)
+        if refused:
+            return refused
+        outcome = transition(meta.state, Event.ADD_PARTITIONS)
+        if outcome.error:
+            return outcome.error
+        if meta.state is TxnState.ONGOING and partitions <= meta.partitions:
+            return "none"
+        now = now_ms()
+        start = meta.record.start_ms if meta.state is TxnState.ONGOING else now
+        record = meta.record_with(now, meta.partitions | partitions, state=TxnState.ONGOING, start_ms=start)
+        return await self._write(meta, record)
+
+    def _checked(self, transactional_id: str, producer_id: int, producer_epoch: int):
+        """(metadata, None) for a request of the id's current producer, else (None, error)."""
+        not_here = self.coordinator_error(transactional_id)
+        if not_here:
+            return None, not_here
+        meta = self.transactions.get(transactional_id)
+        if meta is None or meta.producer_id != producer_id:
+            return None, "invalid_producer_id_mapping"
+        if producer_epoch != meta.producer_epoch:
+            return None, "producer_fenced"
+        if meta.pending:
+            return None, "concurrent_transactions"
+        return meta, None
+
+    # --- EndTxn -----------------------------------------------------------------------------
+
+    async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> str:
+        meta, refused = self._checked(transactional_id, producer_id, producer_epoch)
+        if refused:
+            return refused
+        outcome = transition(meta.state, Event.END_COMMIT if commit else Event.END_ABORT)
+        if outcome.error:
+            return outcome.error
+        if outcome.next is meta.state:
+            return "none"  # a retried end that already completed
+        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next))
+        if code == "none":
+            self._start_ending(meta)
+        return code
+
+    def _start_ending(self, meta: TxnMetadata) -> None:
+        task = asyncio.ensure_future(self._finish(meta))
+        self._endings.add(task)
+        task.add_done_callback(self._endings.discard)
+
+    async def _finish(self, meta: TxnMetadata) -> None:
+        """Markers to every partition of a prepared transaction, then its Complete state."""
+        commit = meta.state is TxnState.PREPARE_COMMIT
+        written = await self._markers.write_all(meta.partitions, meta.producer_id, meta.producer_epoch,
+                                                meta.coordinator_epoch, commit, lambda: self._ours(meta))
+        while written and self._ours(meta):
+            outcome = transition(meta.state, Event.MARKERS_WRITTEN)
+            if outcome.next is meta.state:
+                return
+            code = await self._write(meta, meta.record_with(now_ms(), (), state=outcome.next))
+            if code == "none":
+                log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
+                         meta.producer_epoch, outcome.next.kafka_name)
+                return
+            if code == "not_coordinator":
+                return
+            await asyncio.sleep(COMPLETE_RETRY_S)
+
+    # --- fencing and timeouts ----------------------------------------------------------------
+
+    def _fence_and_abort(self, meta: TxnMetadata) -> None:
+        """Bump the epoch of an open transaction's producer (its late requests and batches are
+        refused from now on) and abort the transaction with the new epoch."""
+        fenced_from = meta.record
+        bumped = min(meta.producer_epoch + 1, MAX_EPOCH)
+        meta.apply(meta.record_with(fenced_from.last_update_ms, producer_epoch=bumped,
+                                    state=TxnState.PREPARE_EPOCH_FENCE))
+        meta.last_producer_epoch = NO_EPOCH
+        task = asyncio.ensure_future(self._abort_fenced(meta, fenced_from))
+        self._endings.add(task)
+        task.add_done_callback(self._endings.discard)
+
+    async def _abort_fenced(self, meta: TxnMetadata, fenced_from: TxnRecord) -> None:
+        outcome = transition(meta.state, Event.FENCE_ABORT)
+        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next))
+        if code != "none":
+            # Nothing was answered with the bumped epoch: back to the open transaction, which the
+            # next InitProducerId or timeout check fences again.
+            if self._ours(meta) and meta.state is TxnState.PREPARE_EPOCH_FENCE:
+                meta.apply(fenced_from)
+            return
+        log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
+                 meta.transactional_id, meta.producer_id, meta.producer_epoch)
+        await self._finish(meta)
+
+    def abort_timed_out(self) -> int:
+        """Fence and abort every transaction open longer than its timeout; how many."""
+        now = now_ms()
+        expired = [m for m in self.transactions.values() if m.timed_out(now)]
+        for meta in expired:
+            outcome = transition(meta.state, Event.TIMED_OUT)
+            if outcome.next is TxnState.PREPARE_EPOCH_FENCE:
+                log.info("transactional id %s: transaction open for more than %d ms; aborting",
+                         meta.transactional_id, meta.timeout_ms)
+                self._fence_and_abort(meta)
+        return len(expired)
+
+    async def expire_ids(self) -> int:
+        """Forget ids idle longer than transactional.id.expiration.ms (a tombstone each); how many."""
+        gone = 0
+        for meta in [m for m in self.transactions.values() if m.expired(now_ms(), self._id_expiration_ms)]:
+            # Checked again: a request may have used the id while an earlier tombstone was written.
+            if not (self._ours(meta) and meta.expired(now_ms(), self._id_expiration_ms)):
+                continue
+            outcome = transition(meta.state, Event.EXPIRE)
+            if outcome.next is TxnState.DEAD and await self._write(meta, None) == "none":
+                meta.apply(meta.record_with(now_ms(), state=TxnState.DEAD))
+                del self.transactions[meta.transactional_id]
+                log.info("transactional id %s expired", meta.transactional_id)
+                gone += 1
+        return gone
+
+    # --- DescribeTransactions / ListTransactions ----------------------------------------------
+
+    def describe(self, transactional_id: str) -> tuple[str, TxnMetadata | None]:
+        not_here = self.coordinator_error(transactional_id)
+        if not_here:
+            return not_here, None
+        meta = self.transactions.get(transactional_id)
+        if meta is None or meta.producer_epoch == NO_EPOCH:  # never initialised: nothing written
+            return "transactional_id_not_found", None
+        return "none", meta
+
+    def listed(self, states: set[TxnState] | None, producer_ids: set[int], min_duration_ms: int) -> list[TxnMetadata]:
+        """The ids coordinated here in one of `states` (None: any), of one of `producer_ids`
+        (empty: any), whose transaction has run at least `min_duration_ms` (-1: any)."""
+        now = now_ms()
+        return [m for m in self.transactions.values()
+                if m.producer_epoch != NO_EPOCH
+                and (states is None or m.state in states)
+                and (not producer_ids or m.producer_id in producer_ids)
+                and (min_duration_ms < 0 or (m.record.start_ms >= 0 and now - m.record.start_ms >= min_duration_ms))]
+
+    # --- loading -------------------------------------------------------------------------------
+
+    def load(self, records: dict[str, TxnRecord | None], coordinator_epoch: int) -> list[TxnMetadata]:
+        """The latest record of each id of one partition, replayed from its log."""
+        loaded = []
+        for transactional_id, record in records.items():
+            old = self.transactions.pop(transactional_id, None)
+            if old is not None:
+                old.pending = False
+            if record is None:
+                continue
+            meta = self.transactions[transactional_id] = TxnMetadata(transactional_id, record, coordinator_epoch)
+            loaded.append(meta)
+        return loaded
+
+    def resume(self, loaded: list[TxnMetadata]) -> None:
+        """Finish the ends found prepared: their markers may not all be written."""
+        for meta in loaded:
+            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                log.info("transactional id %s: completing its %s found in the log", meta.transactional_id,
+                         meta.state.kafka_name)
+                self._start_ending(meta)
+
+    def unload(self, partition_index: int) -> int:
+        """Forget the ids of a partition no longer ours; endings in flight stop at their next step."""
+        gone = [i for i in self.transactions if self._store.partition_index(i) in (partition_index, None)]
+        for transactional_id in gone:
+            del self.transactions[transactional_id]
+        return len(gone)
+
+    async def close(self) -> None:
+        for task in list(self._endings):
+            task.cancel()
+        await asyncio.gather(*self._endings, return_exceptions=True)
+
+
+def _init_check(meta: TxnMetadata, producer_id: int, producer_epoch: int) -> str:
+    """For an InitProducerId naming its producer (KIP-360): "bump", "retry" (the same answer
+    again) or PRODUCER_FENCED, as Kafka's isValidProducerId and prepareIncrementProducerEpoch."""
+    if meta.producer_epoch == NO_EPOCH:
+        return "bump"
+    if producer_id == meta.producer_id:
+        if producer_epoch == meta.producer_epoch:
+            return "bump"
+        if producer_epoch == meta.last_producer_epoch:
+            return "retry"
+    elif producer_id == meta.previous_producer_id and epoch_exhausted(producer_epoch):
+        return "retry"
+    return "producer_fenced"

@@ -1,0 +1,90 @@
+"""What the coordinator holds of one transactional id (Kafka's TransactionMetadata).
+
+Everything but three fields is the id's latest `__transaction_state` record: a change is made
+by writing the new record (`record_with`) and, once the write is replicated, applying it
+(`apply`). The three in-memory fields, as Kafka's:
+
+- `pending`: a write of this id's record is in flight; another request meanwhile is answered
+  CONCURRENT_TRANSACTIONS (Kafka's pendingState), so two writes never race;
+- `last_producer_epoch`: the epoch before the last bump, so an InitProducerId retried after
+  its answer was lost (KIP-360) gets the same answer instead of a second bump;
+- `coordinator_epoch`: the leader epoch of the id's `__transaction_state` partition when this
+  broker loaded it, carried by every marker so a partition refuses markers of an older coordinator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from broker.txn import txn_log
+from broker.txn.state import TxnState
+from broker.txn.txn_log import TxnRecord
+
+NO_EPOCH = -1
+MAX_EPOCH = 32767  # int16
+
+
+def epoch_exhausted(epoch: int) -> bool:
+    """Kafka's: at MAX-1 a fencing bump would reach MAX, which no further bump could fence."""
+    return epoch >= MAX_EPOCH - 1
+
+
+@dataclass(eq=False)
+class TxnMetadata:
+    transactional_id: str
+    record: TxnRecord
+    coordinator_epoch: int
+    last_producer_epoch: int = NO_EPOCH
+    pending: bool = False
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.partitions = {(t, i) for t, indexes in self.record.partitions for i in indexes}
+
+    @classmethod
+    def new(cls, transactional_id: str, producer_id: int, timeout_ms: int, coordinator_epoch: int,
+            now: int) -> TxnMetadata:
+        """A new id before its first InitProducerId is written: epoch -1, bumped to 0 by it."""
+        record = TxnRecord(producer_id, NO_EPOCH, timeout_ms, TxnState.EMPTY, (), now, -1)
+        return cls(transactional_id, record, coordinator_epoch)
+
+    # The record's fields, read as attributes.
+    @property
+    def state(self) -> TxnState:
+        return self.record.state
+
+    @property
+    def producer_id(self) -> int:
+        return self.record.producer_id
+
+    @property
+    def producer_epoch(self) -> int:
+        return self.record.producer_epoch
+
+    @property
+    def previous_producer_id(self) -> int:
+        return self.record.previous_producer_id
+
+    @property
+    def timeout_ms(self) -> int:
+        return self.record.timeout_ms
+
+    def record_with(self, now: int, partitions=None, **changes) -> TxnRecord:
+        """The record after a change: `changes` are TxnRecord fields, `partitions` the
+        (topic, index) pairs (unchanged when None); the update time is now."""
+        if partitions is not None:
+            changes["partitions"] = txn_log.grouped(partitions)
+        return replace(self.record, last_update_ms=now, **changes)
+
+    def apply(self, record: TxnRecord) -> None:
+        """The record is written and replicated: it is the id's state now."""
+        self.record = record
+        self.partitions = {(t, i) for t, indexes in record.partitions for i in indexes}
+
+    def expired(self, now: int, expiration_ms: int) -> bool:
+        return (self.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+                and not self.pending and now - self.record.last_update_ms >= expiration_ms)
+
+    def timed_out(self, now: int) -> bool:
+        return (self.state is TxnState.ONGOING and not self.pending
+                and now - self.record.start_ms >= self.record.timeout_ms)

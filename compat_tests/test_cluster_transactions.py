@@ -1,0 +1,132 @@
+"""Transactions in a three-broker cluster (both layouts): the coordinator of a transactional id is
+the leader of its `__transaction_state` partition, markers for partitions led by other brokers go
+as WriteTxnMarkers over the inter-broker listener, and when the coordinator's broker is killed
+the new leader of that partition loads the id and a restarted producer's open transaction is
+aborted there, while committed records stay readable.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka import KafkaError, Producer, TopicPartition as CTopicPartition
+
+from compat_tests.broker_process import STORAGE_MODES
+from compat_tests.cluster import Cluster
+from compat_tests.raw_kafka import Client
+from compat_tests.test_confluent_kafka import make_consumer
+from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
+
+PARTITIONS = 3
+
+
+@pytest.fixture(params=STORAGE_MODES)
+def cluster(request):
+    c = Cluster(request.param, extra_args=("--transaction-state-log-partitions", "3",
+                                           "--offsets-topic-partitions", "3"))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.cleanup()
+
+
+def producer(bootstrap: str, tid: str) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap, "transactional.id": tid, "client.id": "compat-cluster-txn"})
+
+
+def committed(bootstrap: str, topic: str, partition: int, timeout: float = 60.0) -> list[bytes]:
+    """What a read_committed consumer reads of the partition until its EOF (the LSO) stops moving
+    while no transaction is open (LSO = high watermark)."""
+    broker = type("B", (), {"bootstrap": bootstrap})()
+    consumer = make_consumer(broker, **{"isolation.level": "read_committed"})
+    consumer.assign([CTopicPartition(topic, partition, 0)])
+    got, deadline = [], time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+                low, high = consumer.get_watermark_offsets(CTopicPartition(topic, partition), cached=False)
+                if msg.offset() >= high:
+                    return got
+                continue
+            got.append(msg.value())
+        raise AssertionError(f"{topic}-{partition}: read_committed never reached the high watermark; got {got}")
+    finally:
+        consumer.close()
+
+
+def coordinator_of(cluster: Cluster, tid: str) -> int:
+    def ask():
+        for proc in cluster.brokers.values():
+            if not proc.is_running():
+                continue
+            try:
+                with Client(proc.host, proc.port, timeout=3) as c:
+                    r = c.request(10, 3, key=tid, key_type=1)
+            except OSError:
+                continue
+            if r.error_code == 0:
+                return r.node_id
+        return None
+    deadline = time.monotonic() + 30
+    while (node := ask()) is None:
+        assert time.monotonic() < deadline, f"no coordinator for {tid}"
+        time.sleep(0.2)
+    return node
+
+
+def test_markers_reach_partitions_led_by_other_brokers(cluster):
+    topic = unique_topic("ctxn")
+    cluster.create_topic(topic, partitions=PARTITIONS)
+    leaders = {cluster.leader(topic, i) for i in range(PARTITIONS)}
+    tid = f"ctx-{uuid.uuid4().hex[:8]}"
+    p = producer(cluster.bootstrap, tid)
+    p.init_transactions(60)
+    assert len(leaders) > 1 or leaders != {coordinator_of(cluster, tid)}  # some marker must travel
+    p.begin_transaction()
+    for i in range(PARTITIONS):
+        p.produce(topic, value=b"kept-%d" % i, partition=i)
+    p.commit_transaction(60)
+    p.begin_transaction()
+    for i in range(PARTITIONS):
+        p.produce(topic, value=b"dropped-%d" % i, partition=i)
+    p.flush(60)
+    p.abort_transaction(60)
+    for i in range(PARTITIONS):
+        assert committed(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
+
+
+def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluster):
+    topic = unique_topic("ctxn-kill")
+    cluster.create_topic(topic, partitions=PARTITIONS)
+    tid = f"ctx-{uuid.uuid4().hex[:8]}"
+    p = producer(cluster.bootstrap, tid)
+    p.init_transactions(60)
+    p.begin_transaction()
+    for i in range(PARTITIONS):
+        p.produce(topic, value=b"committed-%d" % i, partition=i)
+    p.commit_transaction(60)
+    p.begin_transaction()
+    for i in range(PARTITIONS):
+        p.produce(topic, value=b"open-%d" % i, partition=i)
+    p.flush(60)
+    old = coordinator_of(cluster, tid)
+    cluster.brokers[old].kill()
+    bootstrap = ",".join(f"{b.host}:{b.port}" for n, b in cluster.brokers.items() if n != old)
+    # a new leader of the id's partition coordinates it, once the dead broker's session expires
+    wait_until(lambda: coordinator_of(cluster, tid) != old, what="a new transaction coordinator", timeout=60)
+    again = producer(bootstrap, tid)  # the application restarts its producer
+    again.init_transactions(120)  # the new coordinator fences the old producer and aborts its transaction
+    again.begin_transaction()
+    for i in range(PARTITIONS):
+        again.produce(topic, value=b"after-%d" % i, partition=i)
+    again.commit_transaction(120)
+    for i in range(PARTITIONS):
+        assert committed(bootstrap, topic, i) == [b"committed-%d" % i, b"after-%d" % i]

@@ -1,0 +1,253 @@
+"""The transaction coordinator's APIs, every served version, against a real broker (both layouts):
+FindCoordinator for a transactional id, InitProducerId with one, AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn, DescribeTransactions, ListTransactions. Raw requests, so each version's
+fields and its errors (INVALID_PRODUCER_EPOCH before KIP-588's PRODUCER_FENCED) are checked.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import uuid
+from typing import NamedTuple
+
+import pytest
+
+from compat_tests.raw_kafka import Client, build_request
+from compat_tests.served_versions import over_versions
+from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
+from wire.batch_builder import build_batch
+from wire.protocol import SERVED_VERSIONS
+
+NONE = 0
+INVALID_PRODUCER_EPOCH = 47
+INVALID_TXN_STATE = 48
+INVALID_PRODUCER_ID_MAPPING = 49
+INVALID_TRANSACTION_TIMEOUT = 50
+CONCURRENT_TRANSACTIONS = 51
+TRANSACTIONAL_ID_NOT_FOUND = 105
+PRODUCER_FENCED = 90
+UNKNOWN_TOPIC_OR_PARTITION = 3
+OPERATION_NOT_ATTEMPTED = 55
+INIT_V = SERVED_VERSIONS[22][1]
+
+
+@pytest.fixture
+def client(broker):
+    c = Client.to(broker)
+    yield c
+    c.close()
+
+
+def txn_id() -> str:
+    return f"txn-{uuid.uuid4().hex[:10]}"
+
+
+def init(client: Client, tid: str, version: int = INIT_V, timeout_ms: int = 60_000, pid: int = -1, epoch: int = -1):
+    return client.request(22, version, transactional_id=tid, transaction_timeout=timeout_ms, producer_id=pid,
+                          producer_epoch=epoch)
+
+
+def add_partitions(client: Client, tid: str, pid: int, epoch: int, topic: str, partitions=(0,), version: int = 3):
+    r = client.request(24, version, v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid,
+                       v3_and_below_producer_epoch=epoch,
+                       v3_and_below_topics=[{"name": topic, "partitions": list(partitions)}])
+    (t,) = r.results_by_topic_v3_and_below
+    assert t.name == topic
+    return [p.partition_error_code for p in t.results_by_partition]
+
+
+def end_txn(client: Client, tid: str, pid: int, epoch: int, commit: bool, version: int = 4) -> int:
+    return client.request(26, version, transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                          committed=commit).error_code
+
+
+def produce_txn(client: Client, tid: str, topic: str, pid: int, epoch: int, seq: int, values) -> int:
+    batch = build_batch([(None, v) for v in values], int(time.time() * 1000), (pid, epoch, seq), True)
+    p = client.produce(topic, 0, bytes(batch), transactional_id=tid)
+    assert p.error_code == NONE, p
+    return p.base_offset
+
+
+def stable(client: Client, topic: str) -> int:
+    """The partition's last stable offset, once no marker is still on its way (LSO = HW)."""
+    def settled():
+        p = client.fetch(topic, 0, 0)
+        return p.last_stable_offset == p.high_watermark and p.last_stable_offset
+    return wait_until(settled, timeout=15, what=f"{topic}'s open transactions to end")
+
+
+class Described(NamedTuple):
+    error_code: int
+    transactional_id: str
+    transaction_state: str
+    timeout_ms: int
+    start_ms: int
+    producer_id: int
+    producer_epoch: int
+    topics: list[tuple[str, tuple[int, ...]]]
+
+
+def describe(client: Client, tid: str) -> Described:
+    """DescribeTransactions v0, decoded here: kio's reader refuses the -1 start time Kafka answers
+    for an id with no open transaction."""
+    cid = client.send(build_request(65, 0, transactional_ids=[tid]))
+    data = client.recv_payload()
+    pos = 0
+
+    def take(fmt: str):
+        nonlocal pos
+        (v,) = struct.unpack_from(fmt, data, pos)
+        pos += struct.calcsize(fmt)
+        return v
+
+    def uvarint() -> int:
+        nonlocal pos
+        value = shift = 0
+        while data[pos] & 0x80:
+            value |= (data[pos] & 0x7F) << shift
+            pos, shift = pos + 1, shift + 7
+        value |= data[pos] << shift
+        pos += 1
+        return value
+
+    def string() -> str:
+        nonlocal pos
+        n = uvarint() - 1
+        pos += n
+        return data[pos - n:pos].decode()
+
+    assert take(">i") == cid and uvarint() == 0  # response header v1: no tagged fields
+    take(">i")  # throttle time
+    assert uvarint() - 1 == 1
+    error_code, got_id, state = take(">h"), string(), string()
+    timeout_ms, start_ms, producer_id, producer_epoch = take(">i"), take(">q"), take(">q"), take(">h")
+    topics = []
+    for _ in range(uvarint() - 1):
+        topic = string()
+        topics.append((topic, tuple(take(">i") for _ in range(uvarint() - 1))))
+        assert uvarint() == 0
+    assert uvarint() == 0 and uvarint() == 0 and pos == len(data)
+    assert got_id == tid
+    return Described(error_code, got_id, state, timeout_ms, start_ms, producer_id, producer_epoch, topics)
+
+
+@over_versions(10, lo=1)
+def test_find_coordinator_for_a_transactional_id(client, broker, version):
+    tid = txn_id()
+    if version >= 4:
+        (c,) = client.request(10, version, key_type=1, coordinator_keys=[tid]).coordinators
+    else:
+        c = client.request(10, version, key=tid, key_type=1)
+    assert (c.error_code, c.port) == (NONE, broker.port)
+
+
+@over_versions(22)
+def test_init_producer_id_bumps_the_epoch_of_a_transactional_id(client, version):
+    tid = txn_id()
+    if version == 0:  # v0 has no producer id / epoch of the asker, nor PRODUCER_FENCED
+        first = client.request(22, 0, transactional_id=tid, transaction_timeout=60_000)
+        again = client.request(22, 0, transactional_id=tid, transaction_timeout=60_000)
+    else:
+        first, again = init(client, tid, version), init(client, tid, version)
+    assert (first.error_code, first.producer_epoch) == (NONE, 0)
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (NONE, first.producer_id, 1)
+    too_long = init(client, tid, version, timeout_ms=900_001) if version else client.request(
+        22, 0, transactional_id=tid, transaction_timeout=900_001)
+    assert too_long.error_code == INVALID_TRANSACTION_TIMEOUT
+    if version >= 3:  # KIP-360: the producer names itself; a stale epoch is fenced, a retry answered again
+        bumped = init(client, tid, version, pid=first.producer_id, epoch=1)
+        assert (bumped.error_code, bumped.producer_epoch) == (NONE, 2)
+        retried = init(client, tid, version, pid=first.producer_id, epoch=1)  # its answer was lost
+        assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (NONE, first.producer_id, 2)
+        fenced = PRODUCER_FENCED if version >= 4 else INVALID_PRODUCER_EPOCH
+        assert init(client, tid, version, pid=first.producer_id, epoch=0).error_code == fenced
+        assert init(client, tid, version, pid=first.producer_id + 1000, epoch=2).error_code == fenced
+
+
+@over_versions(24)
+def test_add_partitions_to_txn(client, version):
+    tid, topic = txn_id(), unique_topic("txn-add")
+    client.create_topic(topic, partitions=2)
+    r = init(client, tid)
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert add_partitions(client, tid, pid, epoch, topic, (0, 1), version) == [NONE, NONE]
+    s = describe(client, tid)
+    assert s.transaction_state == "Ongoing" and s.topics == [(topic, (0, 1))] and s.start_ms > 0
+    fenced = PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH
+    assert add_partitions(client, tid, pid, epoch + 1, topic, (0,), version) == [fenced]
+    assert add_partitions(client, tid, pid + 1000, epoch, topic, (0,), version) == [INVALID_PRODUCER_ID_MAPPING]
+    missing = client.request(24, version, v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid,
+                             v3_and_below_producer_epoch=epoch, v3_and_below_topics=[
+                                 {"name": topic, "partitions": [0]}, {"name": "no-such-topic", "partitions": [0]}])
+    codes = {t.name: [p.partition_error_code for p in t.results_by_partition]
+             for t in missing.results_by_topic_v3_and_below}
+    assert codes == {topic: [OPERATION_NOT_ATTEMPTED], "no-such-topic": [UNKNOWN_TOPIC_OR_PARTITION]}
+
+
+@over_versions(25)
+def test_add_offsets_to_txn_adds_the_groups_offsets_partition(client, version):
+    tid, group = txn_id(), f"g-{uuid.uuid4().hex[:8]}"
+    r = init(client, tid)
+    code = client.request(25, version, transactional_id=tid, producer_id=r.producer_id,
+                          producer_epoch=r.producer_epoch, group_id=group).error_code
+    assert code == NONE
+    ((topic, partitions),) = describe(client, tid).topics
+    assert topic == "__consumer_offsets" and len(partitions) == 1
+    fenced = client.request(25, version, transactional_id=tid, producer_id=r.producer_id,
+                            producer_epoch=r.producer_epoch + 1, group_id=group).error_code
+    assert fenced == (PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH)
+
+
+@over_versions(26)
+def test_end_txn_commits_and_aborts(client, version):
+    tid, topic = txn_id(), unique_topic("txn-end")
+    client.create_topic(topic)
+    r = init(client, tid)
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert end_txn(client, tid, pid, epoch, commit=True, version=version) == INVALID_TXN_STATE  # nothing open
+    assert add_partitions(client, tid, pid, epoch, topic) == [NONE]
+    assert produce_txn(client, tid, topic, pid, epoch, 0, [b"kept"]) == 0
+    assert end_txn(client, tid, pid, epoch, commit=True, version=version) == NONE
+    assert stable(client, topic) == 2  # the record and its COMMIT marker
+    assert add_partitions(client, tid, pid, epoch, topic) == [NONE]
+    assert produce_txn(client, tid, topic, pid, epoch, 1, [b"dropped"]) == 2
+    fenced = PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH
+    assert end_txn(client, tid, pid, epoch + 1, commit=False, version=version) == fenced
+    assert end_txn(client, tid, pid, epoch, commit=False, version=version) == NONE
+    assert stable(client, topic) == 4
+    wait_until(lambda: describe(client, tid).transaction_state == "CompleteAbort", timeout=15, what="CompleteAbort")
+    assert end_txn(client, tid, pid, epoch, commit=False, version=version) == NONE  # a retried abort
+    assert end_txn(client, tid, pid, epoch, commit=True, version=version) == INVALID_TXN_STATE
+
+
+@over_versions(65)
+def test_describe_transactions(client, version):
+    tid = txn_id()
+    assert describe(client, tid).error_code == TRANSACTIONAL_ID_NOT_FOUND
+    r = init(client, tid, timeout_ms=12_345)
+    s = describe(client, tid)
+    assert (s.error_code, s.transaction_state, s.producer_id, s.producer_epoch) == (
+        NONE, "Empty", r.producer_id, r.producer_epoch)
+    assert (s.timeout_ms, s.start_ms, s.topics) == (12_345, -1, [])
+
+
+@over_versions(66)
+def test_list_transactions(client, version):
+    tid, topic = txn_id(), unique_topic("txn-list")
+    client.create_topic(topic)
+    r = init(client, tid)
+    assert add_partitions(client, tid, r.producer_id, r.producer_epoch, topic) == [NONE]
+    values = {"state_filters": ["Ongoing", "NoSuchState"], "producer_id_filters": [r.producer_id]}
+    if version >= 1:
+        values["duration_filter"] = -1
+    listed = client.request(66, version, **values)
+    assert listed.error_code == NONE and tuple(listed.unknown_state_filters) == ("NoSuchState",)
+    assert [(s.transactional_id, s.producer_id, s.transaction_state) for s in listed.transaction_states] == [
+        (tid, r.producer_id, "Ongoing")]
+    empty = client.request(66, version, **{**values, "state_filters": ["CompleteCommit"]})
+    assert empty.transaction_states == ()
+    if version >= 1:  # open for an hour at least: not this one
+        assert client.request(66, version, **{**values, "duration_filter": 3_600_000}).transaction_states == ()
+    assert end_txn(client, tid, r.producer_id, r.producer_epoch, commit=False) == NONE
