@@ -104,8 +104,8 @@ class Partition:
         return self.producers.transactions.last_stable_offset(self.high_watermark)
 
     def aborted_transactions(self, start: int, upper: int) -> list:
-        """Aborted transactions (CompletedTxn) overlapping [start, upper): a read_committed fetch's."""
-        return self.producers.transactions.aborted_between(start, upper, self._log.log_start_offset)
+        """Aborted transactions (AbortedTxn) overlapping [start, upper): a read_committed fetch's."""
+        return self._log.aborted_txns(start, upper)
 
     @property
     def isr(self) -> tuple[int, ...]:
@@ -235,7 +235,9 @@ class Partition:
         self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
         batch = build_control_batch(producer_id, producer_epoch, coordinator_epoch, commit, now := now_ms())
         info = self._log.append(batch, self.state.leader_epoch, now, None)
-        self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
+        aborted = self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
+        if aborted is not None:
+            self._log.append_aborted_txn(aborted)
         return info
 
     def publish(self, upto: int | None = None) -> None:
@@ -335,7 +337,9 @@ class Partition:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
         info = self._log.append_as_follower(batch)
         header = parse_header(batch)
-        self.producers.record_stored(header, info.first_offset, info.last_offset, info.max_timestamp, batch)
+        aborted = self.producers.record_stored(header, info.first_offset, info.last_offset, info.max_timestamp, batch)
+        if aborted is not None:
+            self._log.append_aborted_txn(aborted)
         self.purgatory.data_arrived()
 
     def update_follower_high_watermark(self, high_watermark: int) -> None:

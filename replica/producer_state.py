@@ -19,7 +19,9 @@ TRANSACTION_COORDINATOR_FENCED (Kafka's appendEndTxnMarker); it moves the produc
 but not its sequences.
 
 The state is rebuilt from batch headers when a partition is opened, so it
-survives restarts the same way Kafka's does (from the log).
+survives restarts the same way Kafka's does (from the log). A marker ends its producer's
+transaction whatever its kind (the aborted ones are in the log's own index), so the replay
+reads only each producer's last marker, for the coordinator epoch it carries.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from segment.log import PartitionLog
 from wire.control_batch import ABORT, control_type, is_marker, marker_coordinator_epoch
 from wire.record_batch import BatchHeader
 
-from .transaction_state import CompletedTxn, TransactionState
+from segment.txn_index import AbortedTxn
+
+from .transaction_state import TransactionState
 
 MAX_REMEMBERED_BATCHES = 5
 INT32_MAX = 0x7FFFFFFF
@@ -137,8 +141,9 @@ class ProducerStateTable:
                                     f"{coordinator_epoch} < {entry.coordinator_epoch}")
 
     def record_marker(self, header: BatchHeader, offset: int, coordinator_epoch: int,
-                      aborted: bool) -> CompletedTxn:
-        """Remember an appended marker (also when replaying the log): it ends the producer's transaction."""
+                      aborted: bool) -> AbortedTxn | None:
+        """Remember an appended marker: it ends the producer's transaction. Returns the entry
+        the log's aborted-transaction index needs for an ABORT."""
         entry = self._entry(header)
         if entry is not None:
             entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
@@ -169,22 +174,33 @@ class ProducerStateTable:
         return entry
 
     def record_stored(self, header: BatchHeader, first_offset: int, last_offset: int, timestamp: int,
-                      batch=None) -> None:
-        """Any batch found in or copied to the log: a marker (its bytes in `batch`) or a producer's."""
+                      batch) -> AbortedTxn | None:
+        """A batch copied to the log (a follower's): a marker or a producer's; what record_marker returns."""
         if is_marker(header):
-            self.record_marker(header, first_offset, marker_coordinator_epoch(batch), control_type(batch) == ABORT)
-        elif not header.is_control:
+            if not header.record_count:  # emptied by compaction: its kind and epoch went with its record
+                return self.record_marker(header, first_offset, -1, False)
+            return self.record_marker(header, first_offset, marker_coordinator_epoch(batch),
+                                      control_type(batch) == ABORT)
+        if not header.is_control:
             self.record(header, first_offset, last_offset, timestamp)
+        return None
 
     @classmethod
     def from_log(cls, log: PartitionLog) -> ProducerStateTable:
-        """Replay the log's batches from its start: headers, and a marker's record for its kind."""
+        """Replay the log's batch headers from its start, then read each producer's last marker."""
         table = cls()
+        last_markers: dict[int, int] = {}
         for header in log.batch_headers(log.log_start_offset):
-            batch = log.read_bytes(log.read(header.base_offset, 1, header.last_offset + 1)[0]) \
-                if is_marker(header) else None
-            table.record_stored(header, header.base_offset, header.last_offset, header.max_timestamp, batch)
-        table.transactions.log_start_moved(log.log_start_offset)
+            if is_marker(header):
+                if table._entry(header) is not None and header.record_count:
+                    last_markers[header.producer_id] = header.base_offset
+                table.transactions.marker(header.producer_id, header.base_offset, aborted=False)
+            elif not header.is_control:
+                table.record(header, header.base_offset, header.last_offset, header.max_timestamp)
+        for producer_id, offset in last_markers.items():
+            batch = log.read_bytes(log.read(offset, 1, offset + 1)[0])
+            entry = table._producers[producer_id]
+            entry.coordinator_epoch = max(entry.coordinator_epoch, marker_coordinator_epoch(batch))
         return table
 
     def active(self) -> list[ActiveProducer]:

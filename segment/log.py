@@ -25,6 +25,11 @@ Contract shared by both engines:
   unclean stop truncates a torn tail to the last valid batch and rebuilds any
   index that is behind it, and checks the epoch cache against the batches
   (epoch_recovery.py).
+- Aborted transactions are an index too (txn_index.py): the partition computes each entry
+  (it knows the open transactions) and hands it over once the ABORT marker is appended;
+  truncation, retention and DeleteRecords drop entries with their markers, and recovery
+  cuts what the log lost and rebuilds what it re-read (txn_replay.py), so opening a log
+  never scans it for them.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from wire.record_batch import (
     HEADER_SIZE, MAGIC, TIMESTAMP_TYPE_BIT, BatchHeader, InvalidBatch, assign_offsets, crc_matches, parse_header,
@@ -44,6 +49,7 @@ from wire.record_batch import (
 if TYPE_CHECKING:
     from segment.leader_epoch_cache import LeaderEpochCache
     from segment.partition_removal import PartitionRemoval
+    from segment.txn_index import AbortedTxn
 
 from .storage_errors import (  # noqa: F401  (the engines and the broker import them from here)
     LogClosed,
@@ -222,6 +228,25 @@ class PartitionLog(abc.ABC):
     @abc.abstractmethod
     def batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
         """Headers of stored batches from the one containing from_offset (for rebuilding producer state)."""
+
+    def batches_to_replay(self, from_offset: int) -> Iterator[tuple[BatchHeader, Callable[[], bytes]]]:
+        """batch_headers, each with a call that reads its whole batch: a replay reads only the
+        few it must look inside (markers)."""
+        for header in self.batch_headers(from_offset):
+            yield header, lambda h=header: self.read_bytes(self.read(h.base_offset, 1, h.last_offset + 1)[0])
+
+    @abc.abstractmethod
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Index an aborted transaction whose ABORT marker, at txn.last_offset, was just appended
+        (txn_index.py). A write that fails takes the log offline (LogOffline): the log would
+        hold a marker its index lacks, and read_committed consumers would take the
+        transaction's records for committed ones; the recovery at the restart indexes it."""
+
+    @abc.abstractmethod
+    def aborted_txns(self, start: int, upper: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [start, upper), in marker order: marker at or
+        after `start` (and the log start), first offset before `upper` (Kafka's
+        collectAbortedTransactions, what a read_committed fetch is told)."""
 
     @abc.abstractmethod
     def truncate_to(self, offset: int) -> None:

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from segment.compaction.cleaner_checkpoint import CLEANER_CHECKPOINT, CleanerCheckpoint
-from segment.compaction.cleaning_policy import Transactions
 from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.partition_log import SegmentPartitionLog
 from segment.rocket import log_cleaner as commitlog_cleaner
@@ -30,8 +29,9 @@ from segment.rocket.partition_log import RocketPartitionLog
 
 log = logging.getLogger(__name__)
 
-# Each layout's cleaner offers the same two calls: due(plog, first_dirty, now_ms, stable_end) and
-# clean(plog, first_dirty, now_ms, memory_bytes, run_on_owner, txns=...) -> stats (end_offset, bytes_read...).
+# Each layout's cleaner offers the same two calls: due(plog, first_dirty, now_ms, last_stable_offset=) and
+# clean(plog, first_dirty, now_ms, memory_bytes, run_on_owner, last_stable_offset=) -> stats (end_offset,
+# bytes_read...).
 _CLEANERS = {SegmentPartitionLog: segment_cleaner, RocketPartitionLog: commitlog_cleaner}
 
 
@@ -83,11 +83,12 @@ class LogCleanerService:
                 self._stop.wait(self._backoff)
 
     def _clean_one(self) -> bool:
-        partitions = self._on_loop(lambda: [(p, p.log_for_cleaning(), p.last_stable_offset)
+        # The last stable offset is read once: it only grows while the round runs (a truncation,
+        # which could lower it, rolls the round back at its swap).
+        partitions = self._on_loop(lambda: [(p.topic, p.index, p.log_for_cleaning(), p.last_stable_offset)
                                             for p in self._broker.topics.all_partitions()])
         now = segment_cleaner.now_ms()
-        for partition, plog, stable_end in partitions:
-            topic, index = partition.topic, partition.index
+        for topic, index, plog, stable in partitions:
             key = (topic, index)
             cleaner = _CLEANERS.get(type(plog))
             if cleaner is None or plog.offline is not None:
@@ -96,21 +97,21 @@ class LogCleanerService:
                 if key in self._busy:
                     continue
                 first_dirty = self._checkpoint.first_dirty(key, plog)
-                if not cleaner.due(plog, first_dirty, now, stable_end):
+                if not cleaner.due(plog, first_dirty, now, last_stable_offset=stable):
                     continue
                 self._busy.add(key)
             try:
-                self._clean(cleaner, key, plog, first_dirty, now, self._on_loop(lambda: _transactions(partition)))
+                self._clean(cleaner, key, plog, first_dirty, now, stable)
             finally:
                 with self._lock:
                     self._busy.discard(key)
             return True
         return False
 
-    def _clean(self, cleaner, key, plog, first_dirty: int, now: int, txns: Transactions) -> None:
+    def _clean(self, cleaner, key, plog, first_dirty: int, now: int, stable: int) -> None:
         started, cpu_started = time.monotonic(), time.thread_time()
         try:
-            stats = cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop, txns=txns)
+            stats = cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop, last_stable_offset=stable)
         except _Stopped:
             raise
         except Exception:
@@ -124,14 +125,6 @@ class LogCleanerService:
                  "%d groups swapped in %.2f s (%.1f MB/s, %.2f s of this thread's CPU)", key[0], key[1],
                  stats.end_offset, stats.bytes_read / 1e6, stats.bytes_written / 1e6, stats.records_dropped,
                  stats.groups_swapped, took, stats.bytes_read / 1e6 / took, time.thread_time() - cpu_started)
-
-
-def _transactions(partition) -> Transactions:
-    """On the loop, where the partition's transaction state lives: what a round must leave alone.
-    Only records below the last stable offset are cleaned, so a transaction aborted after this
-    was read has none among them."""
-    stable = partition.last_stable_offset
-    return Transactions.of(stable, partition.aborted_transactions(partition.log_start_offset, stable))
 
 
 class _Stopped(Exception):

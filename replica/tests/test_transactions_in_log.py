@@ -1,11 +1,13 @@
 """Transactions in a partition's log, on both engines: random interleavings of several producers'
 transactional batches, COMMIT / ABORT markers and non-transactional batches, checked against a
 simple model of Kafka's rules (the last stable offset, the aborted transactions a read_committed
-fetch is told about), through the high watermark moving behind the appends and a reopen of the
-log from disk (the producer state rebuilt by replay)."""
+fetch is told about, the records a read_committed consumer gets), through the high watermark
+moving behind the appends and a reopen of the log from disk, clean or after a crash (the
+producer state rebuilt by replay, the aborted-transaction index from the log's own)."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from segment.tests.log_configs import log_config
 from wire.batch_builder import build_batch
 from wire.control_batch import ABORT, control_type
 from wire.record_batch import iter_batches, parse_header
+from wire.records import iter_records
 
 STORES = [SegmentLogStore, RocketLogStore]
 PRODUCERS = (1000, 1001, 1002)
@@ -100,6 +103,69 @@ def test_lso_and_aborted_ranges_follow_the_model(store_cls, steps, hw_fractions)
         assert p.last_stable_offset == model.lso(model.end)
         got = [(t.producer_id, t.first_offset) for t in p.aborted_transactions(0, model.end)]
         assert got == model.aborted_overlapping(0, model.end)
+        store.close()
+
+
+def _read_committed(p: Partition) -> list[int]:
+    """Offsets of the records a read_committed consumer gets, fetching as the Fetch handler answers
+    (records below the LSO, the aborted transactions overlapping them) and skipping as Kafka's
+    consumer does (an aborted producer's batches from its transaction's first offset to its ABORT)."""
+    out, offset = [], p.log_start_offset
+    while offset < p.last_stable_offset:
+        data = b"".join(p.read_bytes(r) for r in p.read(offset, 1 << 20, FetchIsolation.TXN_COMMITTED))
+        pending = sorted(p.aborted_transactions(offset, p.last_stable_offset), key=lambda t: t.first_offset)
+        aborted: set[int] = set()
+        for pos, header in iter_batches(data):
+            while pending and pending[0].first_offset <= header.last_offset:
+                aborted.add(pending.pop(0).producer_id)
+            batch = data[pos:pos + header.size]
+            if header.is_control:
+                if control_type(batch) == ABORT:
+                    aborted.discard(header.producer_id)
+            elif not (header.is_transactional and header.producer_id in aborted):
+                out += [r.offset for r in iter_records(batch)]
+            offset = header.last_offset + 1
+    return out
+
+
+@pytest.mark.parametrize("store_cls", STORES, ids=["segment", "commitlog"])
+@settings(max_examples=30)
+@given(steps=steps, crash=st.booleans())
+def test_read_committed_reads_what_the_model_committed_also_after_a_reopen(store_cls, steps, crash):
+    with tempfile.TemporaryDirectory() as tmp:
+        store = store_cls(Path(tmp) / "data")
+        p = _open(store, lead_alone=True)
+        model = Model()
+        kinds: list[tuple[str, int]] = []  # what each offset holds
+        for step in steps:
+            _apply(p, model, step)
+            kinds.append(step)
+            store.commit_writes()
+        p.publish()
+        ended = {}  # offset of a transactional record -> whether its transaction committed
+        for offset, (kind, pid) in enumerate(kinds):
+            if kind in ("commit", "abort"):
+                for o, (k, q) in enumerate(kinds[:offset]):
+                    if k == "data" and q == pid and o not in ended:
+                        ended[o] = kind == "commit"
+        lso = model.lso(model.end)
+
+        def expected() -> list[int]:
+            return [o for o, (kind, _pid) in enumerate(kinds)
+                    if o < lso and (kind == "plain" or (kind == "data" and ended.get(o)))]
+
+        assert p.last_stable_offset == lso
+        assert _read_committed(p) == expected()
+        if crash:  # a copy of the open store's files, as a kill -9 leaves them
+            shutil.copytree(Path(tmp) / "data", Path(tmp) / "crashed")
+            store.close()
+            store = store_cls(Path(tmp) / "crashed")
+        else:
+            store.close()
+            store = store_cls(Path(tmp) / "data")
+        p = _open(store, lead_alone=True)
+        assert p.last_stable_offset == lso
+        assert _read_committed(p) == expected()
         store.close()
 
 

@@ -66,12 +66,10 @@ class FilterResult:
 def filter_batch(batch, keep: Callable[[Record], bool], *, retain_empty: bool) -> FilterResult:
     """Keep the records of the batch at the start of `batch` for which keep(record) holds.
 
-    Control batches are kept whole (they hold no keyed records; transactions are not served).
-    Raises InvalidRecords when the records cannot be read."""
+    A control batch is filtered like any other: the caller's `keep` says whether its marker
+    stays (txn_cleaning.py). Raises InvalidRecords when the records cannot be read."""
     header, region = wire_records.records_region(batch)
     whole = bytes(memoryview(batch)[: header.size])
-    if header.is_control:
-        return FilterResult(Outcome.KEPT, whole, header.record_count, 0)
     if header.record_count == 0:  # an emptied batch from an earlier clean
         if retain_empty:
             return FilterResult(Outcome.KEPT, whole, 0, 0)

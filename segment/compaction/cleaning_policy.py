@@ -4,9 +4,11 @@ A compacted log is cut in three at every round (Kafka's LogCleanerManager):
 
     log start ........ first dirty ..................... first uncleanable ....... end
     |  clean: cleaned before  |  dirty: not cleaned yet   |  never cleaned now      |
-                                                            the active segment, and
+                                                            the active segment,
                                                             segments newer than
-                                                            min.compaction.lag.ms
+                                                            min.compaction.lag.ms, and
+                                                            what the last stable offset
+                                                            has not passed
 
 - A round reads the dirty part into an OffsetMap, then rewrites everything from the log start
   to the end the map covers: a record survives when no later record of its key was seen, it
@@ -15,19 +17,18 @@ A compacted log is cut in three at every round (Kafka's LogCleanerManager):
   bytes, or when its oldest dirty record is older than max.compaction.lag.ms.
 - The last batch of each idempotent producer is kept, emptied if need be, so the producer
   state rebuilt from the log (its last sequence and offset) is what it was.
-- Transactions (Kafka's Cleaner): nothing from the last stable offset on is cleaned, since an
-  open transaction may still abort, and the records of aborted transactions supersede nothing
-  and go (`Transactions`, which the partition that knows them hands to a round). Otherwise an
-  aborted record would take the place of the one its key had before, which compacted
-  `__consumer_offsets` showed by losing committed offsets under aborted TxnOffsetCommits.
 - Retention by time and size applies only when the policy names "delete".
+- Transactions (txn_cleaning.py, as Kafka's Cleaner): nothing from the last stable offset on is
+  cleaned, since an open transaction may still abort, and the records of aborted transactions
+  supersede nothing and go. Otherwise an aborted record would take the place of the one its key
+  had before, which compacted `__consumer_offsets` showed by losing committed offsets under
+  aborted TxnOffsetCommits.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from wire.record_batch import BatchHeader
 from wire.records import Record
@@ -56,35 +57,6 @@ class SegmentStats:
     max_timestamp: int  # largest timestamp in it (-1: none)
 
 
-@dataclass(frozen=True)
-class Transactions:
-    """What a round must know of the log's transactions: where the last stable offset is (None: no
-    bound) and each producer's aborted transactions as sorted (first offset, marker offset)."""
-
-    stable_end: int | None = None
-    aborted: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, stable_end: int, aborted_txns: Iterable) -> Transactions:
-        """From the partition's last stable offset and its aborted transactions below it (objects
-        with producer_id, first_offset, last_offset)."""
-        aborted: dict[int, list[tuple[int, int]]] = {}
-        for txn in aborted_txns:
-            aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
-        return cls(stable_end, {pid: sorted(ranges) for pid, ranges in aborted.items()})
-
-    def bound(self, uncleanable: int) -> int:
-        return uncleanable if self.stable_end is None else min(uncleanable, self.stable_end)
-
-    def is_aborted(self, header: BatchHeader) -> bool:
-        """A producer's transactional batch that an ABORT marker ended."""
-        ranges = self.aborted.get(header.producer_id) if header.is_transactional and not header.is_control else None
-        if not ranges:
-            return False
-        i = bisect.bisect_right(ranges, (header.base_offset, float("inf"))) - 1
-        return i >= 0 and ranges[i][0] <= header.base_offset < ranges[i][1]
-
-
 def compacts(cleanup_policy: str) -> bool:
     return "compact" in cleanup_policy.split(",")
 
@@ -96,13 +68,16 @@ def retention_deletes(cleanup_policy: str) -> bool:
 
 
 def first_uncleanable_offset(closed: Sequence[SegmentStats], active_base: int, now_ms: int,
-                             min_compaction_lag_ms: int) -> int:
-    """Where cleaning must stop: the active segment's base, or the first closed segment holding a
-    record newer than min.compaction.lag.ms (a segment with no timestamp counts as old)."""
+                             min_compaction_lag_ms: int, last_stable_offset: int) -> int:
+    """Where cleaning must stop: the active segment's base, the last stable offset (an open
+    transaction may yet abort), or the first closed segment holding a record newer than
+    min.compaction.lag.ms (a segment with no timestamp counts as old)."""
     for seg in closed:
+        if seg.base_offset >= last_stable_offset:
+            break
         if min_compaction_lag_ms > 0 and seg.max_timestamp > now_ms - min_compaction_lag_ms:
             return seg.base_offset
-    return active_base
+    return min(active_base, last_stable_offset)
 
 
 def dirty_bytes(closed: Sequence[SegmentStats], first_dirty: int, uncleanable: int) -> tuple[int, int]:

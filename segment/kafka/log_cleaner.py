@@ -4,18 +4,24 @@ A round, in a worker thread, over the closed segments below the first uncleanabl
 (cleaning_policy.py): the dirty segments' keys go into an OffsetMap, then the segments from
 the log start to the end the map covers are rewritten in groups — consecutive segments of
 at most segment.bytes together — each group into one new segment named by the group's first
-base offset. Batches whose records all stay are copied as bytes; the others are filtered
-(batch_filter.py). Offsets never change; the active segment is never read.
+base offset. The first uncleanable offset may be a last stable offset inside a segment: the
+map stops there and the segment is rewritten whole, its records past the map's end all
+kept (nothing in the map supersedes them). Batches whose records all stay are copied as
+bytes; the others are filtered (batch_filter.py). Offsets never change; the active segment
+is never read. Transactions (txn_cleaning.py): batches of aborted transactions go, markers
+go once no batch of theirs is left, and the new segment's `.txnindex` holds the kept ABORT
+markers' entries.
 
 Files of one group whose first segment is B, in the partition directory:
 
     B.cleaned/                          the new segment being written (B.log, B.index,
-                                        B.timeindex), fsynced when complete
-    B.log.swap  B.index.swap  B.timeindex.swap
+                                        B.timeindex, B.txnindex if it has an entry),
+                                        fsynced when complete
+    B.log.swap  B.index.swap  B.timeindex.swap  B.txnindex.swap
                                         the complete new segment, renamed out of B.cleaned/
                                         (indexes first, the .log last), then a directory
                                         fsync: from here the clean is committed
-    B.log  B.index  B.timeindex         the swap renamed in place, after the group's old
+    B.log  B.index  B.timeindex ...     the swap renamed in place, after the group's old
                                         segments' files are deleted
 
 The swap itself (delete the old files, rename the .swap files, replace the segments in the
@@ -29,9 +35,10 @@ Crash behaviour (recover_interrupted_clean, run before a partition's segments ar
 - a `B.log.swap` is a committed clean: every segment whose base lies in [B, end of the swap)
   is deleted (the old group), the `.swap` files are renamed in place, and an index `.swap`
   that is missing (renamed out of order before the crash) is left to the segment's own
-  rebuild. A trailing old segment of the group whose every record was dropped starts at or
-  after the swap's end and survives such a crash: it holds only superseded records, stays
-  in offset order, and goes at the next round.
+  rebuild (a `.txnindex` lost so names only transactions whose records the clean removed).
+  A trailing old segment of the group whose every record was dropped starts at or after
+  the swap's end and survives such a crash: it holds only superseded records, stays in
+  offset order, and goes at the next round.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from segment.compaction import cleaning_policy as policy
-from segment.compaction.batch_filter import filter_batch
+from segment.compaction.txn_cleaning import CleanedTransactions, clean_batch
 from segment.compaction.gil_slicer import GilSlicer
 from segment.compaction.offset_map import OffsetMap
 from segment.file_io import fsync_dir
@@ -57,12 +64,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 READ_CHUNK = 8 * 1024 * 1024
-_SUFFIXES = (".index", ".timeindex", ".log")  # the .log last: its .swap marks the group committed
-
-
-def _drop_all(record) -> bool:
-    """An aborted transaction's records all go."""
-    return False
+_SUFFIXES = (".index", ".timeindex", ".txnindex", ".log")  # the .log last: its .swap marks the group committed
 
 
 def stats_of(seg: LogSegment) -> policy.SegmentStats:
@@ -70,27 +72,28 @@ def stats_of(seg: LogSegment) -> policy.SegmentStats:
     return policy.SegmentStats(seg.base_offset, seg.next_offset, seg.size, first, seg.max_timestamp)
 
 
-def due(plog, first_dirty: int, now_ms: int, stable_end: int | None = None) -> bool:
-    """Whether the partition needs a round now (cleanup.policy compact, dirty enough below its
-    last stable offset `stable_end`)."""
+def due(plog, first_dirty: int, now_ms: int, last_stable_offset: int | None = None) -> bool:
+    """Whether the partition needs a round now (cleanup.policy compact, dirty enough).
+    `last_stable_offset`: the partition's (None: the log end, a log without transactions)."""
     cfg = plog.config
     if not policy.compacts(cfg.cleanup_policy):
         return False
     closed = [stats_of(s) for s in list(plog.segments)[:-1]]
     if not closed:
         return False
-    uncleanable = policy.Transactions(stable_end).bound(policy.first_uncleanable_offset(
-        closed, closed[-1].next_offset, now_ms, cfg.min_compaction_lag_ms))
+    stable = plog.log_end_offset if last_stable_offset is None else last_stable_offset
+    uncleanable = policy.first_uncleanable_offset(closed, closed[-1].next_offset, now_ms, cfg.min_compaction_lag_ms,
+                                                  stable)
     return policy.is_due(closed, first_dirty, uncleanable, now_ms, cfg.min_cleanable_dirty_ratio,
                          cfg.max_compaction_lag_ms)
 
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
           run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
-          slicer: GilSlicer | None = None, txns: policy.Transactions = policy.Transactions()) -> policy.CleanStats:
+          slicer: GilSlicer | None = None, last_stable_offset: int | None = None) -> policy.CleanStats:
     """One round over `plog` (a SegmentPartitionLog), from a worker thread, its record walks
-    paced by `slicer` so the event loop gets the GIL back, below `txns`' last stable offset.
-    Returns what it did; stats.end_offset is None when there was nothing to clean."""
+    paced by `slicer` so the event loop gets the GIL back. Returns what it did;
+    stats.end_offset is None when there was nothing to clean. `last_stable_offset`: as for due."""
     stats = policy.CleanStats()
     slicer = slicer or GilSlicer()
     segments = list(plog.segments)
@@ -98,37 +101,44 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     if not closed:
         return stats
     cfg = plog.config
-    uncleanable = txns.bound(policy.first_uncleanable_offset(
-        [stats_of(s) for s in closed], segments[-1].base_offset, now_ms, cfg.min_compaction_lag_ms))
+    stable = plog.log_end_offset if last_stable_offset is None else last_stable_offset
+    uncleanable = policy.first_uncleanable_offset([stats_of(s) for s in closed], segments[-1].base_offset,
+                                                  now_ms, cfg.min_compaction_lag_ms, stable)
     if first_dirty >= uncleanable:  # an open transaction holds back all that is dirty
         return stats
     offsets = OffsetMap(memory_bytes)
-    _build_map(offsets, [s for s in closed if s.next_offset > first_dirty and s.base_offset < uncleanable],
-               first_dirty, uncleanable, stats, slicer, txns)
+    dirty = [s for s in closed if s.next_offset > first_dirty and s.base_offset < uncleanable]
+    if dirty:
+        txns = CleanedTransactions(plog.aborted_txns(dirty[0].base_offset, uncleanable))
+        _build_map(offsets, dirty, first_dirty, uncleanable, txns, stats, slicer)
     end = min(offsets.covered_end if offsets.covered_end is not None else first_dirty, uncleanable)
     if end <= plog.log_start_offset or end <= closed[0].base_offset:
         return stats
     producers_last = policy.last_batches_of_producers(slicer.each(plog.batch_headers(0)))
     to_clean = [s for s in closed if s.base_offset < end]
+    # every transaction aborted among the batches rewritten: past `end` too, in its segment
+    txns = CleanedTransactions(plog.aborted_txns(plog.log_start_offset, to_clean[-1].next_offset))
     for group in _groups(to_clean, cfg.segment_bytes):
-        _clean_group(plog, group, offsets, producers_last, now_ms, stats, run_on_owner, slicer, txns)
+        _clean_group(plog, group, offsets, txns, producers_last, now_ms, stats, run_on_owner, slicer)
     stats.end_offset = end
     return stats
 
 
 def _build_map(offsets: OffsetMap, dirty: list[LogSegment], first_dirty: int, uncleanable: int,
-               stats: policy.CleanStats, slicer: GilSlicer, txns: policy.Transactions) -> None:
+               txns: CleanedTransactions, stats: policy.CleanStats, slicer: GilSlicer) -> None:
     """The dirty batches' keys, up to `uncleanable`: a segment's base, or a last stable offset
-    inside a segment (the map then stops in it, as Kafka's does at its upper bound)."""
+    inside a segment (the map then stops in it, as Kafka's does at its upper bound). A batch
+    the map leaves out (a marker, an aborted transaction's) is still covered by it."""
     for seg in dirty:
         for batch in _batches(seg, stats):
             slicer.tick()
             header = parse_header(batch)
-            if header.last_offset < first_dirty:
-                continue
             if header.last_offset >= uncleanable:
                 return
-            if not offsets.add_batch(batch, slicer.tick, keys=not txns.is_aborted(header)):
+            skipped = txns.skip_in_map(batch)  # from the segment's start: it follows every transaction
+            if header.last_offset < first_dirty:
+                continue
+            if not offsets.add_batch(batch, slicer.tick, keys=not skipped):
                 return
 
 
@@ -163,8 +173,9 @@ def _groups(segments: list[LogSegment], max_bytes: int) -> list[list[LogSegment]
     return groups
 
 
-def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_last: set[int], now_ms: int,
-                 stats: policy.CleanStats, run_on_owner, slicer: GilSlicer, txns: policy.Transactions) -> None:
+def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, txns: CleanedTransactions,
+                 producers_last: set[int], now_ms: int, stats: policy.CleanStats, run_on_owner,
+                 slicer: GilSlicer) -> None:
     base = group[0].base_offset
     directory: Path = plog.dir
     work = directory / f"{segment_name(base)}.cleaned"
@@ -182,16 +193,19 @@ def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, producers_la
             for batch in _batches(seg, stats):
                 slicer.tick()
                 header = parse_header(batch)
-                result = filter_batch(batch, _drop_all if txns.is_aborted(header) else keep,
-                                      retain_empty=header.base_offset in producers_last)
+                result, aborted = clean_batch(batch, txns, keep, expired=drop_tombstones,
+                                              retain_empty=header.base_offset in producers_last)
                 stats.records_dropped += result.records_dropped
                 if result.data:
                     cleaned.append(result.data, parse_header(result.data))
+                if aborted is not None:
+                    cleaned.txn_index.append(aborted)
         cleaned.flush()
         written = cleaned.size
         cleaned.close()
         for suffix in _SUFFIXES:
-            os.rename(work / (segment_name(base) + suffix), directory / (segment_name(base) + suffix + ".swap"))
+            if (work / (segment_name(base) + suffix)).exists():  # a .txnindex only with an entry
+                os.rename(work / (segment_name(base) + suffix), directory / (segment_name(base) + suffix + ".swap"))
         fsync_dir(directory)
     except BaseException:
         cleaned.close()
@@ -221,7 +235,9 @@ def _swap_in(plog, group: list[LogSegment], base: int, now_ms: int) -> bool:
         for seg in group:
             seg.delete()
         for suffix in _SUFFIXES:
-            os.rename(plog.dir / (segment_name(base) + suffix + ".swap"), plog.dir / (segment_name(base) + suffix))
+            swapped = plog.dir / (segment_name(base) + suffix + ".swap")
+            if swapped.exists():
+                os.rename(swapped, plog.dir / (segment_name(base) + suffix))
         new = plog._new_segment(base, now_ms)
         new.load()
         new.seal()
@@ -245,7 +261,7 @@ def recover_interrupted_clean(directory: Path) -> None:
         end = _end_offset(swap, base)
         for path in list(directory.iterdir()):
             stem, _, suffix = path.name.partition(".")
-            if suffix in ("log", "index", "timeindex") and stem.isdigit() and base <= int(stem) < max(end, base + 1):
+            if suffix in ("log", "index", "timeindex", "txnindex") and stem.isdigit() and base <= int(stem) < max(end, base + 1):
                 path.unlink()
         for suffix in _SUFFIXES:
             swapped = directory / (segment_name(base) + suffix + ".swap")

@@ -1,4 +1,4 @@
-"""One log segment: `<20-digit base offset>.log` plus its `.index` and `.timeindex`.
+"""One log segment: `<20-digit base offset>.log` plus its `.index`, `.timeindex` and `.txnindex`.
 
 The `.log` file is record batches v2 laid end to end, exactly as producers
 sent them except for the baseOffset and partitionLeaderEpoch the broker wrote:
@@ -10,15 +10,18 @@ sent them except for the baseOffset and partitionLeaderEpoch the broker wrote:
 
 Every `index.interval.bytes` appended, the offset index gets (base offset of
 the batch, its position) and the time index (max timestamp so far, that
-batch's base offset) if the max timestamp grew.
+batch's base offset) if the max timestamp grew. The `.txnindex` (segment/txn_index.py) holds
+the aborted transactions whose ABORT marker is in this segment; the partition log appends to it
+and rebuilds it, since its entries need the transactions open before the segment began.
 
 Crash behaviour: appends are a single pwrite at the end, so after a crash the
 file ends in whole batches followed by at most one torn batch (or, without
 fsync, by zeros or stale bytes). `recover()` walks the file checking each
 batch's length, magic, offset order and CRC32C, cuts the file at the first bad
-one, and rebuilds both indexes from what remains.
+one, and rebuilds both offset and time indexes from what remains; the partition log cuts the
+`.txnindex` to what remains.
 
-The three files are SegmentFiles (segment/open_files.py): opened when used, closed when the store's
+The four files are SegmentFiles (segment/open_files.py): opened when used, closed when the store's
 bound on open files needs the room, and reopened on the next use.
 """
 
@@ -34,6 +37,7 @@ from segment.log import FileRegion, LogOffline, WriteRefused
 
 from .index_file import OffsetIndex, TimeIndex
 from segment.open_files import OpenFiles, SegmentFile
+from segment.txn_index import TransactionIndex
 
 SCAN_CHUNK = 8 * 1024 * 1024
 # Smaller reads are handed up as bytes rather than as a file region: the transport would pread
@@ -57,6 +61,7 @@ class LogSegment:
         self.log = SegmentFile(self.log_path, files)
         self.index = OffsetIndex(stem.with_suffix(".index"), base_offset, files)
         self.time_index = TimeIndex(stem.with_suffix(".timeindex"), base_offset, files)
+        self.txn_index = TransactionIndex(stem.with_suffix(".txnindex"), files)
         self.size = self.log.size()
         self.next_offset = base_offset
         self.max_timestamp = -1
@@ -249,6 +254,7 @@ class LogSegment:
         removed = self.size - cut
         self.log.truncate(cut)
         self.recover()
+        self.txn_index.truncate_from(offset)
         return removed
 
     def flush(self) -> None:
@@ -256,20 +262,23 @@ class LogSegment:
         self.log.sync()
         self.index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def seal(self, sealed: bool = True) -> None:
         """No more appends (or, after a truncation, appends again): sealed segments' files are
         the first the store closes."""
-        for f in (self.log, self.index.file, self.time_index.file):
+        for f in (self.log, self.index.file, self.time_index.file, self.txn_index.file):
             f.files.set_sealed(f, sealed)
 
     def close(self) -> None:
         self.index.close()
         self.time_index.close()
+        self.txn_index.close()
         self.log.close()
 
     def delete(self) -> None:
         """Remove the files. Regions already read from the .log keep its descriptor until sent."""
         self.index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.log.delete()

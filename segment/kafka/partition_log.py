@@ -1,9 +1,11 @@
 """A partition's log as Kafka lays it out: `<topic>-<partition>/` holding segments.
 
     <topic>-<partition>/
-        00000000000000000000.log  .index  .timeindex
+        00000000000000000000.log  .index  .timeindex  .txnindex
         00000000000000041230.log  .index  .timeindex   <- active segment (appends)
         leader-epoch-checkpoint                        <- segment/leader_epoch_cache.py
+
+A `.txnindex` (segment/txn_index.py) exists for a segment holding an ABORT marker.
 
 A segment is named by the offset of its first batch. A new one is rolled when
 the next batch would push the active one past segment.bytes, or when the
@@ -16,7 +18,10 @@ Crash behaviour: segments before the recovery point (everything known to be
 fsynced) are trusted; from the recovery point on each segment is scanned and
 cut back to its last valid batch (see log_segment.py). A segment after a torn
 one cannot hold valid data (appends are sequential) and is removed. The
-leader-epoch cache is then checked against the batches left (epoch_recovery.py).
+leader-epoch cache is then checked against the batches left (epoch_recovery.py). Every
+`.txnindex` is cut to its segment's valid end; those of the scanned segments are rebuilt
+from the log (txn_replay.py) if the scanned part holds a marker: that replay reads the headers
+from the log start, as it needs the transactions open when the first scanned segment began.
 truncate_fully_and_start_at leaves one empty segment named by the new start, made
 durable with a directory fsync, and writes the store's checkpoints at once: a log
 start lowered below the checkpointed one is in no file name.
@@ -40,12 +45,14 @@ from typing import Callable
 from segment.epoch_recovery import recover_epoch_cache
 from segment.file_io import fsync_dir
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
-from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog
+from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog, WriteRefused
+from segment.txn_index import AbortedTxn
 from wire import records as wire_records
 from wire.record_batch import BatchHeader
 
 from segment.compaction.cleaning_policy import retention_deletes
 
+from .aborted_txns import collect_aborted, rebuild_txn_indexes
 from .log_cleaner import recover_interrupted_clean
 from .log_segment import LogSegment
 from segment.open_files import OpenFiles
@@ -73,6 +80,8 @@ class SegmentPartitionLog(PartitionLog):
         self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self._recovered_to
         self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
         recover_epoch_cache(self.epochs, self)
+        rebuild_txn_indexes(self, [seg for seg in self._scanned if seg in self.segments])
+        del self._scanned
 
     # ----- opening ---------------------------------------------------------
 
@@ -82,12 +91,13 @@ class SegmentPartitionLog(PartitionLog):
         recover_interrupted_clean(self.dir)
         bases = sorted(int(p.stem) for p in self.dir.glob("*.log") if p.stem.isdigit())
         for path in self.dir.iterdir():  # indexes without a log are orphans
-            if path.suffix in (".index", ".timeindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
+            if path.suffix in (".index", ".timeindex", ".txnindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
                 path.unlink()
         now = _now_ms()
         started = time.monotonic()
         torn = False
         cut = dropped = 0  # bytes cut from a torn segment; bytes of the segments after it
+        self._scanned: list[LogSegment] = []  # segments recovered by a scan: their .txnindex is rebuilt
         for base in bases:
             seg = self._new_segment(base, now)
             if torn or (self.segments and base < self.segments[-1].next_offset):
@@ -99,6 +109,8 @@ class SegmentPartitionLog(PartitionLog):
             else:
                 cut = seg.recover()
                 torn = cut > 0
+                self._scanned.append(seg)
+            seg.txn_index.truncate_from(seg.next_offset)  # markers a cut took
             if self.segments and seg.size == 0 and base != bases[-1]:
                 seg.delete()
                 continue
@@ -154,6 +166,24 @@ class SegmentPartitionLog(PartitionLog):
 
     def _segment_index_for(self, offset: int) -> int:
         return max(bisect_right([s.base_offset for s in self.segments], offset) - 1, 0)
+
+    def _segment_holding(self, offset: int) -> LogSegment:
+        return self.segments[self._segment_index_for(offset)]
+
+    # ----- aborted transactions ----------------------------------------------------
+
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        self._check_online()
+        seg = self._segment_holding(txn.last_offset)
+        try:
+            seg.txn_index.append(txn)
+        except (WriteRefused, OSError) as exc:
+            self.offline = f"indexing the aborted transaction ending at {txn.last_offset} failed: {exc}"
+            log.error("%s: log offline until restart: %s", self.dir.name, self.offline)
+            raise LogOffline(self.offline) from exc
+
+    def aborted_txns(self, start: int, upper: int) -> list[AbortedTxn]:
+        return collect_aborted(list(self.segments), max(start, self._log_start), upper)  # list: the cleaner's thread
 
     def read(self, offset: int, max_bytes: int, upper_bound: int) -> list[FileRegion | bytes]:
         self._check_online()

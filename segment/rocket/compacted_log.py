@@ -14,6 +14,8 @@ own consume queue. One generation, named by C (20 digits):
                                 +----------+------+------------+-------------+---------------+
         <C>.compacted.keys      an IndexFile (index_file.py): hash of "topic#key" -> position
                                 of the batch holding the key's kept record
+        <C>.compacted.txnindex  the aborted transactions whose ABORT marker the generation kept
+                                (segment/txn_index.py; missing in generations written before)
 
 Offsets below C are served from here, offsets from C on from the consume queue and the
 commitlog, so the consume-queue range below C is superseded by this file and the
@@ -44,6 +46,7 @@ from typing import Iterator, NamedTuple
 
 from segment.file_io import fsync_dir, pwrite_all
 from segment.open_files import OpenFiles, SegmentFile
+from segment.txn_index import TransactionIndex
 from wire import records as wire_records
 from wire.record_batch import HEADER_SIZE, parse_header
 
@@ -54,6 +57,7 @@ log = logging.getLogger(__name__)
 SUFFIX = ".compacted"
 ENTRIES = ".entries"
 KEYS = ".keys"
+TXNS = ".txnindex"
 FIELDS = 5  # position, size, baseOffset, lastOffset, maxTimestamp
 
 
@@ -96,6 +100,7 @@ class CompactedLog:
         files.set_sealed(self.data, True)  # never appended to: closed before active files
         self._load_entries()
         self._keys: IndexFile | None = None
+        self.txns = TransactionIndex(Path(str(self.path) + TXNS), files)
 
     # ----- entries ------------------------------------------------------------------
 
@@ -204,9 +209,11 @@ class CompactedLog:
         rows = [tuple(c[i] for c in (self.positions, self.sizes, self.bases, self.lasts, self.max_ts))
                 for i in range(keep)]
         _write_synced(Path(str(self.path) + ENTRIES), encode_entries(rows))
+        self.txns.truncate_from(offset)
+        self.txns.flush()
         new_end = min(offset, self.end)
         self.close()
-        for suffix in (ENTRIES, KEYS, ""):  # candidates past the data are rejected by the lookup
+        for suffix in (TXNS, ENTRIES, KEYS, ""):  # candidates past the data are rejected by the lookup
             old = Path(str(self.path) + suffix)
             if old.exists():
                 os.rename(old, self.dir / (data_name(new_end) + suffix))
@@ -218,11 +225,12 @@ class CompactedLog:
             self._keys.close()
             self._keys = None
         self.data.forget()  # never read again: a truncation renames it, a swap deletes it
+        self.txns.forget()
 
     def delete(self) -> None:
         """Remove the generation's files (the data last: until then it is still a generation)."""
         self.close()
-        for suffix in (KEYS, ENTRIES, ""):
+        for suffix in (TXNS, KEYS, ENTRIES, ""):
             Path(str(self.path) + suffix).unlink(missing_ok=True)
 
 

@@ -5,6 +5,8 @@
         00000000000000000000.time   the matching time entries
         00000000000000300000        entries 300,000 .. (named by first entry index)
         00000000000000300000.time
+        aborted.txnindex            the partition's aborted transactions (segment/txn_index.py),
+                                    cut with the queue, trimmed as its files go
 
 Queue entry, 20 bytes, RocketMQ's CQ_STORE_UNIT_SIZE:
 
@@ -72,10 +74,12 @@ from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
 from segment.open_files import OpenFiles, SegmentFile
+from segment.txn_index import TransactionIndex
 
 ENTRY = struct.Struct(">qiq")
 TIME = struct.Struct(">qqi")
 ENTRY_SIZE = ENTRY.size  # 20
+ABORTED_TXNS = "aborted.txnindex"
 READ_CHUNK = 256
 
 
@@ -209,6 +213,7 @@ class ConsumeQueue:
         self._firsts = [f.first_index for f in self.files]
         self._first_bases = [self._raw(f, 0)[2] for f in self.files if f.count]
         self._reload_last()
+        self.aborted = TransactionIndex(self.dir / ABORTED_TXNS, files)  # its entries: the partition log's
 
     # ----- geometry -------------------------------------------------------------
 
@@ -330,6 +335,7 @@ class ConsumeQueue:
         f.set_count(max(index - f.first_index, 0))
         self._first_bases = self._first_bases[: len(self.files) - (0 if f.count else 1)]
         self._reload_last()
+        self.aborted.truncate_from(self.end_offset)
         return True
 
     def cut_point(self, offset: int) -> int:
@@ -351,12 +357,14 @@ class ConsumeQueue:
             self.truncate_entries(self._bisect(lambda e: e.last_offset >= offset))
         if self.last is None:
             self.empty_end = min(self.empty_end, offset)  # below every batch: the log restarts there
+            self.aborted.truncate_from(self.empty_end)
         return True
 
     def start_at(self, offset: int) -> None:
         """Drop every entry: the queue is empty and ends at `offset`, below or above what it held."""
         self.truncate_entries(self.start_index)
         self.empty_end = offset
+        self.aborted.reset()
 
     def delete_files_below(self, index: int) -> int:
         """Remove whole files whose entries all lie below `index` (never the last file)."""
@@ -368,6 +376,8 @@ class ConsumeQueue:
             self._dirty.discard(f)
             removed += f.count
             f.unlink()
+        if removed and self.first_offset is not None:
+            self.aborted.trim_before(self.first_offset)  # their markers went with them
         return removed
 
     # ----- durability -----------------------------------------------------------
@@ -382,17 +392,20 @@ class ConsumeQueue:
         dirty, self._dirty = self._dirty, set()
         for f in dirty:
             f.sync()  # an OSError takes the store offline; a deleted file needs none
+        self.aborted.flush()
 
     def close(self) -> None:
         self.write_pending()
         self.flush()
         for f in self.files:
             f.close()
+        self.aborted.close()
 
     def forget_files(self) -> None:
         """The queue's directory is being removed: its files close and never open again."""
         for f in self.files:
             f.forget()
+        self.aborted.forget()
 
     def delete(self) -> None:
         self.forget_files()

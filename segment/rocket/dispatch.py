@@ -28,17 +28,24 @@ Recovery (`recover`): with the checkpoint's commitlog offset P,
    the scan meets them;
 3. the scan stops at the first unit that does not check out (a torn tail): the
    commitlog is cut there, and if that is before P, queue entries at or past the
-   cut are dropped too.
+   cut are dropped too;
+4. each queue's aborted-transaction index (segment/txn_index.py) was cut with it, and
+   is cut again at its end (an entry is written when its marker is appended, which may
+   be before the commitlog holds the marker); for a queue into which the scan
+   dispatched a marker, the aborted transactions past its last entry are indexed again
+   from the batches (txn_replay.py), which reads the queue's batch headers from its start.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Callable
 
+from segment.txn_replay import aborted_from
 from wire import records as wire_records
-from wire.record_batch import BatchHeader, parse_header
+from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
 
 from . import unit_format as uf
 from .checkpoint import Checkpoint
@@ -62,6 +69,7 @@ class Dispatcher:
         self.index = index
         self.make_queue = make_queue
         self.dispatched = commitlog.write_pos  # every unit before this is in the queues and index
+        self._replayed_markers: set[ConsumeQueue] = set()  # queues recovery dispatched a marker into
 
     def _queue(self, topic: str, partition: int) -> ConsumeQueue:
         q = self.queues.get((topic, partition))
@@ -113,7 +121,10 @@ class Dispatcher:
             queue.start_at(header.base_offset)
             return
         batch = unit[header.header_size :]
-        self.message(queue, phys, header.size, parse_header(batch), batch, header.store_time)
+        batch_header = parse_header(batch)
+        if batch_header.is_control:
+            self._replayed_markers.add(queue)
+        self.message(queue, phys, header.size, batch_header, batch, header.store_time)
 
     # ----- recovery ---------------------------------------------------------------
 
@@ -154,3 +165,29 @@ class Dispatcher:
     def _drop_from(self, phys: int) -> None:
         for q in self.queues.values():
             q.truncate_entries(q.first_phys_at_or_after(phys))
+
+    def recover_aborted(self) -> None:
+        """Step 4 of recovery, once the queues are recovered."""
+        for q in self.queues.values():
+            q.aborted.truncate_from(q.end_offset)
+        for q in self._replayed_markers:
+            index = q.aborted
+            after = index.entry(len(index) - 1).last_offset + 1 if len(index) else 0
+            txns = list(aborted_from(self._batches(q), after))
+            for txn in txns:
+                index.append(txn)
+            log.info("%s-%d: %d aborted transactions indexed again after offset %d", q.topic, q.partition,
+                     len(txns), after)
+        self._replayed_markers.clear()
+
+    def _batches(self, queue: ConsumeQueue):
+        """(header, read the batch) of the queue's batches still in the commitlog, in offset order."""
+        header_size = uf.header_size_for(queue.topic)
+        floor = self.commitlog.min_offset
+        for entry in queue.entries_from(queue.start_index):
+            f = self.commitlog.file_at(entry.phys) if entry.phys >= floor else None
+            if f is None:
+                continue
+            at = entry.phys - f.base + header_size
+            yield (parse_header(os.pread(f.fd, HEADER_SIZE, at)),
+                   lambda f=f, at=at, size=entry.size - header_size: os.pread(f.fd, size, at))

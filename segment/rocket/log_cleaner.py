@@ -19,6 +19,9 @@ A round (worker thread; Kafka's rules in segment/compaction/cleaning_policy.py):
   in [C, C') are filtered (batch_filter.py: kept whole as bytes, or rewritten with the kept
   records' bytes at their original offsets); the last batch of each idempotent producer is
   kept, emptied if need be. A tombstone goes once its batch is older than delete.retention.ms.
+  Transactions as segment/compaction/txn_cleaning.py says: the round never reaches the last
+  stable offset, batches of aborted transactions go, markers outlive their batches, and the
+  generation's own `.txnindex` holds the kept ABORT markers' entries.
 - Batches are read with pread from the consume-queue and commitlog files, only as far as
   they are written, so appends go on; the log's owner (the event loop, where every reader
   is) is only asked to run the swap at the end (`run_on_owner`).
@@ -26,18 +29,20 @@ A round (worker thread; Kafka's rules in segment/compaction/cleaning_policy.py):
 Files of a round ending at C' in the partition's directory:
 
     compacting/                      the new generation being written (<C'>.compacted,
-                                     .entries, .keys), each fsynced when complete
-    <C'>.compacted.keys.swap         renamed out of compacting/, side files first and the
-    <C'>.compacted.entries.swap      data last, then a directory fsync: from here the round
-    <C'>.compacted.swap              is committed
-    <C'>.compacted{,.entries,.keys}  after the swap: the old generation's files deleted (its
+                                     .entries, .keys, .txnindex), each fsynced when complete
+    <C'>.compacted.txnindex.swap     renamed out of compacting/, side files first and the
+    <C'>.compacted.keys.swap         data last, then a directory fsync: from here the round
+    <C'>.compacted.entries.swap      is committed
+    <C'>.compacted.swap
+    <C'>.compacted{,.entries,...}    after the swap: the old generation's files deleted (its
                                      data last), the .swap files renamed in place, dir fsync
 
 Crash behaviour (recover_interrupted_clean, before the store opens the partition): a
 `compacting/` folder is an unfinished round: removed, the old generation is untouched. A
 `<C'>.compacted.swap` is a committed round: every other generation's files are deleted and
 the .swap files renamed in place (a side file that is missing is rebuilt from the data by
-compacted_log.py); side .swap files without their data .swap are leftovers of a finished
+compacted_log.py, but for the .txnindex, which names only transactions whose records the
+round removed); side .swap files without their data .swap are leftovers of a finished
 swap and go. So a kill -9 at any point leaves either the old generation or the new one,
 never a mix, and every key's latest record is in one of them or in the consume queue above
 it. A round whose log changed under it (retention, truncation, deletion) is rolled back at
@@ -57,11 +62,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from segment.compaction import cleaning_policy as policy
-from segment.compaction.batch_filter import filter_batch
+from segment.compaction.txn_cleaning import CleanedTransactions, clean_batch
 from segment.compaction.gil_slicer import GilSlicer
 from segment.compaction.offset_map import OffsetMap
 from segment.file_io import fsync_dir, pwrite_all
 from segment.open_files import OpenFiles
+from segment.txn_index import AbortedTxn
+from segment.txn_index import encode as encode_txns
 from wire.record_batch import HEADER_SIZE, parse_header
 
 from . import compacted_log as cl
@@ -71,7 +78,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 WORK_DIR = "compacting"
-_SWAP_ORDER = (cl.KEYS, cl.ENTRIES, "")  # the data last: its .swap marks the round committed
+_SWAP_ORDER = (cl.TXNS, cl.KEYS, cl.ENTRIES, "")  # the data last: its .swap marks the round committed
 QUEUE_READ = 4096  # entries per pread of a consume-queue file
 
 
@@ -153,7 +160,8 @@ def _stretches(entries: list[QueueEntry], header_size: int, segment_bytes: int,
     return out
 
 
-def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None):
+def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int, slicer: GilSlicer | None,
+          last_stable_offset: int | None):
     """(dirty entries in offset order, closed stretches, uncleanable offset, first dirty)."""
     slicer = slicer or GilSlicer()
     comp = snap.compacted
@@ -166,20 +174,21 @@ def _plan(plog, snap: Snapshot, first_dirty: int, now_ms: int, slicer: GilSlicer
         closed.insert(0, policy.SegmentStats(comp.first_offset, comp.end, comp.size, comp.max_ts[0],
                                              max(comp.max_ts)))
     active_base = stretches[-1].base_offset if stretches else plog.log_end_offset
-    uncleanable = policy.first_uncleanable_offset(closed, active_base, now_ms, cfg.min_compaction_lag_ms)
+    stable = plog.log_end_offset if last_stable_offset is None else last_stable_offset
+    uncleanable = policy.first_uncleanable_offset(closed, active_base, now_ms, cfg.min_compaction_lag_ms, stable)
     return entries, closed, uncleanable, max(first_dirty, floor)
 
 
-def due(plog, first_dirty: int, now_ms: int, stable_end: int | None = None, slicer: GilSlicer | None = None) -> bool:
-    """Whether the partition needs a round now (cleanup.policy compact, dirty enough below its
-    last stable offset `stable_end`). It reads every consume-queue entry of the partition, so it
-    is paced like a round."""
+def due(plog, first_dirty: int, now_ms: int, slicer: GilSlicer | None = None,
+        last_stable_offset: int | None = None) -> bool:
+    """Whether the partition needs a round now (cleanup.policy compact, dirty enough). It reads
+    every consume-queue entry of the partition, so it is paced like a round.
+    `last_stable_offset`: the partition's (None: the log end, a log without transactions)."""
     cfg = plog.config
     if not policy.compacts(cfg.cleanup_policy):
         return False
     snap = snapshot(plog)
-    _entries, closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
-    uncleanable = policy.Transactions(stable_end).bound(uncleanable)
+    _entries, closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer, last_stable_offset)
     return bool(closed) and policy.is_due(closed, first_dirty, uncleanable, now_ms, cfg.min_cleanable_dirty_ratio,
                                           cfg.max_compaction_lag_ms)
 
@@ -188,26 +197,27 @@ def due(plog, first_dirty: int, now_ms: int, stable_end: int | None = None, slic
 
 def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
           run_on_owner: Callable[[Callable[[], T]], T] = lambda fn: fn(),
-          slicer: GilSlicer | None = None, txns: policy.Transactions = policy.Transactions()) -> policy.CleanStats:
+          slicer: GilSlicer | None = None, last_stable_offset: int | None = None) -> policy.CleanStats:
     """One round over `plog` (a RocketPartitionLog), from a worker thread, its record walks
-    paced by `slicer` so the event loop gets the GIL back, below `txns`' last stable offset.
-    stats.end_offset is None when there was nothing to clean."""
+    paced by `slicer` so the event loop gets the GIL back. stats.end_offset is None when there
+    was nothing to clean. `last_stable_offset`: as for due."""
     stats = policy.CleanStats()
     slicer = slicer or GilSlicer()
     snap = snapshot(plog)
-    entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer)
-    uncleanable = txns.bound(uncleanable)
+    entries, _closed, uncleanable, first_dirty = _plan(plog, snap, first_dirty, now_ms, slicer, last_stable_offset)
     if first_dirty >= uncleanable:  # an open transaction holds back all that is dirty
         return stats
     reader = UnitReader(plog.store.commitlog, plog.header_size)
     offsets = OffsetMap(memory_bytes)
+    txns = CleanedTransactions(plog.aborted_txns(first_dirty, uncleanable))
     for e in slicer.each(entries):
         if e.last_offset >= uncleanable:
             break
         if e.last_offset >= first_dirty:
             batch = reader.batch(e)
             stats.bytes_read += len(batch)
-            if not offsets.add_batch(batch, slicer.tick, keys=not txns.is_aborted(parse_header(batch))):
+            # a batch the map leaves out (a marker, an aborted transaction's) is still covered by it
+            if not offsets.add_batch(batch, slicer.tick, keys=not txns.skip_in_map(batch)):
                 break
     comp = snap.compacted
     start = comp.end if comp is not None else snap.log_start
@@ -215,8 +225,9 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     if end <= start:
         return stats
     producers_last = policy.last_batches_of_producers(slicer.each(_headers(comp, entries, reader, snap.log_start)))
-    written = _write_generation(plog, snap, entries, end, reader, offsets, producers_last, now_ms, stats, slicer,
-                                txns)
+    txns = CleanedTransactions(plog.aborted_txns(snap.log_start, end))  # those among the batches rewritten
+    written = _write_generation(plog, snap, entries, end, reader, offsets, txns, producers_last, now_ms, stats,
+                                slicer)
     if run_on_owner(lambda: swap_in(plog, snap, end, entries)):
         stats.groups_swapped = 1
         stats.bytes_written = written
@@ -234,8 +245,8 @@ def _headers(comp, entries: list[QueueEntry], reader: UnitReader, log_start: int
 
 
 def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReader, offsets: OffsetMap,
-                      producers_last: set[int], now_ms: int, stats: policy.CleanStats, slicer: GilSlicer,
-                      txns: policy.Transactions) -> int:
+                      txns: CleanedTransactions, producers_last: set[int], now_ms: int, stats: policy.CleanStats,
+                      slicer: GilSlicer) -> int:
     directory: Path = plog.queue.dir
     work = directory / WORK_DIR
     shutil.rmtree(work, ignore_errors=True)
@@ -244,6 +255,7 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
     fd = os.open(work / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     rows: list[tuple[int, int, int, int, int]] = []
     keys: list[tuple[bytes, int]] = []
+    aborted: list[AbortedTxn] = []  # the kept ABORT markers' index entries
     position = 0
     try:
         for batch in slicer.each(_sources(snap, entries, end, reader)):
@@ -252,15 +264,18 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
             expired = policy.tombstones_expired(header.max_timestamp, now_ms, plog.config.delete_retention_ms)
             kept_keys: list[bytes] = []
 
-            def keep(record, _expired=expired, _kept=kept_keys, _aborted=txns.is_aborted(header)):
+            def keep(record, _expired=expired, _kept=kept_keys):
                 slicer.tick()
-                if not _aborted and policy.record_survives(record, offsets, drop_tombstones=_expired):
+                if policy.record_survives(record, offsets, drop_tombstones=_expired):
                     _kept.append(record.key)
                     return True
                 return False
 
-            result = filter_batch(batch, keep, retain_empty=header.base_offset in producers_last)
+            result, entry = clean_batch(batch, txns, keep, expired=expired,
+                                        retain_empty=header.base_offset in producers_last)
             stats.records_dropped += result.records_dropped
+            if entry is not None:
+                aborted.append(entry)
             if not result.data:
                 continue
             out = parse_header(result.data)
@@ -274,6 +289,7 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
         entries_path = work / (name + cl.ENTRIES)
         cl._write_synced(entries_path, cl.encode_entries(rows))
         cl.write_key_index(work / (name + cl.KEYS), plog.topic, keys)
+        cl._write_synced(work / (name + cl.TXNS), encode_txns(aborted))
         fsync_dir(work)
         for suffix in _SWAP_ORDER:
             os.rename(work / (name + suffix), directory / (name + suffix + ".swap"))

@@ -22,6 +22,9 @@ each partition replicates on its own, so its epochs are its own even though its
 batches share the commitlog with every other partition. It is checked against the
 queue's batches when the log is opened (epoch_recovery.py).
 
+Aborted transactions (segment/txn_index.py) are indexed in the queue's `aborted.txnindex` and,
+below C, in the compacted generation's own; the queue cuts its file with itself.
+
 Compaction (cleanup.policy=compact, log_cleaner.py): offsets below the end C of the
 partition's compacted generation (compacted_log.py) are served from that file, the rest
 from the consume queue; every reader below walks both in offset order (`_entries_from`).
@@ -37,8 +40,9 @@ from typing import Protocol
 from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
-from segment.log import FileRegion, LogConfig, OffsetOutOfRange, PartitionLog
+from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog, StorageError
 from segment.open_files import OpenFiles
+from segment.txn_index import AbortedTxn
 from wire import records as wire_records
 from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
 
@@ -71,6 +75,7 @@ class QueueStore(Protocol):
     def append_batch(self, queue: ConsumeQueue, batch, header, now_ms: int,
                      record_keys: set[bytes] | None = None) -> None: ...
     def check_online(self) -> None: ...
+    def go_offline(self, reason: str) -> LogOffline: ...
     def collect(self) -> int: ...
     def flush_partition(self) -> None: ...
     def persist_log_starts(self) -> None: ...
@@ -231,6 +236,27 @@ class RocketPartitionLog(PartitionLog):
             region = self._region(entry)
             yield parse_header(os.pread(region.fd, HEADER_SIZE, region.position))
 
+    # ----- aborted transactions -------------------------------------------------
+
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        self._check_online()
+        try:
+            self.queue.aborted.append(txn)
+        except (StorageError, OSError) as exc:
+            raise self.store.go_offline(f"indexing the aborted transaction ending at {txn.last_offset} "
+                                        f"of {self.topic}-{self.partition} failed: {exc}") from exc
+
+    def aborted_txns(self, start: int, upper: int) -> list[AbortedTxn]:
+        start = max(start, self.log_start_offset)
+        found: list[AbortedTxn] = []
+        comp = self.compacted
+        if comp is not None and start < comp.end:
+            found, complete = comp.txns.collect(start, upper)
+            if complete:
+                return found
+            start = comp.end  # the queue's file may still hold entries below: the generation's now
+        return found + self.queue.aborted.collect(start, upper)[0]
+
     # ----- removing ------------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
@@ -317,6 +343,7 @@ class RocketPartitionLog(PartitionLog):
         self.store.compacted[(self.topic, self.partition)] = generation
         i = self.queue.find(generation.end)
         self.queue.delete_files_below(self.queue.next_index if i is None else i)
+        self.queue.aborted.trim_before(generation.end)  # the generation indexes those it kept
         self._size = self._measure()
 
     def update_config(self, config: LogConfig) -> None:

@@ -4,8 +4,9 @@
         commitlog/                       commitlog.py: every partition's batches, in arrival order
         consumequeue/<topic>/<partition>/ consume_queue.py: where each batch of a partition is
                                          (files open only while the bound on open files allows),
-                                         and the partition's leader-epoch-checkpoint
+                                         the partition's leader-epoch-checkpoint
                                          (leader_epoch_cache.py: it replicates on its own)
+                                         and its aborted.txnindex (segment/txn_index.py)
         index/                           index_file.py: record key -> commitlog offset
             <C>.compacted ...            compacted_log.py: a compacted partition's batches below C
         checkpoint                       checkpoint.py: how far the files above are durable
@@ -121,6 +122,7 @@ class RocketLogStore(LogStore):
                         leftovers.append(part_dir)
         self.dispatcher = Dispatcher(self.commitlog, self.queues, self.index, self._make_queue)
         self.dispatcher.recover(self._checkpoint, self.abnormal)
+        self.dispatcher.recover_aborted()
         # Recovery re-opens a queue it dispatches into: that one is detached as an orphan instead.
         reopened = {q.dir for q in self.queues.values()}
         self._leftovers = [d for d in leftovers if d not in reopened]
@@ -303,7 +305,7 @@ class RocketLogStore(LogStore):
             for q in self._unwritten:
                 q.write_pending()
         except (OSError, StorageError) as exc:  # a failed write, or a queue file whose fsync at close failed
-            raise self._go_offline(f"writing appended units failed: {getattr(exc, 'strerror', None) or exc}") from exc
+            raise self.go_offline(f"writing appended units failed: {getattr(exc, 'strerror', None) or exc}") from exc
         self._unwritten.clear()
         self.dispatcher.dispatched = self.commitlog.write_pos
 
@@ -311,7 +313,7 @@ class RocketLogStore(LogStore):
         if self.offline is not None:
             raise LogOffline(f"the commitlog store is offline: {self.offline}")
 
-    def _go_offline(self, reason: str) -> LogOffline:
+    def go_offline(self, reason: str) -> LogOffline:
         """The files' tail is no longer known: every partition of this store stops appending
         and reading until a restart recovers from the checkpoint (Kafka's offline log dir).
         Appends already answered in memory but not written are never acknowledged: the
@@ -326,7 +328,7 @@ class RocketLogStore(LogStore):
         try:
             return self.commitlog.flush()
         except OSError as exc:
-            raise self._go_offline(f"fsync failed: {exc.strerror or exc}") from exc
+            raise self.go_offline(f"fsync failed: {exc.strerror or exc}") from exc
 
     def flush_partition(self) -> None:
         """A partition's fsync (group commit): the commitlog alone. Its queue entries are
@@ -350,7 +352,7 @@ class RocketLogStore(LogStore):
                 if self.index is not None:
                     self.index.flush()
             except OSError as exc:
-                raise self._go_offline(f"fsync of a queue or index failed: {exc.strerror or exc}") from exc
+                raise self.go_offline(f"fsync of a queue or index failed: {exc.strerror or exc}") from exc
             self._checkpoint = Checkpoint(position, index_file, index_count, dict(self.log_start),
                                           max(position, self.commitlog.flushed_pos))
             write_checkpoint(self.dir, self._checkpoint)

@@ -150,8 +150,10 @@ def test_record_survives():
 def test_when_a_log_is_due_and_where_cleaning_stops():
     segs = [SegmentStats(0, 100, 1000, 10, 50), SegmentStats(100, 200, 1000, 60, 90),
             SegmentStats(200, 300, 1000, 95, 990)]
-    assert first_uncleanable_offset(segs, 300, now_ms=1000, min_compaction_lag_ms=0) == 300
-    assert first_uncleanable_offset(segs, 300, now_ms=1000, min_compaction_lag_ms=50) == 200
+    assert first_uncleanable_offset(segs, 300, now_ms=1000, min_compaction_lag_ms=0, last_stable_offset=300) == 300
+    assert first_uncleanable_offset(segs, 300, now_ms=1000, min_compaction_lag_ms=50, last_stable_offset=300) == 200
+    # an open transaction at 150 holds cleaning there, before the lag's segment
+    assert first_uncleanable_offset(segs, 300, now_ms=1000, min_compaction_lag_ms=50, last_stable_offset=150) == 150
     assert is_due(segs, 0, 300, 1000, 0.5, 2**63 - 1)
     assert not is_due(segs, 200, 300, 1000, 0.5, 2**63 - 1)  # 1/3 dirty
     assert is_due(segs, 200, 300, 1000, 0.3, 2**63 - 1)

@@ -44,7 +44,7 @@ def write_log(store, batches, config=CFG):
 def active_base(plog):
     """Where the last stretch of segment.bytes of queue batches starts (never cleaned)."""
     snap = log_cleaner.snapshot(plog)
-    entries, _closed, uncleanable, _ = log_cleaner._plan(plog, snap, 0, NOW)
+    entries, _closed, uncleanable, _ = log_cleaner._plan(plog, snap, 0, NOW, None, None)
     return uncleanable
 
 
