@@ -22,6 +22,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
+from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
 from replica.partition import PartitionState
@@ -104,7 +105,9 @@ def cluster_member(tmp_path, request):
 def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
     coord = GroupCoordinator(store, delay_ms, (1_000, 60_000))
-    return coord, GroupLoading(coord, store, cluster=True)
+    consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
+                                               config_with().consumer_groups)
+    return coord, GroupLoading(coord, consumer_groups, store, cluster=True)
 
 
 def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member):
