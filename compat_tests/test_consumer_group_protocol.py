@@ -23,7 +23,7 @@ from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
-NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION = 0, 42, 25, 35
+NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION, UNKNOWN_TOPIC_ID = 0, 42, 25, 35, 100
 GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH, UNSUPPORTED_ASSIGNOR = 69, 110, 112
 STALE_MEMBER_EPOCH, INVALID_REGULAR_EXPRESSION, INCONSISTENT_GROUP_PROTOCOL = 113, 128, 23
 HEARTBEAT, DESCRIBE = 68, 69
@@ -302,3 +302,16 @@ def test_the_group_survives_a_broker_restart(broker, client):
         settle(a, b, rounds=2)  # both carry on at their epochs: nobody is fenced
         assert a.partitions() | b.partitions() == all_partitions(topic_id, 2)
         assert fetch(again, a.group).topics[0].partitions[0].committed_offset == 42
+
+
+def test_metadata_finds_a_topic_by_its_id(client):
+    """How a KIP-848 consumer learns the names of the topics its assignment names by id."""
+    topic = unique_topic("kip848")
+    topic_id = client.create_topic(topic, partitions=2)
+    missing = uuid.uuid4()
+    r = client.request(3, 12, topics=[{"name": None, "topic_id": topic_id}, {"name": None, "topic_id": missing}],
+                       allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+                       include_topic_authorized_operations=False)
+    found = {t.topic_id: t for t in r.topics}
+    assert (found[topic_id].error_code, found[topic_id].name, len(found[topic_id].partitions)) == (NONE, topic, 2)
+    assert (found[missing].error_code, found[missing].name) == (UNKNOWN_TOPIC_ID, None)
