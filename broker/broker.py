@@ -12,6 +12,7 @@ from broker.settings.config import BrokerConfig
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
+from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.cluster.member import ClusterMember
 from broker.cluster.view import WantedTopic
 from broker.security.acl.cluster_store import ClusterAclStore
@@ -84,7 +85,10 @@ class Broker:
         self.groups = GroupCoordinator(
             self.offsets_store, config.group_initial_rebalance_delay_ms,
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
-        self.group_loading = GroupLoading(self.groups, self.offsets_store, cluster=member is not None)
+        self.consumer_groups = ConsumerGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
+                                                        config.consumer_groups)
+        self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.offsets_store,
+                                          cluster=member is not None)
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None

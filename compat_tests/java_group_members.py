@@ -54,9 +54,11 @@ class GroupMember:
     """One GroupCheck member JVM; its JSON events accumulate in `events` as they arrive."""
 
     def __init__(self, bootstrap: str, name: str, topic: str, group: str, log_dir: Path,
-                 stop_after: int | None = None, process_ms: int = 0, **config: str) -> None:
+                 stop_after: int | None = None, process_ms: int = 0, **config: str | None) -> None:
         self.name = name
-        spec = {"name": name, "topic": topic, "group": group, "config": {**MEMBER_CONFIG, **config}}
+        # a setting given as None is left out (the consumer protocol refuses session.timeout.ms)
+        merged = {k: v for k, v in {**MEMBER_CONFIG, **config}.items() if v is not None}
+        spec = {"name": name, "topic": topic, "group": group, "config": merged}
         if stop_after is not None:
             spec["stopAfter"] = stop_after
         if process_ms:

@@ -19,6 +19,7 @@ EXERCISED: set[tuple[int, int]] = set()
 CONFORMANCE_MODULES = (
     "compat_tests.test_protocol_versions",
     "compat_tests.test_group_protocol_versions",
+    "compat_tests.test_consumer_group_protocol",
     "compat_tests.test_admin_protocol_versions",
     "compat_tests.test_topic_protocol_versions",
     "compat_tests.test_replication_admin_versions",

@@ -86,6 +86,8 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions (v2, Kafka 4.1's id pattern, not served)
+    68: (0, 1),  # ConsumerGroupHeartbeat (KIP-848)
+    69: (0, 1),  # ConsumerGroupDescribe
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
     75: (0, 0),  # DescribeTopicPartitions
 }

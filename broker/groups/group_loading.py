@@ -34,13 +34,17 @@ from broker.groups import offsets
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
+from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from broker.groups.consumer.replay import replaying
 
 log = logging.getLogger(__name__)
 
 
 class GroupLoading:
-    def __init__(self, coordinator: GroupCoordinator, store: OffsetsStore, cluster: bool) -> None:
+    def __init__(self, coordinator: GroupCoordinator, consumer_groups: ConsumerGroupCoordinator,
+                 store: OffsetsStore, cluster: bool) -> None:
         self._coordinator = coordinator
+        self._consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
         self._store = store
         self._cluster = cluster
         if cluster:
@@ -52,7 +56,7 @@ class GroupLoading:
         if self._cluster:
             self.sync()
         else:
-            offsets.load(self._coordinator, self._store.replay())
+            offsets.load(self._coordinator, replaying(self._consumer_groups, self._store.replay()))
 
     async def on_metadata(self, image, change) -> None:
         """A ClusterMetadata listener (called after the cluster member applied the image)."""
@@ -75,7 +79,7 @@ class GroupLoading:
         return {index: p for index, p in enumerate(topic.partitions) if p is not None and p.is_leader}
 
     def _load(self, index: int, partition: Partition) -> None:
-        loaded = offsets.load(self._coordinator, self._store.replay_partition(partition))
+        loaded = offsets.load(self._coordinator, replaying(self._consumer_groups, self._store.replay_partition(partition)))
         self._coordinator.local_partitions.add(index)
         log.info("coordinating the groups of %s-%d (leader epoch %d): %d loaded", offsets_log.TOPIC, index,
                  partition.leader_epoch, len(loaded))
@@ -88,4 +92,9 @@ class GroupLoading:
                 if count is None or offsets_log.partition_for(g.group_id, count) == index]
         for group in gone:
             self._coordinator.unload(group)
-        log.info("no longer coordinating the groups of %s-%d: %d unloaded", offsets_log.TOPIC, index, len(gone))
+        moved = [g for g in self._consumer_groups.groups.values()
+                 if count is None or offsets_log.partition_for(g.group_id, count) == index]
+        for consumer_group in moved:
+            self._consumer_groups.unload(consumer_group)
+        log.info("no longer coordinating the groups of %s-%d: %d unloaded", offsets_log.TOPIC, index,
+                 len(gone) + len(moved))

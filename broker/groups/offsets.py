@@ -67,10 +67,18 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     code, member = _commit_allowed(group, generation, member_id, instance_id)
     if code:
         return [code] * len(wanted)
-    if group is None:
-        group = coord.groups[group_id] = Group(group_id, state_timestamp=now_ms())
     if member is not None:
         coord._heartbeat(group, member)
+    return await write(coord, broker, group_id, wanted)
+
+
+async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[OffsetToCommit]) -> list[str]:
+    """Store offsets whose committer has been checked, by the classic rules above or by a
+    consumer group's (consumer/coordinator.py): committed offsets live in the group object of
+    that id, whatever its protocol."""
+    group = coord.groups.get(group_id)
+    if group is None:
+        group = coord.groups[group_id] = Group(group_id, state_timestamp=now_ms())
     now = now_ms()
     codes, records, accepted = [], [], []
     for w in wanted:

@@ -6,6 +6,8 @@ from broker.handlers import alter_configs
 from broker.handlers import alter_partition_reassignments
 from broker.handlers import alter_user_scram_credentials
 from broker.handlers import api_versions
+from broker.handlers import consumer_group_describe
+from broker.handlers import consumer_group_heartbeat
 from broker.handlers import create_acls
 from broker.handlers import create_partitions
 from broker.handlers import create_topics
@@ -93,6 +95,8 @@ HANDLERS = {
     61: describe_producers.handle,
     65: describe_transactions.handle,
     66: list_transactions.handle,
+    68: consumer_group_heartbeat.handle,
+    69: consumer_group_describe.handle,
     74: list_config_resources.handle,
     75: describe_topic_partitions.handle,
 }

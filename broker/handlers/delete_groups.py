@@ -5,6 +5,7 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from broker.groups import offsets
+from broker.groups.consumer import classic_apis
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -15,7 +16,11 @@ async def handle(broker, header, request):
     result_cls = nested(cls, "DeletableGroupResult")
     names = list(request.groups_names)
     allowed = [g for g in names if group_allowed(broker, Operation.DELETE, g)]  # ACLs: DELETE on the group
-    codes = dict(zip(allowed, await offsets.delete_groups(broker.groups, allowed)))
+    consumer = {g: broker.consumer_groups.groups[g] for g in allowed if g in broker.consumer_groups.groups}
+    classic = [g for g in allowed if g not in consumer]
+    codes = dict(zip(classic, await offsets.delete_groups(broker.groups, classic)))
+    for group_id, group in consumer.items():
+        codes[group_id] = await classic_apis.delete(broker.consumer_groups, group)
     results = tuple(make(result_cls, group_id=g, error_code=error(codes.get(g, "group_authorization_failed")))
                     for g in names)
     return make(cls, throttle_time=NO_THROTTLE, results=results)

@@ -1,5 +1,6 @@
-"""DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does,
-and one this broker does not coordinate gets NOT_COORDINATOR with an empty description."""
+"""DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does
+(so is a consumer-protocol group: ConsumerGroupDescribe describes those), and one this broker
+does not coordinate gets NOT_COORDINATOR with an empty description."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ async def handle(broker, header, request):
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
         group = broker.groups.groups.get(group_id)
-        if group is None:
+        if group is None or group_id in broker.consumer_groups.groups:  # Kafka: not a classic group
             described.append(make(group_cls, error_code=error("none"), group_id=group_id,
                                   group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
                                   members=(), authorized_operations=UNKNOWN_OPERATIONS))

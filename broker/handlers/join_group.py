@@ -7,7 +7,8 @@ import datetime
 from wire.protocol import response_for
 
 from broker.net.client_address import client_host
-from broker.groups.join_messages import JoinRequest
+from broker.groups.join_messages import JoinRequest, JoinResult
+from broker.groups.consumer import classic_apis
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -27,7 +28,8 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id=request.member_id, members=())
-    result = await broker.groups.join(JoinRequest(
+    conflict = await classic_apis.make_room_for_classic(broker.consumer_groups, request.group_id)
+    result = JoinResult(conflict, request.member_id) if conflict else await broker.groups.join(JoinRequest(
         group_id=request.group_id, member_id=request.member_id,
         group_instance_id=getattr(request, "group_instance_id", None),
         client_id=header.client_id or "", client_host=client_host.get(),

@@ -1,4 +1,5 @@
-"""ListGroups: every live group; v4 filters by state, v5 by type (all groups here are classic)."""
+"""ListGroups: every live group; v4 filters by state, v5 by type: classic, or consumer for a
+KIP-848 group (whose classic object, if any, only holds its committed offsets)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ async def handle(broker, header, request):
     # ACLs, as Kafka's handleListGroupsRequest: DESCRIBE on the cluster lists all, else those described
     visible = (lambda g: True) if cluster_allowed(broker, Operation.DESCRIBE) else (
         lambda g: group_allowed(broker, Operation.DESCRIBE, g))
-    for group in broker.groups.groups.values():
-        if group.state is GroupState.DEAD or not visible(group.group_id):
+    consumer_groups = broker.consumer_groups.groups
+    listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in broker.groups.groups.values()
+              if g.state is not GroupState.DEAD and g.group_id not in consumer_groups]
+    listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in consumer_groups.values()]
+    for group_id, protocol_type, state, group_type in listed:
+        if not visible(group_id) or (states and state.lower() not in states) or (types and group_type not in types):
             continue
-        if states and group.state.value.lower() not in states:
-            continue
-        if types and "classic" not in types:
-            continue
-        groups.append(make(listed_cls, group_id=group.group_id, protocol_type=group.protocol_type or "",
-                           group_state=group.state.value, group_type="classic"))
+        groups.append(make(listed_cls, group_id=group_id, protocol_type=protocol_type, group_state=state,
+                           group_type=group_type))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), groups=tuple(groups))

@@ -7,6 +7,7 @@ or not."""
 from __future__ import annotations
 
 import logging
+import uuid
 
 from wire.protocol import response_for
 
@@ -21,12 +22,27 @@ log = logging.getLogger(__name__)
 UNKNOWN_OPERATIONS = -(2**31)
 
 
-def _requested_names(header, request) -> list[str] | None:
-    """None means every topic. v0 asks for all with an empty list; v1+ with null."""
+def _requested_names(broker, header, request) -> tuple[list[str] | None, list[uuid.UUID]]:
+    """(names, ids no topic has). Names None means every topic: v0 asks for all with an empty
+    list, v1+ with null. v10+ may name a topic by id alone (KIP-516): a KIP-848 consumer looks up
+    the topics of its assignment, which names them by id, this way."""
     topics = request.topics
     if topics is None or (header.api_version == 0 and not topics):
-        return None
-    return [t.name for t in topics if t.name is not None]
+        return None, []
+    names, unknown = [], []
+    for t in topics:
+        if t.name is not None:
+            names.append(t.name)
+            continue
+        topic_id = getattr(t, "topic_id", None)
+        if topic_id is None or topic_id.int == 0:
+            continue
+        topic = broker.topics.by_id.get(topic_id)
+        if topic is None:
+            unknown.append(topic_id)
+        else:
+            names.append(topic.name)
+    return names, unknown
 
 
 def _auto_create_fits(broker, names: list[str] | None) -> bool:
@@ -61,7 +77,7 @@ async def handle(broker, header, request):
     part_cls = nested(cls, "MetadataResponsePartition")
     broker_cls = nested(cls, "MetadataResponseBroker")
     view = broker.view
-    names = _requested_names(header, request)
+    names, unknown_ids = _requested_names(broker, header, request)
     allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
                     and _auto_create_fits(broker, names))
 
@@ -72,7 +88,8 @@ async def handle(broker, header, request):
         missing = list(dict.fromkeys(n for n in names if broker.topics.get(n) is None and n not in refused))
         if missing:
             created = await broker.auto_create(missing)
-    topics = []
+    topics = [make(topic_cls, error_code=error("unknown_topic_id"), name=None, topic_id=topic_id, is_internal=False,
+                   partitions=()) for topic_id in unknown_ids]
     for name in names if names is not None else list(broker.topics.topics):
         if name in refused:
             if names is not None:  # asked by name: said to be refused; a list of all just leaves it out

@@ -13,6 +13,7 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from broker.groups import offsets
+from broker.groups.consumer import classic_apis
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -48,11 +49,13 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
     return tuple(out)
 
 
-def _refusal(broker, group_id: str) -> str | None:
-    """The group's error: DESCRIBE on it (ACLs, as Kafka), then whether it is coordinated here."""
+def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> str | None:
+    """The group's error: DESCRIBE on it (ACLs, as Kafka), whether it is coordinated here, and
+    (v9+, a consumer-protocol group) the member's epoch."""
     if not group_allowed(broker, Operation.DESCRIBE, group_id):
         return "group_authorization_failed"
-    return broker.groups.coordinator_error(group_id)
+    return (broker.groups.coordinator_error(group_id)
+            or classic_apis.fetch_error(broker.consumer_groups, group_id, member_id, member_epoch))
 
 
 async def handle(broker, header, request):
@@ -66,7 +69,7 @@ async def handle(broker, header, request):
     group_cls = nested(cls, "OffsetFetchResponseGroup")
     groups = []
     for g in request.groups:
-        not_here = _refusal(broker, g.group_id)
+        not_here = _refusal(broker, g.group_id, getattr(g, "member_id", None), getattr(g, "member_epoch", -1))
         topics = _topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
                          g.group_id, () if not_here else g.topics, not_here, request.require_stable)
         groups.append(make(group_cls, group_id=g.group_id, error_code=error(not_here or "none"), topics=topics))

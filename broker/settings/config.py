@@ -13,6 +13,7 @@ from pathlib import Path
 from segment.log import LogConfig
 
 from broker.security.acl.authorizer import AuthorizerSettings
+from broker.settings.consumer_group_options import ConsumerGroupSettings
 from broker.settings.security_config import SecurityConfig
 
 
@@ -67,6 +68,7 @@ class BrokerConfig:
     log_defaults: LogConfig  # the topic configs' defaults: the broker's log.* settings and the table's
     security: SecurityConfig  # listeners, SASL, TLS
     authorizer: AuthorizerSettings | None  # ACLs checked; None: no authorizer, as Kafka's default
+    consumer_groups: ConsumerGroupSettings  # group.consumer.*: KIP-848 groups
     # setting name -> (value, source) as resolved (sources.py): what DescribeConfigs reports for
     # settings that are not fields here, and whether each was set
     settings: dict[str, tuple[object, str]] = field(compare=False)

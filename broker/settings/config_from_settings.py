@@ -13,6 +13,7 @@ from segment.log import LogConfig
 
 from broker.settings.acl_options import authorizer_settings
 from broker.settings.config import BrokerConfig
+from broker.settings.consumer_group_options import consumer_group_settings
 from broker.settings.security_options import security_config
 from broker.settings.sources import Resolved, resolve
 from broker.settings.table import SETTINGS, TOPIC
@@ -20,7 +21,8 @@ from broker.settings.table import SETTINGS, TOPIC
 
 def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str, object]]:
     """The BrokerConfig, and the CLI's own values (log_level) by name."""
-    groups: dict[str, dict[str, object]] = {"broker": {}, "log": {}, "security": {}, "acl": {}, "process": {}}
+    groups: dict[str, dict[str, object]] = {"broker": {}, "log": {}, "security": {}, "acl": {}, "consumer_group": {},
+                                          "process": {}}
     for r in resolved.values():
         group, _, key = r.setting.target.partition(":")
         groups[group][key] = r.value
@@ -32,7 +34,7 @@ def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str
     security = security_config(**groups["security"], advertised_host=groups["broker"]["advertised_host"])
     config = BrokerConfig(
         **groups["broker"], log_defaults=LogConfig(**groups["log"]), security=security,
-        authorizer=authorizer, settings={name: (r.value, r.source) for name, r in resolved.items()})
+        authorizer=authorizer, consumer_groups=consumer_group_settings(groups["consumer_group"]), settings={name: (r.value, r.source) for name, r in resolved.items()})
     return config, groups["process"]
 
 

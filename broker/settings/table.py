@@ -17,7 +17,7 @@ with their types, sources and synonyms (described_configs.py), and docs/configur
 
 `target` says where a value goes: "broker:<BrokerConfig field>", "log:<LogConfig field>" (the
 topic defaults the engines get), "security:<kwarg>" (security_config), "acl:<kwarg>"
-(authorizer_settings), "process:<name>" (the CLI's own), or None for a topic config the broker
+(authorizer_settings), "consumer_group:<kwarg>" (consumer_group_settings), "process:<name>" (the CLI's own), or None for a topic config the broker
 only keeps (compression.type: batches are stored as the producer compressed them).
 """
 
@@ -197,6 +197,24 @@ SETTINGS: tuple[Setting, ...] = (
        "Shortest session timeout a member may ask for.", "broker:group_min_session_timeout_ms"),
     _s("group.max.session.timeout.ms", "group-max-session-timeout-ms", Int(0), 1_800_000,
        "Longest session timeout a member may ask for.", "broker:group_max_session_timeout_ms"),
+    # KIP-848 consumer groups: consumer_group_options.py checks each value against its min/max
+    _s("group.consumer.heartbeat.interval.ms", "group-consumer-heartbeat-interval-ms", Int(1), 5_000,
+       "How often members of consumer-protocol groups heartbeat (the interval every heartbeat "
+       "answers).", "consumer_group:heartbeat_interval_ms"),
+    _s("group.consumer.min.heartbeat.interval.ms", "group-consumer-min-heartbeat-interval-ms", Int(1), 5_000,
+       "Smallest group.consumer.heartbeat.interval.ms allowed.", "consumer_group:min_heartbeat_interval_ms"),
+    _s("group.consumer.max.heartbeat.interval.ms", "group-consumer-max-heartbeat-interval-ms", Int(1), 15_000,
+       "Largest group.consumer.heartbeat.interval.ms allowed.", "consumer_group:max_heartbeat_interval_ms"),
+    _s("group.consumer.session.timeout.ms", "group-consumer-session-timeout-ms", Int(1), 45_000,
+       "A consumer-protocol member that does not heartbeat for this long is removed and its "
+       "partitions reassigned.", "consumer_group:session_timeout_ms"),
+    _s("group.consumer.min.session.timeout.ms", "group-consumer-min-session-timeout-ms", Int(1), 45_000,
+       "Smallest group.consumer.session.timeout.ms allowed.", "consumer_group:min_session_timeout_ms"),
+    _s("group.consumer.max.session.timeout.ms", "group-consumer-max-session-timeout-ms", Int(1), 60_000,
+       "Largest group.consumer.session.timeout.ms allowed.", "consumer_group:max_session_timeout_ms"),
+    _s("group.consumer.assignors", "group-consumer-assignors", ChoiceList(("uniform", "range")), "uniform,range",
+       "Server-side assignors of consumer-protocol groups; a member picks one with "
+       "group.remote.assignor, the first is the default.", "consumer_group:assignors"),
     _s("allow.internal.topic.changes", "allow-internal-topic-changes", Bool(), False,
        "Let DeleteTopics and CreatePartitions change internal topics: deleting __consumer_offsets "
        "erases every committed offset, adding partitions to it can bring back old ones after a "

@@ -22,6 +22,8 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
+from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
 from replica.partition import PartitionState
@@ -101,10 +103,18 @@ def cluster_member(tmp_path, request):
     member.storage.close()
 
 
-def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
+def _coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
+    """The classic and the KIP-848 coordinator of one broker, and their loading."""
     store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
     coord = GroupCoordinator(store, delay_ms, (1_000, 60_000))
-    return coord, GroupLoading(coord, store, cluster=True)
+    consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
+                                               config_with().consumer_groups)
+    return coord, consumer_groups, GroupLoading(coord, consumer_groups, store, cluster=True)
+
+
+def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
+    coord, _, loading = _coordinators(member, delay_ms, commit_timeout_s)
+    return coord, loading
 
 
 def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member):
@@ -281,5 +291,41 @@ def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_me
         expected = [b"for-leader", b"for-follower"] if answer == "none" else [b"", b""]
         assert got == [(answer, e) for e in expected]
         assert coord.groups[a].state.value == state
+
+    asyncio.run(scenario())
+
+
+def test_consumer_groups_follow_the_leadership_and_a_new_coordinator_replays_them(cluster_member):
+    """A KIP-848 group moves with its offsets partition: unloaded (NOT_COORDINATOR) when another
+    broker leads it, replayed from the log by whoever leads it next, its member carrying on at
+    its epoch without being fenced."""
+    a, _ = _groups_in_two_partitions()
+    topic_id = cluster_member.topics.get("t").topic_id
+
+    def beat(epoch: int, owned) -> HeartbeatRequest:
+        return HeartbeatRequest(a, "member-1", epoch, rebalance_timeout_ms=30_000 if epoch == 0 else -1,
+                                subscribed_topic_names=("t",) if epoch == 0 else None, owned=owned)
+
+    async def scenario():
+        _, groups, loading = _coordinators(cluster_member)
+        for index in range(PARTITIONS):
+            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
+        loading.sync()
+        joined = await groups.heartbeat(beat(0, {}))
+        assert (joined.error, joined.member_epoch, joined.assignment) == ("none", 1, {topic_id: frozenset({0})})
+
+        _follow(cluster_member.partition(a), epoch=2)
+        loading.sync()
+        assert a not in groups.groups
+        assert (await groups.heartbeat(beat(1, joined.assignment))).error == "not_coordinator"
+
+        _, successor, successor_loading = _coordinators(cluster_member)  # the next leader, from the log
+        _lead(cluster_member.partition(a), epoch=3)
+        successor_loading.sync()
+        group = successor.groups[a]
+        assert (group.epoch, group.assignment_epoch, list(group.members)) == (1, 1, ["member-1"])
+        again = await successor.heartbeat(beat(1, joined.assignment))
+        assert (again.error, again.member_epoch) == ("none", 1)
+        assert group.owner_epoch(topic_id, 0) == 1
 
     asyncio.run(scenario())

@@ -1,0 +1,93 @@
+"""What the older group APIs do with a consumer-protocol group, as Kafka 4's coordinator does.
+
+- OffsetCommit: a member commits at its current member epoch (STALE_MEMBER_EPOCH otherwise,
+  UNKNOWN_MEMBER_ID for a stranger); a commit with epoch -1 and no member (admin tools,
+  `assign()` consumers) only while the group has no members. A consumer-protocol member must
+  use OffsetCommit v9+ (UNSUPPORTED_VERSION), whose field is the member epoch.
+- OffsetFetch v9+: with a member id, the same epoch check; without one, anyone may read.
+- DeleteGroups: an empty group goes with its offsets (NON_EMPTY_GROUP otherwise).
+- JoinGroup: a classic member may not join a group with consumer-protocol members
+  (INCONSISTENT_GROUP_PROTOCOL); an empty consumer group gives way and becomes classic.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from broker.groups import offsets, offsets_log
+from broker.groups.offsets_store import offset_commit_error
+from broker.groups.consumer.consumer_group import ConsumerGroup
+from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+
+log = logging.getLogger(__name__)
+
+MEMBER_EPOCH_COMMIT_VERSION = 9
+
+
+def _member_error(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> str | None:
+    member = group.members.get(member_id or "")
+    if member is None:
+        return "unknown_member_id"
+    return "stale_member_epoch" if member_epoch != member.current.epoch else None
+
+
+def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> str | None:
+    if member_epoch < 0 and not group.members:
+        return None
+    code = _member_error(group, member_id, member_epoch)
+    if code == "unknown_member_id" or api_version >= MEMBER_EPOCH_COMMIT_VERSION:
+        return code
+    return "unsupported_version"
+
+
+async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
+                 api_version: int, wanted: list[offsets.OffsetToCommit]) -> list[str]:
+    code = cg.coordinator_error(group.group_id) or commit_error(group, member_id, member_epoch, api_version)
+    if code:
+        return [code] * len(wanted)
+    return await offsets.write(cg.classic, broker, group.group_id, wanted)
+
+
+def fetch_error(cg: ConsumerGroupCoordinator, group_id: str, member_id: str | None, member_epoch: int) -> str | None:
+    group = cg.groups.get(group_id)
+    if group is None or (member_id is None and member_epoch < 0):
+        return None
+    return _member_error(group, member_id, member_epoch)
+
+
+async def delete(cg: ConsumerGroupCoordinator, group: ConsumerGroup) -> str:
+    not_here = cg.coordinator_error(group.group_id)
+    if not_here:
+        return not_here
+    async with group.lock:
+        if group.members:
+            return "non_empty_group"
+        written = await _forget(cg, group, with_offsets=True)
+        return "none" if written == "none" else offset_commit_error(written)
+
+
+async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> str | None:
+    """Before a classic JoinGroup: the error it gets, or None once no consumer group is in its way."""
+    group = cg.groups.get(group_id)
+    if group is None:
+        return None
+    async with group.lock:
+        if group.members:
+            return "inconsistent_group_protocol"
+        written = await _forget(cg, group, with_offsets=False)
+        return None if written == "none" else offset_commit_error(written)
+
+
+async def _forget(cg: ConsumerGroupCoordinator, group: ConsumerGroup, with_offsets: bool) -> str:
+    records = cg.tombstones(group)
+    holder = cg.classic.groups.get(group.group_id)
+    if with_offsets and holder is not None:
+        records = [(offsets_log.offset_key(group.group_id, t, p), None) for t, p in holder.offsets] + records
+    written = await cg.store.append(group.group_id, records)
+    if written != "none":
+        log.info("group %s: deleting the consumer group failed: %s", group.group_id, written)
+        return written
+    cg.unload(group)
+    if with_offsets and holder is not None and not holder.members:
+        cg.classic.groups.pop(group.group_id, None)
+    return "none"

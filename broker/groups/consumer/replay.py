@@ -1,0 +1,86 @@
+"""Rebuilding consumer groups from `__consumer_offsets`: records of types 3-8, in log order.
+
+`replaying` sits in the stream of records a load reads (group_loading.py): it applies the
+consumer group records as they pass, hands the others (offsets, classic groups) on to
+offsets.load, and once the stream ends derives what the records do not hold: which member
+holds each partition, and a fresh session for every member (a member that does not heartbeat
+to the new coordinator within its session is removed, as in Kafka).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Iterator
+
+from broker.groups.offsets_log import BadRecord
+from broker.groups.offsets_store import StoredRecord
+from broker.groups.consumer import records as rec
+from broker.groups.consumer.consumer_group import ConsumerGroup, ConsumerMember
+from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from broker.groups.consumer.reconciliation import CurrentAssignment
+
+log = logging.getLogger(__name__)
+
+
+def replaying(coordinator: ConsumerGroupCoordinator, records: Iterable[StoredRecord]) -> Iterator[StoredRecord]:
+    touched: set[str] = set()
+    for record in records:
+        try:
+            is_ours = rec.key_type(record.key) in rec.TYPES
+        except BadRecord:
+            is_ours = False
+        if not is_ours:
+            yield record
+            continue
+        try:
+            touched.add(_apply(coordinator, record))
+        except BadRecord as exc:
+            log.warning("skipping unreadable %s record in partition %d at offset %d: %s",
+                        "__consumer_offsets", record.partition, record.offset, exc)
+    for group_id in touched:
+        group = coordinator.groups.get(group_id)
+        if group is None:
+            continue
+        group.holders = {}
+        for member in group.members.values():
+            group.set_current(member, member.current)
+            coordinator.arm_session(group, member)
+    if touched:
+        log.info("loaded %d consumer groups", sum(1 for g in touched if g in coordinator.groups))
+
+
+def _apply(coordinator: ConsumerGroupCoordinator, record: StoredRecord) -> str:
+    record_type, group_id, member_id = rec.decode_key(record.key)
+    value = record.value
+    groups = coordinator.groups
+    if record_type == rec.GROUP_METADATA and value is None:
+        groups.pop(group_id, None)  # the group was deleted
+        return group_id
+    group = groups.get(group_id)
+    if group is None:
+        group = groups[group_id] = ConsumerGroup(group_id)
+    if record_type == rec.GROUP_METADATA:
+        group.epoch = rec.decode_epoch(value)
+    elif record_type == rec.PARTITION_METADATA:
+        group.topics = {} if value is None else {t.topic_id: t for t in rec.decode_partition_metadata(value)}
+    elif record_type == rec.TARGET_METADATA:
+        group.assignment_epoch = 0 if value is None else rec.decode_epoch(value)
+    elif record_type == rec.TARGET_MEMBER:
+        if value is None:
+            group.targets.pop(member_id, None)
+        else:
+            group.targets[member_id] = rec.decode_target_member(value)
+    elif value is None:
+        if record_type == rec.MEMBER_METADATA:
+            group.members.pop(member_id, None)
+        elif member_id in group.members:
+            group.members[member_id].current = CurrentAssignment()
+    else:
+        member = group.members.get(member_id)
+        if member is None:
+            member = group.members[member_id] = ConsumerMember(member_id)
+        if record_type == rec.MEMBER_METADATA:
+            member.metadata = rec.decode_member_metadata(value)
+        else:
+            member.current = rec.decode_current_assignment(value)
+    return group_id

@@ -1,0 +1,67 @@
+"""ConsumerGroupDescribe (KIP-848) v0-v1: a consumer-protocol group's epochs, assignor and
+members, each with its current and target assignment (topic ids and names).
+
+As Kafka: NOT_COORDINATOR for a group coordinated elsewhere, GROUP_AUTHORIZATION_FAILED
+without DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is a classic
+group. v1 adds each member's type (1: consumer protocol).
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.groups.consumer.consumer_group import ConsumerGroup
+from broker.groups.consumer.target_assignment import preferred_assignor
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+UNKNOWN_OPERATIONS = -(2**31)
+CONSUMER_MEMBER = 1
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    coordinator = broker.consumer_groups
+    described = []
+    for group_id in request.group_ids:
+        code = coordinator.coordinator_error(group_id)
+        if not group_allowed(broker, Operation.DESCRIBE, group_id):
+            code = "group_authorization_failed"
+        group = coordinator.groups.get(group_id)
+        message = None
+        if not code and group is None:
+            code = "group_id_not_found"
+            message = (f"Group {group_id} is not a consumer group." if group_id in broker.groups.groups
+                       else f"Group {group_id} not found.")
+        if code:
+            described.append(make(nested(cls, "DescribedGroup"), error_code=error(code), error_message=message,
+                                  group_id=group_id, group_state="", group_epoch=-1, assignment_epoch=-1,
+                                  assignor_name="", members=(), authorized_operations=UNKNOWN_OPERATIONS))
+            continue
+        described.append(_describe(broker, cls, coordinator, group))
+    return make(cls, throttle_time=NO_THROTTLE, groups=tuple(described))
+
+
+def _describe(broker, cls, coordinator, group: ConsumerGroup):
+    by_id = broker.topics.by_id
+    tp_cls, assignment_cls = nested(cls, "TopicPartitions"), nested(cls, "Assignment")
+
+    def assignment(a):
+        topics = tuple(make(tp_cls, topic_id=t, topic_name=by_id[t].name if t in by_id else "",
+                            partitions=tuple(sorted(ps)))
+                       for t, ps in sorted(a.items(), key=lambda kv: str(kv[0])))
+        return make(assignment_cls, topic_partitions=topics)
+
+    members = tuple(
+        make(nested(cls, "Member"), member_id=m.member_id, instance_id=m.metadata.instance_id,
+             rack_id=m.metadata.rack_id, member_epoch=m.current.epoch, client_id=m.metadata.client_id,
+             client_host=m.metadata.client_host, subscribed_topic_names=m.metadata.subscribed_topic_names,
+             subscribed_topic_regex=m.metadata.subscribed_topic_regex, assignment=assignment(m.current.assigned),
+             target_assignment=assignment(group.targets.get(m.member_id, {})), member_type=CONSUMER_MEMBER)
+        for m in group.members.values())
+    assignor = preferred_assignor(coordinator.settings.assignors,
+                                  (m.metadata.server_assignor for m in group.members.values()))
+    return make(nested(cls, "DescribedGroup"), error_code=error("none"), error_message=None, group_id=group.group_id,
+                group_state=group.state.value, group_epoch=group.epoch, assignment_epoch=group.assignment_epoch,
+                assignor_name=assignor, members=members, authorized_operations=UNKNOWN_OPERATIONS)

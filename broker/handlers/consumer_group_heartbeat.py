@@ -1,0 +1,61 @@
+"""ConsumerGroupHeartbeat (KIP-848) v0-v1: join, heartbeat and leave a consumer-protocol group;
+the answer carries the member's epoch and, when it changed, its assignment.
+
+v0 lets the coordinator name a joining member; from v1 the member names itself (and may
+subscribe by regex). ACLs as Kafka's handleConsumerGroupHeartbeat: READ on the group, and
+DESCRIBE on each topic it subscribes to by name.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from wire.protocol import response_for
+
+from broker.net.client_address import client_host
+from broker.groups.consumer.heartbeat_request import HeartbeatRequest
+from broker.groups.consumer.topic_partitions import of
+from broker.security.acl.checks import denied_names, group_allowed
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+def _ms(value) -> int:
+    return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    names = request.subscribed_topic_names
+    if not group_allowed(broker, Operation.READ, request.group_id):
+        return _answer(cls, "group_authorization_failed", None)
+    if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
+        return _answer(cls, "topic_authorization_failed", None)
+    owned = None if request.topic_partitions is None else of(
+        (t.topic_id, p) for t in request.topic_partitions for p in t.partitions)
+    result = await broker.consumer_groups.heartbeat(HeartbeatRequest(
+        group_id=request.group_id, member_id=request.member_id, member_epoch=request.member_epoch,
+        version=header.api_version, instance_id=request.instance_id, rack_id=request.rack_id,
+        rebalance_timeout_ms=_ms(request.rebalance_timeout),
+        subscribed_topic_names=None if names is None else tuple(names),
+        subscribed_topic_regex=getattr(request, "subscribed_topic_regex", None),
+        server_assignor=request.server_assignor, owned=owned,
+        client_id=header.client_id or "", client_host=client_host.get(),
+    ))
+    return _answer(cls, result.error, result.message, result)
+
+
+def _answer(cls, code: str, message: str | None, result=None):
+    if result is None or code != "none":
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, member_id=None,
+                    member_epoch=0, heartbeat_interval=datetime.timedelta(0), assignment=None)
+    assignment = None
+    if result.assignment is not None:
+        tp_cls = nested(cls, "TopicPartitions")
+        topics = tuple(make(tp_cls, topic_id=t, partitions=tuple(sorted(ps)))
+                       for t, ps in sorted(result.assignment.items(), key=lambda kv: str(kv[0])))
+        assignment = make(nested(cls, "Assignment"), topic_partitions=topics)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                member_id=result.member_id, member_epoch=result.member_epoch,
+                heartbeat_interval=datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
+                assignment=assignment)

@@ -1,0 +1,154 @@
+"""Consumer groups through confluent-kafka (librdkafka) with `group.protocol=consumer` (KIP-848).
+
+The same scenarios as test_groups_confluent.py (group_scenarios.py), with the member choosing the
+new protocol: the broker assigns partitions and the session and heartbeat timings are the
+broker's (group.consumer.session.timeout.ms 6 s, heartbeat 1 s here, the scenarios' figures),
+as librdkafka refuses session.timeout.ms and heartbeat.interval.ms with this protocol. Plus
+what only this protocol does: a second member takes its share while the first keeps consuming
+the partitions it keeps, and a regex subscription picks up a topic created later.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from compat_tests import group_scenarios as gs
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.topics import create_topic, unique_topic
+
+pytestmark = pytest.mark.timeout(150)
+
+FACTORY = f"{__name__}:make_member"
+
+
+@pytest.fixture(scope="module")
+def _module_broker(storage_mode):
+    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
+        *gs.GROUP_BROKER_ARGS,
+        "--group-consumer-session-timeout-ms", str(gs.SESSION_TIMEOUT_MS),
+        "--group-consumer-min-session-timeout-ms", str(gs.SESSION_TIMEOUT_MS),
+        "--group-consumer-heartbeat-interval-ms", str(gs.HEARTBEAT_MS),
+        "--group-consumer-min-heartbeat-interval-ms", str(gs.HEARTBEAT_MS)])
+    try:
+        proc.start()
+        yield proc
+    finally:
+        proc.cleanup()
+
+
+def consumer(bootstrap: str, group: str, name: str) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
+                     "group.protocol": "consumer", "enable.auto.commit": False,
+                     "auto.offset.reset": "earliest", "topic.metadata.refresh.interval.ms": 1000})
+
+
+class ConsumerProtocolMember(gs.GroupMember):
+    def __init__(self, bootstrap: str, topic: str, group: str, name: str) -> None:
+        self.name, self.topic = name, topic
+        self.consumer = consumer(bootstrap, group, name)
+        self.consumer.subscribe([topic])
+
+    def poll(self, timeout_s):
+        out = []
+        for msg in self.consumer.consume(num_messages=500, timeout=timeout_s):
+            if msg.error():
+                raise KafkaException(msg.error())
+            out.append((msg.partition(), msg.offset(), msg.value()))
+        return out
+
+    def assignment(self):
+        return {tp.partition for tp in self.consumer.assignment() if tp.topic == self.topic}
+
+    def commit(self):
+        try:
+            results = self.consumer.commit(asynchronous=False)
+        except KafkaException:  # STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, _NO_OFFSET, ...
+            return False
+        return all(tp.error is None for tp in results or [])
+
+    def commit_offsets(self, offsets):
+        results = self.consumer.commit(offsets=[TopicPartition(self.topic, p, o) for p, o in offsets.items()],
+                                       asynchronous=False)
+        errors = [tp for tp in results if tp.error is not None]
+        assert not errors, errors
+
+    def committed(self, partitions):
+        got = self.consumer.committed([TopicPartition(self.topic, p) for p in partitions], timeout=10)
+        return {tp.partition: (tp.offset if tp.offset >= 0 else None) for tp in got}
+
+    def close(self):
+        self.consumer.close()
+
+
+def make_member(bootstrap: str, topic: str, group: str, name: str) -> ConsumerProtocolMember:
+    return ConsumerProtocolMember(bootstrap, topic, group, name)
+
+
+def test_three_members_share_six_partitions_exactly_once(broker):
+    gs.scenario_three_members_exactly_once(broker.bootstrap, make_member, "kip848-g3")
+
+
+def test_clean_leave_moves_partitions_without_redelivering_committed(broker):
+    gs.scenario_clean_leave(broker.bootstrap, make_member, "kip848-leave")
+
+
+def test_killed_member_partitions_move_after_session_timeout(broker):
+    gs.scenario_member_killed(broker.bootstrap, make_member, FACTORY, "kip848-kill")
+
+
+def test_commits_resume_after_a_broker_restart(broker):
+    gs.scenario_resume_after_restart(broker, make_member, "kip848-restart", "stop")
+
+
+def test_a_second_member_takes_its_share_while_the_first_keeps_consuming(broker):
+    bootstrap = broker.bootstrap
+    topic, group = gs.new_topic(bootstrap, "kip848-split"), gs.new_group("kip848-split")
+    [first] = gs.start_members(bootstrap, make_member, topic, group, ["split-first"])
+    members = [first]
+    tracker = gs.Tracker()
+    try:
+        gs.pump(members, tracker, gs.balanced(members, [gs.PARTITIONS]), 30, "the first member gets everything")
+        produced = gs.produce(bootstrap, topic, 1, 300)
+        gs.pump(members, tracker, gs.covered(tracker, produced), 30, "batch 1 consumed by the first member")
+        # The first member's assignment is watched from here on: with this protocol it only
+        # shrinks to what it keeps, it is never taken away whole for a rebalance.
+        seen: list[set[int]] = []
+        members.append(gs.RunningMember(make_member(bootstrap, topic, group, "split-second"), True))
+
+        def split() -> bool:
+            seen.append(first.assignment())
+            return gs.balanced(members, [3, 3])()
+
+        gs.pump(members, tracker, split, 30, "the second member takes 3 of the 6 partitions")
+        assert all(len(s) >= 3 for s in seen), f"the first member's assignment went through {seen}"
+        kept = first.assignment()
+        produced.update(gs.produce(bootstrap, topic, 2, 300))
+        gs.pump(members, tracker, gs.covered(tracker, produced), 30, "batch 2 consumed by both")
+        gs.settle(members, tracker)
+        gs.assert_exactly_once(produced, tracker.deliveries)
+        assert {d.partition for d in tracker.of("split-first") if d.value.startswith("b2-")} == kept
+    finally:
+        gs.close_all(members)
+
+
+def test_a_regex_subscription_picks_up_a_topic_created_later(broker):
+    bootstrap = broker.bootstrap
+    prefix = unique_topic("kip848-re")
+    create_topic(bootstrap, prefix + "-a", 1)
+    c = consumer(bootstrap, gs.new_group("kip848-re"), "regex-member")
+    try:
+        c.subscribe([f"^{prefix}-.*"])
+        later = create_topic(bootstrap, prefix + "-b", 2)
+        gs.produce(bootstrap, later, 1, 2)  # one record per partition of the later topic (i % 6)
+        got, deadline = set(), time.monotonic() + 40
+        while len(got) < 2 and time.monotonic() < deadline:
+            for msg in c.consume(num_messages=100, timeout=1):
+                if msg.error():
+                    raise KafkaException(msg.error())
+                got.add((msg.topic(), msg.partition(), msg.value()))
+        assert got == {(later, 0, b"b1-00000"), (later, 1, b"b1-00001")}, got
+    finally:
+        c.close()
