@@ -32,11 +32,12 @@ from wire.records import has_keyless_record
 from .fsynced_end import FsyncedEnd
 from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
-from .partition_errors import (DeleteOffsetOutOfRange, KeylessRecordOnCompactedTopic, NotEnoughReplicas,
-                               NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
+from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, KeylessRecordOnCompactedTopic,
+                               NotEnoughReplicas, NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
 from .readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP, FetchIsolation
+from .txn_verification import VerificationGuard, VerificationGuards
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class Partition:
         self._follower_hw = 0
         self._fsynced = FsyncedEnd(log.log_start_offset)
         self.producers = ProducerStateTable.from_log(log)
+        self.verifications = VerificationGuards()
         self.purgatory = PartitionPurgatory()
         self.isr_change = PendingIsrChange()
 
@@ -199,16 +201,26 @@ class Partition:
         """The log indexes keys: the produce path's record check should collect them."""
         return self._log.indexes_keys
 
+    def needs_verification(self, header: BatchHeader) -> bool:
+        """A transactional batch that would open its producer's transaction here: the leader
+        checks with the coordinator first (txn_verification.py)."""
+        return header.is_transactional and self.producers.transactions.open_first_offset(header.producer_id) is None
+
+    def start_verification(self, producer_id: int) -> VerificationGuard:
+        return self.verifications.start(producer_id)
+
     def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int,
-                         record_keys: set[bytes] | None = None, coordinator: bool = False
-                         ) -> tuple[AppendInfo, bool]:
+                         record_keys: set[bytes] | None = None, coordinator: bool = False,
+                         verified: VerificationGuard | None = None) -> tuple[AppendInfo, bool]:
         """Append a validated producer batch; returns (info, was_duplicate). `record_keys`: its keys,
         collected by the record check, for a log that indexes them. `coordinator`: the group
         coordinator's batch for a producer (TxnOffsetCommit), whose epoch alone is checked.
+        `verified`: the guard of the coordinator's check of a transaction's first batch; the
+        batch is refused unless it still holds (none given: not checked).
 
         Raises NotLeader, NotEnoughReplicas (acks=all with fewer than min.insync.replicas in
-        the ISR: nothing is appended), ProducerFenced / OutOfOrderSequence before writing, or
-        a StorageError from the log."""
+        the ISR: nothing is appended), ProducerFenced / OutOfOrderSequence before writing,
+        InvalidTxnState, or a StorageError from the log."""
         if self.leader is None:
             raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
         if acks == -1 and len(self.leader.isr) < self.min_insync_replicas:
@@ -223,8 +235,13 @@ class Partition:
             info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
                               self._log.log_start_offset)
             return info, True
+        if verified is not None and self.needs_verification(header) and not self.verifications.holds(verified):
+            raise InvalidTxnState(f"producer {header.producer_id}'s transaction ended while its batch for "
+                                  f"{self.topic}-{self.index} was verified")
         info = self._log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
+        if header.is_transactional:
+            self.verifications.end(header.producer_id)
         return info, False
 
     def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
@@ -238,6 +255,7 @@ class Partition:
         aborted = self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
         if aborted is not None:
             self._log.append_aborted_txn(aborted)
+        self.verifications.end(producer_id)
         return info
 
     def publish(self, upto: int | None = None) -> None:
@@ -390,6 +408,7 @@ class Partition:
             self._follower_hw = min(self.leader.high_watermark, self._log.log_end_offset)
         self.leader = None
         self.state = state
+        self.verifications = VerificationGuards()  # a leader's alone; the next leader verifies anew
         self.purgatory.fail_produce_waiters(NotLeader(f"{self.topic}-{self.index} is led by {state.leader}"))
         self.purgatory.data_arrived()
 

@@ -21,6 +21,12 @@ class NotEnoughReplicas(PartitionError):
     code = "not_enough_replicas"
 
 
+class InvalidTxnState(PartitionError):
+    """A transaction's first batch whose producer's transaction ended while it was verified."""
+
+    code = "invalid_txn_state"
+
+
 class NotEnoughReplicasAfterAppend(PartitionError):
     code = "not_enough_replicas_after_append"
 

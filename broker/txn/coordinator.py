@@ -152,6 +152,28 @@ class TransactionCoordinator:
         record = meta.record_with(now, meta.partitions | partitions, state=TxnState.ONGOING, start_ms=start)
         return await self._write(meta, record)
 
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """Per partition, whether the producer's open transaction holds it (KIP-890's check a
+        partition leader makes before appending a transaction's first batch): NONE, else
+        TRANSACTION_ABORTABLE; one error for all for a request of another producer, or while
+        the transaction ends (its markers may be on their way). Nothing is written, so a pending
+        write is no reason to refuse: the leader's append is checked again (Kafka's
+        handleVerifyPartitionsInTransaction)."""
+        if not transactional_id:
+            return dict.fromkeys(partitions, "invalid_request")
+        refused = self.coordinator_error(transactional_id)
+        meta = self.transactions.get(transactional_id)
+        if refused is None and (meta is None or meta.producer_id != producer_id):
+            refused = "invalid_producer_id_mapping"
+        elif refused is None and meta.producer_epoch != producer_epoch:
+            refused = "producer_fenced"
+        elif refused is None and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            refused = "concurrent_transactions"
+        if refused is not None:
+            return dict.fromkeys(partitions, refused)
+        return {p: "none" if p in meta.partitions else "transaction_abortable" for p in partitions}
+
     def _checked(self, transactional_id: str, producer_id: int, producer_epoch: int):
         """(metadata, None) for a request of the id's current producer, else (None, error)."""
         not_here = self.coordinator_error(transactional_id)

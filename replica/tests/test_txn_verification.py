@@ -1,0 +1,68 @@
+"""The leader's verification guard (KIP-890): a transaction's first batch in a partition is
+appended only while the guard made before asking the coordinator still holds; a marker of the
+producer in between (its transaction ended meanwhile) refuses the late batch, so it cannot
+open a transaction no marker will ever end. Both engines."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from replica.partition import Partition, PartitionState
+from replica.partition_errors import InvalidTxnState
+from segment.kafka.store import SegmentLogStore
+from segment.rocket.store import RocketLogStore
+from segment.tests.log_configs import log_config
+from wire.batch_builder import build_batch
+from wire.record_batch import parse_header
+
+STORES = [SegmentLogStore, RocketLogStore]
+PID = 4000
+
+
+@pytest.fixture(params=STORES, ids=["segment", "commitlog"])
+def partition(request):
+    with tempfile.TemporaryDirectory() as d:
+        store = request.param(Path(d))
+        yield Partition("t", 0, store.open_partition("t", 0, log_config()), 1, log_config(), min_insync_replicas=1,
+                        lag_time_max_ms=30_000)
+        store.close()
+
+
+def _batch(seq: int, epoch: int = 0):
+    batch = build_batch([(b"k", b"v")], 1000, (PID, epoch, seq), True)
+    return bytearray(batch), parse_header(batch)
+
+
+def test_a_verified_first_batch_opens_the_transaction_and_the_next_needs_no_check(partition):
+    batch, header = _batch(0)
+    assert partition.needs_verification(header)
+    guard = partition.start_verification(PID)
+    info, _ = partition.append_as_leader(batch, header, 1, verified=guard)
+    assert partition.producers.transactions.open_first_offset(PID) == info.first_offset
+    batch, header = _batch(1)
+    assert not partition.needs_verification(header)
+    assert not partition.verifications.holds(guard)  # settled by the append
+
+
+def test_a_marker_during_the_check_refuses_the_late_batch(partition):
+    batch, header = _batch(0)
+    partition.append_as_leader(batch, header, 1)
+    late, late_header = _batch(1)
+    partition.append_txn_marker(PID, 0, 0, commit=False)  # the transaction ends (aborted)
+    guard = partition.start_verification(PID)
+    partition.append_txn_marker(PID, 0, 0, commit=False)  # a marker lands while the coordinator is asked
+    end = partition.log_end_offset
+    with pytest.raises(InvalidTxnState):
+        partition.append_as_leader(late, late_header, 1, verified=guard)
+    assert partition.log_end_offset == end
+    assert partition.producers.transactions.open_first_offset(PID) is None
+
+
+def test_a_retried_check_shares_the_guard_and_a_new_leader_forgets_it(partition):
+    first = partition.start_verification(PID)
+    assert partition.start_verification(PID) is first
+    partition.make_follower(PartitionState(2, 1, 0, (1, 2), (1, 2)))
+    assert not partition.verifications.holds(first)
