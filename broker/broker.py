@@ -31,6 +31,7 @@ from broker.topics import TopicRegistry
 from broker.txn import cleanup as txn_cleanup
 from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.markers import MarkerWriter
+from broker.txn.partition_verifier import PartitionVerifier
 from broker.txn.remote_markers import RemoteMarkers
 from broker.txn.state_store import TxnStateStore
 from broker.txn.txn_loading import TxnLoading
@@ -95,6 +96,8 @@ class Broker:
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
             config.txn_id_expiration_ms)
+        # A leader's check with the coordinator before a transaction's first batch (KIP-890).
+        self.txn_verifier = PartitionVerifier(self, member)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
         if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
@@ -222,6 +225,7 @@ class Broker:
         await self.transactions.close()
         if self._remote_markers is not None:
             await self._remote_markers.close()
+        await self.txn_verifier.close()
         if self.cleaner is not None:
             await self.cleaner.stop()  # its last swap runs on the loop, before the stores close
         for task in self._tasks:

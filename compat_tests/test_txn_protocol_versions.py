@@ -1,7 +1,9 @@
 """The transaction coordinator's APIs, every served version, against a real broker (both layouts):
-FindCoordinator for a transactional id, InitProducerId with one, AddPartitionsToTxn,
-AddOffsetsToTxn, EndTxn, DescribeTransactions, ListTransactions. Raw requests, so each version's
-fields and its errors (INVALID_PRODUCER_EPOCH before KIP-588's PRODUCER_FENCED) are checked.
+FindCoordinator for a transactional id, InitProducerId with one, AddPartitionsToTxn (v4+: a
+leader's verification, KIP-890), AddOffsetsToTxn, EndTxn, DescribeTransactions,
+ListTransactions; and the leader's verification of a transaction's first batch. Raw requests, so
+each version's fields and its errors (INVALID_PRODUCER_EPOCH before KIP-588's PRODUCER_FENCED)
+are checked.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ TRANSACTIONAL_ID_NOT_FOUND = 105
 PRODUCER_FENCED = 90
 UNKNOWN_TOPIC_OR_PARTITION = 3
 OPERATION_NOT_ATTEMPTED = 55
+NOT_ENOUGH_REPLICAS = 19
+TRANSACTION_ABORTABLE = 120
 INIT_V = SERVED_VERSIONS[22][1]
 
 
@@ -166,7 +170,7 @@ def test_init_producer_id_bumps_the_epoch_of_a_transactional_id(client, version)
         assert init(client, tid, version, pid=first.producer_id + 1000, epoch=2).error_code == fenced
 
 
-@over_versions(24)
+@over_versions(24, hi=3)
 def test_add_partitions_to_txn(client, version):
     tid, topic = txn_id(), unique_topic("txn-add")
     client.create_topic(topic, partitions=2)
@@ -184,6 +188,67 @@ def test_add_partitions_to_txn(client, version):
     codes = {t.name: [p.partition_error_code for p in t.results_by_partition]
              for t in missing.results_by_topic_v3_and_below}
     assert codes == {topic: [OPERATION_NOT_ATTEMPTED], "no-such-topic": [UNKNOWN_TOPIC_OR_PARTITION]}
+
+
+def broker_add_partitions(client: Client, version: int, tid: str, pid: int, epoch: int, topic: str, partitions,
+                          verify_only: bool) -> dict[int, int]:
+    """AddPartitionsToTxn v4+ as a leader sends it: partition -> error code."""
+    r = client.request(24, version, transactions=[{
+        "transactional_id": tid, "producer_id": pid, "producer_epoch": epoch, "verify_only": verify_only,
+        "topics": [{"name": topic, "partitions": list(partitions)}]}])
+    assert r.error_code == NONE
+    (txn,) = r.results_by_transaction
+    (t,) = txn.topic_results
+    assert (txn.transactional_id, t.name) == (tid, topic)
+    return {p.partition_index: p.partition_error_code for p in t.results_by_partition}
+
+
+@over_versions(24, lo=4)
+def test_add_partitions_to_txn_from_a_leader_verifies_or_adds(client, version):
+    tid, topic = txn_id(), unique_topic("txn-verify")
+    client.create_topic(topic, partitions=3)
+    r = init(client, tid)
+    pid, epoch = r.producer_id, r.producer_epoch
+    not_in = TRANSACTION_ABORTABLE if version >= 5 else INVALID_TXN_STATE
+    assert broker_add_partitions(client, version, tid, pid, epoch, topic, (0,), True) == {0: not_in}
+    assert add_partitions(client, tid, pid, epoch, topic, (0,)) == [NONE]
+    assert broker_add_partitions(client, version, tid, pid, epoch, topic, (0, 1), True) == {0: NONE, 1: not_in}
+    assert describe(client, tid).topics == [(topic, (0,))]  # verifying adds nothing
+    assert broker_add_partitions(client, version, tid, pid, epoch, topic, (1,), False) == {1: NONE}
+    assert describe(client, tid).topics == [(topic, (0, 1))]
+    assert broker_add_partitions(client, version, tid, pid, epoch + 1, topic, (0,), True) == {0: PRODUCER_FENCED}
+    assert broker_add_partitions(client, version, tid, pid + 1000, epoch, topic, (0,), True) == {
+        0: INVALID_PRODUCER_ID_MAPPING}
+    assert broker_add_partitions(client, version, tid, pid, epoch, topic, (7,), True) == {
+        7: UNKNOWN_TOPIC_OR_PARTITION}
+    assert end_txn(client, tid, pid, epoch, commit=False) == NONE
+
+
+def test_a_transactions_first_batch_is_verified_by_the_leader(client):
+    """A batch for a partition the producer never added, and a late batch of an aborted
+    transaction, are refused with INVALID_TXN_STATE and leave the partition stable."""
+    tid, topic = txn_id(), unique_topic("txn-late")
+    client.create_topic(topic)
+    r = init(client, tid)
+    pid, epoch = r.producer_id, r.producer_epoch
+
+    def produce(seq: int):
+        batch = build_batch([(None, b"v")], int(time.time() * 1000), (pid, epoch, seq), True)
+        return client.produce(topic, 0, bytes(batch), transactional_id=tid)
+
+    assert produce(0).error_code == INVALID_TXN_STATE  # never added
+    assert add_partitions(client, tid, pid, epoch, topic) == [NONE]
+    assert produce(0).error_code == NONE
+    assert produce(1).error_code == NONE  # the transaction is open here: no second question
+    assert end_txn(client, tid, pid, epoch, commit=False) == NONE
+    assert stable(client, topic) == 3  # two records and the ABORT marker
+    late = produce(2)  # a retry of the aborted transaction's batch, arriving after its marker
+    assert late.error_code == INVALID_TXN_STATE
+    p = client.fetch(topic, 0, 0)
+    assert (p.high_watermark, p.last_stable_offset) == (3, 3)
+    unknown = client.produce(topic, 0, bytes(build_batch([(None, b"v")], int(time.time() * 1000), (pid, epoch, 2),
+                                                        True)), transactional_id=txn_id())
+    assert unknown.error_code == INVALID_PRODUCER_ID_MAPPING  # the coordinator knows no such id
 
 
 @over_versions(25)

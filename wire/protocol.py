@@ -58,7 +58,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     21: (0, 2),  # DeleteRecords
     22: (0, 5),  # InitProducerId
     23: (2, 4),  # OffsetForLeaderEpoch (v0-v1 gone in Kafka 4, KIP-896)
-    24: (0, 3),  # AddPartitionsToTxn (v4+: broker-side verification, KIP-890, not served)
+    24: (0, 5),  # AddPartitionsToTxn (v4+: a leader's verification, KIP-890)
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 4),  # EndTxn (v5: transactions V2, KIP-890, not served)
     27: (1, 2),  # WriteTxnMarkers (v0 gone in Kafka 4, KIP-896)

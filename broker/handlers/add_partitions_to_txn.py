@@ -1,21 +1,31 @@
-"""AddPartitionsToTxn v0-v3: a transactional producer names the partitions it is about to write.
+"""AddPartitionsToTxn v0-v5: a transactional producer names the partitions it is about to write
+(v0-v3); a partition leader asks the coordinator about producers' partitions (v4+, KIP-890).
 
-As Kafka's handleAddPartitionToTxnRequest: without WRITE on the transactional id every partition
-gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED; a partition of a topic the producer may not WRITE gets
-TOPIC_AUTHORIZATION_FAILED, one of no existing topic UNKNOWN_TOPIC_OR_PARTITION, and then the
-others OPERATION_NOT_ATTEMPTED (nothing is added); otherwise every partition gets the
-coordinator's one answer (broker/txn/coordinator.py). v4+ (a broker verifying a partition for
-its leader, KIP-890) are not served.
+v0-v3, as Kafka's handleAddPartitionToTxnRequest: without WRITE on the transactional id every
+partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED; a partition of a topic the producer may not
+WRITE gets TOPIC_AUTHORIZATION_FAILED, one of no existing topic UNKNOWN_TOPIC_OR_PARTITION, and
+then the others OPERATION_NOT_ATTEMPTED (nothing is added); otherwise every partition gets the
+coordinator's one answer (broker/txn/coordinator.py).
+
+v4+ carry a batch of transactions and only a broker may send them: without CLUSTER_ACTION on the
+cluster the whole answer is CLUSTER_AUTHORIZATION_FAILED (the transactional id is not checked:
+the leader checked it on the produce). Each transaction is checked for its topics as above, then
+with verify_only the coordinator says per partition whether the open transaction holds it
+(TRANSACTION_ABORTABLE if not: v5's error; v4 answers INVALID_TXN_STATE, the error a leader's
+produce gives older clients); without verify_only the partitions are added as v0-v3 add them.
 """
 
 from __future__ import annotations
 
 from wire.protocol import response_for
 
-from broker.security.acl.checks import denied_names, transactional_id_allowed
+from broker.security.acl.checks import cluster_allowed, denied_names, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.handlers.txn_errors import for_version
+
+FIRST_BROKER_VERSION = 4
+FIRST_TRANSACTION_ABORTABLE = 5
 
 
 def _partition_errors(broker, topics) -> dict[tuple[str, int], str]:
@@ -32,25 +42,54 @@ def _partition_errors(broker, topics) -> dict[tuple[str, int], str]:
     return refused
 
 
-async def handle(broker, header, request):
-    cls = response_for(header)
+async def _codes(broker, header, txn_id: str, producer_id: int, producer_epoch: int, topics,
+                 verify_only: bool) -> dict[tuple[str, int], str]:
+    """Per partition of one transaction, the answer's error name."""
+    wanted = [(t.name, i) for t in topics for i in t.partitions]
+    refused = _partition_errors(broker, topics)
+    if refused:
+        return {p: refused.get(p, "operation_not_attempted") for p in wanted}
+    if verify_only:
+        codes = broker.transactions.verify_partitions(txn_id, producer_id, producer_epoch, set(wanted))
+        if header.api_version < FIRST_TRANSACTION_ABORTABLE:
+            codes = {p: "invalid_txn_state" if c == "transaction_abortable" else c for p, c in codes.items()}
+        return codes
+    code = await broker.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted))
+    return dict.fromkeys(wanted, for_version(code, header))
+
+
+def _topic_results(cls, topics, codes):
     topic_cls = nested(cls, "AddPartitionsToTxnTopicResult")
     part_cls = nested(cls, "AddPartitionsToTxnPartitionResult")
-    txn_id = request.v3_and_below_transactional_id
-    topics = request.v3_and_below_topics
-    wanted = [(t.name, i) for t in topics for i in t.partitions]
-    if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
-        codes = dict.fromkeys(wanted, "transactional_id_authorization_failed")
-    else:
-        refused = _partition_errors(broker, topics)
-        if refused:
-            codes = {p: refused.get(p, "operation_not_attempted") for p in wanted}
-        else:
-            code = await broker.transactions.add_partitions(
-                txn_id, request.v3_and_below_producer_id, request.v3_and_below_producer_epoch, set(wanted))
-            codes = dict.fromkeys(wanted, for_version(code, header))
-    results = tuple(
+    return tuple(
         make(topic_cls, name=t.name, results_by_partition=tuple(
             make(part_cls, partition_index=i, partition_error_code=error(codes[(t.name, i)])) for i in t.partitions))
         for t in topics)
-    return make(cls, throttle_time=NO_THROTTLE, results_by_topic_v3_and_below=results)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    if header.api_version >= FIRST_BROKER_VERSION:
+        return await _handle_brokers(broker, header, request, cls)
+    txn_id = request.v3_and_below_transactional_id
+    topics = request.v3_and_below_topics
+    if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
+        codes = {(t.name, i): "transactional_id_authorization_failed" for t in topics for i in t.partitions}
+    else:
+        codes = await _codes(broker, header, txn_id, request.v3_and_below_producer_id,
+                             request.v3_and_below_producer_epoch, topics, verify_only=False)
+    return make(cls, throttle_time=NO_THROTTLE, results_by_topic_v3_and_below=_topic_results(cls, topics, codes))
+
+
+async def _handle_brokers(broker, header, request, cls):
+    if not cluster_allowed(broker, Operation.CLUSTER_ACTION):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+                    results_by_transaction=())
+    result_cls = nested(cls, "AddPartitionsToTxnResult")
+    results = []
+    for txn in request.transactions:
+        codes = await _codes(broker, header, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics,
+                             txn.verify_only)
+        results.append(make(result_cls, transactional_id=txn.transactional_id,
+                            topic_results=_topic_results(cls, txn.topics, codes)))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), results_by_transaction=tuple(results))

@@ -2,8 +2,9 @@
 
 Each partition stands alone: a corrupt or oversize batch, an unknown
 partition or a fenced producer fails only that partition and stores nothing
-for it. Every record is read before anything is appended (produce_records.py:
-framing as Kafka's LogValidator, compressed batches that inflate far in a worker
+for it. A transaction's first batch in a partition is first verified with its
+coordinator (produce_verification.py). Every record is read before anything is
+appended (produce_records.py: framing as Kafka's LogValidator, compressed batches that inflate far in a worker
 thread), but never re-encoded: offsets are assigned in the header.
 When the batch brings its partition to flush.messages (every batch at 1;
 flush_messages.py) the partition is fsynced (group commit) before it becomes
@@ -34,6 +35,7 @@ from broker.security.acl.checks import denied_names, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.dispatch_types import Deferred
 from broker.handlers.produce_records import PendingBatch, check_batches
+from broker.handlers.produce_verification import verify_first_batches
 from replica.partition_errors import PartitionError
 from replica.producer_state import OutOfOrderSequence, ProducerFenced
 from broker.topic_names import INTERNAL_TOPICS
@@ -80,7 +82,7 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
     return partition, PendingBatch(records, header, partition.wants_record_keys)
 
 
-def _append_one(broker, topic_name: str, index: int, partition, pending: PendingBatch, acks: int):
+def _append_one(broker, topic_name: str, index: int, partition, pending: PendingBatch, acks: int, verified):
     """Returns (error name, info or None, message or None, partition or None)."""
     if pending.error is not None:
         code, message = pending.error
@@ -89,7 +91,8 @@ def _append_one(broker, topic_name: str, index: int, partition, pending: Pending
     records, header = pending.records, pending.header
     try:
         broker.storage_health.claim(len(records), f"{topic_name}-{index}")
-        info, _duplicate = partition.append_as_leader(bytearray(records), header, acks, pending.keys)
+        info, _duplicate = partition.append_as_leader(bytearray(records), header, acks, pending.keys,
+                                                      verified=verified)
     except PartitionError as exc:  # not the leader; too few in-sync replicas for acks=all
         return exc.code, None, str(exc), None
     except ProducerFenced as exc:
@@ -131,6 +134,7 @@ async def handle(broker, header, request):
             else:
                 results.append((topic.name, pd.index, outcome, None, detail))
     await check_batches([pending for *_, pending in admitted])
+    verified = await verify_first_batches(broker, txn_id, admitted)
     appended = []  # (result position, partition, offset the HW must reach) of each stored batch
     messages: dict[int, int] = {}  # id(partition) -> messages this request appended to it
     slice_started = time.monotonic()
@@ -138,7 +142,8 @@ async def handle(broker, header, request):
         if time.monotonic() - slice_started >= WORK_SLICE_S:
             await asyncio.sleep(0)
             slice_started = time.monotonic()
-        code, info, message, stored = _append_one(broker, name, index, partition, pending, request.acks)
+        code, info, message, stored = _append_one(broker, name, index, partition, pending, request.acks,
+                                                  verified.get(i))
         if stored is not None:
             appended.append((i, stored, info.last_offset + 1))
             messages[id(stored)] = messages.get(id(stored), 0) + info.last_offset - info.first_offset + 1

@@ -1,10 +1,9 @@
 """WriteTxnMarkers to another broker: how a coordinator in a cluster ends a transaction in a
 partition it does not lead (Kafka's TransactionMarkerChannelManager).
 
-One connection per leader, on the leader's inter-broker listener with this broker's own login,
-as the replica fetchers connect. The request is WriteTxnMarkers v1 with one marker for one
-partition; the leader appends it and answers once it is replicated (broker/handlers/
-write_txn_markers.py). A connection that fails answers NOT_LEADER_OR_FOLLOWER, which markers.py
+One connection per leader (peer_connections.py). The request is WriteTxnMarkers v1 with one
+marker for one partition; the leader appends it and answers once it is replicated
+(broker/handlers/write_txn_markers.py). A connection that fails answers NOT_LEADER_OR_FOLLOWER, which markers.py
 retries after looking the leader up again.
 """
 
@@ -12,10 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from replica.broker_connection import BrokerConnection, ConnectionFailed
+from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
 from broker.handlers.response_builder import make, nested
+from broker.txn.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
 
@@ -26,26 +26,11 @@ REQUEST_TIMEOUT_MS = 40_000  # more than the leader's own wait for the marker's 
 
 class RemoteMarkers:
     def __init__(self, member, node_id: int) -> None:
-        self._member = member
-        self._node_id = node_id
-        self._connections: dict[int, tuple[tuple, BrokerConnection]] = {}
-
-    def _connection(self, leader: int) -> BrokerConnection | None:
-        address = self._member.peer_address(leader)
-        if address is None:
-            return None
-        known = self._connections.get(leader)
-        if known is not None and known[0] == address:
-            return known[1]
-        host, port, login, tls = address
-        connection = BrokerConnection(host, port, f"broker-{self._node_id}-txn-markers",
-                                      request_timeout_ms=REQUEST_TIMEOUT_MS, login=login, tls=tls)
-        self._connections[leader] = (address, connection)
-        return connection
+        self._peers = PeerConnections(member, node_id, "txn-markers", REQUEST_TIMEOUT_MS)
 
     async def __call__(self, leader: int, topic: str, index: int, producer_id: int, producer_epoch: int,
                        coordinator_epoch: int, commit: bool) -> str:
-        connection = self._connection(leader)
+        connection = self._peers.to(leader)
         if connection is None:
             return "not_leader_or_follower"
         cls = request_class(WRITE_TXN_MARKERS_KEY, WRITE_TXN_MARKERS_VERSION)
@@ -65,6 +50,4 @@ class RemoteMarkers:
         return "unknown_server_error"
 
     async def close(self) -> None:
-        for _, connection in self._connections.values():
-            await connection.close()
-        self._connections.clear()
+        await self._peers.close()
