@@ -2,7 +2,8 @@
 the leader of its `__transaction_state` partition, markers for partitions led by other brokers go
 as WriteTxnMarkers over the inter-broker listener, and when the coordinator's broker is killed
 the new leader of that partition loads the id and a restarted producer's open transaction is
-aborted there, while committed records stay readable.
+aborted there, while committed records stay readable. A partition's leader verifies a
+transaction's first batch with a coordinator on another broker (KIP-890).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from compat_tests.raw_kafka import Client
 from compat_tests.test_confluent_kafka import make_consumer
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
+from wire.batch_builder import build_batch
 
 PARTITIONS = 3
+INVALID_TXN_STATE = 48
 
 
 @pytest.fixture(params=STORAGE_MODES)
@@ -130,3 +133,38 @@ def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluste
     again.commit_transaction(120)
     for i in range(PARTITIONS):
         assert committed(bootstrap, topic, i) == [b"committed-%d" % i, b"after-%d" % i]
+
+
+def test_a_leader_verifies_a_transactions_first_batch_with_a_remote_coordinator(cluster):
+    """The leader of a partition asks the coordinator on another broker (AddPartitionsToTxn v5
+    over the inter-broker listener): a partition never added is refused with INVALID_TXN_STATE,
+    an added one accepted."""
+    topic = unique_topic("cverify")
+    cluster.create_topic(topic, partitions=PARTITIONS)
+    tid = f"cvf-{uuid.uuid4().hex[:8]}"
+    coordinator = coordinator_of(cluster, tid)
+    index = next((i for i in range(PARTITIONS) if cluster.leader(topic, i) != coordinator), None)
+    while index is None:  # every partition led by the coordinator: another id, another coordinator
+        tid = f"cvf-{uuid.uuid4().hex[:8]}"
+        coordinator = coordinator_of(cluster, tid)
+        index = next((i for i in range(PARTITIONS) if cluster.leader(topic, i) != coordinator), None)
+    coord = cluster.brokers[coordinator]
+    leader = cluster.brokers[cluster.leader(topic, index)]
+    with Client(coord.host, coord.port) as c, Client(leader.host, leader.port) as lc:
+        r = c.request(22, 4, transactional_id=tid, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
+        assert r.error_code == 0
+        pid, epoch = r.producer_id, r.producer_epoch
+
+        def produce(seq: int) -> int:
+            batch = build_batch([(None, b"v")], int(time.time() * 1000), (pid, epoch, seq), True)
+            return lc.produce(topic, index, bytes(batch), transactional_id=tid).error_code
+
+        assert produce(0) == INVALID_TXN_STATE
+        added = c.request(24, 3, v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid,
+                          v3_and_below_producer_epoch=epoch,
+                          v3_and_below_topics=[{"name": topic, "partitions": [index]}])
+        assert [p.partition_error_code for t in added.results_by_topic_v3_and_below
+                for p in t.results_by_partition] == [0]
+        assert produce(0) == 0
+        assert c.request(26, 4, transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                         committed=True).error_code == 0
