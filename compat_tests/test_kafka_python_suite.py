@@ -196,8 +196,12 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     # The authorizer is on with the suite's PLAINTEXT principal User:ANONYMOUS as the super user,
     # so test_create_describe_delete_acls runs (without an authorizer the ACL APIs answer
     # SECURITY_DISABLED, as Kafka's) and every other test is allowed as before.
+    # Auto-created topics get 4 partitions, as on the brokers the suite starts itself (its
+    # KafkaFixture's `partitions`, written to num.partitions): test_transactional_producer_offsets
+    # commits an offset for partition 1 of a topic its producer auto-created, which a one-partition
+    # topic answers with UNKNOWN_TOPIC_OR_PARTITION (as Kafka's TxnOffsetCommit does).
     # (Tansu, the peer broker, has a fixed node id and no such flags.)
-    twinlog_args = ("--node-id", "0", "--group-min-session-timeout-ms", "1000",
+    twinlog_args = ("--node-id", "0", "--num-partitions", "4", "--group-min-session-timeout-ms", "1000",
                     "--group-initial-rebalance-delay-ms", "0", "--authorizer", "--super-users", "User:ANONYMOUS")
     broker = broker_factory(*(twinlog_args if broker_kind() == "twinlog" else ()))
     prepare_suite()
