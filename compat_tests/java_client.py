@@ -98,7 +98,10 @@ def compiled_classes() -> Path:
 
 
 class JavaClient:
-    """One ClientCheck JVM; use as a context manager or call close()."""
+    """One ClientCheck JVM; use as a context manager or call close(). A subclass names another
+    class of java/ serving the same protocol in `main_class`."""
+
+    main_class = "ClientCheck"
 
     def __init__(self, bootstrap: str, compression_jars: bool = False, log_dir: Path | None = None):
         self._java = shutil.which("java")
@@ -116,7 +119,7 @@ class JavaClient:
     def _start(self) -> None:
         self._proc = subprocess.Popen(
             [self._java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", self._classpath,
-             "ClientCheck", self._bootstrap],
+             self.main_class, self._bootstrap],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
         self._replies: queue.Queue = queue.Queue()
         self._reader = threading.Thread(target=self._read_replies, daemon=True)
