@@ -13,7 +13,7 @@ import logging
 from typing import Iterable, Iterator
 
 from broker.groups.offsets_log import BadRecord
-from broker.groups.offsets_store import StoredRecord
+from broker.groups.offsets_store import StoredMarker, StoredRecord
 from broker.groups.consumer import records as rec
 from broker.groups.consumer.consumer_group import ConsumerGroup, ConsumerMember
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
@@ -22,11 +22,12 @@ from broker.groups.consumer.reconciliation import CurrentAssignment
 log = logging.getLogger(__name__)
 
 
-def replaying(coordinator: ConsumerGroupCoordinator, records: Iterable[StoredRecord]) -> Iterator[StoredRecord]:
+def replaying(coordinator: ConsumerGroupCoordinator, records: Iterable[StoredRecord | StoredMarker]
+              ) -> Iterator[StoredRecord | StoredMarker]:
     touched: set[str] = set()
     for record in records:
-        try:
-            is_ours = rec.key_type(record.key) in rec.TYPES
+        try:  # a transaction's marker has no key: it ends offsets of TxnOffsetCommit, not ours
+            is_ours = isinstance(record, StoredRecord) and rec.key_type(record.key) in rec.TYPES
         except BadRecord:
             is_ours = False
         if not is_ours:
