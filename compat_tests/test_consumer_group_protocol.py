@@ -20,12 +20,16 @@ import pytest
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client
 from compat_tests.served_versions import over_versions
+from compat_tests.test_config_admin_protocol_versions import offset_delete
+from compat_tests.test_txn_markers import producer_id
+from compat_tests.test_txn_offset_commit import end_txn, txn_commit
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION, UNKNOWN_TOPIC_ID = 0, 42, 25, 35, 100
 GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH, UNSUPPORTED_ASSIGNOR = 69, 110, 112
 STALE_MEMBER_EPOCH, INVALID_REGULAR_EXPRESSION, INCONSISTENT_GROUP_PROTOCOL = 113, 128, 23
+GROUP_SUBSCRIBED_TO_TOPIC = 86
 HEARTBEAT, DESCRIBE = 68, 69
 HEARTBEAT_MS, SESSION_MS = 500, 3000
 
@@ -261,6 +265,50 @@ def test_commits_are_checked_against_member_epochs(client):
     assert g.error_code == NONE and g.topics[0].partitions[0].committed_offset == 5
     m.leave()
     assert commit(client, m.group, topic, 7, -1, "") == NONE  # an empty group: anyone may
+
+
+@over_versions(28)
+def test_txn_offset_commit_is_checked_against_member_epochs(client, version):
+    topic = unique_topic("kip848")
+    client.create_topic(topic, partitions=1)
+    m = Member(client, new_group(), topics=[topic])
+    m.join()
+    pid, tp = producer_id(client), (topic, 0)
+    if version < 3:  # no member fields: refused while the group has members, as OffsetCommit with epoch -1
+        assert txn_commit(client, m.group, pid, {tp: 3}, version) == {tp: UNKNOWN_MEMBER_ID}
+    else:
+        def at(epoch, member_id):
+            return txn_commit(client, m.group, pid, {tp: 3}, version, generation=epoch, member_id=member_id)[tp]
+        assert at(m.epoch + 1, m.member_id) == STALE_MEMBER_EPOCH
+        assert at(m.epoch, "stranger") == UNKNOWN_MEMBER_ID
+        assert at(m.epoch, m.member_id) == NONE
+        end_txn(client, m.group, pid, commit_it=True)
+        assert fetch(client, m.group).topics[0].partitions[0].committed_offset == 3
+    m.leave()
+    assert txn_commit(client, m.group, pid, {tp: 4}, version) == {tp: NONE}  # an empty group: anyone may
+    end_txn(client, m.group, pid, commit_it=True)
+    assert fetch(client, m.group).topics[0].partitions[0].committed_offset == 4
+
+
+@over_versions(47)
+def test_offset_delete_keeps_the_offsets_of_subscribed_topics(client, version):
+    named, matched, other = unique_topic("kip848"), unique_topic("kip848"), unique_topic("kip848")
+    for topic in (named, matched, other):
+        client.create_topic(topic, partitions=1)
+    by_name = Member(client, new_group(), topics=[named])
+    by_name.join()
+    by_regex = Member(client, by_name.group, regex=f"{matched}|no-such-topic")
+    by_regex.join()
+    assert offset_delete(client, version, by_name.group, {other: [0]}) == (NONE, {(other, 0): NONE}), \
+        "a consumer group with nothing committed is still a group"
+    by_name.heartbeat()
+    for topic in (named, other):
+        assert commit(client, by_name.group, topic, 9, by_name.epoch, by_name.member_id) == NONE
+    assert commit(client, by_name.group, matched, 9, by_regex.epoch, by_regex.member_id) == NONE
+    assert offset_delete(client, version, by_name.group, {named: [0], matched: [0], other: [0]}) == (NONE, {
+        (named, 0): GROUP_SUBSCRIBED_TO_TOPIC, (matched, 0): GROUP_SUBSCRIBED_TO_TOPIC, (other, 0): NONE})
+    kept = {t.name: t.partitions[0].committed_offset for t in fetch(client, by_name.group).topics}
+    assert kept == {named: 9, matched: 9}, kept
 
 
 def test_list_groups_says_consumer_and_a_classic_join_is_refused(client):

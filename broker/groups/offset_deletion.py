@@ -9,6 +9,8 @@
   metadata for the group's protocol (ConsumerProtocolSubscription, whose v0 fields prefix every
   version: int16 version | int32 topic count | each topic int16 length + UTF-8); a consumer
   group whose subscriptions cannot be read counts as subscribed to everything, to be safe.
+- A consumer-protocol group (KIP-848) is never refused whole; it is subscribed to a topic when
+  some member's names or regex take it in (the caller says, groups/consumer/classic_apis.py).
 - Otherwise each partition's offset, if there is one, gets a tombstone in
   `__consumer_offsets` (one batch for the request; a replay forgets it as Kafka's does) and the
   partition is answered NONE, whether it had an offset or not.
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import logging
 import struct
+from functools import partial
+from typing import Callable
 
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -72,20 +76,27 @@ def is_subscribed(group: Group, topic: str) -> bool:
         return True
 
 
-async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[int]]]
+async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[int]]],
+                         consumer_subscribed: Callable[[str], bool] | None = None
                          ) -> tuple[str, dict[tuple[str, int], str]]:
-    """(the request's error, each partition's error)."""
+    """(the request's error, each partition's error). `consumer_subscribed`: for a
+    consumer-protocol group, whether its members consume a topic; its offsets are kept in the
+    classic group of the same id, which exists only once something was committed."""
     not_here = coord.coordinator_error(group_id)
     if not_here:
         return not_here, {}
     group = coord.groups.get(group_id)
-    if group is None or group.state is GroupState.DEAD:
-        return "group_id_not_found", {}
-    if group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL:
-        return "non_empty_group", {}
+    if consumer_subscribed is None:
+        if group is None or group.state is GroupState.DEAD:
+            return "group_id_not_found", {}
+        if group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL:
+            return "non_empty_group", {}
+        consumer_subscribed = partial(is_subscribed, group)
+    elif group is None:
+        group = Group(group_id)  # nothing committed: nothing to delete
     codes, gone = {}, []
     for topic, partitions in wanted:
-        subscribed = is_subscribed(group, topic)
+        subscribed = consumer_subscribed(topic)
         for p in partitions:
             codes[(topic, p)] = "group_subscribed_to_topic" if subscribed else "none"
             if not subscribed and ((topic, p) in group.offsets or group.pending_txn_offsets.is_pending((topic, p))):

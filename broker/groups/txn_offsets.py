@@ -14,6 +14,8 @@ group is Empty and the request names no member (v0-v2 never do), otherwise a mem
 current generation, also while the group waits for its leader's assignment (a transaction's
 offsets count only at its commit). An unknown group with generation -1 is created, as for a
 plain commit; one named with a generation is ILLEGAL_GENERATION (Kafka's new coordinator).
+A consumer-protocol group's member epochs are checked in groups/consumer/classic_apis.py,
+which then calls `write`.
 """
 
 from __future__ import annotations
@@ -52,10 +54,17 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, producer_id: in
     not_here = coord.coordinator_error(group_id)
     if not_here:
         return [not_here] * len(wanted)
-    group = coord.groups.get(group_id)
-    code = _commit_allowed(group, generation, member_id, instance_id)
+    code = _commit_allowed(coord.groups.get(group_id), generation, member_id, instance_id)
     if code:
         return [code] * len(wanted)
+    return await write(coord, broker, group_id, producer_id, producer_epoch, wanted)
+
+
+async def write(coord: GroupCoordinator, broker, group_id: str, producer_id: int, producer_epoch: int,
+                wanted: list[OffsetToCommit]) -> list[str]:
+    """The offsets of a committer already allowed (by the checks above, or a consumer-protocol
+    group's member epochs): pending in the group that keeps the id's offsets."""
+    group = coord.groups.get(group_id)
     if group is None:
         group = coord.groups[group_id] = Group(group_id, state_timestamp=now_ms())
     now = now_ms()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from broker.groups.consumer import classic_apis
 from broker.groups.offset_deletion import delete_offsets
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
@@ -19,7 +20,9 @@ async def handle(broker, header, request):
         return make(cls, error_code=error("group_authorization_failed"), throttle_time=NO_THROTTLE, topics=())
     unreadable = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics if t.name not in unreadable]
-    code, codes = await delete_offsets(broker.groups, request.group_id, wanted)
+    consumer_group = broker.consumer_groups.groups.get(request.group_id)
+    code, codes = await delete_offsets(broker.groups, request.group_id, wanted, consumer_group and
+                                       classic_apis.subscribed_to(consumer_group))
     codes = dict(codes) | {(t.name, p.partition_index): "topic_authorization_failed"
                            for t in request.topics if t.name in unreadable for p in t.partitions}
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]

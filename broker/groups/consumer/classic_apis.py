@@ -4,7 +4,12 @@
   UNKNOWN_MEMBER_ID for a stranger); a commit with epoch -1 and no member (admin tools,
   `assign()` consumers) only while the group has no members. A consumer-protocol member must
   use OffsetCommit v9+ (UNSUPPORTED_VERSION), whose field is the member epoch.
+- TxnOffsetCommit: the same member and epoch check at every version (its generation field
+  carries the member epoch), as Kafka's validateOffsetCommit with isTransactional: v0-v2 name
+  no member, so they may commit only while the group has no members.
 - OffsetFetch v9+: with a member id, the same epoch check; without one, anyone may read.
+- OffsetDelete: a topic some member subscribes to (by name or regex) keeps its offsets
+  (GROUP_SUBSCRIBED_TO_TOPIC), as Kafka's ConsumerGroup.isSubscribedToTopic.
 - DeleteGroups: an empty group goes with its offsets (NON_EMPTY_GROUP otherwise).
 - JoinGroup: a classic member may not join a group with consumer-protocol members
   (INCONSISTENT_GROUP_PROTOCOL); an empty consumer group gives way and becomes classic.
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from broker.groups import offsets, offsets_log
+from broker.groups import offsets, offsets_log, txn_offsets
 from broker.groups.offsets_store import offset_commit_error
 from broker.groups.consumer.consumer_group import ConsumerGroup
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
@@ -31,13 +36,19 @@ def _member_error(group: ConsumerGroup, member_id: str | None, member_epoch: int
     return "stale_member_epoch" if member_epoch != member.current.epoch else None
 
 
+def txn_commit_error(group: ConsumerGroup, member_id: str, member_epoch: int) -> str | None:
+    if member_epoch < 0 and not group.members:
+        return None
+    return _member_error(group, member_id, member_epoch)
+
+
 def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> str | None:
     if member_epoch < 0 and not group.members:
         return None
     code = _member_error(group, member_id, member_epoch)
     if code == "unknown_member_id" or api_version >= MEMBER_EPOCH_COMMIT_VERSION:
         return code
-    return "unsupported_version"
+    return "unsupported_version"  # a consumer-protocol member commits at its epoch, v9+
 
 
 async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
@@ -46,6 +57,19 @@ async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, mem
     if code:
         return [code] * len(wanted)
     return await offsets.write(cg.classic, broker, group.group_id, wanted)
+
+
+async def txn_commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
+                     producer_id: int, producer_epoch: int, wanted: list[offsets.OffsetToCommit]) -> list[str]:
+    code = cg.coordinator_error(group.group_id) or txn_commit_error(group, member_id, member_epoch)
+    if code:
+        return [code] * len(wanted)
+    return await txn_offsets.write(cg.classic, broker, group.group_id, producer_id, producer_epoch, wanted)
+
+
+def subscribed_to(group: ConsumerGroup):
+    """OffsetDelete's question: does some member consume this topic?"""
+    return lambda topic: any(m.subscribes_to(topic) for m in group.members.values())
 
 
 def fetch_error(cg: ConsumerGroupCoordinator, group_id: str, member_id: str | None, member_epoch: int) -> str | None:
