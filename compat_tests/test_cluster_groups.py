@@ -1,8 +1,10 @@
 """Consumer groups on a real cluster (issue 14 item 5): etcd and three brokers, both layouts.
 
 The coordinator of a group is the leader of the group's `__consumer_offsets` partition. Three
-kafka-python members consume a topic with replication factor 3 and commit after every poll;
-the broker FindCoordinator names is SIGKILLed while they run. Then:
+members consume a topic with replication factor 3 and commit after every poll — kafka-python
+members of a classic group, or confluent-kafka members with `group.protocol=consumer`
+(KIP-848, whose group state the new leader replays from the same partition) — and the broker
+FindCoordinator names is SIGKILLed while they run. Then:
 
 - FindCoordinator names the new leader of that offsets partition, which loaded the group:
   its committed offsets are what they were before the kill (commits are acks=all, so the new
@@ -14,8 +16,9 @@ the broker FindCoordinator names is SIGKILLed while they run. Then:
 - once the killed broker is back, exactly one broker coordinates the group: the others
   answer NOT_COORDINATOR.
 
-Brokers use a 2 s etcd session (compat_tests/cluster.py), 3 offsets partitions and a 1 s
-initial rebalance delay.
+Brokers use a 2 s etcd session (compat_tests/cluster.py), 3 offsets partitions, a 1 s
+initial rebalance delay (classic) and a 1 s consumer-group heartbeat (KIP-848: partitions move
+between members at heartbeats).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from compat_tests.broker_process import STORAGE_MODES
 from compat_tests.cluster import Cluster
 from compat_tests.group_members import PARTITIONS, RunningMember, Tracker, balanced, close_all, covered, pump, settle
 from compat_tests.raw_kafka import Client
-from compat_tests.test_groups_kafka_python import make_member
+from compat_tests import test_groups_confluent_consumer_protocol, test_groups_kafka_python
 from compat_tests.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(120)
@@ -48,7 +51,9 @@ def cluster(request):
     # extra rebalance is a chance for kafka-python 3.0.12 to drop a SyncGroup answer it got
     # (seen 1 run in ~10 with no delay: the member never takes its assignment nor heartbeats).
     c = Cluster(request.param, extra_args=("--offsets-topic-partitions", str(OFFSETS_PARTITIONS),
-                                           "--group-initial-rebalance-delay-ms", "1000"))
+                                           "--group-initial-rebalance-delay-ms", "1000",
+                                           "--group-consumer-heartbeat-interval-ms", "1000",
+                                           "--group-consumer-min-heartbeat-interval-ms", "1000"))
     try:
         c.start()
         yield c
@@ -146,8 +151,14 @@ def wait_until_committed(cluster: Cluster, node: int, group: str, topic: str, of
     return got[1]
 
 
-def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster):
+MEMBERS = {"classic": test_groups_kafka_python.make_member,
+           "consumer": test_groups_confluent_consumer_protocol.make_member}
+
+
+@pytest.mark.parametrize("protocol", sorted(MEMBERS))
+def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster, protocol):
     topic, group = unique_topic("cg"), f"cg-{uuid.uuid4().hex[:8]}"
+    make_member = MEMBERS[protocol]
     cluster.create_topic(topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
     first = produce(cluster.bootstrap, topic, "a")
     tracker = Tracker()
