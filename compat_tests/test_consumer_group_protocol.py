@@ -29,7 +29,7 @@ from compat_tests.waiting import wait_until
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION, UNKNOWN_TOPIC_ID = 0, 42, 25, 35, 100
 GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH, UNSUPPORTED_ASSIGNOR = 69, 110, 112
 STALE_MEMBER_EPOCH, INVALID_REGULAR_EXPRESSION, INCONSISTENT_GROUP_PROTOCOL = 113, 128, 23
-GROUP_SUBSCRIBED_TO_TOPIC = 86
+GROUP_SUBSCRIBED_TO_TOPIC, MEMBER_ID_REQUIRED = 86, 79
 HEARTBEAT, DESCRIBE = 68, 69
 HEARTBEAT_MS, SESSION_MS = 500, 3000
 
@@ -311,7 +311,7 @@ def test_offset_delete_keeps_the_offsets_of_subscribed_topics(client, version):
     assert kept == {named: 9, matched: 9}, kept
 
 
-def test_list_groups_says_consumer_and_a_classic_join_is_refused(client):
+def test_list_groups_says_consumer_and_a_classic_join_needs_a_readable_subscription(client):
     topic = unique_topic("kip848")
     client.create_topic(topic, partitions=1)
     m = Member(client, new_group(), topics=[topic])
@@ -321,10 +321,13 @@ def test_list_groups_says_consumer_and_a_classic_join_is_refused(client):
         ("consumer", "Stable", "consumer")
     classic = client.request(16, 5, states_filter=[], types_filter=["classic"]).groups
     assert m.group not in {g.group_id for g in classic}
-    join = client.request(11, 9, group_id=m.group, session_timeout=10_000, rebalance_timeout=10_000,
-                          member_id="", group_instance_id=None, protocol_type="consumer",
-                          protocols=[{"name": "range", "metadata": b""}], reason=None)
-    assert join.error_code == INCONSISTENT_GROUP_PROTOCOL
+    values = dict(group_id=m.group, session_timeout=10_000, rebalance_timeout=10_000, member_id="",
+                  group_instance_id=None, protocol_type="consumer", protocols=[{"name": "range", "metadata": b""}],
+                  reason=None)
+    first = client.request(11, 9, **values)
+    assert first.error_code == MEMBER_ID_REQUIRED
+    # A classic member may join (test_consumer_group_migration.py), with a subscription it can read.
+    assert client.request(11, 9, **{**values, "member_id": first.member_id}).error_code == INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_the_group_survives_a_broker_restart(broker, client):

@@ -350,6 +350,10 @@ class GroupCoordinator:
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
         group.state = GroupState.DEAD  # a timer or an append still in flight finds it dead
+        self._stop_waiting(group, "not_coordinator")
+
+    def _stop_waiting(self, group: Group, code: str) -> None:
+        """No timer runs for the group any more, and every parked request is answered `code`."""
         for timer in (group.join_timer, group.sync_timer):
             if timer is not None:
                 timer.cancel()
@@ -357,7 +361,24 @@ class GroupCoordinator:
         group.pending_members.clear()
         for member in group.members.values():
             member.cancel_expiry()
-            answer_waiters(member, "not_coordinator")
+            answer_waiters(member, code)
+
+    # --- the online migration between protocols (groups/consumer/migration.py) ----------------
+
+    def release(self, group: Group) -> None:
+        """Its members became a consumer group's: they rejoin there (REBALANCE_IN_PROGRESS to
+        what they wait for); the group stays, empty, to keep the offsets."""
+        self._stop_waiting(group, "rebalance_in_progress")
+        group.members = {}
+        group.protocol_name = group.leader_id = None
+        self._set_state(group, GroupState.EMPTY)
+
+    def adopt(self, group: Group) -> None:
+        """A consumer group turned classic again: its members' sessions run here now, and a
+        rebalance lets the classic protocol assign."""
+        for member in group.members.values():
+            self._heartbeat(group, member)
+        self._rebalance_after_change(group, Event.MEMBER_GONE)
 
     def _rebalance_after_change(self, group: Group, event: Event) -> None:
         before = group.state

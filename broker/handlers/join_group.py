@@ -1,4 +1,5 @@
-"""JoinGroup: parked until the join phase ends; the leader's answer lists every member."""
+"""JoinGroup: parked until the join phase ends; the leader's answer lists every member. A member
+joining a consumer-protocol group is answered at once from it (groups/consumer/classic_members.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from wire.protocol import response_for
 
 from broker.net.client_address import client_host
 from broker.groups.join_messages import JoinRequest, JoinResult
-from broker.groups.consumer import classic_apis
+from broker.groups.consumer import classic_apis, classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -28,8 +29,7 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id=request.member_id, members=())
-    conflict = await classic_apis.make_room_for_classic(broker.consumer_groups, request.group_id)
-    result = JoinResult(conflict, request.member_id) if conflict else await broker.groups.join(JoinRequest(
+    req = JoinRequest(
         group_id=request.group_id, member_id=request.member_id,
         group_instance_id=getattr(request, "group_instance_id", None),
         client_id=header.client_id or "", client_host=client_host.get(),
@@ -37,7 +37,13 @@ async def handle(broker, header, request):
         protocol_type=request.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
         require_known_member=header.api_version >= 4,
-    ))
+    )
+    consumer_group = broker.consumer_groups.groups.get(request.group_id)
+    if consumer_group is not None and consumer_group.members:  # Kafka 4's mixed groups
+        result = await classic_members.join(broker.consumer_groups, consumer_group, req)
+    else:
+        conflict = await classic_apis.make_room_for_classic(broker.consumer_groups, request.group_id)
+        result = JoinResult(conflict, request.member_id) if conflict else await broker.groups.join(req)
     members = tuple(make(member_cls, member_id=m, group_instance_id=i, metadata=md) for m, i, md in result.members)
     ok = result.error == "none"
     return make(

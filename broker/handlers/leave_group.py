@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from broker.groups.consumer import classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -14,11 +15,18 @@ async def handle(broker, header, request):
     if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleLeaveGroupRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), members=())
     if header.api_version < 3:
-        top, codes = broker.groups.leave(request.group_id, [(request.member_id, None)])
+        top, codes = await _leave(broker, request.group_id, [(request.member_id, None)])
         return make(cls, throttle_time=NO_THROTTLE, error_code=error(codes[0] if codes else top))
     leaving = [(m.member_id, m.group_instance_id) for m in request.members]
-    top, codes = broker.groups.leave(request.group_id, leaving)
+    top, codes = await _leave(broker, request.group_id, leaving)
     member_cls = nested(cls, "MemberResponse")
     members = tuple(make(member_cls, member_id=m, group_instance_id=i, error_code=error(c))
                     for (m, i), c in zip(leaving, codes))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error(top), members=members)
+
+
+async def _leave(broker, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[str, list[str]]:
+    consumer_group = broker.consumer_groups.groups.get(group_id)
+    if consumer_group is not None:  # classic members of a consumer-protocol group
+        return await classic_members.leave(broker.consumer_groups, consumer_group, leaving)
+    return broker.groups.leave(group_id, leaving)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from broker.groups.consumer import classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make
@@ -14,6 +15,16 @@ async def handle(broker, header, request):
     if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleSyncGroupRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"),
                     protocol_type=None, protocol_name=None, assignment=b"")
+    consumer_group = broker.consumer_groups.groups.get(request.group_id)
+    if consumer_group is not None:  # a classic member of a consumer-protocol group
+        protocol_name = getattr(request, "protocol_name", None)
+        code, assignment = classic_members.sync(
+            broker.consumer_groups, consumer_group, request.generation_id, request.member_id,
+            getattr(request, "protocol_type", None), protocol_name)
+        ok = code == "none"
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code),
+                    protocol_type="consumer" if ok else None, protocol_name=protocol_name if ok else None,
+                    assignment=assignment)
     assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
     code, assignment = await broker.groups.sync(
         request.group_id, request.generation_id, request.member_id,

@@ -16,6 +16,7 @@ class ConsumerGroupSettings:
     heartbeat_interval_ms: int  # group.consumer.heartbeat.interval.ms
     session_timeout_ms: int  # group.consumer.session.timeout.ms
     assignors: tuple[str, ...]  # group.consumer.assignors; the first is the default
+    migration_policy: str  # group.consumer.migration.policy (groups/consumer/migration.py)
 
 
 def consumer_group_settings(options: dict) -> ConsumerGroupSettings:
@@ -29,4 +30,5 @@ def consumer_group_settings(options: dict) -> ConsumerGroupSettings:
         raise click.UsageError("--group-consumer-heartbeat-interval-ms must be less than "
                                "--group-consumer-session-timeout-ms")
     assignors = tuple(dict.fromkeys(options["assignors"].split(",")))
-    return ConsumerGroupSettings(options["heartbeat_interval_ms"], options["session_timeout_ms"], assignors)
+    return ConsumerGroupSettings(options["heartbeat_interval_ms"], options["session_timeout_ms"], assignors,
+                                 options["migration_policy"])

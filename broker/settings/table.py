@@ -215,6 +215,10 @@ SETTINGS: tuple[Setting, ...] = (
     _s("group.consumer.assignors", "group-consumer-assignors", ChoiceList(("uniform", "range")), "uniform,range",
        "Server-side assignors of consumer-protocol groups; a member picks one with "
        "group.remote.assignor, the first is the default.", "consumer_group:assignors"),
+    _s("group.consumer.migration.policy", "group-consumer-migration-policy",
+       Choice(("bidirectional", "upgrade", "downgrade", "disabled")), "bidirectional",
+       "Whether a classic group becomes a consumer group when a member of the new protocol joins "
+       "(upgrade), and back when the last one leaves (downgrade).", "consumer_group:migration_policy"),
     _s("allow.internal.topic.changes", "allow-internal-topic-changes", Bool(), False,
        "Let DeleteTopics and CreatePartitions change internal topics: deleting __consumer_offsets "
        "erases every committed offset, adding partitions to it can bring back old ones after a "

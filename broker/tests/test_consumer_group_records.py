@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from broker.groups.offsets_log import BadRecord
 from broker.groups.consumer import records
-from broker.groups.consumer.consumer_group import MemberMetadata, SubscribedTopic
+from broker.groups.consumer.consumer_group import ClassicMetadata, MemberMetadata, SubscribedTopic
 from broker.groups.consumer.reconciliation import CurrentAssignment, MemberState
 
 text = st.text(max_size=12)
@@ -40,8 +40,11 @@ def test_epochs_round_trip(epoch):
     assert records.decode_epoch(records.epoch_value(epoch)) == epoch
 
 
+classic = st.none() | st.builds(ClassicMetadata, i32, st.lists(st.tuples(text, st.binary())).map(tuple))
+
+
 @given(st.builds(MemberMetadata, st.none() | text, st.none() | text, text, text, st.lists(text).map(tuple),
-                 st.none() | text, i32, st.none() | text))
+                 st.none() | text, i32, st.none() | text, classic))
 def test_member_metadata_round_trips(m):
     assert records.decode_member_metadata(records.member_metadata_value(m)) == m
 
@@ -71,3 +74,14 @@ def test_garbage_raises_bad_record_only(raw):
             decode(raw)
         except BadRecord:
             pass
+
+
+def test_a_classic_members_metadata_is_tagged_field_0():
+    """Kafka's ClassicMemberMetadata: tag 0 after the fields every member has, so a reader that
+    does not know it skips it."""
+    plain = MemberMetadata(client_id="c", client_host="h", subscribed_topic_names=("t",))
+    mixed = MemberMetadata(client_id="c", client_host="h", subscribed_topic_names=("t",),
+                           classic=ClassicMetadata(10_000, (("range", b"\x00\x01"),)))
+    tagged = records.member_metadata_value(mixed)
+    struct = b"\x00\x00\x27\x10" + b"\x02" + b"\x06range" + b"\x03\x00\x01" + b"\x00" + b"\x00"
+    assert tagged == records.member_metadata_value(plain)[:-1] + b"\x01\x00" + bytes([len(struct)]) + struct

@@ -1,9 +1,11 @@
 """What the older group APIs do with a consumer-protocol group, as Kafka 4's coordinator does.
 
 - OffsetCommit: a member commits at its current member epoch (STALE_MEMBER_EPOCH otherwise,
+  ILLEGAL_GENERATION for a classic member, whose generation is its member epoch;
   UNKNOWN_MEMBER_ID for a stranger); a commit with epoch -1 and no member (admin tools,
   `assign()` consumers) only while the group has no members. A consumer-protocol member must
-  use OffsetCommit v9+ (UNSUPPORTED_VERSION), whose field is the member epoch.
+  use OffsetCommit v9+ (UNSUPPORTED_VERSION), whose field is the member epoch; a classic
+  member any version.
 - TxnOffsetCommit: the same member and epoch check at every version (its generation field
   carries the member epoch), as Kafka's validateOffsetCommit with isTransactional: v0-v2 name
   no member, so they may commit only while the group has no members.
@@ -11,8 +13,8 @@
 - OffsetDelete: a topic some member subscribes to (by name or regex) keeps its offsets
   (GROUP_SUBSCRIBED_TO_TOPIC), as Kafka's ConsumerGroup.isSubscribedToTopic.
 - DeleteGroups: an empty group goes with its offsets (NON_EMPTY_GROUP otherwise).
-- JoinGroup: a classic member may not join a group with consumer-protocol members
-  (INCONSISTENT_GROUP_PROTOCOL); an empty consumer group gives way and becomes classic.
+- JoinGroup: a classic member joins a group with members as one of them (classic_members.py);
+  an empty consumer group gives way and becomes classic.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def _member_error(group: ConsumerGroup, member_id: str | None, member_epoch: int
     member = group.members.get(member_id or "")
     if member is None:
         return "unknown_member_id"
-    return "stale_member_epoch" if member_epoch != member.current.epoch else None
+    if member_epoch == member.current.epoch:
+        return None
+    return "stale_member_epoch" if member.metadata.classic is None else "illegal_generation"
 
 
 def txn_commit_error(group: ConsumerGroup, member_id: str, member_epoch: int) -> str | None:
@@ -46,7 +50,8 @@ def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int, api_ve
     if member_epoch < 0 and not group.members:
         return None
     code = _member_error(group, member_id, member_epoch)
-    if code == "unknown_member_id" or api_version >= MEMBER_EPOCH_COMMIT_VERSION:
+    member = group.members.get(member_id)
+    if code == "unknown_member_id" or api_version >= MEMBER_EPOCH_COMMIT_VERSION or member.metadata.classic:
         return code
     return "unsupported_version"  # a consumer-protocol member commits at its epoch, v9+
 

@@ -40,6 +40,15 @@ class ConsumerGroupState(enum.Enum):
 
 
 @dataclass(frozen=True)
+class ClassicMetadata:
+    """A member that joined through JoinGroup (Kafka 4's mixed groups): its session timeout and
+    the protocols it offered, kept so the group can become classic again."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]  # (name, ConsumerProtocolSubscription) by preference
+
+
+@dataclass(frozen=True)
 class MemberMetadata:
     """What a member says about itself: Kafka's ConsumerGroupMemberMetadata record."""
 
@@ -51,6 +60,7 @@ class MemberMetadata:
     subscribed_topic_regex: str | None = None
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
+    classic: ClassicMetadata | None = None  # None: the member heartbeats with ConsumerGroupHeartbeat
 
 
 @dataclass(frozen=True)

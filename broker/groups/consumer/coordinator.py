@@ -23,9 +23,11 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, replace
+from typing import Callable, TypeVar
 
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
+from broker.groups.consumer import migration
 from broker.groups.consumer import records as rec
 from broker.groups.consumer import topic_partitions as tp
 from broker.groups.consumer.assignor_spec import MemberSpec
@@ -40,6 +42,7 @@ from broker.groups.consumer.topic_partitions import Assignment
 from broker.settings.consumer_group_options import ConsumerGroupSettings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # The log's error -> what the member is told, as Kafka's coordinator runtime maps them.
 _WRITE_ERRORS = {"not_leader_or_follower": "not_coordinator", "kafka_storage_error": "not_coordinator",
@@ -56,7 +59,9 @@ class HeartbeatResult:
     assignment: Assignment | None = None  # None: unchanged, not sent
 
 
-class _Refused(Exception):
+class Refused(Exception):
+    """A change the coordinator refuses: the member gets `error` and the group stays as it was."""
+
     def __init__(self, error: str, message: str | None = None) -> None:
         super().__init__(message or error)
         self.error, self.message = error, message
@@ -68,8 +73,9 @@ class ConsumerGroupCoordinator:
         self.groups: dict[str, ConsumerGroup] = {}
         self.classic = classic
         self.store = store
-        self._topics = topics
+        self.topics = topics
         self.settings = settings
+        self.upgrading: set[str] = set()  # classic groups being converted (migration.py)
 
     def coordinator_error(self, group_id: str) -> str | None:
         return self.classic.coordinator_error(group_id)
@@ -86,40 +92,68 @@ class ConsumerGroupCoordinator:
             return HeartbeatResult(not_here)
         classic = self.classic.groups.get(req.group_id)
         if classic is not None and classic.members:
-            return HeartbeatResult("group_id_not_found", f"Group {req.group_id} is not a consumer group.")
+            if req.member_epoch != 0 or not migration.may_upgrade(self.settings, classic):
+                return HeartbeatResult("group_id_not_found", f"Group {req.group_id} is not a consumer group.")
+            written = await migration.upgrade(self, classic)  # the first member of the new protocol
+            if written != "none":
+                return HeartbeatResult(written)
         group = self.groups.get(req.group_id)
         if group is None:
             if req.member_epoch != 0:
                 return HeartbeatResult("unknown_member_id", f"Group {req.group_id} has no member {req.member_id}.")
             group = self.groups[req.group_id] = ConsumerGroup(req.group_id)
+        code, message, result = await self.change(group, lambda records: self._apply(group, req, records))
+        if code != "none":
+            return HeartbeatResult(code, message)
+        if req.member_epoch == LEAVE_EPOCH:
+            await migration.maybe_downgrade(self, group)  # the last member of the new protocol may be gone
+        member = group.members.get(result.member_id or "")
+        if member is not None and result.member_epoch >= 0:
+            self.arm_session(group, member)
+            self._arm_revocation(group, member)
+        return result
+
+    async def change(self, group: ConsumerGroup, apply: Callable[[list], T], after=None
+                     ) -> tuple[str, str | None, T | None]:
+        """(error, message, what `apply(records)` returned): `apply` changes the group under its
+        lock and lists the records saying so; they are stored before anyone is answered, or the
+        group is put back as it was. `after(result)`, still under the lock, follows a stored change."""
         async with group.lock:
-            if self.groups.get(req.group_id) is not group:
-                return HeartbeatResult("not_coordinator")  # unloaded while this request waited
+            if self.groups.get(group.group_id) is not group:
+                return "not_coordinator", None, None  # unloaded while this request waited
             saved, records = GroupSnapshot(group), []
             try:
-                result = self._apply(group, req, records)
-            except _Refused as exc:
+                result = apply(records)
+            except Refused as exc:
                 saved.restore(group)
                 self._forget_if_new(group)
-                return HeartbeatResult(exc.error, exc.message)
+                return exc.error, exc.message, None
             stored = await self.store.append(group.group_id, records) if records else "none"
             if stored != "none":
-                log.info("group %s: writing the heartbeat's records failed: %s", group.group_id, stored)
+                log.info("group %s: writing a change's records failed: %s", group.group_id, stored)
                 saved.restore(group)
                 self._rearm(group)
                 self._forget_if_new(group)
-                return HeartbeatResult(_WRITE_ERRORS.get(stored, "coordinator_not_available"))
-            member = group.members.get(result.member_id or "")
-            if member is not None and result.member_epoch >= 0:
-                self.arm_session(group, member)
-                self._arm_revocation(group, member)
-            return result
+                return _WRITE_ERRORS.get(stored, "coordinator_not_available"), None, None
+            return "none", None, result
 
     def _apply(self, group: ConsumerGroup, req: HeartbeatRequest, records: list) -> HeartbeatResult:
         if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return self._leave(group, req, records)
         member, new, bump = self._member_for(group, req, records)
-        metadata = _updated(member.metadata, req)
+        if member.metadata.classic is not None:
+            raise Refused("unknown_member_id", f"Member {member.member_id} uses the classic protocol.")
+        before = member.current
+        current = self.update_member(group, member, _updated(member.metadata, req), new, bump, req.owned, records)
+        send = req.member_epoch == 0 or req.is_full or current.assigned != before.assigned
+        return HeartbeatResult(member_id=member.member_id, member_epoch=current.epoch,
+                               heartbeat_interval_ms=self.settings.heartbeat_interval_ms,
+                               assignment=tp.normal(current.assigned) if send else None)
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerMember, metadata: MemberMetadata, new: bool,
+                      bump: bool, owned: Assignment | None, records: list) -> CurrentAssignment:
+        """A member's heartbeat or classic join: its metadata, then the group epoch and the target
+        if what the assignor sees moved, then the member's step toward its target."""
         subscription_changed = _subscription(metadata) != _subscription(member.metadata)
         if new or metadata != member.metadata:
             bump = bump or subscription_changed or metadata.server_assignor != member.metadata.server_assignor
@@ -133,17 +167,14 @@ class ConsumerGroupCoordinator:
             current = reconcile(before, target_epoch=group.assignment_epoch,
                                 target=group.targets.get(member.member_id, {}),
                                 subscribed=group.subscribed_ids(member), owner_epoch=group.owner_epoch,
-                                owned=req.owned, subscription_changed=subscription_changed)
+                                owned=owned, subscription_changed=subscription_changed)
         except Fenced as exc:
-            raise _Refused("fenced_member_epoch", str(exc)) from None
+            raise Refused("fenced_member_epoch", str(exc)) from None
         if current != before:
             group.set_current(member, current)
             records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
                             rec.current_assignment_value(current)))
-        send = req.member_epoch == 0 or req.is_full or current.assigned != before.assigned
-        return HeartbeatResult(member_id=member.member_id, member_epoch=current.epoch,
-                               heartbeat_interval_ms=self.settings.heartbeat_interval_ms,
-                               assignment=tp.normal(current.assigned) if send else None)
+        return current
 
     def _member_for(self, group: ConsumerGroup, req: HeartbeatRequest,
                     records: list) -> tuple[ConsumerMember, bool, bool]:
@@ -161,7 +192,7 @@ class ConsumerGroupCoordinator:
             return member, False, False  # its join answer was lost: it keeps what it has
         member = group.members.get(req.member_id)
         if member is None:
-            raise _Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
         _check_epoch(member, req)
         return member, False, False
 
@@ -175,7 +206,7 @@ class ConsumerGroupCoordinator:
             member = group.members[member_id] = ConsumerMember(member_id)
             return member, True, True
         if existing.current.epoch != STATIC_LEAVE_EPOCH:
-            raise _Refused("unreleased_instance_id", f"Static member {existing.member_id} with instance id "
+            raise Refused("unreleased_instance_id", f"Static member {existing.member_id} with instance id "
                            f"{req.instance_id} is present in the consumer group {group.group_id}.")
         # The instance comes back under a new member id: it takes over its old self's
         # assignment and target, and the group epoch stays (the assignor sees the same group).
@@ -193,7 +224,7 @@ class ConsumerGroupCoordinator:
         if member is None and req.member_epoch == STATIC_LEAVE_EPOCH:
             member = group.member_by_instance(req.instance_id)
         if member is None:
-            raise _Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             # It will be back: its partitions stay its own until then or until its session ends.
             current = replace(member.current, epoch=STATIC_LEAVE_EPOCH)
@@ -202,12 +233,12 @@ class ConsumerGroupCoordinator:
                             rec.current_assignment_value(current)))
             return HeartbeatResult(member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH)
         log.info("group %s: member %s left", group.group_id, member.member_id)
-        self._remove_member(group, member, records)
+        self.remove_member(group, member, records)
         return HeartbeatResult(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
     # --- the group epoch and the target ----------------------------------------------------------
 
-    def _remove_member(self, group: ConsumerGroup, member: ConsumerMember, records: list) -> None:
+    def remove_member(self, group: ConsumerGroup, member: ConsumerMember, records: list) -> None:
         self._drop_member_records(group, member, records)
         group.remove(member)
         self._refresh_topics(group, records, bump=True)
@@ -217,16 +248,16 @@ class ConsumerGroupCoordinator:
         for record_type in (rec.CURRENT_ASSIGNMENT, rec.TARGET_MEMBER, rec.MEMBER_METADATA):
             records.append((rec.key(record_type, group.group_id, member.member_id), None))
 
-    def _resolve(self, group: ConsumerGroup) -> dict[uuid.UUID, SubscribedTopic]:
+    def resolve(self, group: ConsumerGroup) -> dict[uuid.UUID, SubscribedTopic]:
         """The topics some member subscribes to, as they are now."""
         out = {}
-        for topic in list(self._topics().values()):
+        for topic in list(self.topics().values()):
             if any(m.subscribes_to(topic.name) for m in group.members.values()):
                 out[topic.topic_id] = SubscribedTopic(topic.topic_id, topic.name, len(topic.partitions))
         return out
 
     def _refresh_topics(self, group: ConsumerGroup, records: list, bump: bool) -> None:
-        topics = self._resolve(group)
+        topics = self.resolve(group)
         if topics != group.topics:
             group.topics = topics
             records.append((rec.key(rec.PARTITION_METADATA, group.group_id),
@@ -259,8 +290,9 @@ class ConsumerGroupCoordinator:
     def arm_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         if member.expiry is not None:
             member.expiry.cancel()
+        classic = member.metadata.classic  # a classic member keeps the session it joined with
         member.expiry = asyncio.get_running_loop().call_later(
-            self.settings.session_timeout_ms / 1000,
+            (classic.session_timeout_ms if classic else self.settings.session_timeout_ms) / 1000,
             lambda: asyncio.ensure_future(self._expire(group, member, "session timed out", None)))
 
     def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
@@ -293,12 +325,15 @@ class ConsumerGroupCoordinator:
                 member.expiry = None
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
-            self._remove_member(group, member, records)
+            self.remove_member(group, member, records)
             stored = await self.store.append(group.group_id, records)
             if stored != "none":
                 log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored)
                 saved.restore(group)
                 self._rearm(group)  # tried again at the next session timeout
+                return
+        if member.metadata.classic is None:
+            await migration.maybe_downgrade(self, group)
 
     # --- unloading, deleting -----------------------------------------------------------------------
 
@@ -326,12 +361,12 @@ def _check_epoch(member: ConsumerMember, req: HeartbeatRequest) -> None:
     answer that moved it on was lost and the member holds no more than it is assigned now."""
     epoch = member.current.epoch
     if req.member_epoch > epoch:
-        raise _Refused("fenced_member_epoch", f"The consumer group member has a greater member epoch "
+        raise Refused("fenced_member_epoch", f"The consumer group member has a greater member epoch "
                        f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
                        "The member must abandon all its partitions and rejoin.")
     if req.member_epoch < epoch and not (req.member_epoch == member.current.previous_epoch and req.owned is not None
                                          and tp.is_subset(req.owned, member.current.assigned)):
-        raise _Refused("fenced_member_epoch", f"The consumer group member has a smaller member epoch "
+        raise Refused("fenced_member_epoch", f"The consumer group member has a smaller member epoch "
                        f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
                        "The member must abandon all its partitions and rejoin.")
 

@@ -13,6 +13,9 @@ per field; written empty, skipped when read). A null value (tombstone) deletes t
     type 5 ConsumerGroupMemberMetadata key group | member   value instance_id? | rack_id? | client_id
                                                                   | client_host | [] topic names | regex?
                                                                   | rebalance_timeout int32 | assignor?
+                                                                  | tag 0: classic member metadata
+                                                                    [session_timeout int32 | []
+                                                                     (name string | metadata bytes)]
     type 6 ConsumerGroupTargetAssignmentMetadata key group   value int32 assignment_epoch
     type 7 ConsumerGroupTargetAssignmentMember key group | member  value [topic_id | [] int32]
     type 8 ConsumerGroupCurrentMemberAssignment key group | member value int32 epoch
@@ -32,7 +35,7 @@ from typing import Callable
 
 from broker.groups.offsets_log import BadRecord
 from broker.groups.consumer import topic_partitions as tp
-from broker.groups.consumer.consumer_group import MemberMetadata, SubscribedTopic
+from broker.groups.consumer.consumer_group import ClassicMetadata, MemberMetadata, SubscribedTopic
 from broker.groups.consumer.reconciliation import CurrentAssignment, MemberState
 from broker.groups.consumer.topic_partitions import Assignment
 
@@ -42,6 +45,7 @@ MEMBER_KEYED = frozenset({MEMBER_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT})
 TYPES = frozenset({GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_METADATA, TARGET_MEMBER,
                    CURRENT_ASSIGNMENT})
 VALUE_VERSION = 0
+CLASSIC_MEMBER_TAG = 0  # ConsumerGroupMemberMetadataValue.ClassicMemberMetadata
 
 _I8, _I16, _I32 = struct.Struct(">b"), struct.Struct(">h"), struct.Struct(">i")
 
@@ -91,7 +95,11 @@ def member_metadata_value(m: MemberMetadata) -> bytes:
     w = _Writer().string(m.instance_id).string(m.rack_id).string(m.client_id).string(m.client_host)
     w.array(list(m.subscribed_topic_names), w.string)
     w.string(m.subscribed_topic_regex).i32(m.rebalance_timeout_ms).string(m.server_assignor)
-    return bytes(w.tags().out)
+    if m.classic is None:
+        return bytes(w.tags().out)
+    c = _Writer(versioned=False).i32(m.classic.session_timeout_ms)
+    c.array(list(m.classic.protocols), lambda p: c.string(p[0]).bytes(p[1]).tags())
+    return bytes(w.tags({CLASSIC_MEMBER_TAG: bytes(c.tags().out)}).out)
 
 
 def target_member_value(assignment: Assignment) -> bytes:
@@ -128,9 +136,16 @@ def decode_member_metadata(raw: bytes) -> MemberMetadata:
     r = _Reader(raw, versioned=True)
     instance_id, rack_id, client_id, client_host = r.string(), r.string(), r.string() or "", r.string() or ""
     names = tuple(r.array(r.string))
-    m = MemberMetadata(instance_id, rack_id, client_id, client_host, names, r.string(), r.i32(), r.string())
-    r.tags()
-    return m
+    regex, rebalance_timeout, assignor = r.string(), r.i32(), r.string()
+    classic = r.tags().get(CLASSIC_MEMBER_TAG)
+    if classic is not None:
+        c = _Reader(classic)
+        session_timeout = c.i32()
+        protocols = tuple(c.array(lambda: (c.string() or "", c.bytes(), c.tags())[:2]))
+        c.tags()
+        classic = ClassicMetadata(session_timeout, protocols)
+    return MemberMetadata(instance_id, rack_id, client_id, client_host, names, regex, rebalance_timeout, assignor,
+                          classic)
 
 
 def decode_target_member(raw: bytes) -> Assignment:
@@ -151,8 +166,8 @@ def decode_current_assignment(raw: bytes) -> CurrentAssignment:
 # --- the flexible encoding -------------------------------------------------------------------
 
 class _Writer:
-    def __init__(self) -> None:
-        self.out = bytearray(_I16.pack(VALUE_VERSION))
+    def __init__(self, versioned: bool = True) -> None:
+        self.out = bytearray(_I16.pack(VALUE_VERSION) if versioned else b"")
 
     def i8(self, v: int) -> _Writer:
         self.out += _I8.pack(v)
@@ -177,6 +192,11 @@ class _Writer:
         self.out += data
         return self
 
+    def bytes(self, v: bytes) -> _Writer:
+        self.uvarint(len(v) + 1)
+        self.out += v
+        return self
+
     def uuid(self, v: uuid.UUID) -> _Writer:
         self.out += v.bytes
         return self
@@ -191,8 +211,12 @@ class _Writer:
         topics = sorted(tp.normal(a).items(), key=lambda kv: str(kv[0]))
         return self.array(topics, lambda kv: self.uuid(kv[0]).array(sorted(kv[1]), self.i32).tags())
 
-    def tags(self) -> _Writer:
-        return self.uvarint(0)
+    def tags(self, fields: dict[int, bytes] | None = None) -> _Writer:
+        self.uvarint(len(fields or {}))
+        for tag, data in sorted((fields or {}).items()):
+            self.uvarint(tag).uvarint(len(data))
+            self.out += data
+        return self
 
 
 class _Reader:
@@ -249,6 +273,12 @@ class _Reader:
         n = self.uvarint()
         return None if n == 0 else self._text(n - 1)
 
+    def bytes(self) -> bytes:
+        n = self.uvarint()
+        if n == 0:
+            raise BadRecord("null bytes where bytes are required")
+        return self._raw(n - 1)
+
     def uuid(self) -> uuid.UUID:
         return uuid.UUID(bytes=self._raw(16))
 
@@ -266,7 +296,10 @@ class _Reader:
 
         return tp.normal(dict(self.array(topic)))
 
-    def tags(self) -> None:
+    def tags(self) -> dict[int, bytes]:
+        """The tagged fields, by tag (those this broker does not know are skipped by callers)."""
+        fields = {}
         for _ in range(self.uvarint()):
-            self.uvarint()
-            self._raw(self.uvarint())
+            tag = self.uvarint()
+            fields[tag] = self._raw(self.uvarint())
+        return fields
