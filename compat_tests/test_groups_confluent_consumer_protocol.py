@@ -15,8 +15,9 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from compat_tests import group_scenarios as gs
+from compat_tests import group_scenarios as gs, test_groups_confluent
 from compat_tests.broker_process import BrokerProcess
+from compat_tests.raw_kafka import Client
 from compat_tests.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(150)
@@ -152,3 +153,42 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(broker):
         assert got == {(later, 0, b"b1-00000"), (later, 1, b"b1-00001")}, got
     finally:
         c.close()
+
+
+def test_a_classic_member_and_a_new_one_share_a_group_as_it_upgrades_and_downgrades(broker):
+    """Kafka 4's mixed groups: a classic confluent-kafka consumer's group becomes a consumer group
+    when a group.protocol=consumer member joins, the two split the partitions, and the group is
+    classic again when the new member leaves: every record is read once, none skipped."""
+    bootstrap = broker.bootstrap
+    topic, group = gs.new_topic(bootstrap, "kip848-mixed"), gs.new_group("kip848-mixed")
+    classic = gs.RunningMember(test_groups_confluent.make_member(bootstrap, topic, group, "mixed-classic"))
+    members = [classic]
+    tracker = gs.Tracker()
+    try:
+        gs.pump(members, tracker, gs.balanced(members, [gs.PARTITIONS]), 30, "the classic member gets everything")
+        produced = gs.produce(bootstrap, topic, 1, 300)
+        gs.pump(members, tracker, gs.covered(tracker, produced), 30, "batch 1 consumed by the classic member")
+        new = gs.RunningMember(make_member(bootstrap, topic, group, "mixed-new"))
+        members.append(new)
+        gs.pump(members, tracker, gs.balanced(members, [3, 3]), 40, "the new member takes 3 of the 6 partitions")
+        assert group_type(broker, group) == "consumer"
+        produced.update(gs.produce(bootstrap, topic, 2, 300))
+        gs.pump(members, tracker, gs.covered(tracker, produced), 30, "batch 2 consumed by both")
+        assert {d.member for d in tracker.deliveries if d.value.startswith("b2-")} == {"mixed-classic", "mixed-new"}
+        new.close()
+        members.remove(new)
+        gs.pump(members, tracker, gs.balanced(members, [gs.PARTITIONS]), 40,
+                "the classic member takes everything back once the group is classic again")
+        assert group_type(broker, group) == "classic"
+        produced.update(gs.produce(bootstrap, topic, 3, 300))
+        gs.pump(members, tracker, gs.covered(tracker, produced), 30, "batch 3 consumed by the classic member")
+        gs.settle(members, tracker)
+        gs.assert_exactly_once(produced, tracker.deliveries)
+    finally:
+        gs.close_all(members)
+
+
+def group_type(broker, group: str) -> str | None:
+    with Client.to(broker) as client:
+        listed = client.request(16, 5, states_filter=[], types_filter=[]).groups
+    return {g.group_id: g.group_type for g in listed}.get(group)
