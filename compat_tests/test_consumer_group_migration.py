@@ -17,7 +17,7 @@ import pytest
 from broker.groups.consumer.consumer_protocol import decode_assignment
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client
-from compat_tests.test_consumer_group_protocol import Member, commit, fetch, new_group
+from compat_tests.test_consumer_group_protocol import Member, commit, describe, fetch, new_group
 from compat_tests.test_group_protocol_versions import heartbeat, join, sync
 from compat_tests.topics import unique_topic
 
@@ -113,6 +113,8 @@ def test_a_classic_group_upgrades_and_its_member_shares_with_the_new_one(client)
     assert old.heartbeat() == NONE
     new.heartbeat()
     assert new.partitions() == {(topic_id, p) for p in {0, 1, 2, 3} - old.owned}
+    types = {m.member_id: m.member_type for m in describe(client, old.group).members}
+    assert types == {old.member_id: 0, new.member_id: 1}, "ConsumerGroupDescribe v1: classic 0, consumer 1"
     assert old.heartbeat() == NONE
     assert commit(client, old.group, topic, 9, old.generation - 1, old.member_id, version=8) == ILLEGAL_GENERATION
     assert fetch(client, old.group).topics[0].partitions[0].committed_offset == 8

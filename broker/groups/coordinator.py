@@ -35,7 +35,7 @@ class GroupCoordinator:
         self._store = store
         self._initial_delay = initial_rebalance_delay_ms / 1000
         # group.min.session.timeout.ms / group.max.session.timeout.ms
-        self._min_session_ms, self._max_session_ms = session_timeout_range_ms
+        self.session_timeout_range_ms = session_timeout_range_ms
         # None: every group is ours (one broker). In a cluster: the offsets partitions this
         # broker leads and has loaded.
         self.local_partitions: set[int] | None = None
@@ -54,7 +54,7 @@ class GroupCoordinator:
         not_here = self.coordinator_error(req.group_id)
         if not_here:
             return JoinResult(not_here, req.member_id)
-        if not self._min_session_ms <= req.session_timeout_ms <= self._max_session_ms:
+        if not self.session_timeout_range_ms[0] <= req.session_timeout_ms <= self.session_timeout_range_ms[1]:
             return JoinResult("invalid_session_timeout", req.member_id)
         group = self.groups.get(req.group_id)
         if group is None:

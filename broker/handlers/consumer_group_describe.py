@@ -17,7 +17,7 @@ from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
-CONSUMER_MEMBER = 1
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # v1's member type: which protocol the member speaks
 
 
 async def handle(broker, header, request):
@@ -58,7 +58,8 @@ def _describe(broker, cls, coordinator, group: ConsumerGroup):
              rack_id=m.metadata.rack_id, member_epoch=m.current.epoch, client_id=m.metadata.client_id,
              client_host=m.metadata.client_host, subscribed_topic_names=m.metadata.subscribed_topic_names,
              subscribed_topic_regex=m.metadata.subscribed_topic_regex, assignment=assignment(m.current.assigned),
-             target_assignment=assignment(group.targets.get(m.member_id, {})), member_type=CONSUMER_MEMBER)
+             target_assignment=assignment(group.targets.get(m.member_id, {})),
+             member_type=CLASSIC_MEMBER if m.metadata.classic else CONSUMER_MEMBER)
         for m in group.members.values())
     assignor = preferred_assignor(coordinator.settings.assignors,
                                   (m.metadata.server_assignor for m in group.members.values()))

@@ -41,6 +41,9 @@ async def join(cg: ConsumerGroupCoordinator, group: ConsumerGroup, req: JoinRequ
     not_here = cg.coordinator_error(group.group_id)
     if not_here:
         return JoinResult(not_here, req.member_id)
+    lo, hi = cg.classic.session_timeout_range_ms  # group.min/max.session.timeout.ms, as a classic join
+    if not lo <= req.session_timeout_ms <= hi:
+        return JoinResult("invalid_session_timeout", req.member_id)
     if req.protocol_type != CONSUMER_PROTOCOL or not req.protocols:
         return JoinResult("inconsistent_group_protocol", req.member_id)
     member_id = req.member_id or str(uuid.uuid4())
