@@ -94,6 +94,13 @@ bench-replicated: $(BENCH_STAMP)
 bench-compaction: $(BENCH_STAMP)
 	$(BIN)/python bench/compaction.py
 
+# Transactions (bench/transactions.py): transactional produce (a commit every 100 / 1,000 / 10,000
+# records) against idempotent, 1 and 64 partitions, and read_committed against read_uncommitted
+# with 10% of transactions aborted, both layouts; about 6 minutes.
+.PHONY: bench-transactions
+bench-transactions: $(BENCH_STAMP)
+	$(BIN)/python bench/transactions.py
+
 # Orders -> twinlog -> Spark Structured Streaming (windows, watermark) -> parquet + twinlog topic,
 # on local Spark against a broker started for the run (needs Java 17; see spark/demo.py).
 spark-demo: $(TEST_STAMP)

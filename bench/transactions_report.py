@@ -1,0 +1,56 @@
+"""The transactions benchmark's tables (transactions.py): produce per layout and partition count
+against the idempotent producer of the same run and against the mock broker's ceiling, and
+read_committed against read_uncommitted over a log with 10% of its transactions aborted."""
+
+from __future__ import annotations
+
+
+def _producer(txn: int) -> str:
+    return "idempotent" if not txn else f"commit every {txn:,}"
+
+
+def _rate(x: float) -> str:
+    return f"{x:,.1f}"
+
+
+def _ms(x) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def markdown(r: dict) -> str:
+    m = r["machine"]
+    mock = {c["txn_records"]: c["msgs_s"] for c in r["mock"]}
+    lines = [f"Transactions benchmark: {m['nproc']} cores ({m['cpu_model']}), Python {m['python']}, "
+             f"librdkafka {m['librdkafka']}, commit {m['git_commit']}, load average at start "
+             f"{', '.join(f'{x:.1f}' for x in r['load_average'])}; {r['settings']['record_size']} B records, "
+             f"{r['settings']['seconds']:.0f} s per produce cell.", ""]
+    lines.append("Load generator against librdkafka's mock broker (1 partition): "
+                 + ", ".join(f"{_producer(t)} {v:,.0f} msg/s" for t, v in mock.items()) + ".")
+    for lay in r["layouts"]:
+        c = lay["ceilings"]
+        lines.append(f"{lay['layout']}: dd (fdatasync) {c['dd_mb_s']:,.0f} MB/s, write() into the page cache "
+                     f"{c['page_cache_mb_s']:,.0f} MB/s.")
+    lines += ["", "| layout | partitions | producer | msg/s | MB/s | × idempotent | × mock | txn/s | commit p50 / p99 ms "
+              "| markers per txn | broker CPU | client CPU |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for lay in r["layouts"]:
+        base = {c["partitions"]: c["msgs_s"] for c in lay["produce"] if not c["txn_records"]}
+        for c in lay["produce"]:
+            t = c["txn_records"]
+            lines.append(
+                f"| {lay['layout']} | {c['partitions']} | {_producer(t)} | {c['msgs_s']:,.0f} | {c['mb_s']:.1f} | "
+                f"{c['msgs_s'] / base[c['partitions']]:.2f} | {c['msgs_s'] / mock[t]:.2f} | "
+                f"{_rate(c['txns_s']) if t else '—'} | {_ms(c['commit']['p50_ms'])} / {_ms(c['commit']['p99_ms'])} | "
+                f"{c['markers_per_txn']:.1f} | {c['broker_cpu']:.0%} | {c['client_cpu']:.0%} |")
+    s = r["settings"]
+    lines += ["", f"Consume: {s['fill_records']:,} records in transactions of {s['consume_txn']:,}, every 10th "
+              f"aborted; best of {s['consume_rounds']} alternated passes after a warming pass.", "",
+              "| layout | partitions | isolation | records/s | MB/s | offsets/s | × read_uncommitted (records/s) "
+              "| broker CPU | client CPU |", "|---|---|---|---|---|---|---|---|---|"]
+    for lay in r["layouts"]:
+        for c in lay["consume"]:
+            unc = c["best"]["read_uncommitted"]["msgs_s"]
+            for iso, b in c["best"].items():
+                lines.append(f"| {lay['layout']} | {c['partitions']} | {iso} | {b['msgs_s']:,.0f} | {b['mb_s']:.1f} | "
+                             f"{b['offsets_s']:,.0f} | {b['msgs_s'] / unc:.2f} | {b['broker_cpu']:.0%} | "
+                             f"{b['client_cpu']:.0%} |")
+    return "\n".join(lines) + "\n"
