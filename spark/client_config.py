@@ -65,15 +65,29 @@ def _translate(params: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
+
+
+def isolation_level(params: Mapping[str, str]) -> str:
+    """kafka.isolation.level, the connector's default read_uncommitted where it is not given.
+    The executors' consumers and the driver's ListOffsets both take it, so a read_committed
+    query's latest offset is the last stable offset and no range reaches into an open
+    transaction (the connector's KafkaOffsetReaderAdmin does the same)."""
+    level = params.get("isolation.level", ISOLATION_LEVELS[0])
+    if level not in ISOLATION_LEVELS:
+        raise OptionError(f"kafka.isolation.level must be one of {list(ISOLATION_LEVELS)}, got {level!r}")
+    return level
+
+
 def consumer_config(bootstrap: str, params: Mapping[str, str], group_id: str) -> dict:
     config = {
         "bootstrap.servers": bootstrap,
-        "isolation.level": "read_uncommitted",
         "client.id": f"{group_id}-client",
         "logger": LIBRDKAFKA_LOG,
     }
     config.update(_translate(params))
     config.update({
+        "isolation.level": isolation_level(params),
         # Not overridable: the checkpoint, not Kafka, owns the offsets (as in the connector).
         "group.id": group_id,
         "enable.auto.commit": False,

@@ -2,7 +2,8 @@
 
 Like the connector's KafkaOffsetReaderAdmin, the driver talks to the cluster through an admin
 client only: Metadata to find partitions (describeTopics / listTopics), ListOffsets for
-earliest, latest and by-timestamp offsets with isolation level read_uncommitted. No consumer
+earliest, latest and by-timestamp offsets with the query's kafka.isolation.level (so under
+read_committed "latest" is the last stable offset, below any open transaction). No consumer
 runs on the driver, so nothing joins a group or holds a fetch session there.
 
 On a cluster a leader can move under a query. A call that fails with a retriable error (no
@@ -24,7 +25,7 @@ from confluent_kafka import IsolationLevel, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec as KafkaOffsetSpec
 
-from spark.client_config import admin_config
+from spark.client_config import admin_config, isolation_level
 from spark.offsets import PartitionOffsets, TopicPartition
 from spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, TopicSelection
 
@@ -60,6 +61,8 @@ class KafkaMetadata:
     def __init__(self, bootstrap: str, params: Mapping[str, str], timeout_s: float = DEFAULT_TIMEOUT_S,
                  retries: int = 3, retry_interval_ms: int = 1000):
         self._config = admin_config(bootstrap, params)
+        self._isolation = (IsolationLevel.READ_COMMITTED if isolation_level(params) == "read_committed"
+                           else IsolationLevel.READ_UNCOMMITTED)
         self._admin = AdminClient(self._config)
         self._timeout = timeout_s
         self._retries = retries
@@ -100,7 +103,7 @@ class KafkaMetadata:
 
         def list_offsets() -> dict[TopicPartition, int]:
             futures = self._admin.list_offsets(
-                wanted, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=self._timeout)
+                wanted, isolation_level=self._isolation, request_timeout=self._timeout)
             found = {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
             missing = sorted(tp for tp, off in found.items() if off < 0)
             if missing and not by_timestamp:  # -1 is a real answer only for a timestamp

@@ -58,6 +58,13 @@ def test_kafka_params_pass_through():
     assert producer_config("h:1", {})["acks"] == "all"
 
 
+def test_isolation_level_is_checked_and_defaults_to_read_uncommitted():
+    assert consumer_config("h:1", {}, "g")["isolation.level"] == "read_uncommitted"
+    assert consumer_config("h:1", {"isolation.level": "read_committed"}, "g")["isolation.level"] == "read_committed"
+    with pytest.raises(OptionError, match="isolation.level"):
+        consumer_config("h:1", {"isolation.level": "committed"}, "g")
+
+
 def test_offsets_json_shape_round_trips():
     offsets = {("b", 1): 7, ("a", 10): 3, ("a", 2): 5}
     assert to_json_dict(offsets) == {"a": {"2": 5, "10": 3}, "b": {"1": 7}}
