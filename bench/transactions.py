@@ -181,8 +181,10 @@ def run_layout(layout: str, ns, work: Path, broker_cpus, client_cpus) -> dict:
                 out["produce"].append(produce_cell(broker, layout, partitions, txn, ns, client_cpus))
                 c = out["produce"][-1]
                 print(f"{layout:9} p{partitions:<3} {'idempotent' if not txn else f'commit/{txn}':>12}: "
-                      f"{c['msgs_s']:>10,.0f} msg/s {c['txns_s']:8,.1f} txn/s, commit p50 {c['commit']['p50_ms'] or 0:.1f} ms, "
-                      f"markers/txn {c['markers_per_txn']:.1f}, broker CPU {c['broker_cpu']:.0%}, "
+                      f"{c['msgs_s']:>10,.0f} msg/s"
+                      + (f", {c['txns_s']:,.1f} txn/s, commit p50 {c['commit']['p50_ms']:.1f} ms, "
+                         f"markers/txn {c['markers_per_txn']:.1f}" if txn else "")
+                      + f", broker CPU {c['broker_cpu']:.0%}, "
                       f"client CPU {c['client_cpu']:.0%}", flush=True)
         for partitions in ns.partitions:
             out["consume"].append(consume_cells(broker, layout, partitions, ns, client_cpus))
