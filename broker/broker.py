@@ -26,6 +26,7 @@ from replica.partition import Partition, now_ms
 from broker.producer_ids import ProducerIdAllocator
 from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
+from broker.storage.periodic_flush import PeriodicFlush
 from broker.topic_names import TopicError
 from broker.topics import TopicRegistry
 from broker.txn import cleanup as txn_cleanup
@@ -103,7 +104,7 @@ class Broker:
             member.metadata.add_listener(self.group_loading.on_metadata)
             member.metadata.add_listener(self.txn_loading.on_metadata)
         self._tasks: list[asyncio.Task] = []
-        self._flush_in_flight: asyncio.Future | None = None
+        self.periodic_flush = PeriodicFlush(self.topics, self.storage)  # flush.ms
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
 
@@ -137,30 +138,7 @@ class Broker:
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
             self.cleaner.start()
-        if self.config.flush_interval_ms > 0:
-            self._tasks.append(asyncio.create_task(self._flush_loop()))
-
-    async def _flush_loop(self) -> None:
-        """Kafka's log.flush.interval.ms: everything appended is fsynced within one interval,
-        whatever acks said. Runs in a thread (fsync blocks); the engines' flush is thread-safe
-        against appends, which is also what group commit relies on."""
-        interval = self.config.flush_interval_ms / 1000
-        loop = asyncio.get_running_loop()
-        while True:
-            started = loop.time()
-            for store in self.storage.opened().values():
-                store.commit_writes()  # on the loop: the flush in its thread covers only what is written
-                # Shielded: cancelling this task at shutdown must not leave a flush running in
-                # its thread while close() closes the files; close() waits for it instead.
-                self._flush_in_flight = loop.run_in_executor(None, store.flush)
-                try:
-                    await asyncio.shield(self._flush_in_flight)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("periodic flush failed")
-            elapsed = loop.time() - started
-            await asyncio.sleep(max(0.0, interval - elapsed))
+        self._tasks.append(asyncio.create_task(self.periodic_flush.run()))
 
     async def _retention_loop(self) -> None:
         interval = self.config.retention_check_ms / 1000
@@ -235,9 +213,9 @@ class Broker:
                 await task
             except (asyncio.CancelledError, Exception):
                 pass
-        if self._flush_in_flight is not None:
+        if self.periodic_flush.in_flight is not None:
             try:
-                await self._flush_in_flight
+                await self.periodic_flush.in_flight
             except Exception:
                 log.exception("periodic flush failed")
         await self.view.close()

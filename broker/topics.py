@@ -68,7 +68,7 @@ class TopicRegistry:
         self._path = Path(config.data_dir) / "topics.json"
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
-        self.worker = AdminWorker(config.log_defaults.file_delete_delay_ms)
+        self.worker = AdminWorker()
         self._admin = asyncio.Lock()  # one change at a time: each writes topics.json whole
 
     def load(self) -> None:
@@ -105,7 +105,7 @@ class TopicRegistry:
                 shown = ", ".join(d.name for d in removal.directories[:5])
                 log.warning("removing %d %s partition directories (%s%s): %s", len(removal), mode, shown,
                             ", ..." if len(removal) > 5 else "", why)
-                self.worker.retire(removal, delay_s=0)
+                self.worker.retire(removal, None, delay_s=0)
 
     def _register(self, topic: Topic) -> None:
         self.topics[topic.name] = topic
@@ -117,6 +117,10 @@ class TopicRegistry:
 
     def _log_config(self, topic: Topic):
         return log_config_for(self._config.log_defaults, topic.configs)
+
+    def _delete_delay_s(self, topic: Topic) -> float:
+        """file.delete.delay.ms: how long a deleted partition's renamed files stay."""
+        return self._log_config(topic).file_delete_delay_ms / 1000
 
     def _partition(self, topic: Topic, index: int, log_) -> Partition:
         min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
@@ -147,7 +151,8 @@ class TopicRegistry:
     def _retire(self, topic: Topic, indexes: list[int]) -> None:
         """The store forgets these partitions now; the worker removes their files later."""
         store = self._storage.store(topic.storage_mode)
-        self.worker.retire(store.detach_partitions([(topic.name, i) for i in indexes]), store.reclaim)
+        self.worker.retire(store.detach_partitions([(topic.name, i) for i in indexes]), store.reclaim,
+                           self._delete_delay_s(topic))
 
     async def _save(self, extra: list[Topic] = ()) -> None:
         """Write topics.json (in the worker) as the registry is, plus `extra` topics about to
@@ -264,7 +269,7 @@ class TopicRegistry:
         store = self._storage.store(topic.storage_mode)
         removal = store.detach_partitions([(name, i) for i in hosted])
         await self._save()  # before the rename: a crash in between must not keep the topic without its files
-        self.worker.retire(removal, store.reclaim)
+        self.worker.retire(removal, store.reclaim, self._delete_delay_s(topic))
         log.info("deleted topic %s (%d partitions here; files removed in the background)", name, len(hosted))
         return topic
 

@@ -71,12 +71,18 @@ class LogConfig:
 
     segment_bytes: int  # segment.bytes
     segment_ms: int  # segment.ms
+    segment_jitter_ms: int  # segment.jitter.ms: a segment rolls up to this much before segment.ms
     retention_ms: int  # retention.ms (-1: forever)
     retention_bytes: int  # retention.bytes (-1: unlimited)
     index_interval_bytes: int  # index.interval.bytes
     max_message_bytes: int  # max.message.bytes
     flush_messages: int  # flush.messages; 0: page cache only; 1: fsync before ack
+    flush_ms: int  # flush.ms: fsync data older than this (-1: page cache only)
     message_timestamp_type: str  # message.timestamp.type: CreateTime or LogAppendTime
+    # message.timestamp.before.max.ms / after.max.ms: how far a CreateTime record's timestamp
+    # may lie before / after the broker's clock (replica/record_checks.py)
+    message_timestamp_before_max_ms: int
+    message_timestamp_after_max_ms: int
     # log.segment.delete.delay.ms: a deleted file's descriptor stays open this long, so a fetch
     # already holding a region of it can still be sent; its space returns only after it
     file_delete_delay_ms: int
@@ -369,6 +375,14 @@ class LogStore(abc.ABC):
     def flush(self) -> None:
         """fsync every open partition (group commit point): what was written when it started.
         Runs in a worker thread while the event loop appends."""
+
+    def flush_partitions(self, keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """fsync these partitions and record how far (flush.ms), in a worker thread; returns
+        the partitions it flushed. An engine whose partitions share their files flushes them
+        all: this default."""
+        flushed = list(self.logs)
+        self.flush()
+        return flushed
 
     @abc.abstractmethod
     def close(self) -> None:

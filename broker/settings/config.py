@@ -32,7 +32,6 @@ class BrokerConfig:
     connections_max_idle_ms: int  # connections.max.idle.ms (-1: never close)
     metrics_port: int | None  # metrics.port: Prometheus /metrics and /health (None: off; 0: any free port)
     retention_check_ms: int  # log.retention.check.interval.ms
-    flush_interval_ms: int  # log.flush.interval.ms: fsync every open log this often (-1: never)
     offsets_topic_partitions: int  # offsets.topic.num.partitions
     offsets_topic_segment_bytes: int  # offsets.topic.segment.bytes
     txn_topic_partitions: int  # transaction.state.log.num.partitions

@@ -10,6 +10,7 @@ ValidString is case-sensitive), because the broker keeps the text it was given.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from wire.config_codes import ConfigType
@@ -80,7 +81,14 @@ class Double(Kind):
 
 
 class Bool(Kind):
+    """`refuse_true`: true is refused with this reason (a feature the broker does not have)."""
+
     metavar, config_type, valid = "true|false", ConfigType.BOOLEAN, "true, false"
+
+    def __init__(self, refuse_true: str | None = None):
+        self.refuse_true = refuse_true
+        if refuse_true:
+            self.valid = "false"
 
     def parse(self, text) -> bool:
         if isinstance(text, bool):  # a click flag
@@ -88,6 +96,8 @@ class Bool(Kind):
         word = str(text).strip().lower()
         if word not in ("true", "false"):
             raise ValueError(f"{text!r} is not true or false")
+        if word == "true" and self.refuse_true:
+            raise ValueError(self.refuse_true)
         return word == "true"
 
     def show(self, value) -> str:
@@ -124,6 +134,20 @@ class ChoiceList(Kind):
         items = str(text).split(",")
         if not text or any(item not in self.options for item in items):
             raise ValueError(f"{text!r} is not a comma-separated list of {', '.join(self.options)}")
+        return str(text)
+
+
+class ThrottledReplicas(Kind):
+    """Kafka's ThrottledReplicaListValidator: "*" (every replica), or partition:broker pairs."""
+
+    metavar, config_type = "PARTITION:BROKER,...", ConfigType.LIST
+    valid = "*, or a comma-separated list of partitionId:brokerId"
+
+    def parse(self, text) -> str:
+        items = [item.strip() for item in str(text).split(",")]
+        if items != ["*"] and any(item and not re.fullmatch(r"[0-9]+:[0-9]+", item) for item in items):
+            raise ValueError("must be the literal '*' or a list of replicas in the following format: "
+                             "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
         return str(text)
 
 

@@ -31,7 +31,8 @@ from wire.sasl_mechanism import MECHANISMS
 
 from broker.net.listeners import DEFAULT_PROTOCOL_MAP
 from broker.security.tls_config import CLIENT_AUTH
-from broker.settings.kinds import LONG_MAX, Bool, Choice, ChoiceList, Double, FilePath, Int, Items, Kind, Text
+from broker.settings.kinds import (LONG_MAX, Bool, Choice, ChoiceList, Double, FilePath, Int, Items, Kind, Text,
+                                    ThrottledReplicas)
 from broker.storage.modes import MODES
 
 BROKER, TOPIC, BOTH = "broker", "topic", "both"
@@ -69,6 +70,14 @@ class Setting:
 
 
 _PEM = FilePath(must_exist=True)
+_NOT_RECOMPRESSED = ("Kept and shown only: the broker stores batches as the producer compressed them, so it "
+                     "never compresses at a level of its own.")
+_NO_THROTTLE = ("Kept and shown only: the broker has no replication quotas (leader/follower."
+                "replication.throttled.rate), so the replicas listed are not throttled.")
+_NO_TIERING = "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
+_LOCAL_RETENTION = ("Kept and shown only: without tiered storage the local log is the whole log, which "
+                    "retention.ms and retention.bytes govern; -2: those.")
+_NO_REMOTE = "Kept and shown only: without tiered storage nothing is copied to or deleted from remote storage."
 
 
 def _s(name, flag, kind, default, doc, target, **more) -> Setting:
@@ -110,11 +119,16 @@ SETTINGS: tuple[Setting, ...] = (
        "fsync every N messages; 1: before acknowledging (group commit); 0: leave it to the page "
        "cache (DescribeConfigs says 9223372036854775807, Kafka's never).", "log:flush_messages",
        topic="flush.messages"),
-    _s("log.flush.interval.ms", "flush-interval-ms", Int(-1, long=True), -1,
-       "fsync every log at this interval; -1: leave it to the page cache.", "broker:flush_interval_ms"),
+    _s("log.flush.interval.ms", "flush-interval-ms", Int(-1, long=True, never=-1), -1,
+       "fsync a partition's data once it is this old; -1: leave it to the page cache (DescribeConfigs "
+       "says 9223372036854775807, Kafka's never). The commitlog layout's partitions share one file: "
+       "it is fsynced when any of its partitions is due.", "log:flush_ms", topic="flush.ms"),
     _s("log.segment.delete.delay.ms", "file-delete-delay-ms", Int(0, long=True), 60_000,
-       "How long a deleted log file stays open for fetches still sending from it; its disk space "
-       "returns after this.", "log:file_delete_delay_ms"),
+       "How long a deleted partition's files stay (renamed) before they are removed, and in the "
+       "commitlog layout how long a deleted commitlog file stays open for fetches still sending "
+       "from it (those files are shared, so the broker's value governs them). The segment "
+       "layout's segments need no delay: a fetch holds its file open.", "log:file_delete_delay_ms",
+       topic="file.delete.delay.ms"),
     _s("log.index.interval.bytes", "log-index-interval-bytes", Int(0), 4096,
        "Bytes between offset-index entries.", "log:index_interval_bytes", topic="index.interval.bytes"),
     _s("message.max.bytes", "message-max-bytes", Int(0), _MIB + 12,
@@ -122,12 +136,25 @@ SETTINGS: tuple[Setting, ...] = (
     # Topic configs with no broker setting here: a topic that does not set one has this default
     _topic("segment.ms", Int(1, long=True), 7 * _DAY, "Age at which a segment rolls even if not full.",
            "log:segment_ms"),
+    _topic("segment.jitter.ms", Int(0, long=True), 0,
+           "A segment rolls up to this much (drawn per segment) before segment.ms, so partitions do "
+           "not all roll at once. The commitlog layout's files roll by size alone "
+           "(commitlog.file.bytes): there it shapes only what the cleaner compacts together.",
+           "log:segment_jitter_ms"),
     _topic("segment.index.bytes", Int(8), 10 * _MIB,
            "Kept and shown only: the offset index here grows with its segment, one entry per "
            "index.interval.bytes, rather than being preallocated.", None),
     _topic("message.timestamp.type", Choice(("CreateTime", "LogAppendTime")), "CreateTime",
            "The timestamp records keep: the producer's (CreateTime) or the broker's when it appends "
            "them (LogAppendTime).", "log:message_timestamp_type"),
+    _topic("message.timestamp.before.max.ms", Int(0, long=True), LONG_MAX,
+           "How far before the broker's clock a CreateTime record's timestamp may be; a batch with "
+           "one older is refused (INVALID_TIMESTAMP, naming each such record).",
+           "log:message_timestamp_before_max_ms"),
+    _topic("message.timestamp.after.max.ms", Int(0, long=True), LONG_MAX,
+           "How far after the broker's clock a CreateTime record's timestamp may be; a batch with "
+           "one later is refused (INVALID_TIMESTAMP, naming each such record).",
+           "log:message_timestamp_after_max_ms"),
     _topic("cleanup.policy", ChoiceList(("delete", "compact")), "delete",
            "delete: segments go by retention.ms and retention.bytes; compact: the cleaner keeps the "
            "latest record of each key; both: compact,delete.", "log:cleanup_policy"),
@@ -143,6 +170,24 @@ SETTINGS: tuple[Setting, ...] = (
            "log:delete_retention_ms"),
     _topic("compression.type", Choice(("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")), "producer",
            "Kept and shown only: batches are stored as the producer compressed them.", None),
+    _topic("compression.gzip.level", Int(-1, 9), -1, _NOT_RECOMPRESSED, None),
+    _topic("compression.lz4.level", Int(1, 17), 9, _NOT_RECOMPRESSED, None),
+    _topic("compression.zstd.level", Int(-131072, 22), 3, _NOT_RECOMPRESSED, None),
+    _topic("preallocate", Bool(), False,
+           "Kept and shown only: Kafka preallocates a segment to keep its file contiguous on "
+           "filesystems that fragment (its reason is Windows); here a segment and the commitlog "
+           "grow as written, so recovery never meets a preallocated, zero-filled tail.", None),
+    _topic("leader.replication.throttled.replicas", ThrottledReplicas(), "", _NO_THROTTLE, None),
+    _topic("follower.replication.throttled.replicas", ThrottledReplicas(), "", _NO_THROTTLE, None),
+    # Tiered storage: this broker has none (Kafka's remote.log.storage.system.enable=false), so
+    # the local log is the whole log and retention.* govern it, as Kafka ignores these then.
+    _topic("remote.storage.enable", Bool(refuse_true=_NO_TIERING), False,
+           "Always false: the broker has no tiered storage, and true is refused as Kafka refuses it "
+           "then.", None),
+    _topic("local.retention.ms", Int(-2, long=True), -2, _LOCAL_RETENTION, None),
+    _topic("local.retention.bytes", Int(-2, long=True), -2, _LOCAL_RETENTION, None),
+    _topic("remote.log.copy.disable", Bool(), False, _NO_REMOTE, None),
+    _topic("remote.log.delete.on.disable", Bool(), False, _NO_REMOTE, None),
     _s("socket.request.max.bytes", "socket-request-max-bytes", Int(1), 100 * _MIB,
        "Largest request the broker reads; a bigger one closes the connection.", "broker:max_request_size"),
     # Kafka's -1 (unbounded) leans on the JVM's heap limit; a Python process has none, so the
@@ -252,8 +297,9 @@ SETTINGS: tuple[Setting, ...] = (
        "A broker silent for this long loses its etcd lease and its leaderships.",
        "broker:broker_session_timeout_ms"),
     _s("unclean.leader.election.enable", "unclean-leader-election", Bool(), False,
-       "Elect a replica outside the ISR when the whole ISR is gone (loses acknowledged records).",
-       "broker:unclean_leader_election", negatable=True),
+       "Elect a replica outside the ISR when the whole ISR is gone (loses acknowledged records); a "
+       "cluster's controller reads each topic's own.", "broker:unclean_leader_election", negatable=True,
+       topic="unclean.leader.election.enable"),
     _s("log.cleaner.enable", "log-cleaner-enable", Bool(), True,
        "Compact topics whose cleanup.policy has compact.", "broker:log_cleaner_enable", negatable=True),
     _s("log.cleaner.threads", "log-cleaner-threads", Int(1), 1,

@@ -34,28 +34,25 @@ def _logged(fn: Callable[[], None], what: str) -> Callable[[], None]:
 
 
 class AdminWorker:
-    def __init__(self, delete_delay_ms: int) -> None:
+    def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topic-admin")
-        self._delay_s = delete_delay_ms / 1000
         self._waiting: dict[asyncio.TimerHandle, tuple[PartitionRemoval, Callable[[], None] | None]] = {}
 
     async def run(self, fn, *args):
         """fn(*args) in the worker thread, after everything submitted before it."""
         return await asyncio.wrap_future(self._executor.submit(fn, *args))
 
-    def retire(self, removal: PartitionRemoval, reclaim: Callable[[], None] | None = None,
-               delay_s: float | None = None) -> None:
+    def retire(self, removal: PartitionRemoval, reclaim: Callable[[], None] | None, delay_s: float) -> None:
         """Rename the removal's directories now (queued before any later work) and remove them
-        after `delay_s` (default: file.delete.delay.ms); then `reclaim()` on the event loop.
+        after `delay_s` (the topic's file.delete.delay.ms); then `reclaim()` on the event loop.
         With no delay it needs no running loop (start-up)."""
         if not len(removal):
             return
         self._executor.submit(_logged(removal.rename, "renaming deleted partitions"))
-        delay = self._delay_s if delay_s is None else delay_s
-        if delay <= 0:
+        if delay_s <= 0:
             self._remove(removal, reclaim)
             return
-        handle = asyncio.get_running_loop().call_later(delay, self._remove_due, removal, reclaim)
+        handle = asyncio.get_running_loop().call_later(delay_s, self._remove_due, removal, reclaim)
         self._waiting[handle] = (removal, reclaim)
 
     def _remove_due(self, removal: PartitionRemoval, reclaim: Callable[[], None] | None) -> None:

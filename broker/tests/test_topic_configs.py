@@ -89,5 +89,6 @@ def test_broker_entries_hide_sensitive_values_in_synonyms_too(tmp_path):
 
 
 def test_the_list_configs_are_the_tables_list_typed_topic_configs():
-    assert LIST_CONFIGS == {"cleanup.policy"}
+    assert LIST_CONFIGS == {"cleanup.policy", "leader.replication.throttled.replicas",
+                            "follower.replication.throttled.replicas"}
     assert {s.scope for s in TOPIC_CONFIGS.values()} == {TOPIC, BOTH}

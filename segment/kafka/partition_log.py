@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import threading
 import time
 from bisect import bisect_right
@@ -78,6 +79,7 @@ class SegmentPartitionLog(PartitionLog):
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
         self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self._recovered_to
+        self._roll_jitter_ms = self._draw_roll_jitter()
         self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
         recover_epoch_cache(self.epochs, self)
         rebuild_txn_indexes(self, [seg for seg in self._scanned if seg in self.segments])
@@ -150,13 +152,20 @@ class SegmentPartitionLog(PartitionLog):
         active = self.active
         if active.size and (
             active.size + len(batch) > self.config.segment_bytes
-            or now_ms - (active.first_batch_timestamp or active.created_ms) >= self.config.segment_ms
+            or now_ms - (active.first_batch_timestamp or active.created_ms) >= self.config.segment_ms - self._roll_jitter_ms
             or active.next_offset - active.base_offset + header.last_offset_delta >= 2**31 - 1
         ):
             active = self._roll(now_ms)
         active.append(batch, header)
 
+    def _draw_roll_jitter(self) -> int:
+        # segment.jitter.ms, drawn for each segment as Kafka does: partitions created together
+        # do not all roll (and fsync, and index) in the same instant
+        jitter = min(self.config.segment_jitter_ms, self.config.segment_ms)
+        return random.randrange(jitter) if jitter > 0 else 0
+
     def _roll(self, now_ms: int) -> LogSegment:
+        self._roll_jitter_ms = self._draw_roll_jitter()
         seg = self._new_segment(self.log_end_offset, now_ms)
         seg.next_offset = seg.base_offset
         with self._lock:

@@ -118,6 +118,21 @@ class SegmentLogStore(LogStore):
         if failed is not None:
             raise failed
 
+    def flush_partitions(self, keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """flush() for these logs alone: each partition has files of its own."""
+        failed = None
+        for key in keys:
+            plog = self.logs.get(key)
+            if plog is not None and plog.offline is None:
+                try:
+                    plog.flush()
+                except LogOffline as exc:
+                    failed = failed or exc
+        self._checkpoint()
+        if failed is not None:
+            raise failed
+        return keys
+
     def _checkpoint(self) -> None:
         """Write every log's recovery point and log start. Also called by a log whose
         truncate_fully_and_start_at moved both, from the event loop while the periodic flush

@@ -10,9 +10,10 @@ from __future__ import annotations
 from segment.log import LogConfig
 
 _ORDINARY = dict(
-    segment_bytes=1 << 30, segment_ms=7 * 24 * 3600 * 1000, retention_ms=7 * 24 * 3600 * 1000,
-    retention_bytes=-1, index_interval_bytes=4096, max_message_bytes=1024 * 1024 + 12, flush_messages=0,
-    message_timestamp_type="CreateTime", file_delete_delay_ms=60_000, cleanup_policy="delete",
+    segment_bytes=1 << 30, segment_ms=7 * 24 * 3600 * 1000, segment_jitter_ms=0, retention_ms=7 * 24 * 3600 * 1000,
+    retention_bytes=-1, index_interval_bytes=4096, max_message_bytes=1024 * 1024 + 12, flush_messages=0, flush_ms=-1,
+    message_timestamp_type="CreateTime", message_timestamp_before_max_ms=2**63 - 1,
+    message_timestamp_after_max_ms=2**63 - 1, file_delete_delay_ms=60_000, cleanup_policy="delete",
     min_cleanable_dirty_ratio=0.5, min_compaction_lag_ms=0, max_compaction_lag_ms=2**63 - 1,
     delete_retention_ms=24 * 3600 * 1000,
 )
