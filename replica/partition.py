@@ -24,18 +24,18 @@ import time
 from dataclasses import dataclass
 
 from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
-from segment.compaction.cleaning_policy import compacts, retention_deletes
+from segment.compaction.cleaning_policy import retention_deletes
 from wire.control_batch import build_control_batch
 from wire.record_batch import BatchHeader, parse_header
-from wire.records import has_keyless_record
 
 from .fsynced_end import FsyncedEnd
 from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
-from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, KeylessRecordOnCompactedTopic,
-                               NotEnoughReplicas, NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
+from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, NotEnoughReplicas,
+                               NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
+from .record_checks import check_records
 from .readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP, FetchIsolation
 from .txn_verification import VerificationGuard, VerificationGuards
 
@@ -219,7 +219,8 @@ class Partition:
         batch is refused unless it still holds (none given: not checked).
 
         Raises NotLeader, NotEnoughReplicas (acks=all with fewer than min.insync.replicas in
-        the ISR: nothing is appended), ProducerFenced / OutOfOrderSequence before writing,
+        the ISR: nothing is appended), RecordsRejected (a record the topic's configs refuse,
+        record_checks.py), ProducerFenced / OutOfOrderSequence before writing,
         InvalidTxnState, or a StorageError from the log."""
         if self.leader is None:
             raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
@@ -227,9 +228,7 @@ class Partition:
             raise NotEnoughReplicas(
                 f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
                 f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
-        if compacts(self.config.cleanup_policy) and has_keyless_record(batch):
-            raise KeylessRecordOnCompactedTopic(  # Kafka's LogValidator message
-                f"Compacted topic cannot accept message without key in topic partition {self.topic}-{self.index}.")
+        check_records(batch, self.config, f"{self.topic}-{self.index}", now_ms())
         duplicate = self.producers.check(header, sequences=not coordinator)
         if duplicate is not None:
             info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,

@@ -7,12 +7,6 @@ class PartitionError(Exception):
     code = "unknown_server_error"
 
 
-class KeylessRecordOnCompactedTopic(PartitionError):
-    """A compacted log keeps the latest record per key; a record without one has no place in it."""
-
-    code = "invalid_record"
-
-
 class NotLeader(PartitionError):
     code = "not_leader_or_follower"
 

@@ -101,15 +101,6 @@ def iter_records(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_B
     return (record for _start, _end, record in _parse_records(records, header))
 
 
-def has_keyless_record(batch) -> bool:
-    """Whether a record of the batch has a null key (records that cannot be read count as such:
-    a compacted topic refuses the batch either way)."""
-    try:
-        return any(record.key is None for record in iter_records(batch))
-    except InvalidRecords:
-        return True
-
-
 def records_region(batch, max_uncompressed_bytes: int = DEFAULT_MAX_UNCOMPRESSED_BYTES
                    ) -> tuple[BatchHeader, memoryview]:
     """The checked header of the batch at the start of `batch` and its records region,

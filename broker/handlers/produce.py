@@ -5,7 +5,10 @@ partition or a fenced producer fails only that partition and stores nothing
 for it. A transaction's first batch in a partition is first verified with its
 coordinator (produce_verification.py). Every record is read before anything is
 appended (produce_records.py: framing as Kafka's LogValidator, compressed batches that inflate far in a worker
-thread), but never re-encoded: offsets are assigned in the header.
+thread), but never re-encoded: offsets are assigned in the header. A batch with records
+the topic's configs refuse (no key on a compacted topic, a timestamp outside
+message.timestamp.before/after.max.ms) fails with each record's batch index and reason
+(record_errors, v8+) and Kafka's error_message (replica/record_checks.py).
 When the batch brings its partition to flush.messages (every batch at 1;
 flush_messages.py) the partition is fsynced (group commit) before it becomes
 visible and is acknowledged: the appends happen now, in request order, and the
@@ -37,6 +40,7 @@ from broker.dispatch_types import Deferred
 from broker.handlers.produce_records import PendingBatch, check_batches
 from broker.handlers.produce_verification import verify_first_batches
 from replica.partition_errors import PartitionError
+from replica.record_checks import RecordsRejected
 from replica.producer_state import OutOfOrderSequence, ProducerFenced
 from broker.topic_names import INTERNAL_TOPICS
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -83,26 +87,28 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
 
 
 def _append_one(broker, topic_name: str, index: int, partition, pending: PendingBatch, acks: int, verified):
-    """Returns (error name, info or None, message or None, partition or None)."""
+    """Returns (error name, info or None, message or None, partition or None, record errors)."""
     if pending.error is not None:
         code, message = pending.error
         log.info("rejecting batch for %s-%d: %s", topic_name, index, message)
-        return code, None, message, None
+        return code, None, message, None, ()
     records, header = pending.records, pending.header
     try:
         broker.storage_health.claim(len(records), f"{topic_name}-{index}")
         info, _duplicate = partition.append_as_leader(bytearray(records), header, acks, pending.keys,
                                                       verified=verified)
+    except RecordsRejected as exc:  # records the topic's configs refuse, each named by its index
+        return exc.code, None, str(exc), None, exc.record_errors
     except PartitionError as exc:  # not the leader; too few in-sync replicas for acks=all
-        return exc.code, None, str(exc), None
+        return exc.code, None, str(exc), None, ()
     except ProducerFenced as exc:
-        return "invalid_producer_epoch", None, str(exc), None
+        return "invalid_producer_epoch", None, str(exc), None, ()
     except OutOfOrderSequence as exc:
-        return "out_of_order_sequence_number", None, str(exc), None
+        return "out_of_order_sequence_number", None, str(exc), None, ()
     except StorageError as exc:  # nothing of the batch is stored (WriteRefused) or the log is offline
         broker.storage_health.warn("refusing batch for %s-%d: %s", topic_name, index, exc)
-        return "kafka_storage_error", None, str(exc), None
-    return "none", info, None, partition
+        return "kafka_storage_error", None, str(exc), None, ()
+    return "none", info, None, partition, ()
 
 
 async def handle(broker, header, request):
@@ -122,17 +128,17 @@ async def handle(broker, header, request):
                 await asyncio.sleep(0)
                 slice_started = time.monotonic()
             if code_for_all is not None:
-                results.append((topic.name, pd.index, code_for_all, None, "Transactional Id authorization failed."))
+                results.append((topic.name, pd.index, code_for_all, None, "Transactional Id authorization failed.", ()))
                 continue
             if topic.name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
-                results.append((topic.name, pd.index, "topic_authorization_failed", None, None))
+                results.append((topic.name, pd.index, "topic_authorization_failed", None, None, ()))
                 continue
             outcome, detail = _admit(broker, topic.name, pd.index, pd.records, txn_id_authorized)
             if isinstance(detail, PendingBatch):
                 admitted.append((len(results), topic.name, pd.index, outcome, detail))
                 results.append(None)
             else:
-                results.append((topic.name, pd.index, outcome, None, detail))
+                results.append((topic.name, pd.index, outcome, None, detail, ()))
     await check_batches([pending for *_, pending in admitted])
     verified = await verify_first_batches(broker, txn_id, admitted)
     appended = []  # (result position, partition, offset the HW must reach) of each stored batch
@@ -142,12 +148,12 @@ async def handle(broker, header, request):
         if time.monotonic() - slice_started >= WORK_SLICE_S:
             await asyncio.sleep(0)
             slice_started = time.monotonic()
-        code, info, message, stored = _append_one(broker, name, index, partition, pending, request.acks,
-                                                  verified.get(i))
+        code, info, message, stored, record_errors = _append_one(broker, name, index, partition, pending,
+                                                                 request.acks, verified.get(i))
         if stored is not None:
             appended.append((i, stored, info.last_offset + 1))
             messages[id(stored)] = messages.get(id(stored), 0) + info.last_offset - info.first_offset + 1
-        results[i] = (name, index, code, info, message)
+        results[i] = (name, index, code, info, message, record_errors)
     touched = {id(p): p for _, p, _ in appended}
     durable = [p for key, p in touched.items() if broker.flush_by_count.appended(p, messages[key])]
     synced = {id(p) for p in durable}
@@ -190,8 +196,8 @@ async def _complete(broker, durable, appended, timeout_s, answer):
     errors = {i: failed[id(p)] for i, p, _ in appended if id(p) in failed}
     errors.update((i, (code, None)) for (i, _, _), code in zip(waiting, codes) if code != "none")
     for i, (code, message) in errors.items():
-        name, index, _, _, _ = results[i]
-        results[i] = (name, index, code, None, message)
+        name, index = results[i][:2]
+        results[i] = (name, index, code, None, message, ())
     return _response(header, results)
 
 
@@ -206,14 +212,17 @@ def _response(header, results):
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
     part_cls = nested(cls, "PartitionProduceResponse")
+    error_cls = nested(cls, "BatchIndexAndErrorMessage")
     by_topic: dict[str, list] = {}
-    for name, index, code, info, message in results:
+    for name, index, code, info, message, record_errors in results:
         by_topic.setdefault(name, []).append(
             make(part_cls, index=index, error_code=error(code),
                  base_offset=info.first_offset if info else -1,
                  log_append_time=_append_time(info),
                  log_start_offset=info.log_start_offset if info else -1,
-                 record_errors=(), error_message=message)
+                 record_errors=tuple(make(error_cls, batch_index=e.batch_index, batch_index_error_message=e.message)
+                                     for e in record_errors) if error_cls is not None else (),
+                 error_message=message)
         )
     topics = tuple(make(topic_cls, name=name, partition_responses=tuple(parts)) for name, parts in by_topic.items())
     return make(cls, responses=topics, throttle_time=NO_THROTTLE)
