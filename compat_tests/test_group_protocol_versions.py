@@ -329,6 +329,35 @@ def test_offset_commit_by_member_and_fencing(client, version):
 
 
 @over_versions(8)
+def test_offset_commit_while_the_group_rebalances(broker, client, version):
+    """Kafka's classic coordinator decides by the committing member's state: before it rejoins
+    (PreparingRebalance) it may still commit what it consumed in its generation; once it
+    rejoined but has no assignment yet (CompletingRebalance) REBALANCE_IN_PROGRESS; with the
+    generation it had before rejoining ILLEGAL_GENERATION; after it left UNKNOWN_MEMBER_ID.
+    Clients rely on these to stop committing partitions they are losing."""
+    group, topic = new_group(), unique_topic("commit-rebalance")
+    client.create_topic(topic, 1)
+    tp = (topic, 0)
+    with Client.to(broker) as other:
+        m1, gen1 = stable_member(client, group)
+        cid = send_join(other, group, JOIN, [("range", b"m2")])
+        assert describe(client, group).group_state == "PreparingRebalance"
+        assert commit(client, group, {tp: 1}, gen1, m1, version) == {tp: NONE}
+        j1 = join(client, group, member_id=m1)
+        j2 = other.recv(11, JOIN, cid, timeout=SESSION_MS / 1000 + 5)
+        gen2 = j1.generation_id
+        assert describe(client, group).group_state == "CompletingRebalance"
+        assert commit(client, group, {tp: 2}, gen2, m1, version) == {tp: REBALANCE_IN_PROGRESS}
+        assert commit(other, group, {tp: 2}, gen2, j2.member_id, version) == {tp: REBALANCE_IN_PROGRESS}
+        assert commit(client, group, {tp: 2}, gen1, m1, version) == {tp: ILLEGAL_GENERATION}
+        assert sync(client, group, gen2, m1, [(m1, b"a"), (j2.member_id, b"b")]).error_code == NONE
+        assert commit(other, group, {tp: 3}, gen2, j2.member_id, version) == {tp: NONE}
+        assert leave(other, group, j2.member_id).error_code == NONE
+        assert commit(other, group, {tp: 4}, gen2, j2.member_id, version) == {tp: UNKNOWN_MEMBER_ID}
+    assert fetch_committed(client, group, [tp]) == {tp: (3, "m3")}
+
+
+@over_versions(8)
 def test_offset_commit_without_membership(client, version):
     """Generation -1 and no member id: the admin/standalone commit Kafka allows for a group with
     no members, refused while the group has a generation running."""
