@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,12 @@ class LogConfig:
     min_compaction_lag_ms: int  # min.compaction.lag.ms
     max_compaction_lag_ms: int  # max.compaction.lag.ms
     delete_retention_ms: int  # delete.retention.ms: how long tombstones stay
+
+    def random_segment_jitter(self) -> int:
+        """segment.jitter.ms drawn for one segment, as Kafka's LogConfig.randomSegmentJitter:
+        partitions created together do not all roll (and fsync, and index) at once."""
+        jitter = min(self.segment_jitter_ms, self.segment_ms)
+        return random.randrange(jitter) if jitter > 0 else 0
 
 
 @dataclass(frozen=True, slots=True)

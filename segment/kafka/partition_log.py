@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
 import time
 from bisect import bisect_right
@@ -79,7 +78,7 @@ class SegmentPartitionLog(PartitionLog):
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
         self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self._recovered_to
-        self._roll_jitter_ms = self._draw_roll_jitter()
+        self._roll_jitter_ms = self.config.random_segment_jitter()
         self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
         recover_epoch_cache(self.epochs, self)
         rebuild_txn_indexes(self, [seg for seg in self._scanned if seg in self.segments])
@@ -158,14 +157,8 @@ class SegmentPartitionLog(PartitionLog):
             active = self._roll(now_ms)
         active.append(batch, header)
 
-    def _draw_roll_jitter(self) -> int:
-        # segment.jitter.ms, drawn for each segment as Kafka does: partitions created together
-        # do not all roll (and fsync, and index) in the same instant
-        jitter = min(self.config.segment_jitter_ms, self.config.segment_ms)
-        return random.randrange(jitter) if jitter > 0 else 0
-
     def _roll(self, now_ms: int) -> LogSegment:
-        self._roll_jitter_ms = self._draw_roll_jitter()
+        self._roll_jitter_ms = self.config.random_segment_jitter()
         seg = self._new_segment(self.log_end_offset, now_ms)
         seg.next_offset = seg.base_offset
         with self._lock:
