@@ -1,8 +1,8 @@
 """Rebuilding consumer groups from `__consumer_offsets`: records of types 3-8, in log order.
 
 `replaying` sits in the stream of records a load reads (group_loading.py): it applies the
-consumer group records as they pass, hands the others (offsets, classic groups) on to
-offsets.load, and once the stream ends derives what the records do not hold: which member
+consumer group records as they pass, hands the others (offsets, classic groups, and the
+transaction markers that end TxnOffsetCommit's pending offsets) on to offsets.load, and once the stream ends derives what the records do not hold: which member
 holds each partition, and a fresh session for every member (a member that does not heartbeat
 to the new coordinator within its session is removed, as in Kafka).
 """
@@ -13,7 +13,7 @@ import logging
 from typing import Iterable, Iterator
 
 from broker.groups.offsets_log import BadRecord
-from broker.groups.offsets_store import StoredRecord
+from broker.groups.offsets_store import StoredMarker, StoredRecord
 from broker.groups.consumer import records as rec
 from broker.groups.consumer.consumer_group import ConsumerGroup, ConsumerMember
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
@@ -22,9 +22,13 @@ from broker.groups.consumer.reconciliation import CurrentAssignment
 log = logging.getLogger(__name__)
 
 
-def replaying(coordinator: ConsumerGroupCoordinator, records: Iterable[StoredRecord]) -> Iterator[StoredRecord]:
+def replaying(coordinator: ConsumerGroupCoordinator,
+              records: Iterable[StoredRecord | StoredMarker]) -> Iterator[StoredRecord | StoredMarker]:
     touched: set[str] = set()
     for record in records:
+        if isinstance(record, StoredMarker):  # a transaction's end: offsets.load applies it
+            yield record
+            continue
         try:
             is_ours = rec.key_type(record.key) in rec.TYPES
         except BadRecord:
