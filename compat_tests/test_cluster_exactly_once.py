@@ -103,6 +103,9 @@ def test_each_input_once_across_the_coordinators_and_an_output_leaders_kill(clus
 
     app, left = fresh_instance(cluster, tid, group, source, sink)
     app.process(app.poll(left, timeout=60), "commit")
+    # Leave the group first: the next instance's JoinGroup would wait for this member to rejoin
+    # (it never polls again), and its OffsetFetch queues behind that JoinGroup on the connection.
+    app.close_consumer()
     assert fresh_instance_left(cluster, tid, group, source, sink) == 0
     assert_exactly_once(cluster.bootstrap, sink, PARTITIONS, inputs)
 
