@@ -22,6 +22,7 @@ import gc
 import pytest
 
 from compat_tests.broker_process import STORAGE_MODES, BrokerProcess, broker_kind
+from compat_tests.cluster import Cluster
 from compat_tests.topics import create_topic, unique_topic
 
 
@@ -95,8 +96,11 @@ def _collect_client_handles():
 
 
 def _brokers_of(item) -> list[BrokerProcess]:
+    """The test's broker processes: its BrokerProcess arguments and those of its clusters."""
     funcargs = getattr(item, "funcargs", {}) or {}
-    unique = {id(v): v for v in funcargs.values() if isinstance(v, BrokerProcess)}
+    procs = [v for v in funcargs.values() if isinstance(v, BrokerProcess)]
+    procs += [b for v in funcargs.values() if isinstance(v, Cluster) for b in v.brokers.values()]
+    unique = {id(b): b for b in procs}
     return list(unique.values())
 
 

@@ -2,12 +2,16 @@
 the leader of its `__transaction_state` partition, markers for partitions led by other brokers go
 as WriteTxnMarkers over the inter-broker listener, and when the coordinator's broker is killed
 the new leader of that partition loads the id and a restarted producer's open transaction is
-aborted there, while committed records stay readable. A partition's leader verifies a
-transaction's first batch with a coordinator on another broker (KIP-890).
+aborted there, while committed records stay readable; a commit it had prepared but not yet
+marked is completed there. A partition's leader verifies a transaction's first batch with a
+coordinator on another broker (KIP-890).
 """
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import time
 import uuid
 
@@ -133,6 +137,42 @@ def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluste
     again.commit_transaction(120)
     for i in range(PARTITIONS):
         assert committed(bootstrap, topic, i) == [b"committed-%d" % i, b"after-%d" % i]
+
+
+def test_a_new_coordinator_completes_the_prepare_commit_it_finds(cluster):
+    """EndTxn(commit) is answered once PrepareCommit is in the log; the marker cannot be written
+    yet, the data partition's only replica being SIGSTOPped, when the coordinator's broker is
+    killed. The next leader of the id's `__transaction_state` partition finds the PrepareCommit,
+    writes the marker once the partition is back, and read_committed sees the records."""
+    topic = unique_topic("ctxn-prepared")
+    cluster.create_topic(topic, partitions=1, replication_factor=1)  # no other broker can take the marker
+    data_leader = cluster.leader(topic)
+    tid = next(t for t in (f"ctx-{uuid.uuid4().hex[:8]}" for _ in range(50))
+               if coordinator_of(cluster, t) != data_leader)
+    p = producer(cluster.bootstrap, tid)
+    p.init_transactions(60)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce(topic, value=b"prepared-%d" % i, partition=0)
+    assert p.flush(60) == 0
+    old = coordinator_of(cluster, tid)
+    stopped = cluster.brokers[data_leader]
+    os.kill(stopped.pid, signal.SIGSTOP)
+    try:
+        p.commit_transaction(60)
+        cluster.brokers[old].kill()
+    finally:
+        os.kill(stopped.pid, signal.SIGCONT)
+    new = wait_until(lambda: (node := coordinator_of(cluster, tid)) != old and node,
+                     what="a new transaction coordinator", timeout=60)
+    log = cluster.brokers[new].log_text
+    # its marker is written once the stopped broker leads the partition again (a read before
+    # then meets NOT_LEADER_OR_FOLLOWER)
+    wait_until(lambda: re.search(rf"transactional id {tid}: producer \d+ epoch \d+ CompleteCommit", log()),
+               what="the new coordinator completing the commit", timeout=60)
+    assert f"transactional id {tid}: completing its PrepareCommit found in the log" in log()
+    bootstrap = ",".join(f"{b.host}:{b.port}" for n, b in cluster.brokers.items() if n != old)
+    assert committed(bootstrap, topic, 0) == [b"prepared-%d" % i for i in range(3)]
 
 
 def test_a_leader_verifies_a_transactions_first_batch_with_a_remote_coordinator(cluster):

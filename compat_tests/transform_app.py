@@ -35,7 +35,7 @@ class TransformApp:
     record's output goes to the same partition number."""
 
     def __init__(self, bootstrap: str, tid: str, group: str, source: str, sink: str) -> None:
-        self.sink = sink
+        self.source, self.sink = source, sink
         self.consumer = Consumer({
             "bootstrap.servers": bootstrap, "group.id": group, "client.id": f"ctp-{tid}",
             "isolation.level": "read_committed", "enable.auto.commit": False,
@@ -74,6 +74,12 @@ class TransformApp:
         else:
             assert end == "open", end
             assert self.producer.flush(TXN_TIMEOUT_S) == 0
+
+    def committed(self, partitions: int) -> dict[int, int]:
+        """The group's committed input offsets (-1: none); a read_committed consumer asks for
+        stable offsets, so one a transaction still holds is waited for."""
+        got = self.consumer.committed([TopicPartition(self.source, p) for p in range(partitions)], timeout=60)
+        return {tp.partition: tp.offset if tp.offset >= 0 else -1 for tp in got}
 
     def close_consumer(self) -> None:
         """Leave the group, so the next instance gets the partitions without a session timeout."""

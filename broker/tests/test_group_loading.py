@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from broker.settings.config_from_settings import config_with
-from broker.groups import offsets, offsets_log
+from broker.groups import offsets, offsets_log, txn_offsets
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
@@ -327,5 +327,32 @@ def test_consumer_groups_follow_the_leadership_and_a_new_coordinator_replays_the
         again = await successor.heartbeat(beat(1, joined.assignment))
         assert (again.error, again.member_epoch) == ("none", 1)
         assert group.owner_epoch(topic_id, 0) == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_new_coordinator_applies_the_transaction_markers_in_its_log(cluster_member):
+    """A transaction's offsets and its COMMIT marker in the log, then a new leader's replay (the
+    marker came to it as to any follower, not through the marker append's live hook): the
+    partition loads, the committed offset is the transaction's, and nothing stays pending."""
+    a, _ = _groups_in_two_partitions()
+
+    async def scenario():
+        coord, loading = _coordinator(cluster_member)
+        partition = cluster_member.partition(a)
+        _lead(partition, epoch=1)
+        loading.sync()
+        wanted = [offsets.OffsetToCommit("t", 0, 42, -1, None)]
+        assert await txn_offsets.commit(coord, cluster_member, a, 7, 0, -1, "", None, wanted) == ["none"]
+        partition.append_txn_marker(7, 0, 0, commit=True)
+        _follow(partition, epoch=2)
+        loading.sync()
+
+        successor, successor_loading = _coordinator(cluster_member)
+        _lead(partition, epoch=3)
+        successor_loading.sync()
+        assert successor.coordinator_error(a) is None
+        [(_, [(_, value, code)])] = offsets.fetch(successor, a, [("t", [0])], require_stable=True)
+        assert (value.offset, code) == (42, "none")
 
     asyncio.run(scenario())

@@ -1,8 +1,9 @@
 """Rebuilding consumer groups from `__consumer_offsets`: records of types 3-8, in log order.
 
 `replaying` sits in the stream of records a load reads (group_loading.py): it applies the
-consumer group records as they pass, hands the others (offsets, classic groups) on to
-offsets.load, and once the stream ends derives what the records do not hold: which member
+consumer group records as they pass, hands the others (offsets, classic groups, and the
+transaction markers that end TxnOffsetCommit's pending offsets) on to offsets.load, and once
+the stream ends derives what the records do not hold: which member
 holds each partition, and a fresh session for every member (a member that does not heartbeat
 to the new coordinator within its session is removed, as in Kafka).
 """
@@ -22,12 +23,15 @@ from broker.groups.consumer.reconciliation import CurrentAssignment
 log = logging.getLogger(__name__)
 
 
-def replaying(coordinator: ConsumerGroupCoordinator, records: Iterable[StoredRecord | StoredMarker]
-              ) -> Iterator[StoredRecord | StoredMarker]:
+def replaying(coordinator: ConsumerGroupCoordinator,
+              records: Iterable[StoredRecord | StoredMarker]) -> Iterator[StoredRecord | StoredMarker]:
     touched: set[str] = set()
     for record in records:
-        try:  # a transaction's marker has no key: it ends offsets of TxnOffsetCommit, not ours
-            is_ours = isinstance(record, StoredRecord) and rec.key_type(record.key) in rec.TYPES
+        if isinstance(record, StoredMarker):  # a transaction's end: offsets.load applies it
+            yield record
+            continue
+        try:
+            is_ours = rec.key_type(record.key) in rec.TYPES
         except BadRecord:
             is_ours = False
         if not is_ours:
