@@ -114,10 +114,17 @@ def tombstones_expired(segment_max_timestamp: int, now_ms: int, delete_retention
     return segment_max_timestamp < now_ms - delete_retention_ms
 
 
-def record_survives(record: Record, offsets: OffsetMap, *, drop_tombstones: bool) -> bool:
-    """Whether a record below the end the map covers stays (Cleaner.shouldRetainRecord): keyless
-    records go (a compacted topic refuses them at produce; older ones are dropped as Kafka does),
-    a record a later one of its key supersedes goes, and so does an expired tombstone."""
+def record_survives(record: Record, offsets: OffsetMap, *, end: int, drop_tombstones: bool) -> bool:
+    """Whether a record stays (Cleaner.shouldRetainRecord). A record at or past the round's
+    `end` (what the map covers, never past the first uncleanable offset) stays whatever it is:
+    the segment holding `end` is rewritten whole, and past it lies what the round must not
+    clean yet, such as a transaction still open at the last stable offset (dropping its
+    tombstone would move where producer state rebuilt from the log finds it begins). Below
+    `end`, keyless records go (a compacted topic refuses them at produce; older ones are
+    dropped as Kafka does), a record a later one of its key supersedes goes, and so does an
+    expired tombstone."""
+    if record.offset >= end:
+        return True
     if record.key is None:
         return False
     latest = offsets.latest(record.key)

@@ -19,7 +19,8 @@ overlap them (the log's aborted-transaction index, segment/txn_index.py):
 A round's offset map never reaches the last stable offset (the caller caps it): a transaction
 still open there may yet abort, and its records must not supersede anything before it does.
 The segment layout rewrites the segment that holds that offset whole; the open transaction's
-batches in it are no aborted one's and the map supersedes none of their records, so they stay.
+batches in it are no aborted one's, and every record past the round's end stays
+(cleaning_policy.record_survives), an expired tombstone too.
 """
 
 from __future__ import annotations

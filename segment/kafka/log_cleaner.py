@@ -6,8 +6,8 @@ the log start to the end the map covers are rewritten in groups — consecutive 
 at most segment.bytes together — each group into one new segment named by the group's first
 base offset. The first uncleanable offset may be a last stable offset inside a segment: the
 map stops there and the segment is rewritten whole, its records past the map's end all
-kept (nothing in the map supersedes them). Batches whose records all stay are copied as
-bytes; the others are filtered (batch_filter.py). Offsets never change; the active segment
+kept, expired tombstones too (cleaning_policy.record_survives). Batches whose records all
+stay are copied as bytes; the others are filtered (batch_filter.py). Offsets never change; the active segment
 is never read. Transactions (txn_cleaning.py): batches of aborted transactions go, markers
 go once no batch of theirs is left, and the new segment's `.txnindex` holds the kept ABORT
 markers' entries.
@@ -119,7 +119,7 @@ def clean(plog, first_dirty: int, now_ms: int, memory_bytes: int,
     # every transaction aborted among the batches rewritten: past `end` too, in its segment
     txns = CleanedTransactions(plog.aborted_txns(plog.log_start_offset, to_clean[-1].next_offset))
     for group in _groups(to_clean, cfg.segment_bytes):
-        _clean_group(plog, group, offsets, txns, producers_last, now_ms, stats, run_on_owner, slicer)
+        _clean_group(plog, group, offsets, end, txns, producers_last, now_ms, stats, run_on_owner, slicer)
     stats.end_offset = end
     return stats
 
@@ -173,7 +173,7 @@ def _groups(segments: list[LogSegment], max_bytes: int) -> list[list[LogSegment]
     return groups
 
 
-def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, txns: CleanedTransactions,
+def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, end: int, txns: CleanedTransactions,
                  producers_last: set[int], now_ms: int, stats: policy.CleanStats, run_on_owner,
                  slicer: GilSlicer) -> None:
     base = group[0].base_offset
@@ -188,7 +188,7 @@ def _clean_group(plog, group: list[LogSegment], offsets: OffsetMap, txns: Cleane
 
             def keep(record, _drop=drop_tombstones):
                 slicer.tick()
-                return policy.record_survives(record, offsets, drop_tombstones=_drop)
+                return policy.record_survives(record, offsets, end=end, drop_tombstones=_drop)
 
             for batch in _batches(seg, stats):
                 slicer.tick()

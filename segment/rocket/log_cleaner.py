@@ -266,7 +266,7 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
 
             def keep(record, _expired=expired, _kept=kept_keys):
                 slicer.tick()
-                if policy.record_survives(record, offsets, drop_tombstones=_expired):
+                if policy.record_survives(record, offsets, end=end, drop_tombstones=_expired):
                     _kept.append(record.key)
                     return True
                 return False

@@ -139,12 +139,15 @@ def _rec(offset, key, value=b"v"):
 def test_record_survives():
     offsets = OffsetMap()
     offsets.add_batch(client_batch([(b"a", b"1", []), (b"b", None, []), (b"a", b"2", [])], base_offset=10))
-    assert not record_survives(_rec(3, b"a"), offsets, drop_tombstones=False)  # superseded
-    assert record_survives(_rec(12, b"a"), offsets, drop_tombstones=True)  # the latest
-    assert record_survives(_rec(5, b"q"), offsets, drop_tombstones=True)  # key not in the dirty part
-    assert not record_survives(_rec(5, None), offsets, drop_tombstones=False)  # keyless
-    assert record_survives(_rec(11, b"b", None), offsets, drop_tombstones=False)
-    assert not record_survives(_rec(11, b"b", None), offsets, drop_tombstones=True)
+    assert not record_survives(_rec(3, b"a"), offsets, end=13, drop_tombstones=False)  # superseded
+    assert record_survives(_rec(12, b"a"), offsets, end=13, drop_tombstones=True)  # the latest
+    assert record_survives(_rec(5, b"q"), offsets, end=13, drop_tombstones=True)  # key not in the dirty part
+    assert not record_survives(_rec(5, None), offsets, end=13, drop_tombstones=False)  # keyless
+    assert record_survives(_rec(11, b"b", None), offsets, end=13, drop_tombstones=False)
+    assert not record_survives(_rec(11, b"b", None), offsets, end=13, drop_tombstones=True)
+    # past the round's end (a last stable offset inside the segment rewritten) all stays
+    assert record_survives(_rec(13, b"b", None), offsets, end=13, drop_tombstones=True)
+    assert record_survives(_rec(14, None), offsets, end=13, drop_tombstones=True)
 
 
 def test_when_a_log_is_due_and_where_cleaning_stops():

@@ -10,7 +10,7 @@ entry lacks its marker and an ABORT marker after a batch of its own that is left
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from log_engines import Engine
 
@@ -185,6 +185,9 @@ steps = st.lists(st.one_of(
 @pytest.mark.parametrize("kind", list(CLEANERS))
 @settings(max_examples=30)
 @given(steps=steps, nows=st.lists(st.sampled_from([NOT_EXPIRED, EXPIRED]), min_size=1, max_size=3))
+# a marker with nothing open, then an open transaction beginning with a tombstone in the
+# segment that holds the last stable offset: the segment layout rewrites it whole
+@example(steps=[("commit", 7, b"", b""), ("data", 7, b"a", None), ("data", 7, b"a", b"1")], nows=[EXPIRED])
 def test_cleaning_keeps_what_read_committed_consumers_read(tmp_path_factory, kind, steps, nows):
     engine = Engine(kind, tmp_path_factory.mktemp(kind))
     try:
