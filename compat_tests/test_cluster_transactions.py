@@ -28,6 +28,7 @@ from wire.batch_builder import build_batch
 
 PARTITIONS = 3
 INVALID_TXN_STATE = 48
+NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS = 16, 14
 
 
 @pytest.fixture(params=STORAGE_MODES)
@@ -191,7 +192,10 @@ def test_a_leader_verifies_a_transactions_first_batch_with_a_remote_coordinator(
     coord = cluster.brokers[coordinator]
     leader = cluster.brokers[cluster.leader(topic, index)]
     with Client(coord.host, coord.port) as c, Client(leader.host, leader.port) as lc:
-        r = c.request(22, 4, transactional_id=tid, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
+        def init():  # as a client, until the broker FindCoordinator named has applied its leadership
+            r = c.request(22, 4, transactional_id=tid, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
+            return None if r.error_code in (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) else r
+        r = wait_until(init, f"{coordinator} coordinating {tid}")
         assert r.error_code == 0
         pid, epoch = r.producer_id, r.producer_epoch
 
