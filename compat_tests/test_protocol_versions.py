@@ -44,6 +44,9 @@ OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
 UNSUPPORTED_VERSION = 35
+UNKNOWN_TOPIC_ID = 100
+
+FETCH_BY_TOPIC_ID = 13  # KIP-516: Fetch v13+ names topics by id
 
 ZERO_UUID = uuid.UUID(int=0)
 NO_THROTTLE = datetime.timedelta(0)
@@ -211,15 +214,24 @@ def test_produce_legacy_versions_answer_unsupported(client, version):
 
 # --- Fetch ---------------------------------------------------------------------------------
 
+def _fetch_values(client, version, topic, partitions, max_wait_ms=0, min_bytes=0, max_bytes=50 << 20):
+    """Fetch values naming `topic` as `version` does: by name, or (v13+) by its topic id."""
+    ids = {topic: client.topic_id(topic)} if version >= FETCH_BY_TOPIC_ID else None
+    return fetch_values([(topic, partitions)], max_wait_ms, min_bytes, max_bytes, topic_ids=ids)
+
+
 def _fetch(client, version, topic, partitions, max_wait_ms=0, min_bytes=0, max_bytes=50 << 20, timeout=None):
     """partitions: [(partition, offset, partition_max_bytes)] -> {partition: PartitionData}, and the response."""
-    r = client.request(1, version, recv_timeout=timeout,
-                       **fetch_values([(topic, partitions)], max_wait_ms, min_bytes, max_bytes))
+    values = _fetch_values(client, version, topic, partitions, max_wait_ms, min_bytes, max_bytes)
+    r = client.request(1, version, recv_timeout=timeout, **values)
     assert r.throttle_time == NO_THROTTLE
     if version >= 7:
         assert r.error_code == NONE and r.session_id == 0
     (t,) = r.responses
-    assert t.topic == topic
+    if version >= FETCH_BY_TOPIC_ID:
+        assert t.topic_id == values["topics"][0]["topic_id"]
+    else:
+        assert t.topic == topic
     out = {p.partition_index: p for p in t.partitions}
     assert sorted(out) == sorted(p for p, _, _ in partitions)
     return out
@@ -309,7 +321,7 @@ def test_fetch_long_poll(broker, client, version):
     assert 0.2 <= waited < 3.0, f"empty long poll answered after {waited:.3f}s, max_wait 0.25s"
 
     # Data arriving from another connection ends the wait early.
-    cid = client.send(build_request(1, version, **fetch_values([(name, [(0, 1, 1 << 20)])], 10_000, 1)))
+    cid = client.send(build_request(1, version, **_fetch_values(client, version, name, [(0, 1, 1 << 20)], 10_000, 1)))
     assert client.no_reply_within(0.2), "answered a long poll before any data arrived"
     second = make_batch([b"late", b"arrival"])
     t0 = time.monotonic()
@@ -362,6 +374,27 @@ def test_fetch_size_limits(client, version):
     ps = _fetch(client, version, name, [(0, 3, 1 << 20), (1, 0, 1 << 20)], max_bytes=10)
     assert not ps[0].records
     assert split_batches(ps[1].records) == (stored[1][:1], b"")
+
+
+@over_versions(1, lo=FETCH_BY_TOPIC_ID)
+def test_fetch_by_topic_id(client, version):
+    """KIP-516: a topic id the broker does not know is UNKNOWN_TOPIC_ID, echoed back by id,
+    and the known topic beside it in the same request is served."""
+    name = unique_topic("fetch-id")
+    known = client.create_topic(name)
+    assert known not in (None, ZERO_UUID)
+    batch = make_batch([b"by id"])
+    produced(client, name, 0, batch)
+    stranger = uuid.uuid4()
+    values = fetch_values([(name, [(0, 0, 1 << 20)]), ("gone", [(0, 0, 1 << 20), (1, 0, 1 << 20)])],
+                          topic_ids={name: known, "gone": stranger})
+    r = client.request(1, version, **values)
+    assert r.error_code == NONE
+    by_id = {t.topic_id: {p.partition_index: p for p in t.partitions} for t in r.responses}
+    assert set(by_id) == {known, stranger}
+    assert by_id[known][0].error_code == NONE and bytes(by_id[known][0].records) == as_stored(batch, 0)
+    assert {i: p.error_code for i, p in by_id[stranger].items()} == {0: UNKNOWN_TOPIC_ID, 1: UNKNOWN_TOPIC_ID}
+    assert not by_id[stranger][0].records
 
 
 # --- ListOffsets ---------------------------------------------------------------------------
