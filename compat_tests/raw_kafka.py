@@ -35,6 +35,7 @@ from kio.serial._introspect import EntityField, EntityTupleField, classify_field
 
 API_VERSIONS = 18
 PRODUCE = 0
+PRODUCE_BY_TOPIC_ID = 13  # KIP-516: Produce v13 names topics by id
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -436,12 +437,13 @@ class Client(RawKafka):
 
     def produce(self, topic: str, partition: int, records: bytes | None, acks: int = -1,
                 version: int = REF["produce"], transactional_id: str | None = None):
-        """The one partition response (asserting it names what was asked)."""
+        """The one partition response (asserting it names what was asked); v13+ name the topic by id."""
+        topic_id = self.topic_id(topic) if version >= PRODUCE_BY_TOPIC_ID else None
         resp = self.request(0, version, transactional_id=transactional_id, acks=acks, timeout=10_000,
-                            topic_data=[{"name": topic, "partition_data": [
+                            topic_data=[{"name": topic, "topic_id": topic_id, "partition_data": [
                                 {"index": partition, "records": records}]}])
         (t,) = resp.responses
-        assert t.name == topic
+        assert (t.topic_id if version >= PRODUCE_BY_TOPIC_ID else t.name) == (topic_id or topic)
         (p,) = t.partition_responses
         assert p.index == partition
         return p

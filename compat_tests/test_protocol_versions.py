@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from compat_tests.raw_kafka import (
+    PRODUCE_BY_TOPIC_ID,
     Client,
     as_stored,
     build_request,
@@ -159,7 +160,7 @@ def test_metadata_without_auto_creation(client, version):
 @over_versions(0, lo=3)
 def test_produce(client, version):
     name = unique_topic("produce")
-    client.create_topic(name, 2)
+    topic_id = client.create_topic(name, 2)
     b1, b2 = make_batch([b"a", b"b", b"c"]), make_batch([b"d", b"e"])
     for batch, want in ((b1, 0), (b2, 3)):
         p = client.produce(name, 0, batch, version=version)
@@ -174,22 +175,40 @@ def test_produce(client, version):
     # Two partitions in one request: each numbered on its own.
     b3, b4 = make_batch([b"f"]), make_batch([b"g", b"h"])
     r = client.request(0, version, transactional_id=None, acks=-1, timeout=10_000, topic_data=[
-        {"name": name, "partition_data": [{"index": 0, "records": b3}, {"index": 1, "records": b4}]}])
+        {"name": name, "topic_id": topic_id,
+         "partition_data": [{"index": 0, "records": b3}, {"index": 1, "records": b4}]}])
     assert r.throttle_time == NO_THROTTLE
     (t,) = r.responses
+    assert t.topic_id == topic_id if version >= PRODUCE_BY_TOPIC_ID else t.name == name
     got = {p.index: (p.error_code, p.base_offset) for p in t.partition_responses}
     assert got == {0: (NONE, 5), 1: (NONE, 0)}
 
     # acks=0: appended, never answered; the next reply on the connection is the next request's.
     b5, b6 = make_batch([b"i", b"j", b"k"]), make_batch([b"l"])
     client.send(build_request(0, version, transactional_id=None, acks=0, timeout=10_000, topic_data=[
-        {"name": name, "partition_data": [{"index": 1, "records": b5}]}]))
+        {"name": name, "topic_id": topic_id, "partition_data": [{"index": 1, "records": b5}]}]))
     p = client.produce(name, 1, b6, version=version, acks=1)
     assert (p.error_code, p.base_offset) == (NONE, 5)
 
     assert client.stored_bytes(name, 0) == as_stored(b1, 0) + as_stored(b2, 3) + as_stored(b3, 5)
     assert client.stored_bytes(name, 1) == as_stored(b4, 0) + as_stored(b5, 2) + as_stored(b6, 5)
     assert client.log_end_offset(name, 0) == 6 and client.log_end_offset(name, 1) == 6
+
+
+@over_versions(0, lo=PRODUCE_BY_TOPIC_ID)
+def test_produce_by_topic_id(client, version):
+    """KIP-516: an id no topic here has is UNKNOWN_TOPIC_ID for each of its partitions, and
+    nothing of it is stored; the known topic beside it is appended."""
+    name = unique_topic("produce-id")
+    known = client.create_topic(name)
+    stranger = uuid.uuid4()
+    batch = make_batch([b"by id"])
+    r = client.request(0, version, transactional_id=None, acks=-1, timeout=10_000, topic_data=[
+        {"topic_id": stranger, "partition_data": [{"index": 0, "records": batch}, {"index": 1, "records": batch}]},
+        {"topic_id": known, "partition_data": [{"index": 0, "records": batch}]}])
+    got = {t.topic_id: {p.index: (p.error_code, p.base_offset) for p in t.partition_responses} for t in r.responses}
+    assert got == {stranger: {0: (UNKNOWN_TOPIC_ID, -1), 1: (UNKNOWN_TOPIC_ID, -1)}, known: {0: (NONE, 0)}}
+    assert client.stored_bytes(name) == as_stored(batch, 0)
 
 
 @over_versions(0, hi=2)

@@ -38,7 +38,7 @@ PRODUCE_KEY = 0
 # Produce is listed from v0 because librdkafka disables compression otherwise;
 # v0-v2 are answered UNSUPPORTED_VERSION, as Kafka 4 does.
 SERVED_VERSIONS: dict[int, tuple[int, int]] = {
-    0: (0, 9),  # Produce
+    0: (0, 13),  # Produce
     1: (4, 17),  # Fetch
     2: (1, 7),  # ListOffsets
     3: (0, 12),  # Metadata
