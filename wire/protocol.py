@@ -39,7 +39,7 @@ PRODUCE_KEY = 0
 # v0-v2 are answered UNSUPPORTED_VERSION, as Kafka 4 does.
 SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     0: (0, 13),  # Produce
-    1: (4, 17),  # Fetch
+    1: (4, 18),  # Fetch
     2: (1, 7),  # ListOffsets
     3: (0, 12),  # Metadata
     8: (2, 9),  # OffsetCommit

@@ -1,11 +1,13 @@
-"""Fetch v4-v17: whole batches as file regions, with long polling.
+"""Fetch v4-v18: whole batches as file regions, with long polling.
 
 v13+ name topics by topic id (KIP-516): an id this broker does not know is answered
 UNKNOWN_TOPIC_ID, and the response names topics by id too. v15+ carry the follower's id in
 replica_state (KIP-903; the epoch beside it is KRaft's broker epoch, which a broker on etcd
 has no use for), v17 the follower's log directory (KIP-853, one per layout here: ignored).
 v16+ tell a client answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH where the leader
-is (KIP-951, current_leader.py).
+is (KIP-951, current_leader.py). v18's follower high watermark (KIP-1166: a leader may complete
+a follower's parked fetch when its HW is behind) is read and ignored: followers here fetch
+with v12, and a consumer leaves it at its "not supported" default.
 
 A Fetch from a follower (replica_id >= 0) reads up to the log end offset and tells the
 leader how far that follower got (its fetch offset), which is what moves the high
