@@ -130,6 +130,8 @@ def test_metadata(client, broker, version):
         assert t.is_internal is False
     if version >= 2:
         assert isinstance(r.cluster_id, str) and r.cluster_id
+    if version >= 13:  # KIP-1102's top-level error (REBOOTSTRAP_REQUIRED), none here
+        assert r.error_code == NONE
     if version >= 10:
         assert t.topic_id is not None and t.topic_id != ZERO_UUID
         (again,) = _metadata(client, version, [name], False).topics
@@ -421,7 +423,8 @@ def test_fetch_by_topic_id(client, version):
 def _list_offsets(client, version, topic, queries):
     """queries: [(partition, timestamp)] -> [(error, offset, timestamp, leader_epoch or None)]."""
     parts = [{"partition_index": p, "timestamp": ts, "current_leader_epoch": -1} for p, ts in queries]
-    r = client.request(2, version, replica_id=-1, isolation_level=0, topics=[{"name": topic, "partitions": parts}])
+    r = client.request(2, version, replica_id=-1, isolation_level=0, timeout=10_000,
+                       topics=[{"name": topic, "partitions": parts}])
     out = []
     for t in r.topics:
         assert t.name == topic
@@ -445,6 +448,9 @@ def test_list_offsets(client, version):
     if version >= 7:
         queries.append((0, -3))
         expected.append((4, b + 3000))  # the record with the largest timestamp, mid-batch
+    if version >= 8:  # earliest local (KIP-405): with no tiered storage, the log start
+        queries.append((0, -4))
+        expected.append((0, None))
     got = _list_offsets(client, version, name, queries)
     for (code, offset, ts, leader_epoch), (want_offset, want_ts), (_, query) in zip(got, expected, queries):
         assert code == NONE, (query, code)
@@ -457,6 +463,23 @@ def test_list_offsets(client, version):
             assert leader_epoch == 0
     ((code, *_),) = _list_offsets(client, version, name, [(7, -1)])
     assert code == UNKNOWN_TOPIC_OR_PARTITION
+
+    # Records deleted below 2: the earliest and (v8+) the earliest local offset move with the log start.
+    r = client.request(21, 2, timeout=10_000, topics=[{"name": name, "partitions": [{"partition_index": 0, "offset": 2}]}])
+    assert r.topics[0].partitions[0].error_code == NONE
+    starts = _list_offsets(client, version, name, [(0, -2)] + ([(0, -4)] if version >= 8 else []))
+    assert [(code, offset) for code, offset, _, _ in starts] == [(NONE, 2)] * len(starts)
+
+
+@over_versions(2, lo=9)
+def test_list_offsets_latest_tiered_finds_nothing_without_tiered_storage(client, version):
+    """KIP-1005's latest tiered offset (-5): nothing is tiered here, so no offset, as Kafka with
+    remote storage off."""
+    name = unique_topic("list-tiered")
+    client.create_topic(name)
+    produced(client, name, 0, make_batch([b"local only"]))
+    ((code, offset, ts, _),) = _list_offsets(client, version, name, [(0, -5)])
+    assert (code, offset, ts) == (NONE, -1, -1)
 
 
 # --- pipelining (all versions share the ordering rule) --------------------------------------
