@@ -15,6 +15,7 @@ from compat_tests.cluster import REPLICA_READER, Cluster
 from compat_tests.raw_kafka import Client, as_stored, fetch_values, make_batch
 from compat_tests.served_versions import versions
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
 
 NONE = 0
 NOT_LEADER_OR_FOLLOWER = 6
@@ -38,6 +39,8 @@ def placed(request):
         with Client.to(cluster.brokers[leader]) as c:
             topic_id = c.topic_id(topic)
             assert c.produce(topic, 0, batch).error_code == NONE
+        # The follower's high watermark, which bounds a debugging read there, follows on its next fetch.
+        wait_until(lambda: cluster.replica_bytes(follower, topic), f"{topic} readable on node {follower}")
         yield cluster, topic, topic_id, leader, state["epoch"], follower, batch
     finally:
         cluster.cleanup()
