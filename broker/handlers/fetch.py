@@ -74,7 +74,8 @@ def _unique_partitions(broker, request) -> list[tuple[str | None, object, list]]
 
 
 async def _read_partitions(broker, request, wanted, max_bytes: int):
-    """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes.
+    """One pass over the requested partitions: [(topic, topic id, [(index, code, partition, regions,
+    aborted)])], bytes.
 
     Each read is bounded (the engines' reads cost little per partition), but a request may
     name thousands of partitions: every READ_SLICE_S of reading, other connections get the
