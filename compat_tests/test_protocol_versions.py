@@ -509,7 +509,8 @@ def test_long_poll_does_not_block_other_connections(broker, client):
     name = unique_topic("poll-isolation")
     client.create_topic(name)
     fetch_version = SERVED_VERSIONS[1][1]
-    cid = client.send(build_request(1, fetch_version, **fetch_values([(name, [(0, 0, 1 << 20)])], 1000, 1)))
+    cid = client.send(build_request(1, fetch_version, **_fetch_values(client, fetch_version, name, [(0, 0, 1 << 20)],
+                                                                    1000, 1)))
     t0 = time.monotonic()
     with Client.to(broker) as other:
         assert other.request(18, 0).error_code == NONE
