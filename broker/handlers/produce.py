@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 
 WORK_SLICE_S = 0.005
 NO_TOPIC_ID = uuid.UUID(int=0)
+PRODUCE_BY_TOPIC_ID = 13  # KIP-516: v13 names topics by id
 
 
 def _topic_key(broker, topic_data) -> str | uuid.UUID:
@@ -230,8 +231,9 @@ def _append_time(info):
     return datetime.datetime.fromtimestamp(info.log_append_time / 1000, tz=datetime.timezone.utc)
 
 
-def _topic_id(broker, key: str | uuid.UUID) -> uuid.UUID:
-    if isinstance(key, uuid.UUID):
+def _topic_id(broker, key):
+    """v13's topic id of a result: its topic's, or the request's own id (unknown here, or null)."""
+    if not isinstance(key, str):
         return key
     topic = broker.topics.get(key)
     return topic.topic_id if topic is not None else NO_TOPIC_ID
@@ -259,6 +261,8 @@ def _response(broker, header, results):
                                      for e in record_errors) if error_cls is not None else (),
                  error_message=message, current_leader=leader_field(cls, hint))
         )
-    topics = tuple(make(topic_cls, name=name, topic_id=_topic_id(broker, name), partition_responses=tuple(parts))
+    by_id = header.api_version >= PRODUCE_BY_TOPIC_ID  # older versions' names may be anything, null too
+    topics = tuple(make(topic_cls, name=name, topic_id=_topic_id(broker, name) if by_id else None,
+                        partition_responses=tuple(parts))
                    for name, parts in by_topic.items())
     return make(cls, responses=topics, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(broker, cls, hints))
