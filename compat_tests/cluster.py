@@ -77,8 +77,27 @@ class Cluster:
             admin.create_topics([NewTopic(name, partitions, replication_factor, topic_configs=configs or {})])
         finally:
             admin.close()
-        self.wait_for(lambda md: all(p["leader"] >= 0 for p in md["topics"].get(name, {}).values())
-                      and len(md["topics"].get(name, {})) == partitions, f"{name} has leaders")
+        md = self.wait_for(lambda md: all(p["leader"] >= 0 for p in md["topics"].get(name, {}).values())
+                           and len(md["topics"].get(name, {})) == partitions, f"{name} has leaders")
+        # One broker's Metadata shows the leaders before each leader has opened its partition (it
+        # answers UNKNOWN_TOPIC_OR_PARTITION until then): wait until every leader answers
+        # ListOffsets, as a client would retry, so a test's first raw produce finds it.
+        for index, state in md["topics"][name].items():
+            self._wait_led_here(name, index, state["leader"])
+
+    def _wait_led_here(self, topic: str, index: int, node: int, timeout: float = 30.0) -> None:
+        proc = self.brokers[node]
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with Client(proc.host, proc.port) as c:
+                    error = c.list_offset(topic, index, -1).error_code
+            except OSError as exc:
+                error = exc
+            if error == 0:
+                return
+            assert time.monotonic() < deadline, f"broker {node} never answered for {topic}-{index}: {error}"
+            time.sleep(0.05)
 
     def metadata(self) -> dict:
         """{"brokers": {id: port}, "topics": {name: {index: {"leader", "epoch", "replicas", "isr"}}}}
