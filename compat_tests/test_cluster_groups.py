@@ -41,7 +41,7 @@ from compat_tests.topics import unique_topic
 pytestmark = pytest.mark.timeout(120)
 
 OFFSETS_PARTITIONS = 3
-NOT_COORDINATOR = 16
+NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS = 16, 14
 PER_BATCH = 120
 
 
@@ -183,7 +183,13 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
             assert time.monotonic() < deadline, "FindCoordinator never named the new leader"
             time.sleep(0.1)
         moved_s = time.monotonic() - killed_at
+        # Another broker's FindCoordinator may name `new` before `new` has applied its leadership
+        # and loaded the partition: it answers NOT_COORDINATOR until then, and a client retries.
         code, after = committed(cluster, new, group, topic)
+        while code in (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS):
+            assert time.monotonic() < deadline, f"broker {new} never took the group over ({code})"
+            time.sleep(0.1)
+            code, after = committed(cluster, new, group, topic)
         assert code == 0 and after == before, f"committed offsets at the new coordinator {after}, were {before}"
 
         second = produce(cluster.bootstrap, topic, "b")
