@@ -242,7 +242,9 @@ def test_librdkafka_fails_every_record_of_the_batch_with_the_batch_error(broker)
     """librdkafka 2.16 reads record_errors but reports the partition's error for every record."""
     with Client.to(broker) as c:
         topic = _bounded_topic(c)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 200, "retries": 0,
+    # A linger far past the three produce() calls, so they are one batch however loaded the
+    # machine (200 ms once split them); flush() sends it at once.
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 10_000, "retries": 0,
                          "enable.idempotence": False})
     reports = {}
     now = int(time.time() * 1000)
