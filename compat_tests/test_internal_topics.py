@@ -19,7 +19,7 @@ import uuid
 
 from broker.settings.config_from_settings import config_with
 from broker.groups import offsets_log
-from broker.groups.group import CommittedOffset
+from broker.groups.committed_offset import CommittedOffset
 from broker.storage.modes import StorageModes
 from broker.topics import TopicRegistry
 from compat_tests.raw_kafka import Client, make_batch, recrc

@@ -12,19 +12,9 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
+from broker.groups.committed_offset import CommittedOffset
 from broker.groups.pending_offsets import PendingTxnOffsets
 from broker.groups.state import GroupState
-
-
-@dataclass
-class CommittedOffset:
-    offset: int
-    leader_epoch: int  # -1: unknown
-    metadata: str
-    commit_timestamp: int
-    # Where its record sits in the group's __consumer_offsets partition: of a plain and a
-    # transactional commit of one partition, the later record wins (pending_offsets.py).
-    record_offset: int = -1
 
 
 @dataclass

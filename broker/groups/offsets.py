@@ -21,7 +21,8 @@ from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import StoredMarker, StoredRecord, offset_commit_error
-from broker.groups.group import CommittedOffset, Group, Member
+from broker.groups.committed_offset import CommittedOffset
+from broker.groups.group import Group, Member
 from broker.groups.pending_offsets import keep_later
 from broker.groups.state import Event, GroupState, transition
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker.groups.group import CommittedOffset, Group
+from broker.groups.committed_offset import CommittedOffset
+from broker.groups.group import Group
 
 TOPIC = "__consumer_offsets"
 OFFSET_KEY_VERSION = 1

@@ -21,10 +21,7 @@ broker/txn/marker_append.py, and when a partition's log is replayed (offsets.loa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from broker.groups.group import CommittedOffset
+from broker.groups.committed_offset import CommittedOffset
 
 TopicPartition = tuple[str, int]
 

@@ -25,7 +25,8 @@ import logging
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.group import CommittedOffset, Group
+from broker.groups.committed_offset import CommittedOffset
+from broker.groups.group import Group
 from broker.groups.offsets import MAX_METADATA_BYTES, OffsetToCommit, stamp_record_offsets
 from broker.groups.offsets_store import offset_commit_error
 from broker.groups.state import GroupState

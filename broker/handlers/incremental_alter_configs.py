@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from broker.handlers import config_alteration
+from broker.handlers.config_alteration import answer
 from broker.settings.topic_config_changes import ConfigOp, incremental
 
 
@@ -14,4 +14,4 @@ def _change(res):
 
 
 async def handle(broker, header, request):
-    return await config_alteration.answer(broker, header, request, _change)
+    return await answer(broker, header, request, _change)

@@ -21,7 +21,7 @@ from broker.settings.config_from_settings import config_with
 from broker.groups import offsets as group_offsets
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.group import CommittedOffset
+from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
 from broker.storage.modes import MODES
 from wire.batch_builder import build_batch

@@ -25,7 +25,7 @@ from broker.broker import Broker
 from broker.settings.config_from_settings import config_with
 from broker.groups import offsets, offsets_log, txn_offsets
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.group import CommittedOffset
+from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import StoredMarker, StoredRecord
 from broker.groups.pending_offsets import PendingTxnOffsets, keep_later
 from broker.storage.modes import MODES
