@@ -14,7 +14,7 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.cluster.member import ClusterMember
-from broker.cluster.view import WantedTopic
+from broker.cluster.view import ClusterImageView, WantedTopic
 from broker.security.acl.cluster_store import ClusterAclStore
 from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
@@ -74,7 +74,7 @@ class Broker:
         # the view (broker/cluster/view.py), which both kinds answer alike.
         member = ClusterMember(self) if config.etcd else None
         if member is not None:
-            self.view = member.view
+            self.view = ClusterImageView(member)
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics)

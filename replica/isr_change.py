@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import Awaitable, Callable
 
-if TYPE_CHECKING:
-    from .partition import Partition, PartitionState
 
 ISR_RETRY_BACKOFF_S = 0.5
 
-# (partition, the ISR it wants) -> the state the controller store accepted, None if refused
-IsrProposer = Callable[["Partition", list[int]], Awaitable["PartitionState | None"]]
+# (partition, the ISR it wants) -> the state the controller store accepted, None if refused.
+# The partition and its state are passed through untouched, so they are not named here (naming
+# them would tie this module and replica/partition.py into an import cycle).
+IsrProposer = Callable[[object, list[int]], Awaitable[object]]
 
 
 class PendingIsrChange:
@@ -29,8 +29,8 @@ class PendingIsrChange:
         self._in_flight: asyncio.Task | None = None
         self._next_at = 0.0
 
-    def propose(self, partition: Partition, new_isr: list[int],
-                accepted: Callable[[PartitionState], None]) -> None:
+    def propose(self, partition: object, new_isr: list[int],
+                accepted: Callable[[object], None]) -> None:
         """Ask for `new_isr` unless a proposal is in flight or backing off; `accepted` gets the
         state the store took."""
         if self.proposer is None or (self._in_flight is not None and not self._in_flight.done()):
@@ -39,8 +39,8 @@ class PendingIsrChange:
             return
         self._in_flight = asyncio.ensure_future(self._propose(partition, new_isr, accepted))
 
-    async def _propose(self, partition: Partition, new_isr: list[int],
-                       accepted: Callable[[PartitionState], None]) -> None:
+    async def _propose(self, partition: object, new_isr: list[int],
+                       accepted: Callable[[object], None]) -> None:
         state = await self.proposer(partition, new_isr)
         if state is None:
             self._next_at = time.monotonic() + ISR_RETRY_BACKOFF_S

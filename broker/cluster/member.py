@@ -41,7 +41,6 @@ from replica.replica_manager import ReplicaManager
 from wire.sasl_stage import SASL_PROTOCOLS
 
 from broker.security.cluster_scram_credentials import ClusterScramCredentials
-from broker.cluster.view import ClusterImageView
 from broker.settings.security_config import inter_broker_of, listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS, client_context
 from broker.topic_names import TopicError
@@ -77,7 +76,6 @@ class ClusterMember:
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
                                        sync=broker.durable,  # flush.messages=1: fsync before reporting
                                        commit_writes=broker.storage.commit_writes)
-        self.view = ClusterImageView(self)
         self.metadata.add_listener(self._on_metadata)
         self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session, self._inter_broker_name)
         self.metadata.add_listener(self.peers.on_metadata)
