@@ -10,7 +10,10 @@ log's flush (segment/leader_epoch_cache.py), and the produce handler gives other
 the loop every 5 ms of its per-partition work (a later produce: 0.3-1.3 s before). A commitlog
 partition's first consume-queue files are made with the partition, in the admin worker
 (segment/rocket/consume_queue.py); its first write created them on the event loop (~0.5 ms
-each: 2.0-4.3 s for 5,000 new partitions). The issue's target is 100 ms; PROBE_BOUND_S is
+each: 2.0-4.3 s for 5,000 new partitions). With more partitions than open files, each
+produce evicts files it has just written, and their fsyncs ran on the event loop (1.0-3.7 s
+waits, a CI failure); the broker here holds 4,000 files open, so every attempt evicts, and
+those fsyncs run in a thread (segment/open_files.py). The issue's target is 100 ms; PROBE_BOUND_S is
 wider, and must hold in one of a few attempts (stall_bounds.py), so that a loaded 2-core
 machine does not fail it by scheduling alone. Figures in FINDINGS.md.
 """
@@ -30,6 +33,7 @@ pytestmark = pytest.mark.timeout(120)
 
 PARTITIONS = 5_000
 PROBE_BOUND_S = 0.5
+MAX_OPEN_FILES = 4_000
 
 
 def produce_everywhere(c: Client, topic: str, round_: int) -> float:
@@ -44,8 +48,9 @@ def produce_everywhere(c: Client, topic: str, round_: int) -> float:
     return took
 
 
-def test_produce_to_5000_partitions_keeps_the_probe_answered(fresh_broker):
-    broker = fresh_broker
+def test_produce_to_5000_partitions_keeps_the_probe_answered(broker_factory):
+    # Fewer open files than the topic has: every produce evicts files it has just written.
+    broker = broker_factory("--max-open-segment-files", str(MAX_OPEN_FILES))
 
     def attempt(number: int) -> float:
         """A new topic, produced to twice with the probe running; the longest probe wait."""

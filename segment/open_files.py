@@ -13,10 +13,20 @@ stay open. PostgreSQL's virtual file descriptors (fd.c) work the same way. The c
 layout's shared files (commitlog, key index) are few and big, and stay open outside the bound.
 
 Nothing is lost by closing:
-- A file with writes not yet fsynced is fsynced before it is closed. If that fsync fails the
-  error is kept on the file: its next `sync` raises it (a segment's log goes offline, the
-  commitlog store at its next checkpoint, as for any failed fsync) and the file is never
-  opened again, since a new descriptor would not report it.
+- A file with writes not yet fsynced closes without an fsync, and stays dirty: its next `sync`
+  (a flush, a checkpoint, a clean shutdown) opens a descriptor for the fsync. Eviction happens
+  on the event loop, in the middle of a request, mostly to files that request has just written
+  (a produce to more partitions than the bound): an fsync at each one stalled every client
+  1-4 s for a 5,000-partition produce (FINDINGS.md). PostgreSQL's checkpointer syncs closed
+  files the same way. A writeback error while no descriptor is open is reported to the first
+  fsync of the next one (Linux 4.16 and later: an error nobody has seen is not lost to a new
+  opener), so that `sync` raises it; the one gap, as for PostgreSQL, is a kernel that drops
+  the inode, and its error with it, before the reopen. A failed `sync` is kept on the file:
+  every later `sync` raises it (a segment's log goes offline, the commitlog store at its next
+  checkpoint, as for any failed fsync) and the file is never opened again, since a new
+  descriptor would not report it. A file that is deleted (or whose directory is being
+  removed) needs no fsync. Files are renamed only synced or forgotten (cleaner swaps,
+  compacted generations), so a dirty file's path still names it.
 - A descriptor is a `FileHandle`, closed only when nothing refers to it any more. A fetch
   response's file region holds the handle of the file it was read from (`FileRegion.holder`), so
   evicting the file, or deleting its segment, never closes a descriptor that a send in flight
@@ -83,7 +93,7 @@ class OpenFiles:
             if f.gone:
                 raise LogClosed(f"{f.path} was deleted")
             if f.sync_error is not None:
-                raise LogOffline(f"fsync of {f.path} failed when it was closed: {f.sync_error}")
+                raise LogOffline(f"fsync of {f.path} failed: {f.sync_error}")
             while len(self) >= self.capacity:
                 self._evict_one()
             fd = self._open(f)
@@ -106,20 +116,11 @@ class OpenFiles:
             return fd
 
     def _evict_one(self) -> None:
+        """Close the least recently used file; its unsynced writes wait for its next sync."""
         tier = self._sealed if self._sealed else self._active
         victim, _ = tier.popitem(last=False)
-        handle, victim._handle = victim._handle, None
+        victim._handle = None  # the descriptor closes with its last reference
         self.evictions += 1
-        if victim.dirty:
-            # Under the lock, so a flush in another thread that finds the file closed can trust
-            # that it was synced.
-            written = victim.writes
-            try:
-                os.fsync(handle.fd)
-            except OSError as exc:
-                victim.sync_error = exc
-            else:
-                victim.synced = max(victim.synced, written)
 
     def set_sealed(self, f: SegmentFile, sealed: bool) -> None:
         """A sealed segment's files (no appends) are closed before any active segment's."""
@@ -186,15 +187,26 @@ class SegmentFile:
             self.writes += 1
 
     def sync(self) -> None:
-        """fsync what was written; raises OSError if this or an earlier fsync at close failed.
-        A file that is not open was synced when it was closed."""
-        handle = self.files.handle_if_open(self)
+        """fsync what was written, through a descriptor opened for it if the file was closed
+        since; raises OSError if this or an earlier sync failed."""
         if self.sync_error is not None:
             raise self.sync_error
         written = self.writes
-        if handle is None or written == self.synced:
+        if written == self.synced or self.gone:
             return
-        os.fsync(handle.fd)
+        handle = self.files.handle_if_open(self)
+        try:
+            if handle is not None:
+                os.fsync(handle.fd)
+            else:
+                _fsync_path(self.path)
+        except FileNotFoundError:
+            if self.gone:
+                return  # deleted meanwhile: nothing to keep
+            raise
+        except OSError as exc:
+            self.sync_error = exc
+            raise
         self.synced = max(self.synced, written)
 
     def close(self) -> None:
@@ -209,3 +221,11 @@ class SegmentFile:
     def delete(self) -> None:
         self.forget()
         self.path.unlink(missing_ok=True)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -65,28 +65,45 @@ def test_least_recently_used_closes_first_and_sealed_before_active(tmp_path):
     assert files.evictions == 2
 
 
-def test_a_file_closed_with_unsynced_writes_is_fsynced_first(tmp_path, monkeypatch):
+def test_closing_a_file_with_unsynced_writes_leaves_the_fsync_to_its_next_sync(tmp_path, monkeypatch):
+    """Eviction runs on the event loop in the middle of a request: it only closes. The file's
+    next sync opens a descriptor for the fsync (a closed file is not a synced one)."""
     files = OpenFiles(1)
     a, b = SegmentFile(tmp_path / "a", files), SegmentFile(tmp_path / "b", files)
     a.write(b"acknowledged", 0)
-    assert a.dirty
     synced = []
     real_fsync = os.fsync
     monkeypatch.setattr(open_files_module.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
                                                                    real_fsync(fd)))
     b.pread(1, 0)  # closes a
+    assert synced == [] and a.dirty and fds_under(tmp_path) == [str(tmp_path / "b")]
+    a.sync()
     assert synced == [str(tmp_path / "a")] and not a.dirty
-    a.sync()  # nothing left to sync, and no reopening to find that out
-    assert files.handle_if_open(a) is None and len(synced) == 1
+    assert files.handle_if_open(a) is None and fds_under(tmp_path) == [str(tmp_path / "b")]
+    a.sync()  # nothing left to sync
+    assert len(synced) == 1 and a.pread(100, 0) == b"acknowledged"
 
 
-def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
-    """EIO from the fsync that precedes closing an idle file is not forgotten: a new descriptor
-    would not report it, so the partition's next flush fails and the log goes offline."""
+def test_a_deleted_file_needs_no_sync(tmp_path):
+    files = OpenFiles(1)
+    a, b = SegmentFile(tmp_path / "a", files), SegmentFile(tmp_path / "b", files)
+    a.write(b"x", 0)
+    b.write(b"x", 0)  # closes a, unsynced
+    a.delete()
+    a.sync()
+    b.sync()
+    assert not b.dirty
+
+
+def test_a_failed_fsync_of_a_closed_file_takes_the_log_offline(tmp_path, monkeypatch):
+    """EIO from the fsync of a file the bound closed with unsynced writes: the partition's
+    flush fails, the log goes offline, and the file is never trusted again."""
     store = SegmentLogStore(tmp_path, max_open_files=3)
     hot = store.open_partition("t", 0, log_config())
     fill(hot, [3])
-
+    other = store.open_partition("t", 1, log_config())  # its three files close t-0's
+    fill(other, [1])
+    assert all(store.open_files.handle_if_open(seg.log) is None for seg in hot.segments)
     real_fsync = os.fsync
 
     def eio_on_t0(fd):  # the disk under t-0's files fails (os is one module: filter by path)
@@ -95,14 +112,15 @@ def test_a_failed_fsync_at_close_takes_the_log_offline(tmp_path, monkeypatch):
         real_fsync(fd)
 
     monkeypatch.setattr(open_files_module.os, "fsync", eio_on_t0)
-    other = store.open_partition("t", 1, log_config())  # its three files close t-0's
-    fill(other, [1])
-    monkeypatch.undo()
     with pytest.raises(LogOffline):
         hot.flush()
+    monkeypatch.undo()
     assert hot.offline is not None
     with pytest.raises(LogOffline):
         hot.append(make_batch(1), 0, 1_000)
+    with pytest.raises(OSError):
+        hot.segments[0].log.sync()  # a later fsync, which would succeed, does not clear it
+    other.flush()
 
 
 def test_a_region_read_for_a_fetch_survives_eviction_and_deletion(tmp_path):

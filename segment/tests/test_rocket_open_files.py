@@ -83,7 +83,7 @@ def test_every_entry_reads_back_under_a_small_bound_and_after_restarts(tmp_path)
     store.close()
 
 
-def test_an_idle_dirty_queue_file_is_fsynced_before_it_closes(tmp_path, monkeypatch):
+def test_an_idle_dirty_queue_file_closes_at_once_and_the_next_checkpoint_fsyncs_it(tmp_path, monkeypatch):
     store = open_store(tmp_path, bound=2)
     hot = store.open_partition("t", 0, CFG)
     hot.append(make_batch(1), 0, 1_000)
@@ -93,19 +93,24 @@ def test_an_idle_dirty_queue_file_is_fsynced_before_it_closes(tmp_path, monkeypa
     monkeypatch.setattr(open_files_module.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
                                                                    real_fsync(fd)))
     store.open_partition("t", 1, CFG).append(make_batch(1), 0, 1_000)
-    store.commit_writes()  # t-1's files take the two places
-    assert sorted(os.path.basename(p) for p in synced if "/t/0/" in p) == ["00000000000000000000",
-                                                                           "00000000000000000000.time"]
+    store.commit_writes()  # t-1's files take the two places: t-0's close, on the event loop, unsynced
+    assert [p for p in synced if "/consumequeue/t/0/0" in p] == [] and not any("/t/0/" in p for p in queue_fds(tmp_path))
+    store.checkpoint()  # which then counts t-0's entries durable: it fsyncs them first
+    assert sorted(os.path.basename(p) for p in synced if "/consumequeue/t/0/0" in p) == [
+        "00000000000000000000", "00000000000000000000.time"]
+    assert len(queue_fds(tmp_path)) <= 2
 
 
-def test_a_failed_fsync_at_close_takes_the_store_offline(tmp_path, monkeypatch):
-    """EIO from the fsync before an idle queue file closes is kept: a new descriptor would not
-    report it. The partition's queue is not served again, and the next checkpoint (which would
-    count those entries durable) takes the store offline until a restart recovers."""
+def test_a_failed_fsync_of_a_closed_queue_file_takes_the_store_offline(tmp_path, monkeypatch):
+    """EIO from the fsync of a queue file that was closed with unsynced entries: the checkpoint
+    (which would count those entries durable) takes the store offline until a restart
+    recovers, and the partition's queue is not served again."""
     store = open_store(tmp_path, bound=2)
     hot = store.open_partition("t", 0, CFG)
     hot.append(make_batch(2), 0, 1_000)
     store.commit_writes()
+    store.open_partition("t", 1, CFG).append(make_batch(1), 0, 1_000)
+    store.commit_writes()  # closes t-0's files, unsynced
     real_fsync = os.fsync
 
     def eio_on_t0(fd):  # the disk under t-0's queue fails (os is one module: filter by path)
@@ -114,14 +119,12 @@ def test_a_failed_fsync_at_close_takes_the_store_offline(tmp_path, monkeypatch):
         real_fsync(fd)
 
     monkeypatch.setattr(open_files_module.os, "fsync", eio_on_t0)
-    store.open_partition("t", 1, CFG).append(make_batch(1), 0, 1_000)
-    store.commit_writes()  # closes t-0's files: their fsync fails
-    monkeypatch.undo()
-    with pytest.raises(LogOffline):
-        hot.read(0, 1 << 20, 2)
     with pytest.raises(LogOffline):
         store.checkpoint()
+    monkeypatch.undo()
     assert store.offline is not None
+    with pytest.raises(LogOffline):
+        hot.read(0, 1 << 20, 2)
     with pytest.raises(LogOffline):
         hot.append(make_batch(1), 0, 1_000)
 
