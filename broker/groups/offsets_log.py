@@ -26,6 +26,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from wire.field_codec import FieldReader, FieldWriter
+
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.group import Group
 
@@ -34,10 +36,6 @@ OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
 OFFSET_VALUE_VERSION = 3
 GROUP_VALUE_VERSION = 3
-
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 
 
 class BadRecord(ValueError):
@@ -77,84 +75,13 @@ class GroupRecord:
     members: tuple[MemberRecord, ...]
 
 
-class _Writer:
-    def __init__(self) -> None:
-        self.out = bytearray()
-
-    def i16(self, v: int) -> _Writer:
-        self.out += _I16.pack(v)
-        return self
-
-    def i32(self, v: int) -> _Writer:
-        self.out += _I32.pack(v)
-        return self
-
-    def i64(self, v: int) -> _Writer:
-        self.out += _I64.pack(v)
-        return self
-
-    def string(self, v: str | None) -> _Writer:
-        if v is None:
-            return self.i16(-1)
-        data = v.encode()
-        self.i16(len(data))
-        self.out += data
-        return self
-
-    def bytes_(self, v: bytes) -> _Writer:
-        self.i32(len(v))
-        self.out += v
-        return self
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def _take(self, codec: struct.Struct) -> int:
-        if self.pos + codec.size > len(self.data):
-            raise BadRecord("record ends early")
-        (v,) = codec.unpack_from(self.data, self.pos)
-        self.pos += codec.size
-        return v
-
-    def i16(self) -> int:
-        return self._take(_I16)
-
-    def i32(self) -> int:
-        return self._take(_I32)
-
-    def i64(self) -> int:
-        return self._take(_I64)
-
-    def _raw(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise BadRecord("length runs past the record")
-        v = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return bytes(v)
-
-    def string(self) -> str | None:
-        n = self.i16()
-        if n < 0:
-            return None
-        try:
-            return self._raw(n).decode()
-        except UnicodeDecodeError as exc:
-            raise BadRecord(f"string is not UTF-8: {exc}") from None
-
-    def bytes_(self) -> bytes:
-        n = self.i32()
-        return b"" if n < 0 else self._raw(n)
-
-
 def offset_key(group: str, topic: str, partition: int) -> bytes:
-    return bytes(_Writer().i16(OFFSET_KEY_VERSION).string(group).string(topic).i32(partition).out)
+    return FieldWriter().i16(OFFSET_KEY_VERSION).nullable_string(group).nullable_string(topic).i32(partition).value()
 
 
 def offset_value(c: CommittedOffset) -> bytes:
-    w = _Writer().i16(OFFSET_VALUE_VERSION).i64(c.offset).i32(c.leader_epoch)
-    return bytes(w.string(c.metadata).i64(c.commit_timestamp).out)
+    w = FieldWriter().i16(OFFSET_VALUE_VERSION).i64(c.offset).i32(c.leader_epoch)
+    return w.nullable_string(c.metadata).i64(c.commit_timestamp).value()
 
 
 def group_record(group: Group) -> GroupRecord:
@@ -170,54 +97,56 @@ def group_record(group: Group) -> GroupRecord:
 
 
 def group_key(group: str) -> bytes:
-    return bytes(_Writer().i16(GROUP_KEY_VERSION).string(group).out)
+    return FieldWriter().i16(GROUP_KEY_VERSION).nullable_string(group).value()
 
 
 def group_value(g: GroupRecord) -> bytes:
-    w = _Writer().i16(GROUP_VALUE_VERSION).string(g.protocol_type).i32(g.generation)
-    w.string(g.protocol).string(g.leader).i64(g.state_timestamp).i32(len(g.members))
+    w = FieldWriter().i16(GROUP_VALUE_VERSION).nullable_string(g.protocol_type).i32(g.generation)
+    w.nullable_string(g.protocol).nullable_string(g.leader).i64(g.state_timestamp).i32(len(g.members))
     for m in g.members:
-        w.string(m.member_id).string(m.group_instance_id).string(m.client_id).string(m.client_host)
-        w.i32(m.rebalance_timeout_ms).i32(m.session_timeout_ms).bytes_(m.subscription).bytes_(m.assignment)
-    return bytes(w.out)
+        w.nullable_string(m.member_id).nullable_string(m.group_instance_id)
+        w.nullable_string(m.client_id).nullable_string(m.client_host)
+        w.i32(m.rebalance_timeout_ms).i32(m.session_timeout_ms)
+        w.nullable_bytes(m.subscription).nullable_bytes(m.assignment)
+    return w.value()
 
 
 def decode_key(key: bytes) -> tuple[str, tuple]:
     """('offset', (group, topic, partition)) or ('group', (group,))."""
-    r = _Reader(key)
+    r = FieldReader(key, BadRecord)
     version = r.i16()
     if version in (0, 1):
-        return "offset", (r.string(), r.string(), r.i32())
+        return "offset", (r.nullable_string(), r.nullable_string(), r.i32())
     if version == 2:
-        return "group", (r.string(),)
+        return "group", (r.nullable_string(),)
     raise BadRecord(f"unknown key version {version}")
 
 
 def decode_offset_value(value: bytes) -> CommittedOffset:
-    r = _Reader(value)
+    r = FieldReader(value, BadRecord)
     version = r.i16()
     if not 0 <= version <= 4:
         raise BadRecord(f"unknown offset value version {version}")
     offset = r.i64()
     epoch = r.i32() if version >= 3 else -1
-    metadata = r.string() or ""
+    metadata = r.nullable_string() or ""
     timestamp = r.i64()
     return CommittedOffset(offset, epoch, metadata, timestamp)
 
 
 def decode_group_value(value: bytes) -> GroupRecord:
-    r = _Reader(value)
+    r = FieldReader(value, BadRecord)
     version = r.i16()
     if version != GROUP_VALUE_VERSION:
         raise BadRecord(f"group value version {version} is not one this broker writes")
-    protocol_type, generation = r.string() or "", r.i32()
-    protocol, leader, state_ts = r.string(), r.string(), r.i64()
-    count = r.i32()
-    if count < 0 or count > len(value):
-        raise BadRecord(f"member count {count}")
+    protocol_type, generation = r.nullable_string() or "", r.i32()
+    protocol, leader, state_ts = r.nullable_string(), r.nullable_string(), r.i64()
+    count = r.count(flexible=False)
+    if count is None:
+        raise BadRecord("null member array")
     members = tuple(
-        MemberRecord(r.string() or "", r.string(), r.string() or "", r.string() or "",
-                     r.i32(), r.i32(), r.bytes_(), r.bytes_())
+        MemberRecord(r.nullable_string() or "", r.nullable_string(), r.nullable_string() or "",
+                     r.nullable_string() or "", r.i32(), r.i32(), r.nullable_bytes() or b"", r.nullable_bytes() or b"")
         for _ in range(count)
     )
     return GroupRecord(protocol_type, generation, protocol, leader, state_ts, members)

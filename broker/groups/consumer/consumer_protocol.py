@@ -16,10 +16,10 @@ A reader takes the fields of the versions it knows and ignores the rest, as Kafk
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-_I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
+from wire.field_codec import FieldReader, FieldWriter
+
 LATEST_ASSIGNMENT_VERSION = 3
 
 
@@ -36,16 +36,16 @@ class Subscription:
 
 
 def decode_subscription(data: bytes) -> Subscription:
-    r = _Reader(data)
+    r = _reader(data)
     version = r.i16()
     if version < 0:
         raise BadConsumerProtocol(f"subscription version {version}")
-    topics = tuple(r.array(r.string))
-    r.bytes()
+    topics = tuple(_array(r, r.string))
+    r.nullable_bytes()
     owned: dict[str, frozenset[int]] = {}
     rack = None
     if version >= 1:
-        for topic, partitions in r.array(lambda: (r.string(), r.array(r.i32))):
+        for topic, partitions in _array(r, lambda: (r.string(), _array(r, r.i32))):
             owned[topic] = owned.get(topic, frozenset()) | frozenset(partitions)
     if version >= 2:
         r.i32()  # the generation the owned partitions are of: the member epoch checks them here
@@ -64,76 +64,30 @@ def subscription_version(data: bytes) -> int:
 
 def encode_assignment(assigned: dict[str, frozenset[int]], version: int) -> bytes:
     """`version`: the member's subscription's (capped at the latest), as Kafka answers."""
-    out = bytearray(_I16.pack(min(max(version, 0), LATEST_ASSIGNMENT_VERSION)))
+    w = FieldWriter().i16(min(max(version, 0), LATEST_ASSIGNMENT_VERSION))
     topics = sorted((t, ps) for t, ps in assigned.items() if ps)
-    out += _I32.pack(len(topics))
-    for topic, partitions in topics:
-        name = topic.encode()
-        out += _I16.pack(len(name)) + name + _I32.pack(len(partitions))
-        for p in sorted(partitions):
-            out += _I32.pack(p)
-    out += _I32.pack(-1)  # no user data: the assignor ran on the coordinator
-    return bytes(out)
+    w.array(topics, lambda tp: w.nullable_string(tp[0]).array(sorted(tp[1]), w.i32, False), False)
+    return w.nullable_bytes(None).value()  # no user data: the assignor ran on the coordinator
 
 
 def decode_assignment(data: bytes) -> dict[str, frozenset[int]]:
     """A classic member's assignment bytes (empty: nothing assigned yet)."""
     if not data:
         return {}
-    r = _Reader(data)
+    r = _reader(data)
     r.i16()
     out: dict[str, frozenset[int]] = {}
-    for topic, partitions in r.array(lambda: (r.string(), r.array(r.i32))):
+    for topic, partitions in _array(r, lambda: (r.string(), _array(r, r.i32))):
         out[topic] = out.get(topic, frozenset()) | frozenset(partitions)
     return out
 
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = bytes(data), 0
+def _reader(data: bytes) -> FieldReader:
+    return FieldReader(data, BadConsumerProtocol)
 
-    def _take(self, codec: struct.Struct) -> int:
-        try:
-            (v,) = codec.unpack_from(self.data, self.pos)
-        except struct.error:
-            raise BadConsumerProtocol("ends early") from None
-        self.pos += codec.size
-        return v
 
-    def i16(self) -> int:
-        return self._take(_I16)
-
-    def i32(self) -> int:
-        return self._take(_I32)
-
-    def _raw(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise BadConsumerProtocol(f"a length of {n} runs past the end")
-        v = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return v
-
-    def nullable_string(self) -> str | None:
-        n = self.i16()
-        if n == -1:
-            return None
-        try:
-            return self._raw(n).decode()
-        except UnicodeDecodeError as exc:
-            raise BadConsumerProtocol(str(exc)) from None
-
-    def string(self) -> str:
-        s = self.nullable_string()
-        if s is None:
-            raise BadConsumerProtocol("null string")
-        return s
-
-    def bytes(self) -> bytes | None:
-        n = self.i32()
-        return None if n == -1 else self._raw(n)
-
-    def array(self, read_one) -> list:
-        n = self.i32()
-        if n < 0 or n > len(self.data) - self.pos:
-            raise BadConsumerProtocol(f"array count {n}")
-        return [read_one() for _ in range(n)]
+def _array(r: FieldReader, read_one) -> list:
+    n = r.count(flexible=False)
+    if n is None:
+        raise BadConsumerProtocol("null array")
+    return [read_one() for _ in range(n)]
