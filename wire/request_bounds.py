@@ -26,6 +26,7 @@ from typing import Callable, get_args, get_origin
 from kio.serial._introspect import classify_field, get_field_tag, is_optional
 
 from .framing import PeerProtocolError
+from .varint import MalformedVarint, read_varint
 
 Step = Callable[[bytes, int, int], int]
 
@@ -48,16 +49,10 @@ def _fail(what: str, claimed: int, remaining: int) -> PeerProtocolError:
 
 
 def _uvarint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= end or shift > 28:
-            raise PeerProtocolError("malformed unsigned varint in request body")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
+    try:
+        return read_varint(buf, pos, end, unsigned=True)
+    except MalformedVarint:
+        raise PeerProtocolError("malformed unsigned varint in request body") from None
 
 
 def _skip_tagged(buf: bytes, pos: int, end: int) -> int:
