@@ -23,6 +23,7 @@ import pytest
 
 from compat_tests.broker_process import STORAGE_MODES, BrokerProcess, broker_kind
 from compat_tests.cluster import Cluster
+from compat_tests.raw_kafka import Client
 from compat_tests.topics import create_topic, unique_topic
 
 
@@ -37,13 +38,22 @@ def storage_mode(request) -> str:
 
 
 @pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode)
+def _module_broker(request, storage_mode):
+    """One broker for the module's tests, started with the module's BROKER_ARGS if it sets them."""
+    proc = BrokerProcess(storage_mode=storage_mode, extra_args=list(getattr(request.module, "BROKER_ARGS", ())))
     try:
         proc.start()
         yield proc
     finally:
         proc.cleanup()
+
+
+@pytest.fixture
+def client(broker):
+    """A raw protocol client to the module's broker."""
+    c = Client.to(broker)
+    yield c
+    c.close()
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ import time
 import uuid
 from collections import Counter, defaultdict
 
-import pytest
 from kafka import KafkaProducer
 
 from compat_tests.broker_process import BrokerProcess
@@ -42,18 +41,6 @@ HEARTBEAT_MS = 1000
 # A new group waits this long for more members instead of the default 3 s; fewer partitions
 # of __consumer_offsets than the default 50 make its creation cheap.
 GROUP_BROKER_ARGS = ("--group-initial-rebalance-delay-ms", "300", "--offsets-topic-partitions", "3")
-
-
-
-@pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    """Overrides conftest's shared broker for a module that imports it: same, plus GROUP_BROKER_ARGS."""
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=list(GROUP_BROKER_ARGS))
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
 
 
 def new_group(prefix: str) -> str:

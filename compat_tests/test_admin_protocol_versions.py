@@ -8,7 +8,6 @@ OFFSET_OUT_OF_RANGE, internal topics are refused.
 
 from __future__ import annotations
 
-import pytest
 
 from compat_tests.raw_kafka import Client, make_batch, read_records
 from compat_tests.served_versions import over_versions
@@ -20,13 +19,6 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 INVALID_TOPIC_EXCEPTION = 17
 POLICY_VIOLATION = 44
 EARLIEST = -2
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
 
 
 def delete_records(client: Client, version: int, topic: str, offsets: dict[int, int]) -> dict:

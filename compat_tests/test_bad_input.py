@@ -119,13 +119,6 @@ def guard(request, broker):
         assert g.checked, "the test passed without calling guard.check()"
 
 
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
-
-
 def assert_closed_without_reply(conn: RawKafka, what: str) -> None:
     t0 = time.monotonic()
     got = conn.drain_until_closed(CLOSE_WITHIN)

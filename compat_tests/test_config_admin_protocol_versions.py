@@ -14,9 +14,6 @@ import struct
 import time
 import uuid
 
-import pytest
-
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
@@ -35,24 +32,7 @@ TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 EARLIEST = -2
 BROKER_ARGS = ["--retention-check-ms", "300", "--group-initial-rebalance-delay-ms", "0",
-               "--offsets-topic-partitions", "3"]
-
-
-@pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=BROKER_ARGS)
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
+           "--offsets-topic-partitions", "3"]
 
 
 def described(client: Client, topic: str) -> dict[str, tuple[str, bool]]:

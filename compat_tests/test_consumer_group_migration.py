@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import struct
 
-import pytest
-
 from broker.groups.consumer.consumer_protocol import decode_assignment
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client
 from compat_tests.test_consumer_group_protocol import Member, commit, describe, fetch, new_group
 from compat_tests.test_group_protocol_versions import heartbeat, join, sync
@@ -24,23 +21,9 @@ from compat_tests.topics import unique_topic
 NONE, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS = 0, 22, 27
 
 
-@pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        "--group-initial-rebalance-delay-ms", "0", "--offsets-topic-partitions", "3",
-        "--group-consumer-heartbeat-interval-ms", "500", "--group-consumer-min-heartbeat-interval-ms", "100"])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
+BROKER_ARGS = [
+    "--group-initial-rebalance-delay-ms", "0", "--offsets-topic-partitions", "3",
+    "--group-consumer-heartbeat-interval-ms", "500", "--group-consumer-min-heartbeat-interval-ms", "100"]
 
 
 def subscription(topics: list[str], owned: dict[str, list[int]]) -> bytes:

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client
 from compat_tests.served_versions import over_versions
 from compat_tests.test_config_admin_protocol_versions import offset_delete
@@ -34,26 +31,12 @@ HEARTBEAT, DESCRIBE = 68, 69
 HEARTBEAT_MS, SESSION_MS = 500, 3000
 
 
-@pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        "--offsets-topic-partitions", "3",
-        "--group-consumer-heartbeat-interval-ms", str(HEARTBEAT_MS),
-        "--group-consumer-min-heartbeat-interval-ms", "100",
-        "--group-consumer-session-timeout-ms", str(SESSION_MS),
-        "--group-consumer-min-session-timeout-ms", "1000"])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
+BROKER_ARGS = [
+    "--offsets-topic-partitions", "3",
+    "--group-consumer-heartbeat-interval-ms", str(HEARTBEAT_MS),
+    "--group-consumer-min-heartbeat-interval-ms", "100",
+    "--group-consumer-session-timeout-ms", str(SESSION_MS),
+    "--group-consumer-min-session-timeout-ms", "1000"]
 
 
 def new_group() -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from compat_tests.raw_kafka import Client
 from compat_tests.served_versions import over_versions
 from compat_tests.test_txn_markers import producer_id, write_marker
@@ -22,13 +20,6 @@ from wire.batch_builder import build_batch
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
 
 
 def describe(client: Client, topic: str, partitions: list[int], version: int = 0) -> dict:

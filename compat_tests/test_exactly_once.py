@@ -15,10 +15,12 @@ import uuid
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from compat_tests.group_scenarios import _module_broker  # noqa: F401  (broker with a short rebalance delay)
+from compat_tests.group_scenarios import GROUP_BROKER_ARGS
 from compat_tests.topics import create_topic, unique_topic
 from compat_tests.transform_app import (TransformApp, assert_exactly_once, group_offsets, next_offsets,
                                         partition_output, settled_group_offsets)
+
+BROKER_ARGS = GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client, build_request
 from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
@@ -38,22 +35,8 @@ JOIN, SYNC, HEARTBEAT, LEAVE, COMMIT, FETCH, DESCRIBE, LIST = 9, 5, 4, 5, 9, 9, 
 SESSION_MS = 10_000
 
 
-@pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        "--group-initial-rebalance-delay-ms", "0", "--offsets-topic-partitions", "3"])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
+BROKER_ARGS = [
+    "--group-initial-rebalance-delay-ms", "0", "--offsets-topic-partitions", "3"]
 
 
 def new_group() -> str:

@@ -12,7 +12,8 @@ from confluent_kafka import (ConsumerGroupState, Consumer, ConsumerGroupTopicPar
 from confluent_kafka.admin import AdminClient
 
 from compat_tests import group_scenarios as gs
-from compat_tests.group_scenarios import _module_broker  # noqa: F401  (broker with a short rebalance delay)
+
+BROKER_ARGS = gs.GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
 
 pytestmark = pytest.mark.timeout(120)
 

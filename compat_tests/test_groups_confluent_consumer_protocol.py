@@ -16,7 +16,6 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from compat_tests import group_scenarios as gs, test_groups_confluent
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import Client
 from compat_tests.topics import create_topic, unique_topic
 
@@ -25,19 +24,12 @@ pytestmark = pytest.mark.timeout(150)
 FACTORY = f"{__name__}:make_member"
 
 
-@pytest.fixture(scope="module")
-def _module_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        *gs.GROUP_BROKER_ARGS,
-        "--group-consumer-session-timeout-ms", str(gs.SESSION_TIMEOUT_MS),
-        "--group-consumer-min-session-timeout-ms", str(gs.SESSION_TIMEOUT_MS),
-        "--group-consumer-heartbeat-interval-ms", str(gs.HEARTBEAT_MS),
-        "--group-consumer-min-heartbeat-interval-ms", str(gs.HEARTBEAT_MS)])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
+BROKER_ARGS = [
+    *gs.GROUP_BROKER_ARGS,
+    "--group-consumer-session-timeout-ms", str(gs.SESSION_TIMEOUT_MS),
+    "--group-consumer-min-session-timeout-ms", str(gs.SESSION_TIMEOUT_MS),
+    "--group-consumer-heartbeat-interval-ms", str(gs.HEARTBEAT_MS),
+    "--group-consumer-min-heartbeat-interval-ms", str(gs.HEARTBEAT_MS)]
 
 
 def consumer(bootstrap: str, group: str, name: str) -> Consumer:

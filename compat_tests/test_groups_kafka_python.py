@@ -12,8 +12,9 @@ from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 from compat_tests import group_scenarios as gs
-from compat_tests.group_scenarios import _module_broker  # noqa: F401  (broker with a short rebalance delay)
 from compat_tests.topics import admin_client
+
+BROKER_ARGS = gs.GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -12,10 +12,12 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 
-from compat_tests.group_scenarios import _module_broker  # noqa: F401  (broker with a short rebalance delay)
+from compat_tests.group_scenarios import GROUP_BROKER_ARGS
 from compat_tests.java_client import JavaClient
 from compat_tests.topics import create_topic, unique_topic
 from compat_tests.transform_app import group_offsets, partition_output, settled_group_offsets
+
+BROKER_ARGS = GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -50,12 +50,6 @@ NO_THROTTLE = datetime.timedelta(0)
 
 # --- fixtures and small helpers ----------------------------------------------------------
 
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
-
 
 def produced(client: Client, topic: str, partition: int, batch: bytes) -> int:
     p = client.produce(topic, partition, batch)

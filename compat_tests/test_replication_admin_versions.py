@@ -12,7 +12,6 @@ Moves between brokers are in test_reassignment.py.
 
 from __future__ import annotations
 
-import pytest
 
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.served_versions import over_versions
@@ -25,13 +24,6 @@ INVALID_REQUEST = 42
 ELECTION_NOT_NEEDED = 84
 NO_REASSIGNMENT_IN_PROGRESS = 85
 PREFERRED, UNCLEAN = 0, 1
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
 
 
 def node_id(client: Client) -> int:

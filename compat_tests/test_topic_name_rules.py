@@ -19,13 +19,6 @@ NONE, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION 
 CREATE_TOPICS = 7
 
 
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
-
-
 def _create(client: Client, name: str, validate_only: bool = False):
     r = client.request(19, CREATE_TOPICS, validate_only=validate_only, timeout=10_000, topics=[{
         "name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}])

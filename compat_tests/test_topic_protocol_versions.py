@@ -11,8 +11,6 @@ from __future__ import annotations
 import datetime
 import uuid
 
-import pytest
-
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
@@ -32,13 +30,6 @@ DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
 CONFIG_TYPE_LONG, CONFIG_TYPE_LIST = 5, 7
 ZERO_UUID = uuid.UUID(int=0)
 NO_THROTTLE = datetime.timedelta(0)
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
 
 
 def node_id_of(client: Client) -> int:

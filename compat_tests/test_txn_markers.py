@@ -77,13 +77,6 @@ def committed_fetch(client: Client, topic: str, offset: int = 0, version: int = 
 
 
 @pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
-
-
-@pytest.fixture
 def txn_log(client):
     topic = unique_topic("txn")
     client.create_topic(topic)

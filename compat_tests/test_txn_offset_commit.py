@@ -31,13 +31,6 @@ OFFSETS_TOPIC = "__consumer_offsets"
 LATEST = 5
 
 
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
-
-
 def txn_commit(client: Client, group: str, pid: int, offsets: dict, version: int = LATEST, epoch: int = 0,
                generation: int = -1, member_id: str = "") -> dict:
     """TxnOffsetCommit {(topic, partition): offset}; returns {(topic, partition): error code}."""

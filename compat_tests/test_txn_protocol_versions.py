@@ -13,7 +13,6 @@ import time
 import uuid
 from typing import NamedTuple
 
-import pytest
 
 from compat_tests.raw_kafka import Client, build_request
 from compat_tests.served_versions import over_versions
@@ -35,13 +34,6 @@ OPERATION_NOT_ATTEMPTED = 55
 NOT_ENOUGH_REPLICAS = 19
 TRANSACTION_ABORTABLE = 120
 INIT_V = SERVED_VERSIONS[22][1]
-
-
-@pytest.fixture
-def client(broker):
-    c = Client.to(broker)
-    yield c
-    c.close()
 
 
 def txn_id() -> str:
