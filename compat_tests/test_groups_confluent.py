@@ -21,15 +21,19 @@ FACTORY = f"{__name__}:make_member"
 ADMIN_TIMEOUT = 15
 
 
+def consumer(bootstrap: str, group: str, name: str, group_settings: dict) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
+                     "enable.auto.commit": False, "auto.offset.reset": "earliest", **group_settings})
+
+
 class ConfluentMember(gs.GroupMember):
+    # The classic protocol's timings; a member of the consumer protocol takes the broker's.
+    group_settings = {"session.timeout.ms": gs.SESSION_TIMEOUT_MS, "heartbeat.interval.ms": gs.HEARTBEAT_MS,
+                      "topic.metadata.refresh.interval.ms": 5000}
+
     def __init__(self, bootstrap: str, topic: str, group: str, name: str) -> None:
         self.name, self.topic = name, topic
-        self.consumer = Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-            "enable.auto.commit": False, "auto.offset.reset": "earliest",
-            "session.timeout.ms": gs.SESSION_TIMEOUT_MS, "heartbeat.interval.ms": gs.HEARTBEAT_MS,
-            "topic.metadata.refresh.interval.ms": 5000,
-        })
+        self.consumer = consumer(bootstrap, group, name, self.group_settings)
         self.consumer.subscribe([topic])
 
     def poll(self, timeout_s):
@@ -46,7 +50,7 @@ class ConfluentMember(gs.GroupMember):
     def commit(self):
         try:
             results = self.consumer.commit(asynchronous=False)
-        except KafkaException:  # REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, _NO_OFFSET, ...
+        except KafkaException:  # REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, STALE_MEMBER_EPOCH, _NO_OFFSET, ...
             return False
         return all(tp.error is None for tp in results or [])
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException
 
 from compat_tests import group_scenarios as gs, test_groups_confluent
 from compat_tests.raw_kafka import Client
@@ -32,48 +32,12 @@ BROKER_ARGS = [
     "--group-consumer-min-heartbeat-interval-ms", str(gs.HEARTBEAT_MS)]
 
 
+class ConsumerProtocolMember(test_groups_confluent.ConfluentMember):
+    group_settings = {"group.protocol": "consumer", "topic.metadata.refresh.interval.ms": 1000}
+
+
 def consumer(bootstrap: str, group: str, name: str) -> Consumer:
-    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-                     "group.protocol": "consumer", "enable.auto.commit": False,
-                     "auto.offset.reset": "earliest", "topic.metadata.refresh.interval.ms": 1000})
-
-
-class ConsumerProtocolMember(gs.GroupMember):
-    def __init__(self, bootstrap: str, topic: str, group: str, name: str) -> None:
-        self.name, self.topic = name, topic
-        self.consumer = consumer(bootstrap, group, name)
-        self.consumer.subscribe([topic])
-
-    def poll(self, timeout_s):
-        out = []
-        for msg in self.consumer.consume(num_messages=500, timeout=timeout_s):
-            if msg.error():
-                raise KafkaException(msg.error())
-            out.append((msg.partition(), msg.offset(), msg.value()))
-        return out
-
-    def assignment(self):
-        return {tp.partition for tp in self.consumer.assignment() if tp.topic == self.topic}
-
-    def commit(self):
-        try:
-            results = self.consumer.commit(asynchronous=False)
-        except KafkaException:  # STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, _NO_OFFSET, ...
-            return False
-        return all(tp.error is None for tp in results or [])
-
-    def commit_offsets(self, offsets):
-        results = self.consumer.commit(offsets=[TopicPartition(self.topic, p, o) for p, o in offsets.items()],
-                                       asynchronous=False)
-        errors = [tp for tp in results if tp.error is not None]
-        assert not errors, errors
-
-    def committed(self, partitions):
-        got = self.consumer.committed([TopicPartition(self.topic, p) for p in partitions], timeout=10)
-        return {tp.partition: (tp.offset if tp.offset >= 0 else None) for tp in got}
-
-    def close(self):
-        self.consumer.close()
+    return test_groups_confluent.consumer(bootstrap, group, name, ConsumerProtocolMember.group_settings)
 
 
 def make_member(bootstrap: str, topic: str, group: str, name: str) -> ConsumerProtocolMember:
