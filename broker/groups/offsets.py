@@ -80,6 +80,21 @@ async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[Off
     group = coord.groups.get(group_id)
     if group is None:
         group = coord.groups[group_id] = Group(group_id, state_timestamp=now_ms())
+    codes, records, accepted = offset_records(broker, group_id, wanted)
+    if records:
+        written = await coord._store.append(group_id, records, appended=stamp_record_offsets(accepted))
+        if written != "none":
+            log.info("group %s: writing offsets failed: %s", group_id, written)
+            failed = offset_commit_error(written)
+            return [failed if c == "none" else c for c in codes]
+        for partition, value in accepted:  # a transaction that ended meanwhile may hold a later record
+            keep_later(group.offsets, partition, value)
+    return codes
+
+
+def offset_records(broker, group_id: str, wanted: list[OffsetToCommit]) -> tuple[list[str], list, list]:
+    """For a commit (plain or transactional): one Kafka error name per entry of `wanted`, the
+    __consumer_offsets records of those accepted, and their (partition, value) pairs."""
     now = now_ms()
     codes, records, accepted = [], [], []
     for w in wanted:
@@ -93,15 +108,7 @@ async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[Off
             records.append((offsets_log.offset_key(group_id, w.topic, w.partition), offsets_log.offset_value(value)))
             accepted.append(((w.topic, w.partition), value))
             codes.append("none")
-    if records:
-        written = await coord._store.append(group_id, records, appended=stamp_record_offsets(accepted))
-        if written != "none":
-            log.info("group %s: writing offsets failed: %s", group_id, written)
-            failed = offset_commit_error(written)
-            return [failed if c == "none" else c for c in codes]
-        for partition, value in accepted:  # a transaction that ended meanwhile may hold a later record
-            keep_later(group.offsets, partition, value)
-    return codes
+    return codes, records, accepted
 
 
 def stamp_record_offsets(accepted: list[tuple[tuple[str, int], CommittedOffset]]) -> Callable[[int], None]:

@@ -23,11 +23,9 @@ from __future__ import annotations
 import logging
 
 from replica.partition import now_ms
-from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.committed_offset import CommittedOffset
 from broker.groups.group import Group
-from broker.groups.offsets import MAX_METADATA_BYTES, OffsetToCommit, stamp_record_offsets
+from broker.groups.offsets import OffsetToCommit, offset_records, stamp_record_offsets
 from broker.groups.offsets_store import offset_commit_error
 from broker.groups.state import GroupState
 
@@ -68,19 +66,7 @@ async def write(coord: GroupCoordinator, broker, group_id: str, producer_id: int
     group = coord.groups.get(group_id)
     if group is None:
         group = coord.groups[group_id] = Group(group_id, state_timestamp=now_ms())
-    now = now_ms()
-    codes, records, accepted = [], [], []
-    for w in wanted:
-        topic = broker.topics.get(w.topic)
-        if topic is None or not 0 <= w.partition < len(topic.partitions):
-            codes.append("unknown_topic_or_partition")
-        elif w.metadata is not None and len(w.metadata.encode()) > MAX_METADATA_BYTES:
-            codes.append("offset_metadata_too_large")
-        else:
-            value = CommittedOffset(w.offset, w.leader_epoch, w.metadata or "", now)
-            records.append((offsets_log.offset_key(group_id, w.topic, w.partition), offsets_log.offset_value(value)))
-            accepted.append(((w.topic, w.partition), value))
-            codes.append("none")
+    codes, records, accepted = offset_records(broker, group_id, wanted)
     if not records:
         return codes
     stamp = stamp_record_offsets(accepted)
