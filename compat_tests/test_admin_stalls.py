@@ -25,9 +25,8 @@ import threading
 import time
 from contextlib import contextmanager
 
-from compat_tests.broker_process import api_versions_roundtrip
 from compat_tests.raw_kafka import Client, make_batch, read_records
-from compat_tests.stall_bounds import within_bound_once
+from compat_tests.stall_bounds import probe_wait, within_bound_once
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
@@ -38,17 +37,13 @@ DELETE_DELAY_MS = 1_000
 
 @contextmanager
 def probing(broker, waits: list[float]):
-    """ApiVersions on a new connection every 20 ms while the block runs; each wait appended."""
+    """ApiVersions on a new connection every 20 ms while the block runs; each wait appended (the
+    broker's part of it: stall_bounds.probe_wait)."""
     done = threading.Event()
 
     def probe() -> None:
         while not done.is_set():
-            start = time.monotonic()
-            try:
-                api_versions_roundtrip(broker.host, broker.port, timeout=WAIT)
-                waits.append(time.monotonic() - start)
-            except OSError:
-                waits.append(float("inf"))
+            waits.append(probe_wait(broker, WAIT))
             time.sleep(0.02)
 
     thread = threading.Thread(target=probe)

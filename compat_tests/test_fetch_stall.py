@@ -24,6 +24,7 @@ import pytest
 
 from compat_tests.broker_process import api_versions_roundtrip
 from compat_tests.raw_kafka import Client, RawKafka, build_request, encode_request, fetch_values, make_batch
+from compat_tests.stall_bounds import probe_wait
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import holds_throughout, wait_until
 
@@ -69,9 +70,7 @@ class _Probe(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            started = time.monotonic()
-            api_versions_roundtrip(self.broker.host, self.broker.port, timeout=60)
-            self.latencies.append(time.monotonic() - started)
+            self.latencies.append(probe_wait(self.broker, 60))
             self.rss_peak = max(self.rss_peak, _rss_mib(self.broker.pid))
             time.sleep(0.01)
 
