@@ -22,6 +22,7 @@ from broker.cluster.single_broker_view import SingleBrokerView
 from broker.storage.flush_messages import FlushByCount
 from broker.storage.group_commit import GroupCommit, PartitionCommits
 from broker.storage.log_cleaner_service import LogCleanerService
+from broker.storage.log_dir_move import LogDirMoves
 from replica.partition import Partition, now_ms
 from broker.producer_ids import ProducerIdAllocator
 from broker.storage.health import StorageHealth
@@ -70,6 +71,7 @@ class Broker:
         self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
         self.topics = TopicRegistry(config, self.storage, on_removed=self._partition_removed)
         self.topics.load()
+        self.log_dirs = LogDirMoves(data_dir, self.topics, self.storage)  # AlterReplicaLogDirs' moves
         # The one place that asks whether this broker is in a cluster: everything after asks
         # the view (broker/cluster/view.py), which both kinds answer alike.
         member = ClusterMember(self) if config.etcd else None
@@ -219,6 +221,7 @@ class Broker:
             except Exception:
                 log.exception("periodic flush failed")
         await self.view.close()
+        await self.log_dirs.stop()
         await self.topics.worker.close()  # its last removals checkpoint the commitlog store
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())

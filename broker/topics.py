@@ -1,7 +1,8 @@
 """The topics this broker hosts: names, ids, partition counts, configs.
 
-Each topic keeps its data in the engine of its storage mode (storage_modes.py), fixed at
-creation. Persisted as `<data-dir>/topics.json`, rewritten atomically (temp file, fsync,
+Each topic keeps its data in the engine of its storage mode (storage_modes.py), chosen at
+creation; a partition moved to the other layout since (AlterReplicaLogDirs, log_dir_move.py)
+is listed under `partition_modes` and opens in its own layout. Persisted as `<data-dir>/topics.json`, rewritten atomically (temp file, fsync,
 rename, fsync of the directory) on every change, with the previous version
 kept as `topics.json.bak`. After a crash either the old or the new file is
 whole; partition directories of a topic missing from the file are removed at
@@ -25,7 +26,7 @@ import json
 import logging
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -50,6 +51,17 @@ class Topic:
     storage_mode: str = "segment"
     # replica.Partition each (read-only views for a key-lookup topic); None: hosted elsewhere
     partitions: list[ReadablePartition | None] = field(default_factory=list)
+    moved: dict[int, str] = field(default_factory=dict)  # partitions whose layout is not storage_mode
+
+    def mode_of(self, index: int) -> str:
+        """The layout partition `index` is in here."""
+        return self.moved.get(index, self.storage_mode)
+
+    def by_mode(self, indexes) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for index in indexes:
+            out.setdefault(self.mode_of(index), []).append(index)
+        return out
 
     @property
     def internal(self) -> bool:
@@ -83,12 +95,19 @@ class TopicRegistry:
         entries = saved.get("topics", {})
         # Files written before storage modes existed are all in the segment layout.
         modes = {name: entry.get("storage_mode", "segment") for name, entry in entries.items()}
+        moved = {name: {int(i): m for i, m in entry.get("partition_modes", {}).items()}
+                 for name, entry in entries.items()}
         counts = {name: entry["partitions"] for name, entry in entries.items()}
-        # The commitlog store does not even open the queues of partitions no topic has.
-        stores = self._storage.open_at_start(set(modes.values()),
-                                             wanted=lambda name, index: index < counts.get(name, 0))
+
+        def in_commitlog(name: str, index: int) -> bool:
+            return index < counts.get(name, 0) and moved[name].get(index, modes[name]) == "commitlog"
+
+        # The commitlog store does not even open the queues of partitions it does not host (no
+        # topic, or the partition's layout is the segment one: a move that did not commit).
+        self._storage.open_at_start({*modes.values(), *(m for ms in moved.values() for m in ms.values())},
+                                    wanted=in_commitlog)
         for name, entry in entries.items():
-            topic = Topic(name, uuid.UUID(entry["id"]), dict(entry["configs"]), modes[name])
+            topic = Topic(name, uuid.UUID(entry["id"]), dict(entry["configs"]), modes[name], moved=moved[name])
             self._register(topic)
             for index in range(entry["partitions"]):
                 topic.partitions.append(self._open(topic, index))
@@ -98,8 +117,8 @@ class TopicRegistry:
         """Detach every partition on disk no topic hosts here; the worker removes them while
         the broker answers (10,000 in the commitlog layout took 270 s when it did not)."""
         for mode, store in self._storage.opened().items():
-            hosted = {(t.name, p.index) for t in self.topics.values() if t.storage_mode == mode
-                      for p in t.partitions if p is not None}
+            hosted = {(t.name, p.index) for t in self.topics.values()
+                      for p in t.partitions if p is not None and t.mode_of(p.index) == mode}
             removal = store.detach_orphans(hosted)
             if len(removal):
                 shown = ", ".join(d.name for d in removal.directories[:5])
@@ -112,7 +131,7 @@ class TopicRegistry:
         self.by_id[topic.topic_id] = topic
 
     def _open(self, topic: Topic, index: int) -> Partition:
-        store = self._storage.store(topic.storage_mode)
+        store = self._storage.store(topic.mode_of(index))
         return self._partition(topic, index, store.open_partition(topic.name, index, self._log_config(topic)))
 
     def _log_config(self, topic: Topic):
@@ -149,8 +168,13 @@ class TopicRegistry:
         self._on_removed(partition)
 
     def _retire(self, topic: Topic, indexes: list[int]) -> None:
-        """The store forgets these partitions now; the worker removes their files later."""
-        store = self._storage.store(topic.storage_mode)
+        """The stores forget these partitions now; the worker removes their files later."""
+        for mode, in_mode in topic.by_mode(indexes).items():
+            self.retire_files(topic, mode, in_mode)
+
+    def retire_files(self, topic: Topic, mode: str, indexes: list[int]) -> None:
+        """The `mode` store forgets these partitions' files now; the worker removes them later."""
+        store = self._storage.store(mode)
         self.worker.retire(store.detach_partitions([(topic.name, i) for i in indexes]), store.reclaim,
                            self._delete_delay_s(topic))
 
@@ -165,7 +189,8 @@ class TopicRegistry:
             "version": 1,
             "topics": {
                 t.name: {"id": str(t.topic_id), "partitions": len(t.partitions), "configs": t.configs,
-                         "storage_mode": t.storage_mode}
+                         "storage_mode": t.storage_mode,
+                         **({"partition_modes": {str(i): m for i, m in sorted(t.moved.items())}} if t.moved else {})}
                 for t in listed.values()
             },
         }
@@ -266,10 +291,11 @@ class TopicRegistry:
         for p in topic.partitions:
             if p is not None:
                 self._removed(p)
-        store = self._storage.store(topic.storage_mode)
-        removal = store.detach_partitions([(name, i) for i in hosted])
+        removals = [(store := self._storage.store(mode), store.detach_partitions([(name, i) for i in indexes]))
+                    for mode, indexes in topic.by_mode(hosted).items()]
         await self._save()  # before the rename: a crash in between must not keep the topic without its files
-        self.worker.retire(removal, store.reclaim, self._delete_delay_s(topic))
+        for store, removal in removals:
+            self.worker.retire(removal, store.reclaim, self._delete_delay_s(topic))
         log.info("deleted topic %s (%d partitions here; files removed in the background)", name, len(hosted))
         return topic
 
@@ -285,7 +311,8 @@ class TopicRegistry:
                     f"Topic currently has {current} partitions, which is higher than the requested {total}.",
                 )
             added = await self._open_many(topic, list(range(current, total)))
-            grown = Topic(topic.name, topic.topic_id, topic.configs, topic.storage_mode, topic.partitions + added)
+            grown = Topic(topic.name, topic.topic_id, topic.configs, topic.storage_mode, topic.partitions + added,
+                          topic.moved)
             await self._save([grown])
             topic.partitions.extend(added)
 
@@ -296,11 +323,33 @@ class TopicRegistry:
             topic = self.topics.get(name)
             if topic is None:
                 raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
-            changed = Topic(topic.name, topic.topic_id, dict(configs), topic.storage_mode, topic.partitions)
+            changed = Topic(topic.name, topic.topic_id, dict(configs), topic.storage_mode, topic.partitions,
+                            topic.moved)
             await self._save([changed])
             topic.configs = dict(configs)
             self.apply_configs(topic)
         log.info("altered the configs of topic %s: %s", name, configs or "(defaults)")
+
+    @property
+    def layouts_durable(self) -> bool:
+        """Whether a partition's layout can be recorded (topics.json; a cluster member has none)."""
+        return not self._config.etcd
+
+    async def change_layout(self, topic: Topic, index: int, mode: str, swap: Callable[[], bool]) -> bool:
+        """The commit point of a log-dir move (broker/storage/log_dir_move.py): topics.json names
+        `mode` for partition `index`, then `swap()` runs on the loop before any later change is
+        written; should it refuse (False), topics.json is written back at once. Raises
+        TopicError when the topic was deleted meanwhile."""
+        async with self._admin:
+            if self.topics.get(topic.name) is not topic:
+                raise TopicError("unknown_topic_or_partition", f"Topic '{topic.name}' was deleted")
+            moved = {i: m for i, m in {**topic.moved, index: mode}.items() if m != topic.storage_mode}
+            await self._save([replace(topic, moved=moved)])
+            if not swap():
+                await self._save()
+                return False
+            topic.moved = moved
+            return True
 
     def apply_configs(self, topic: Topic) -> None:
         """The topic's configs take effect on its live partitions: retention, roll, cleanup

@@ -29,6 +29,7 @@ from wire.control_batch import build_control_batch
 from wire.record_batch import BatchHeader, parse_header
 
 from .fsynced_end import FsyncedEnd
+from .future_replica import FutureReplica
 from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
 from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, NotEnoughReplicas,
@@ -85,6 +86,7 @@ class Partition:
         self.verifications = VerificationGuards()
         self.purgatory = PartitionPurgatory()
         self.isr_change = PendingIsrChange()
+        self._mirror: FutureReplica | None = None  # a log-dir move's commit window: appends go to both
 
     # ----- what handlers read (the ReadablePartition of readable_partition.py) --------
 
@@ -187,8 +189,12 @@ class Partition:
         self.min_insync_replicas = min_insync_replicas
 
     def flush(self) -> None:
-        """fsync what was appended; safe in a worker thread while the loop appends."""
+        """fsync what was appended; safe in a worker thread while the loop appends. While a
+        move commits, the future log too: an fsync-acknowledged record is in both."""
+        mirror = self._mirror
         self._log.flush()
+        if mirror is not None:
+            mirror.log.flush()
 
     def log_for_cleaning(self) -> PartitionLog:
         """For the log cleaner service alone: compaction rewrites the engine's own files."""
@@ -238,6 +244,7 @@ class Partition:
             raise InvalidTxnState(f"producer {header.producer_id}'s transaction ended while its batch for "
                                   f"{self.topic}-{self.index} was verified")
         info = self._log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
+        self._mirrored(batch)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         if header.is_transactional:
             self.verifications.end(header.producer_id)
@@ -251,6 +258,7 @@ class Partition:
         self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
         batch = build_control_batch(producer_id, producer_epoch, coordinator_epoch, commit, now := now_ms())
         info = self._log.append(batch, self.state.leader_epoch, now, None)
+        self._mirrored(batch)
         aborted = self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
         if aborted is not None:
             self._log.append_aborted_txn(aborted)
@@ -345,6 +353,7 @@ class Partition:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """The leader's log starts past our end (records deleted while we were away)."""
+        self.stop_mirror()
         self._log.truncate_fully_and_start_at(offset)
         self._fsynced.emptied_at(offset)
         self._follower_hw = offset
@@ -353,6 +362,7 @@ class Partition:
     def append_as_follower(self, batch: bytes) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
         info = self._log.append_as_follower(batch)
+        self._mirrored(batch)
         header = parse_header(batch)
         aborted = self.producers.record_stored(header, info.first_offset, info.last_offset, info.max_timestamp, batch)
         if aborted is not None:
@@ -374,10 +384,51 @@ class Partition:
 
     def truncate_to(self, offset: int) -> None:
         """Cut a divergent tail (a follower after OffsetForLeaderEpoch)."""
+        self.stop_mirror()
         self._log.truncate_to(offset)
         self._fsynced.truncated(self._log.log_end_offset)
         self._follower_hw = min(self._follower_hw, self._log.log_end_offset)
         self.producers = ProducerStateTable.from_log(self._log)  # replay the log as cut
+
+    # ----- a log-dir move (broker/storage/log_dir_move.py) ------------------------------
+
+    def mirror_into(self, future: FutureReplica) -> None:
+        """Bring `future` level with the log now (its store's appends written), and copy every
+        later append into it at once: until the move's commit point is durable both logs hold
+        every acknowledged record, so a crash on either side of it loses none."""
+        future.catch_up(self._log)
+        self._mirror = future
+
+    @property
+    def mirroring(self) -> bool:
+        """False once a truncation or a failed copy ended the window: the move must not commit."""
+        return self._mirror is not None
+
+    def swap_in(self, future: FutureReplica) -> PartitionLog:
+        """Serve from the future log from now on (its producer state is this partition's);
+        returns the replaced log."""
+        future.align(self._log)
+        old, self._log, self._mirror = self._log, future.log, None
+        return old
+
+    def _mirrored(self, batch) -> None:
+        if self._mirror is None:
+            return
+        try:
+            self._mirror.append(bytes(batch))
+        except Exception:
+            log.exception("copying an append of %s-%d into its future log failed: the move stops",
+                          self.topic, self.index)
+            self._mirror = None
+
+    def stop_mirror(self) -> None:
+        """The window ends without a swap (a move stopped, or this log was truncated)."""
+        self._mirror = None
+
+    def regions_for(self, future: FutureReplica, max_bytes: int) -> list[FileRegion]:
+        """On the loop: where this log's batches past the future's end lie (read them with
+        read_bytes, in a thread if need be)."""
+        return future.regions_behind(self._log, max_bytes)
 
     # ----- role changes (from metadata) -------------------------------------------------
 

@@ -68,6 +68,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     31: (1, 3),  # DeleteAcls
     32: (1, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
+    34: (1, 2),  # AlterReplicaLogDirs (v0 gone in Kafka 4, KIP-896)
     36: (0, 2),  # SaslAuthenticate
     # DescribeLogDirs: v0 is gone in Kafka 4. Not v5: kafka-python reads v5 alone as "Kafka 4.3"
     # and then, for a client configured with api_version=(4, 0), trusts its own 4.0 table

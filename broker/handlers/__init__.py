@@ -4,6 +4,7 @@ from broker.handlers import add_offsets_to_txn
 from broker.handlers import add_partitions_to_txn
 from broker.handlers import alter_configs
 from broker.handlers import alter_partition_reassignments
+from broker.handlers import alter_replica_log_dirs
 from broker.handlers import alter_user_scram_credentials
 from broker.handlers import api_versions
 from broker.handlers import consumer_group_describe
@@ -80,6 +81,7 @@ HANDLERS = {
     31: delete_acls.handle,
     32: describe_configs.handle,
     33: alter_configs.handle,
+    34: alter_replica_log_dirs.handle,
     35: describe_log_dirs.handle,
     36: sasl_state_errors.handle_authenticate,
     37: create_partitions.handle,

@@ -3,8 +3,10 @@
 A storage layout is a log directory here: the segment layout keeps each partition's directory
 in the data dir, the commitlog layout keeps its shared files under `<data-dir>/commitlog-store`.
 A partition's size is its log's bytes (Kafka's UnifiedLog.size: the segments; in the commitlog
-layout the bytes of its batches in the shared commitlog). Offset lag is Kafka's for a current
-(not future) log: max(HW - LEO, 0). Asking for null topics means every partition; partitions
+layout the bytes of its batches in the shared commitlog). Each partition is listed under the
+dir of the layout it is in, and a future replica (a move under way, log_dir_move.py) under its
+target's, with is_future true. Offset lag is Kafka's: for a current log max(HW - LEO, 0), for a
+future one how far it is behind the current log, max(current LEO - future LEO, 0). Asking for null topics means every partition; partitions
 not hosted here are left out, as Kafka does. v4 adds the volume's total and usable bytes.
 """
 
@@ -15,14 +17,10 @@ from pathlib import Path
 
 from wire.protocol import response_for
 
-from broker.storage.modes import ROCKET_DIR
+from broker.storage.log_dir_move import log_dir
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
-
-
-def _log_dir(data_dir: Path, storage_mode: str) -> Path:
-    return data_dir / ROCKET_DIR if storage_mode == "commitlog" else data_dir
 
 
 def _volume_bytes(path: Path) -> tuple[int, int]:
@@ -51,23 +49,27 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"), results=())
     data_dir = Path(broker.config.data_dir).resolve()
     wanted = _wanted(request)
-    by_dir: dict[Path, list] = {_log_dir(data_dir, "segment"): []}
+    by_dir: dict[Path, dict[str, list]] = {log_dir(data_dir, "segment"): {}}
     if "commitlog" in broker.storage.opened():
-        by_dir[_log_dir(data_dir, "commitlog")] = []
+        by_dir[log_dir(data_dir, "commitlog")] = {}
     for name, topic in sorted(broker.topics.topics.items()):
         if wanted is not None and name not in wanted:
             continue
-        partitions = tuple(
-            make(part_cls, partition_index=p.index, partition_size=p.size_in_bytes,
-                 offset_lag=max(p.high_watermark - p.log_end_offset, 0), is_future_key=False)
-            for p in topic.partitions
-            if p is not None and (wanted is None or p.index in wanted[name]))
-        if partitions:
-            by_dir.setdefault(_log_dir(data_dir, topic.storage_mode), []).append(
-                make(topic_cls, name=name, partitions=partitions))
+        for p in topic.partitions:
+            if p is None or (wanted is not None and p.index not in wanted[name]):
+                continue
+            by_dir.setdefault(log_dir(data_dir, topic.mode_of(p.index)), {}).setdefault(name, []).append(
+                make(part_cls, partition_index=p.index, partition_size=p.size_in_bytes,
+                     offset_lag=max(p.high_watermark - p.log_end_offset, 0), is_future_key=False))
+            future = broker.log_dirs.future(name, p.index)
+            if future is not None:
+                by_dir.setdefault(log_dir(data_dir, future.target_mode), {}).setdefault(name, []).append(
+                    make(part_cls, partition_index=p.index, partition_size=future.log.size_in_bytes,
+                         offset_lag=max(p.log_end_offset - future.log_end_offset, 0), is_future_key=True))
     results = []
     for path, topics in by_dir.items():
         total, usable = _volume_bytes(path)
-        results.append(make(result_cls, error_code=error("none"), log_dir=str(path), topics=tuple(topics),
+        listed = tuple(make(topic_cls, name=name, partitions=tuple(parts)) for name, parts in topics.items())
+        results.append(make(result_cls, error_code=error("none"), log_dir=str(path), topics=listed,
                             total_bytes=total, usable_bytes=usable, is_cordoned=False))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), results=tuple(results))

@@ -70,7 +70,7 @@ class PeriodicFlush:
         for topic in self._topics.topics.values():
             for p in topic.partitions:
                 if p is not None and not p.read_only:
-                    by_mode.setdefault(topic.storage_mode, []).append(((p.topic, p.index), p.config.flush_ms))
+                    by_mode.setdefault(topic.mode_of(p.index), []).append(((p.topic, p.index), p.config.flush_ms))
         return by_mode
 
     async def run(self) -> None:

@@ -1,0 +1,52 @@
+"""AlterReplicaLogDirs v1-v2: move partitions' replicas on this broker to another log dir,
+here the other storage layout's (broker/storage/log_dir_move.py does the move).
+
+The answer comes at once, as Kafka's ReplicaManager.alterReplicaLogDirs: NONE means the move
+started (or the replica is already there); DescribeLogDirs shows the future replica until it
+is swapped in. Errors as Kafka answers them: CLUSTER_AUTHORIZATION_FAILED for every partition
+without ALTER on the cluster; LOG_DIR_NOT_FOUND for a path that is not one of this broker's
+log dirs (compared as absolute paths); UNKNOWN_TOPIC_OR_PARTITION for a partition no topic has;
+REPLICA_NOT_AVAILABLE for one hosted on other brokers only (Kafka keeps that code here for
+NOT_LEADER_OR_FOLLOWER); KAFKA_STORAGE_ERROR where this broker cannot record a partition's
+layout durably (a cluster member: its topics live in etcd, the layout in no file).
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+def _answer(broker, mode: str | None, name: str, index: int) -> str:
+    if mode is None:
+        return "log_dir_not_found"
+    topic = broker.topics.topics.get(name)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return "unknown_topic_or_partition"
+    if topic.partitions[index] is None:
+        return "replica_not_available"
+    if topic.mode_of(index) != mode and not broker.topics.layouts_durable:
+        return "kafka_storage_error"
+    broker.log_dirs.request(topic, index, mode)
+    return "none"
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls, part_cls = nested(cls, "AlterReplicaLogDirTopicResult"), nested(cls, "AlterReplicaLogDirPartitionResult")
+    allowed = cluster_allowed(broker, Operation.ALTER)  # as Kafka's handleAlterReplicaLogDirsRequest
+    answers: dict[str, dict[int, str]] = {}
+    for wanted in request.dirs:
+        mode = broker.log_dirs.mode_of_dir(wanted.path)
+        for t in wanted.topics:
+            for index in t.partitions:
+                answers.setdefault(t.name, {})[index] = (
+                    _answer(broker, mode, t.name, index) if allowed else "cluster_authorization_failed")
+    results = tuple(
+        make(topic_cls, topic_name=name, partitions=tuple(
+            make(part_cls, partition_index=index, error_code=error(code)) for index, code in partitions.items()))
+        for name, partitions in answers.items())
+    return make(cls, throttle_time=NO_THROTTLE, results=results)
