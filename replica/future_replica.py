@@ -90,5 +90,5 @@ class FutureReplica:
         new leader's epoch starts at its LEO before its first batch)."""
         if current.log_start_offset > self.log.log_start_offset:
             self.log.delete_records_before(current.log_start_offset)
-        for entry in current.epochs.entries():
+        for entry in current.epochs.entries:
             self.log.epochs.assign_if_newer(entry.epoch, entry.start_offset)

@@ -94,7 +94,7 @@ class LogDirMoves:
         if key in self._moves and self._moves[key].task is task:
             del self._moves[key]
         if not task.cancelled() and task.exception() is not None:
-            log.error("moving %s-%d failed: %s", *key, task.exception())
+            log.error("moving %s-%d failed", *key, exc_info=task.exception())
 
     async def stop(self) -> None:
         """At shutdown: end every move (a commit under way finishes first)."""
