@@ -5,6 +5,8 @@ and moves to the other, so both directions are covered. An idempotent acks=all p
 consumer) keep going through the move; every acknowledged record must then be in the new
 layout once, in order, at its offset, the old files gone, and a restart must read it back.
 kill -9 at seeded moments of a move must leave every acknowledged record and one layout.
+A health probe's longest wait during a move of 200 MB stays under PROBE_BOUND_S: the copy and
+its fsyncs keep off the event loop but for one chunk a turn (FINDINGS.md has the figures).
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat_tests.raw_kafka import Client, make_batch, read_records
+from compat_tests.stall_bounds import within_bound_once
+from compat_tests.test_admin_stalls import probing
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, LOG_DIR_NOT_FOUND = 0, 3, 57
 ALTER_DIRS, DESCRIBE_DIRS = 34, 35
+# Before the catch-up ended where the log did, the commit copied ~all of 200 MB on the loop (~1.5 s)
+PROBE_BOUND_S = 0.5
 
 
 def other(mode: str) -> str:
@@ -192,6 +198,26 @@ def test_move_under_load_keeps_every_acked_record(fresh_broker, storage_mode):
         assert placement(c, topic) == {(dir_of(fresh_broker, target), False): 0}
         assert_all_acked(c, topic, acked)
     assert files_of(fresh_broker, topic) == {target: True, storage_mode: False}
+
+
+def test_probe_answers_during_a_move(fresh_broker, storage_mode):
+    target = other(storage_mode)
+    prefix = unique_topic("ald-probe")
+    with Client.to(fresh_broker) as c:
+        def attempt(number: int) -> float:
+            topic = f"{prefix}-{number}"
+            c.create_topic(topic, 1)
+            prefill(c, topic, 200)
+            waits: list[float] = []
+            with probing(fresh_broker, waits):
+                assert alter(c, dir_of(fresh_broker, target), topic) == {0: NONE}
+                wait_until(lambda: set(placement(c, topic)) == {(dir_of(fresh_broker, target), False)},
+                           "the partition in the new log dir alone", timeout=120)
+            print(f"\n{storage_mode}->{target}: 200 MB moved, longest probe wait {max(waits) * 1000:.0f} ms "
+                  f"over {len(waits)}")
+            return max(waits)
+
+        within_bound_once(attempt, PROBE_BOUND_S, "a probe during a 200 MB move")
 
 
 @pytest.mark.parametrize("moment", ["before-catch-up", "during", "seeded-1", "seeded-2", "at-swap"])

@@ -8,10 +8,12 @@ Each layout is a log dir here (DescribeLogDirs): the data dir for the segment la
 2. Catch-up: the current log's batches are copied into it a chunk at a time, exactly as
    stored (FutureReplica: the follower's append, never re-encoded), while producers and
    consumers carry on against the current log. Finding a chunk is on the loop, reading its
-   bytes in a thread, appending on the loop (where the target store is used).
-3. Once a pass is within one chunk of the end, the future is fsynced (worker), then the
-   partition copies what is left at once and from then on *mirrors* every append into the
-   future too (Partition.mirror_into), so appends never wait; the future is fsynced again.
+   bytes in a thread, appending on the loop (where the target store is used); every
+   FLUSH_BYTES the future is fsynced in the worker.
+3. Once a pass reaches the end the log had when it began, the future is fsynced (worker),
+   then the partition copies what is left (what arrived during that read) at once and from
+   then on *mirrors* every append into the future too (Partition.mirror_into), so appends
+   never wait; the future is fsynced again.
 4. Commit: topics.json names the partition's new layout (TopicRegistry.change_layout); on the
    loop, in the same turn, the partition serves from the future log and the old log's files
    are detached and removed after file.delete.delay.ms (the commitlog's shared files go with
@@ -42,6 +44,9 @@ from broker.topic_names import TopicError
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 1 << 20  # copied per turn of the loop: about a millisecond of appending
+# fsynced as the catch-up goes: a whole log's dirty pages at once would be written back while
+# the commit window's appends wait on them
+FLUSH_BYTES = 32 << 20
 
 
 def log_dir(data_dir: Path, mode: str) -> Path:
@@ -127,21 +132,27 @@ class LogDirMoves:
         return self._topics.topics.get(topic.name) is not topic or partition not in topic.partitions
 
     async def _catch_up(self, topic, partition: Partition, future: FutureReplica) -> None:
-        """Copy chunks until one pass reads less than a chunk, then fsync the future."""
+        """Copy chunks until a pass reaches the end the log had when it began, fsyncing the
+        future every FLUSH_BYTES on the way, so that what the commit's on-loop copy and its
+        fsync find left is what arrived during the last read."""
+        unflushed = 0
         while True:
             if self._gone(topic, partition):
                 raise TopicError("unknown_topic_or_partition", f"{topic.name}-{partition.index} was deleted")
-            generation = partition.generation
+            generation, end = partition.generation, partition.log_end_offset
             self._storage.commit_writes()  # the commitlog reads only written units
             regions = partition.regions_for(future, CHUNK_BYTES)
             data = await asyncio.to_thread(_read, partition, regions)
             if partition.generation != generation:  # truncated meanwhile: copy it again
                 future.restart()
                 continue
-            future.append(data)
+            unflushed += future.append(data)
             self._storage.commit_writes()
-            if len(data) < CHUNK_BYTES:
+            if future.log_end_offset >= end:
                 break
+            if unflushed >= FLUSH_BYTES:
+                await self._topics.worker.run(future.log.flush)
+                unflushed = 0
         await self._topics.worker.run(future.log.flush)
 
     async def _commit(self, topic, index: int, partition: Partition, future: FutureReplica, source: str) -> bool:
