@@ -13,7 +13,9 @@ import pytest
 
 from compat_tests.broker_process import BrokerProcess, free_port
 from compat_tests.raw_kafka import Client, fetch_values, make_batch
+from compat_tests.test_alter_replica_log_dirs import alter, dir_of, files_of, placement
 from compat_tests.test_txn_protocol_versions import describe as describe_transaction
+from compat_tests.waiting import wait_until
 from wire.sasl_plain import plain_client_token
 
 NONE, TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH, TXN_ID_AUTH = 0, 29, 30, 31, 53
@@ -161,6 +163,24 @@ def test_write_txn_markers_needs_cluster_action(broker):
         r = admin.request(27, 1, markers=[marker])  # the super user (a broker) writes it
         assert r.markers[0].topics[0].partitions[0].error_code == NONE
         assert admin.log_end_offset("d.1") == end + 1
+
+
+def test_alter_replica_log_dirs_needs_alter_on_the_cluster(broker):
+    """Kafka's handleAlterReplicaLogDirsRequest: without ALTER on the cluster every partition is
+    refused, before its dir or topic is looked at; ALL on the topic is not enough."""
+    here, there = dir_of(broker, "segment"), dir_of(broker, "commitlog")
+    with _as(broker, "dave") as c:
+        for version in (1, 2):
+            assert alter(c, there, "d.1", (0, 5), version) == {0: CLUSTER_AUTH, 5: CLUSTER_AUTH}
+            assert alter(c, "/no/such/dir", "d.1", (0,), version) == {0: CLUSTER_AUTH}
+            assert alter(c, there, "no-such-topic", (0,), version) == {0: CLUSTER_AUTH}
+    with Client.to(broker) as admin:  # the super user's move of another topic runs to its end...
+        admin.create_topic("moved-by-admin")
+        assert alter(admin, there, "moved-by-admin") == {0: NONE}
+        wait_until(lambda: set(placement(admin, "moved-by-admin")) == {(there, False)}, "the admin's move")
+        # ...and dave's asked-for move of d.1 never started
+        assert placement(admin, "d.1") == {(here, False): 0}
+    assert files_of(broker, "d.1") == {"segment": True, "commitlog": False}
 
 
 def _init_txn(c, tid: str):
