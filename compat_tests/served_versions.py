@@ -30,6 +30,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_txn_protocol_versions",
     "compat_tests.test_txn_offset_commit",
     "compat_tests.test_describe_producers",
+    "compat_tests.test_alter_replica_log_dirs",
 )
 
 

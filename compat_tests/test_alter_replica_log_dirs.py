@@ -20,6 +20,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat_tests.raw_kafka import Client, make_batch, read_records
+from compat_tests.served_versions import over_versions
 from compat_tests.stall_bounds import within_bound_once
 from compat_tests.test_admin_stalls import probing
 from compat_tests.topics import unique_topic
@@ -137,7 +138,7 @@ def assert_all_acked(c: Client, topic: str, acked: list[tuple[int, bytes]]) -> N
     assert len({v for _o, v in acked} & set(values)) == len(acked)  # each once (values are unique)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@over_versions(ALTER_DIRS)
 def test_versions_and_errors(fresh_broker, storage_mode, version):
     topic = unique_topic("ald-err")
     with Client.to(fresh_broker) as c:
