@@ -1,6 +1,7 @@
 """DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does
-(so is a consumer-protocol group: ConsumerGroupDescribe describes those), and one this broker
-does not coordinate gets NOT_COORDINATOR with an empty description."""
+(so is a consumer-protocol group: ConsumerGroupDescribe describes those), and from v6 (KIP-1043)
+answered GROUP_ID_NOT_FOUND with an error message instead; one this broker does not coordinate
+gets NOT_COORDINATOR with an empty description."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
+NOT_FOUND_FROM = 6
 
 
 async def handle(broker, header, request):
@@ -28,6 +30,12 @@ async def handle(broker, header, request):
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
         group = broker.groups.groups.get(group_id)
+        if group is None and header.api_version >= NOT_FOUND_FROM:
+            described.append(make(group_cls, error_code=error("group_id_not_found"),
+                                  error_message=f"Group {group_id} not found.", group_id=group_id, group_state="",
+                                  protocol_type="", protocol_data="", members=(),
+                                  authorized_operations=UNKNOWN_OPERATIONS))
+            continue
         if group is None or group_id in broker.consumer_groups.groups:  # Kafka: not a classic group
             described.append(make(group_cls, error_code=error("none"), group_id=group_id,
                                   group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
