@@ -1,7 +1,8 @@
 """Fetch v4-v18: whole batches as file regions, with long polling.
 
 v13+ name topics by topic id (KIP-516): an id this broker does not know is answered
-UNKNOWN_TOPIC_ID, and the response names topics by id too. v15+ carry the follower's id in
+UNKNOWN_TOPIC_ID (a key-lookup topic's id is known once its name was served, key_topic.py),
+and the response names topics by id too. v15+ carry the follower's id in
 replica_state (KIP-903; the epoch beside it is KRaft's broker epoch, which a broker on etcd
 has no use for), v17 the follower's log directory (KIP-853, one per layout here: ignored).
 v16+ tell a client answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH where the leader
@@ -68,7 +69,7 @@ def _unique_partitions(broker, request) -> list[tuple[str | None, object, list]]
             topic = broker.topics.get(key)
             out.append((key, topic.topic_id if topic is not None else None, fps))
         else:
-            topic = broker.topics.by_id.get(key)
+            topic = broker.topics.get_by_id(key)
             out.append((topic.name if topic is not None else None, key, fps))
     return out
 

@@ -64,7 +64,7 @@ def _topic_key(broker, topic_data) -> str | uuid.UUID:
     """The topic's name; for v13+, which name topics by id, the id itself when no topic here has it."""
     if not hasattr(topic_data, "topic_id"):
         return topic_data.name
-    topic = broker.topics.by_id.get(topic_data.topic_id)
+    topic = broker.topics.get_by_id(topic_data.topic_id)
     return topic.name if topic is not None else topic_data.topic_id
 
 
