@@ -25,6 +25,11 @@ answered when named, with its source's partition count: clients that only read a
 metadata, like kafka-python's partitions_for_topic, assign its partitions by number) and is
 never auto-created. Each fetch walks the index chain of the key:
 made for lookups, not for streaming a hot key.
+
+Its topic id is a hash of its name, so an id alone cannot name it, yet Fetch v13+ names topics
+by id only. A broker remembers the last NAMES_BY_ID key topics it was asked for by name
+(KeyTopicIds); a client learns the id from Metadata by name, and a forgotten id (a restart, or
+a cluster member only ever asked by id) is UNKNOWN_TOPIC_ID, on which clients ask Metadata again.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
+from collections import OrderedDict
 
 from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange
@@ -40,6 +46,7 @@ from wire.batch_builder import build_record_batch
 
 PREFIX = "__key."
 _NAMESPACE = uuid.UUID("6f2a1c8e-4b1d-4d6b-9a55-0d7f4c1e2b3a")
+NAMES_BY_ID = 4096  # at most 249 characters each: about 2 MB
 
 
 def name_for(topic: str, key: bytes) -> str:
@@ -66,6 +73,24 @@ def parse(name: str) -> tuple[str, bytes] | None:
 def topic_id_for(name: str) -> uuid.UUID:
     """Stable across restarts and brokers: clients caching topic ids see the same one."""
     return uuid.uuid5(_NAMESPACE, name)
+
+
+class KeyTopicIds:
+    """The names of the key topics last served by name, by their ids, the least recently
+    served forgotten first."""
+
+    def __init__(self, capacity: int = NAMES_BY_ID) -> None:
+        self._capacity = capacity
+        self._names: OrderedDict[uuid.UUID, str] = OrderedDict()
+
+    def served(self, name: str, topic_id: uuid.UUID) -> None:
+        self._names[topic_id] = name
+        self._names.move_to_end(topic_id)
+        if len(self._names) > self._capacity:
+            self._names.popitem(last=False)
+
+    def name_of(self, topic_id: uuid.UUID) -> str | None:
+        return self._names.get(topic_id)
 
 
 class KeyPartition:

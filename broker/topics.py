@@ -80,6 +80,7 @@ class TopicRegistry:
         self._path = Path(config.data_dir) / "topics.json"
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
+        self._key_topic_ids = key_topic.KeyTopicIds()
         self.worker = AdminWorker()
         self._admin = asyncio.Lock()  # one change at a time: each writes topics.json whole
 
@@ -217,6 +218,13 @@ class TopicRegistry:
             return self._key_lookup_topic(name)
         return topic
 
+    def get_by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        """A hosted topic, or a key-lookup topic served by name before (key_topic.KeyTopicIds)."""
+        topic = self.by_id.get(topic_id)
+        if topic is None and (name := self._key_topic_ids.name_of(topic_id)) is not None:
+            return self._key_lookup_topic(name)
+        return topic
+
     def _key_lookup_topic(self, name: str) -> Topic | None:
         """The read-only view of one key of a commitlog topic (key_topic.py); built per request.
         Its name obeys the rules of every topic name (249 characters at most)."""
@@ -227,7 +235,9 @@ class TopicRegistry:
         store = self._storage.store("commitlog")
         views = [None if p is None else key_topic.KeyPartition(store, source.name, parsed[1], p)
                  for p in source.partitions]  # None: hosted on another broker of the cluster
-        return Topic(name, key_topic.topic_id_for(name), {}, "commitlog", views)
+        topic_id = key_topic.topic_id_for(name)
+        self._key_topic_ids.served(name, topic_id)
+        return Topic(name, topic_id, {}, "commitlog", views)
 
     def partition(self, name: str, index: int) -> ReadablePartition | None:
         topic = self.get(name)

@@ -35,6 +35,7 @@ from kio.serial._introspect import EntityField, EntityTupleField, classify_field
 
 API_VERSIONS = 18
 PRODUCE = 0
+PRODUCE_BY_TOPIC_ID = 13  # KIP-516: Produce v13 names topics by id
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -436,12 +437,13 @@ class Client(RawKafka):
 
     def produce(self, topic: str, partition: int, records: bytes | None, acks: int = -1,
                 version: int = REF["produce"], transactional_id: str | None = None):
-        """The one partition response (asserting it names what was asked)."""
+        """The one partition response (asserting it names what was asked); v13+ name the topic by id."""
+        topic_id = self.topic_id(topic) if version >= PRODUCE_BY_TOPIC_ID else None
         resp = self.request(0, version, transactional_id=transactional_id, acks=acks, timeout=10_000,
-                            topic_data=[{"name": topic, "partition_data": [
+                            topic_data=[{"name": topic, "topic_id": topic_id, "partition_data": [
                                 {"index": partition, "records": records}]}])
         (t,) = resp.responses
-        assert t.name == topic
+        assert (t.topic_id if version >= PRODUCE_BY_TOPIC_ID else t.name) == (topic_id or topic)
         (p,) = t.partition_responses
         assert p.index == partition
         return p
@@ -476,18 +478,26 @@ class Client(RawKafka):
                             include_cluster_authorized_operations=False,
                             include_topic_authorized_operations=False)
 
+    def topic_id(self, name: str):
+        (t,) = self.metadata([name]).topics
+        assert t.error_code == 0, t
+        return t.topic_id
+
     def stored_bytes(self, topic: str, partition: int = 0) -> bytes:
         p = self.fetch(topic, partition, 0)
         assert p.error_code == 0, p
         return bytes(p.records or b"")
 
 
-def fetch_values(topics, max_wait_ms: int = 0, min_bytes: int = 0, max_bytes: int = 50 << 20) -> dict:
-    """Fetch request values for [(topic, [(partition, offset, partition_max_bytes)])], any version."""
+def fetch_values(topics, max_wait_ms: int = 0, min_bytes: int = 0, max_bytes: int = 50 << 20,
+                 topic_ids: dict | None = None) -> dict:
+    """Fetch request values for [(topic, [(partition, offset, partition_max_bytes)])], any version;
+    v13+ name topics by id only, so they need `topic_ids` (name -> id)."""
+    ids = topic_ids or {}
     return dict(
         replica_id=-1, max_wait=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes, isolation_level=0,
         session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
-        topics=[{"topic": name, "partitions": [
+        topics=[{"topic": name, "topic_id": ids.get(name), "partitions": [
             {"partition": p, "current_leader_epoch": -1, "fetch_offset": off, "last_fetched_epoch": -1,
              "log_start_offset": -1, "partition_max_bytes": pmb} for p, off, pmb in parts]}
             for name, parts in topics])

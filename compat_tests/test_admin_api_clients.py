@@ -26,6 +26,7 @@ from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.topics import admin_client, unique_topic
 from kafka.admin import ConfigResource as KpConfigResource, ConfigResourceType
 from kafka.errors import NoError
+from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 TOPIC = ConfigResourceType.TOPIC
@@ -40,13 +41,40 @@ def _described(admin: AdminClient, topic: str) -> dict[str, str]:
     return {name: entry.value for name, entry in admin.describe_configs([res])[res].result(10).items()}
 
 
-def test_kafka_python_configured_for_kafka_4_sends_only_served_versions(broker):
-    """Its 4.0 table holds Metadata v13 and Fetch v17: with a broker read as 4.3 it sent those
-    and the broker closed the connection (the kafka-python suite, KAFKA_VERSION=4.0, could not
-    bootstrap)."""
-    with admin_client(broker.bootstrap, api_version=(4, 0)) as admin:
-        assert admin._manager.broker_version < (4, 0)  # read from what we list, not assumed
-        topic = unique_topic("kp-4-0")
+def _listed(broker) -> dict[int, tuple[int, int]]:
+    with Client.to(broker) as raw:
+        r = raw.request(18, 3, client_software_name="twinlog-compat", client_software_version="1")
+    return {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
+
+
+def test_kafka_python_reads_kafka_4_1(broker):
+    """kafka-python keys each Kafka version on one marker, newest first (4.3: DescribeLogDirs v5,
+    4.2: ListOffsets v11, 4.1: Produce v13): every API is served up to Kafka 4.1's versions, so it
+    reads exactly 4.1 from what we list, and keeps our list."""
+    with admin_client(broker.bootstrap) as admin:
+        assert admin._manager.broker_version == (4, 1)
+        assert admin._manager.broker_version_data.api_versions == _listed(broker)
+
+
+# kafka-python's transaction manager sends EndTxn v3 at most; its 4.1 table's EndTxn v5 is
+# transactions V2, not served here (docs/apis.md).
+SENT_BELOW_THE_TABLE = {26}
+
+
+@pytest.mark.parametrize("configured", [(4, 0), (4, 1)])
+def test_kafka_python_configured_for_kafka_4_sends_only_served_versions(broker, configured):
+    """Configured for a Kafka version the broker reads as no older, kafka-python keeps that
+    version's own table and sends its versions, not the broker's: each must be served. (Its 4.0
+    table holds Metadata v13 and Fetch v17: when DescribeLogDirs v5 alone made the broker read as
+    4.3, it sent those and the broker closed the connection; the kafka-python suite could not
+    bootstrap.)"""
+    listed = _listed(broker)
+    unserved = {key: (hi, listed[key][1]) for key, (_, hi) in BROKER_API_VERSIONS[configured].items()
+                if key in listed and key not in SENT_BELOW_THE_TABLE and hi > listed[key][1]}
+    assert unserved == {}
+    with admin_client(broker.bootstrap, api_version=configured) as admin:
+        assert admin._manager.broker_version == configured
+        topic = unique_topic("kp-4")
         admin.create_topics({topic: {"num_partitions": 1, "replication_factor": 1}})
         assert topic in admin.list_topics()
 

@@ -14,6 +14,7 @@ import random
 import struct
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -44,9 +45,12 @@ INVALID_RECORD = 87
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
 CLOSE_WITHIN = 3.0  # seconds a broker may take to drop a connection that broke the protocol
 
-PRODUCE_MAX = SERVED_VERSIONS[0][1]
 FETCH_MIN, FETCH_MAX = SERVED_VERSIONS[1]
 METADATA_MAX = SERVED_VERSIONS[3][1]
+# The newest versions that name topics: v13+ of both name them by id (KIP-516), and the cases
+# below are about names.
+PRODUCE_BY_NAME_MAX = 12
+FETCH_BY_NAME_MAX = 12
 
 
 # --- the guard -----------------------------------------------------------------------------
@@ -214,7 +218,8 @@ def _body_for(api_key: int, version: int, topic: str) -> bytes:
     from compat_tests.raw_kafka import fetch_values
 
     if api_key == 1:
-        return encode_body(build_request(1, version, **fetch_values([(topic, [(0, 0, 1 << 20)])])))
+        return encode_body(build_request(1, version, **fetch_values([(topic, [(0, 0, 1 << 20)])],
+                                                                    topic_ids={topic: uuid.uuid4()})))
     if api_key == 3:
         return metadata_body(version, [topic])
     if api_key == 2:
@@ -240,10 +245,10 @@ def test_unsupported_version_closes_connection(broker, guard, api_key, version, 
 def _garbage_cases(topic: str) -> dict[str, bytes]:
     md = header(3, METADATA_MAX, flexible=True)
     md_legacy = header(3, 1)
-    pr = header(0, PRODUCE_MAX, flexible=True)
+    pr = header(0, PRODUCE_BY_NAME_MAX, flexible=True)
     pr3 = header(0, 3)
     valid_md = metadata_body(METADATA_MAX, ["some-topic-name"])
-    valid_pr = produce_body(PRODUCE_MAX, topic, make_batch([b"must not be stored"] * 3))
+    valid_pr = produce_body(PRODUCE_BY_NAME_MAX, topic, make_batch([b"must not be stored"] * 3))
     valid_pr3 = produce_body(3, topic, make_batch([b"must not be stored either"]))
     return {
         "metadata truncated": md + valid_md[: len(valid_md) // 2],
@@ -357,7 +362,7 @@ def test_produce_to_unknown_topic_or_partition(guard, client):
     name = unique_topic("produce-partitions")
     client.create_topic(name, 1)
     good = make_batch([b"kept"])
-    r = client.request(0, PRODUCE_MAX, transactional_id=None, acks=-1, timeout=5000, topic_data=[
+    r = client.request(0, PRODUCE_BY_NAME_MAX, transactional_id=None, acks=-1, timeout=5000, topic_data=[
         {"name": name, "partition_data": [
             {"index": 1, "records": make_batch([b"p1"])},
             {"index": 0, "records": good},
@@ -378,7 +383,7 @@ def test_fetch_unknown_topic_or_partition(guard, client):
     client.create_topic(name, 1)
     batch = make_batch([b"present"])
     client.produce(name, 0, batch)
-    r = client.request(1, FETCH_MAX, **fetch_values(
+    r = client.request(1, FETCH_BY_NAME_MAX, **fetch_values(
         [(name, [(0, 0, 1 << 20), (3, 0, 1 << 20)]), (missing, [(0, 0, 1 << 20)])]))
     got = {(t.topic, p.partition_index): p for t in r.responses for p in t.partitions}
     assert set(got) == {(name, 0), (name, 3), (missing, 0)}

@@ -294,6 +294,22 @@ def test_offset_delete_keeps_the_offsets_of_subscribed_topics(client, version):
     assert kept == {named: 9, matched: 9}, kept
 
 
+@over_versions(15)
+def test_describe_groups_reads_a_consumer_protocol_group_as_no_classic_group(client, version):
+    """As Kafka's GroupMetadataManager.describeGroups: Dead, and from v6 (KIP-1043)
+    GROUP_ID_NOT_FOUND beside it; ConsumerGroupDescribe is the API that describes it."""
+    topic = unique_topic("kip848")
+    client.create_topic(topic, partitions=1)
+    m = Member(client, new_group(), topics=[topic])
+    m.join()
+    (g,) = client.request(15, version, groups=[m.group], include_authorized_operations=False).groups
+    assert (g.group_id, g.group_state, g.members) == (m.group, "Dead", ())
+    if version >= 6:
+        assert (g.error_code, g.error_message) == (GROUP_ID_NOT_FOUND, f"Group {m.group} is not a classic group.")
+    else:
+        assert g.error_code == NONE
+
+
 def test_list_groups_says_consumer_and_a_classic_join_needs_a_readable_subscription(client):
     topic = unique_topic("kip848")
     client.create_topic(topic, partitions=1)

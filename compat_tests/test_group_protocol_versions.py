@@ -386,8 +386,15 @@ def test_describe_groups(client, version):
         member, "twinlog-raw", b"meta-range", b"all-of-it")
     assert m.client_host.lstrip("/") == "127.0.0.1"
     assert (by_id[empty].group_state, by_id[empty].members) == ("Empty", ())
-    # Kafka describes a group it does not know as Dead, without an error.
-    assert (by_id[unknown].error_code, by_id[unknown].group_state) == (NONE, "Dead")
+    # Kafka describes a group it does not know as Dead, without an error; from v6 (KIP-1043) still
+    # Dead, with GROUP_ID_NOT_FOUND and a message beside it.
+    u = by_id[unknown]
+    if version >= 6:
+        assert (u.error_code, u.error_message, u.group_state) == (
+            GROUP_ID_NOT_FOUND, f"Group {unknown} not found.", "Dead")
+        assert s.error_message is None
+    else:
+        assert (u.error_code, u.group_state) == (NONE, "Dead")
 
 
 @over_versions(16)

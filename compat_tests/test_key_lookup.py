@@ -17,14 +17,15 @@ from confluent_kafka import Consumer, TopicPartition as CTopicPartition
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 
-from broker.key_topic import name_for
+from broker.key_topic import name_for, topic_id_for
 from compat_tests.broker_process import ROOT
-from compat_tests.raw_kafka import Client, make_batch
+from compat_tests.raw_kafka import Client, fetch_values, make_batch, read_records
 from compat_tests.topics import create_topic, unique_topic
 
 PARTITIONS = 3
 KEYS = [b"alice", b"bob", b"carol", b"\x00\xffbinary"]
-UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION = 3, 17
+NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_ID = 0, 3, 17, 100
+FETCH_BY_ID_VERSIONS = range(13, 19)  # KIP-516: Fetch v13+ names topics by id only
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +104,49 @@ def test_key_topic_serves_exactly_the_records_of_the_key(broker, keyed_topic, ke
 def test_key_topic_with_librdkafka(broker, keyed_topic):
     topic, expected = keyed_topic
     assert read_with_confluent(broker, name_for(topic, b"bob"), PARTITIONS) == expected[b"bob"]
+
+
+def _fetch_by_id(c: Client, name: str, topic_id, version: int):
+    r = c.request(1, version, **fetch_values([(name, [(p, 0, 1 << 20) for p in range(PARTITIONS)])],
+                                             topic_ids={name: topic_id}))
+    (t,) = r.responses
+    assert t.topic_id == topic_id
+    return t.partitions
+
+
+@pytest.mark.parametrize("version", FETCH_BY_ID_VERSIONS)
+def test_key_topic_fetched_by_its_id(broker, keyed_topic, version):
+    """librdkafka fetches with v16 and kafka-python with v18, naming the topic by the id Metadata
+    gave them: the key's records, and the source's offsets, so that a consumer sees the end."""
+    topic, expected = keyed_topic
+    name = name_for(topic, b"bob")
+    with Client.to(broker) as c:
+        topic_id = c.topic_id(name)
+        assert topic_id == topic_id_for(name)
+        bounds = {p: (c.list_offset(topic, p, -2).offset, c.log_end_offset(topic, p)) for p in range(PARTITIONS)}
+        partitions = _fetch_by_id(c, name, topic_id, version)
+    got = []
+    for p in partitions:
+        start, end = bounds[p.partition_index]
+        assert (p.error_code, p.high_watermark, p.last_stable_offset, p.log_start_offset) == (NONE, end, end, start)
+        got += [(p.partition_index, offset, value) for offset, _ts, _key, value in read_records(p.records)]
+    assert sorted(got) == [(part, offset, value) for part, offset, value, _h, _ts in expected[b"bob"]]
+
+
+def test_a_key_topic_id_is_known_once_its_name_was_asked(broker, keyed_topic):
+    """The id is a hash of the name: a broker resolves it only after it served the name (a client
+    asks Metadata by name first, and again on UNKNOWN_TOPIC_ID). By id it is as read-only."""
+    topic, _ = keyed_topic
+    name = name_for(topic, b"asked-late")
+    topic_id = topic_id_for(name)
+    with Client.to(broker) as c:
+        assert {p.error_code for p in _fetch_by_id(c, name, topic_id, 18)} == {UNKNOWN_TOPIC_ID}
+        assert c.topic_id(name) == topic_id
+        assert {p.error_code for p in _fetch_by_id(c, name, topic_id, 18)} == {NONE}
+        (md,) = c.request(3, 13, topics=[{"name": None, "topic_id": topic_id}], allow_auto_topic_creation=False,
+                          include_topic_authorized_operations=False).topics
+        assert (md.error_code, md.name, len(md.partitions)) == (NONE, name, PARTITIONS)
+        assert c.produce(name, 0, make_batch([b"x"]), version=13).error_code == INVALID_TOPIC_EXCEPTION
 
 
 def test_unknown_key_reads_empty(broker, keyed_topic):

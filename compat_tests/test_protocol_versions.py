@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from compat_tests.raw_kafka import (
+    PRODUCE_BY_TOPIC_ID,
     Client,
     as_stored,
     build_request,
@@ -44,6 +45,9 @@ OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
 UNSUPPORTED_VERSION = 35
+UNKNOWN_TOPIC_ID = 100
+
+FETCH_BY_TOPIC_ID = 13  # KIP-516: Fetch v13+ names topics by id
 
 ZERO_UUID = uuid.UUID(int=0)
 NO_THROTTLE = datetime.timedelta(0)
@@ -120,6 +124,8 @@ def test_metadata(client, broker, version):
         assert t.is_internal is False
     if version >= 2:
         assert isinstance(r.cluster_id, str) and r.cluster_id
+    if version >= 13:  # KIP-1102's top-level error (REBOOTSTRAP_REQUIRED), none here
+        assert r.error_code == NONE
     if version >= 10:
         assert t.topic_id is not None and t.topic_id != ZERO_UUID
         (again,) = _metadata(client, version, [name], False).topics
@@ -150,7 +156,7 @@ def test_metadata_without_auto_creation(client, version):
 @over_versions(0, lo=3)
 def test_produce(client, version):
     name = unique_topic("produce")
-    client.create_topic(name, 2)
+    topic_id = client.create_topic(name, 2)
     b1, b2 = make_batch([b"a", b"b", b"c"]), make_batch([b"d", b"e"])
     for batch, want in ((b1, 0), (b2, 3)):
         p = client.produce(name, 0, batch, version=version)
@@ -165,22 +171,40 @@ def test_produce(client, version):
     # Two partitions in one request: each numbered on its own.
     b3, b4 = make_batch([b"f"]), make_batch([b"g", b"h"])
     r = client.request(0, version, transactional_id=None, acks=-1, timeout=10_000, topic_data=[
-        {"name": name, "partition_data": [{"index": 0, "records": b3}, {"index": 1, "records": b4}]}])
+        {"name": name, "topic_id": topic_id,
+         "partition_data": [{"index": 0, "records": b3}, {"index": 1, "records": b4}]}])
     assert r.throttle_time == NO_THROTTLE
     (t,) = r.responses
+    assert t.topic_id == topic_id if version >= PRODUCE_BY_TOPIC_ID else t.name == name
     got = {p.index: (p.error_code, p.base_offset) for p in t.partition_responses}
     assert got == {0: (NONE, 5), 1: (NONE, 0)}
 
     # acks=0: appended, never answered; the next reply on the connection is the next request's.
     b5, b6 = make_batch([b"i", b"j", b"k"]), make_batch([b"l"])
     client.send(build_request(0, version, transactional_id=None, acks=0, timeout=10_000, topic_data=[
-        {"name": name, "partition_data": [{"index": 1, "records": b5}]}]))
+        {"name": name, "topic_id": topic_id, "partition_data": [{"index": 1, "records": b5}]}]))
     p = client.produce(name, 1, b6, version=version, acks=1)
     assert (p.error_code, p.base_offset) == (NONE, 5)
 
     assert client.stored_bytes(name, 0) == as_stored(b1, 0) + as_stored(b2, 3) + as_stored(b3, 5)
     assert client.stored_bytes(name, 1) == as_stored(b4, 0) + as_stored(b5, 2) + as_stored(b6, 5)
     assert client.log_end_offset(name, 0) == 6 and client.log_end_offset(name, 1) == 6
+
+
+@over_versions(0, lo=PRODUCE_BY_TOPIC_ID)
+def test_produce_by_topic_id(client, version):
+    """KIP-516: an id no topic here has is UNKNOWN_TOPIC_ID for each of its partitions, and
+    nothing of it is stored; the known topic beside it is appended."""
+    name = unique_topic("produce-id")
+    known = client.create_topic(name)
+    stranger = uuid.uuid4()
+    batch = make_batch([b"by id"])
+    r = client.request(0, version, transactional_id=None, acks=-1, timeout=10_000, topic_data=[
+        {"topic_id": stranger, "partition_data": [{"index": 0, "records": batch}, {"index": 1, "records": batch}]},
+        {"topic_id": known, "partition_data": [{"index": 0, "records": batch}]}])
+    got = {t.topic_id: {p.index: (p.error_code, p.base_offset) for p in t.partition_responses} for t in r.responses}
+    assert got == {stranger: {0: (UNKNOWN_TOPIC_ID, -1), 1: (UNKNOWN_TOPIC_ID, -1)}, known: {0: (NONE, 0)}}
+    assert client.stored_bytes(name) == as_stored(batch, 0)
 
 
 @over_versions(0, hi=2)
@@ -205,15 +229,24 @@ def test_produce_legacy_versions_answer_unsupported(client, version):
 
 # --- Fetch ---------------------------------------------------------------------------------
 
+def _fetch_values(client, version, topic, partitions, max_wait_ms=0, min_bytes=0, max_bytes=50 << 20):
+    """Fetch values naming `topic` as `version` does: by name, or (v13+) by its topic id."""
+    ids = {topic: client.topic_id(topic)} if version >= FETCH_BY_TOPIC_ID else None
+    return fetch_values([(topic, partitions)], max_wait_ms, min_bytes, max_bytes, topic_ids=ids)
+
+
 def _fetch(client, version, topic, partitions, max_wait_ms=0, min_bytes=0, max_bytes=50 << 20, timeout=None):
     """partitions: [(partition, offset, partition_max_bytes)] -> {partition: PartitionData}, and the response."""
-    r = client.request(1, version, recv_timeout=timeout,
-                       **fetch_values([(topic, partitions)], max_wait_ms, min_bytes, max_bytes))
+    values = _fetch_values(client, version, topic, partitions, max_wait_ms, min_bytes, max_bytes)
+    r = client.request(1, version, recv_timeout=timeout, **values)
     assert r.throttle_time == NO_THROTTLE
     if version >= 7:
         assert r.error_code == NONE and r.session_id == 0
     (t,) = r.responses
-    assert t.topic == topic
+    if version >= FETCH_BY_TOPIC_ID:
+        assert t.topic_id == values["topics"][0]["topic_id"]
+    else:
+        assert t.topic == topic
     out = {p.partition_index: p for p in t.partitions}
     assert sorted(out) == sorted(p for p, _, _ in partitions)
     return out
@@ -303,7 +336,7 @@ def test_fetch_long_poll(broker, client, version):
     assert 0.2 <= waited < 3.0, f"empty long poll answered after {waited:.3f}s, max_wait 0.25s"
 
     # Data arriving from another connection ends the wait early.
-    cid = client.send(build_request(1, version, **fetch_values([(name, [(0, 1, 1 << 20)])], 10_000, 1)))
+    cid = client.send(build_request(1, version, **_fetch_values(client, version, name, [(0, 1, 1 << 20)], 10_000, 1)))
     assert client.no_reply_within(0.2), "answered a long poll before any data arrived"
     second = make_batch([b"late", b"arrival"])
     t0 = time.monotonic()
@@ -358,12 +391,34 @@ def test_fetch_size_limits(client, version):
     assert split_batches(ps[1].records) == (stored[1][:1], b"")
 
 
+@over_versions(1, lo=FETCH_BY_TOPIC_ID)
+def test_fetch_by_topic_id(client, version):
+    """KIP-516: a topic id the broker does not know is UNKNOWN_TOPIC_ID, echoed back by id,
+    and the known topic beside it in the same request is served."""
+    name = unique_topic("fetch-id")
+    known = client.create_topic(name)
+    assert known not in (None, ZERO_UUID)
+    batch = make_batch([b"by id"])
+    produced(client, name, 0, batch)
+    stranger = uuid.uuid4()
+    values = fetch_values([(name, [(0, 0, 1 << 20)]), ("gone", [(0, 0, 1 << 20), (1, 0, 1 << 20)])],
+                          topic_ids={name: known, "gone": stranger})
+    r = client.request(1, version, **values)
+    assert r.error_code == NONE
+    by_id = {t.topic_id: {p.partition_index: p for p in t.partitions} for t in r.responses}
+    assert set(by_id) == {known, stranger}
+    assert by_id[known][0].error_code == NONE and bytes(by_id[known][0].records) == as_stored(batch, 0)
+    assert {i: p.error_code for i, p in by_id[stranger].items()} == {0: UNKNOWN_TOPIC_ID, 1: UNKNOWN_TOPIC_ID}
+    assert not by_id[stranger][0].records
+
+
 # --- ListOffsets ---------------------------------------------------------------------------
 
 def _list_offsets(client, version, topic, queries):
     """queries: [(partition, timestamp)] -> [(error, offset, timestamp, leader_epoch or None)]."""
     parts = [{"partition_index": p, "timestamp": ts, "current_leader_epoch": -1} for p, ts in queries]
-    r = client.request(2, version, replica_id=-1, isolation_level=0, topics=[{"name": topic, "partitions": parts}])
+    r = client.request(2, version, replica_id=-1, isolation_level=0, timeout=10_000,
+                       topics=[{"name": topic, "partitions": parts}])
     out = []
     for t in r.topics:
         assert t.name == topic
@@ -387,6 +442,9 @@ def test_list_offsets(client, version):
     if version >= 7:
         queries.append((0, -3))
         expected.append((4, b + 3000))  # the record with the largest timestamp, mid-batch
+    if version >= 8:  # earliest local (KIP-405): with no tiered storage, the log start
+        queries.append((0, -4))
+        expected.append((0, None))
     got = _list_offsets(client, version, name, queries)
     for (code, offset, ts, leader_epoch), (want_offset, want_ts), (_, query) in zip(got, expected, queries):
         assert code == NONE, (query, code)
@@ -399,6 +457,23 @@ def test_list_offsets(client, version):
             assert leader_epoch == 0
     ((code, *_),) = _list_offsets(client, version, name, [(7, -1)])
     assert code == UNKNOWN_TOPIC_OR_PARTITION
+
+    # Records deleted below 2: the earliest and (v8+) the earliest local offset move with the log start.
+    r = client.request(21, 2, timeout=10_000, topics=[{"name": name, "partitions": [{"partition_index": 0, "offset": 2}]}])
+    assert r.topics[0].partitions[0].error_code == NONE
+    starts = _list_offsets(client, version, name, [(0, -2)] + ([(0, -4)] if version >= 8 else []))
+    assert [(code, offset) for code, offset, _, _ in starts] == [(NONE, 2)] * len(starts)
+
+
+@over_versions(2, lo=9)
+def test_list_offsets_latest_tiered_finds_nothing_without_tiered_storage(client, version):
+    """KIP-1005's latest tiered offset (-5): nothing is tiered here, so no offset, as Kafka with
+    remote storage off."""
+    name = unique_topic("list-tiered")
+    client.create_topic(name)
+    produced(client, name, 0, make_batch([b"local only"]))
+    ((code, offset, ts, _),) = _list_offsets(client, version, name, [(0, -5)])
+    assert (code, offset, ts) == (NONE, -1, -1)
 
 
 # --- pipelining (all versions share the ordering rule) --------------------------------------
@@ -428,7 +503,8 @@ def test_long_poll_does_not_block_other_connections(broker, client):
     name = unique_topic("poll-isolation")
     client.create_topic(name)
     fetch_version = SERVED_VERSIONS[1][1]
-    cid = client.send(build_request(1, fetch_version, **fetch_values([(name, [(0, 0, 1 << 20)])], 1000, 1)))
+    cid = client.send(build_request(1, fetch_version, **_fetch_values(client, fetch_version, name, [(0, 0, 1 << 20)],
+                                                                    1000, 1)))
     t0 = time.monotonic()
     with Client.to(broker) as other:
         assert other.request(18, 0).error_code == NONE

@@ -252,7 +252,8 @@ def test_describe_configs(broker, client, version):
 @over_versions(60)
 def test_describe_cluster(broker, client, version):
     md = client.metadata([])
-    r = client.request(60, version, include_cluster_authorized_operations=False, endpoint_type=1)
+    r = client.request(60, version, include_cluster_authorized_operations=False, endpoint_type=1,
+                       include_fenced_brokers=True)
     assert r.error_code == NONE and r.error_message is None
     assert r.throttle_time == NO_THROTTLE
     assert r.cluster_id == md.cluster_id
@@ -261,6 +262,8 @@ def test_describe_cluster(broker, client, version):
                                                                     for b in md.brokers]
     if version >= 1:
         assert r.endpoint_type == 1
+    if version >= 2:  # KIP-1073: asked for fenced brokers too; a registered broker here never is
+        assert [b.is_fenced for b in r.brokers] == [False] * len(md.brokers)
 
 
 # --- InitProducerId ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ are checked.
 
 from __future__ import annotations
 
+import re
 import struct
 import time
 import uuid
@@ -31,6 +32,7 @@ TRANSACTIONAL_ID_NOT_FOUND = 105
 PRODUCER_FENCED = 90
 UNKNOWN_TOPIC_OR_PARTITION = 3
 OPERATION_NOT_ATTEMPTED = 55
+INVALID_REGULAR_EXPRESSION = 128
 NOT_ENOUGH_REPLICAS = 19
 TRANSACTION_ABORTABLE = 120
 INIT_V = SERVED_VERSIONS[22][1]
@@ -307,4 +309,12 @@ def test_list_transactions(client, version):
     assert empty.transaction_states == ()
     if version >= 1:  # open for an hour at least: not this one
         assert client.request(66, version, **{**values, "duration_filter": 3_600_000}).transaction_states == ()
+    if version >= 2:  # KIP-1152: the whole id must match the pattern; a broken pattern is refused
+        def matching(pattern):
+            r = client.request(66, version, **{**values, "transactional_id_pattern": pattern})
+            return r.error_code, [s.transactional_id for s in r.transaction_states]
+        assert matching(re.escape(tid[:-1]) + ".") == (NONE, [tid])
+        assert matching(re.escape(tid[:-1])) == (NONE, [])
+        assert matching("") == (NONE, [tid])
+        assert matching("(") == (INVALID_REGULAR_EXPRESSION, [])
     assert end_txn(client, tid, r.producer_id, r.producer_epoch, commit=False) == NONE

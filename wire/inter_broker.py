@@ -1,7 +1,7 @@
 """The two requests a follower sends its leader, as plain values in and out.
 
-    Fetch v12 (API 1), the highest version the broker serves and the last one that names
-    topics rather than topic ids: replica_id >= 0 asks the leader to read up to its log end
+    Fetch v12 (API 1), the last version that names topics rather than topic ids (v13+,
+    KIP-516, would need each partition's topic id in the fetcher): replica_id >= 0 asks the leader to read up to its log end
     offset (not the high watermark) and to count the fetch offset as this follower's LEO.
     No fetch session (session_id 0, session_epoch -1: a full request every time).
 

@@ -38,10 +38,10 @@ PRODUCE_KEY = 0
 # Produce is listed from v0 because librdkafka disables compression otherwise;
 # v0-v2 are answered UNSUPPORTED_VERSION, as Kafka 4 does.
 SERVED_VERSIONS: dict[int, tuple[int, int]] = {
-    0: (0, 9),  # Produce
-    1: (4, 12),  # Fetch
-    2: (1, 7),  # ListOffsets
-    3: (0, 12),  # Metadata
+    0: (0, 13),  # Produce
+    1: (4, 18),  # Fetch
+    2: (1, 10),  # ListOffsets
+    3: (0, 13),  # Metadata
     8: (2, 9),  # OffsetCommit
     9: (1, 9),  # OffsetFetch
     10: (0, 6),  # FindCoordinator
@@ -49,7 +49,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     12: (0, 4),  # Heartbeat
     13: (0, 5),  # LeaveGroup
     14: (0, 5),  # SyncGroup
-    15: (0, 5),  # DescribeGroups
+    15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
     17: (0, 1),  # SaslHandshake
     18: (0, 4),  # ApiVersions
@@ -83,10 +83,10 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     47: (0, 0),  # OffsetDelete
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
-    60: (0, 1),  # DescribeCluster
+    60: (0, 2),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions
-    66: (0, 1),  # ListTransactions (v2, Kafka 4.1's id pattern, not served)
+    66: (0, 2),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat (KIP-848)
     69: (0, 1),  # ConsumerGroupDescribe
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)

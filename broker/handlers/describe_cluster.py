@@ -1,4 +1,7 @@
-"""DescribeCluster v0-v1: the live brokers and the controller (this broker when it is alone)."""
+"""DescribeCluster v0-v2: the live brokers and the controller (this broker when it is alone).
+
+v2's include_fenced_brokers (KIP-1073) asks for KRaft's fenced brokers too; a broker here is
+registered under a live etcd lease or not listed at all, so none is ever fenced."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ async def handle(broker, header, request):
                     error_message="only the brokers endpoint is served", endpoint_type=request.endpoint_type,
                     cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
-    brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None)
+    brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None, is_fenced=False)
                     for b in advertised_brokers.brokers(broker))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
                 endpoint_type=BROKERS_ENDPOINT, cluster_id=broker.cluster_id, controller_id=broker.view.controller_id,

@@ -1,6 +1,8 @@
 """DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does
-(so is a consumer-protocol group: ConsumerGroupDescribe describes those), and one this broker
-does not coordinate gets NOT_COORDINATOR with an empty description."""
+(so is a consumer-protocol group: ConsumerGroupDescribe describes those), and from v6 (KIP-1043)
+Dead with GROUP_ID_NOT_FOUND and Kafka's message beside it (GroupMetadataManager.describeGroups:
+clients reading only the state still read Dead); one this broker does not coordinate gets
+NOT_COORDINATOR with an empty description."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
+NOT_FOUND_FROM = 6
 
 
 async def handle(broker, header, request):
@@ -28,8 +31,15 @@ async def handle(broker, header, request):
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
         group = broker.groups.groups.get(group_id)
-        if group is None or group_id in broker.consumer_groups.groups:  # Kafka: not a classic group
-            described.append(make(group_cls, error_code=error("none"), group_id=group_id,
+        not_found = None
+        if group_id in broker.consumer_groups.groups:
+            not_found = f"Group {group_id} is not a classic group."
+        elif group is None:
+            not_found = f"Group {group_id} not found."
+        if not_found is not None:
+            v6 = header.api_version >= NOT_FOUND_FROM
+            described.append(make(group_cls, error_code=error("group_id_not_found" if v6 else "none"),
+                                  error_message=not_found if v6 else None, group_id=group_id,
                                   group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
                                   members=(), authorized_operations=UNKNOWN_OPERATIONS))
             continue

@@ -1,4 +1,14 @@
-"""Fetch v4-v12: whole batches as file regions, with long polling.
+"""Fetch v4-v18: whole batches as file regions, with long polling.
+
+v13+ name topics by topic id (KIP-516): an id this broker does not know is answered
+UNKNOWN_TOPIC_ID (a key-lookup topic's id is known once its name was served, key_topic.py),
+and the response names topics by id too. v15+ carry the follower's id in
+replica_state (KIP-903; the epoch beside it is KRaft's broker epoch, which a broker on etcd
+has no use for), v17 the follower's log directory (KIP-853, one per layout here: ignored).
+v16+ tell a client answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH where the leader
+is (KIP-951, current_leader.py). v18's follower high watermark (KIP-1166: a leader may complete
+a follower's parked fetch when its HW is behind) is read and ignored: followers here fetch
+with v12, and a consumer leaves it at its "not supported" default.
 
 A Fetch from a follower (replica_id >= 0) reads up to the log end offset and tells the
 leader how far that follower got (its fetch offset), which is what moves the high
@@ -25,29 +35,48 @@ from wire.protocol import RecordRegions, response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names
 from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, leader_hint, leader_field, \
+    node_endpoints
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
 READ_SLICE_S = 0.005
 
 
-def _unique_partitions(request) -> list[tuple[str, list]]:
-    """The requested partitions, each once: [(topic, [partition request])]. Kafka reads a
-    fetch request into a map keyed by topic-partition, so a partition named twice is fetched
-    once, at the position its last mention asks for, in the order of its first mention (a
-    small request naming one partition 200 times made the broker read it 200 times)."""
-    by_tp: dict[tuple[str, int], object] = {}
+def replica_id(request) -> int:
+    """The fetching follower's broker id, -1 for a consumer: v15+ moved it into replica_state."""
+    state = getattr(request, "replica_state", None)
+    return state.replica_id if state is not None else request.replica_id
+
+
+def _unique_partitions(broker, request) -> list[tuple[str | None, object, list]]:
+    """The requested partitions, each once: [(topic name, topic id, [partition request])], the
+    name None for a v13+ topic id this broker does not know. Kafka reads a fetch request into
+    a map keyed by topic-partition, so a partition named twice is fetched once, at the position
+    its last mention asks for, in the order of its first mention (a small request naming one
+    partition 200 times made the broker read it 200 times)."""
+    by_tp: dict[tuple[object, int], object] = {}
     for ft in request.topics:
+        key = ft.topic_id if hasattr(ft, "topic_id") else ft.topic
         for fp in ft.partitions:
-            by_tp[(ft.topic, fp.partition)] = fp
-    grouped: dict[str, list] = {}
-    for (topic, _), fp in by_tp.items():
-        grouped.setdefault(topic, []).append(fp)
-    return list(grouped.items())
+            by_tp[(key, fp.partition)] = fp
+    grouped: dict[object, list] = {}
+    for (key, _), fp in by_tp.items():
+        grouped.setdefault(key, []).append(fp)
+    out = []
+    for key, fps in grouped.items():
+        if isinstance(key, str):
+            topic = broker.topics.get(key)
+            out.append((key, topic.topic_id if topic is not None else None, fps))
+        else:
+            topic = broker.topics.get_by_id(key)
+            out.append((topic.name if topic is not None else None, key, fps))
+    return out
 
 
 async def _read_partitions(broker, request, wanted, max_bytes: int):
-    """One pass over the requested partitions: [(topic, [(index, code, partition, regions)])], bytes.
+    """One pass over the requested partitions: [(topic, topic id, [(index, code, partition, regions,
+    aborted)])], bytes.
 
     Each read is bounded (the engines' reads cost little per partition), but a request may
     name thousands of partitions: every READ_SLICE_S of reading, other connections get the
@@ -56,11 +85,16 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
     total = 0
     out = []
     slice_started = time.monotonic()
-    unreadable = _unreadable(broker, request, wanted)
-    isolation = FetchIsolation.of(request.replica_id, request.isolation_level)
-    for topic, fps in wanted:
+    follower = replica_id(request)
+    unreadable = _unreadable(broker, follower, wanted)
+    isolation = FetchIsolation.of(follower, request.isolation_level)
+    for topic, topic_id, fps in wanted:
+        if topic is None:
+            out.append((topic, topic_id, [(fp.partition, "unknown_topic_id", None, [], None) for fp in fps]))
+            continue
         if topic in unreadable:
-            out.append((topic, [(fp.partition, "topic_authorization_failed", None, [], None) for fp in fps]))
+            out.append((topic, topic_id,
+                        [(fp.partition, "topic_authorization_failed", None, [], None) for fp in fps]))
             continue
         parts = []
         for fp in fps:
@@ -75,13 +109,13 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
             if fenced is not None:
                 parts.append((fp.partition, fenced, partition, [], None))
                 continue
-            if not partition.is_leader and request.replica_id != DEBUGGING_REPLICA_ID:
+            if not partition.is_leader and follower != DEBUGGING_REPLICA_ID:
                 # only leaders serve fetches (no KIP-392 follower reads); Kafka's debugging
                 # consumer id reads any replica, up to its high watermark
                 parts.append((fp.partition, "not_leader_or_follower", partition, [], None))
                 continue
-            if request.replica_id >= 0:
-                partition.follower_fetched(request.replica_id, fp.fetch_offset)
+            if follower >= 0:
+                partition.follower_fetched(follower, fp.fetch_offset)
             limit = min(fp.partition_max_bytes, remaining)
             if total and limit <= 0:
                 parts.append((fp.partition, "none", partition, [], None))
@@ -104,17 +138,17 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
                 aborted = partition.aborted_transactions(fp.fetch_offset, partition.last_stable_offset) \
                     if regions else []
             parts.append((fp.partition, "none", partition, regions, aborted))
-        out.append((topic, parts))
+        out.append((topic, topic_id, parts))
     return out, total
 
 
-def _unreadable(broker, request, wanted) -> frozenset[str]:
+def _unreadable(broker, follower: int, wanted) -> frozenset[str]:
     """ACLs, as Kafka's handleFetchRequest: a follower needs CLUSTER_ACTION on the cluster (else
     every topic fails), a consumer READ on each topic."""
     if broker.acls is None:
         return frozenset()
-    names = [topic for topic, _ in wanted]
-    if request.replica_id >= 0:
+    names = [topic for topic, _, _ in wanted if topic is not None]
+    if follower >= 0:
         return frozenset() if cluster_allowed(broker, Operation.CLUSTER_ACTION) else frozenset(names)
     return denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
 
@@ -122,7 +156,7 @@ def _unreadable(broker, request, wanted) -> frozenset[str]:
 async def _wait_for_data(broker, wanted, timeout: float) -> None:
     fut = asyncio.get_running_loop().create_future()
     partitions = [
-        p for topic, fps in wanted for fp in fps
+        p for topic, _, fps in wanted if topic is not None for fp in fps
         if (p := broker.topics.partition(topic, fp.partition)) is not None
     ]
     for p in partitions:
@@ -144,37 +178,45 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("fetch_session_id_not_found"),
                     session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
-    wanted = _unique_partitions(request)
+    wanted = _unique_partitions(broker, request)
     # Kafka's fetch.max.bytes: a client's max_bytes (2^31-1 is legal) never makes one response,
     # and the reads behind it, larger than the broker allows.
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
     while True:
         results, total = await _read_partitions(broker, request, wanted, max_bytes)
-        has_error = any(code != "none" for _, parts in results for _, code, *_ in parts)
+        has_error = any(code != "none" for _, _, parts in results for _, code, *_ in parts)
         left = deadline - time.monotonic()
         if total >= request.min_bytes or has_error or left <= 0:
             break
         await _wait_for_data(broker, wanted, left)
-    return _response(cls, results)
+    return _response(broker, header, cls, results)
 
 
-def _response(cls, results):
+def _response(broker, header, cls, results):
     topic_cls = nested(cls, "FetchableTopicResponse")
     part_cls = nested(cls, "PartitionData")
     aborted_cls = nested(cls, "AbortedTransaction")  # Fetch v4+
+    hint_leaders = header.api_version >= FETCH_HINT_VERSION
+    hints = []
     topics = []
-    for name, parts in results:
+    for name, topic_id, parts in results:
         datas = []
         for index, code, partition, regions, aborted in parts:
             hw = partition.high_watermark if partition else -1
             lso = partition.last_stable_offset if partition else -1
             start = partition.log_start_offset if partition else -1
+            hint = None
+            if hint_leaders and code in FETCH_HINT_ERRORS:
+                hint = leader_hint(broker, name, index, partition)
+                hints.append(hint)
             datas.append(make(part_cls, partition_index=index, error_code=error(code), high_watermark=hw,
                               last_stable_offset=lso, log_start_offset=start,
                               aborted_transactions=_aborted(aborted_cls, aborted),
+                              current_leader=leader_field(cls, hint),
                               preferred_read_replica=-1, records=RecordRegions(regions)))
-        topics.append(make(topic_cls, topic=name, partitions=tuple(datas)))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=0, responses=tuple(topics))
+        topics.append(make(topic_cls, topic=name, topic_id=topic_id, partitions=tuple(datas)))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=0, responses=tuple(topics),
+                node_endpoints=node_endpoints(broker, cls, hints))
 
 
 def _aborted(aborted_cls, aborted):

@@ -1,4 +1,9 @@
-"""ListOffsets v1-v7: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
+"""ListOffsets v1-v10: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
+
+v8 adds earliest local (-4, KIP-405) and v9 latest tiered (-5, KIP-1005). Without tiered
+storage the local log is the whole log, so the earliest local offset is the log start, and
+nothing is tiered: -5 finds no offset (-1), as Kafka answers with remote storage off. v10's
+timeout bounds a broker's wait for remote-storage lookups; there are none here.
 
 By timestamp the answer is the first record whose timestamp is at or after the
 target, found through the time index, and never at or beyond what the asker may
@@ -15,13 +20,19 @@ from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
-POSITIONS = (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP, MAX_TIMESTAMP)
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+POSITIONS = (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP, MAX_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIERED_TIMESTAMP)
 
 
 def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[str, int, int]:
     """(error name, timestamp, offset)."""
     if timestamp < 0 and timestamp not in POSITIONS:
         return "invalid_request", -1, -1
+    if timestamp == LATEST_TIERED_TIMESTAMP:
+        return "none", -1, -1
+    if timestamp == EARLIEST_LOCAL_TIMESTAMP:
+        timestamp = EARLIEST_TIMESTAMP
     found = partition.fetch_offset_for_timestamp(timestamp, isolation)
     if found is None:
         return "none", -1, -1

@@ -1,13 +1,16 @@
-"""ListTransactions v0-v1: the transactional ids this broker coordinates (each broker answers for
+"""ListTransactions v0-v2: the transactional ids this broker coordinates (each broker answers for
 its own; `kafka-transactions.sh list` asks them all).
 
 Filters as Kafka's: by state name (names Kafka does not know come back in
-unknown_state_filters), by producer id, and (v1) by how long the open transaction has run. Only
-ids the principal may DESCRIBE are listed. v2 (a transactional id pattern) is Kafka 4.1's and
-not served: kafka-python reads the newest version a broker serves as its Kafka version.
+unknown_state_filters), by producer id, (v1) by how long the open transaction has run, and (v2,
+KIP-1152) by a regular expression the whole transactional id must match (null or empty: every
+id; one that does not compile: INVALID_REGULAR_EXPRESSION). Only ids the principal may DESCRIBE
+are listed.
 """
 
 from __future__ import annotations
+
+import re
 
 from wire.protocol import response_for
 
@@ -20,6 +23,12 @@ from broker.txn.state import TxnState
 async def handle(broker, header, request):
     cls = response_for(header)
     state_cls = nested(cls, "TransactionState")
+    pattern = getattr(request, "transactional_id_pattern", None)
+    try:
+        wanted = re.compile(pattern) if pattern else None
+    except re.error:
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("invalid_regular_expression"),
+                    unknown_state_filters=(), transaction_states=())
     known = {name: TxnState.from_name(name) for name in request.state_filters}
     unknown = tuple(name for name, state in known.items() if state is None)
     states = {s for s in known.values() if s is not None} if request.state_filters else None
@@ -28,6 +37,7 @@ async def handle(broker, header, request):
     answers = tuple(make(state_cls, transactional_id=m.transactional_id, producer_id=m.producer_id,
                          transaction_state=m.state.kafka_name)
                     for m in sorted(listed, key=lambda m: m.transactional_id)
-                    if transactional_id_allowed(broker, Operation.DESCRIBE, m.transactional_id))
+                    if (wanted is None or wanted.fullmatch(m.transactional_id))
+                    and transactional_id_allowed(broker, Operation.DESCRIBE, m.transactional_id))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), unknown_state_filters=unknown,
                 transaction_states=answers)

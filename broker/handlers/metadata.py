@@ -37,7 +37,7 @@ def _requested_names(broker, header, request) -> tuple[list[str] | None, list[uu
         topic_id = getattr(t, "topic_id", None)
         if topic_id is None or topic_id.int == 0:
             continue
-        topic = broker.topics.by_id.get(topic_id)
+        topic = broker.topics.get_by_id(topic_id)
         if topic is None:
             unknown.append(topic_id)
         else:

@@ -17,6 +17,11 @@ requests pipelined behind this one meanwhile and one fsync covers them all.
 With acks=all the answer also waits until the high watermark passes the batch
 (replica/partition.py), and a partition whose ISR is smaller than
 min.insync.replicas refuses the batch (NOT_ENOUGH_REPLICAS) before appending.
+v10+ tell a producer answered NOT_LEADER_OR_FOLLOWER where the leader is (KIP-951,
+current_leader.py); v13 names topics by id (KIP-516): an id no topic here has is
+UNKNOWN_TOPIC_ID. v12 is v11 on the wire: it would let a transactional batch enrol its own
+partition under transactions V2 (KIP-890), but no `transaction.version` feature is advertised,
+so clients still send AddPartitionsToTxn first and v12 changes nothing here.
 One request may name thousands of partitions: every WORK_SLICE_S of checking or appending,
 other connections get the event loop (one Produce of 5,000 partitions held it 0.3-1.3 s).
 The connection serves its next request only after this one, so its batches keep their order;
@@ -29,6 +34,7 @@ import asyncio
 import datetime
 import logging
 import time
+import uuid
 
 from segment.log import StorageError
 from wire.protocol import response_for
@@ -37,6 +43,8 @@ from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, valida
 from broker.security.acl.checks import denied_names, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.dispatch_types import Deferred
+from broker.handlers.current_leader import PRODUCE_HINT_ERRORS, PRODUCE_HINT_VERSION, leader_field, leader_hint, \
+    node_endpoints
 from broker.handlers.produce_records import PendingBatch, check_batches
 from broker.handlers.produce_verification import verify_first_batches
 from replica.partition_errors import PartitionError
@@ -48,6 +56,16 @@ from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 log = logging.getLogger(__name__)
 
 WORK_SLICE_S = 0.005
+NO_TOPIC_ID = uuid.UUID(int=0)
+PRODUCE_BY_TOPIC_ID = 13  # KIP-516: v13 names topics by id
+
+
+def _topic_key(broker, topic_data) -> str | uuid.UUID:
+    """The topic's name; for v13+, which name topics by id, the id itself when no topic here has it."""
+    if not hasattr(topic_data, "topic_id"):
+        return topic_data.name
+    topic = broker.topics.get_by_id(topic_data.topic_id)
+    return topic.name if topic is not None else topic_data.topic_id
 
 
 def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool):
@@ -120,25 +138,30 @@ async def handle(broker, header, request):
     code_for_all = None if txn_id is None or txn_id_authorized else "transactional_id_authorization_failed"
     results = []
     admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
-    unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data))
+    topics = [(_topic_key(broker, t), t) for t in request.topic_data]
+    unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC,
+                              (name for name, _ in topics if isinstance(name, str)))
     slice_started = time.monotonic()
-    for topic in request.topic_data:
+    for name, topic in topics:
         for pd in topic.partition_data:
             if time.monotonic() - slice_started >= WORK_SLICE_S:
                 await asyncio.sleep(0)
                 slice_started = time.monotonic()
             if code_for_all is not None:
-                results.append((topic.name, pd.index, code_for_all, None, "Transactional Id authorization failed.", ()))
+                results.append((name, pd.index, code_for_all, None, "Transactional Id authorization failed.", ()))
                 continue
-            if topic.name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
-                results.append((topic.name, pd.index, "topic_authorization_failed", None, None, ()))
+            if not isinstance(name, str):
+                results.append((name, pd.index, "unknown_topic_id", None, None, ()))
                 continue
-            outcome, detail = _admit(broker, topic.name, pd.index, pd.records, txn_id_authorized)
+            if name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
+                results.append((name, pd.index, "topic_authorization_failed", None, None, ()))
+                continue
+            outcome, detail = _admit(broker, name, pd.index, pd.records, txn_id_authorized)
             if isinstance(detail, PendingBatch):
-                admitted.append((len(results), topic.name, pd.index, outcome, detail))
+                admitted.append((len(results), name, pd.index, outcome, detail))
                 results.append(None)
             else:
-                results.append((topic.name, pd.index, outcome, None, detail, ()))
+                results.append((name, pd.index, outcome, None, detail, ()))
     await check_batches([pending for *_, pending in admitted])
     verified = await verify_first_batches(broker, txn_id, admitted)
     appended = []  # (result position, partition, offset the HW must reach) of each stored batch
@@ -167,7 +190,7 @@ async def handle(broker, header, request):
                                   request.timeout.total_seconds(), answer))
     if answer is None:
         return None
-    return _response(header, results)
+    return _response(broker, header, results)
 
 
 async def _complete(broker, durable, appended, timeout_s, answer):
@@ -198,7 +221,7 @@ async def _complete(broker, durable, appended, timeout_s, answer):
     for i, (code, message) in errors.items():
         name, index = results[i][:2]
         results[i] = (name, index, code, None, message, ())
-    return _response(header, results)
+    return _response(broker, header, results)
 
 
 def _append_time(info):
@@ -208,13 +231,27 @@ def _append_time(info):
     return datetime.datetime.fromtimestamp(info.log_append_time / 1000, tz=datetime.timezone.utc)
 
 
-def _response(header, results):
+def _topic_id(broker, key):
+    """v13's topic id of a result: its topic's, or the request's own id (unknown here, or null)."""
+    if not isinstance(key, str):
+        return key
+    topic = broker.topics.get(key)
+    return topic.topic_id if topic is not None else NO_TOPIC_ID
+
+
+def _response(broker, header, results):
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
     part_cls = nested(cls, "PartitionProduceResponse")
     error_cls = nested(cls, "BatchIndexAndErrorMessage")
-    by_topic: dict[str, list] = {}
+    hint_leaders = header.api_version >= PRODUCE_HINT_VERSION
+    hints = []
+    by_topic: dict[str | uuid.UUID, list] = {}
     for name, index, code, info, message, record_errors in results:
+        hint = None
+        if hint_leaders and code in PRODUCE_HINT_ERRORS:
+            hint = leader_hint(broker, name, index, broker.topics.partition(name, index))
+            hints.append(hint)
         by_topic.setdefault(name, []).append(
             make(part_cls, index=index, error_code=error(code),
                  base_offset=info.first_offset if info else -1,
@@ -222,7 +259,10 @@ def _response(header, results):
                  log_start_offset=info.log_start_offset if info else -1,
                  record_errors=tuple(make(error_cls, batch_index=e.batch_index, batch_index_error_message=e.message)
                                      for e in record_errors) if error_cls is not None else (),
-                 error_message=message)
+                 error_message=message, current_leader=leader_field(cls, hint))
         )
-    topics = tuple(make(topic_cls, name=name, partition_responses=tuple(parts)) for name, parts in by_topic.items())
-    return make(cls, responses=topics, throttle_time=NO_THROTTLE)
+    by_id = header.api_version >= PRODUCE_BY_TOPIC_ID  # older versions' names may be anything, null too
+    topics = tuple(make(topic_cls, name=name, topic_id=_topic_id(broker, name) if by_id else None,
+                        partition_responses=tuple(parts))
+                   for name, parts in by_topic.items())
+    return make(cls, responses=topics, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(broker, cls, hints))

@@ -38,11 +38,13 @@ values take a lock each, which is what lets the HTTP thread read them without th
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 from wire.protocol import request_class
 
+from broker.handlers.fetch import replica_id as fetch_replica_id
 from broker.response_errors import errors_in
 
 PRODUCE, FETCH = 0, 1
@@ -99,13 +101,16 @@ class BrokerMetrics:
         self._by_request: dict[tuple[int, int, bool], tuple] = {}
         self._by_error: dict[tuple[str, object], object] = {}
         self._by_topic: dict[str, tuple] = {}
+        # The broker's topics by id (attach, metrics_http.py): Produce v13 and Fetch v13+ name
+        # topics by id, and the per-topic series are named by topic name.
+        self.topics_by_id: Mapping = {}
 
     # ----- per request (dispatch.py) ---------------------------------------------------------
 
     def request_done(self, header, request, response, started: float) -> None:
         """A request answered (`response` None: acks=0); `started`: time.perf_counter() at decode."""
         api_key = header.api_key
-        follower = api_key == FETCH and request.replica_id >= 0
+        follower = api_key == FETCH and fetch_replica_id(request) >= 0
         key = (api_key, header.api_version, follower)
         instruments = self._by_request.get(key)
         if instruments is None:
@@ -121,13 +126,13 @@ class BrokerMetrics:
         for code in failed:
             self._error(name, code.name.upper()).inc()
         if api_key == PRODUCE:
-            self._bytes_in(request, _failed_partitions(response) if failed else ())
+            self._bytes_in(request, self._failed_partitions(response) if failed else ())
         elif api_key == FETCH:
             self._bytes_out(response, follower)
 
     def request_failed(self, header, request, started: float) -> None:
         """The handler raised: the connection closes, Kafka would answer UNKNOWN_SERVER_ERROR."""
-        follower = header.api_key == FETCH and request.replica_id >= 0
+        follower = header.api_key == FETCH and fetch_replica_id(request) >= 0
         name, requests, total_time = self._instruments(header.api_key, header.api_version, follower)
         requests.inc()
         total_time.observe((time.perf_counter() - started) * 1000)
@@ -152,14 +157,15 @@ class BrokerMetrics:
 
     def _bytes_in(self, request, failed) -> None:
         for topic_data in request.topic_data:
+            name = self._name(topic_data)
             size = count = 0
             for data in topic_data.partition_data:
                 records = data.records
-                if records and not (failed and (topic_data.name, data.index) in failed):
+                if records and not (failed and (name, data.index) in failed):
                     size += len(records)
                     count += int.from_bytes(records[RECORD_COUNT_AT], "big")
-            if size:
-                bytes_in, messages_in, _ = self._topic(topic_data.name)
+            if size and name is not None:
+                bytes_in, messages_in, _ = self._topic(name)
                 bytes_in.inc(size)
                 messages_in.inc(count)
 
@@ -170,8 +176,20 @@ class BrokerMetrics:
                 continue
             if follower:
                 self.replication_bytes_out.inc(size)
-            else:
-                self._topic(topic_response.topic)[2].inc(size)
+            elif (name := self._name(topic_response)) is not None:
+                self._topic(name)[2].inc(size)
+
+    def _name(self, entry) -> str | None:
+        """A request's or response's topic entry's topic name (Fetch calls it `topic`, Produce
+        `name`; v13+ of both carry only the id, None when no topic here has it any more)."""
+        if hasattr(entry, "topic_id"):
+            topic = self.topics_by_id.get(entry.topic_id)
+            return topic.name if topic is not None else None
+        return entry.topic if hasattr(entry, "topic") else entry.name
+
+    def _failed_partitions(self, response) -> set[tuple[str | None, int]]:
+        return {(self._name(t), p.index) for t in response.responses for p in t.partition_responses
+                if p.error_code.value != 0}
 
     def forget_topics(self, hosted: set[str]) -> None:
         """Drop the series of topics no longer hosted (Kafka removes a deleted topic's metrics).
@@ -202,7 +220,3 @@ class BrokerMetrics:
             self.fsync_time.observe((time.perf_counter() - started) * 1000)
         return timed
 
-
-def _failed_partitions(response) -> set[tuple[str, int]]:
-    return {(t.name, p.index) for t in response.responses for p in t.partition_responses
-            if p.error_code.value != 0}

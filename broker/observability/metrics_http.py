@@ -100,6 +100,7 @@ class MetricsEndpoint:
         self.metrics.recovery_seconds.set(time.monotonic() - self.started)
         self.metrics.registry.register(BrokerStateCollector(broker, loop, self.metrics))
         self._console.attach(broker, loop)
+        self.metrics.topics_by_id = broker.topics.by_id
         broker.metrics = self.metrics
 
     def ready(self) -> None:

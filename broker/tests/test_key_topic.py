@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.key_topic import name_for, parse
+from broker.key_topic import KeyTopicIds, name_for, parse, topic_id_for
 from broker.cli.lookup import read_key_topic
 
 topics = st.from_regex(r"[a-zA-Z0-9._-]{1,40}", fullmatch=True)
@@ -41,3 +41,13 @@ def test_the_lookup_command_refuses_a_key_whose_name_is_too_long():
     # Refused before connecting: the port is closed and nothing is asked of it.
     with pytest.raises(click.ClickException, match="more than a topic name may have"):
         read_key_topic("127.0.0.1:1", "orders", b"k" * 200)
+
+
+def test_key_topic_ids_forget_the_least_recently_served_name_first():
+    ids = KeyTopicIds(capacity=2)
+    a, b, c = (name_for("orders", k) for k in (b"a", b"b", b"c"))
+    ids.served(a, topic_id_for(a))
+    ids.served(b, topic_id_for(b))
+    ids.served(a, topic_id_for(a))  # served again: now the most recent
+    ids.served(c, topic_id_for(c))
+    assert [ids.name_of(topic_id_for(n)) for n in (a, b, c)] == [a, None, c]

@@ -18,6 +18,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -127,6 +129,37 @@ def test_fetch_bytes_out_apart_from_followers():
     assert _sample(metrics, "kafka_server_brokertopicmetrics_replicationbytesout_total") == 7
     assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchConsumer", version="12") == 1
     assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchFollower", version="12") == 1
+
+
+def test_topics_named_by_id_count_under_their_names():
+    """Produce v13 and Fetch v13+ carry topic ids only; the series stay per topic name, and an
+    id no topic has (any more) counts nowhere rather than failing the request's accounting."""
+    metrics = BrokerMetrics()
+    known, gone = uuid.uuid4(), uuid.uuid4()
+    metrics.topics_by_id = {known: SimpleNamespace(name="t")}
+    produce = request_class(0, 13)
+    topic_cls, part_cls = nested(produce, "TopicProduceData"), nested(produce, "PartitionProduceData")
+    request = make(produce, transactional_id=None, acks=-1, timeout=None, topic_data=tuple(
+        make(topic_cls, topic_id=topic_id, partition_data=(make(part_cls, index=0, records=_batch(3)),))
+        for topic_id in (known, gone)))
+    metrics.request_done(_header(0, 13), request, None, time.perf_counter())
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_messagesin_total", topic="t") == 3
+
+    fetch = response_class(1, 17)
+    topic_cls, part_cls = nested(fetch, "FetchableTopicResponse"), nested(fetch, "PartitionData")
+    answer = make(fetch, throttle_time=None, error_code=ErrorCode.none, session_id=0, responses=tuple(
+        make(topic_cls, topic_id=topic_id, partitions=(
+            make(part_cls, partition_index=0, error_code=ErrorCode.none, high_watermark=0, aborted_transactions=None,
+                 records=RecordRegions([b"x" * 9])),)) for topic_id in (known, gone)))
+    follower = make(request_class(1, 17), replica_state=nested(request_class(1, 17), "ReplicaState")(replica_id=2),
+                    max_wait=datetime.timedelta(0), min_bytes=0, topics=(), forgotten_topics_data=())
+    consumer = make(request_class(1, 17), max_wait=datetime.timedelta(0), min_bytes=0, topics=(),
+                    forgotten_topics_data=())
+    metrics.request_done(_header(1, 17), consumer, answer, time.perf_counter())
+    metrics.request_done(_header(1, 17), follower, answer, time.perf_counter())
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesout_total", topic="t") == 9
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_replicationbytesout_total") == 18
+    assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchFollower", version="17") == 1
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
