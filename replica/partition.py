@@ -210,7 +210,8 @@ class Partition:
     def needs_verification(self, header: BatchHeader) -> bool:
         """A transactional batch that would open its producer's transaction here: the leader
         checks with the coordinator first (txn_verification.py)."""
-        return header.is_transactional and self.producers.transactions.open_first_offset(header.producer_id) is None
+        return header.is_transactional and not self.producers.in_transaction(header.producer_id,
+                                                                             header.producer_epoch)
 
     def start_verification(self, producer_id: int) -> VerificationGuard:
         return self.verifications.start(producer_id)

@@ -203,6 +203,14 @@ class ProducerStateTable:
             entry.coordinator_epoch = max(entry.coordinator_epoch, marker_coordinator_epoch(batch))
         return table
 
+    def in_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """The producer has a transaction open here at this epoch. A batch of a newer epoch is
+        the next transaction of a producer whose coordinator bumped the epoch at the end of the
+        last one (transactions V2), whose marker may still be on its way: it is not this one's."""
+        entry = self._producers.get(producer_id)
+        return (entry is not None and entry.epoch == producer_epoch
+                and self.transactions.open_first_offset(producer_id) is not None)
+
     def active(self) -> list[ActiveProducer]:
         """Every producer the partition remembers, by producer id (Kafka's activeProducers)."""
         out = []

@@ -1,8 +1,9 @@
 """Verification guards: a leader's proof that a transaction's first batch in this partition was
 checked with its coordinator (KIP-890 part 1, Kafka's VerificationGuard).
 
-A transactional batch of a producer with no open transaction here would open one, and an open
-transaction holds the last stable offset until its marker comes. If that batch is a late retry
+A transactional batch of a producer with no open transaction here (at the batch's epoch: under
+transactions V2 each transaction has its own) would open one, and an open transaction holds the
+last stable offset until its marker comes. If that batch is a late retry
 of a transaction already ended (its marker written while the batch was delayed), no marker
 will ever come and the partition's read_committed consumers stall until the coordinator's
 timeout. So before appending such a batch the leader asks the coordinator whether this

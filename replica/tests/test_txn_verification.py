@@ -66,3 +66,17 @@ def test_a_retried_check_shares_the_guard_and_a_new_leader_forgets_it(partition)
     assert partition.start_verification(PID) is first
     partition.make_follower(PartitionState(2, 1, 0, (1, 2), (1, 2)))
     assert not partition.verifications.holds(first)
+
+
+def test_a_batch_of_the_next_epoch_is_checked_while_the_last_transaction_is_still_open(partition):
+    """Transactions V2: the coordinator bumps the epoch at every end, so a batch with the next
+    epoch belongs to the producer's next transaction even before the last one's marker is here;
+    appending it unchecked would put it in the transaction the coming marker ends."""
+    batch, header = _batch(0, epoch=3)
+    partition.append_as_leader(batch, header, 1)
+    _, next_header = _batch(0, epoch=4)
+    assert partition.needs_verification(next_header)
+    _, same_header = _batch(1, epoch=3)
+    assert not partition.needs_verification(same_header)
+    partition.append_txn_marker(PID, 4, 0, commit=True)  # the end, written with the bumped epoch
+    assert partition.needs_verification(next_header)  # nothing open now: the next transaction's first batch
