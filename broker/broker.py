@@ -98,7 +98,7 @@ class Broker:
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
-            config.txn_id_expiration_ms)
+            config.txn_id_expiration_ms, config.transaction_version)
         # A leader's check with the coordinator before a transaction's first batch (KIP-890).
         self.txn_verifier = PartitionVerifier(self, member)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)

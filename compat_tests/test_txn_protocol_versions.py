@@ -1,9 +1,9 @@
 """The transaction coordinator's APIs, every served version, against a real broker (both layouts):
 FindCoordinator for a transactional id, InitProducerId with one, AddPartitionsToTxn (v4+: a
-leader's verification, KIP-890), AddOffsetsToTxn, EndTxn, DescribeTransactions,
-ListTransactions; and the leader's verification of a transaction's first batch. Raw requests, so
-each version's fields and its errors (INVALID_PRODUCER_EPOCH before KIP-588's PRODUCER_FENCED)
-are checked.
+leader's verification, KIP-890), AddOffsetsToTxn, EndTxn (v5: transactions V2, an epoch bump
+per end), DescribeTransactions, ListTransactions; and the leader's verification of a
+transaction's first batch. Raw requests, so each version's fields and its errors
+(INVALID_PRODUCER_EPOCH before KIP-588's PRODUCER_FENCED) are checked.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import uuid
 from typing import NamedTuple
 
 
-from compat_tests.raw_kafka import Client, build_request
+from broker.txn import txn_log
+from compat_tests.raw_kafka import Client, batch_header, build_request, read_records, split_batches
 from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
@@ -259,7 +260,7 @@ def test_add_offsets_to_txn_adds_the_groups_offsets_partition(client, version):
     assert fenced == (PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH)
 
 
-@over_versions(26)
+@over_versions(26, hi=4)
 def test_end_txn_commits_and_aborts(client, version):
     tid, topic = txn_id(), unique_topic("txn-end")
     client.create_topic(topic)
@@ -318,3 +319,76 @@ def test_list_transactions(client, version):
         assert matching("") == (NONE, [tid])
         assert matching("(") == (INVALID_REGULAR_EXPRESSION, [])
     assert end_txn(client, tid, r.producer_id, r.producer_epoch, commit=False) == NONE
+
+
+def end_v2(client: Client, tid: str, pid: int, epoch: int, commit: bool, version: int = 5) -> tuple[int, int, int]:
+    """EndTxn v5: (error, producer id, producer epoch) of the answer."""
+    r = client.request(26, version, transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit)
+    return r.error_code, r.producer_id, r.producer_epoch
+
+
+def marker_epochs(client: Client, topic: str) -> list[int]:
+    """The producer epoch of every control batch (marker) in partition 0, in log order."""
+    batches, _ = split_batches(client.fetch(topic, 0, 0).records)
+    return [h["producer_epoch"] for h in map(batch_header, batches) if h["attributes"] & 0x20]
+
+
+def stored_states(client: Client, tid: str) -> list[txn_log.TxnRecord]:
+    """Every __transaction_state record of the id, in log order (50 partitions: the default)."""
+    records = read_records(client.fetch(txn_log.TOPIC, txn_log.partition_for(tid, 50), 0).records)
+    return [txn_log.decode_value(v) for _, _, k, v in records if txn_log.decode_key(k) == tid and v is not None]
+
+
+def state_of(client: Client, tid: str, state: str, epoch: int) -> None:
+    wait_until(lambda: (describe(client, tid).transaction_state, describe(client, tid).producer_epoch) == (state, epoch),
+               timeout=15, what=f"{tid} in {state} at epoch {epoch}")
+
+
+@over_versions(26, lo=5)
+def test_end_txn_v5_bumps_the_epoch_at_every_end(client, version):
+    """Transactions V2: every end answers the next epoch and writes its markers with it, so the
+    ended transaction's producer is fenced at the old one; a retried end gets the same answer;
+    an abort with nothing begun is served; __transaction_state records what Kafka records."""
+    tid, topic = txn_id(), unique_topic("txn-v2")
+    client.create_topic(topic)
+    r = init(client, tid)
+    pid, e = r.producer_id, r.producer_epoch
+    assert end_v2(client, tid, pid, e, commit=True, version=version) == (INVALID_TXN_STATE, -1, -1)  # nothing open
+    # a leader enrols the partition, as for a Produce v12 (AddPartitionsToTxn v5, not verify-only)
+    assert broker_add_partitions(client, 5, tid, pid, e, topic, (0,), False) == {0: NONE}
+    assert produce_txn(client, tid, topic, pid, e, 0, [b"kept"]) == 0
+    assert end_v2(client, tid, pid, e, commit=True, version=version) == (NONE, pid, e + 1)
+    assert stable(client, topic) == 2
+    assert marker_epochs(client, topic) == [e + 1]
+    state_of(client, tid, "CompleteCommit", e + 1)
+    assert end_v2(client, tid, pid, e, commit=True, version=version) == (NONE, pid, e + 1)  # a retry: same answer
+    assert end_v2(client, tid, pid, e, commit=False, version=version) == (INVALID_TXN_STATE, -1, -1)
+
+    # the ended transaction's producer, late, at the old epoch
+    late = client.produce(topic, 0, bytes(build_batch([(None, b"late")], int(time.time() * 1000), (pid, e, 1), True)),
+                          transactional_id=tid)
+    assert late.error_code == INVALID_PRODUCER_EPOCH
+    assert add_partitions(client, tid, pid, e, topic) == [PRODUCER_FENCED]
+    assert end_v2(client, tid, pid, e + 7, commit=True, version=version) == (PRODUCER_FENCED, -1, -1)
+    assert end_v2(client, tid, pid + 1000, e + 1, commit=True, version=version) == (
+        INVALID_PRODUCER_ID_MAPPING, -1, -1)
+
+    # the next transaction, at the new epoch, aborted
+    assert broker_add_partitions(client, 5, tid, pid, e + 1, topic, (0,), False) == {0: NONE}
+    assert produce_txn(client, tid, topic, pid, e + 1, 0, [b"dropped"]) == 2
+    assert end_v2(client, tid, pid, e + 1, commit=False, version=version) == (NONE, pid, e + 2)
+    assert stable(client, topic) == 4
+    assert marker_epochs(client, topic) == [e + 1, e + 2]
+    state_of(client, tid, "CompleteAbort", e + 2)
+
+    # an abort with nothing begun: a V2 client cannot know whether a leader enrolled a partition
+    assert end_v2(client, tid, pid, e + 2, commit=False, version=version) == (NONE, pid, e + 3)
+    state_of(client, tid, "CompleteAbort", e + 3)
+    assert end_v2(client, tid, pid, e + 2, commit=False, version=version) == (NONE, pid, e + 3)
+    assert end_v2(client, tid, pid, e + 3, commit=True, version=version) == (INVALID_TXN_STATE, -1, -1)
+    assert marker_epochs(client, topic) == [e + 1, e + 2]  # no partition: no marker
+
+    prepared = [s for s in stored_states(client, tid) if s.state.kafka_name in ("PrepareCommit", "PrepareAbort")]
+    assert [(s.state.kafka_name, s.producer_epoch, s.client_transaction_version) for s in prepared] == [
+        ("PrepareCommit", e + 1, 2), ("PrepareAbort", e + 2, 2), ("PrepareAbort", e + 3, 2)]
+    assert {(s.previous_producer_id, s.next_producer_id) for s in prepared} == {(pid, -1)}

@@ -60,7 +60,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     23: (2, 4),  # OffsetForLeaderEpoch (v0-v1 gone in Kafka 4, KIP-896)
     24: (0, 5),  # AddPartitionsToTxn (v4+: a leader's verification, KIP-890)
     25: (0, 4),  # AddOffsetsToTxn
-    26: (0, 4),  # EndTxn (v5: transactions V2, KIP-890, not served)
+    26: (0, 5),  # EndTxn (v5: transactions V2, an epoch bump per end, KIP-890)
     27: (1, 2),  # WriteTxnMarkers (v0 gone in Kafka 4, KIP-896)
     28: (0, 5),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls (v0 gone in Kafka 4, KIP-896)

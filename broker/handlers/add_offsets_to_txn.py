@@ -27,7 +27,8 @@ async def _add(broker, request) -> str:
         return "coordinator_not_available"
     index = offsets_log.partition_for(request.group_id, len(topic.partitions))
     return await broker.transactions.add_partitions(request.transactional_id, request.producer_id,
-                                                    request.producer_epoch, {(offsets_log.TOPIC, index)})
+                                                    request.producer_epoch, {(offsets_log.TOPIC, index)},
+                                                    client_version=0)  # Kafka's TV_0: a V1 client's call
 
 
 async def handle(broker, header, request):

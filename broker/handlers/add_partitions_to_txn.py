@@ -54,7 +54,9 @@ async def _codes(broker, header, txn_id: str, producer_id: int, producer_epoch: 
         if header.api_version < FIRST_TRANSACTION_ABORTABLE:
             codes = {p: "invalid_txn_state" if c == "transaction_abortable" else c for p, c in codes.items()}
         return codes
-    code = await broker.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted))
+    # Kafka's transactionVersionForAddPartitionsToTxn: only a broker sends v4+, for a V2 client.
+    client_version = 2 if header.api_version >= FIRST_BROKER_VERSION else 0
+    code = await broker.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted), client_version)
     return dict.fromkeys(wanted, for_version(code, header))
 
 

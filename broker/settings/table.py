@@ -228,6 +228,12 @@ SETTINGS: tuple[Setting, ...] = (
        "transaction-abort-timed-out-transaction-cleanup-interval-ms", Int(1), 10_000,
        "How often the coordinator aborts transactions open longer than their timeout.",
        "broker:txn_abort_timed_out_interval_ms"),
+    _s("transaction.version", "transaction-version", Int(0, 2), 2,
+       "The finalized level of Kafka's transaction.version feature, which ApiVersions advertises: at 2 "
+       "clients of transactions V2 (the Java client 4.x) end every transaction with an epoch bump and let "
+       "partition leaders and the group coordinator add partitions to it (KIP-890); at 0 or 1 they use "
+       "AddPartitionsToTxn and AddOffsetsToTxn as before. Requests are served by their version whatever "
+       "the level. 2 is what a new Kafka 4.x cluster finalizes.", "broker:transaction_version"),
     _s("transactional.id.expiration.ms", "transactional-id-expiration-ms", Int(1), 7 * _DAY,
        "A transactional id with no transaction open and no request for this long is forgotten.",
        "broker:txn_id_expiration_ms"),

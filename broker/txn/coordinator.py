@@ -10,7 +10,8 @@ CONCURRENT_TRANSACTIONS (`pending`).
 
 Ending a transaction, as Kafka: EndTxn writes PrepareCommit / PrepareAbort and answers; then,
 in the background, a marker goes to every partition of the transaction (markers.py) and
-CompleteCommit / CompleteAbort is written. A producer fenced by a new InitProducerId, or whose
+CompleteCommit / CompleteAbort is written. EndTxn v5 (transactions V2) bumps the producer's
+epoch in the Prepare record, so the markers carry the new epoch, and answers it (end_v2.py). A producer fenced by a new InitProducerId, or whose
 transaction outlived its timeout, has its epoch bumped first (PrepareEpochFence, in memory) so
 its late requests are refused, and its transaction is aborted the same way. A new coordinator
 finishes the ends it finds prepared (`resume`).
@@ -23,9 +24,9 @@ import logging
 from typing import NamedTuple
 
 from replica.partition import now_ms
-from broker.txn import state_store
+from broker.txn import end_v2, state_store
 from broker.txn.markers import MarkerWriter
-from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, TxnMetadata, epoch_exhausted
+from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata, epoch_exhausted
 from broker.txn.state import Event, TxnState, transition
 from broker.txn.txn_log import NO_PRODUCER_ID, TxnRecord
 
@@ -40,15 +41,26 @@ class InitResult(NamedTuple):
     producer_epoch: int = NO_EPOCH
 
 
+class EndResult(NamedTuple):
+    """EndTxn's answer; v5 also gives the producer id and epoch the end leaves (none on an error)."""
+    error: str
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_EPOCH
+
+
 class TransactionCoordinator:
     def __init__(self, store: state_store.TxnStateStore, producer_ids, markers: MarkerWriter,
-                 max_timeout_ms: int, id_expiration_ms: int) -> None:
+                 max_timeout_ms: int, id_expiration_ms: int, transaction_version: int) -> None:
         self.transactions: dict[str, TxnMetadata] = {}
         self._store = store
         self._producer_ids = producer_ids
         self._markers = markers
         self._max_timeout_ms = max_timeout_ms
         self._id_expiration_ms = id_expiration_ms
+        # The cluster's transaction.version: from 2 a fencing abort bumps the epoch once more, as
+        # Kafka's coordinator ends it with the server's version, so the fenced producer's retried
+        # EndTxn v5 (its epoch + 1 is the fence's) is fenced rather than answered.
+        self._transaction_version = transaction_version
         # None: every id is ours (one broker). In a cluster: the partitions led and loaded here.
         self.local_partitions: set[int] | None = None
         self._endings: set[asyncio.Task] = set()
@@ -102,7 +114,7 @@ class TransactionCoordinator:
         if meta.pending:
             return InitResult("concurrent_transactions")
         expected = producer_id != NO_PRODUCER_ID or producer_epoch != NO_EPOCH
-        check = _init_check(meta, producer_id, producer_epoch) if expected else "bump"
+        check = meta.init_check(producer_id, producer_epoch) if expected else "bump"
         if check == "retry":  # KIP-360: the answer to this very request was lost; give it again
             return InitResult("none", meta.producer_id, meta.producer_epoch)
         if check != "bump":
@@ -118,8 +130,7 @@ class TransactionCoordinator:
             if epoch_exhausted(meta.producer_epoch) and (not expected or producer_epoch == meta.producer_epoch):
                 rotated_to = await self._producer_ids.allocate()
                 record = meta.record_with(now_ms(), (), producer_id=rotated_to, producer_epoch=0,
-                                          previous_producer_id=meta.producer_id, state=TxnState.EMPTY,
-                                          timeout_ms=timeout_ms, start_ms=-1)
+                                          state=TxnState.EMPTY, timeout_ms=timeout_ms, start_ms=-1)
             else:
                 record = meta.record_with(now_ms(), (), producer_epoch=meta.producer_epoch + 1,
                                           state=TxnState.EMPTY, timeout_ms=timeout_ms, start_ms=-1)
@@ -138,7 +149,10 @@ class TransactionCoordinator:
     # --- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             partitions: set[tuple[str, int]]) -> str:
+                             partitions: set[tuple[str, int]], client_version: int) -> str:
+        """`client_version`: the transaction version the request speaks, recorded as Kafka
+        records it (2 for a leader's AddPartitionsToTxn v4+, 0 for a client's v0-v3 and for
+        AddOffsetsToTxn)."""
         meta, refused = self._checked(transactional_id, producer_id, producer_epoch)
         if refused:
             return refused
@@ -149,7 +163,8 @@ class TransactionCoordinator:
             return "none"
         now = now_ms()
         start = meta.record.start_ms if meta.state is TxnState.ONGOING else now
-        record = meta.record_with(now, meta.partitions | partitions, state=TxnState.ONGOING, start_ms=start)
+        record = meta.record_with(now, meta.partitions | partitions, state=TxnState.ONGOING, start_ms=start,
+                                  client_transaction_version=client_version)
         return await self._write(meta, record)
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
@@ -180,6 +195,10 @@ class TransactionCoordinator:
         if not_here:
             return None, not_here
         meta = self.transactions.get(transactional_id)
+        if meta is not None and producer_id == meta.record.next_producer_id:
+            # A V2 end is moving the producer to this id (its epoch ran out); the producer, told
+            # already, is early: it retries once the Complete record is written.
+            return None, "concurrent_transactions"
         if meta is None or meta.producer_id != producer_id:
             return None, "invalid_producer_id_mapping"
         if producer_epoch != meta.producer_epoch:
@@ -190,19 +209,52 @@ class TransactionCoordinator:
 
     # --- EndTxn -----------------------------------------------------------------------------
 
-    async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> str:
+    async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,
+                      v2: bool) -> EndResult:
+        """`v2`: EndTxn v5, whose end bumps the epoch (end_v2.py); below, the epoch stays."""
+        if v2:
+            return await self._end_v2(transactional_id, producer_id, producer_epoch, commit)
         meta, refused = self._checked(transactional_id, producer_id, producer_epoch)
         if refused:
-            return refused
+            return EndResult(refused)
         outcome = transition(meta.state, Event.END_COMMIT if commit else Event.END_ABORT)
         if outcome.error:
-            return outcome.error
+            return EndResult(outcome.error)
         if outcome.next is meta.state:
-            return "none"  # a retried end that already completed
-        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next))
+            return EndResult("none")  # a retried end that already completed
+        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, client_transaction_version=0))
         if code == "none":
             self._start_ending(meta)
-        return code
+        return EndResult(code)
+
+    async def _end_v2(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> EndResult:
+        not_here = self.coordinator_error(transactional_id)
+        meta = self.transactions.get(transactional_id)
+        if not_here or meta is None:
+            return EndResult(not_here or "invalid_producer_id_mapping")
+        outcome = end_v2.decide(meta, producer_id, producer_epoch, commit)
+        if outcome.error:
+            return EndResult(outcome.error)
+        if meta.pending:
+            return EndResult("concurrent_transactions")
+        if outcome.next is meta.state:
+            return EndResult("none", *meta.producer_after_end)  # it completed: its answer again
+        epoch = meta.producer_epoch
+        meta.pending = True  # across the id allocation too
+        try:
+            next_id = await self._producer_ids.allocate() if epoch_exhausted(epoch) else NO_PRODUCER_ID
+        finally:
+            meta.pending = False
+        now = now_ms()
+        start = meta.record.start_ms if meta.state is TxnState.ONGOING else now  # an abort of nothing begun
+        record = meta.record_with(now, state=outcome.next, producer_epoch=epoch + 1, next_producer_id=next_id,
+                                  start_ms=start, client_transaction_version=V2)
+        code = await self._write(meta, record)
+        if code != "none":
+            return EndResult(code)
+        meta.last_producer_epoch = epoch
+        self._start_ending(meta)
+        return EndResult("none", *meta.producer_after_end)
 
     def _start_ending(self, meta: TxnMetadata) -> None:
         task = asyncio.ensure_future(self._finish(meta))
@@ -218,7 +270,7 @@ class TransactionCoordinator:
             outcome = transition(meta.state, Event.MARKERS_WRITTEN)
             if outcome.next is meta.state:
                 return
-            code = await self._write(meta, meta.record_with(now_ms(), (), state=outcome.next))
+            code = await self._write(meta, meta.completed(now_ms(), outcome.next))
             if code == "none":
                 log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
                          meta.producer_epoch, outcome.next.kafka_name)
@@ -243,7 +295,10 @@ class TransactionCoordinator:
 
     async def _abort_fenced(self, meta: TxnMetadata, fenced_from: TxnRecord) -> None:
         outcome = transition(meta.state, Event.FENCE_ABORT)
-        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next))
+        bump = {}
+        if self._transaction_version >= V2 and meta.producer_epoch < MAX_EPOCH:
+            bump = {"producer_epoch": meta.producer_epoch + 1, "client_transaction_version": V2}
+        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, **bump))
         if code != "none":
             # Nothing was answered with the bumped epoch: back to the open transaction, which the
             # next InitProducerId or timeout check fences again.
@@ -337,17 +392,3 @@ class TransactionCoordinator:
             task.cancel()
         await asyncio.gather(*self._endings, return_exceptions=True)
 
-
-def _init_check(meta: TxnMetadata, producer_id: int, producer_epoch: int) -> str:
-    """For an InitProducerId naming its producer (KIP-360): "bump", "retry" (the same answer
-    again) or PRODUCER_FENCED, as Kafka's isValidProducerId and prepareIncrementProducerEpoch."""
-    if meta.producer_epoch == NO_EPOCH:
-        return "bump"
-    if producer_id == meta.producer_id:
-        if producer_epoch == meta.producer_epoch:
-            return "bump"
-        if producer_epoch == meta.last_producer_epoch:
-            return "retry"
-    elif producer_id == meta.previous_producer_id and epoch_exhausted(producer_epoch):
-        return "retry"
-    return "producer_fenced"

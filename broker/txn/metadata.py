@@ -22,6 +22,7 @@ from broker.txn.txn_log import TxnRecord
 
 NO_EPOCH = -1
 MAX_EPOCH = 32767  # int16
+V2 = 2  # the transaction.version (a record's client_transaction_version) that bumps the epoch per end
 
 
 def epoch_exhausted(epoch: int) -> bool:
@@ -71,10 +72,28 @@ class TxnMetadata:
 
     def record_with(self, now: int, partitions=None, **changes) -> TxnRecord:
         """The record after a change: `changes` are TxnRecord fields, `partitions` the
-        (topic, index) pairs (unchanged when None); the update time is now."""
+        (topic, index) pairs (unchanged when None); the update time is now. As Kafka's
+        prepareTransitionTo, the previous producer id is the id before the change and the next
+        one is none unless the change names it (only a prepared end whose epoch ran out does)."""
         if partitions is not None:
             changes["partitions"] = txn_log.grouped(partitions)
+        changes.setdefault("previous_producer_id", self.record.producer_id)
+        changes.setdefault("next_producer_id", txn_log.NO_PRODUCER_ID)
         return replace(self.record, last_update_ms=now, **changes)
+
+    @property
+    def producer_after_end(self) -> tuple[int, int]:
+        """The producer id and epoch a prepared end leaves: the next producer id at epoch 0 when
+        a transactions V2 end ran out of epochs, else the record's."""
+        if self.record.client_transaction_version >= V2 and self.record.next_producer_id != txn_log.NO_PRODUCER_ID:
+            return self.record.next_producer_id, 0
+        return self.producer_id, self.producer_epoch
+
+    def completed(self, now: int, state: TxnState) -> TxnRecord:
+        """The CompleteCommit / CompleteAbort record after every marker of a prepared end is
+        written: no partitions, and the producer of `producer_after_end` (Kafka's prepareComplete)."""
+        producer_id, epoch = self.producer_after_end
+        return self.record_with(now, (), state=state, producer_id=producer_id, producer_epoch=epoch)
 
     def apply(self, record: TxnRecord) -> None:
         """The record is written and replicated: it is the id's state now."""
@@ -88,3 +107,17 @@ class TxnMetadata:
     def timed_out(self, now: int) -> bool:
         return (self.state is TxnState.ONGOING and not self.pending
                 and now - self.record.start_ms >= self.record.timeout_ms)
+
+    def init_check(self, producer_id: int, producer_epoch: int) -> str:
+        """For an InitProducerId naming its producer (KIP-360): "bump", "retry" (the same answer
+        again) or PRODUCER_FENCED, as Kafka's isValidProducerId and prepareIncrementProducerEpoch."""
+        if self.producer_epoch == NO_EPOCH:
+            return "bump"
+        if producer_id == self.producer_id:
+            if producer_epoch == self.producer_epoch:
+                return "bump"
+            if producer_epoch == self.last_producer_epoch:
+                return "retry"
+        elif producer_id == self.previous_producer_id and epoch_exhausted(producer_epoch):
+            return "retry"
+        return "producer_fenced"
