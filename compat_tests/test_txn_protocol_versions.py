@@ -392,3 +392,40 @@ def test_end_txn_v5_bumps_the_epoch_at_every_end(client, version):
     assert [(s.state.kafka_name, s.producer_epoch, s.client_transaction_version) for s in prepared] == [
         ("PrepareCommit", e + 1, 2), ("PrepareAbort", e + 2, 2), ("PrepareAbort", e + 3, 2)]
     assert {(s.previous_producer_id, s.next_producer_id) for s in prepared} == {(pid, -1)}
+
+
+@over_versions(0, lo=3)
+def test_a_transactions_first_batch_per_produce_version(client, version):
+    """Below v12 the leader only verifies a transaction's first batch in a partition (KIP-890
+    part 1: refused, the partition never added); from v12, a client of transactions V2, it adds
+    the partition to the transaction itself, and a producer at an ended transaction's epoch is
+    refused there by the coordinator."""
+    tid, topic = txn_id(), unique_topic("txn-enrol")
+    client.create_topic(topic, partitions=3)
+    r = init(client, tid)
+    pid, e = r.producer_id, r.producer_epoch
+
+    def produce(partition: int, epoch: int, seq: int, value: bytes):
+        batch = build_batch([(None, value)], int(time.time() * 1000), (pid, epoch, seq), True)
+        return client.produce(topic, partition, bytes(batch), version=version, transactional_id=tid)
+
+    first = produce(0, e, 0, b"a")
+    if version < 12:
+        assert first.error_code == (TRANSACTION_ABORTABLE if version >= 11 else INVALID_TXN_STATE)
+        assert (describe(client, tid).transaction_state, client.fetch(topic, 0, 0).high_watermark) == ("Empty", 0)
+        return
+    assert first.error_code == NONE
+    assert produce(1, e, 0, b"b").error_code == NONE
+    s = describe(client, tid)
+    assert (s.transaction_state, s.topics) == ("Ongoing", [(topic, (0, 1))])
+    stored = stored_states(client, tid)[-1]
+    assert (stored.state.kafka_name, stored.client_transaction_version) == ("Ongoing", 2)
+    assert end_v2(client, tid, pid, e, commit=True) == (NONE, pid, e + 1)
+    assert stable(client, topic) == 2
+    assert produce(1, e, 1, b"late").error_code == INVALID_PRODUCER_EPOCH  # its marker carries e + 1
+    assert produce(2, e, 0, b"late").error_code == INVALID_PRODUCER_EPOCH  # the coordinator: PRODUCER_FENCED
+    assert client.fetch(topic, 2, 0).high_watermark == 0
+    state_of(client, tid, "CompleteCommit", e + 1)
+    assert produce(2, e + 1, 0, b"next").error_code == NONE  # the next transaction, at the bumped epoch
+    assert describe(client, tid).topics == [(topic, (2,))]
+    assert end_v2(client, tid, pid, e + 1, commit=False) == (NONE, pid, e + 2)

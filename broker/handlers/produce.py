@@ -19,9 +19,9 @@ With acks=all the answer also waits until the high watermark passes the batch
 min.insync.replicas refuses the batch (NOT_ENOUGH_REPLICAS) before appending.
 v10+ tell a producer answered NOT_LEADER_OR_FOLLOWER where the leader is (KIP-951,
 current_leader.py); v13 names topics by id (KIP-516): an id no topic here has is
-UNKNOWN_TOPIC_ID. v12 is v11 on the wire: it would let a transactional batch enrol its own
-partition under transactions V2 (KIP-890), but no `transaction.version` feature is advertised,
-so clients still send AddPartitionsToTxn first and v12 changes nothing here.
+UNKNOWN_TOPIC_ID. v12 is v11 on the wire, sent by clients of transactions V2 (KIP-890): a
+transaction's first batch in a partition has the leader add the partition to the transaction
+rather than verify it (produce_verification.py).
 One request may name thousands of partitions: every WORK_SLICE_S of checking or appending,
 other connections get the event loop (one Produce of 5,000 partitions held it 0.3-1.3 s).
 The connection serves its next request only after this one, so its batches keep their order;
@@ -163,7 +163,7 @@ async def handle(broker, header, request):
             else:
                 results.append((name, pd.index, outcome, None, detail, ()))
     await check_batches([pending for *_, pending in admitted])
-    verified = await verify_first_batches(broker, txn_id, admitted)
+    verified = await verify_first_batches(broker, txn_id, admitted, header.api_version)
     appended = []  # (result position, partition, offset the HW must reach) of each stored batch
     messages: dict[int, int] = {}  # id(partition) -> messages this request appended to it
     slice_started = time.monotonic()

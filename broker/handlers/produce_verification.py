@@ -1,18 +1,25 @@
-"""The produce path's check of a transaction's first batch in a partition (KIP-890 part 1, as
-Kafka 3.6+ verifies with transaction.partition.verification.enable at its default).
+"""The produce path's check of a transaction's first batch in a partition (KIP-890), as Kafka's
+ReplicaManager does it per Produce version (AddPartitionsToTxnManager's
+produceRequestVersionToTransactionSupportedOperation).
 
-A transactional batch whose producer has no open transaction in the partition is appended only
-if the coordinator says the partition is in the producer's current transaction: otherwise it
-is a late batch of an ended transaction (or of one the producer never told the coordinator
-about), and appending it would hold the partition's last stable offset until the transaction
-timeout. The partition makes a guard before the question (replica/txn_verification.py) so a
-marker arriving meanwhile still refuses the batch. The question goes to the coordinator through
-broker/txn/partition_verifier.py, one per producer of the request.
+A transactional batch whose producer has no open transaction in the partition (at the batch's
+epoch) would open one there. Below v12 it is appended only if the coordinator says the
+partition is in the producer's current transaction (part 1, transaction.partition.verification
+at Kafka's default): otherwise it is a late batch of an ended transaction, or of one the producer
+never told the coordinator about, and appending it would hold the partition's last stable offset
+until the transaction timeout. From v12 the client is one of transactions V2, which sends no
+AddPartitionsToTxn: the leader asks the coordinator to add the partition (part 2), and a late
+batch is refused by its epoch instead (the coordinator bumped it at the end). Either way the
+partition makes a guard before the question (replica/txn_verification.py), so a marker arriving
+meanwhile still refuses the batch. The question goes through broker/txn/partition_verifier.py,
+one per producer of the request.
 
-The errors are those Kafka's ReplicaManager gives a client below Produce v11 (all this broker
-serves): a partition not in the transaction is INVALID_TXN_STATE; a fenced producer
-INVALID_PRODUCER_EPOCH; a coordinator busy ending the transaction, moving or unreachable
-NOT_ENOUGH_REPLICAS, which every client retries without a metadata refresh.
+The errors are Kafka's per version: a fenced producer INVALID_PRODUCER_EPOCH; a partition not in
+the transaction TRANSACTION_ABORTABLE from v11 (INVALID_TXN_STATE below, which older clients
+know); a coordinator moving, loading or unreachable NOT_ENOUGH_REPLICAS, which every client
+retries without a metadata refresh; CONCURRENT_TRANSACTIONS the same below v12, and as itself
+from v12, where it is common (a V2 producer's next transaction while its last one's markers are
+written) and the client retries it.
 """
 
 from __future__ import annotations
@@ -23,11 +30,12 @@ from replica.txn_verification import VerificationGuard
 
 from broker.handlers.produce_records import PendingBatch
 
+FIRST_GENERIC_ERROR_VERSION = 11  # TRANSACTION_ABORTABLE answered (KIP-890)
+FIRST_ADD_PARTITION_VERSION = 12  # transactions V2: the leader adds the partition
+
 _FOR_PRODUCER = {
-    "transaction_abortable": "invalid_txn_state",
     "cluster_authorization_failed": "invalid_txn_state",
     "producer_fenced": "invalid_producer_epoch",
-    "concurrent_transactions": "not_enough_replicas",
     "network_exception": "not_enough_replicas",
     "coordinator_load_in_progress": "not_enough_replicas",
     "coordinator_not_available": "not_enough_replicas",
@@ -35,10 +43,19 @@ _FOR_PRODUCER = {
 }
 
 
-async def verify_first_batches(broker, transactional_id: str | None, admitted) -> dict[int, VerificationGuard]:
+def _for_producer(code: str, api_version: int) -> str:
+    if code == "transaction_abortable" and api_version < FIRST_GENERIC_ERROR_VERSION:
+        return "invalid_txn_state"
+    if code == "concurrent_transactions" and api_version < FIRST_ADD_PARTITION_VERSION:
+        return "not_enough_replicas"
+    return _FOR_PRODUCER.get(code, code)
+
+
+async def verify_first_batches(broker, transactional_id: str | None, admitted,
+                               api_version: int) -> dict[int, VerificationGuard]:
     """`admitted`: (result position, topic, index, partition, PendingBatch) of the request's
-    checked batches. Returns the guard of each position whose batch was verified; a batch the
-    coordinator refused gets its error in `pending.error`."""
+    checked batches. Returns the guard of each position whose batch was verified (or added); a
+    batch the coordinator refused gets its error in `pending.error`."""
     if transactional_id is None:  # a transactional batch needs one to be admitted, unless no ACLs check it
         return {}
     by_producer: dict[tuple[int, int], list[tuple[int, str, int, object, PendingBatch]]] = {}
@@ -50,14 +67,16 @@ async def verify_first_batches(broker, transactional_id: str | None, admitted) -
         return {}
     guards = {entry[0]: entry[3].start_verification(pid) for (pid, _), entries in by_producer.items()
               for entry in entries}
+    ask = broker.txn_verifier.add if api_version >= FIRST_ADD_PARTITION_VERSION else broker.txn_verifier.verify
     answers = await asyncio.gather(*(
-        broker.txn_verifier.verify(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
+        ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
         for (pid, epoch), entries in by_producer.items()))
     for entries, codes in zip(by_producer.values(), answers):
         for position, name, index, _partition, pending in entries:
             code = codes.get((name, index), "unknown_server_error")
             if code != "none":
-                pending.error = (_FOR_PRODUCER.get(code, code),
-                                 f"{name}-{index} could not be verified in {transactional_id}'s transaction: {code}")
+                pending.error = (_for_producer(code, api_version),
+                                 f"{name}-{index} could not be added to or verified in {transactional_id}'s "
+                                 f"transaction: {code}")
                 del guards[position]
     return guards

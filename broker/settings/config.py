@@ -42,6 +42,8 @@ class BrokerConfig:
     txn_abort_timed_out_interval_ms: int  # transaction.abort.timed.out.transaction.cleanup.interval.ms
     txn_id_expiration_ms: int  # transactional.id.expiration.ms
     transaction_version: int  # transaction.version: the finalized feature level (KIP-890's transactions V2 at 2)
+    add_partitions_retry_backoff_ms: int  # add.partitions.to.txn.retry.backoff.ms
+    add_partitions_retry_backoff_max_ms: int  # add.partitions.to.txn.retry.backoff.max.ms
     txn_remove_expired_interval_ms: int  # transaction.remove.expired.transaction.cleanup.interval.ms
     group_initial_rebalance_delay_ms: int  # group.initial.rebalance.delay.ms
     group_min_session_timeout_ms: int  # group.min.session.timeout.ms

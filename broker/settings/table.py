@@ -234,6 +234,14 @@ SETTINGS: tuple[Setting, ...] = (
        "partition leaders and the group coordinator add partitions to it (KIP-890); at 0 or 1 they use "
        "AddPartitionsToTxn and AddOffsetsToTxn as before. Requests are served by their version whatever "
        "the level. 2 is what a new Kafka 4.x cluster finalizes.", "broker:transaction_version"),
+    _s("add.partitions.to.txn.retry.backoff.ms", "add-partitions-to-txn-retry-backoff-ms", Int(1), 20,
+       "How long a partition leader (or the group coordinator) waits before asking the transaction "
+       "coordinator again to add a transactions V2 producer's partition it answered "
+       "CONCURRENT_TRANSACTIONS (the producer's last transaction still ending).",
+       "broker:add_partitions_retry_backoff_ms"),
+    _s("add.partitions.to.txn.retry.backoff.max.ms", "add-partitions-to-txn-retry-backoff-max-ms", Int(0), 100,
+       "How long those asks go on before CONCURRENT_TRANSACTIONS is answered to the producer, which "
+       "retries.", "broker:add_partitions_retry_backoff_max_ms"),
     _s("transactional.id.expiration.ms", "transactional-id-expiration-ms", Int(1), 7 * _DAY,
        "A transactional id with no transaction open and no request for this long is forgotten.",
        "broker:txn_id_expiration_ms"),

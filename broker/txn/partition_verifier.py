@@ -1,19 +1,27 @@
 """A partition leader asking the transaction coordinator whether its partitions are in a
 producer's open transaction, before it appends that transaction's first batch there (KIP-890
-part 1, Kafka's AddPartitionsToTxnManager).
+part 1), or, for a client of transactions V2, asking it to add them (KIP-890 part 2: Produce
+v12+, and the group coordinator for TxnOffsetCommit v5+). Kafka's AddPartitionsToTxnManager.
 
 When this broker coordinates the transactional id (always, on one broker) the question is a
 call into its coordinator. Otherwise it goes to the leader of the id's `__transaction_state`
-partition as AddPartitionsToTxn v5 with verify_only set, over the inter-broker listener like
-the markers (broker/handlers/add_partitions_to_txn.py answers it). Answers are the
-coordinator's error names per partition; a failed connection or an unknown coordinator answers
-as Kafka's manager does (NETWORK_EXCEPTION, COORDINATOR_NOT_AVAILABLE), which the produce path
-turns into a retriable error for the client.
+partition as AddPartitionsToTxn v5, verify_only set for a question and not for an add, over the
+inter-broker listener like the markers (broker/handlers/add_partitions_to_txn.py answers it).
+Answers are the coordinator's error names per partition; a failed connection or an unknown
+coordinator answers as Kafka's manager does (NETWORK_EXCEPTION, COORDINATOR_NOT_AVAILABLE),
+which the callers turn into retriable errors for the client.
+
+An add answered CONCURRENT_TRANSACTIONS is asked again every add.partitions.to.txn.retry.backoff.ms
+for up to add.partitions.to.txn.retry.backoff.max.ms, as Kafka's ReplicaManager does: it is what
+a V2 producer meets when it starts its next transaction while the coordinator still writes the
+last one's markers, and waiting here a few milliseconds saves the producer a retry of its batch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
@@ -36,18 +44,42 @@ class PartitionVerifier:
         self._broker = broker
         self._peers = PeerConnections(member, broker.config.node_id, "txn-verify", REQUEST_TIMEOUT_MS) \
             if member is not None else None
+        self._retry_backoff_s = broker.config.add_partitions_retry_backoff_ms / 1000
+        self._retry_for_s = broker.config.add_partitions_retry_backoff_max_ms / 1000
 
     async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
                      partitions: Partitions) -> dict[tuple[str, int], str]:
+        """Per partition, whether the producer's open transaction holds it."""
+        return await self._ask(transactional_id, producer_id, producer_epoch, partitions, add=False)
+
+    async def add(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                  partitions: Partitions) -> dict[tuple[str, int], str]:
+        """Per partition, whether it is now in the producer's transaction (added if not)."""
+        started = time.monotonic()
+        while True:
+            codes = await self._ask(transactional_id, producer_id, producer_epoch, partitions, add=True)
+            busy = "concurrent_transactions" in codes.values()
+            if not busy or time.monotonic() - started + self._retry_backoff_s > self._retry_for_s:
+                return codes
+            await asyncio.sleep(self._retry_backoff_s)
+
+    async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Partitions,
+                   add: bool) -> dict[tuple[str, int], str]:
         coordinator = self._broker.transactions
         if self._peers is None or coordinator.coordinator_error(transactional_id) is None:
-            return coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+            if not add:
+                return coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+            # Kafka records a broker's add as transaction version 2: only a V2 client's request makes one.
+            code = await coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                                    client_version=2)
+            return dict.fromkeys(partitions, code)
         leader = self._coordinator_node(transactional_id)
         connection = self._peers.to(leader) if leader is not None else None
         if connection is None:
             return dict.fromkeys(partitions, "coordinator_not_available")
         try:
-            response = await connection.request(_request(transactional_id, producer_id, producer_epoch, partitions))
+            response = await connection.request(_request(transactional_id, producer_id, producer_epoch, partitions,
+                                                          verify_only=not add))
         except ConnectionFailed as exc:
             log.info("verifying %s's partitions with broker %d failed: %s", transactional_id, leader, exc)
             return dict.fromkeys(partitions, "network_exception")
@@ -74,7 +106,8 @@ class PartitionVerifier:
             await self._peers.close()
 
 
-def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: Partitions):
+def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: Partitions,
+             verify_only: bool):
     cls = request_class(ADD_PARTITIONS_TO_TXN_KEY, VERIFY_VERSION)
     by_topic: dict[str, list[int]] = {}
     for topic, index in sorted(partitions):
@@ -82,5 +115,6 @@ def _request(transactional_id: str, producer_id: int, producer_epoch: int, parti
     topics = tuple(make(nested(cls, "AddPartitionsToTxnTopic"), name=t, partitions=tuple(i))
                    for t, i in by_topic.items())
     transaction = make(nested(cls, "AddPartitionsToTxnTransaction"), transactional_id=transactional_id,
-                       producer_id=producer_id, producer_epoch=producer_epoch, verify_only=True, topics=topics)
+                       producer_id=producer_id, producer_epoch=producer_epoch, verify_only=verify_only,
+                       topics=topics)
     return make(cls, transactions=(transaction,))
