@@ -3,10 +3,13 @@ to OffsetFetch until the transaction coordinator's COMMIT marker reaches the gro
 `__consumer_offsets` partition (WriteTxnMarkers, sent here by hand as test_txn_markers.py
 does), never visible after an ABORT, and replayed the same way by a restarted broker; a client
 asking for stable offsets (OffsetFetch v7+ require_stable) is told UNSTABLE_OFFSET_COMMIT while
-a transaction holds one. Every served version of TxnOffsetCommit, with v3's member checks.
+a transaction holds one. Every served version of TxnOffsetCommit, with v3's member checks;
+v5 (transactions V2) adds the group's offsets partition to the producer's transaction itself,
+so its tests run a real transactional id through the coordinator, markers and all.
 
 UNKNOWN_TOPIC_OR_PARTITION 3, ILLEGAL_GENERATION 22, UNKNOWN_MEMBER_ID 25,
-INVALID_PRODUCER_EPOCH 47, INVALID_GROUP_ID 24, UNSTABLE_OFFSET_COMMIT 88.
+INVALID_PRODUCER_EPOCH 47, INVALID_GROUP_ID 24, INVALID_PRODUCER_ID_MAPPING 49,
+UNSTABLE_OFFSET_COMMIT 88.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from compat_tests.raw_kafka import Client
 from compat_tests.served_versions import over_versions
 from compat_tests.test_group_protocol_versions import commit, fetch_committed, new_group, stable_member
 from compat_tests.test_txn_markers import producer_id, write_marker
+from compat_tests.test_txn_protocol_versions import describe, end_v2, init, state_of, stored_states, txn_id
 from compat_tests.topics import unique_topic
 
 NONE = 0
@@ -26,19 +30,20 @@ ILLEGAL_GENERATION = 22
 INVALID_GROUP_ID = 24
 UNKNOWN_MEMBER_ID = 25
 INVALID_PRODUCER_EPOCH = 47
+INVALID_PRODUCER_ID_MAPPING = 49
 UNSTABLE_OFFSET_COMMIT = 88
 OFFSETS_TOPIC = "__consumer_offsets"
-LATEST = 5
+LATEST = 4  # the newest before transactions V2: the markers here are written by hand
 
 
 def txn_commit(client: Client, group: str, pid: int, offsets: dict, version: int = LATEST, epoch: int = 0,
-               generation: int = -1, member_id: str = "") -> dict:
+               generation: int = -1, member_id: str = "", tid: str = "txn-id") -> dict:
     """TxnOffsetCommit {(topic, partition): offset}; returns {(topic, partition): error code}."""
     by_topic: dict[str, list] = {}
     for (t, p), off in offsets.items():
         by_topic.setdefault(t, []).append({"partition_index": p, "committed_offset": off,
                                            "committed_leader_epoch": 4, "committed_metadata": f"txn{off}"})
-    r = client.request(28, version, transactional_id="txn-id", group_id=group, producer_id=pid,
+    r = client.request(28, version, transactional_id=tid, group_id=group, producer_id=pid,
                        producer_epoch=epoch, generation_id=generation, member_id=member_id, group_instance_id=None,
                        topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()])
     return {(t.name, p.partition_index): p.error_code for t in r.topics for p in t.partitions}
@@ -143,7 +148,7 @@ def test_an_older_producer_epoch_is_fenced(client):
     assert fetch_committed(client, group, [(topic, 0)]) == {(topic, 0): (3, "txn3")}
 
 
-@over_versions(28)
+@over_versions(28, hi=4)
 def test_txn_offset_commit(client, version):
     topic = unique_topic("txo-v")
     client.create_topic(topic)
@@ -169,3 +174,42 @@ def test_txn_offset_commit(client, version):
         assert txn_commit(client, group, pid, {tp: 2}, version, generation=generation, member_id=member) == {tp: NONE}
     end_txn(client, group, pid, commit_it=True)
     assert fetch_committed(client, group, [tp]) == {tp: (2, "txn2")}
+
+
+@over_versions(28, lo=5)
+def test_txn_offset_commit_v5_adds_the_offsets_partition_to_the_transaction(client, version):
+    """Transactions V2: no AddOffsetsToTxn; the group coordinator adds the group's partition of
+    __consumer_offsets to the producer's transaction, so EndTxn's markers reach it."""
+    topic = unique_topic("txo-v2")
+    client.create_topic(topic)
+    group, tid = new_group(), txn_id()
+    tp = (topic, 0)
+    r = init(client, tid)
+    pid, e = r.producer_id, r.producer_epoch
+    assert txn_commit(client, group, pid, {tp: 2}, version, epoch=e, tid=tid) == {tp: NONE}
+    (offsets_topic,) = client.metadata([OFFSETS_TOPIC]).topics
+    index = partition_for(group, len(offsets_topic.partitions))
+    s = describe(client, tid)
+    assert (s.transaction_state, s.topics) == ("Ongoing", [(OFFSETS_TOPIC, (index,))])
+    assert stored_states(client, tid)[-1].client_transaction_version == 2
+    assert stable_fetch(client, group, [tp]) == {tp: (-1, UNSTABLE_OFFSET_COMMIT)}
+    assert end_v2(client, tid, pid, e, commit=True) == (NONE, pid, e + 1)
+    state_of(client, tid, "CompleteCommit", e + 1)
+    assert stable_fetch(client, group, [tp]) == {tp: (2, NONE)}  # the coordinator's marker settled it
+
+    # a group with a member: checked as OffsetCommit is, before anything is added
+    member, generation = stable_member(client, group)
+    assert txn_commit(client, group, pid, {tp: 3}, version, epoch=e + 1, generation=generation,
+                      member_id="stranger", tid=tid) == {tp: UNKNOWN_MEMBER_ID}
+    assert describe(client, tid).transaction_state == "CompleteCommit"
+    # the ended transaction's epoch is fenced; an id the coordinator does not know is refused
+    assert txn_commit(client, group, pid, {tp: 3}, version, epoch=e, generation=generation, member_id=member,
+                      tid=tid) == {tp: INVALID_PRODUCER_EPOCH}
+    assert txn_commit(client, group, pid, {tp: 3}, version, epoch=e + 1, generation=generation, member_id=member,
+                      tid=txn_id()) == {tp: INVALID_PRODUCER_ID_MAPPING}
+    # the next transaction, at the bumped epoch, aborted: its offset never counts
+    assert txn_commit(client, group, pid, {tp: 4}, version, epoch=e + 1, generation=generation, member_id=member,
+                      tid=tid) == {tp: NONE}
+    assert end_v2(client, tid, pid, e + 1, commit=False) == (NONE, pid, e + 2)
+    state_of(client, tid, "CompleteAbort", e + 2)
+    assert stable_fetch(client, group, [tp]) == {tp: (2, NONE)}

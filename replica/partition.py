@@ -210,8 +210,11 @@ class Partition:
     def needs_verification(self, header: BatchHeader) -> bool:
         """A transactional batch that would open its producer's transaction here: the leader
         checks with the coordinator first (txn_verification.py)."""
-        return header.is_transactional and not self.producers.in_transaction(header.producer_id,
-                                                                             header.producer_epoch)
+        return header.is_transactional and not self.in_transaction(header.producer_id, header.producer_epoch)
+
+    def in_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """The producer has a transaction open here at this epoch (producer_state.py)."""
+        return self.producers.in_transaction(producer_id, producer_epoch)
 
     def start_verification(self, producer_id: int) -> VerificationGuard:
         return self.verifications.start(producer_id)

@@ -35,6 +35,7 @@ from replica.partition import Partition, now_ms
 from replica.partition_errors import PartitionError
 from replica.producer_state import ProducerFenced
 from replica.readable_partition import FetchIsolation
+from replica.txn_verification import VerificationGuard
 from broker.topic_names import TopicError
 from broker.topics import Topic
 from broker.groups import offsets_log
@@ -126,7 +127,8 @@ class OffsetsStore:
 
     async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
                      producer: tuple[int, int] | None = None,
-                     appended: Callable[[int], None] | None = None) -> str:
+                     appended: Callable[[int], None] | None = None,
+                     verified: VerificationGuard | None = None) -> str:
         """Write one batch of a group's records; returns the log's error name ("none" once the
         batch is as durable as the topic asks and every in-sync replica has it).
 
@@ -134,7 +136,9 @@ class OffsetsStore:
         sequence 0 as Kafka's coordinator writes it (its epoch alone is checked: an older one
         is INVALID_PRODUCER_EPOCH). `appended(offset of the first record)` runs as soon as the
         batch is in the log, before any wait: a transaction's pending offsets must be known
-        before the marker that ends it can be written."""
+        before the marker that ends it can be written. `verified`: the guard under which the
+        producer's transaction was asked to hold the partition (txn_offsets.py); the batch is
+        refused (INVALID_TXN_STATE) if a marker came meanwhile."""
         topic = await self.ensure_topic()
         if topic is None:
             return "unknown_topic_or_partition"
@@ -144,7 +148,8 @@ class OffsetsStore:
         sequenced = None if producer is None else (*producer, 0)
         batch = build_batch(records, now_ms(), sequenced, transactional=producer is not None)
         try:
-            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1, coordinator=True)
+            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1, coordinator=True,
+                                                 verified=verified)
         except PartitionError as exc:
             return exc.code
         except ProducerFenced:

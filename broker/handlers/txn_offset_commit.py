@@ -5,10 +5,10 @@ ACLs, as Kafka's handleTxnOffsetCommitRequest: WRITE on the transactional id, el
 partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else every
 partition fails with GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions fail
 and the others are committed. v3 adds the member, generation and instance id (checked as
-OffsetCommit checks them; a consumer-protocol group's member epochs); v4 may answer TRANSACTION_ABORTABLE and v5 marks a client of
-transactions V2 (KIP-890), whose TxnOffsetCommit also adds the group to the transaction: this
-broker does not advertise transaction.version 2, so a client never sends v5 inside a
-transaction, and v4 and v5 are answered as v3.
+OffsetCommit checks them; a consumer-protocol group's member epochs); v4 may answer
+TRANSACTION_ABORTABLE; v5 comes from a client of transactions V2 (KIP-890), which sends no
+AddOffsetsToTxn: the group coordinator adds the group's offsets partition to the producer's
+transaction before writing (broker/groups/txn_offsets.py).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from broker.groups.consumer import classic_apis
 from broker.security.acl.checks import allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+FIRST_V2_VERSION = 5  # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation: ADD_PARTITION
 
 
 def _refusal(broker, request) -> str | None:
@@ -46,17 +48,18 @@ async def handle(broker, header, request):
         for t in request.topics if t.name not in refused for p in t.partitions
     ]
     generation, member_id = getattr(request, "generation_id", -1), getattr(request, "member_id", "")
+    enrol_in = request.transactional_id if header.api_version >= FIRST_V2_VERSION else None
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
     if not wanted:
         codes = iter(())
     elif consumer_group is not None:  # a KIP-848 group: the generation field is the member epoch
         codes = iter(await classic_apis.txn_commit(
             broker.consumer_groups, broker, consumer_group, member_id, generation,
-            request.producer_id, request.producer_epoch, wanted))
+            request.producer_id, request.producer_epoch, wanted, enrol_in))
     else:
         codes = iter(await txn_offsets.commit(
             broker.groups, broker, request.group_id, request.producer_id, request.producer_epoch,
-            generation, member_id, getattr(request, "group_instance_id", None), wanted))
+            generation, member_id, getattr(request, "group_instance_id", None), wanted, enrol_in))
     topics = tuple(
         make(topic_cls, name=t.name, partitions=tuple(
             make(part_cls, partition_index=p.partition_index,

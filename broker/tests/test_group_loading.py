@@ -343,7 +343,7 @@ def test_a_new_coordinator_applies_the_transaction_markers_in_its_log(cluster_me
         _lead(partition, epoch=1)
         loading.sync()
         wanted = [offsets.OffsetToCommit("t", 0, 42, -1, None)]
-        assert await txn_offsets.commit(coord, cluster_member, a, 7, 0, -1, "", None, wanted) == ["none"]
+        assert await txn_offsets.commit(coord, cluster_member, a, 7, 0, -1, "", None, wanted, None) == ["none"]
         partition.append_txn_marker(7, 0, 0, commit=True)
         _follow(partition, epoch=2)
         loading.sync()

@@ -146,7 +146,7 @@ def _broker(data_dir, mode: str) -> Broker:
 
 async def _txn_commit(broker: Broker, partition: int, offset: int, producer: int, epoch: int = 0) -> list[str]:
     wanted = [offsets.OffsetToCommit("t", partition, offset, -1, None)]
-    return await txn_offsets.commit(broker.groups, broker, GROUP, producer, epoch, -1, "", None, wanted)
+    return await txn_offsets.commit(broker.groups, broker, GROUP, producer, epoch, -1, "", None, wanted, None)
 
 
 async def _plain_commit(broker: Broker, partition: int, offset: int) -> list[str]:

@@ -65,11 +65,12 @@ async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, mem
 
 
 async def txn_commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
-                     producer_id: int, producer_epoch: int, wanted: list[offsets.OffsetToCommit]) -> list[str]:
+                     producer_id: int, producer_epoch: int, wanted: list[offsets.OffsetToCommit],
+                     enrol_in: str | None) -> list[str]:
     code = cg.coordinator_error(group.group_id) or txn_commit_error(group, member_id, member_epoch)
     if code:
         return [code] * len(wanted)
-    return await txn_offsets.write(cg.classic, broker, group.group_id, producer_id, producer_epoch, wanted)
+    return await txn_offsets.write(cg.classic, broker, group.group_id, producer_id, producer_epoch, wanted, enrol_in)
 
 
 def subscribed_to(group: ConsumerGroup):
