@@ -24,6 +24,7 @@ from broker.storage.group_commit import GroupCommit, PartitionCommits
 from broker.storage.log_cleaner_service import LogCleanerService
 from broker.storage.log_dir_move import LogDirMoves
 from replica.partition import Partition, now_ms
+from broker import features
 from broker.producer_ids import ProducerIdAllocator
 from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
@@ -93,6 +94,7 @@ class Broker:
                                                         config.consumer_groups)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.offsets_store,
                                           cluster=member is not None)
+        self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None

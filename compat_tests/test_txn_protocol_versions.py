@@ -429,3 +429,23 @@ def test_a_transactions_first_batch_per_produce_version(client, version):
     assert produce(2, e + 1, 0, b"next").error_code == NONE  # the next transaction, at the bumped epoch
     assert describe(client, tid).topics == [(topic, (2,))]
     assert end_v2(client, tid, pid, e + 1, commit=False) == (NONE, pid, e + 2)
+
+
+def test_a_lower_transaction_version_is_advertised_and_v2_requests_still_served(broker_factory):
+    """transaction.version 1: ApiVersions finalizes 1 (clients stay on transactions V1); a
+    request of V2 is still served by its version, as Kafka serves it."""
+    low = broker_factory("--transaction-version", "1")
+    with Client.to(low) as c:
+        r = c.request(18, 4, client_software_name="twinlog-compat", client_software_version="1.0")
+        assert [(f.name, f.max_version_level) for f in r.finalized_features] == [("transaction.version", 1)]
+        tid, topic = txn_id(), unique_topic("txn-tv1")
+        c.create_topic(topic)
+        i = init(c, tid)
+        batch = build_batch([(None, b"v")], int(time.time() * 1000), (i.producer_id, i.producer_epoch, 0), True)
+        assert c.produce(topic, 0, bytes(batch), version=12, transactional_id=tid).error_code == NONE
+        assert end_v2(c, tid, i.producer_id, i.producer_epoch, commit=True) == (
+            NONE, i.producer_id, i.producer_epoch + 1)
+    off = broker_factory("--transaction-version", "0")
+    with Client.to(off) as c:
+        r = c.request(18, 4, client_software_name="twinlog-compat", client_software_version="1.0")
+        assert (r.finalized_features, r.finalized_features_epoch > 0) == ((), True)  # level 0 is not listed

@@ -16,6 +16,12 @@
 //       `source`; one transaction sends "out:" + value of each to `sink` (same partition) and
 //       sendOffsetsToTransaction(next offsets, consumer.groupMetadata()), then commits or aborts.
 //       Returns {"offsets": {partition: next offset sent}, "generation": g, "memberId": ".."}.
+//   zombie {"topic", "tid"}
+//       producer A (transactional.id `tid`) sends "zombie" to partition 0 in an open transaction;
+//       producer B, same id, initTransactions (fencing A: the coordinator aborts A's transaction),
+//       sends "fresh" to partition 0 and commits. Then A, unaware, sends "late" to partition 1 at
+//       its old epoch and, that failing, aborts. Returns {"sendError": class, "abortError": class}
+//       (null where nothing was thrown).
 // Clients are made per request and closed before the reply. System.out is re-pointed at stderr.
 
 import java.io.BufferedReader;
@@ -89,6 +95,7 @@ public final class TxnCheck {
             case "transactions": return transactions(req);
             case "read": return read(req);
             case "transform": return transform(req);
+            case "zombie": return zombie(req);
             default: throw new IllegalArgumentException("unknown op " + op);
         }
     }
@@ -204,6 +211,42 @@ public final class TxnCheck {
             result.put("memberId", group.memberId());
         }
         return result;
+    }
+
+    private Object zombie(Map<String, Object> req) throws Exception {
+        String topic = (String) req.get("topic");
+        String tid = (String) req.get("tid");
+        Map<String, Object> result = new LinkedHashMap<>();
+        try (KafkaProducer<byte[], byte[]> zombie = producer(tid)) {
+            zombie.beginTransaction();
+            zombie.send(new ProducerRecord<>(topic, 0, null, bytes("zombie"))).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            try (KafkaProducer<byte[], byte[]> fresh = producer(tid)) {
+                fresh.beginTransaction();
+                fresh.send(new ProducerRecord<>(topic, 0, null, bytes("fresh"))).get(WAIT_MS, TimeUnit.MILLISECONDS);
+                fresh.commitTransaction();
+            }
+            result.put("sendError", thrown(() ->
+                zombie.send(new ProducerRecord<>(topic, 1, null, bytes("late"))).get(WAIT_MS, TimeUnit.MILLISECONDS)));
+            result.put("abortError", thrown(zombie::abortTransaction));
+        }
+        return result;
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static String thrown(Step step) {
+        try {
+            step.run();
+            return null;
+        } catch (Exception e) {
+            return unwrap(e).getClass().getName();
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     // ---- plumbing ------------------------------------------------------------------------------
