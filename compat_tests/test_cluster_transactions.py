@@ -4,7 +4,9 @@ as WriteTxnMarkers over the inter-broker listener, and when the coordinator's br
 the new leader of that partition loads the id and a restarted producer's open transaction is
 aborted there, while committed records stay readable; a commit it had prepared but not yet
 marked is completed there. A partition's leader verifies a transaction's first batch with a
-coordinator on another broker (KIP-890).
+coordinator on another broker (KIP-890), and under transactions V2 asks it to add the partition;
+a V2 transaction open when its coordinator's broker is killed is ended by the next one with the
+epoch bump, and the old epoch stays fenced there.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from compat_tests.waiting import wait_until
 from wire.batch_builder import build_batch
 
 PARTITIONS = 3
+INVALID_PRODUCER_EPOCH = 47
 INVALID_TXN_STATE = 48
 NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS = 16, 14
 
@@ -212,3 +215,58 @@ def test_a_leader_verifies_a_transactions_first_batch_with_a_remote_coordinator(
         assert produce(0) == 0
         assert c.request(26, 4, transactional_id=tid, producer_id=pid, producer_epoch=epoch,
                          committed=True).error_code == 0
+
+
+def test_a_v2_transaction_outlives_its_coordinators_broker(cluster):
+    """Transactions V2 across a coordinator failover, with raw requests as a V2 client sends them:
+    Produce v12 has leaders on other brokers add the partitions (AddPartitionsToTxn v5, not
+    verify-only); the coordinator's broker is killed with the transaction open; the next leader of
+    the id's __transaction_state partition loads it (the records carry the client's transaction
+    version) and ends it with EndTxn v5's epoch bump: the records are committed, the retried end
+    gets the same answer, and a write at the old epoch is refused."""
+    topic = unique_topic("ctxn-v2")
+    cluster.create_topic(topic, partitions=PARTITIONS)
+    while True:  # an id whose coordinator leads none of the partitions written: they outlive it
+        tid = f"cv2-{uuid.uuid4().hex[:8]}"
+        old = coordinator_of(cluster, tid)
+        written = [i for i in range(PARTITIONS) if cluster.leader(topic, i) != old]
+        if len(written) >= 2:
+            break
+    c = cluster.brokers[old]
+    with Client(c.host, c.port) as cc:
+        def init():
+            r = cc.request(22, 5, transactional_id=tid, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
+            return None if r.error_code in (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) else r
+        r = wait_until(init, f"{old} coordinating {tid}")
+        assert r.error_code == 0
+    pid, epoch = r.producer_id, r.producer_epoch
+
+    def produce(index: int, producer_epoch: int, value: bytes) -> int:
+        leader = cluster.brokers[cluster.leader(topic, index)]
+        batch = build_batch([(None, value)], int(time.time() * 1000), (pid, producer_epoch, 0), True)
+        with Client(leader.host, leader.port) as lc:
+            return lc.produce(topic, index, bytes(batch), version=12, transactional_id=tid).error_code
+
+    for i in written:
+        assert produce(i, epoch, b"v2-%d" % i) == 0
+    cluster.brokers[old].kill()
+    new = wait_until(lambda: (node := coordinator_of(cluster, tid)) != old and node,
+                     what="a new transaction coordinator", timeout=60)
+    n = cluster.brokers[new]
+    with Client(n.host, n.port) as nc:
+        def end(producer_epoch: int, commit: bool):
+            r = nc.request(26, 5, transactional_id=tid, producer_id=pid, producer_epoch=producer_epoch,
+                           committed=commit)
+            return None if r.error_code in (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) else r
+        ended = wait_until(lambda: end(epoch, True), f"{new} ending {tid}'s transaction", timeout=60)
+        assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (0, pid, epoch + 1)
+        bootstrap = ",".join(f"{b.host}:{b.port}" for node, b in cluster.brokers.items() if node != old)
+        for i in written:
+            assert committed(bootstrap, topic, i) == [b"v2-%d" % i]
+        retried = end(epoch, True)  # its answer lost: the same answer, from the loaded records
+        assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (0, pid, epoch + 1)
+        assert produce(written[0], epoch, b"late") == INVALID_PRODUCER_EPOCH
+        assert produce(written[1], epoch + 1, b"next") == 0  # the next transaction, at the new epoch
+        aborted = end(epoch + 1, False)
+        assert (aborted.error_code, aborted.producer_epoch) == (0, epoch + 2)
+    assert committed(bootstrap, topic, written[1]) == [b"v2-%d" % written[1]]
