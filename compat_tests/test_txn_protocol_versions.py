@@ -335,7 +335,14 @@ def marker_epochs(client: Client, topic: str) -> list[int]:
 
 def stored_states(client: Client, tid: str) -> list[txn_log.TxnRecord]:
     """Every __transaction_state record of the id, in log order (50 partitions: the default)."""
-    records = read_records(client.fetch(txn_log.TOPIC, txn_log.partition_for(tid, 50), 0).records)
+    index, records, offset = txn_log.partition_for(tid, 50), [], 0
+    while True:  # a fetch answers part of a long log
+        p = client.fetch(txn_log.TOPIC, index, offset)
+        got = read_records(p.records)
+        records += got
+        if not got or got[-1][0] + 1 >= p.high_watermark:
+            break
+        offset = got[-1][0] + 1
     return [txn_log.decode_value(v) for _, _, k, v in records if txn_log.decode_key(k) == tid and v is not None]
 
 
@@ -449,3 +456,43 @@ def test_a_lower_transaction_version_is_advertised_and_v2_requests_still_served(
     with Client.to(off) as c:
         r = c.request(18, 4, client_software_name="twinlog-compat", client_software_version="1.0")
         assert (r.finalized_features, r.finalized_features_epoch > 0) == ((), True)  # level 0 is not listed
+
+
+def test_an_end_at_the_last_epoch_moves_the_producer_to_a_new_id(client):
+    """EndTxn v5 at epoch 32766 (the last a producer may use): its markers carry the old id at
+    32767 and the answer is a new producer id at epoch 0, as Kafka's coordinator rotates; the
+    retried end with the old id gets the same answer, and the old id is refused from then on."""
+    tid, topic = txn_id(), unique_topic("txn-rotate")
+    client.create_topic(topic, partitions=2)
+    r = init(client, tid)
+    pid = r.producer_id
+    window = 500  # InitProducerIds in flight at once: the broker answers a connection's requests in order
+    for start in range(r.producer_epoch, 32766, window):
+        sent = [client.send(build_request(22, INIT_V, transactional_id=tid, transaction_timeout=60_000,
+                                          producer_id=-1, producer_epoch=-1))
+                for _ in range(min(window, 32766 - start))]
+        last = [client.recv(22, INIT_V, cid) for cid in sent][-1]
+    assert (last.error_code, last.producer_id, last.producer_epoch) == (NONE, pid, 32766)
+
+    def produce(partition: int, producer: int, epoch: int, value: bytes) -> int:
+        batch = build_batch([(None, value)], int(time.time() * 1000), (producer, epoch, 0), True)
+        return client.produce(topic, partition, bytes(batch), version=12, transactional_id=tid).error_code
+
+    assert produce(0, pid, 32766, b"last") == NONE
+    code, new_pid, new_epoch = end_v2(client, tid, pid, 32766, commit=True)
+    assert (code, new_epoch) == (NONE, 0) and new_pid not in (pid, -1)
+    assert stable(client, topic) == 2
+    assert marker_epochs(client, topic) == [32767]
+    state_of(client, tid, "CompleteCommit", 0)
+    s = describe(client, tid)
+    assert s.producer_id == new_pid
+    prepared, completed = stored_states(client, tid)[-2:]
+    assert (prepared.producer_id, prepared.producer_epoch, prepared.next_producer_id) == (pid, 32767, new_pid)
+    assert (completed.producer_id, completed.producer_epoch, completed.previous_producer_id) == (new_pid, 0, pid)
+    assert end_v2(client, tid, pid, 32766, commit=True) == (NONE, new_pid, 0)  # the retry, with the old id
+    # the old id is no longer the transactional id's: the coordinator refuses its first batches
+    assert produce(0, pid, 32766, b"late") == INVALID_PRODUCER_ID_MAPPING
+    assert produce(1, pid, 32766, b"late") == INVALID_PRODUCER_ID_MAPPING
+    assert add_partitions(client, tid, pid, 32766, topic) == [INVALID_PRODUCER_ID_MAPPING]
+    assert produce(1, new_pid, 0, b"next") == NONE
+    assert end_v2(client, tid, new_pid, 0, commit=True) == (NONE, new_pid, 1)
