@@ -496,3 +496,23 @@ def test_an_end_at_the_last_epoch_moves_the_producer_to_a_new_id(client):
     assert add_partitions(client, tid, pid, 32766, topic) == [INVALID_PRODUCER_ID_MAPPING]
     assert produce(1, new_pid, 0, b"next") == NONE
     assert end_v2(client, tid, new_pid, 0, commit=True) == (NONE, new_pid, 1)
+
+
+def test_a_fenced_producers_end_at_its_old_epoch_is_fenced(client):
+    """A new InitProducerId fences an open transaction's producer and aborts it. At
+    transaction.version 2 the abort bumps the epoch once more than the fencing (Kafka's
+    coordinator ends it with the cluster's version), so the fenced producer's EndTxn v5, whose
+    epoch + 1 is the fencing's, is PRODUCER_FENCED rather than taken for the retry of an end."""
+    tid, topic = txn_id(), unique_topic("txn-fence-v2")
+    client.create_topic(topic)
+    r = init(client, tid)
+    pid, e = r.producer_id, r.producer_epoch
+    assert broker_add_partitions(client, 5, tid, pid, e, topic, (0,), False) == {0: NONE}
+    assert produce_txn(client, tid, topic, pid, e, 0, [b"open"]) == 0
+    assert init(client, tid).error_code == CONCURRENT_TRANSACTIONS  # fenced, its transaction aborting
+    state_of(client, tid, "CompleteAbort", e + 2)
+    assert marker_epochs(client, topic) == [e + 2]
+    assert end_v2(client, tid, pid, e, commit=False) == (PRODUCER_FENCED, -1, -1)
+    assert end_v2(client, tid, pid, e, commit=True) == (PRODUCER_FENCED, -1, -1)
+    again = init(client, tid)
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (NONE, pid, e + 3)
