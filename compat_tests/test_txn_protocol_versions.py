@@ -177,6 +177,7 @@ def test_add_partitions_to_txn(client, version):
     fenced = PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH
     assert add_partitions(client, tid, pid, epoch + 1, topic, (0,), version) == [fenced]
     assert add_partitions(client, tid, pid + 1000, epoch, topic, (0,), version) == [INVALID_PRODUCER_ID_MAPPING]
+    assert add_partitions(client, tid, -1, epoch, topic, (0,), version) == [INVALID_PRODUCER_ID_MAPPING]
     missing = client.request(24, version, v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid,
                              v3_and_below_producer_epoch=epoch, v3_and_below_topics=[
                                  {"name": topic, "partitions": [0]}, {"name": "no-such-topic", "partitions": [0]}])
@@ -379,6 +380,7 @@ def test_end_txn_v5_bumps_the_epoch_at_every_end(client, version):
     assert end_v2(client, tid, pid, e + 7, commit=True, version=version) == (PRODUCER_FENCED, -1, -1)
     assert end_v2(client, tid, pid + 1000, e + 1, commit=True, version=version) == (
         INVALID_PRODUCER_ID_MAPPING, -1, -1)
+    assert end_v2(client, tid, -1, e + 1, commit=True, version=version) == (INVALID_PRODUCER_ID_MAPPING, -1, -1)
 
     # the next transaction, at the new epoch, aborted
     assert broker_add_partitions(client, 5, tid, pid, e + 1, topic, (0,), False) == {0: NONE}

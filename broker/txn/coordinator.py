@@ -11,10 +11,11 @@ CONCURRENT_TRANSACTIONS (`pending`).
 Ending a transaction, as Kafka: EndTxn writes PrepareCommit / PrepareAbort and answers; then,
 in the background, a marker goes to every partition of the transaction (markers.py) and
 CompleteCommit / CompleteAbort is written. EndTxn v5 (transactions V2) bumps the producer's
-epoch in the Prepare record, so the markers carry the new epoch, and answers it (end_v2.py). A producer fenced by a new InitProducerId, or whose
-transaction outlived its timeout, has its epoch bumped first (PrepareEpochFence, in memory) so
-its late requests are refused, and its transaction is aborted the same way. A new coordinator
-finishes the ends it finds prepared (`resume`).
+epoch in the Prepare record, so the markers carry the new epoch, and answers it (end_v2.py). A
+producer fenced by a new InitProducerId, or whose transaction outlived its timeout, has its
+epoch bumped first (PrepareEpochFence, in memory) so its late requests are refused, and its
+transaction is aborted the same way. A new coordinator finishes the ends it finds prepared
+(`resume`).
 """
 
 from __future__ import annotations
@@ -195,9 +196,7 @@ class TransactionCoordinator:
         if not_here:
             return None, not_here
         meta = self.transactions.get(transactional_id)
-        if meta is not None and producer_id == meta.record.next_producer_id:
-            # A V2 end is moving the producer to this id (its epoch ran out); the producer, told
-            # already, is early: it retries once the Complete record is written.
+        if meta is not None and _moving_to(meta, producer_id):
             return None, "concurrent_transactions"
         if meta is None or meta.producer_id != producer_id:
             return None, "invalid_producer_id_mapping"
@@ -232,6 +231,8 @@ class TransactionCoordinator:
         meta = self.transactions.get(transactional_id)
         if not_here or meta is None:
             return EndResult(not_here or "invalid_producer_id_mapping")
+        if _moving_to(meta, producer_id):
+            return EndResult("concurrent_transactions")
         outcome = end_v2.decide(meta, producer_id, producer_epoch, commit)
         if outcome.error:
             return EndResult(outcome.error)
@@ -392,3 +393,8 @@ class TransactionCoordinator:
             task.cancel()
         await asyncio.gather(*self._endings, return_exceptions=True)
 
+
+def _moving_to(meta: TxnMetadata, producer_id: int) -> bool:
+    """A V2 end is moving the id's producer to this id (its epoch ran out): the producer, told
+    already, is early and retries (CONCURRENT_TRANSACTIONS) once the Complete record is written."""
+    return producer_id != NO_PRODUCER_ID and producer_id == meta.record.next_producer_id
