@@ -10,7 +10,9 @@
 
 Every (state, event) pair has an entry: the next state, and the error a request event gets in
 that state (None: served). The coordinator checks the producer id and epoch first (a request
-from a fenced producer never reaches this table) and asks `transition` before it writes.
+from a fenced producer never reaches this table) and asks `transition` before it writes. EndTxn
+v5 (transactions V2), whose epoch says whether it is a new end or a retry, is decided by
+end_v2.py's table instead; the other events of a V2 transaction use this one.
 
 One entry answers an error *and* moves: InitProducerId on an Ongoing transaction, as Kafka's
 prepareInitProducerIdTransit, bumps the epoch (fencing the open producer), starts aborting the
