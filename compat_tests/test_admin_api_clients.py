@@ -56,11 +56,6 @@ def test_kafka_python_reads_kafka_4_1(broker):
         assert admin._manager.broker_version_data.api_versions == _listed(broker)
 
 
-# kafka-python's transaction manager sends EndTxn v3 at most; its 4.1 table's EndTxn v5 is
-# transactions V2, not served here (docs/apis.md).
-SENT_BELOW_THE_TABLE = {26}
-
-
 @pytest.mark.parametrize("configured", [(4, 0), (4, 1)])
 def test_kafka_python_configured_for_kafka_4_sends_only_served_versions(broker, configured):
     """Configured for a Kafka version the broker reads as no older, kafka-python keeps that
@@ -70,7 +65,7 @@ def test_kafka_python_configured_for_kafka_4_sends_only_served_versions(broker, 
     bootstrap.)"""
     listed = _listed(broker)
     unserved = {key: (hi, listed[key][1]) for key, (_, hi) in BROKER_API_VERSIONS[configured].items()
-                if key in listed and key not in SENT_BELOW_THE_TABLE and hi > listed[key][1]}
+                if key in listed and hi > listed[key][1]}
     assert unserved == {}
     with admin_client(broker.bootstrap, api_version=configured) as admin:
         assert admin._manager.broker_version == configured
