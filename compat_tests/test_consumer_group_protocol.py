@@ -20,6 +20,7 @@ from compat_tests.served_versions import over_versions
 from compat_tests.test_config_admin_protocol_versions import offset_delete
 from compat_tests.test_txn_markers import producer_id
 from compat_tests.test_txn_offset_commit import end_txn, txn_commit
+from compat_tests.test_txn_protocol_versions import end_v2, init, txn_id
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
@@ -256,21 +257,40 @@ def test_txn_offset_commit_is_checked_against_member_epochs(client, version):
     client.create_topic(topic, partitions=1)
     m = Member(client, new_group(), topics=[topic])
     m.join()
-    pid, tp = producer_id(client), (topic, 0)
+    tp = (topic, 0)
+    if version >= 5:  # transactions V2: the group coordinator adds its partition to a real transaction
+        txn = {"tid": txn_id()}
+        r = init(client, txn["tid"])
+        txn.update(pid=r.producer_id, epoch=r.producer_epoch)
+    else:  # the markers are written by hand, as test_txn_offset_commit.py does
+        txn = {"tid": "txn-id", "pid": producer_id(client), "epoch": 0}
+
+    def commit_at(offset: int, **member) -> int:
+        return txn_commit(client, m.group, txn["pid"], {tp: offset}, version, epoch=txn["epoch"], tid=txn["tid"],
+                          **member)[tp]
+
+    def end() -> None:
+        if version >= 5:
+            error, txn["pid"], txn["epoch"] = end_v2(client, txn["tid"], txn["pid"], txn["epoch"], commit=True)
+            assert error == NONE
+        else:
+            end_txn(client, m.group, txn["pid"], commit_it=True)
+
+    def committed() -> int | None:
+        return fetch(client, m.group).topics[0].partitions[0].committed_offset
+
     if version < 3:  # no member fields: refused while the group has members, as OffsetCommit with epoch -1
-        assert txn_commit(client, m.group, pid, {tp: 3}, version) == {tp: UNKNOWN_MEMBER_ID}
+        assert commit_at(3) == UNKNOWN_MEMBER_ID
     else:
-        def at(epoch, member_id):
-            return txn_commit(client, m.group, pid, {tp: 3}, version, generation=epoch, member_id=member_id)[tp]
-        assert at(m.epoch + 1, m.member_id) == STALE_MEMBER_EPOCH
-        assert at(m.epoch, "stranger") == UNKNOWN_MEMBER_ID
-        assert at(m.epoch, m.member_id) == NONE
-        end_txn(client, m.group, pid, commit_it=True)
-        assert fetch(client, m.group).topics[0].partitions[0].committed_offset == 3
+        assert commit_at(3, generation=m.epoch + 1, member_id=m.member_id) == STALE_MEMBER_EPOCH
+        assert commit_at(3, generation=m.epoch, member_id="stranger") == UNKNOWN_MEMBER_ID
+        assert commit_at(3, generation=m.epoch, member_id=m.member_id) == NONE
+        end()
+        wait_until(lambda: committed() == 3, "the committed transaction's offset", timeout=30)
     m.leave()
-    assert txn_commit(client, m.group, pid, {tp: 4}, version) == {tp: NONE}  # an empty group: anyone may
-    end_txn(client, m.group, pid, commit_it=True)
-    assert fetch(client, m.group).topics[0].partitions[0].committed_offset == 4
+    assert commit_at(4) == NONE  # an empty group: anyone may
+    end()
+    wait_until(lambda: committed() == 4, "the committed transaction's offset", timeout=30)
 
 
 @over_versions(47)
