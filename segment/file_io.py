@@ -59,7 +59,12 @@ def replace_file(path: Path, text: str) -> None:
 
 def fsync_dir(directory: Path) -> None:
     """Make the directory's entries durable (creations, renames and unlinks in it)."""
-    fd = os.open(directory, os.O_RDONLY)
+    fsync_path(directory)
+
+
+def fsync_path(path: Path) -> None:
+    """fsync through a descriptor opened for it: a file's data (whoever wrote it), a directory's entries."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

@@ -45,7 +45,7 @@ import weakref
 from collections import OrderedDict
 from pathlib import Path
 
-from segment.file_io import pwrite_all
+from segment.file_io import fsync_path, pwrite_all
 from segment.storage_errors import LogClosed, LogOffline
 
 
@@ -199,7 +199,7 @@ class SegmentFile:
             if handle is not None:
                 os.fsync(handle.fd)
             else:
-                _fsync_path(self.path)
+                fsync_path(self.path)
         except FileNotFoundError:
             if self.gone:
                 return  # deleted meanwhile: nothing to keep
@@ -221,11 +221,3 @@ class SegmentFile:
     def delete(self) -> None:
         self.forget()
         self.path.unlink(missing_ok=True)
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
