@@ -102,10 +102,13 @@ class BrokerProcess:
         extra_args: list[str] | tuple[str, ...] = (),
         port: int | None = None,
         workdir: str | os.PathLike | None = None,
+        metrics: bool = False,
     ) -> None:
+        """`metrics`: serve /metrics on a free port, kept in `metrics_port`."""
         self.kind = kind or broker_kind()
         self.storage_mode = storage_mode
-        self.extra_args = list(extra_args)
+        self.metrics_port = free_port() if metrics else None
+        self.extra_args = list(extra_args) + (["--metrics-port", str(self.metrics_port)] if metrics else [])
         self.host = "127.0.0.1"
         self.port = port or free_port()
         self._own_workdir = workdir is None

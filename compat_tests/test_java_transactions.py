@@ -23,7 +23,7 @@ import pytest
 from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
-from compat_tests.broker_process import BrokerProcess, free_port
+from compat_tests.broker_process import BrokerProcess
 from compat_tests.group_scenarios import GROUP_BROKER_ARGS
 from compat_tests.java_client import JavaClient
 from compat_tests.topics import create_topic, unique_topic
@@ -47,15 +47,9 @@ def transaction_version(request) -> int:
 def _module_broker(storage_mode, transaction_version):
     """conftest's shared broker for this module: a short rebalance delay, the transaction.version
     under test, and metrics on."""
-    port = free_port()
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        *GROUP_BROKER_ARGS, "--metrics-port", str(port), "--transaction-version", str(transaction_version)])
-    proc.metrics_port = port
-    try:
-        proc.start()
+    with BrokerProcess(storage_mode=storage_mode, metrics=True, extra_args=[
+            *GROUP_BROKER_ARGS, "--transaction-version", str(transaction_version)]) as proc:
         yield proc
-    finally:
-        proc.cleanup()
 
 
 @pytest.fixture(scope="module")

@@ -65,15 +65,9 @@ def health(port: int) -> int | None:
 
 @pytest.fixture(scope="module")
 def metrics_broker(storage_mode):
-    port = free_port()
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        "--metrics-port", str(port), "--flush-messages", "1", "--group-initial-rebalance-delay-ms", "0"])
-    proc.metrics_port = port
-    try:
-        proc.start()
+    with BrokerProcess(storage_mode=storage_mode, metrics=True, extra_args=[
+            "--flush-messages", "1", "--group-initial-rebalance-delay-ms", "0"]) as proc:
         yield proc
-    finally:
-        proc.cleanup()
 
 
 def test_metrics_after_real_traffic(metrics_broker, storage_mode):
