@@ -2,8 +2,9 @@
 
 Each topic keeps its data in the engine of its storage mode (storage_modes.py), chosen at
 creation; a partition moved to the other layout since (AlterReplicaLogDirs, log_dir_move.py)
-is listed under `partition_modes` and opens in its own layout. Persisted as `<data-dir>/topics.json`, rewritten atomically (temp file, fsync,
-rename, fsync of the directory) on every change, with the previous version
+is listed under `partition_modes` and opens in its own layout. Persisted as
+`<data-dir>/topics.json`, rewritten atomically (temp file, fsync, rename, fsync of the
+directory) on every change, with the previous version
 kept as `topics.json.bak`. After a crash either the old or the new file is
 whole; partition directories of a topic missing from the file are removed at
 start-up (a create or delete that did not finish), in the background.
@@ -321,8 +322,7 @@ class TopicRegistry:
                     f"Topic currently has {current} partitions, which is higher than the requested {total}.",
                 )
             added = await self._open_many(topic, list(range(current, total)))
-            grown = Topic(topic.name, topic.topic_id, topic.configs, topic.storage_mode, topic.partitions + added,
-                          topic.moved)
+            grown = replace(topic, partitions=topic.partitions + added)
             await self._save([grown])
             topic.partitions.extend(added)
 
@@ -333,8 +333,7 @@ class TopicRegistry:
             topic = self.topics.get(name)
             if topic is None:
                 raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
-            changed = Topic(topic.name, topic.topic_id, dict(configs), topic.storage_mode, topic.partitions,
-                            topic.moved)
+            changed = replace(topic, configs=dict(configs))
             await self._save([changed])
             topic.configs = dict(configs)
             self.apply_configs(topic)
