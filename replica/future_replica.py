@@ -55,8 +55,9 @@ class FutureReplica:
         self._fresh = True
 
     @staticmethod
-    def fetch(current: PartitionLog, regions: list[FileRegion]) -> bytes:
-        """The regions' bytes (pread: safe in a worker thread)."""
+    def fetch(current, regions: list[FileRegion]) -> bytes:
+        """The regions' bytes, read through `current` (the log or its Partition: anything with
+        read_bytes; pread, safe in a worker thread)."""
         return b"".join(current.read_bytes(r) for r in regions)
 
     def append(self, data: bytes) -> int:

@@ -142,7 +142,7 @@ class LogDirMoves:
             generation, end = partition.generation, partition.log_end_offset
             self._storage.commit_writes()  # the commitlog reads only written units
             regions = partition.regions_for(future, CHUNK_BYTES)
-            data = await asyncio.to_thread(_read, partition, regions)
+            data = await asyncio.to_thread(future.fetch, partition, regions)
             if partition.generation != generation:  # truncated meanwhile: copy it again
                 future.restart()
                 continue
@@ -180,7 +180,3 @@ class LogDirMoves:
         log.info("moved %s-%d to the %s layout at offset %d; its %s files are removed",
                  topic.name, index, future.target_mode, partition.log_end_offset, source)
         return True
-
-
-def _read(partition: Partition, regions) -> bytes:
-    return b"".join(partition.read_bytes(region) for region in regions)
