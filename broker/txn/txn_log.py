@@ -29,6 +29,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from wire.field_codec import FieldReader, FieldWriter
 from broker.groups.offsets_log import partition_for as java_hash_partition
 from broker.txn.state import TxnState
 
@@ -37,9 +38,7 @@ KEY_VERSION = 0
 VALUE_VERSION = 1
 NO_PRODUCER_ID = -1
 
-_I8 = struct.Struct(">b")
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")  # the tagged fields' values
 _I64 = struct.Struct(">q")
 _TAG_PREVIOUS, _TAG_NEXT, _TAG_CLIENT_VERSION = 0, 1, 2
 
@@ -74,135 +73,70 @@ def grouped(partitions) -> tuple[tuple[str, tuple[int, ...]], ...]:
     return tuple((t, tuple(sorted(topics[t]))) for t in sorted(topics))
 
 
-def _uvarint(value: int, out: bytearray) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
 def key(transactional_id: str) -> bytes:
-    data = transactional_id.encode()
-    return _I16.pack(KEY_VERSION) + _I16.pack(len(data)) + data
+    return FieldWriter().i16(KEY_VERSION).nullable_string(transactional_id).value()
 
 
 def value(r: TxnRecord, version: int = VALUE_VERSION) -> bytes:
-    out = bytearray(_I16.pack(version))
-    out += _I64.pack(r.producer_id) + _I16.pack(r.producer_epoch) + _I32.pack(r.timeout_ms) + _I8.pack(r.state.byte)
     flexible = version >= 1
-    partitions = None if r.state is TxnState.EMPTY else r.partitions
-    if partitions is None:
-        out += b"\x00" if flexible else _I32.pack(-1)
-    else:
+    out = FieldWriter().i16(version).i64(r.producer_id).i16(r.producer_epoch).i32(r.timeout_ms).i8(r.state.byte)
+
+    def topic(entry: tuple[str, tuple[int, ...]]) -> None:
+        name, indexes = entry
+        out.compact_nullable_string(name) if flexible else out.nullable_string(name)
+        out.array(indexes, out.i32, flexible)
         if flexible:
-            _uvarint(len(partitions) + 1, out)
-        else:
-            out += _I32.pack(len(partitions))
-        for topic, indexes in partitions:
-            name = topic.encode()
-            if flexible:
-                _uvarint(len(name) + 1, out)
-                out += name
-                _uvarint(len(indexes) + 1, out)
-            else:
-                out += _I16.pack(len(name)) + name + _I32.pack(len(indexes))
-            for index in indexes:
-                out += _I32.pack(index)
-            if flexible:
-                out.append(0)  # the topic's tagged fields: none
-    out += _I64.pack(r.last_update_ms) + _I64.pack(r.start_ms)
+            out.tagged_fields()
+
+    if r.state is TxnState.EMPTY:
+        out.count(None, flexible)
+    else:
+        out.array(r.partitions, topic, flexible)
+    out.i64(r.last_update_ms).i64(r.start_ms)
     if flexible:
-        tagged = []
+        tagged = {}
         if r.previous_producer_id != NO_PRODUCER_ID:
-            tagged.append((_TAG_PREVIOUS, _I64.pack(r.previous_producer_id)))
+            tagged[_TAG_PREVIOUS] = _I64.pack(r.previous_producer_id)
         if r.next_producer_id != NO_PRODUCER_ID:
-            tagged.append((_TAG_NEXT, _I64.pack(r.next_producer_id)))
+            tagged[_TAG_NEXT] = _I64.pack(r.next_producer_id)
         if r.client_transaction_version != 0:
-            tagged.append((_TAG_CLIENT_VERSION, _I16.pack(r.client_transaction_version)))
-        _uvarint(len(tagged), out)
-        for tag, data in tagged:
-            _uvarint(tag, out)
-            _uvarint(len(data), out)
-            out += data
-    return bytes(out)
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def fixed(self, codec: struct.Struct) -> int:
-        if self.pos + codec.size > len(self.data):
-            raise BadRecord("record ends early")
-        (v,) = codec.unpack_from(self.data, self.pos)
-        self.pos += codec.size
-        return v
-
-    def uvarint(self) -> int:
-        result = shift = 0
-        while True:
-            if self.pos >= len(self.data) or shift > 28:
-                raise BadRecord("bad unsigned varint")
-            b = self.data[self.pos]
-            self.pos += 1
-            result |= (b & 0x7F) << shift
-            if b < 0x80:
-                return result
-            shift += 7
-
-    def raw(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise BadRecord("length runs past the record")
-        v = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return bytes(v)
-
-    def string(self, flexible: bool) -> str:
-        n = self.uvarint() - 1 if flexible else self.fixed(_I16)
-        try:
-            return self.raw(n).decode()
-        except UnicodeDecodeError as exc:
-            raise BadRecord(f"string is not UTF-8: {exc}") from None
-
-    def count(self, flexible: bool) -> int:
-        """An array's length; -1 for null."""
-        n = self.uvarint() - 1 if flexible else self.fixed(_I32)
-        if n > len(self.data):
-            raise BadRecord(f"array of {n} in a record of {len(self.data)} bytes")
-        return n
-
-    def tagged(self) -> dict[int, bytes]:
-        return {self.uvarint(): self.raw(self.uvarint()) for _ in range(self.uvarint())}
+            tagged[_TAG_CLIENT_VERSION] = _I16.pack(r.client_transaction_version)
+        out.tagged_fields(tagged)
+    return out.value()
 
 
 def decode_key(data: bytes) -> str:
-    r = _Reader(data)
-    version = r.fixed(_I16)
+    r = FieldReader(data, BadRecord)
+    version = r.i16()
     if version != KEY_VERSION:
         raise BadRecord(f"unknown key version {version}")
-    return r.string(flexible=False)
+    return r.string()
 
 
 def decode_value(data: bytes) -> TxnRecord:
-    r = _Reader(data)
-    version = r.fixed(_I16)
+    r = FieldReader(data, BadRecord)
+    version = r.i16()
     if version not in (0, 1):
         raise BadRecord(f"unknown value version {version}")
     flexible = version == 1
-    producer_id, epoch, timeout, state_byte = r.fixed(_I64), r.fixed(_I16), r.fixed(_I32), r.fixed(_I8)
+    producer_id, epoch, timeout, state_byte = r.i64(), r.i16(), r.i32(), r.i8()
     try:
         state = TxnState.from_byte(state_byte)
     except ValueError as exc:
         raise BadRecord(str(exc)) from None
-    topics = []
-    for _ in range(max(0, r.count(flexible))):
-        topic = r.string(flexible)
-        indexes = tuple(r.fixed(_I32) for _ in range(max(0, r.count(flexible))))
+
+    def topic() -> tuple[str, tuple[int, ...]]:
+        name = r.compact_nullable_string() if flexible else r.nullable_string()
+        if name is None:
+            raise BadRecord("null topic name")
+        indexes = tuple(r.array(r.i32, flexible))
         if flexible:
-            r.tagged()
-        topics.append((topic, indexes))
-    last_update, start = r.fixed(_I64), r.fixed(_I64)
-    tags = r.tagged() if flexible else {}
+            r.tagged_fields()
+        return name, indexes
+
+    topics = r.array(topic, flexible)
+    last_update, start = r.i64(), r.i64()
+    tags = r.tagged_fields() if flexible else {}
     try:
         previous = _I64.unpack(tags[_TAG_PREVIOUS])[0] if _TAG_PREVIOUS in tags else NO_PRODUCER_ID
         nxt = _I64.unpack(tags[_TAG_NEXT])[0] if _TAG_NEXT in tags else NO_PRODUCER_ID
