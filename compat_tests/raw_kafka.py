@@ -448,6 +448,12 @@ class Client(RawKafka):
         assert p.index == partition
         return p
 
+    def produced(self, topic: str, partition: int, records: bytes) -> int:
+        """The base offset of an acks=all produce that must succeed."""
+        p = self.produce(topic, partition, records)
+        assert p.error_code == 0, p
+        return p.base_offset
+
     def fetch(self, topic: str, partition: int, offset: int, max_wait_ms: int = 0, min_bytes: int = 0,
               max_bytes: int = 50 << 20, partition_max_bytes: int = 10 << 20,
               version: int = REF["fetch"], timeout: float | None = None):

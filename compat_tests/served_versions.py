@@ -18,6 +18,7 @@ EXERCISED: set[tuple[int, int]] = set()
 # holds even when run alone.
 CONFORMANCE_MODULES = (
     "compat_tests.test_protocol_versions",
+    "compat_tests.test_fetch_protocol_versions",
     "compat_tests.test_group_protocol_versions",
     "compat_tests.test_consumer_group_protocol",
     "compat_tests.test_admin_protocol_versions",

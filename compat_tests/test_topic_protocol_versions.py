@@ -37,12 +37,6 @@ def node_id_of(client: Client) -> int:
     return b.node_id
 
 
-def produced(client: Client, topic: str, partition: int, batch: bytes) -> int:
-    p = client.produce(topic, partition, batch)
-    assert p.error_code == NONE, p
-    return p.base_offset
-
-
 # --- CreateTopics --------------------------------------------------------------------------
 
 def _create(client, version, topics, validate_only=False):
@@ -152,7 +146,7 @@ def _delete(client, version, names=(), ids=()):
 def test_delete_topics_by_name(client, version):
     name, missing = unique_topic("delete"), unique_topic("delete-missing")
     topic_id = client.create_topic(name)
-    produced(client, name, 0, make_batch([b"gone", b"soon"]))
+    client.produced(name, 0, make_batch([b"gone", b"soon"]))
     results = {r.name: r for r in _delete(client, version, [name, missing])}
     assert set(results) == {name, missing}
     assert results[name].error_code == NONE
@@ -201,7 +195,7 @@ def test_create_partitions(client, version):
     assert count() == 1
     assert grow(name, 3) == NONE
     assert count() == 3
-    assert produced(client, name, 2, make_batch([b"new partition"])) == 0
+    assert client.produced(name, 2, make_batch([b"new partition"])) == 0
     assert grow(name, 2) == INVALID_PARTITIONS
     assert grow(name, 3) == INVALID_PARTITIONS
     assert count() == 3
@@ -283,8 +277,8 @@ def test_init_producer_id(client, version):
     name = unique_topic("init-pid")
     client.create_topic(name)
     batch = make_batch([b"a", b"b"], producer_id=ids[0], producer_epoch=0, base_sequence=0)
-    assert produced(client, name, 0, batch) == 0
-    assert produced(client, name, 0, batch) == 0  # a resend is recognised
+    assert client.produced(name, 0, batch) == 0
+    assert client.produced(name, 0, batch) == 0  # a resend is recognised
     assert client.log_end_offset(name) == 2
 
 
@@ -313,7 +307,7 @@ def test_offset_for_leader_epoch(client, version):
     empty = _epoch_end(client, version, topic, 0)
     assert (empty.error_code, empty.leader_epoch, empty.end_offset) == (NONE, -1, -1), empty  # no epoch yet
     for i in range(3):
-        produced(client, topic, 0, make_batch([b"v%d" % i]))
+        client.produced(topic, 0, make_batch([b"v%d" % i]))
     p = _epoch_end(client, version, topic, 0)
     assert (p.error_code, p.leader_epoch, p.end_offset) == (NONE, 0, 3), p  # the latest epoch ends at the LEO
     later = _epoch_end(client, version, topic, 7)
