@@ -29,6 +29,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_acl_protocol_versions",
     "compat_tests.test_txn_markers",
     "compat_tests.test_txn_protocol_versions",
+    "compat_tests.test_txn_v2_protocol_versions",
     "compat_tests.test_txn_offset_commit",
     "compat_tests.test_describe_producers",
     "compat_tests.test_alter_replica_log_dirs",

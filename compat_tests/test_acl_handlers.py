@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.broker_process import BrokerProcess, free_port
-from compat_tests.raw_kafka import Client, fetch_values, make_batch
+from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.test_alter_replica_log_dirs import alter, dir_of, files_of, placement
-from compat_tests.test_txn_protocol_versions import describe as describe_transaction
+from compat_tests.txn_requests import describe as describe_transaction
 from compat_tests.waiting import wait_until
 from wire.sasl_plain import plain_client_token
 

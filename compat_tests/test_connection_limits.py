@@ -13,7 +13,6 @@ import struct
 import threading
 import time
 
-import pytest
 
 from compat_tests.broker_process import BrokerProcess, api_versions_roundtrip
 

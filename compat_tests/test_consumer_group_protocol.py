@@ -20,7 +20,7 @@ from compat_tests.served_versions import over_versions
 from compat_tests.test_config_admin_protocol_versions import offset_delete
 from compat_tests.test_txn_markers import producer_id
 from compat_tests.test_txn_offset_commit import end_txn, txn_commit
-from compat_tests.test_txn_protocol_versions import end_v2, init, txn_id
+from compat_tests.txn_requests import end_v2, init, txn_id
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 

@@ -19,7 +19,6 @@ import uuid
 from types import NoneType, UnionType
 from typing import get_args, get_origin
 
-import pytest
 from kio.schema.errors import ErrorCode
 from kio.serial._introspect import classify_field, get_field_tag
 

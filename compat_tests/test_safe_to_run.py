@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from compat_tests.broker_process import BrokerProcess, api_versions_roundtrip, free_port
 from compat_tests.raw_kafka import Client, make_batch

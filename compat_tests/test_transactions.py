@@ -21,7 +21,7 @@ from kafka import KafkaProducer
 
 from compat_tests.raw_kafka import Client
 from compat_tests.test_confluent_kafka import make_consumer
-from compat_tests.test_txn_protocol_versions import add_partitions, init, produce_txn
+from compat_tests.txn_requests import add_partitions, init, produce_txn
 from compat_tests.topics import create_topic, unique_topic
 from compat_tests.waiting import wait_until
 from wire.batch_builder import build_batch

@@ -21,7 +21,7 @@ from compat_tests.raw_kafka import Client
 from compat_tests.served_versions import over_versions
 from compat_tests.test_group_protocol_versions import commit, fetch_committed, new_group, stable_member
 from compat_tests.test_txn_markers import producer_id, write_marker
-from compat_tests.test_txn_protocol_versions import describe, end_v2, init, state_of, stored_states, txn_id
+from compat_tests.txn_requests import describe, end_v2, init, state_of, stored_states, txn_id
 from compat_tests.topics import unique_topic
 
 NONE = 0
