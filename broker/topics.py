@@ -2,7 +2,8 @@
 
 Each topic keeps its data in the engine of its storage mode (storage_modes.py), chosen at
 creation; a partition moved to the other layout since (AlterReplicaLogDirs, log_dir_move.py)
-is listed under `partition_modes` and opens in its own layout. Persisted as
+is listed under `partition_modes` and opens in its own layout (a cluster member's file keeps
+only these layouts, broker/storage/replica_layouts.py: etcd has the rest). Persisted as
 `<data-dir>/topics.json`, rewritten atomically (temp file, fsync, rename, fsync of the
 directory) on every change, with the previous version
 kept as `topics.json.bak`. After a crash either the old or the new file is
@@ -37,6 +38,7 @@ from broker.settings.topic_configs import log_config_for
 from replica.partition import Partition
 from replica.readable_partition import ReadablePartition
 from broker.storage.modes import StorageModes
+from broker.storage.replica_layouts import ReplicaLayouts
 from broker import key_topic
 from broker.topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
 
@@ -84,13 +86,9 @@ class TopicRegistry:
         self._key_topic_ids = key_topic.KeyTopicIds()
         self.worker = AdminWorker()
         self._admin = asyncio.Lock()  # one change at a time: each writes topics.json whole
+        self.layouts: ReplicaLayouts | None = None  # a cluster member's (load)
 
     def load(self) -> None:
-        if self._config.etcd:
-            # A cluster member's topics come from etcd (cluster_member.py applies each image):
-            # open the engines now so they recover before the first partition is hosted.
-            self._storage.open_at_start(set())
-            return
         saved = {}
         if self._path.exists():
             saved = json.loads(self._path.read_text())
@@ -99,6 +97,18 @@ class TopicRegistry:
         modes = {name: entry.get("storage_mode", "segment") for name, entry in entries.items()}
         moved = {name: {int(i): m for i, m in entry.get("partition_modes", {}).items()}
                  for name, entry in entries.items()}
+        if self._config.etcd:
+            # A cluster member's topics come from etcd (cluster_member.py applies each image),
+            # topics.json says only which layout each replica here is in: open the engines now
+            # so they recover before the first partition is hosted.
+            stores = self._storage.open_at_start({*modes.values(), *(m for ms in moved.values() for m in ms.values())})
+            on_disk: dict[tuple[str, int], set[str]] = {}
+            for mode, store in stores.items():
+                for key in store.existing_partitions():
+                    on_disk.setdefault(key, set()).add(mode)
+            self.layouts = ReplicaLayouts(self._storage.default_mode, {
+                name: (uuid.UUID(entry["id"]), modes[name], moved[name]) for name, entry in entries.items()}, on_disk)
+            return
         counts = {name: entry["partitions"] for name, entry in entries.items()}
 
         def in_commitlog(name: str, index: int) -> bool:
@@ -151,19 +161,26 @@ class TopicRegistry:
     # ----- file work: in the admin worker (prepare / write), then on the loop (install) -----
 
     async def _open_many(self, topic: Topic, indexes: list[int]) -> list[Partition]:
-        """Open (create) the topic's partitions: files in the worker, then the store serves
-        them, INSTALL_CHUNK at a time between turns of the loop. Raises TopicError (and
-        leaves no file behind) if the files cannot be made."""
-        store = self._storage.store(topic.storage_mode)
-        prepared = await self.worker.run(_prepare_all, store, topic.name, indexes, self._log_config(topic))
-        if isinstance(prepared, OSError):
-            raise TopicError("kafka_storage_error", f"Cannot create the partitions of {topic.name}: {prepared}")
-        out = []
-        for i, (index, plog) in enumerate(zip(indexes, prepared)):
-            out.append(self._partition(topic, index, store.install_partition(plog)))
-            if i % INSTALL_CHUNK == INSTALL_CHUNK - 1:
-                await asyncio.sleep(0)
-        return out
+        """Open (create) the topic's partitions, each in its layout: files in the worker, then
+        the store serves them, INSTALL_CHUNK at a time between turns of the loop. Raises
+        TopicError (and leaves no file behind) if the files cannot be made."""
+        prepared: list[tuple[object, list[int], list]] = []
+        for mode, in_mode in topic.by_mode(indexes).items():
+            store = self._storage.store(mode)
+            plogs = await self.worker.run(_prepare_all, store, topic.name, in_mode, self._log_config(topic))
+            if isinstance(plogs, OSError):
+                for store, _, made in prepared:
+                    for plog in made:
+                        store.discard_prepared(plog)
+                raise TopicError("kafka_storage_error", f"Cannot create the partitions of {topic.name}: {plogs}")
+            prepared.append((store, in_mode, plogs))
+        opened = {}
+        for store, in_mode, plogs in prepared:
+            for index, plog in zip(in_mode, plogs):
+                opened[index] = self._partition(topic, index, store.install_partition(plog))
+                if len(opened) % INSTALL_CHUNK == 0:
+                    await asyncio.sleep(0)
+        return [opened[index] for index in indexes]
 
     def _removed(self, partition: Partition) -> None:
         partition.wake_all()  # parked fetches answer now, without it
@@ -182,21 +199,23 @@ class TopicRegistry:
 
     async def _save(self, extra: list[Topic] = ()) -> None:
         """Write topics.json (in the worker) as the registry is, plus `extra` topics about to
-        be registered."""
-        if self._config.etcd:
-            return  # a cluster member's topics live in etcd
+        be registered. A cluster member's topics live in etcd: its file keeps only the layout
+        of each replica here (broker/storage/replica_layouts.py)."""
         listed = {t.name: t for t in self.topics.values()}
         listed.update((t.name, t) for t in extra)
+        cluster = self._config.etcd
         data = {
             "version": 1,
             "topics": {
-                t.name: {"id": str(t.topic_id), "partitions": len(t.partitions), "configs": t.configs,
-                         "storage_mode": t.storage_mode,
+                t.name: {"id": str(t.topic_id), "storage_mode": t.storage_mode,
+                         **({} if cluster else {"partitions": len(t.partitions), "configs": t.configs}),
                          **({"partition_modes": {str(i): m for i, m in sorted(t.moved.items())}} if t.moved else {})}
                 for t in listed.values()
             },
         }
         await self.worker.run(self._write, data)
+        if self.layouts is not None:
+            self.layouts.saved({t.name: (t.topic_id, t.storage_mode, dict(t.moved)) for t in listed.values()})
 
     def _write(self, data: dict) -> None:
         tmp = self._path.with_suffix(".json.tmp")
@@ -339,11 +358,6 @@ class TopicRegistry:
             self.apply_configs(topic)
         log.info("altered the configs of topic %s: %s", name, configs or "(defaults)")
 
-    @property
-    def layouts_durable(self) -> bool:
-        """Whether a partition's layout can be recorded (topics.json; a cluster member has none)."""
-        return not self._config.etcd
-
     async def change_layout(self, topic: Topic, index: int, mode: str, swap: Callable[[], bool]) -> bool:
         """The commit point of a log-dir move (broker/storage/log_dir_move.py): topics.json names
         `mode` for partition `index`, then `swap()` runs on the loop before any later change is
@@ -384,36 +398,41 @@ class TopicRegistry:
 
     # ----- a cluster member: topics as etcd has them (cluster_member.py) ----------------
 
-    async def host(self, name: str, topic_id: uuid.UUID, configs: dict[str, str], storage_mode: str,
+    async def host(self, name: str, topic_id: uuid.UUID, configs: dict[str, str],
                    replicas: list[tuple[int, ...]]) -> tuple[Topic, list[int]]:
         """Make the local topic match etcd's record: every partition listed, the ones whose
-        replicas include this broker opened (recovering their files). Returns the topic and
-        the indexes of partitions no longer hosted here (their files are deleted). A new
-        topic is registered once its partitions here are open."""
+        replicas include this broker opened (recovering their files) in this broker's layout
+        for them (ReplicaLayouts). Returns the topic and the indexes of partitions no longer
+        hosted here (their files are deleted). A new topic is registered once its partitions
+        here are open and topics.json names their layouts."""
         async with self._admin:
             topic = self.topics.get(name)
             if topic is not None and topic.topic_id != topic_id:
                 await self._delete(name)  # deleted and created again under the same name
                 topic = None
+            hosted = [self._config.node_id in nodes for nodes in replicas]
             new = topic is None
             if new:
-                topic = Topic(name, topic_id, dict(configs), storage_mode)
+                mode, moved = self.layouts.choose(name, topic_id, configs, [i for i, h in enumerate(hosted) if h])
+                topic = Topic(name, topic_id, dict(configs), mode, moved=moved)
             elif topic.configs != configs:  # IncrementalAlterConfigs / AlterConfigs on some broker
                 topic.configs = dict(configs)
                 self.apply_configs(topic)
             while len(topic.partitions) < len(replicas):
                 topic.partitions.append(None)
-            hosted = [self._config.node_id in nodes for nodes in replicas]
             dropped = [i for i, p in enumerate(topic.partitions) if p is not None and not hosted[i]]
             for index in dropped:
                 self._removed(topic.partitions[index])
                 topic.partitions[index] = None
             if dropped:
                 self._retire(topic, dropped)
+                topic.moved = {i: m for i, m in topic.moved.items() if i not in dropped}
             opening = [i for i, p in enumerate(topic.partitions) if p is None and hosted[i]]
             if opening:
                 for index, partition in zip(opening, await self._open_many(topic, opening)):
                     topic.partitions[index] = partition
+            if not self.layouts.recorded(name, topic_id, topic.storage_mode, topic.moved):
+                await self._save([topic])
             if new:
                 self._register(topic)
             return topic, dropped

@@ -41,17 +41,20 @@ def metadata_snapshot(host: str, port: int) -> dict:
 
 
 class Cluster:
-    def __init__(self, storage_mode: str, size: int = 3, extra_args: tuple[str, ...] = (),
+    def __init__(self, storage_mode: str | tuple[str, ...], size: int = 3, extra_args: tuple[str, ...] = (),
                  broker_args: Callable[[int, int], list[str]] | None = None) -> None:
-        """`broker_args(node id, port)`: more flags for one broker (its own listeners, say);
-        `port` is the one the fixture asks Metadata on, so it must stay a PLAINTEXT listener."""
+        """`storage_mode`: every broker's, or one per broker (node 1's first: each holds its
+        replicas in its own layout); `broker_args(node id, port)`: more flags for one broker
+        (its own listeners, say); `port` is the one the fixture asks Metadata on, so it must
+        stay a PLAINTEXT listener."""
         self.etcd = EtcdProcess()
+        modes = (storage_mode,) * size if isinstance(storage_mode, str) else storage_mode
         self.storage_mode = storage_mode
         ports = [free_port() for _ in range(size)]
         self.brokers = {
-            node: BrokerProcess(storage_mode=storage_mode, port=port, extra_args=[
+            node: BrokerProcess(storage_mode=mode, port=port, extra_args=[
                 *member_flags(node, ""), *extra_args, *(broker_args(node, port) if broker_args else ())])
-            for node, port in zip(range(1, size + 1), ports)
+            for node, port, mode in zip(range(1, size + 1), ports, modes)
         }
 
     def start(self) -> "Cluster":

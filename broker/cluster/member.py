@@ -117,8 +117,8 @@ class ClusterMember:
             self.replicas.remove(TopicPartition(name, i) for i, p in enumerate(local.partitions) if p is not None)
             await topics.delete(name)
         for name, record in image.topics.items():
-            topic, dropped = await topics.host(name, record.topic_id, dict(record.configs), record.storage_mode,
-                                         _current_replicas(image, name, record))
+            topic, dropped = await topics.host(name, record.topic_id, dict(record.configs),
+                                               _current_replicas(image, name, record))
             self.replicas.remove(TopicPartition(name, i) for i in dropped)
             for index, partition in enumerate(topic.partitions):
                 state = image.partition(name, index)

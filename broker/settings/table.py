@@ -99,8 +99,9 @@ SETTINGS: tuple[Setting, ...] = (
     _s("broker.id", "node-id", Int(0), 1, "This broker's id; each cluster member needs its own.",
        "broker:node_id", aliases=("node.id",)),
     _s("storage.mode", "storage-mode", Choice(MODES), "segment",
-       "Storage layout of new topics (a topic's storage.mode config overrides it, and a topic keeps the "
-       "layout it was created in).", "broker:storage_mode", topic="storage.mode"),
+       "Storage layout of new topics, and in a cluster of the new replicas this broker holds (a topic's "
+       "explicit storage.mode config overrides it on every broker; a replica keeps the layout it was "
+       "created or moved in).", "broker:storage_mode", topic="storage.mode"),
     _s("num.partitions", "num-partitions", Int(1), 1, "Partitions of auto-created topics.",
        "broker:num_partitions"),
     _s("auto.create.topics.enable", "auto-create-topics", Bool(), True,

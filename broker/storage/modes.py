@@ -2,7 +2,8 @@
 
 A topic's storage mode (`storage.mode` = segment | commitlog) is fixed when it is created:
 its CreateTopics config if given, else the broker's `--storage-mode`. It is recorded in
-topics.json, so changing the broker default later does not move existing topics.
+topics.json, so changing the broker default later does not move existing topics. In a cluster
+each broker chooses the layout of the replicas it holds (replica_layouts.py).
 
     mode        engine                          files under the data dir
     segment     segment.kafka SegmentLogStore   <topic>-<partition>/ (Kafka's layout)

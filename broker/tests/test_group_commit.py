@@ -114,9 +114,9 @@ def test_a_partition_moved_away_from_a_cluster_member_is_reported_removed(tmp_pa
     topic_id = uuid.uuid4()
 
     async def scenario():
-        topic, _ = await topics.host("t", topic_id, {}, "segment", [(1, 2), (1, 2)])
+        topic, _ = await topics.host("t", topic_id, {}, [(1, 2), (1, 2)])
         moving = topic.partitions[1]
-        _, dropped = await topics.host("t", topic_id, {}, "segment", [(1, 2), (2, 3)])
+        _, dropped = await topics.host("t", topic_id, {}, [(1, 2), (2, 3)])
         assert dropped == [1] and removed == [moving]
         await topics.worker.close()
 

@@ -54,7 +54,7 @@ class _Member:
         return True
 
     def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
-        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {}, self.storage.default_mode,
+        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {},
                                      [(ME, OTHER)] * PARTITIONS))
 
     def partition(self, group_id: str):
@@ -97,7 +97,7 @@ def cluster_member(tmp_path, request):
     member = _Member(tmp_path, request.param)
     # The committed-to topic lives on another broker: a coordinator commits offsets of any
     # partition the cluster has, not only of those hosted here.
-    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, member.storage.default_mode, [(OTHER,)]))
+    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
     member.host_offsets_topic()
     yield member
     member.storage.close()
@@ -205,7 +205,7 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
 def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
     member = _Member(tmp_path, "segment")
     member.host_offsets_topic({"min.insync.replicas": "2"})
-    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, "segment", [(OTHER,)]))
+    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
     a, _ = _groups_in_two_partitions()
 
     async def scenario():

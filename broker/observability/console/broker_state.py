@@ -52,15 +52,19 @@ def read_on_loop(loop: asyncio.AbstractEventLoop, coro, timeout_s: float = SNAPS
 async def partition_rows(broker) -> list[dict]:
     """One row per partition hosted here, in (topic, partition) order."""
     snap = await take_snapshot(broker)
-    modes = dict(snap.topics)
     rows = []
     for i, (topic, index, leo, hw, log_start, size, *_counts) in enumerate(snap.partitions):
         if i and i % CHUNK == 0:
             await asyncio.sleep(0)
         local = broker.topics.partition(topic, index)
         placement = broker.view.placement(topic, index, local) if local is not None else None
+        held = broker.topics.topics.get(topic)
+        # What this broker holds: a replica's layout is its broker's (replica_layouts.py), and a
+        # live move's target shows until the swap
+        future = broker.log_dirs.future(topic, index)
         rows.append({
-            "topic": topic, "partition": index, "layout": modes.get(topic), "log_end_offset": leo,
+            "topic": topic, "partition": index, "layout": held.mode_of(index) if held else None,
+            "moving_to": future.target_mode if future is not None else None, "log_end_offset": leo,
             "high_watermark": hw, "log_start_offset": log_start, "size_bytes": size,
             "leader": placement.leader if placement else None,
             "replicas": list(placement.replicas) if placement else [],
