@@ -77,9 +77,11 @@ def stored(c: Client, topic: str) -> list[tuple[int, bytes]]:
 
 
 class IdempotentLoad:
-    """An idempotent acks=all confluent-kafka producer in a thread; keeps what was acknowledged."""
+    """An idempotent acks=all confluent-kafka producer in a thread; keeps what was acknowledged.
+    `pause_s` between records paces it (a cluster's followers must keep up on two cores)."""
 
-    def __init__(self, bootstrap: str, topic: str, tag: str):
+    def __init__(self, bootstrap: str, topic: str, tag: str, pause_s: float = 0.0):
+        self._pause_s = pause_s
         self.acked: list[tuple[int, bytes]] = []
         self._stop, self._lock = threading.Event(), threading.Lock()
         self._rnd, self._topic, self._tag = random.Random(tag), topic, tag
@@ -104,6 +106,8 @@ class IdempotentLoad:
             except BufferError:
                 self._producer.poll(0.01)
             self._producer.poll(0)
+            if self._pause_s:
+                time.sleep(self._pause_s)
 
     def count(self) -> int:
         with self._lock:

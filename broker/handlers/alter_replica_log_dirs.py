@@ -7,8 +7,9 @@ is swapped in. Errors as Kafka answers them: CLUSTER_AUTHORIZATION_FAILED for ev
 without ALTER on the cluster; LOG_DIR_NOT_FOUND for a path that is not one of this broker's
 log dirs (compared as absolute paths); UNKNOWN_TOPIC_OR_PARTITION for a partition no topic has;
 REPLICA_NOT_AVAILABLE for one hosted on other brokers only (Kafka keeps that code here for
-NOT_LEADER_OR_FOLLOWER); KAFKA_STORAGE_ERROR where this broker cannot record a partition's
-layout durably (a cluster member: its topics live in etcd, the layout in no file).
+NOT_LEADER_OR_FOLLOWER). In a cluster the Admin client sends the request to the broker holding
+the replica, as Kafka's does; that broker moves its own replica, leader or follower, and
+records the new layout in its own topics.json (broker/storage/replica_layouts.py).
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ def _answer(broker, mode: str | None, name: str, index: int) -> str:
         return "unknown_topic_or_partition"
     if topic.partitions[index] is None:
         return "replica_not_available"
-    if topic.mode_of(index) != mode and not broker.topics.layouts_durable:
-        return "kafka_storage_error"
     broker.log_dirs.request(topic, index, mode)
     return "none"
 
