@@ -78,10 +78,10 @@ def fill(bootstrap: str, topic: str, total_mb: int, keys: int) -> dict:
     return {"records": count, "seconds": time.monotonic() - t0}
 
 
-def latency(broker: BrokerProcess, rate: int, seconds: float) -> dict:
+def latency(broker: BrokerProcess, rate: int, seconds: float, acks: int | str = 1) -> dict:
     before = held_records(broker.bootstrap, "latency", 1)
     params = [{"bootstrap": broker.bootstrap, "topic": "latency", "value_size": RECORD, "linger_ms": 1,
-               "batch_bytes": 1 << 20, "rate": rate, "seconds": seconds, "acks": 1,
+               "batch_bytes": 1 << 20, "rate": rate, "seconds": seconds, "acks": acks,
                "sample_every": max(1, int(rate / SAMPLES_PER_S)), "flush_timeout": 60, "partitions": 1,
                "cpus": None, "partition": 0, "client_config": {"max.in.flight.requests.per.connection": 5}}]
     wall0 = time.time()
