@@ -9,8 +9,9 @@ storage.mode is the source layout:
 2. produce latency before the move: a producer held at --rate records/s of 1 KB values
    (acks=all, librdkafka's per-record send-to-ack latency, latency_workers.paced_produce_worker)
    writes topic `latency` for --seconds;
-3. AlterReplicaLogDirs names the other layout's log dir for `moved`-0 and the same latency run
-   starts at once; the report says how much of the latency window the move overlapped;
+3. the same latency run again, and once its producer's first records are in, AlterReplicaLogDirs
+   names the other layout's log dir for `moved`-0; the report says how much of the latency
+   window the move overlapped;
 4. migration speed = the partition's size (DescribeLogDirs) / the move's time, from the broker's
    "moving" and "moved" log lines (the future log made, the swap done).
 
@@ -28,6 +29,7 @@ import json
 import re
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,7 +38,7 @@ from compaction import fill, latency
 from load_workers import PhaseError
 from machine_ceilings import page_cache_write_rate
 from machine_facts import disk_write_rate, machine_facts
-from topic_admin import create_topic
+from topic_admin import create_topic, held_records
 
 BENCH = Path(__file__).resolve().parent
 HOST = "127.0.0.1"
@@ -99,6 +101,26 @@ def wait_for_swap(broker: BrokerProcess, limit_s: float = 1800.0) -> tuple[float
     raise PhaseError("the move did not finish within the limit")
 
 
+def latency_with_move(broker: BrokerProcess, ns: argparse.Namespace, target_dir: str) -> dict:
+    """The latency run, with the move asked for once its producer's first records are in: a
+    fast move (commitlog -> segment takes seconds) would otherwise be over before the latency
+    workers had started."""
+    result: dict = {}
+    held = held_records(broker.bootstrap, "latency", 1)
+    run = threading.Thread(target=lambda: result.update(latency(broker, ns.rate, ns.seconds, acks="all")))
+    run.start()
+    deadline = time.monotonic() + 120
+    while held_records(broker.bootstrap, "latency", 1) == held:
+        if not run.is_alive() or time.monotonic() > deadline:
+            raise PhaseError("the latency producer wrote nothing")
+        time.sleep(0.2)
+    start_move(broker, target_dir)
+    run.join()
+    if not result:
+        raise PhaseError("the latency run during the move failed (see above)")
+    return result
+
+
 def run_direction(source: str, ns: argparse.Namespace, work: Path) -> dict:
     data = work / source
     data.mkdir()
@@ -116,8 +138,7 @@ def run_direction(source: str, ns: argparse.Namespace, work: Path) -> dict:
         size = sum(partition_bytes(broker).values())
         before = latency(broker, ns.rate, ns.seconds, acks="all")
         target = other(source)
-        start_move(broker, log_dir(data, target))
-        during = latency(broker, ns.rate, ns.seconds, acks="all")
+        during = latency_with_move(broker, ns, log_dir(data, target))
         began, swapped = wait_for_swap(broker)
         if set(partition_bytes(broker)) != {(log_dir(data, target), False)}:
             raise PhaseError(f"after the swap DescribeLogDirs shows {partition_bytes(broker)}")
