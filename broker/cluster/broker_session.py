@@ -4,7 +4,8 @@ The lease's TTL is Kafka's broker.session.timeout.ms (9000 by default); a keep-a
 every TTL/3. While keep-alives succeed, `brokers/<node_id>` exists and the broker counts as
 alive; if they stop (crash, SIGSTOP, network loss) etcd deletes the key when the lease runs out
 and the controller moves this broker's leadership elsewhere. A crashed broker's key goes
-sooner: its peers see its port refuse connections and revoke the lease (peer_liveness.py).
+sooner: its peers see its port refuse connections, and once a majority of the brokers does,
+the lease is revoked (peer_liveness.py, fencing.py).
 
 The broker must stop acting as a leader before that happens. etcd counts the TTL from when a
 keep-alive *arrives*; we count it from when we *sent* it, which is earlier, so `has_session()`

@@ -31,6 +31,7 @@ from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, Endpoint, EtcdLayout, PartitionState, ScramUser,
                           TopicRecord)
 from broker.cluster.etcd_store import EtcdStore
+from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
 from broker.cluster.metadata_watch import Listener, MetadataWatch
 from broker.cluster.topic_admin import TopicAdmin
@@ -63,6 +64,8 @@ class ClusterMetadata:
         self._watch = MetadataWatch(self._store)
         self.controller = Controller(self._store, self.session, unclean_leader_election)
         self._watch.add_listener(self.controller.on_metadata)
+        self._fencing = Fencing(self._store, self.session, self.controller.guard)
+        self._watch.add_listener(self._fencing.on_metadata)
         self._admin = TopicAdmin(self._store, lambda: self._watch.image)
 
     # ------------------------------------------------------------------ lifecycle
@@ -87,10 +90,11 @@ class ClusterMetadata:
             log.warning("broker %d: controlled shutdown did not complete: %r", self.node_id, exc)
             return False
 
-    async def revoke_session(self, registration: BrokerRegistration) -> None:
-        """End another broker's session now (its process is gone, peer_liveness.py): etcd
-        deletes its registration and, if it was the controller, the controller key."""
-        await self._client.revoke_lease(registration.broker_epoch)
+    async def suspect(self, registration: BrokerRegistration, suspected: bool) -> None:
+        """Record (or withdraw) this broker's suspicion that another one is dead (its port
+        refuses, peer_liveness.py); a majority's suspicion fences it (fencing.py). Raises
+        aetcd's errors when etcd is out of reach."""
+        await self._fencing.vote(registration, suspected)
 
     async def close(self, revoke: bool = True) -> None:
         """`revoke=False` leaves the lease to expire as if this broker had crashed."""

@@ -73,6 +73,10 @@ class Controller:
         log.info("broker %d is the controller, epoch %d", self._session.node_id, self.epoch)
         return True
 
+    def guard(self) -> Guard | None:
+        """What fences a write of ours as controller; None while we are not the controller."""
+        return self._guard() if self.epoch else None
+
     def _guard(self) -> Guard:
         return Guard(self._store.layout.controller_key, self._create_revision, "not_controller",
                      f"Broker {self._session.node_id} is no longer the controller (epoch {self.epoch}).")

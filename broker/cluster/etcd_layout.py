@@ -7,6 +7,10 @@
                                         it expires or is revoked. host/port: the inter-broker
                                         listener's advertised address; endpoints: every
                                         listener's (Kafka's BrokerRegistration endpoints)
+    <prefix>suspicions/<suspect>/<voter> "<n>": voter saw the suspect's port refuse connections;
+                                        n is the broker_epoch of the suspect's registration it
+                                        watched. Under the voter's session lease, so a fenced or
+                                        dead voter's evidence goes with it (fencing.py)
     <prefix>controller                  {"node_id", "controller_epoch"}
                                         under the controller's session lease (the election)
     <prefix>controller_epoch            "<n>": the last controller epoch handed out, never leased
@@ -83,6 +87,13 @@ class AclList:
 
 
 @dataclass(frozen=True)
+class Suspicion:
+    suspect: int
+    voter: int
+    broker_epoch: int  # of the suspect's registration the voter watched
+
+
+@dataclass(frozen=True)
 class ControllerRecord:
     node_id: int
     controller_epoch: int
@@ -129,6 +140,9 @@ class EtcdLayout:
     # ------------------------------------------------------------------ keys
     def broker_key(self, node_id: int) -> bytes:
         return self.prefix + b"brokers/%d" % node_id
+
+    def suspicion_key(self, suspect: int, voter: int) -> bytes:
+        return self.prefix + b"suspicions/%d/%d" % (suspect, voter)
 
     @property
     def controller_key(self) -> bytes:
@@ -189,13 +203,15 @@ class EtcdLayout:
 
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
-        controller_epoch, topics, partitions, producer_ids, scram, acls; None for a key we do not own."""
+        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
         kind = parts[0]
         if kind in ("controller_epoch", "producer_ids"):
             return kind, int(value)
+        if kind == "suspicions" and len(parts) == 3:
+            return kind, Suspicion(int(parts[1]), int(parts[2]), int(value))
         body = json.loads(value)
         if kind == "brokers" and len(parts) == 2:
             return kind, BrokerRegistration(int(parts[1]), body["host"], body["port"], body["broker_epoch"],
@@ -218,7 +234,7 @@ class EtcdLayout:
         return None
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
-        """A deleted key's identity: ("brokers", id), ("controller",), ("topics", name),
+        """A deleted key's identity: ("brokers", id), ("suspicions", suspect, voter), ("controller",), ("topics", name),
         ("partitions", topic, index), ("scram", user); None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None

@@ -16,7 +16,8 @@ file work runs in the admin worker thread, after the image is published), so the
 next Metadata request, to this broker, sees it.
 
 A crashed peer is noticed by its refused port well before its lease runs out
-(broker/cluster/peer_liveness.py). SIGTERM first hands leadership over (Kafka's controlled
+(broker/cluster/peer_liveness.py), and fenced once a majority of the brokers sees it refuse
+(broker/cluster/fencing.py). SIGTERM first hands leadership over (Kafka's controlled
 shutdown, `controlled_shutdown`), then stops serving and revokes the lease.
 
 Losing the etcd session (no keep-alive acknowledged within the session timeout) means another
@@ -77,7 +78,7 @@ class ClusterMember:
                                        sync=broker.durable,  # flush.messages=1: fsync before reporting
                                        commit_writes=broker.storage.commit_writes)
         self.metadata.add_listener(self._on_metadata)
-        self.peers = PeerLiveness(config.node_id, self.metadata.revoke_session, self._inter_broker_name)
+        self.peers = PeerLiveness(config.node_id, self.metadata.suspect, self._inter_broker_name)
         self.metadata.add_listener(self.peers.on_metadata)
         self.metadata.add_session_listener(self._on_session)
         self._first_image = True

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from broker.cluster.etcd_layout import AclList, BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser, TopicRecord
+from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ControllerRecord, EtcdLayout, PartitionState, ScramUser,
+                                        TopicRecord)
 
 PartitionKey = tuple[str, int]
 
@@ -29,6 +30,8 @@ class MetadataImage:
     # SCRAM credentials by user: read by logins, no listener needs their changes
     scram_users: Mapping[str, ScramUser] = field(default_factory=lambda: MappingProxyType({}))
     acls: AclList = AclList(())  # read by the authorizer (broker/security/acl/cluster_store.py)
+    # (suspect, voter) -> the suspect's broker_epoch the voter saw refuse (fencing.py)
+    suspicions: Mapping[tuple[int, int], int] = field(default_factory=lambda: MappingProxyType({}))
 
     def live_broker_ids(self) -> set[int]:
         """Brokers that may lead, join an ISR or get new replicas: registered, and not in a
@@ -54,6 +57,7 @@ class MetadataChange:
     brokers_gone: frozenset[int] = frozenset()
     brokers_shutting_down: frozenset[int] = frozenset()  # asked for a controlled shutdown since
     controller_changed: bool = False
+    suspicions_changed: bool = False
     topics_created: frozenset[str] = frozenset()
     topics_deleted: frozenset[str] = frozenset()
     topics_changed: frozenset[str] = frozenset()  # configs or replica lists (added partitions)
@@ -62,8 +66,9 @@ class MetadataChange:
         field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.brokers_joined or self.brokers_gone or self.brokers_shutting_down or self.controller_changed or self.topics_created
-                    or self.topics_deleted or self.topics_changed or self.partitions)
+        return bool(self.brokers_joined or self.brokers_gone or self.brokers_shutting_down or self.controller_changed
+                    or self.suspicions_changed or self.topics_created or self.topics_deleted or self.topics_changed
+                    or self.partitions)
 
     @property
     def brokers_restarted(self) -> frozenset[int]:
@@ -87,6 +92,7 @@ class MetadataChange:
             brokers_gone=frozenset(gone),
             brokers_shutting_down=frozenset(shutting_down),
             controller_changed=old.controller != new.controller,
+            suspicions_changed=old.suspicions != new.suspicions,
             topics_created=frozenset(new.topics.keys() - old.topics.keys()),
             topics_deleted=frozenset(old.topics.keys() - new.topics.keys()),
             topics_changed=frozenset(t for t in new.topics.keys() & old.topics.keys()
@@ -109,6 +115,7 @@ class ImageBuilder:
         self.partitions: dict[PartitionKey, PartitionState] = {}
         self.scram_users: dict[str, ScramUser] = {}
         self.acls = AclList(())
+        self.suspicions: dict[tuple[int, int], int] = {}
         self.revision = revision
 
     def put(self, key: bytes, value: bytes, revision: int) -> None:
@@ -129,6 +136,8 @@ class ImageBuilder:
             self.scram_users[record.name] = record
         elif kind == "acls":
             self.acls = record
+        elif kind == "suspicions":
+            self.suspicions[(record.suspect, record.voter)] = record.broker_epoch
 
     def delete(self, key: bytes, revision: int) -> None:
         parts = self._layout.parse_key(key)
@@ -148,6 +157,8 @@ class ImageBuilder:
             self.scram_users.pop(parts[1], None)
         elif kind == "acls" and len(parts) == 1:
             self.acls = AclList(())
+        elif kind == "suspicions" and len(parts) == 3:
+            self.suspicions.pop((int(parts[1]), int(parts[2])), None)
 
     def snapshot(self) -> MetadataImage:
         return MetadataImage(
@@ -158,4 +169,5 @@ class ImageBuilder:
             revision=self.revision,
             scram_users=MappingProxyType(dict(self.scram_users)),
             acls=self.acls,
+            suspicions=MappingProxyType(dict(self.suspicions)),
         )

@@ -4,25 +4,21 @@ The lease (broker.session.timeout.ms, 9 s by default) is the only signal that co
 failure — a hung process, a lost network, a dead host — but it makes a crash cost 9 s of
 leaderlessness. A process that died, though, leaves a sign at once: the kernel closes its
 sockets (our open connection to it ends) and its listening port answers the next connect with
-a refusal (ECONNREFUSED). A process that is alive but stopped, slow or cut off shows neither:
-its kernel still accepts, or the connect times out. So:
+a refusal (ECONNREFUSED). A process that is alive but stopped, slow or cut off by a silent
+firewall shows neither: its kernel still accepts, or the connect times out. So:
 
-  - each broker holds one idle TCP connection to each peer it watches: the controller watches
-    every other broker, every other broker watches the controller (whose death they must
-    notice without a controller to tell them), and while no controller is known, everyone;
+  - each broker holds one idle TCP connection to every other registered broker;
   - when that connection ends or cannot be made, it connects again at once; a refusal, and a
-    second refusal CONFIRM_INTERVAL_S later, prove the process gone: the watcher revokes the
-    peer's lease by its id (the broker_epoch of the registration it watched; any etcd client
-    may revoke any lease). etcd deletes the peer's registration — and the controller key, if the
-    peer held it — and the controller elects new leaders from the ISR at once (controller.py);
-  - anything but a refusal (a timeout, an unreachable host) proves nothing and leaves the
+    second refusal CONFIRM_INTERVAL_S later, make the watcher *suspect* the peer: it votes
+    (fencing.py), and keeps probing every RECHECK_S, withdrawing the vote once the port
+    answers again;
+  - anything but a refusal (a timeout, an unreachable host) is no evidence and leaves the
     decision to the lease.
 
-Safety does not rest on this: a broker whose lease is gone refuses acks=all at the latest when
-its own session timer runs out (broker_session.py), and leader epochs fence the rest. Revoking
-the lease of a broker that was in fact alive would cost it a re-registration, nothing more; a
-lease of an incarnation that already re-registered no longer exists, and revoking it fails
-harmlessly.
+A refusal is evidence, not proof: a link cut with a TCP reset refuses exactly like a dead
+process. So no single watcher fences anybody: a broker's lease is revoked only once a majority
+of the cluster suspects it (fencing.py), and a broker cut off from all its peers, which
+suspects them all, fences none of them.
 """
 
 from __future__ import annotations
@@ -30,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+
+import aetcd
 
 from replica.cancellation import cancel_and_wait
 from broker.cluster.etcd_layout import BrokerRegistration
@@ -41,16 +39,10 @@ CONFIRM_INTERVAL_S = 0.2  # between the refusals that prove a peer dead
 REFUSALS_TO_CONFIRM = 2
 CONNECT_TIMEOUT_S = 2.0
 RETRY_AFTER_FAILURE_S = 1.0  # after a connect failed other than by a refusal
+RECHECK_S = 0.5  # between probes of a suspected peer, to withdraw the vote once it answers
 
-Revoke = Callable[[BrokerRegistration], Awaitable[None]]
-
-
-def watched_peers(image: MetadataImage, node_id: int) -> dict[int, BrokerRegistration]:
-    """Whom `node_id` watches: every other broker while it is the controller or no controller
-    is known, else only the controller."""
-    controller = image.controller.node_id if image.controller is not None else None
-    return {b: reg for b, reg in image.brokers.items()
-            if b != node_id and (controller in (None, node_id) or b == controller)}
+# vote(peer, suspected): record or withdraw our suspicion of that incarnation (Fencing.vote)
+Vote = Callable[[BrokerRegistration, bool], Awaitable[None]]
 
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -74,17 +66,23 @@ async def connect_or_confirm_refusal(host: str, port: int) -> Streams | None:
 
 
 class PeerLiveness:
-    def __init__(self, node_id: int, revoke: Revoke, listener_name: str | None = None) -> None:
+    def __init__(self, node_id: int, vote: Vote, listener_name: str | None = None) -> None:
         self.node_id = node_id
-        self._revoke = revoke
+        self._vote = vote
         self._listener_name = listener_name  # the inter-broker listener: where peers are watched
         self._watchers: dict[tuple[int, int], asyncio.Task] = {}  # (node, broker_epoch) -> task
+        self._suspected: dict[tuple[int, int], BrokerRegistration] = {}  # our votes standing
+        self._withdrawals: set[asyncio.Task] = set()
 
     async def on_metadata(self, image: MetadataImage, change: MetadataChange) -> None:
         """A metadata listener: start and stop watchers to match the image (no I/O here)."""
-        wanted = {(b, reg.broker_epoch): reg for b, reg in watched_peers(image, self.node_id).items()}
+        wanted = {(b, reg.broker_epoch): reg for b, reg in image.brokers.items() if b != self.node_id}
         for key in [k for k in self._watchers if k not in wanted]:
             self._watchers.pop(key).cancel()
+            if (peer := self._suspected.pop(key, None)) is not None:  # that incarnation is gone
+                task = asyncio.create_task(self._cast(peer, False), name=f"peer-liveness-withdraw-{key[0]}")
+                self._withdrawals.add(task)
+                task.add_done_callback(self._withdrawals.discard)
         for key, reg in wanted.items():
             if key not in self._watchers:
                 self._watchers[key] = asyncio.create_task(self._watch(reg), name=f"peer-liveness-{key[0]}")
@@ -93,7 +91,20 @@ class PeerLiveness:
         # It sends nothing, so it needs no SASL login: a listener answers a connect the same
         # way whatever its security protocol, and that is all a refusal is about.
         address = (self._listener_name and peer.endpoint(self._listener_name)) or peer
-        while (streams := await connect_or_confirm_refusal(address.host, address.port)) is not None:
+        key = (peer.node_id, peer.broker_epoch)
+        while True:
+            streams = await connect_or_confirm_refusal(address.host, address.port)
+            if streams is None:
+                if key not in self._suspected:
+                    log.warning("broker %d (%s:%d) refuses connections: suspecting it", peer.node_id,
+                                address.host, address.port)
+                    if await self._cast(peer, True):
+                        self._suspected[key] = peer
+                await asyncio.sleep(RECHECK_S)
+                continue
+            if key in self._suspected and await self._cast(peer, False):
+                log.info("broker %d answers again: no longer suspected", peer.node_id)
+                del self._suspected[key]
             reader, writer = streams
             try:
                 # a broker sends nothing unasked: this returns when the connection ends (the
@@ -103,13 +114,17 @@ class PeerLiveness:
                 pass
             finally:
                 writer.close()
-        log.warning("broker %d (%s:%d) refuses connections: revoking its lease %x", peer.node_id, address.host,
-                    address.port, peer.broker_epoch)
+
+    async def _cast(self, peer: BrokerRegistration, suspected: bool) -> bool:
+        """Whether the vote reached etcd (if not, the watcher tries again on its next probe)."""
         try:
-            await self._revoke(peer)
-        except Exception as exc:  # gone already: it re-registered, or etcd expired it
-            log.info("revoking lease %x of broker %d: %r", peer.broker_epoch, peer.node_id, exc)
+            await self._vote(peer, suspected)
+            return True
+        except aetcd.exceptions.ClientError as exc:
+            log.info("broker %d: could not record suspicion %s of broker %d: %r", self.node_id, suspected,
+                     peer.node_id, exc)
+            return False
 
     async def close(self) -> None:
-        await cancel_and_wait(self._watchers.values())
+        await cancel_and_wait([*self._watchers.values(), *self._withdrawals])
         self._watchers.clear()

@@ -1,0 +1,222 @@
+"""Availability and error handling under network faults: etcd and three brokers, each in its own
+network namespace (compat_tests/netns.py), links cut with iptables inside the namespaces.
+
+- A leader cut off from both followers by resets (REJECT tcp-reset, open connections reset)
+  loses its partition's leadership fast, and nothing else: the partitions healthy brokers lead
+  keep acknowledging acks=all writes, their leader epochs stay put, and after the heal every
+  acknowledged record is on every replica, the replicas byte for byte alike. (Before fencing
+  took a majority's evidence, the cut-off broker revoked its peers' leases in turn and every
+  partition stalled for the whole cut.)
+
+No test may leave an error nobody handled in a broker's log.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from kafka.admin import NewTopic
+
+from broker.testing.process_cluster import LAG_MS, SESSION_MS
+from compat_tests.netns import Network
+from compat_tests.netns_cluster import NetnsCluster
+from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
+
+pytestmark = pytest.mark.timeout(300)
+
+# The longest a partition led by a healthy broker may go without an acks=all ack while another
+# broker is cut off: the leader drops the silent follower from the ISR after the lag time; a
+# session timeout more covers a fencing decision and a client's metadata refresh; the rest is
+# slack for a loaded 2-core machine.
+HEALTHY_GAP_LIMIT_S = (LAG_MS + SESSION_MS) / 1000 + 3.0
+CUT_S = 15.0  # several session timeouts: long enough for a fencing storm to show
+UNHANDLED = ("Task exception was never retrieved", "metadata listener", "after an internal error")
+
+
+@pytest.fixture
+def network():
+    net = Network()
+    try:
+        yield net
+    finally:
+        net.close()
+
+
+def start_cluster(network: Network, storage_mode: str) -> NetnsCluster:
+    cluster = NetnsCluster(network, storage_mode)
+    try:
+        cluster.start()
+    except BaseException:
+        cluster.cleanup()
+        raise
+    return cluster
+
+
+def create_spread_topic(cluster: NetnsCluster, leaders: list[int], min_isr: int = 2) -> str:
+    """An RF=3 topic whose partition i is led by leaders[i] with a whole ISR."""
+    topic = unique_topic("netfault")
+    nodes = sorted(cluster.brokers)
+    assignment = {i: [lead, *[n for n in nodes if n != lead]] for i, lead in enumerate(leaders)}
+    admin = cluster.admin()
+    try:
+        admin.create_topics([NewTopic(topic, replica_assignments=assignment,
+                                      topic_configs={"min.insync.replicas": str(min_isr)})])
+    finally:
+        admin.close()
+    cluster.wait_for(lambda md: all(md["topics"].get(topic, {}).get(i, {}).get("leader") == lead
+                                    and len(md["topics"][topic][i]["isr"]) == 3 for i, lead in enumerate(leaders)),
+                     f"{topic} led as assigned with whole ISRs")
+    return topic
+
+
+class AckRecorder:
+    """An idempotent acks=all producer writing to every partition of a topic from a thread,
+    recording when each record was acknowledged."""
+
+    def __init__(self, cluster: NetnsCluster, topic: str, partitions: int, idempotent: bool = True) -> None:
+        self.topic = topic
+        self.partitions = partitions
+        self.acks: dict[int, list[tuple[float, bytes]]] = defaultdict(list)
+        self.errors: list[str] = []
+        self._producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                                   "enable.idempotence": idempotent, "linger.ms": 5,
+                                   "request.timeout.ms": 2000, "message.timeout.ms": 120000,
+                                   "retry.backoff.ms": 50, "retry.backoff.max.ms": 200,
+                                   "topic.metadata.refresh.interval.ms": 1000})
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> "AckRecorder":
+        self._thread.start()
+        return self
+
+    def _delivered(self, err, msg) -> None:
+        if err is None:
+            self.acks[msg.partition()].append((time.monotonic(), msg.value()))
+        else:
+            self.errors.append(f"{msg.partition()}: {err}")
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            for p in range(self.partitions):
+                if len(self._producer) < 3000:
+                    self._producer.produce(self.topic, value=b"%d-%d" % (p, n), partition=p,
+                                           on_delivery=self._delivered)
+            n += 1
+            self._producer.poll(0.02)
+
+    def stop(self) -> None:
+        """Stop producing and wait for every record's outcome."""
+        self._stop.set()
+        self._thread.join(10)
+        left = self._producer.flush(120)
+        assert left == 0, f"{left} records never acknowledged"
+
+    def close(self) -> None:
+        """Stop producing and drop what is unsent (a failed test's producer must not outlive
+        its cluster: the next one may get the same addresses)."""
+        self._stop.set()
+        self._thread.join(10)
+        self._producer.purge()
+        self._producer.flush(0)
+
+    def longest_gap(self, partition: int, start: float, end: float) -> float:
+        """The longest time within [start, end] without an ack on `partition`."""
+        times = [start, *[t for t, _ in self.acks[partition] if start < t < end], end]
+        return max(b - a for a, b in zip(times, times[1:]))
+
+    def first_ack_after(self, partition: int, since: float) -> float | None:
+        return next((t - since for t, _ in self.acks[partition] if t > since), None)
+
+
+def consumed_values(cluster: NetnsCluster, topic: str, partition: int) -> set[bytes]:
+    """Everything a read_uncommitted consumer reads from the partition, up to its end."""
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"check-{topic}",
+                         "enable.auto.commit": False, "isolation.level": "read_uncommitted"})
+    try:
+        _, end = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+        consumer.assign([TopicPartition(topic, partition, 0)])
+        values, deadline = set(), time.monotonic() + 60
+        position = 0
+        while position < end:
+            assert time.monotonic() < deadline, f"read {position} of {end} records of {topic}-{partition}"
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                values.add(msg.value())
+                position = msg.offset() + 1
+        return values
+    finally:
+        consumer.close()
+
+
+def assert_replicas_alike(cluster: NetnsCluster, topic: str, partition: int) -> None:
+    """Every replica's log, up to its high watermark, is the same bytes (a follower's HW can
+    trail by one fetch: wait for them to meet)."""
+    deadline = time.monotonic() + 30
+    while True:
+        copies = {node: cluster.replica_bytes(node, topic, partition) for node in cluster.brokers}
+        if len(set(copies.values())) == 1:
+            return
+        assert time.monotonic() < deadline, {n: len(b) for n, b in copies.items()}
+        time.sleep(0.2)
+
+
+def assert_nothing_unhandled(cluster: NetnsCluster) -> None:
+    for node, proc in cluster.brokers.items():
+        text = proc.log_text()
+        found = [line for line in text.splitlines() if any(s in line for s in UNHANDLED)]
+        assert not found, f"broker {node}: {found[:5]}"
+
+
+@pytest.mark.parametrize("storage_mode,victim_is_controller", [("segment", True), ("commitlog", False)])
+def test_a_leader_cut_off_by_resets_fences_only_itself(network, storage_mode, victim_is_controller):
+    cluster = start_cluster(network, storage_mode)
+    producer = None
+    try:
+        controller = cluster.metadata()["controller"]
+        victim = controller if victim_is_controller else next(n for n in cluster.brokers if n != controller)
+        healthy = [n for n in sorted(cluster.brokers) if n != victim]
+        topic = create_spread_topic(cluster, [victim, *healthy])
+        before = cluster.metadata()["topics"][topic]
+        producer = AckRecorder(cluster, topic, 3).start()
+        wait_until(lambda: all(producer.acks[p] for p in range(3)), "acks on every partition before the cut")
+
+        cut_at = time.monotonic()
+        network.cut(cluster.hosts[victim], [cluster.hosts[n] for n in healthy], "reject")
+        moved = cluster.wait_for(lambda md: md["topics"][topic][0]["leader"] in healthy,
+                                 "partition 0 led by a healthy broker", timeout=CUT_S)
+        time.sleep(max(0.0, cut_at + CUT_S - time.monotonic()))
+        during = cluster.metadata()["topics"][topic]
+        network.heal()
+        healed_at = time.monotonic()
+        cluster.wait_for(lambda md: all(len(md["topics"][topic][i]["isr"]) == 3 for i in range(3)),
+                         "whole ISRs after the heal", timeout=60)
+        producer.stop()
+
+        gaps = {p: producer.longest_gap(p, cut_at, healed_at) for p in range(3)}
+        bumps = {p: during[p]["epoch"] - before[p]["epoch"] for p in range(3)}
+        print(f"\n{storage_mode}, cut-off broker {victim} (controller {controller}): longest ack gaps "
+              f"{ {p: round(g, 2) for p, g in gaps.items()} } s, leader epoch bumps {bumps}, "
+              f"partition 0 moved to {moved['topics'][topic][0]['leader']}")
+        for p in (1, 2):  # led by healthy brokers
+            assert gaps[p] < HEALTHY_GAP_LIMIT_S, (p, gaps, bumps)
+            assert during[p]["leader"] == before[p]["leader"] and bumps[p] == 0, (p, before, during)
+        assert gaps[0] < HEALTHY_GAP_LIMIT_S, gaps  # failed over on the refusals, well inside a session
+        assert bumps[0] <= 2, bumps
+        assert not producer.errors, producer.errors[:5]
+        for p in range(3):
+            acknowledged = {v for _, v in producer.acks[p]}
+            missing = acknowledged - consumed_values(cluster, topic, p)
+            assert not missing, f"partition {p}: {len(missing)} acknowledged records lost"
+            assert_replicas_alike(cluster, topic, p)
+        assert_nothing_unhandled(cluster)
+    finally:
+        if producer is not None:
+            producer.close()
+        cluster.cleanup()
