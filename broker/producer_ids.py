@@ -5,6 +5,11 @@ not yet reserved, written (fsync, rename) before any id of the block is used. A 
 member takes its blocks from etcd instead (a compare-and-swap on one counter, as Kafka's
 controller hands out ProducerIdsBlocks), so two brokers never give out the same id.
 A crash loses at most the rest of a block, never repeats an id.
+
+A member that cannot reach etcd gets no block: `NoProducerIdBlock`, which InitProducerId
+answers with Kafka's COORDINATOR_LOAD_IN_PROGRESS (its RPCProducerIdManager's answer while it
+waits for a block, chosen because clients retry it), so the client retries instead of losing
+its connection.
 """
 
 from __future__ import annotations
@@ -14,6 +19,12 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 BLOCK_SIZE = 1000
+
+
+class NoProducerIdBlock(Exception):
+    """No fresh block could be reserved now (etcd out of reach); a retry may succeed."""
+
+    code = "coordinator_load_in_progress"
 
 
 class ProducerIdAllocator:

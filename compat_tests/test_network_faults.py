@@ -7,6 +7,8 @@ network namespace (compat_tests/netns.py), links cut with iptables inside the na
   acknowledged record is on every replica, the replicas byte for byte alike. (Before fencing
   took a majority's evidence, the cut-off broker revoked its peers' leases in turn and every
   partition stalled for the whole cut.)
+- InitProducerId on a broker that cannot reach etcd for a producer-id block answers Kafka's
+  retriable COORDINATOR_LOAD_IN_PROGRESS and keeps the connection.
 
 No test may leave an error nobody handled in a broker's log.
 """
@@ -23,18 +25,24 @@ from kafka.admin import NewTopic
 
 from broker.testing.process_cluster import LAG_MS, SESSION_MS
 from compat_tests.netns import Network
+from compat_tests.cluster import metadata_snapshot
 from compat_tests.netns_cluster import NetnsCluster
+from compat_tests.raw_kafka import RawKafka
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(300)
 
+COORDINATOR_LOAD_IN_PROGRESS = 14
 # The longest a partition led by a healthy broker may go without an acks=all ack while another
 # broker is cut off: the leader drops the silent follower from the ISR after the lag time; a
 # session timeout more covers a fencing decision and a client's metadata refresh; the rest is
 # slack for a loaded 2-core machine.
 HEALTHY_GAP_LIMIT_S = (LAG_MS + SESSION_MS) / 1000 + 3.0
 CUT_S = 15.0  # several session timeouts: long enough for a fencing storm to show
+# A return to etcd: a keep-alive interval to notice, a reconnect, registering again, the
+# partition's metadata re-read, and the follower catching up into the ISR (the lag time).
+RETURN_LIMIT_S = (SESSION_MS + LAG_MS) / 1000 + 3.0
 UNHANDLED = ("Task exception was never retrieved", "metadata listener", "after an internal error")
 
 
@@ -167,6 +175,20 @@ def assert_replicas_alike(cluster: NetnsCluster, topic: str, partition: int) -> 
         time.sleep(0.2)
 
 
+def seen_by(cluster: NetnsCluster, node: int, predicate, what: str, timeout: float = 30.0) -> dict:
+    """Wait until broker `node`'s Metadata satisfies `predicate` (a broker cut off from etcd
+    answers from its last image: ask one that is not)."""
+    proc = cluster.brokers[node]
+
+    def check():
+        try:
+            md = metadata_snapshot(proc.host, proc.port)
+        except OSError:
+            return None
+        return md if predicate(md) else None
+    return wait_until(check, what, timeout=timeout)
+
+
 def assert_nothing_unhandled(cluster: NetnsCluster) -> None:
     for node, proc in cluster.brokers.items():
         text = proc.log_text()
@@ -219,4 +241,29 @@ def test_a_leader_cut_off_by_resets_fences_only_itself(network, storage_mode, vi
     finally:
         if producer is not None:
             producer.close()
+        cluster.cleanup()
+
+
+def test_init_producer_id_without_etcd_is_retriable(network):
+    cluster = start_cluster(network, "segment")
+    try:
+        victim = max(cluster.brokers)  # no client has asked it for a producer id: it holds no block
+        network.cut(cluster.hosts[victim], [cluster.etcd_host], "drop")
+        proc = cluster.brokers[victim]
+        with RawKafka(proc.host, proc.port) as c:
+            r = c.request(22, 4, recv_timeout=30, transactional_id=None, transaction_timeout=60_000,
+                          producer_id=-1, producer_epoch=-1)
+            assert r.error_code == COORDINATOR_LOAD_IN_PROGRESS, r
+            assert c.request(18, 0, recv_timeout=10).error_code == 0  # the connection still serves
+        network.heal()
+
+        def init_producer_id():  # as a client retries COORDINATOR_LOAD_IN_PROGRESS
+            with RawKafka(proc.host, proc.port) as c:
+                r = c.request(22, 4, recv_timeout=30, transactional_id=None, transaction_timeout=60_000,
+                              producer_id=-1, producer_epoch=-1)
+            assert r.error_code in (0, COORDINATOR_LOAD_IN_PROGRESS), r
+            return r if r.error_code == 0 else None
+        assert wait_until(init_producer_id, "a producer id once etcd is back", timeout=RETURN_LIMIT_S).producer_id >= 0
+        assert_nothing_unhandled(cluster)
+    finally:
         cluster.cleanup()

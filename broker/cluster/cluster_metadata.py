@@ -35,6 +35,7 @@ from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
 from broker.cluster.metadata_watch import Listener, MetadataWatch
 from broker.cluster.topic_admin import TopicAdmin
+from broker.producer_ids import NoProducerIdBlock
 
 log = logging.getLogger(__name__)
 
@@ -219,5 +220,9 @@ class ClusterMetadata:
         return json.loads(stored.value)["cluster_id"]
 
     async def allocate_producer_id_block(self, size: int = PRODUCER_ID_BLOCK_SIZE) -> int:
-        """The first id of a block of `size` ids no other broker will ever be given."""
-        return await self._store.allocate_producer_ids(size)
+        """The first id of a block of `size` ids no other broker will ever be given;
+        NoProducerIdBlock when etcd cannot hand one out now."""
+        try:
+            return await self._store.allocate_producer_ids(size)
+        except (aetcd.exceptions.ClientError, ClusterError) as exc:
+            raise NoProducerIdBlock(f"No producer id block from etcd: {exc!r}") from exc

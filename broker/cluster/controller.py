@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 
+import aetcd
+
 from broker.cluster.leader_election import on_broker_change
 from broker.cluster.broker_session import BrokerSession
 from broker.cluster.cluster_error import ClusterError
@@ -43,6 +45,14 @@ class Controller:
     async def on_metadata(self, image: MetadataImage, change: MetadataChange) -> None:
         if not self._session.has_session():
             return
+        try:
+            await self._on_metadata(image, change)
+        except aetcd.exceptions.ClientError as exc:
+            # etcd out of reach, or our lease revoked before our session timer noticed (the
+            # campaign then fails with "requested lease not found"): the next change retries
+            log.warning("controller: etcd: %r", exc)
+
+    async def _on_metadata(self, image: MetadataImage, change: MetadataChange) -> None:
         c = image.controller
         if c is not None and (c.node_id, c.controller_epoch) != (self._session.node_id, self.epoch):
             self.epoch = 0  # another broker, or an earlier session of ours, holds the key

@@ -30,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import aetcd
+
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.cluster_metadata import ClusterMetadata
 from broker.cluster.etcd_layout import Endpoint
@@ -166,6 +168,9 @@ class ClusterMember:
                                                         current.partition_epoch, new_isr)
         except ClusterError as exc:
             log.info("%s-%d: ISR change to %s refused: %s", partition.topic, partition.index, new_isr, exc)
+            return None
+        except aetcd.exceptions.ClientError as exc:  # etcd out of reach: the leader proposes again later
+            log.warning("%s-%d: ISR change to %s not made: etcd: %r", partition.topic, partition.index, new_isr, exc)
             return None
         log.info("%s-%d: ISR %s -> %s (partition epoch %d)", partition.topic, partition.index,
                  list(current.isr), list(state.isr), state.partition_epoch)

@@ -5,7 +5,8 @@ any topic, as Kafka's handleInitProducerIdRequest). With one: the transaction co
 answer (broker/txn/coordinator.py) after WRITE on the transactional id — the id's producer with
 its epoch bumped, which fences any older producer of the id; v3+ name the producer asking, so a
 producer recovering from an error keeps its id (KIP-360). An empty transactional id is
-INVALID_REQUEST, as Kafka's.
+INVALID_REQUEST, as Kafka's. A cluster member that cannot get a producer-id block from etcd
+answers the retriable COORDINATOR_LOAD_IN_PROGRESS, as Kafka's broker waiting for one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from broker.security.acl.checks import allowed_on_any, cluster_allowed, transact
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make
 from broker.handlers.txn_errors import for_version, ms
+from broker.producer_ids import NoProducerIdBlock
 
 
 async def handle(broker, header, request):
@@ -38,5 +40,8 @@ async def handle(broker, header, request):
     if not (cluster_allowed(broker, Operation.IDEMPOTENT_WRITE)
             or allowed_on_any(broker, Operation.WRITE, ResourceType.TOPIC)):
         return answer("cluster_authorization_failed")
-    pid = await broker.producer_ids.allocate()
+    try:
+        pid = await broker.producer_ids.allocate()
+    except NoProducerIdBlock as exc:
+        return answer(exc.code)
     return answer("none", pid, 0)

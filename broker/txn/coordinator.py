@@ -25,6 +25,7 @@ import logging
 from typing import NamedTuple
 
 from replica.partition import now_ms
+from broker.producer_ids import NoProducerIdBlock
 from broker.txn import end_v2, state_store
 from broker.txn.markers import MarkerWriter
 from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata, epoch_exhausted
@@ -106,7 +107,10 @@ class TransactionCoordinator:
             return InitResult("invalid_transaction_timeout")
         meta = self.transactions.get(transactional_id)
         if meta is None:
-            new_id = await self._producer_ids.allocate()
+            try:
+                new_id = await self._producer_ids.allocate()
+            except NoProducerIdBlock as exc:
+                return InitResult(exc.code)
             meta = self.transactions.get(transactional_id)  # another request may have made it meanwhile
             if meta is None:
                 meta = TxnMetadata.new(transactional_id, new_id, timeout_ms, self._coordinator_epoch(transactional_id),
@@ -129,7 +133,10 @@ class TransactionCoordinator:
         meta.pending = True  # across the id allocation too
         try:
             if epoch_exhausted(meta.producer_epoch) and (not expected or producer_epoch == meta.producer_epoch):
-                rotated_to = await self._producer_ids.allocate()
+                try:
+                    rotated_to = await self._producer_ids.allocate()
+                except NoProducerIdBlock as exc:
+                    return InitResult(exc.code)
                 record = meta.record_with(now_ms(), (), producer_id=rotated_to, producer_epoch=0,
                                           state=TxnState.EMPTY, timeout_ms=timeout_ms, start_ms=-1)
             else:
@@ -244,6 +251,8 @@ class TransactionCoordinator:
         meta.pending = True  # across the id allocation too
         try:
             next_id = await self._producer_ids.allocate() if epoch_exhausted(epoch) else NO_PRODUCER_ID
+        except NoProducerIdBlock as exc:
+            return EndResult(exc.code)
         finally:
             meta.pending = False
         now = now_ms()
