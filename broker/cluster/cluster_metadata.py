@@ -40,6 +40,25 @@ from broker.producer_ids import NoProducerIdBlock
 log = logging.getLogger(__name__)
 
 PRODUCER_ID_BLOCK_SIZE = 1000  # Kafka's ProducerIdsBlock size
+# gRPC pings a connection idle this long, and drops it when the ping is not answered within an
+# RPC timeout: a connection whose packets a network partition dropped is otherwise kept, and
+# resumes only at the kernel's next retransmission, which backs off to many seconds. etcd
+# refuses pings more often than every 5 s (--grpc-keepalive-min-time) and closes the channel.
+KEEPALIVE_PING_MS = 6000
+# The longest wait between two attempts to reconnect: gRPC's default grows to 120 s, and once it
+# had grown during a partition, brokers came back 12-13 s after the network did.
+MAX_RECONNECT_BACKOFF_MS = 1000
+
+
+def channel_options(rpc_timeout: float) -> dict[str, int]:
+    """The gRPC channel's settings: notice a dead connection, and reconnect soon once the
+    network is back. A connect attempt gives up after an RPC timeout (gRPC's default: 20 s, so
+    a SYN lost in a partition held the next attempt back long after the heal)."""
+    timeout_ms = int(rpc_timeout * 1000)
+    return {"grpc.keepalive_time_ms": KEEPALIVE_PING_MS, "grpc.keepalive_timeout_ms": timeout_ms,
+            "grpc.http2.max_pings_without_data": 0,
+            "grpc.initial_reconnect_backoff_ms": 100, "grpc.min_reconnect_backoff_ms": timeout_ms,
+            "grpc.max_reconnect_backoff_ms": MAX_RECONNECT_BACKOFF_MS}
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, int]:
@@ -59,7 +78,7 @@ class ClusterMetadata:
         # An RPC that takes longer than a keep-alive interval is as good as failed: give up on it
         # in time to send the next keep-alive.
         rpc_timeout = max(1.0, session_timeout_ms / 3000)
-        self._client = aetcd.Client(etcd_host, etcd_port, timeout=rpc_timeout)
+        self._client = aetcd.Client(etcd_host, etcd_port, timeout=rpc_timeout, options=channel_options(rpc_timeout))
         self._store = EtcdStore(self._client, EtcdLayout(prefix))
         self.session = BrokerSession(self._store, node_id, host, port, session_timeout_ms, tuple(endpoints))
         self._watch = MetadataWatch(self._store)

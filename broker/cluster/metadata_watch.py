@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 Listener = Callable[[MetadataImage, MetadataChange], Awaitable[None]]
 
 FIRST_BACKOFF_S = 0.1
-MAX_BACKOFF_S = 5.0
+MAX_BACKOFF_S = 1.0  # a full read is cheap; longer kept the image stale after a partition healed
 
 
 class MetadataWatch:
