@@ -1,8 +1,8 @@
 """How fast leadership moves, with the default 9 s broker session (not the 2 s of cluster.py).
 
 - SIGKILL of a partition's leader: an acks=all record sent after the kill is acknowledged by
-  the new leader well before the dead broker's lease could expire (its peers see its port
-  refuse connections and revoke the lease, broker/cluster/peer_liveness.py);
+  the new leader well before the dead broker's lease could expire (both peers see its port
+  refuse connections, and a majority's suspicion revokes the lease: broker/cluster/fencing.py);
 - the same when the killed leader is also the controller: the other brokers revoke its
   lease, one of them is elected controller and elects the new leader;
 - SIGTERM of a leader (Kafka's controlled shutdown): leadership has moved while the broker is
