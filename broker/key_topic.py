@@ -2,8 +2,10 @@
 
     __key.<topic>.<key as unpadded base64url>
 
-names a read-only virtual topic. It has the partitions of <topic> (which must use the
-commitlog storage mode, the one with a key index); partition p serves, from <topic>'s
+names a read-only virtual topic. It has the partitions of <topic> (at least one of them held
+here in the commitlog layout, the one with a key index: a partition in the segment layout, moved
+there by AlterReplicaLogDirs or held so by this cluster member, answers UNKNOWN_TOPIC_OR_PARTITION
+rather than what the commitlog still holds of it); partition p serves, from <topic>'s
 partition p, exactly the records whose key equals <key>, at their real offsets, timestamps
 and headers. A consumer assigns it (kafka-python, confluent-kafka, kcat -C, Java), seeks to
 the beginning and reads: it sees only the matching records, with gaps in the offsets as in a

@@ -246,15 +246,18 @@ class TopicRegistry:
         return topic
 
     def _key_lookup_topic(self, name: str) -> Topic | None:
-        """The read-only view of one key of a commitlog topic (key_topic.py); built per request.
-        Its name obeys the rules of every topic name (249 characters at most)."""
+        """The read-only view of one key of a topic's partitions held in the commitlog layout
+        here (key_topic.py); built per request. Its name obeys the rules of every topic name
+        (249 characters at most)."""
         parsed = key_topic.parse(name) if illegal_name(name) is None else None
         source = self.topics.get(parsed[0]) if parsed else None
-        if source is None or source.storage_mode != "commitlog":
+        keyed = [source.mode_of(i) == "commitlog" for i in range(len(source.partitions))] if source else []
+        if not any(keyed):
             return None
         store = self._storage.store("commitlog")
-        views = [None if p is None else key_topic.KeyPartition(store, source.name, parsed[1], p)
-                 for p in source.partitions]  # None: hosted on another broker of the cluster
+        # None: held on another broker of the cluster, or here in the segment layout (no key index)
+        views = [key_topic.KeyPartition(store, source.name, parsed[1], p) if p is not None and k else None
+                 for p, k in zip(source.partitions, keyed)]
         topic_id = key_topic.topic_id_for(name)
         self._key_topic_ids.served(name, topic_id)
         return Topic(name, topic_id, {}, "commitlog", views)

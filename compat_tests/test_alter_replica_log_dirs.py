@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from broker.key_topic import name_for
 from compat_tests.raw_kafka import Client, make_batch, read_records
 from compat_tests.served_versions import over_versions
 from compat_tests.stall_bounds import within_bound_once
@@ -252,3 +253,29 @@ def test_kill_9_during_a_move_loses_nothing(fresh_broker, storage_mode, moment):
         assert_all_acked(c, topic, acked)
     mode = storage_mode if where[0] == dir_of(fresh_broker, storage_mode) else target
     wait_until(lambda: files_of(fresh_broker, topic) == {mode: True, other(mode): False}, "exactly one layout")
+
+
+def test_key_lookup_follows_the_partition_between_layouts(fresh_broker, storage_mode):
+    """The key-lookup topic (broker/key_topic.py) serves a partition from the commitlog's key
+    index only while the partition is held in the commitlog layout. Moved out, it answers
+    UNKNOWN_TOPIC_OR_PARTITION, not the records the shared commitlog keeps of it until retention;
+    moved in, every record carrying the key is found, those the catch-up copied included."""
+    topic, target = unique_topic("ald-key"), other(storage_mode)
+    key_topic = name_for(topic, b"k")
+
+    def by_key(c: Client, partition: int) -> tuple[int, list[bytes]]:
+        p = c.fetch(key_topic, partition, 0)
+        return p.error_code, [v for _, _, _, v in read_records(p.records)]
+
+    with Client.to(fresh_broker) as c:
+        c.create_topic(topic, 2)
+        for partition in (0, 1):
+            c.produced(topic, partition, make_batch([b"a", b"b", b"c"], keys=[b"k", b"other", b"k"]))
+        keyed = {"commitlog": (NONE, [b"a", b"c"]), "segment": (UNKNOWN_TOPIC_OR_PARTITION, [])}
+        if storage_mode == "commitlog":
+            assert by_key(c, 0) == by_key(c, 1) == keyed["commitlog"]
+        assert alter(c, dir_of(fresh_broker, target), topic) == {0: NONE}
+        wait_until(lambda: set(placement(c, topic)) == {(dir_of(fresh_broker, target), False)},
+                   "partition 0 in the new log dir alone", timeout=60)
+        assert by_key(c, 0) == keyed[target]
+        assert by_key(c, 1) == keyed[storage_mode]
