@@ -2,13 +2,10 @@
 
 Each topic keeps its data in the engine of its storage mode (storage_modes.py), chosen at
 creation; a partition moved to the other layout since (AlterReplicaLogDirs, log_dir_move.py)
-is listed under `partition_modes` and opens in its own layout (a cluster member's file keeps
-only these layouts, broker/storage/replica_layouts.py: etcd has the rest). Persisted as
-`<data-dir>/topics.json`, rewritten atomically (temp file, fsync, rename, fsync of the
-directory) on every change, with the previous version
-kept as `topics.json.bak`. After a crash either the old or the new file is
-whole; partition directories of a topic missing from the file are removed at
-start-up (a create or delete that did not finish), in the background.
+opens in its own layout. Persisted in `<data-dir>/topics.json` (broker/storage/topics_file.py:
+its layout, replaced whole on every change; a cluster member's keeps only the layouts). After a
+crash either the old or the new file is whole; partition directories of a topic missing from
+the file are removed at start-up (a create or delete that did not finish), in the background.
 
 Changes keep one order, so that what a client sees is always backed by files (one change at a
 time, under `_admin`; the file work in the admin worker thread, admin_worker.py):
@@ -24,9 +21,7 @@ time, under `_admin`; the file work in the admin worker thread, admin_worker.py)
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +33,7 @@ from broker.settings.topic_configs import log_config_for
 from replica.partition import Partition
 from replica.readable_partition import ReadablePartition
 from broker.storage.modes import StorageModes
+from broker.storage import topics_file
 from broker.storage.replica_layouts import ReplicaLayouts
 from broker import key_topic
 from broker.topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
@@ -80,7 +76,7 @@ class TopicRegistry:
         self._config = config
         self._storage = storage
         self._on_removed = on_removed
-        self._path = Path(config.data_dir) / "topics.json"
+        self._data_dir = Path(config.data_dir)
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
         self._key_topic_ids = key_topic.KeyTopicIds()
@@ -89,39 +85,32 @@ class TopicRegistry:
         self.layouts: ReplicaLayouts | None = None  # a cluster member's (load)
 
     def load(self) -> None:
-        saved = {}
-        if self._path.exists():
-            saved = json.loads(self._path.read_text())
-        entries = saved.get("topics", {})
-        # Files written before storage modes existed are all in the segment layout.
-        modes = {name: entry.get("storage_mode", "segment") for name, entry in entries.items()}
-        moved = {name: {int(i): m for i, m in entry.get("partition_modes", {}).items()}
-                 for name, entry in entries.items()}
+        saved = topics_file.read(self._data_dir)
+        layouts = {t.storage_mode for t in saved.values()} | {m for t in saved.values() for m in t.moved.values()}
         if self._config.etcd:
             # A cluster member's topics come from etcd (cluster_member.py applies each image),
             # topics.json says only which layout each replica here is in: open the engines now
             # so they recover before the first partition is hosted.
-            stores = self._storage.open_at_start({*modes.values(), *(m for ms in moved.values() for m in ms.values())})
+            stores = self._storage.open_at_start(layouts)
             on_disk: dict[tuple[str, int], set[str]] = {}
             for mode, store in stores.items():
                 for key in store.existing_partitions():
                     on_disk.setdefault(key, set()).add(mode)
             self.layouts = ReplicaLayouts(self._storage.default_mode, {
-                name: (uuid.UUID(entry["id"]), modes[name], moved[name]) for name, entry in entries.items()}, on_disk)
+                name: (t.topic_id, t.storage_mode, t.moved) for name, t in saved.items()}, on_disk)
             return
-        counts = {name: entry["partitions"] for name, entry in entries.items()}
 
         def in_commitlog(name: str, index: int) -> bool:
-            return index < counts.get(name, 0) and moved[name].get(index, modes[name]) == "commitlog"
+            t = saved.get(name)
+            return t is not None and index < t.partitions and t.moved.get(index, t.storage_mode) == "commitlog"
 
         # The commitlog store does not even open the queues of partitions it does not host (no
         # topic, or the partition's layout is the segment one: a move that did not commit).
-        self._storage.open_at_start({*modes.values(), *(m for ms in moved.values() for m in ms.values())},
-                                    wanted=in_commitlog)
-        for name, entry in entries.items():
-            topic = Topic(name, uuid.UUID(entry["id"]), dict(entry["configs"]), modes[name], moved=moved[name])
+        self._storage.open_at_start(layouts, wanted=in_commitlog)
+        for name, t in saved.items():
+            topic = Topic(name, t.topic_id, dict(t.configs), t.storage_mode, moved=dict(t.moved))
             self._register(topic)
-            for index in range(entry["partitions"]):
+            for index in range(t.partitions):
                 topic.partitions.append(self._open(topic, index))
         self._remove_orphans("its topic is not in topics.json")
 
@@ -199,38 +188,14 @@ class TopicRegistry:
 
     async def _save(self, extra: list[Topic] = ()) -> None:
         """Write topics.json (in the worker) as the registry is, plus `extra` topics about to
-        be registered. A cluster member's topics live in etcd: its file keeps only the layout
-        of each replica here (broker/storage/replica_layouts.py)."""
+        be registered."""
         listed = {t.name: t for t in self.topics.values()}
         listed.update((t.name, t) for t in extra)
-        cluster = self._config.etcd
-        data = {
-            "version": 1,
-            "topics": {
-                t.name: {"id": str(t.topic_id), "storage_mode": t.storage_mode,
-                         **({} if cluster else {"partitions": len(t.partitions), "configs": t.configs}),
-                         **({"partition_modes": {str(i): m for i, m in sorted(t.moved.items())}} if t.moved else {})}
-                for t in listed.values()
-            },
-        }
-        await self.worker.run(self._write, data)
+        saved = {t.name: topics_file.SavedTopic(t.topic_id, t.storage_mode, dict(t.moved), len(t.partitions),
+                                                dict(t.configs)) for t in listed.values()}
+        await self.worker.run(topics_file.write, self._data_dir, saved, bool(self._config.etcd))
         if self.layouts is not None:
             self.layouts.saved({t.name: (t.topic_id, t.storage_mode, dict(t.moved)) for t in listed.values()})
-
-    def _write(self, data: dict) -> None:
-        tmp = self._path.with_suffix(".json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        if self._path.exists():
-            os.replace(self._path, self._path.with_suffix(".json.bak"))
-        os.replace(tmp, self._path)
-        dir_fd = os.open(self._path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
     def get(self, name: str) -> Topic | None:
         topic = self.topics.get(name)
