@@ -71,19 +71,27 @@ test-unit: $(TEST_STAMP) test-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
 # The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.
-# --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes).
+# --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes), then
+# bench-layout-move and bench-disk.
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/compare.py --quick
 
 bench-full: $(BENCH_STAMP)
 	$(BIN)/python bench/compare.py --full
 	$(BIN)/python bench/layout_move.py
+	$(BIN)/python bench/disk_bound.py
 
 # Live layout moves (bench/layout_move.py): AlterReplicaLogDirs of a 1 GB partition each way, its
 # MB/s, and acks=all produce p50/p99 (1 KB, 2,000/s) before and during the move; about 6 minutes.
 .PHONY: bench-layout-move
 bench-layout-move: $(BENCH_STAMP)
 	$(BIN)/python bench/layout_move.py
+
+# IOs per record of each layout on a loop device of its own, and msg/s under a write-IOPS cap
+# (bench/disk_bound.py; needs root for losetup, mount and the blkio throttle; about 25 minutes).
+.PHONY: bench-disk
+bench-disk: $(BENCH_STAMP)
+	$(BIN)/python bench/disk_bound.py
 
 # One broker, one configuration, in depth (bench/run.py: CPU per phase, batch sizes, page cache).
 bench-broker: $(BENCH_STAMP)
