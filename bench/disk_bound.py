@@ -1,7 +1,7 @@
 """Disk IOs per record for the two layouts, and what they make of a disk with an IOPS budget.
 
-    .venv/bin/python bench/disk_bound.py [--partitions 1,100,1000,10000] [--records 40000]
-        [--iops 3000] [--no-strace]
+    .venv/bin/python bench/disk_bound.py [--partitions 1,100,1000,10000] [--records 20000]
+        [--iops 3000] [--passes count,strace,throttled] [--results-dir DIR]
 
 On this VM both layouts are CPU-bound, so their msg/s says nothing about a disk that is the
 limit. What does carry over is how many IOs each layout asks of the disk per record. Each cell
@@ -70,9 +70,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--strace-seconds", type=float, default=15.0)
     ap.add_argument("--value-size", type=int, default=1024)
     ap.add_argument("--iops", type=int, default=3000, help="write IOPS cap of the throttled pass; 0: skip it")
-    ap.add_argument("--no-strace", action="store_true")
+    ap.add_argument("--passes", default="count,strace,throttled")
     ap.add_argument("--disk-gib", type=int, default=16)
     ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
+    ap.add_argument("--work-dir", type=Path, default=BENCH / "results" / "tmp" / "disk-bound",
+                    help="where the disk image and its mount point go (one per concurrent run)")
     return ap.parse_args(argv)
 
 
@@ -123,7 +125,7 @@ def run_pass(disk: LoopDisk, args, mode: str, partitions: int, flush: str, recor
     work = Path(tempfile.mkdtemp(prefix=f"{mode}-{partitions}-", dir=disk.mount_point))
     port = free_port()
     cmd = broker_command("twinlog", None, ["--storage-mode", mode], work / "data", "127.0.0.1", port)
-    broker = BrokerProcess(cmd, "127.0.0.1", port, BENCH / "results" / "tmp" / "disk-bound-broker.log", split[0])
+    broker = BrokerProcess(cmd, "127.0.0.1", port, args.work_dir / "broker.log", split[0])
     broker.start(timeout=60)
     tracer = None
     try:
@@ -143,7 +145,7 @@ def run_pass(disk: LoopDisk, args, mode: str, partitions: int, flush: str, recor
         disk.sync()
         before = disk.counters()
         if traced:
-            tracer = Strace(broker.proc.pid, BENCH / "results" / "tmp" / "disk-bound-strace.txt")
+            tracer = Strace(broker.proc.pid, args.work_dir / "strace.txt")
         run = run_phase(produce_worker, params, seconds + 400, broker)
         syscalls = tracer.stop() if tracer else None
         tracer = None
@@ -169,12 +171,13 @@ def run_pass(disk: LoopDisk, args, mode: str, partitions: int, flush: str, recor
 
 def one_cell(disk: LoopDisk, args, mode: str, partitions: int, flush: str, split) -> dict:
     cell = {"mode": mode, "partitions": partitions, "flush": flush}
-    passes = [("count", args.records, args.seconds, False, 0)]
-    if not args.no_strace:
-        passes.append(("strace", args.strace_records, args.strace_seconds, True, 0))
-    if args.iops:
-        passes.append(("throttled", args.records, args.seconds, False, args.iops))
+    passes = [("count", args.records, args.seconds, False, 0),
+              ("strace", args.strace_records, args.strace_seconds, True, 0),
+              ("throttled", args.records, args.seconds, False, args.iops)]
+    chosen = args.passes.split(",")
     for name, records, seconds, traced, iops in passes:
+        if name not in chosen or (name == "throttled" and not iops):
+            continue
         try:
             if iops:
                 disk.set_write_iops(iops)
@@ -211,7 +214,7 @@ def main(argv=None) -> int:
     if split[1]:
         os.sched_setaffinity(0, split[1])
     cells = []
-    with LoopDisk(tmp / "disk-bound" / "disk.img", args.disk_gib) as disk:
+    with LoopDisk(args.work_dir / "disk.img", args.disk_gib) as disk:
         facts = {**machine_facts(), "cgroup": cgroup_version(), "device": disk.device,
                  "backing": f"{disk.image} on {filesystem_of(disk.image.parent)}, loop --direct-io=on, ext4",
                  "load_before": os.getloadavg()}
