@@ -76,14 +76,16 @@ def table(cells: list[dict], iops: int) -> list[str]:
     return lines
 
 
-def crossover(points: list[tuple[int, float, float]]) -> float | None:
-    """Partition count where commitlog's rate first passes segment's, interpolated on log(partitions)."""
+def crossovers(points: list[tuple[int, float, float]]) -> list[float]:
+    """Partition counts where commitlog's rate and segment's cross, either way, interpolated on
+    log(partitions)."""
+    found = []
     for (n0, s0, c0), (n1, s1, c1) in zip(points, points[1:]):
         d0, d1 = math.log(c0 / s0), math.log(c1 / s1)
-        if d0 <= 0 < d1:
+        if (d0 <= 0 < d1) or (d1 <= 0 < d0):
             x0, x1 = math.log10(n0), math.log10(n1)
-            return 10 ** (x0 + (x1 - x0) * (-d0) / (d1 - d0))
-    return None
+            found.append(10 ** (x0 + (x1 - x0) * d0 / (d0 - d1)))
+    return found
 
 
 def plot(cells: list[dict], iops: int, path: Path) -> bool:
@@ -109,8 +111,7 @@ def plot(cells: list[dict], iops: int, path: Path) -> bool:
                     ax.plot(*zip(*pts), style, color=colour, marker="o", ms=3, label=f"{mode}, {disk} {disk_iops:,} IOPS")
             both = [(n, series["segment"][n], series["commitlog"][n]) for n in counts
                     if n in series.get("segment", {}) and n in series.get("commitlog", {})]
-            x = crossover(both)
-            if x:
+            for x in crossovers(both):
                 ax.axvline(x, color="grey", linestyle=style, linewidth=1)
                 low = min(min(s, c) for _, s, c in both)
                 ax.annotate(f"crossover, {disk}: ~{x:,.0f}", (x, low), rotation=90, fontsize=7, va="bottom", ha="right")
