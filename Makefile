@@ -88,7 +88,7 @@ bench-layout-move: $(BENCH_STAMP)
 	$(BIN)/python bench/layout_move.py
 
 # IOs per record of each layout on a loop device of its own, and msg/s under a write-IOPS cap
-# (bench/disk_bound.py; needs root for losetup, mount and the blkio throttle; about 25 minutes).
+# (bench/disk_bound.py; needs root for losetup, mount and the blkio throttle; about 40 minutes).
 .PHONY: bench-disk
 bench-disk: $(BENCH_STAMP)
 	$(BIN)/python bench/disk_bound.py
