@@ -13,29 +13,82 @@ next request reconnects (logging in again on a SASL listener: replica/sasl_login
 refused login counts as a failed connect), though not before the reconnect backoff has passed: it starts at
 reconnect.backoff.ms (50 ms) and doubles with each failed attempt up to
 reconnect.backoff.max.ms (1 s), Kafka's client defaults, and resets once a connect succeeds.
+
+Responses are read into their frames in place (wire/frame_receiver.py, through a
+BufferedProtocol): a follower's fetch answer of a megabyte is copied once, by the kernel.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import ssl
 import time
+from typing import Callable
 
 from wire.client_codec import decode_response, encode_request, response_correlation_id
-from wire.framing import DEFAULT_MAX_REQUEST_SIZE, FrameDecoder, PeerProtocolError
+from wire.frame_receiver import FrameReceiver
+from wire.framing import DEFAULT_MAX_REQUEST_SIZE, PeerProtocolError
 
 from .sasl_login import SaslCredentials, SaslLoginFailed, login
 
 log = logging.getLogger(__name__)
 
-_READ_CHUNK = 256 * 1024
-
 
 class ConnectionFailed(ConnectionError):
     """The request got no answer: the connection could not be made, broke, or timed out.
     The peer may or may not have processed it."""
+
+
+class _ResponseStream(asyncio.BufferedProtocol):
+    """One TCP (or TLS) connection's transport side: received bytes go straight into frames,
+    each handed to `deliver(stream, frame)`; the end of the connection, or bytes that are
+    no frame, to `lost(stream, reason)`."""
+
+    def __init__(self, max_response: int, deliver, lost) -> None:
+        self._frames = FrameReceiver(max_response)
+        self._deliver = deliver
+        self._lost = lost
+        self.transport: asyncio.Transport | None = None
+        self._writable: asyncio.Future | None = None  # while the peer does not read what we send
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._frames.buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            for frame in self._frames.received(nbytes):
+                self._deliver(self, frame)
+        except PeerProtocolError as exc:
+            self._lost(self, f"protocol error: {exc}")
+
+    def eof_received(self) -> bool:
+        self._lost(self, "closed by the peer")
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self._lost(self, str(exc) if exc else "closed by the peer")
+        self.resume_writing()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._writable = None
+
+    async def drain(self) -> None:
+        if self._writable is not None:
+            await self._writable
 
 
 class BrokerConnection:
@@ -55,93 +108,90 @@ class BrokerConnection:
         self._max_response = max_response_bytes
         self._next_attempt = 0.0  # monotonic time before which no reconnect is tried
         self._connect_lock = asyncio.Lock()
-        self._writer: asyncio.StreamWriter | None = None
-        self._reader_task: asyncio.Task | None = None
-        # correlation id -> (future, api_key, version), oldest first
-        self._waiting: dict[int, tuple[asyncio.Future, int, int]] = {}
+        self._stream: _ResponseStream | None = None
+        # correlation id -> (future, how its response frame is read), oldest first
+        self._waiting: dict[int, tuple[asyncio.Future, Callable]] = {}
         self._correlation_ids = itertools.count(1)
         self._closed = False
 
     @property
     def connected(self) -> bool:
-        return self._writer is not None
+        return self._stream is not None
 
-    async def request(self, body):
-        """Send one kio request entity; return the typed response. Raises ConnectionFailed."""
-        return await self._exchange(await self._connection(), body)
+    async def request(self, body, read=None):
+        """Send one kio request entity; return the typed response, or what `read(frame)` makes
+        of the response frame (correlation id first), for a reader of its own such as
+        wire/fetch_response_view.py. Raises ConnectionFailed, also when the answer does not read."""
+        return await self._exchange(await self._connection(), body, read)
 
-    async def _exchange(self, writer: asyncio.StreamWriter, body):
+    async def _exchange(self, stream: _ResponseStream, body, read=None):
         correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
         answer = asyncio.get_running_loop().create_future()
-        self._waiting[correlation_id] = (answer, body.__api_key__, body.__version__)
+        if read is None:
+            read = functools.partial(decode_response, api_key=body.__api_key__, version=body.__version__)
+        self._waiting[correlation_id] = (answer, read)
         try:
-            writer.write(encode_request(body, correlation_id, self.client_id))
-            await asyncio.wait_for(writer.drain(), self._timeout)
+            stream.transport.write(encode_request(body, correlation_id, self.client_id))
+            await asyncio.wait_for(stream.drain(), self._timeout)
             return await asyncio.wait_for(answer, self._timeout)
         except asyncio.TimeoutError:
-            self._disconnect(writer, f"no answer within {self._timeout:g} s")
+            self._disconnect(stream, f"no answer within {self._timeout:g} s")
             raise ConnectionFailed(f"{self._peer()}: request {correlation_id} timed out") from None
         except OSError as exc:  # a write to a reset connection
-            self._disconnect(writer, str(exc))
+            self._disconnect(stream, str(exc))
             raise ConnectionFailed(f"{self._peer()}: {exc}") from exc
         # A caller cancelled while waiting leaves its entry in place: the response still comes,
         # in its turn, and the reader drops it; removing the entry would break the order check.
 
     async def close(self) -> None:
         self._closed = True
-        writer = self._writer
-        if writer is not None:
-            self._disconnect(writer, "closed")
-            try:
-                await writer.wait_closed()
-            except OSError:
-                pass
+        stream = self._stream
+        if stream is not None:
+            self._disconnect(stream, "closed")
+            await stream.closed
 
     # ----- connecting -------------------------------------------------------------------
 
-    async def _connection(self) -> asyncio.StreamWriter:
+    async def _connection(self) -> _ResponseStream:
         async with self._connect_lock:
             if self._closed:
                 raise ConnectionFailed(f"{self._peer()}: connection closed")
-            if self._writer is not None:
-                return self._writer
+            if self._stream is not None:
+                return self._stream
             wait = self._next_attempt - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
+            loop = asyncio.get_running_loop()
             try:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port, ssl=self._tls), self._timeout)
+                _, stream = await asyncio.wait_for(loop.create_connection(
+                    lambda: _ResponseStream(self._max_response, self._deliver, self._disconnect),
+                    self.host, self.port, ssl=self._tls), self._timeout)
             except (OSError, asyncio.TimeoutError) as exc:
                 self._next_attempt = time.monotonic() + self._backoff
                 self._backoff = min(self._backoff * 2, self._backoff_max)
                 raise ConnectionFailed(f"{self._peer()}: cannot connect: {exc!r}") from exc
-            self._writer = writer
-            self._reader_task = asyncio.create_task(self._read_responses(reader, writer),
-                                                    name=f"responses from {self._peer()}")
+            self._stream = stream
             if self._login is not None:
                 try:
-                    await login(lambda body: self._exchange(writer, body), self._login)
+                    await login(lambda body: self._exchange(stream, body), self._login)
                 except SaslLoginFailed as exc:  # refused: back off as from a refused connect
                     self._backoff = min(self._backoff * 2, self._backoff_max)
-                    self._disconnect(writer, str(exc))
+                    self._disconnect(stream, str(exc))
                     raise ConnectionFailed(f"{self._peer()}: {exc}") from None
             self._backoff = self._backoff_min
             log.info("connected to %s%s", self._peer(),
                      f" as {self._login.username} ({self._login.mechanism})" if self._login else "")
-            return writer
+            return stream
 
-    def _disconnect(self, writer: asyncio.StreamWriter, reason: str) -> None:
+    def _disconnect(self, stream: _ResponseStream, reason: str) -> None:
         """Drop this connection (if it is still the current one) and fail what waits on it."""
-        if self._writer is not writer:
+        if self._stream is not stream:
             return
-        self._writer = None
+        self._stream = None
         self._next_attempt = time.monotonic() + self._backoff
-        writer.close()
-        if self._reader_task is not None and self._reader_task is not asyncio.current_task():
-            self._reader_task.cancel()
-        self._reader_task = None
+        stream.transport.close()
         waiting, self._waiting = self._waiting, {}
-        for answer, _key, _version in waiting.values():
+        for answer, _read in waiting.values():
             if not answer.done():
                 answer.set_exception(ConnectionFailed(f"{self._peer()}: {reason}"))
         if not self._closed:
@@ -149,28 +199,16 @@ class BrokerConnection:
 
     # ----- responses --------------------------------------------------------------------
 
-    async def _read_responses(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        frames = FrameDecoder(self._max_response)
-        try:
-            while True:
-                data = await reader.read(_READ_CHUNK)
-                if not data:
-                    self._disconnect(writer, "closed by the peer")
-                    return
-                for frame in frames.feed(data):
-                    self._deliver(frame)
-        except PeerProtocolError as exc:
-            self._disconnect(writer, f"protocol error: {exc}")
-        except OSError as exc:
-            self._disconnect(writer, str(exc))
-
-    def _deliver(self, frame: bytes) -> None:
+    def _deliver(self, stream: _ResponseStream, frame) -> None:
+        """A whole response frame came in on `stream` (called by it, from the event loop)."""
+        if self._stream is not stream:
+            return  # the rest of a connection already dropped
         correlation_id = response_correlation_id(frame)
         oldest = next(iter(self._waiting), None)
         if correlation_id != oldest:
             raise PeerProtocolError(f"response to correlation id {correlation_id}, expected {oldest}")
-        answer, api_key, version = self._waiting[correlation_id]
-        response = decode_response(frame, api_key, version)  # on failure the entry stays, to be failed
+        answer, read = self._waiting[correlation_id]
+        response = read(frame)  # on failure the entry stays, to be failed
         del self._waiting[correlation_id]
         if not answer.done():
             answer.set_result(response)

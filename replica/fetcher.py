@@ -86,8 +86,9 @@ class FollowerPartition(Protocol):
         """Kafka's OffsetForLeaderEpoch on our own log: (largest epoch <= `epoch`, the offset
         where it ends); (NO_EPOCH, NO_OFFSET) when we know no such epoch."""
 
-    def append_as_follower(self, batch: bytes) -> None:
-        """One whole batch v2 as the leader stored it; its base offset must equal the LEO."""
+    def append_as_follower(self, batch: bytes | memoryview) -> None:
+        """One whole batch v2 as the leader stored it; its base offset must equal the LEO. A
+        view into the fetch answer's frame: the log writes it without another copy."""
 
     def truncate_to(self, offset: int) -> None: ...
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from wire.fetch_response_view import read_fetch_response_frame
 from wire.inter_broker import (
     EpochRequest,
     FetchPartitionRequest,
     fetch_request,
     offset_for_leader_epoch_request,
-    read_fetch_response,
     read_offset_for_leader_epoch_response,
 )
 
@@ -60,7 +60,7 @@ class FetchResult:
     error: str  # Kafka's lower-case error name: "none", "offset_out_of_range", ...
     high_watermark: int
     log_start_offset: int
-    records: bytes  # whole batches, possibly followed by the start of one more
+    records: bytes | memoryview  # whole batches, possibly followed by the start of one more
 
 
 class EpochQuery(NamedTuple):
@@ -101,7 +101,7 @@ class NetworkLeaderEndpoint:
             isolation_level=0,
             partitions=[FetchPartitionRequest(p.tp.topic, p.tp.partition, p.current_leader_epoch, p.fetch_offset,
                                               p.log_start_offset) for p in partitions])
-        top_error, answers = read_fetch_response(await self.connection.request(request))
+        top_error, answers = await self.connection.request(request, read_fetch_response_frame)
         results = {}
         for a in answers:
             error = a.error if top_error == "none" else top_error

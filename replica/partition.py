@@ -363,7 +363,7 @@ class Partition:
         self._follower_hw = offset
         self.producers = ProducerStateTable.from_log(self._log)  # replay the log as cut
 
-    def append_as_follower(self, batch: bytes) -> None:
+    def append_as_follower(self, batch: bytes | memoryview) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
         info = self._log.append_as_follower(batch)
         self._mirrored(batch)

@@ -11,6 +11,7 @@
 
 The replica package builds its requests through here so the codec library stays inside wire/.
 Error codes come back as Kafka's lower-case error names ("none", "offset_out_of_range").
+A Fetch response is read by fetch_response_view.py, in place.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class FetchPartitionResponse(NamedTuple):
     error: str
     high_watermark: int
     log_start_offset: int
-    records: bytes
+    records: bytes | memoryview  # fetch_response_view.py: a view of the received frame
 
 
 class EpochRequest(NamedTuple):
@@ -81,17 +82,6 @@ def fetch_request(replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: 
         min_bytes=min_bytes, max_bytes=max_bytes, isolation_level=isolation_level, session_id=0,
         session_epoch=-1, topics=tuple(topic_cls(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
         forgotten_topics_data=(), rack_id="")
-
-
-def read_fetch_response(response) -> tuple[str, list[FetchPartitionResponse]]:
-    """(top-level error name, one entry per partition in the response)."""
-    out = []
-    for t in response.responses:
-        for p in t.partitions:
-            out.append(FetchPartitionResponse(
-                t.topic, p.partition_index, p.error_code.name, p.high_watermark, p.log_start_offset,
-                bytes(p.records or b"")))
-    return response.error_code.name, out
 
 
 def offset_for_leader_epoch_request(replica_id: int, partitions: Iterable[EpochRequest]):

@@ -8,13 +8,13 @@ import struct
 import pytest
 from kio.schema.errors import ErrorCode
 from wire.client_codec import decode_response, encode_request, response_correlation_id
+from wire.fetch_response_view import read_fetch_response_frame
 from wire.framing import PeerProtocolError
 from wire.inter_broker import (
     EpochRequest,
     FetchPartitionRequest,
     fetch_request,
     offset_for_leader_epoch_request,
-    read_fetch_response,
     read_offset_for_leader_epoch_response,
 )
 from wire.protocol import RequestHeader, _reader, decode_request, encode_response, request_class, response_class
@@ -84,7 +84,7 @@ def _fetch_response(records: bytes):
 def test_the_servers_fetch_response_reads_back_as_plain_values():
     frame = _served(1, 12, 9, _fetch_response(b"\x01\x02\x03"))
     assert response_correlation_id(frame) == 9
-    top, parts = read_fetch_response(decode_response(frame, 1, 12))
+    top, parts = read_fetch_response_frame(frame)
     assert top == "none"
     assert [tuple(p) for p in parts] == [("a", 0, "offset_out_of_range", 40, 10, b"\x01\x02\x03")]
 
