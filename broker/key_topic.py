@@ -169,8 +169,8 @@ class KeyPartition:
     def follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
         """Followers replicate the source topic, never a key's view of it."""
 
-    def add_waiter(self, fut) -> None:
-        self._source.add_waiter(fut)
+    def add_waiter(self, fut, reads_to_log_end: bool = False) -> None:
+        self._source.add_waiter(fut, reads_to_log_end)
 
     def discard_waiter(self, fut) -> None:
         self._source.discard_waiter(fut)

@@ -322,10 +322,12 @@ class Partition:
         before = self.leader.high_watermark
         self.leader.follower_fetched(replica_id, fetch_offset)
         if self.leader.high_watermark != before:
-            # Only a moved HW wakes anyone: waking every parked fetch on each follower fetch
-            # made two followers' long-polls wake each other in a loop (66% of a core per
-            # broker with an idle 50-partition RF=3 topic).
-            self._high_watermark_maybe_moved()
+            # Only a moved HW wakes anyone, and only acks=all produces and consumers: waking
+            # every parked fetch on each follower fetch made two followers' long-polls wake
+            # each other in a loop (66% of a core per broker with an idle 50-partition RF=3
+            # topic); a follower reads to the LEO, which a follower's fetch does not move.
+            self.purgatory.high_watermark_moved(self.leader.high_watermark)
+            self.purgatory.high_watermark_advanced()
         if self.leader.may_join(replica_id):
             self.isr_change.propose(self, sorted(self.leader.isr | {replica_id}), self._isr_accepted)
 
@@ -468,8 +470,8 @@ class Partition:
 
     # ----- fetch long-poll ------------------------------------------------------------
 
-    def add_waiter(self, fut: asyncio.Future) -> None:
-        self.purgatory.add_data_waiter(fut)
+    def add_waiter(self, fut: asyncio.Future, reads_to_log_end: bool = False) -> None:
+        self.purgatory.add_data_waiter(fut, reads_to_log_end)
 
     def discard_waiter(self, fut: asyncio.Future) -> None:
         self.purgatory.discard_data_waiter(fut)

@@ -4,11 +4,14 @@
   (`wait_for_high_watermark`): it completes when the HW reaches the offset, fails with the
   partition's error when the partition stops being leader, and gives up at the request's
   timeout (REQUEST_TIMED_OUT).
-- A fetch long-poll waits for "anything new" (`add_data_waiter`): an append (followers read
-  up to the LEO) or a HW move (consumers read up to the HW).
+- A fetch long-poll waits for "anything new" (`add_data_waiter`): for a follower, which reads
+  up to the LEO, an append; for a consumer, which reads up to the HW, also a HW move. A HW
+  move brings a follower nothing to read, so it does not wake one, as in Kafka: with two
+  followers, each one's fetch that moved the HW woke the other's long poll, which read every
+  partition of its request again only to park once more.
 
-Waiters are futures on the event loop; the partition calls `high_watermark_moved` and
-`data_arrived` from the loop. The produce waiters are kept in a heap by offset, so a HW move
+Waiters are futures on the event loop; the partition calls `high_watermark_moved`,
+`data_arrived` and `high_watermark_advanced` from the loop. The produce waiters are kept in a heap by offset, so a HW move
 completes exactly the waiters it satisfies without looking at the others.
 """
 
@@ -25,7 +28,8 @@ class PartitionPurgatory:
     def __init__(self) -> None:
         self._by_offset: list[tuple[int, int, asyncio.Future]] = []
         self._order = itertools.count()  # ties in the heap never compare futures
-        self._data_waiters: list[asyncio.Future] = []
+        self._data_waiters: list[asyncio.Future] = []  # consumers': woken by appends and HW moves
+        self._log_end_waiters: list[asyncio.Future] = []  # followers': woken by appends
 
     # ----- delayed produce -----------------------------------------------------
 
@@ -63,17 +67,31 @@ class PartitionPurgatory:
 
     # ----- delayed fetch -------------------------------------------------------
 
-    def add_data_waiter(self, fut: asyncio.Future) -> None:
-        self._data_waiters.append(fut)
+    def add_data_waiter(self, fut: asyncio.Future, reads_to_log_end: bool = False) -> None:
+        """`reads_to_log_end`: a follower's fetch, which a HW move does not wake."""
+        (self._log_end_waiters if reads_to_log_end else self._data_waiters).append(fut)
 
     def discard_data_waiter(self, fut: asyncio.Future) -> None:
-        try:
-            self._data_waiters.remove(fut)
-        except ValueError:
-            pass
+        for waiters in (self._data_waiters, self._log_end_waiters):
+            try:
+                waiters.remove(fut)
+                return
+            except ValueError:
+                pass
 
     def data_arrived(self) -> None:
+        """An append, or a change every waiter must see (leadership, a HW taken from the leader)."""
+        waiters = self._data_waiters + self._log_end_waiters
+        self._data_waiters, self._log_end_waiters = [], []
+        _wake(waiters)
+
+    def high_watermark_advanced(self) -> None:
+        """The HW moved with nothing appended: only what consumers may read grew."""
         waiters, self._data_waiters = self._data_waiters, []
-        for fut in waiters:
-            if not fut.done():
-                fut.set_result(None)
+        _wake(waiters)
+
+
+def _wake(waiters: list[asyncio.Future]) -> None:
+    for fut in waiters:
+        if not fut.done():
+            fut.set_result(None)

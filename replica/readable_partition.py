@@ -91,7 +91,8 @@ class ReadablePartition(Protocol):
     def follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
         """A follower's Fetch reached `fetch_offset` (a view has no followers of its own)."""
 
-    def add_waiter(self, fut: asyncio.Future) -> None:
-        """Complete `fut` when records arrive (a fetch's long poll)."""
+    def add_waiter(self, fut: asyncio.Future, reads_to_log_end: bool = False) -> None:
+        """Complete `fut` when records arrive (a fetch's long poll); `reads_to_log_end`: a
+        follower's, which a high watermark move alone does not wake."""
 
     def discard_waiter(self, fut: asyncio.Future) -> None: ...

@@ -153,14 +153,14 @@ def _unreadable(broker, follower: int, wanted) -> frozenset[str]:
     return denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
 
 
-async def _wait_for_data(broker, wanted, timeout: float) -> None:
+async def _wait_for_data(broker, wanted, timeout: float, follower: bool) -> None:
     fut = asyncio.get_running_loop().create_future()
     partitions = [
         p for topic, _, fps in wanted if topic is not None for fp in fps
         if (p := broker.topics.partition(topic, fp.partition)) is not None
     ]
     for p in partitions:
-        p.add_waiter(fut)
+        p.add_waiter(fut, follower)
     try:
         # asyncio.wait, not wait_for: 3.11's wait_for loses a cancel that arrives as the future
         # completes (with followers long-polling that happens), and the connection's task then
@@ -188,7 +188,7 @@ async def handle(broker, header, request):
         left = deadline - time.monotonic()
         if total >= request.min_bytes or has_error or left <= 0:
             break
-        await _wait_for_data(broker, wanted, left)
+        await _wait_for_data(broker, wanted, left, replica_id(request) >= 0)
     return _response(broker, header, cls, results)
 
 
