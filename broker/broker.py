@@ -29,6 +29,7 @@ from broker.producer_ids import ProducerIdAllocator
 from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
 from broker.storage.periodic_flush import PeriodicFlush
+from broker.storage.producer_snapshots import ProducerSnapshotTask
 from broker.topic_names import TopicError
 from broker.topics import TopicRegistry
 from broker.txn import cleanup as txn_cleanup
@@ -109,6 +110,7 @@ class Broker:
             member.metadata.add_listener(self.txn_loading.on_metadata)
         self._tasks: list[asyncio.Task] = []
         self.periodic_flush = PeriodicFlush(self.topics, self.storage)  # flush.ms
+        self.producer_snapshots = ProducerSnapshotTask(self.topics)  # what a restart need not replay
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
 
@@ -143,6 +145,7 @@ class Broker:
             self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
             self.cleaner.start()
         self._tasks.append(asyncio.create_task(self.periodic_flush.run()))
+        self._tasks.append(asyncio.create_task(self.producer_snapshots.run()))
 
     async def _retention_loop(self) -> None:
         interval = self.config.retention_check_ms / 1000
@@ -224,6 +227,10 @@ class Broker:
                 log.exception("periodic flush failed")
         await self.view.close()
         await self.log_dirs.stop()
+        try:  # after the last append: a clean restart replays nothing
+            await self.producer_snapshots.close()
+        except Exception:
+            log.exception("producer-state snapshots at shutdown failed")
         await self.topics.worker.close()  # its last removals checkpoint the commitlog store
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())

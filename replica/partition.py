@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
@@ -34,6 +35,7 @@ from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
 from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, NotEnoughReplicas,
                                NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
+from .producer_snapshot import ProducerSnapshots
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
 from .record_checks import check_records
@@ -82,7 +84,9 @@ class Partition:
         ) if lead_alone else None
         self._follower_hw = 0
         self._fsynced = FsyncedEnd(log.log_start_offset)
-        self.producers = ProducerStateTable.from_log(log)
+        self._snapshots = ProducerSnapshots(log.state_dir)
+        self.producers = self._load_producers()
+        self._snapshot_at = self.producers.snapshot_offset  # the offset of the newest snapshot taken
         self.verifications = VerificationGuards()
         self.purgatory = PartitionPurgatory()
         self.isr_change = PendingIsrChange()
@@ -363,7 +367,9 @@ class Partition:
         self._log.truncate_fully_and_start_at(offset)
         self._fsynced.emptied_at(offset)
         self._follower_hw = offset
-        self.producers = ProducerStateTable.from_log(self._log)  # replay the log as cut
+        self._snapshots.delete_all()  # they describe batches the log no longer holds
+        self.producers = self._load_producers()
+        self._snapshot_at = -1
 
     def append_as_follower(self, batch: bytes | memoryview) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
@@ -394,7 +400,35 @@ class Partition:
         self._log.truncate_to(offset)
         self._fsynced.truncated(self._log.log_end_offset)
         self._follower_hw = min(self._follower_hw, self._log.log_end_offset)
-        self.producers = ProducerStateTable.from_log(self._log)  # replay the log as cut
+        # the snapshots past the cut go (durably) before the log can grow back over them
+        self._snapshots.truncate_after(self._log.log_end_offset)
+        self.producers = self._load_producers()
+        self._snapshot_at = min(self._snapshot_at, self.producers.snapshot_offset)
+
+    # ----- producer-state snapshots (producer_snapshot.py) -------------------------------
+
+    def _load_producers(self) -> ProducerStateTable:
+        table = ProducerStateTable.load(self._log, self._snapshots)
+        if table.replayed:
+            log.info("%s-%d: producer state from the snapshot at %d and %d batch headers past it",
+                     self.topic, self.index, table.snapshot_offset, table.replayed)
+        return table
+
+    def take_producer_snapshot(self) -> Callable[[], None] | None:
+        """On the loop: copy the producer state at the log end, if the log moved since the last
+        snapshot; returns the call that writes it (in a worker thread: it fsyncs), or None."""
+        end = self._log.log_end_offset
+        if end == self._snapshot_at:
+            return None
+        snap, generation, snapshots = self.producers.snapshot(end), self._snapshots.generation, self._snapshots
+        self._snapshot_at = end
+
+        def write() -> None:
+            try:
+                snapshots.write(snap, generation)
+            except OSError as exc:  # the log still holds every batch: a restart replays more
+                log.warning("%s-%d: producer-state snapshot at %d not written: %s", self.topic, self.index, end, exc)
+        return write
 
     # ----- a log-dir move (broker/storage/log_dir_move.py) ------------------------------
 
@@ -415,6 +449,10 @@ class Partition:
         returns the replaced log."""
         future.align(self._log)
         old, self._log, self._mirror = self._log, future.log, None
+        # the next snapshot goes to the new directory; one left there by an earlier log is not this one's
+        self._snapshots = ProducerSnapshots(self._log.state_dir)
+        self._snapshots.delete_all()
+        self._snapshot_at = -1
         return old
 
     def _mirrored(self, batch) -> None:

@@ -18,10 +18,13 @@ producer's is INVALID_PRODUCER_EPOCH, a coordinator epoch below the last marker'
 TRANSACTION_COORDINATOR_FENCED (Kafka's appendEndTxnMarker); it moves the producer's epoch
 but not its sequences.
 
-The state is rebuilt from batch headers when a partition is opened, so it
-survives restarts the same way Kafka's does (from the log). A marker ends its producer's
-transaction whatever its kind (the aborted ones are in the log's own index), so the replay
-reads only each producer's last marker, for the coordinator epoch it carries.
+When a partition is opened (or truncated) the state is loaded from the newest snapshot at
+or below the log end (producer_snapshot.py) and the batch headers past it are replayed, as
+Kafka's does, so a restart reads the log's tail, not the whole log; without a snapshot the
+replay starts at the log start. A marker ends its producer's transaction whatever its kind
+(the aborted ones are in the log's own index), so the replay reads only each producer's last
+marker, for the coordinator epoch it carries. A snapshot older than the log start (retention,
+DeleteRecords) loses the producers whose batches all lie below it, as Kafka's truncateHead.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from wire.record_batch import BatchHeader
 
 from segment.txn_index import AbortedTxn
 
-from .transaction_state import TransactionState
+from .producer_snapshot import ProducerRecord, ProducerSnapshots, Snapshot
+from .transaction_state import CompletedTxn, TransactionState
 
 MAX_REMEMBERED_BATCHES = 5
 INT32_MAX = 0x7FFFFFFF
@@ -84,6 +88,10 @@ class ProducerEntry:
         return self.batches[-1].last_seq if self.batches else None
 
 
+def _or_none(offset: int | None) -> int:
+    return -1 if offset is None else offset
+
+
 def _next_seq(seq: int) -> int:
     return 0 if seq == INT32_MAX else seq + 1
 
@@ -92,6 +100,8 @@ class ProducerStateTable:
     def __init__(self) -> None:
         self._producers: dict[int, ProducerEntry] = {}
         self.transactions = TransactionState()
+        self.snapshot_offset = -1  # the snapshot it was loaded from (-1: none)
+        self.replayed = 0  # batch headers read when it was loaded: what a restart cost
 
     def check(self, header: BatchHeader, sequences: bool = True) -> RememberedBatch | None:
         """Validate a producer's batch before it is appended.
@@ -186,21 +196,54 @@ class ProducerStateTable:
         return None
 
     @classmethod
-    def from_log(cls, log: PartitionLog) -> ProducerStateTable:
-        """Replay the log's batch headers from its start, then read each producer's last marker."""
-        table = cls()
+    def load(cls, log: PartitionLog, snapshots: ProducerSnapshots) -> ProducerStateTable:
+        """The state after every batch of `log`: its newest usable snapshot, then the batch
+        headers past it (`replayed` counts them)."""
+        snap = snapshots.latest_at_or_below(log.log_end_offset)
+        table = cls() if snap is None else cls.from_snapshot(snap, log.log_start_offset)
+        table.snapshot_offset = -1 if snap is None else snap.offset
+        table._replay(log, log.log_start_offset if snap is None else max(snap.offset, log.log_start_offset))
+        return table
+
+    def _replay(self, log: PartitionLog, start: int) -> None:
+        """Replay the log's batch headers from `start`, then read each producer's last marker."""
         last_markers: dict[int, int] = {}
-        for header in log.batch_headers(log.log_start_offset):
+        for header in log.batch_headers(start):
+            self.replayed += 1
             if is_marker(header):
-                if table._entry(header) is not None and header.record_count:
+                if self._entry(header) is not None and header.record_count:
                     last_markers[header.producer_id] = header.base_offset
-                table.transactions.marker(header.producer_id, header.base_offset, aborted=False)
+                self.transactions.marker(header.producer_id, header.base_offset, aborted=False)
             elif not header.is_control:
-                table.record(header, header.base_offset, header.last_offset, header.max_timestamp)
+                self.record(header, header.base_offset, header.last_offset, header.max_timestamp)
         for producer_id, offset in last_markers.items():
             batch = log.read_bytes(log.read(offset, 1, offset + 1)[0])
-            entry = table._producers[producer_id]
+            entry = self._producers[producer_id]
             entry.coordinator_epoch = max(entry.coordinator_epoch, marker_coordinator_epoch(batch))
+
+    def snapshot(self, offset: int) -> Snapshot:
+        """A copy of the state as of `offset` (the log end now), to be written elsewhere."""
+        producers = tuple(
+            ProducerRecord(pid, entry.epoch, entry.coordinator_epoch,
+                           _or_none(self.transactions.open_first_offset(pid)),
+                           tuple((b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.timestamp)
+                                 for b in entry.batches))
+            for pid, entry in self._producers.items())
+        unreplicated = tuple((t.producer_id, t.first_offset, t.last_offset) for t in self.transactions.unreplicated)
+        return Snapshot(offset, producers, unreplicated)
+
+    @classmethod
+    def from_snapshot(cls, snap: Snapshot, log_start: int) -> ProducerStateTable:
+        table = cls()
+        for p in snap.producers:
+            batches = [RememberedBatch(*b) for b in p.batches if b[3] >= log_start]
+            if p.batches and not batches and p.txn_first_offset < 0:
+                continue  # every batch it wrote is gone from the log
+            table._producers[p.producer_id] = ProducerEntry(
+                p.epoch, p.coordinator_epoch, deque(batches, maxlen=MAX_REMEMBERED_BATCHES))
+            if p.txn_first_offset >= 0:  # still open: it bounds the last stable offset
+                table.transactions.transactional_batch(p.producer_id, max(p.txn_first_offset, log_start))
+        table.transactions.unreplicated = [CompletedTxn(*t) for t in snap.unreplicated]
         return table
 
     def in_transaction(self, producer_id: int, producer_epoch: int) -> bool:

@@ -13,8 +13,9 @@ its open transaction. Here:
   marker is replicated a transaction may still be lost with it, so it counts as open). The
   last stable offset is min(first unstable offset, high watermark).
 
-The state is rebuilt from the log's batch headers when a partition is opened or truncated,
-like the rest of the producer state, so an open transaction found after a crash is known.
+The state is loaded with the rest of the producer state (a snapshot, then the log's batch
+headers past it) when a partition is opened or truncated, so an open transaction found after
+a crash is known.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class CompletedTxn:
 class TransactionState:
     def __init__(self) -> None:
         self._open = OpenTransactions()
-        self._unreplicated: list[CompletedTxn] = []  # markers not yet below the HW
+        self.unreplicated: list[CompletedTxn] = []  # markers not yet below the HW
 
     def transactional_batch(self, producer_id: int, first_offset: int) -> None:
         self._open.begin(producer_id, first_offset)
@@ -43,7 +44,7 @@ class TransactionState:
     def marker(self, producer_id: int, offset: int, aborted: bool) -> AbortedTxn | None:
         """A marker at `offset` ends the producer's transaction; an ABORT returns its index entry."""
         first, txn = self._open.end(producer_id, offset, aborted)
-        self._unreplicated.append(CompletedTxn(producer_id, first, offset))
+        self.unreplicated.append(CompletedTxn(producer_id, first, offset))
         return txn
 
     def open_first_offset(self, producer_id: int) -> int | None:
@@ -51,6 +52,6 @@ class TransactionState:
 
     def last_stable_offset(self, high_watermark: int) -> int:
         """min(first unstable offset, high watermark)."""
-        self._unreplicated = [t for t in self._unreplicated if t.last_offset >= high_watermark]
-        firsts = [*self._open.first_offsets(), *(t.first_offset for t in self._unreplicated)]
+        self.unreplicated = [t for t in self.unreplicated if t.last_offset >= high_watermark]
+        firsts = [*self._open.first_offsets(), *(t.first_offset for t in self.unreplicated)]
         return min([high_watermark, *firsts])

@@ -150,6 +150,12 @@ class PartitionLog(abc.ABC):
 
     config: LogConfig  # set by each engine; update_config replaces it
 
+    @property
+    @abc.abstractmethod
+    def state_dir(self) -> Path:
+        """The partition's own directory, removed with it: where the replica layer keeps files
+        it derives from the log (producer-state snapshots), which the engine leaves alone."""
+
     def append(self, batch: bytearray, leader_epoch: int, now_ms: int,
                record_keys: set[bytes] | None = None) -> AppendInfo:
         """Assign offsets to one validated batch (rewriting its header in place) and write it.

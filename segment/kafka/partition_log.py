@@ -144,6 +144,10 @@ class SegmentPartitionLog(PartitionLog):
         return sum(s.size for s in self.segments)
 
     @property
+    def state_dir(self) -> Path:
+        return self.dir
+
+    @property
     def active(self) -> LogSegment:
         return self.segments[-1]
 

@@ -35,6 +35,7 @@ truncation), so a round that raced one of them is rolled back at its swap.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Protocol
 
 from segment.compaction.cleaning_policy import retention_deletes
@@ -111,6 +112,10 @@ class RocketPartitionLog(PartitionLog):
     @property
     def size_in_bytes(self) -> int:
         return self._size
+
+    @property
+    def state_dir(self) -> Path:
+        return self.queue.dir
 
     def _batch_size(self, entry: QueueEntry | CompactedEntry) -> int:
         return entry.size if isinstance(entry, CompactedEntry) else entry.size - self.header_size

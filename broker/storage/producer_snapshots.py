@@ -1,0 +1,67 @@
+"""When the partitions' producer-state snapshots are taken (replica/producer_snapshot.py holds
+the format and why they exist): every SNAPSHOT_INTERVAL_S for each partition whose log moved
+since its last one, and once at a clean shutdown, after the last append.
+
+A restart replays the batch headers past a partition's newest snapshot: after a clean stop
+none, after a kill at most what was appended in the last interval (Kafka snapshots at each
+segment roll; a time bound serves both layouts, the commitlog having no per-partition roll).
+Each snapshot is copied on the event loop (a partition's producers, bounded) and encoded,
+written and fsynced in a worker thread, so the loop never waits on a disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_INTERVAL_S = 10.0
+
+
+class ProducerSnapshotTask:
+    def __init__(self, topics, interval_s: float = SNAPSHOT_INTERVAL_S) -> None:
+        self._topics = topics
+        self._interval_s = interval_s
+        self.in_flight: asyncio.Future | None = None  # shutdown waits for it
+
+    def _take(self) -> list[Callable[[], None]]:
+        """On the loop: the writes of every writable partition whose log moved."""
+        writes = []
+        for partition in list(self._topics.all_partitions()):
+            if not partition.read_only and (write := partition.take_producer_snapshot()) is not None:
+                writes.append(write)
+        return writes
+
+    async def write_all(self) -> None:
+        """Snapshot every partition that moved, the files written in a worker thread."""
+        writes = self._take()
+        if not writes:
+            return
+        self.in_flight = asyncio.get_running_loop().run_in_executor(None, _run, writes)
+        await asyncio.shield(self.in_flight)  # a cancelled task leaves the writes to finish
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval_s)
+            try:
+                await self.write_all()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("producer-state snapshots failed")
+
+    async def close(self) -> None:
+        """At shutdown, once nothing appends: wait for a round in flight, then take the last."""
+        if self.in_flight is not None:
+            try:
+                await self.in_flight
+            except Exception:
+                log.exception("producer-state snapshots failed")
+        await self.write_all()
+
+
+def _run(writes: list[Callable[[], None]]) -> None:
+    for write in writes:
+        write()
