@@ -12,23 +12,31 @@
       "index": ["<index file name>", 42],   entries of the newest index file that were
                                        fsynced with it (null: no index file yet)
       "log_start": [["topic", 0, 17], ...]  each partition's log start offset
-      "flushed": 130000                every unit before this commitlog offset is
+      "flushed": 130000,               every unit before this commitlog offset is
                                        fsynced (>= "commitlog"; the periodic flush
                                        advances it without fsyncing queues or index)
+      "sizes": [["topic", 0, 17, 950, 81234, 4096], ...]   each open partition's bytes of
+                                       live batches: log start, end, size, and the commitlog
+                                       position of the batch it ended with (-1: none)
     }
 
 RocketMQ keeps the same facts in a binary StoreCheckpoint (physicMsgTimestamp,
 logicsMsgTimestamp, indexMsgTimestamp) and decides where to recover from by
 comparing each commitlog file's first store time with them; positions say the
 same thing without clock comparisons. Log start offsets live here too, because
-in this layout they cannot be read off file names as in Kafka's segments.
+in this layout they cannot be read off file names as in Kafka's segments, and so
+does each partition's size, so that opening a log counts only the batches past
+its checkpointed end instead of walking its whole consume queue.
 
 Crash behaviour: the rename makes the file either the old or the new version.
 The commitlog position and index count are only ever written after the data
 they describe is fsynced, so everything before them is intact; what comes after
 them is re-derived from the commitlog on open. A log start offset may be older
 than the last one in memory (retention advances it between checkpoints); the
-store then raises it to the first batch still present in the commitlog.
+store then raises it to the first batch still present in the commitlog. A size
+is trusted only for the log it was counted on: the same log start, and the batch
+it ended with still at the same commitlog position (a truncation and new appends
+put different batches there); otherwise the log's batches are counted again.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from segment.file_io import replace_file
 
@@ -46,6 +55,15 @@ CHECKPOINT = "checkpoint"
 ABORT = "abort"
 
 
+class MeasuredSize(NamedTuple):
+    """A partition's live bytes when its log spanned [log_start, end), the last batch below
+    `end` being the one at commitlog offset `last_phys`."""
+    log_start: int
+    end: int
+    size: int
+    last_phys: int
+
+
 @dataclass
 class Checkpoint:
     commitlog: int = 0
@@ -53,6 +71,7 @@ class Checkpoint:
     index_count: int = 0
     log_start: dict[tuple[str, int], int] = field(default_factory=dict)
     flushed: int = 0
+    sizes: dict[tuple[str, int], MeasuredSize] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -62,6 +81,7 @@ class Checkpoint:
                 "index": [self.index_file, self.index_count] if self.index_file else None,
                 "log_start": [[t, p, o] for (t, p), o in sorted(self.log_start.items())],
                 "flushed": max(self.flushed, self.commitlog),
+                "sizes": [[t, p, *m] for (t, p), m in sorted(self.sizes.items())],
             },
             indent=1,
         )
@@ -76,6 +96,7 @@ class Checkpoint:
             index_count=int(index[1]),
             log_start={(t, int(p)): int(o) for t, p, o in raw.get("log_start", [])},
             flushed=int(raw.get("flushed", raw["commitlog"])),
+            sizes={(t, int(p)): MeasuredSize(*map(int, m)) for t, p, *m in raw.get("sizes", [])},
         )
 
 

@@ -49,6 +49,7 @@ from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
 
 from . import log_cleaner
 from . import unit_format as uf
+from .checkpoint import MeasuredSize
 from .commitlog import CommitLog
 from .compacted_log import CompactedEntry, CompactedLog
 from .consume_queue import ConsumeQueue, QueueEntry
@@ -76,6 +77,7 @@ class QueueStore(Protocol):
     def append_batch(self, queue: ConsumeQueue, batch, header, now_ms: int,
                      record_keys: set[bytes] | None = None) -> None: ...
     def check_online(self) -> None: ...
+    def checkpointed_size(self, key: tuple[str, int]) -> MeasuredSize | None: ...
     def go_offline(self, reason: str) -> LogOffline: ...
     def collect(self) -> int: ...
     def flush_partition(self) -> None: ...
@@ -92,7 +94,9 @@ class RocketPartitionLog(PartitionLog):
         self.config = config
         self.header_size = uf.header_size_for(self.topic)
         self.changes = 0
-        self._size = self._measure()
+        self._size = 0
+        self.counted: MeasuredSize | None = None
+        self._set_size(self._size_at_open())
         self.epochs = LeaderEpochCache(queue.dir / LEADER_EPOCH_CHECKPOINT)
         recover_epoch_cache(self.epochs, self)
 
@@ -142,6 +146,29 @@ class RocketPartitionLog(PartitionLog):
     def _measure(self) -> int:
         return sum(self._batch_size(e) for e in self._live_entries())
 
+    def _size_at_open(self) -> int:
+        """The checkpoint's count of this log's bytes and the batches dispatched past it, when the
+        count still describes the queue's entries (same log start, the batch it ended with still
+        the queue's at the same commitlog position); else every live batch's size."""
+        known = self.store.checkpointed_size((self.topic, self.partition))
+        queue, end = self.queue, self.log_end_offset
+        if (known is not None and self.compacted is None and known.log_start == self.log_start_offset
+                and known.end <= end):
+            if known.end == known.log_start:
+                return known.size + sum(self._batch_size(e) for e in self._entries_from(known.end))
+            i = queue.find(known.end - 1)
+            if i is not None and queue.entry(i).phys == known.last_phys and queue.entry(i).last_offset == known.end - 1:
+                return known.size + sum(self._batch_size(e) for e in self._entries_from(known.end))
+        return self._measure()
+
+    def _set_size(self, size: int) -> None:
+        """Every change of the size, on the owner's thread: `counted` is read whole by the
+        checkpoint's thread (one reference), so it never mixes two moments."""
+        self._size = size
+        last = self.queue.last
+        self.counted = MeasuredSize(self.log_start_offset, self.log_end_offset, size,
+                                    last.phys if last is not None else -1)
+
     # ----- appending -----------------------------------------------------------
 
     @property
@@ -150,7 +177,7 @@ class RocketPartitionLog(PartitionLog):
 
     def _write(self, batch, header: BatchHeader, now_ms: int, record_keys: set[bytes] | None) -> None:
         self.store.append_batch(self.queue, batch, header, now_ms, record_keys)
-        self._size += len(batch)
+        self._set_size(self._size + len(batch))
 
     def _check_online(self) -> None:
         self.store.check_online()
@@ -274,7 +301,7 @@ class RocketPartitionLog(PartitionLog):
         if cut:
             self.changes += 1
         if cut:
-            self._size = self._measure()
+            self._set_size(self._measure())
             if self.log_start_offset > self.log_end_offset:  # the batch holding the log start went
                 self._set_log_start(self.log_end_offset)
                 self.store.persist_log_starts()  # else a crash raises the log end back to the old start
@@ -293,7 +320,7 @@ class RocketPartitionLog(PartitionLog):
         if comp is not None:  # after the START_AT unit: until then it served the old log
             log_cleaner.abandon_committed(self.queue.dir)
             comp.delete()
-        self._size = 0
+        self._set_size(0)
         self.epochs.replace([])  # after the unit is durable, as truncate_to cuts the cache
 
     def delete_records_before(self, offset: int) -> None:
@@ -313,7 +340,7 @@ class RocketPartitionLog(PartitionLog):
                 break
             freed += self._batch_size(entry)
         self._set_log_start(offset)
-        self._size -= freed
+        self._set_size(self._size - freed)
         self.epochs.truncate_from_start(offset)
         i = self.queue.find(offset)
         self.queue.delete_files_below(self.queue.next_index if i is None else i)
@@ -349,7 +376,7 @@ class RocketPartitionLog(PartitionLog):
         i = self.queue.find(generation.end)
         self.queue.delete_files_below(self.queue.next_index if i is None else i)
         self.queue.aborted.trim_before(generation.end)  # the generation indexes those it kept
-        self._size = self._measure()
+        self._set_size(self._measure())
 
     def update_config(self, config: LogConfig) -> None:
         self.config = config

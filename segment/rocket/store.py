@@ -58,7 +58,7 @@ from segment.partition_removal import DELETE_SUFFIX, PartitionRemoval
 from wire.record_batch import BatchHeader
 
 from . import unit_format as uf
-from .checkpoint import Checkpoint, mark_clean, mark_running, read_checkpoint, write_checkpoint
+from .checkpoint import Checkpoint, MeasuredSize, mark_clean, mark_running, read_checkpoint, write_checkpoint
 from .commitlog import CommitLog
 from .compacted_log import CompactedLog
 from .consume_queue import ConsumeQueue
@@ -341,6 +341,12 @@ class RocketLogStore(LogStore):
     def checkpoint(self) -> None:
         """fsync every queue and the index, then record how far they and the commitlog go."""
         with self._ckpt_lock:
+            # Sizes before the position: batches dispatched between the two are counted again at
+            # open, never lost from the count (each log's `counted` is one consistent moment).
+            # A queue not opened since the last checkpoint keeps its count (recovery's re-dispatch
+            # into it is checked against the count when its log opens).
+            sizes = {key: known for key, known in self._checkpoint.sizes.items() if key in self.queues}
+            sizes.update((key, plog.counted) for key, plog in list(self.logs.items()) if plog.counted is not None)
             position = self.dispatcher.dispatched  # read before the index: extra index entries are harmless
             index_file, index_count = self.index.position() if self.index is not None else (None, 0)
             for plog in list(self.logs.values()):  # new epochs since the last (leader_epoch_cache.py)
@@ -354,9 +360,12 @@ class RocketLogStore(LogStore):
             except OSError as exc:
                 raise self.go_offline(f"fsync of a queue or index failed: {exc.strerror or exc}") from exc
             self._checkpoint = Checkpoint(position, index_file, index_count, dict(self.log_start),
-                                          max(position, self.commitlog.flushed_pos))
+                                          max(position, self.commitlog.flushed_pos), sizes)
             write_checkpoint(self.dir, self._checkpoint)
             self._last_ckpt = time.monotonic()
+
+    def checkpointed_size(self, key: tuple[str, int]) -> MeasuredSize | None:
+        return self._checkpoint.sizes.get(key)
 
     def persist_log_starts(self) -> None:
         """Write the current log start offsets with the last checkpoint's positions (no fsync of data)."""
