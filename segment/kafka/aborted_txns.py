@@ -5,10 +5,10 @@ the segment holding its start offset and those after it, until one answers that 
 segment can hold a transaction overlapping the read (the entries' last stable offset, as
 Kafka's collectAbortedTransactions stops).
 
-After an unclean stop, the segments recovered by a scan (those past the recovery point) may
-have lost entries their markers kept, or kept entries of markers the cut took: their indexes
-are emptied and, if the scanned part holds any marker, rebuilt by a replay of the log from its
-start (txn_replay.py: an entry needs the transactions open before its segment began). A clean
+After an unclean stop, the part recovered by a scan (from the last index entry below the
+recovery point on) may have lost entries its markers kept, or kept entries of markers the cut
+took: its entries are dropped and, if it holds any marker, rebuilt by a replay of the log from
+its start (txn_replay.py: an entry needs the transactions open before the scan began). A clean
 start, or a scanned part without markers, replays nothing.
 """
 
@@ -40,16 +40,23 @@ def collect_aborted(segments: list[LogSegment], start: int, upper: int) -> list[
 
 
 def rebuild_txn_indexes(plog, scanned: list[LogSegment]) -> None:
-    """Rebuild the `.txnindex` of the scanned segments of `plog` (a SegmentPartitionLog being opened)."""
+    """Rebuild the `.txnindex` entries of the scanned part of `plog` (a SegmentPartitionLog being
+    opened): from where the first scanned segment's scan began, all of the later ones'. The
+    entries below it were fsynced with the batches the recovery point covers, all but possibly
+    the one of a marker that ended the last flush (written just after it): that marker's batch
+    lies at or past the scan's start, so it is rebuilt here."""
+    if not scanned:
+        return
+    start = scanned[0].scanned_from
     for seg in scanned:
-        seg.txn_index.reset()
-    if not any(is_marker(h) for seg in scanned for _pos, h in seg.headers_from(0)):
+        seg.txn_index.truncate_from(start)
+    if not any(is_marker(h) for h in plog.batch_headers(start)):
         return
     started = time.monotonic()
     bases = [s.base_offset for s in plog.segments]
     count = 0
-    for txn in aborted_from(plog.batches_to_replay(plog.log_start_offset), scanned[0].base_offset):
+    for txn in aborted_from(plog.batches_to_replay(plog.log_start_offset), start):
         plog.segments[bisect_right(bases, txn.last_offset) - 1].txn_index.append(txn)
         count += 1
     log.info("%s: aborted-transaction index rebuilt from offset %d: %d entries; took %.1f ms",
-             plog.dir.name, scanned[0].base_offset, count, (time.monotonic() - started) * 1000)
+             plog.dir.name, start, count, (time.monotonic() - started) * 1000)

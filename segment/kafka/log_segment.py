@@ -69,6 +69,7 @@ class LogSegment:
         self.first_batch_timestamp: int | None = None
         self.created_ms = created_ms
         self._since_index = 0
+        self.scanned_from = base_offset  # where the last recover() began validating
 
     # ----- reading headers -------------------------------------------------
 
@@ -195,28 +196,48 @@ class LogSegment:
         if end != self.size or (self.size and self.next_offset == self.base_offset):
             self.recover()
 
-    def recover(self) -> int:
-        """Validate every batch, cut the file after the last good one, rebuild indexes.
+    def recover(self, recovery_point: int = -1) -> int:
+        """Validate every batch from the recovery point on, cut the file after the last good
+        one, rebuild the indexes past it. Returns the number of bytes cut.
 
-        Returns the number of bytes cut.
+        The batches below `recovery_point` were fsynced, and so were the index entries written
+        for them: those are trusted as Kafka trusts whole segments below it, and the scan starts
+        at the last offset-index entry before it (`scanned_from` is that batch's offset), so a
+        kill -9 re-reads the unflushed tail, not the whole segment. The time index's entries
+        up to that batch cover every batch before it: an entry is written with each offset-index
+        entry whose batch raised the maximum.
         """
-        self.index.reset()
-        self.time_index.reset()
+        start, self.scanned_from = self._trusted_prefix(recovery_point)
+        self.index.truncate_entries(self.index.floor(self.scanned_from) + 1 if start else 0)
+        self.time_index.truncate_entries(bisect_right(self.time_index.values, self.scanned_from) if start else 0)
         self.next_offset = self.base_offset
         self.max_timestamp = self.offset_of_max_timestamp = -1
-        self.first_batch_timestamp = None
+        if len(self.time_index):
+            self.max_timestamp, self.offset_of_max_timestamp = self.time_index.keys[-1], self.time_index.values[-1]
+        first = self.header_at(0) if start else None
+        self.first_batch_timestamp = first.max_timestamp if first is not None else None
         self._since_index = 0
         file_size = self.log.size()
-        self.size = 0
-        valid_end = self._scan_valid(file_size)
+        self.size = start
+        valid_end = self._scan_valid(file_size, start, self.scanned_from)
         if valid_end < file_size:
             self.log.truncate(valid_end)
         self.size = valid_end
         return file_size - valid_end
 
-    def _scan_valid(self, file_size: int) -> int:
-        position = 0
-        expected = self.base_offset
+    def _trusted_prefix(self, recovery_point: int) -> tuple[int, int]:
+        """(position, base offset) of the last indexed batch below the recovery point, where the
+        scan may start; (0, base offset) when there is none or the entry does not name a batch."""
+        i = self.index.floor(recovery_point - 1) if recovery_point > self.base_offset else None
+        if not i:  # none, or the entry at position 0: nothing to skip
+            return 0, self.base_offset
+        key, position = self.index.keys[i], self.index.values[i]
+        header = self.header_at(position) if position + HEADER_SIZE <= self.log.size() else None
+        if header is None or header.base_offset != key or header.magic != MAGIC:
+            return 0, self.base_offset
+        return position, key
+
+    def _scan_valid(self, file_size: int, position: int, expected: int) -> int:
         buf, buf_start = b"", 0
         while position + MIN_BATCH <= file_size:
             rel = position - buf_start

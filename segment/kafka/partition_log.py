@@ -14,14 +14,16 @@ oldest end (by retention.ms against each segment's largest timestamp, and by
 retention.bytes against the total size); the log start offset then moves to
 the next segment's base (or further, by DeleteRecords).
 
-Crash behaviour: segments before the recovery point (everything known to be
-fsynced) are trusted; from the recovery point on each segment is scanned and
-cut back to its last valid batch (see log_segment.py). A segment after a torn
+Crash behaviour: batches before the recovery point (everything known to be
+fsynced) are trusted, whole segments and the part of the segment holding it up to
+its last index entry below it; from there on each segment is scanned and cut back
+to its last valid batch (see log_segment.py), so a kill -9 re-reads the unflushed
+tail. A segment after a torn
 one cannot hold valid data (appends are sequential) and is removed. The
 leader-epoch cache is then checked against the batches left (epoch_recovery.py). Every
-`.txnindex` is cut to its segment's valid end; those of the scanned segments are rebuilt
-from the log (txn_replay.py) if the scanned part holds a marker: that replay reads the headers
-from the log start, as it needs the transactions open when the first scanned segment began.
+`.txnindex` is cut to its segment's valid end; their entries from where the scan began are
+rebuilt from the log (txn_replay.py) if the scanned part holds a marker: that replay reads the
+headers from the log start, as it needs the transactions open where the scan began.
 truncate_fully_and_start_at leaves one empty segment named by the new start, made
 durable with a directory fsync, and writes the store's checkpoints at once: a log
 start lowered below the checkpointed one is in no file name.
@@ -108,7 +110,7 @@ class SegmentPartitionLog(PartitionLog):
             if clean or _below(seg, bases, recovery_point):
                 seg.load()  # falls back to a full recovery if the files disagree
             else:
-                cut = seg.recover()
+                cut = seg.recover(recovery_point)
                 torn = cut > 0
                 self._scanned.append(seg)
             seg.txn_index.truncate_from(seg.next_offset)  # markers a cut took
