@@ -140,11 +140,6 @@ class CommitLog:
             return None
         return self.files[i]
 
-    def file_start(self, phys: int) -> int:
-        """Base of the file holding phys (phys itself if no file does)."""
-        f = self.file_at(phys)
-        return f.base if f is not None else phys
-
     # ----- writing -----------------------------------------------------------
 
     def append(self, *parts) -> int:

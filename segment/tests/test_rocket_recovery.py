@@ -151,3 +151,32 @@ def test_periodic_flush_makes_the_commitlog_durable_without_a_checkpoint(tmp_pat
     assert (again.log_start_offset, again.log_end_offset) == (0, 6)
     assert read_offsets(again, again.read(0, 1 << 20, 6)) == list(range(6))
     reopened.close()
+
+
+def test_a_crash_rescans_the_commitlog_from_its_checkpoint_only(tmp_path):
+    """The units before the checkpoint were fsynced: recovery does not read them again. Shown by a
+    damaged unit there, which is not found, while one past the checkpoint is cut."""
+    store = RocketLogStore(tmp_path / "data", commitlog_file_size=1 << 20, queue_entries_per_file=8,
+                           index_slots=16, index_entries=64)
+    plog = store.open_partition("t", 0, log_config())
+    for _ in range(20):
+        plog.append(make_batch(1, value_size=3), 0, 1_000)
+    store.commit_writes()  # what the broker does after each request: only then may a checkpoint count it
+    store.checkpoint()
+    for _ in range(5):
+        plog.append(make_batch(1, value_size=3), 0, 1_000)
+    store.commit_writes()
+    below, past = plog.queue.entry(2), plog.queue.entry(22)
+    shutil.copytree(tmp_path / "data", tmp_path / "crash")
+    store.close()
+    (commitlog_file,) = (tmp_path / "crash" / "commitlog-store" / "commitlog").iterdir()
+    with open(commitlog_file, "r+b") as f:
+        for entry in (below, past):
+            f.seek(entry.phys + entry.size - 1)  # the unit's last byte, inside the batch's CRC
+            byte = f.read(1)[0]
+            f.seek(entry.phys + entry.size - 1)
+            f.write(bytes([byte ^ 0xFF]))
+    store = RocketLogStore(tmp_path / "crash", commitlog_file_size=1 << 20, queue_entries_per_file=8,
+                           index_slots=16, index_entries=64)
+    assert store.open_partition("t", 0, log_config()).log_end_offset == 22
+    store.close()
