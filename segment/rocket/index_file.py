@@ -35,7 +35,7 @@ different topics do not share chains.
 Crash behaviour: the mapping is written back by the kernel in no particular
 order, so after a crash slots may point at entries that never reached disk.
 Recovery keeps the entries the checkpoint counted (they were flushed before it
-was written), rebuilds every slot from them (`truncate`), removes newer index
+was written), puts every slot back as it was then (`truncate`), removes newer index
 files, and re-dispatches the rest from the commitlog. Entries left pointing at
 units that were later cut are filtered by the read-back check.
 """
@@ -45,6 +45,8 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import sys
+from array import array
 from pathlib import Path
 
 import crc32c
@@ -154,12 +156,27 @@ class IndexFile:
         return list(ENTRY.iter_unpack(self._map[self.entries_at : self._entry_pos(self.count + 1)]))
 
     def truncate(self, count: int) -> None:
-        """Keep entries 1..count and rebuild every slot from them."""
+        """Keep entries 1..count: each slot goes back to the entry it named when the count was
+        `count`, by undoing the entries past it newest first (a slot naming one took over from
+        its `prev`), so a crash's recovery costs the entries appended since the checkpoint. A
+        slot still naming an entry past `count` afterwards was written back without its entry
+        (the kernel writes the mapping in no order): then every slot is rebuilt from the
+        entries kept."""
         count = max(0, min(count, self.count))
-        self._map[HEADER_SIZE : self.entries_at] = bytes(self.entries_at - HEADER_SIZE)
-        for number, (h, phys, _diff, _prev) in enumerate(self.entries()[:count], 1):
-            SLOT.pack_into(self._map, self._slot_pos(h), number)
-            self.end_phys = phys
+        for number in range(self.count, count, -1):
+            h, _phys, _diff, prev = ENTRY.unpack_from(self._map, self._entry_pos(number))
+            pos = self._slot_pos(h)
+            if SLOT.unpack_from(self._map, pos)[0] == number:
+                SLOT.pack_into(self._map, pos, prev if 0 <= prev < number else 0)
+        slots = array("i", self._map[HEADER_SIZE : self.entries_at])
+        if sys.byteorder == "little":
+            slots.byteswap()
+        if max(slots, default=0) > count:
+            self._map[HEADER_SIZE : self.entries_at] = bytes(self.entries_at - HEADER_SIZE)
+            for number, (h, _phys, _diff, _prev) in enumerate(self.entries()[:count], 1):
+                SLOT.pack_into(self._map, self._slot_pos(h), number)
+        if count:
+            self.end_phys = ENTRY.unpack_from(self._map, self._entry_pos(count))[1]
         end = self._entry_pos(self.count + 1)
         start = self._entry_pos(count + 1)
         self._map[start:end] = bytes(end - start)

@@ -128,3 +128,39 @@ def test_index_rebuilt_after_crash(tmp_path):
     for k in range(3):
         assert [h.offset for h in lookup_key(again, "t", b"k%d" % k)] == [n for n in range(20) if n % 3 == k]
     again.close()
+
+
+def _filled(path, entries: int = 300) -> tuple[IndexFile, dict]:
+    rng = random.Random(11)
+    f = IndexFile(path, slots=7, max_entries=entries)
+    oracle = defaultdict(list)
+    for n in range(entries):
+        h = rng.randrange(40)
+        assert f.put(h, 1000 + n, 60_000 + n * 1000)
+        oracle[h].append(1000 + n)
+    return f, oracle
+
+
+def test_recovery_undoes_only_the_entries_past_the_checkpoint(tmp_path):
+    """The slots come back as they were at the kept count, from the entries past it alone: an
+    entry below it is not read again (damage there, which a rebuild of every slot would index
+    under its damaged hash, stays unseen)."""
+    f, oracle = _filled(tmp_path / "i")
+    h, phys, diff, prev = index_file.ENTRY.unpack_from(f._map, f._entry_pos(123))
+    bad = next(x for x in range(1000, 1100) if x % f.slots != h % f.slots)  # another slot than its own
+    index_file.ENTRY.pack_into(f._map, f._entry_pos(123), bad, phys, diff, prev)
+    f.truncate(123)
+    assert f.lookup(bad) == []  # a rebuild would have made entry 123 its slot's head
+    for key in oracle:
+        assert [p for p, _ in f.lookup(key)] == [p for p in reversed(oracle[key]) if p < 1123 and p != phys]
+    f.close()
+
+
+def test_a_slot_naming_an_entry_that_never_reached_disk_has_every_slot_rebuilt(tmp_path):
+    f, oracle = _filled(tmp_path / "i")
+    lost = f.count  # the newest entry: its slot names it; the slot was written back, the entry not
+    f._map[f._entry_pos(lost):f._entry_pos(lost + 1)] = bytes(index_file.ENTRY_SIZE)
+    f.truncate(123)
+    for key in oracle:
+        assert [p for p, _ in f.lookup(key)] == [p for p in reversed(oracle[key]) if p < 1123]
+    f.close()
