@@ -72,7 +72,8 @@ test-unit: $(TEST_STAMP) test-deps
 
 # The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.
 # --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes), then
-# bench-layout-move and bench-disk.
+# bench-layout-move, bench-disk and the restart time against the data held (bench/restart.py:
+# both layouts, 50k-5M batches, clean and kill -9; about 25 minutes on a quiet machine).
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/compare.py --quick
 
@@ -80,6 +81,7 @@ bench-full: $(BENCH_STAMP)
 	$(BIN)/python bench/compare.py --full
 	$(BIN)/python bench/layout_move.py
 	$(BIN)/python bench/disk_bound.py
+	$(BIN)/python -m bench.restart
 
 # Live layout moves (bench/layout_move.py): AlterReplicaLogDirs of a 1 GB partition each way, its
 # MB/s, and acks=all produce p50/p99 (1 KB, 2,000/s) before and during the move; about 6 minutes.
