@@ -18,30 +18,26 @@ No test may leave an error nobody handled in a broker's log.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import defaultdict
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from kafka.admin import NewTopic
 
 from broker.testing.process_cluster import LAG_MS, SESSION_MS
-from compat_tests.netns import Network
 from compat_tests.cluster import metadata_snapshot
+from compat_tests.fault_checker import final_logs
+from compat_tests.fault_scenario import GAP_LIMIT_S, unhandled_lines
+from compat_tests.fault_workload import AckRecorder, create_spread_topic
+from compat_tests.netns import Network
 from compat_tests.netns_cluster import NetnsCluster
 from compat_tests.raw_kafka import RawKafka
-from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(300)
 
 COORDINATOR_LOAD_IN_PROGRESS = 14
 # The longest a partition led by a healthy broker may go without an acks=all ack while another
-# broker is cut off: the leader drops the silent follower from the ISR after the lag time; a
-# session timeout more covers a fencing decision and a client's metadata refresh; the rest is
-# slack for a loaded 2-core machine.
-HEALTHY_GAP_LIMIT_S = (LAG_MS + SESSION_MS) / 1000 + 3.0
+# broker is cut off (fault_scenario.py says why).
+HEALTHY_GAP_LIMIT_S = GAP_LIMIT_S
 CUT_S = 15.0  # several session timeouts: long enough for a fencing storm to show
 # The kernel retransmits a segment lost in a partition after about 0.2, 0.6, 1.4, 3, 6.2, 12.6
 # and 25.4 s: a connection kept through a cut this long comes back only ~12 s after the heal.
@@ -49,7 +45,6 @@ ETCD_CUT_S = 14.0
 # A return to etcd: a keep-alive interval to notice, a reconnect, registering again, the
 # partition's metadata re-read, and the follower catching up into the ISR (the lag time).
 RETURN_LIMIT_S = (SESSION_MS + LAG_MS) / 1000 + 3.0
-UNHANDLED = ("Task exception was never retrieved", "metadata listener", "after an internal error")
 
 
 @pytest.fixture
@@ -71,116 +66,6 @@ def start_cluster(network: Network, storage_mode: str) -> NetnsCluster:
     return cluster
 
 
-def create_spread_topic(cluster: NetnsCluster, leaders: list[int], min_isr: int = 2) -> str:
-    """An RF=3 topic whose partition i is led by leaders[i] with a whole ISR."""
-    topic = unique_topic("netfault")
-    nodes = sorted(cluster.brokers)
-    assignment = {i: [lead, *[n for n in nodes if n != lead]] for i, lead in enumerate(leaders)}
-    admin = cluster.admin()
-    try:
-        admin.create_topics([NewTopic(topic, replica_assignments=assignment,
-                                      topic_configs={"min.insync.replicas": str(min_isr)})])
-    finally:
-        admin.close()
-    cluster.wait_for(lambda md: all(md["topics"].get(topic, {}).get(i, {}).get("leader") == lead
-                                    and len(md["topics"][topic][i]["isr"]) == 3 for i, lead in enumerate(leaders)),
-                     f"{topic} led as assigned with whole ISRs")
-    return topic
-
-
-class AckRecorder:
-    """An idempotent acks=all producer writing to every partition of a topic from a thread,
-    recording when each record was acknowledged."""
-
-    def __init__(self, cluster: NetnsCluster, topic: str, partitions: int, idempotent: bool = True) -> None:
-        self.topic = topic
-        self.partitions = partitions
-        self.acks: dict[int, list[tuple[float, bytes]]] = defaultdict(list)
-        self.errors: list[str] = []
-        self._producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
-                                   "enable.idempotence": idempotent, "linger.ms": 5,
-                                   "request.timeout.ms": 2000, "message.timeout.ms": 120000,
-                                   "retry.backoff.ms": 50, "retry.backoff.max.ms": 200,
-                                   "topic.metadata.refresh.interval.ms": 1000})
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> "AckRecorder":
-        self._thread.start()
-        return self
-
-    def _delivered(self, err, msg) -> None:
-        if err is None:
-            self.acks[msg.partition()].append((time.monotonic(), msg.value()))
-        else:
-            self.errors.append(f"{msg.partition()}: {err}")
-
-    def _run(self) -> None:
-        n = 0
-        while not self._stop.is_set():
-            for p in range(self.partitions):
-                if len(self._producer) < 3000:
-                    self._producer.produce(self.topic, value=b"%d-%d" % (p, n), partition=p,
-                                           on_delivery=self._delivered)
-            n += 1
-            self._producer.poll(0.02)
-
-    def stop(self) -> None:
-        """Stop producing and wait for every record's outcome."""
-        self._stop.set()
-        self._thread.join(10)
-        left = self._producer.flush(120)
-        assert left == 0, f"{left} records never acknowledged"
-
-    def close(self) -> None:
-        """Stop producing and drop what is unsent (a failed test's producer must not outlive
-        its cluster: the next one may get the same addresses)."""
-        self._stop.set()
-        self._thread.join(10)
-        self._producer.purge()
-        self._producer.flush(0)
-
-    def longest_gap(self, partition: int, start: float, end: float) -> float:
-        """The longest time within [start, end] without an ack on `partition`."""
-        times = [start, *[t for t, _ in self.acks[partition] if start < t < end], end]
-        return max(b - a for a, b in zip(times, times[1:]))
-
-    def first_ack_after(self, partition: int, since: float) -> float | None:
-        return next((t - since for t, _ in self.acks[partition] if t > since), None)
-
-
-def consumed_values(cluster: NetnsCluster, topic: str, partition: int) -> set[bytes]:
-    """Everything a read_uncommitted consumer reads from the partition, up to its end."""
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"check-{topic}",
-                         "enable.auto.commit": False, "isolation.level": "read_uncommitted"})
-    try:
-        _, end = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
-        consumer.assign([TopicPartition(topic, partition, 0)])
-        values, deadline = set(), time.monotonic() + 60
-        position = 0
-        while position < end:
-            assert time.monotonic() < deadline, f"read {position} of {end} records of {topic}-{partition}"
-            msg = consumer.poll(1.0)
-            if msg is not None and msg.error() is None:
-                values.add(msg.value())
-                position = msg.offset() + 1
-        return values
-    finally:
-        consumer.close()
-
-
-def assert_replicas_alike(cluster: NetnsCluster, topic: str, partition: int) -> None:
-    """Every replica's log, up to its high watermark, is the same bytes (a follower's HW can
-    trail by one fetch: wait for them to meet)."""
-    deadline = time.monotonic() + 30
-    while True:
-        copies = {node: cluster.replica_bytes(node, topic, partition) for node in cluster.brokers}
-        if len(set(copies.values())) == 1:
-            return
-        assert time.monotonic() < deadline, {n: len(b) for n, b in copies.items()}
-        time.sleep(0.2)
-
-
 def seen_by(cluster: NetnsCluster, node: int, predicate, what: str, timeout: float = 30.0) -> dict:
     """Wait until broker `node`'s Metadata satisfies `predicate` (a broker cut off from etcd
     answers from its last image: ask one that is not)."""
@@ -196,10 +81,8 @@ def seen_by(cluster: NetnsCluster, node: int, predicate, what: str, timeout: flo
 
 
 def assert_nothing_unhandled(cluster: NetnsCluster) -> None:
-    for node, proc in cluster.brokers.items():
-        text = proc.log_text()
-        found = [line for line in text.splitlines() if any(s in line for s in UNHANDLED)]
-        assert not found, f"broker {node}: {found[:5]}"
+    found = unhandled_lines(cluster)
+    assert not found, found[:5]
 
 
 @pytest.mark.parametrize("storage_mode,victim_is_controller", [("segment", True), ("commitlog", False)])
@@ -238,11 +121,10 @@ def test_a_leader_cut_off_by_resets_fences_only_itself(network, storage_mode, vi
         assert gaps[0] < HEALTHY_GAP_LIMIT_S, gaps  # failed over on the refusals, well inside a session
         assert bumps[0] <= 2, bumps
         assert not producer.errors, producer.errors[:5]
+        logs = final_logs(cluster, topic, 3)  # every replica's, alike
         for p in range(3):
-            acknowledged = {v for _, v in producer.acks[p]}
-            missing = acknowledged - consumed_values(cluster, topic, p)
+            missing = {a.value for a in producer.acks[p]} - {e.value for e in logs[p]}
             assert not missing, f"partition {p}: {len(missing)} acknowledged records lost"
-            assert_replicas_alike(cluster, topic, p)
         assert_nothing_unhandled(cluster)
     finally:
         if producer is not None:
@@ -299,7 +181,7 @@ def test_a_broker_cut_from_etcd_answers_retriably_and_logs_its_failures(network)
         # Its lease expires and the partition it led moves; its followers leave it, and its own
         # (stale) leader state proposes dropping them from the ISR, into the unreachable etcd.
         seen_by(cluster, witness, lambda md: md["topics"][topic][0]["leader"] not in (victim, -1), "leader moved")
-        wait_until(lambda: any(s in proc.log_text(log_from) for s in ("ISR change to", *UNHANDLED)),
+        wait_until(lambda: "ISR change to" in proc.log_text(log_from) or unhandled_lines(cluster),
                    "the cut-off leader's ISR proposal")
         network.heal()
 
