@@ -40,9 +40,11 @@ class NetnsBroker(BrokerProcess):
         super().__init__(port=BROKER_PORT, **kwargs)
         self.host = host.ip  # `--host`: where it listens and what it advertises
         self.net_host = host
+        self.environment: dict[str, str] = {}  # set before a start: the clock-skew nemesis's libfaketime
 
     def command(self) -> list[str]:
-        return self.net_host.argv(super().command())
+        env = ["env", *(f"{k}={v}" for k, v in self.environment.items())] if self.environment else []
+        return self.net_host.argv([*env, *super().command()])
 
 
 class NetnsCluster(Cluster):

@@ -1,0 +1,110 @@
+"""One fault scenario from start to verdict: a network of namespaces, etcd and three brokers in
+it, an RF=3 topic with partition i led by node i+1, the workload (fault_workload.py) running
+through a schedule of nemeses (nemeses.py), then the checker (fault_checker.py) on the history
+and the replicas' logs.
+
+    outcome = run_scenario("segment", [(Bridge(), 10.0)])
+    assert outcome.clean(), outcome.report()
+
+Each step starts its nemesis, holds the fault for its time (a schedule, not a wait), heals it
+and waits for every ISR to be whole again before the next. The availability figure is, per
+partition, the longest time between two acks=all acknowledgements from the first fault to the
+whole ISRs after the last heal. Every scenario here leaves a leader and a majority of each
+partition connected once leadership has moved (one broker is impaired at a time, and a broker
+cut off from its peers or from etcd is fenced), so every partition must keep acknowledging with
+no gap longer than the lag time plus the session timeout (a follower dropped from the ISR, or a
+fenced leader's lease expiring) plus slack for an election, a client's metadata refresh and a
+loaded 2-core machine.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from broker.testing.process_cluster import LAG_MS, SESSION_MS
+from compat_tests.fault_checker import final_logs, violations
+from compat_tests.fault_workload import Workload, create_spread_topic
+from compat_tests.nemeses import Nemesis
+from compat_tests.netns import Network
+from compat_tests.netns_cluster import NetnsCluster
+from compat_tests.waiting import wait_until
+
+GAP_LIMIT_S = (LAG_MS + SESSION_MS) / 1000 + 3.0
+HEAL_LIMIT_S = 60.0  # whole ISRs again: a restarted broker's recovery, a catch-up, the lag time
+UNHANDLED = ("Task exception was never retrieved", "metadata listener", "after an internal error")
+
+
+@dataclass
+class Outcome:
+    label: str
+    steps: list[str] = field(default_factory=list)
+    gaps: dict[int, float] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    unhandled: list[str] = field(default_factory=list)
+    acked: int = 0
+
+    def slow(self) -> dict[int, float]:
+        return {p: g for p, g in self.gaps.items() if g >= GAP_LIMIT_S}
+
+    def clean(self) -> bool:
+        return not (self.slow() or self.violations or self.errors or self.unhandled)
+
+    def report(self) -> str:
+        lines = [f"{self.label}: {'; '.join(self.steps)}",
+                 f"  {self.acked} acks; longest acks=all gap per partition (s): "
+                 f"{ {p: round(g, 2) for p, g in self.gaps.items()} } (limit {GAP_LIMIT_S:.1f})"]
+        lines += [f"  VIOLATION {v}" for v in self.violations]
+        lines += [f"  client error {e}" for e in self.errors[:5]]
+        lines += [f"  unhandled in a broker's log: {u}" for u in self.unhandled[:5]]
+        return "\n".join(lines)
+
+
+def unhandled_lines(cluster: NetnsCluster) -> list[str]:
+    return [f"broker {node}: {line}" for node, proc in cluster.brokers.items()
+            for line in proc.log_text().splitlines() if any(s in line for s in UNHANDLED)]
+
+
+def wait_whole_isrs(cluster: NetnsCluster, topic: str, partitions: int, timeout: float = HEAL_LIMIT_S) -> None:
+    cluster.wait_for(lambda md: all(len(md["topics"][topic][p]["isr"]) == 3 for p in range(partitions)),
+                     f"whole ISRs of {topic}", timeout=timeout)
+
+
+def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label: str = "",
+                 leaders: tuple[int, ...] = (1, 2, 3)) -> Outcome:
+    outcome = Outcome(f"{storage_mode} {label or '+'.join(n.name for n, _ in schedule)}")
+    network = Network()
+    cluster = workload = None
+    try:
+        cluster = NetnsCluster(network, storage_mode)
+        for nemesis, _ in schedule:
+            nemesis.prepare(cluster)
+        cluster.start()
+        topic = create_spread_topic(cluster, list(leaders))
+        workload = Workload(cluster, topic, len(leaders)).start()
+        wait_until(workload.every_partition_acked, "acks on every partition before the faults")
+
+        began = time.monotonic()
+        for nemesis, hold in schedule:
+            nemesis.start(cluster, topic)
+            time.sleep(hold)
+            nemesis.stop(cluster)
+            outcome.steps.append(f"{nemesis.describe()} for {hold} s")
+            wait_whole_isrs(cluster, topic, len(leaders))
+        ended = time.monotonic()
+        workload.stop()
+
+        outcome.gaps = {p: workload.longest_gap(p, began, ended) for p in range(len(leaders))}
+        outcome.acked = sum(len(workload.acks(p)) for p in range(len(leaders)))
+        outcome.errors = workload.errors()
+        acks = {p: workload.acks(p) for p in range(len(leaders))}
+        outcome.violations = violations(acks, workload.reader.reads, final_logs(cluster, topic, len(leaders)))
+        outcome.unhandled = unhandled_lines(cluster)
+        return outcome
+    finally:
+        if workload is not None:
+            workload.close()
+        if cluster is not None:
+            cluster.cleanup()
+        network.close()
