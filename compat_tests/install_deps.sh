@@ -5,6 +5,8 @@
 #   etcd                      Debian package etcd-server (the cluster tests start a real etcd)
 #   strace                    Debian package (tests that count a broker's fsyncs)
 #   chromium                  Debian package (test_console.py loads the console page headless)
+#   iproute2, iptables        Debian packages (the network-fault tests: namespaces, veths, cuts)
+#   faketime                  Debian package (libfaketime: the fault suite's clock-skew nemesis)
 #   docker.io, debootstrap    Debian packages (test_container.py: the Docker engine, and the image's
 #                             Debian base where Docker Hub is out of reach)
 #   the images twinlog, twinlog-etcd   built by broker/testing/image.py (starts dockerd), so that
@@ -149,6 +151,9 @@ install_debian kcat kcat test_kcat.py
 install_debian etcd etcd-server "the cluster tests"
 install_debian strace strace "the fsync-counting tests"
 install_debian chromium chromium test_console.py
+install_debian ip iproute2 "the network-fault tests"
+install_debian iptables iptables "the network-fault tests"
+install_debian faketime faketime "the fault suite's clock skew"
 install_debian dockerd docker.io test_container.py
 install_debian debootstrap debootstrap test_container.py
 
