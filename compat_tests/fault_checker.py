@@ -80,7 +80,7 @@ def violations(acks: dict[int, list[Ack]], reads: list[tuple[int, int, bytes]],
         out += _examples(f"partition {p} lost", [a.value for a in acks.get(p, []) if a.value not in held])
         out += _examples(f"partition {p} acknowledged at another offset",
                          [(a.offset, a.value, at[p].get(a.offset)) for a in acks.get(p, [])
-                          if a.value in held and at[p].get(a.offset) != a.value])
+                          if a.value in held and a.offset is not None and at[p].get(a.offset) != a.value])
 
         first: dict[tuple[int, int, bytes], int] = {}
         duplicates, disorder = [], []

@@ -35,7 +35,9 @@ def parse_value(value: bytes) -> tuple[int, int, int]:
 @dataclass(frozen=True)
 class Ack:
     at: float  # time.monotonic() of the delivery report
-    offset: int
+    # None when librdkafka reports a delivery without an offset (seen in the random schedules,
+    # after requests timed out around a pause: the broker's answer carrying it never arrived)
+    offset: int | None
     value: bytes
 
 

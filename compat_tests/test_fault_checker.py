@@ -29,6 +29,14 @@ def test_a_rewrite_by_a_new_producer_epoch_is_no_duplicate():
     assert violations(acks, reads, logs) == []
 
 
+def test_an_ack_without_an_offset_is_checked_for_loss_only():
+    acks, reads, logs = _history()
+    acks[0][1] = Ack(1.0, None, acks[0][1].value)
+    assert violations(acks, reads, logs) == []
+    del logs[0][1]
+    assert any("lost" in line for line in violations(acks, reads, logs))
+
+
 def _lost(acks, reads, logs):
     del logs[0][3]
     return "lost"
