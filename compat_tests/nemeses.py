@@ -41,6 +41,10 @@ class Nemesis:
 
     def __init__(self) -> None:
         self.victims: list[int] = []
+        # Brokers this fault leaves leading without a majority of their peers (cut from both
+        # while reaching etcd, so their leases hold): the issue's availability promise covers
+        # a partition whose leader and a majority stay connected, not the ones these lead.
+        self.exempt: list[int] = []
 
     def prepare(self, cluster: NetnsCluster) -> None:
         """Before the cluster starts."""
@@ -93,7 +97,11 @@ class IsolateEtcd(Nemesis):
 
 
 class Split(Nemesis):
-    """Partition 0's leader on one side, the two other brokers on the other."""
+    """Partition 0's leader on one side, the two other brokers on the other, all reaching etcd.
+    With DROP the leader keeps its lease and leadership, its ISR shrinks below
+    min.insync.replicas and its partition waits for the heal, as in Kafka, whose controller
+    still hears the leader's heartbeats: exempt. With resets the two others' refusals are a
+    majority's evidence and fence it (broker/cluster/fencing.py): its partition must move."""
 
     def __init__(self, mode: str = "drop") -> None:
         super().__init__()
@@ -103,6 +111,7 @@ class Split(Nemesis):
     def start(self, cluster: NetnsCluster, topic: str) -> None:
         victim = _leader(cluster, topic)
         self.victims = [victim]
+        self.exempt = [victim] if self.mode == "drop" else []
         cluster.network.cut(cluster.hosts[victim], [h for n, h in cluster.hosts.items() if n != victim], self.mode)
 
     stop = staticmethod(_heal)
@@ -189,8 +198,10 @@ NEMESES = {
     "kill": Kill,
     "clock-skew": ClockSkew,
 }
-# The clock skew needs its broker started under libfaketime: a schedule draws from the others.
-SCHEDULABLE = sorted(set(NEMESES) - {"clock-skew"})
+# The clock skew needs its broker started under libfaketime, and etcd out of every broker's reach
+# stalls every partition (FINDINGS.md, "Fault suite"; its own scenario tracks that): a schedule
+# draws from the others, whose every step must keep the availability bound.
+SCHEDULABLE = sorted(set(NEMESES) - {"clock-skew", "isolate-etcd"})
 
 
 def random_schedule(seed: int, steps: int, hold: tuple[float, float] = (4.0, 10.0)) -> list[tuple[Nemesis, float]]:
