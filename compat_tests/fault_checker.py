@@ -3,7 +3,9 @@ writes and served reads must satisfy against the log the cluster holds once the 
 
 The final log of a partition is read from every replica (Fetch with Kafka's debugging replica
 id, which followers answer too, up to their high watermark): the replicas must be the same
-bytes, and those bytes, parsed batch by batch, are the truth the history is checked against:
+bytes, and once the brokers have stopped, so must every replica's own files, read with its
+storage engine up to its log end (replica_files.py). Those bytes, parsed batch by batch, are the
+truth the history is checked against:
 
   - lost:       an acknowledged value missing from the final log;
   - duplicate:  a value twice in the log from one producer id and epoch (the idempotent
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from compat_tests.cluster import Cluster
 from compat_tests.fault_workload import Ack, parse_value
 from compat_tests.raw_kafka import batch_header, read_records, split_batches
+from compat_tests.replica_files import replica_file_bytes
 
 SHOWN = 5  # examples per violation kind
 
@@ -63,6 +66,19 @@ def parse_log(log: bytes) -> list[Entry]:
 
 def final_logs(cluster: Cluster, topic: str, partitions: int) -> dict[int, list[Entry]]:
     return {p: parse_log(replicas_alike(cluster, topic, p)) for p in range(partitions)}
+
+
+def files_unlike(cluster: Cluster, topic: str, fetched: dict[int, bytes]) -> list[str]:
+    """For stopped brokers: each replica whose files hold other bytes than the log every
+    replica served (`fetched`, from replicas_alike)."""
+    out = []
+    for p, log in fetched.items():
+        for node, proc in cluster.brokers.items():
+            on_disk = replica_file_bytes(proc.data_dir, proc.storage_mode, topic, p)
+            if on_disk != log:
+                out.append(f"partition {p}: broker {node}'s files hold {len(on_disk)} bytes unlike the "
+                           f"{len(log)} every replica served")
+    return out
 
 
 def _examples(kind: str, found: list) -> list[str]:

@@ -1,7 +1,7 @@
 """One fault scenario from start to verdict: a network of namespaces, etcd and three brokers in
 it, an RF=3 topic with partition i led by node i+1, the workload (fault_workload.py) running
 through a schedule of nemeses (nemeses.py), then the checker (fault_checker.py) on the history
-and the replicas' logs.
+and every replica's log, served and, once the brokers stop, on disk.
 
     outcome = run_scenario("segment", [(Bridge(), 10.0)])
     assert outcome.clean(), outcome.report()
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from broker.testing.process_cluster import LAG_MS, SESSION_MS
-from compat_tests.fault_checker import final_logs, violations
+from compat_tests.fault_checker import files_unlike, parse_log, replicas_alike, violations
 from compat_tests.fault_workload import Workload, create_spread_topic
 from compat_tests.nemeses import Nemesis
 from compat_tests.netns import Network
@@ -102,7 +102,11 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
         outcome.acked = sum(len(workload.acks(p)) for p in range(len(leaders)))
         outcome.errors = workload.errors()
         acks = {p: workload.acks(p) for p in range(len(leaders))}
-        outcome.violations = violations(acks, workload.reader.reads, final_logs(cluster, topic, len(leaders)))
+        fetched = {p: replicas_alike(cluster, topic, p) for p in range(len(leaders))}
+        for proc in cluster.brokers.values():
+            proc.stop()
+        outcome.violations = (violations(acks, workload.reader.reads, {p: parse_log(b) for p, b in fetched.items()})
+                              + files_unlike(cluster, topic, fetched))
         outcome.unhandled = unhandled_lines(cluster)
         return outcome
     finally:
