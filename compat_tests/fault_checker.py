@@ -4,7 +4,8 @@ writes and served reads must satisfy against the log the cluster holds once the 
 The final log of a partition is read from every replica (Fetch with Kafka's debugging replica
 id, which followers answer too, up to their high watermark): the replicas must be the same
 bytes, and once the brokers have stopped, so must every replica's own files, read with its
-storage engine up to its log end (replica_files.py). Those bytes, parsed batch by batch, are the
+storage engine up to its log end (opening it runs its recovery, as the broker's next start
+would, so a torn tail is cut first). Those bytes, parsed batch by batch, are the
 truth the history is checked against:
 
   - lost:       an acknowledged value missing from the final log;
@@ -20,16 +21,21 @@ truth the history is checked against:
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
+from broker.settings.config_from_settings import config_with
+from broker.storage.modes import StorageModes
 from compat_tests.cluster import Cluster
 from compat_tests.fault_workload import Ack, parse_value
 from compat_tests.raw_kafka import batch_header, read_records, split_batches
-from compat_tests.replica_files import replica_file_bytes
+from segment.log import FileRegion
 
 SHOWN = 5  # examples per violation kind
+READ_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,27 @@ def parse_log(log: bytes) -> list[Entry]:
 
 def final_logs(cluster: Cluster, topic: str, partitions: int) -> dict[int, list[Entry]]:
     return {p: parse_log(replicas_alike(cluster, topic, p)) for p in range(partitions)}
+
+
+def _bytes(region: FileRegion | bytes) -> bytes:
+    return region if isinstance(region, bytes) else os.pread(region.fd, region.size, region.position)
+
+
+def replica_file_bytes(data_dir: Path, storage_mode: str, topic: str, partition: int) -> bytes:
+    """Every batch of the partition's log on disk, log start to log end."""
+    modes = StorageModes(data_dir, storage_mode)
+    try:
+        plog = modes.store(storage_mode).open_partition(topic, partition, config_with(data_dir=data_dir).log_defaults)
+        out, offset, end = bytearray(), plog.log_start_offset, plog.log_end_offset
+        while offset < end:
+            batches, _ = split_batches(b"".join(_bytes(r) for r in plog.read(offset, READ_BYTES, end)))
+            assert batches, f"{data_dir}: no batch at offset {offset} of {topic}-{partition} (log end {end})"
+            out += b"".join(batches)
+            last = batch_header(batches[-1])
+            offset = last["base_offset"] + last["last_offset_delta"] + 1
+        return bytes(out)
+    finally:
+        modes.close()
 
 
 def files_unlike(cluster: Cluster, topic: str, fetched: dict[int, bytes]) -> list[str]:
