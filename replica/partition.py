@@ -418,8 +418,8 @@ class Partition:
         """On the loop: copy the producer state at the log end, if the log moved since the last
         snapshot; returns the call that writes it (in a worker thread: it fsyncs), or None."""
         end = self._log.log_end_offset
-        if end == self._snapshot_at:
-            return None
+        if end == self._snapshot_at or (self._snapshot_at == -1 and end == self._log.log_start_offset):
+            return None  # nothing new, or an empty log never snapshotted: a replay reads nothing
         snap, generation, snapshots = self.producers.snapshot(end), self._snapshots.generation, self._snapshots
         self._snapshot_at = end
 
