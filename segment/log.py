@@ -321,6 +321,10 @@ class LogStore(abc.ABC):
 
     logs: dict[tuple[str, int], PartitionLog]  # the open (installed) logs, set by each engine
     _leftovers: list[Path]  # directories found at open that no partition will use
+    # Called when an append leaves writes pending (commit_writes) where there were none: the
+    # broker writes them at the end of the event loop's turn, so an append made outside any
+    # request (a log-dir move's copy, a coordinator's marker) is not left in memory either.
+    on_pending_writes: Callable[[], None] | None = None
 
     def open_partition(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
         """Open (recovering if needed) or create the partition's log."""
@@ -380,8 +384,9 @@ class LogStore(abc.ABC):
 
         An engine may gather the appends of one request and write them together. The broker
         calls this after every request, before answering it, and before each flush it starts,
-        so an acknowledged append survives the broker process dying and a flush covers it.
-        Reads see pending appends without it. Engines that write on append need nothing here.
+        so an acknowledged append survives the broker process dying and a flush covers it, and
+        at the end of any loop turn that left some (on_pending_writes). Reads see pending
+        appends without it. Engines that write on append need nothing here.
         """
 
     @abc.abstractmethod

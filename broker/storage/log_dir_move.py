@@ -158,7 +158,10 @@ class LogDirMoves:
     async def _commit(self, topic, index: int, partition: Partition, future: FutureReplica, source: str) -> bool:
         self._storage.commit_writes()
         partition.mirror_into(future)
-        await self._topics.worker.run(future.log.flush)  # the last copied batches, before the commit point
+        # What mirror_into copied is in the future's memory yet: written, then fsynced, before
+        # the commit point (a kill after the swap lost the log's tail when it was only fsynced)
+        self._storage.commit_writes()
+        await self._topics.worker.run(future.log.flush)
 
         def swap() -> bool:
             if self._gone(topic, partition) or not partition.mirroring:

@@ -17,10 +17,11 @@ topic created with it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
-from segment.log import LogStore
+from segment.log import LogStore, StorageError
 from segment.open_files import OpenFiles
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class StorageModes:
         store = self._stores.get(mode)
         if store is None:
             store = self._stores[mode] = _open(mode, self.data_dir, self.commitlog_options, self.open_files)
+            store.on_pending_writes = self._write_at_end_of_turn
             log.info("opened %s storage under %s", mode, self.data_dir)
         return store
 
@@ -91,6 +93,22 @@ class StorageModes:
         """Write every engine's pending appends (LogStore.commit_writes): after each request."""
         for store in self._stores.values():
             store.commit_writes()
+
+    def _write_at_end_of_turn(self) -> None:
+        """An engine holds appends in memory: write them once this turn of the loop is done,
+        whoever appended them (a request also writes them itself before it is answered). Off
+        the loop (a tool, a test driving an engine) the caller writes them."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_soon(self._write_pending)
+
+    def _write_pending(self) -> None:
+        try:
+            self.commit_writes()
+        except StorageError:
+            pass  # the engine is offline and said so once; the next request answers the error
 
     def close(self) -> None:
         for store in self._stores.values():

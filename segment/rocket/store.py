@@ -261,6 +261,8 @@ class RocketLogStore(LogStore):
             self.index.reserve(header.record_count, self.commitlog.write_pos)
         phys = self.commitlog.append(head, batch)
         self.dispatcher.message(queue, phys, len(head) + len(batch), header, batch, now_ms, record_keys)
+        if not self._unwritten and self.on_pending_writes is not None:
+            self.on_pending_writes()
         self._unwritten.add(queue)
 
     def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool:
