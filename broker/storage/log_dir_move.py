@@ -19,6 +19,9 @@ Each layout is a log dir here (DescribeLogDirs): the data dir for the segment la
    are detached and removed after file.delete.delay.ms (the commitlog's shared files go with
    its retention, as for a deleted partition).
 
+A follower's truncation inside the window (its new leader's log diverged) ends the window with
+no swap; the move copies the log again from its start and commits then.
+
 Crash rule: topics.json decides. At start each partition opens in the layout topics.json
 names, and its files in the other layout are orphans, removed (TopicRegistry._remove_orphans).
 Before the commit the future is such an orphan (the move rolls back: it starts again only if
@@ -119,8 +122,13 @@ class LogDirMoves:
         log.info("moving %s-%d from the %s to the %s layout", topic.name, index, source, mode)
         committed = False
         try:
-            await self._catch_up(topic, partition, future)
-            committed = await self._commit(topic, index, partition, future, source)
+            while True:
+                await self._catch_up(topic, partition, future)
+                generation = partition.generation
+                committed = await self._commit(topic, index, partition, future, source)
+                if committed or partition.generation == generation:
+                    break  # moved; or deleted, or a copy into the future failed: the move stops
+                future.restart()  # a follower's truncation ended the window: copy it again
         finally:
             if not committed:
                 partition.stop_mirror()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 
 from broker.settings.config_from_settings import config_with
-from broker.storage.log_dir_move import LogDirMoves
 from broker.storage.modes import StorageModes
 from broker.topics import TopicRegistry
 from wire.batch_builder import build_batch
@@ -39,39 +38,3 @@ def test_an_append_outside_a_request_is_written_by_the_end_of_its_turn(tmp_path)
     run(append_then_yield())
     after_kill = registry(tmp_path, "commitlog")
     assert after_kill.get("t").partitions[0].log_end_offset == 1
-
-
-def test_a_move_killed_right_after_its_swap_keeps_every_append(tmp_path):
-    # A producer appends every turn while a segment partition moves to the commitlog; the
-    # appends mirror_into copied at the commit, and those after it, stayed in the commitlog's
-    # memory until a request ended: a kill just after the swap lost the log's tail.
-    topics = registry(tmp_path, "segment")
-    moves = LogDirMoves(tmp_path, topics, topics._storage)
-
-    async def move_under_appends() -> int:
-        (topic,) = (await topics.create([("t", 1, {})])).values()
-        partition = topic.partitions[0]
-        for i in range(2000):
-            batch = build_batch([(None, b"%d" % i + bytes(4000))], 0)
-            partition.append_as_leader(batch, parse_header(batch), acks=1)
-        topics._storage.commit_writes()
-
-        async def produce() -> None:
-            while True:
-                batch = build_batch([(None, b"during the move")], 0)
-                topic.partitions[0].append_as_leader(batch, parse_header(batch), acks=1)
-                await asyncio.sleep(0)
-
-        producer = asyncio.create_task(produce())
-        moves.request(topic, 0, "commitlog")
-        await moves._moves[("t", 0)].task
-        producer.cancel()
-        end = topic.partitions[0].log_end_offset
-        await topics.worker.close()
-        return end
-
-    end = run(move_under_appends())
-    after_kill = registry(tmp_path, "segment")
-    topic = after_kill.get("t")
-    assert topic.mode_of(0) == "commitlog"
-    assert topic.partitions[0].log_end_offset == end
