@@ -13,6 +13,9 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.share.share_partitions import SharePartitions
+from broker.groups.share.state_file import ShareStateFiles
 from broker.cluster.member import ClusterMember
 from broker.cluster.view import ClusterImageView, WantedTopic
 from broker.security.acl.cluster_store import ClusterAclStore
@@ -95,6 +98,9 @@ class Broker:
                                                         config.consumer_groups)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.offsets_store,
                                           cluster=member is not None)
+        self.share_groups = ShareGroupCoordinator(
+            SharePartitions(ShareStateFiles(data_dir), config.share_groups), lambda: self.topics.topics,
+            self.other_group_kind, self.groups.coordinator_error)
         self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
@@ -113,6 +119,13 @@ class Broker:
         self.producer_snapshots = ProducerSnapshotTask(self.topics)  # what a restart need not replay
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
+
+    def other_group_kind(self, group_id: str) -> str | None:
+        """Which kind of group other than a share group holds `group_id`, if one does."""
+        if group_id in self.consumer_groups.groups:
+            return "consumer"
+        classic = self.groups.groups.get(group_id)
+        return "classic" if classic is not None and classic.members else None
 
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
@@ -207,6 +220,7 @@ class Broker:
         await self.view.controlled_shutdown()
 
     async def close(self) -> None:
+        self.share_groups.close()
         await self.transactions.close()
         if self._remote_markers is not None:
             await self._remote_markers.close()

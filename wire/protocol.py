@@ -91,6 +91,12 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     69: (0, 1),  # ConsumerGroupDescribe
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
     75: (0, 0),  # DescribeTopicPartitions
+    # KIP-932 share groups: v1, what Kafka 4.1+ serves and the 4.x Java client speaks (v0 was 4.0's
+    # early access); ShareFetch / ShareAcknowledge v2 (KIP-1222's RENEW) are not served
+    76: (1, 1),  # ShareGroupHeartbeat
+    77: (1, 1),  # ShareGroupDescribe
+    78: (1, 1),  # ShareFetch
+    79: (1, 1),  # ShareAcknowledge
 }
 PRODUCE_MIN_DECODED = 3
 

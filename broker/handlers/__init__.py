@@ -46,6 +46,10 @@ from broker.handlers import offset_fetch
 from broker.handlers import offset_for_leader_epoch
 from broker.handlers import produce
 from broker.handlers import sasl_state_errors
+from broker.handlers import share_acknowledge
+from broker.handlers import share_fetch
+from broker.handlers import share_group_describe
+from broker.handlers import share_group_heartbeat
 from broker.handlers import sync_group
 from broker.handlers import txn_offset_commit
 from broker.handlers import write_txn_markers
@@ -101,4 +105,8 @@ HANDLERS = {
     69: consumer_group_describe.handle,
     74: list_config_resources.handle,
     75: describe_topic_partitions.handle,
+    76: share_group_heartbeat.handle,
+    77: share_group_describe.handle,
+    78: share_fetch.handle,
+    79: share_acknowledge.handle,
 }

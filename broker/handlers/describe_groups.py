@@ -1,5 +1,5 @@
 """DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does
-(so is a consumer-protocol group: ConsumerGroupDescribe describes those), and from v6 (KIP-1043)
+(so is a consumer-protocol or share group: ConsumerGroupDescribe and ShareGroupDescribe describe those), and from v6 (KIP-1043)
 Dead with GROUP_ID_NOT_FOUND and Kafka's message beside it (GroupMetadataManager.describeGroups:
 clients reading only the state still read Dead); one this broker does not coordinate gets
 NOT_COORDINATOR with an empty description."""
@@ -32,7 +32,7 @@ async def handle(broker, header, request):
             continue
         group = broker.groups.groups.get(group_id)
         not_found = None
-        if group_id in broker.consumer_groups.groups:
+        if group_id in broker.consumer_groups.groups or group_id in broker.share_groups.groups:
             not_found = f"Group {group_id} is not a classic group."
         elif group is None:
             not_found = f"Group {group_id} not found."

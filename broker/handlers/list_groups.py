@@ -1,5 +1,6 @@
 """ListGroups: every live group; v4 filters by state, v5 by type: classic, or consumer for a
-KIP-848 group (whose classic object, if any, only holds its committed offsets)."""
+KIP-848 group (whose classic object, if any, only holds its committed offsets), share for a
+KIP-932 share group (protocol type "share", as Kafka lists them)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ async def handle(broker, header, request):
     listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in broker.groups.groups.values()
               if g.state is not GroupState.DEAD and g.group_id not in consumer_groups]
     listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in consumer_groups.values()]
+    listed += [(g.group_id, "share", g.state, "share") for g in broker.share_groups.groups.values()]
     for group_id, protocol_type, state, group_type in listed:
         if not visible(group_id) or (states and state.lower() not in states) or (types and group_type not in types):
             continue

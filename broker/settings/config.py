@@ -14,6 +14,7 @@ from segment.log import LogConfig
 
 from broker.security.acl.authorizer import AuthorizerSettings
 from broker.settings.consumer_group_options import ConsumerGroupSettings
+from broker.settings.share_group_options import ShareSettings
 from broker.settings.security_config import SecurityConfig
 
 
@@ -71,6 +72,7 @@ class BrokerConfig:
     security: SecurityConfig  # listeners, SASL, TLS
     authorizer: AuthorizerSettings | None  # ACLs checked; None: no authorizer, as Kafka's default
     consumer_groups: ConsumerGroupSettings  # group.consumer.*: KIP-848 groups
+    share_groups: ShareSettings  # group.share.*: KIP-932 share groups
     # setting name -> (value, source) as resolved (sources.py): what DescribeConfigs reports for
     # settings that are not fields here, and whether each was set
     settings: dict[str, tuple[object, str]] = field(compare=False)

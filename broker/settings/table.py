@@ -17,7 +17,7 @@ with their types, sources and synonyms (described_configs.py), and docs/configur
 
 `target` says where a value goes: "broker:<BrokerConfig field>", "log:<LogConfig field>" (the
 topic defaults the engines get), "security:<kwarg>" (security_config), "acl:<kwarg>"
-(authorizer_settings), "consumer_group:<kwarg>" (consumer_group_settings), "process:<name>" (the CLI's own), or None for a topic config the broker
+(authorizer_settings), "consumer_group:<kwarg>" (consumer_group_settings), "share_group:<kwarg>" (share_group_settings), "process:<name>" (the CLI's own), or None for a topic config the broker
 only keeps (compression.type: batches are stored as the producer compressed them).
 """
 
@@ -279,6 +279,24 @@ SETTINGS: tuple[Setting, ...] = (
        Choice(("bidirectional", "upgrade", "downgrade", "disabled")), "bidirectional",
        "Whether a classic group becomes a consumer group when a member of the new protocol joins "
        "(upgrade), and back when the last one leaves (downgrade).", "consumer_group:migration_policy"),
+    # KIP-932 share groups: share_group_options.py gathers them
+    _s("group.share.record.lock.duration.ms", "group-share-record-lock-duration-ms", Int(1), 30_000,
+       "How long a share-group member holds the records it acquired: unacknowledged by then, they "
+       "are handed to another member.", "share_group:lock_ms"),
+    _s("group.share.delivery.count.limit", "group-share-delivery-count-limit", Int(2, 10), 5,
+       "How many times a record is delivered to share-group members before it is archived, never "
+       "delivered again.", "share_group:delivery_limit"),
+    _s("group.share.partition.max.record.locks", "group-share-partition-max-record-locks", Int(100, 10_000), 2_000,
+       "Most records of one share-partition in flight (between its start offset and the furthest "
+       "delivered) at once.", "share_group:max_in_flight"),
+    _s("group.share.session.timeout.ms", "group-share-session-timeout-ms", Int(1), 45_000,
+       "A share-group member that does not heartbeat for this long is removed and its acquired "
+       "records released.", "share_group:session_timeout_ms"),
+    _s("group.share.heartbeat.interval.ms", "group-share-heartbeat-interval-ms", Int(1), 5_000,
+       "How often share-group members heartbeat.", "share_group:heartbeat_interval_ms"),
+    _s("share.auto.offset.reset", "share-auto-offset-reset", Choice(("latest", "earliest")), "latest",
+       "Where a share group starts in a partition it has never consumed. Kafka sets it per group "
+       "(a group config); here it is the broker's, for every share group.", "share_group:auto_offset_reset"),
     _s("allow.internal.topic.changes", "allow-internal-topic-changes", Bool(), False,
        "Let DeleteTopics and CreatePartitions change internal topics: deleting __consumer_offsets "
        "erases every committed offset, adding partitions to it can bring back old ones after a "

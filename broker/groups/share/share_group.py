@@ -1,0 +1,102 @@
+"""A share group's members and what each is assigned (KIP-932), as ShareGroupHeartbeat changes them.
+Pure logic: the coordinator (share_coordinator.py) owns timers and the broker's topics.
+
+Share groups have no revocation step: partitions may be shared by several members (the records in
+them are handed out one by one, share_partition.py), so a member takes its new assignment at the
+heartbeat after the group epoch moved, and its member epoch becomes the group's. The group epoch
+moves when a member joins or leaves, a subscription changes, or a subscribed topic's partition
+count does; the assignment is computed again then (simple_assignor.py, Kafka's for share groups).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from broker.groups.share.simple_assignor import Assignment, assign
+
+LEAVE_EPOCH = -1
+EMPTY, STABLE = "Empty", "Stable"  # Kafka's ShareGroupState names
+
+
+class HeartbeatRefused(Exception):
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error, self.message = error, message
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    client_id: str
+    client_host: str
+    rack_id: str | None = None
+    subscribed: tuple[str, ...] = ()
+    epoch: int = 0
+    assignment: Assignment = field(default_factory=dict)
+    sent: Assignment | None = None  # the assignment last sent to the member; None: never
+
+
+@dataclass
+class ShareGroup:
+    group_id: str
+    epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ShareMember] = field(default_factory=dict)
+    topics: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)  # subscribed: name -> (id, partitions)
+    targets: dict[str, Assignment] = field(default_factory=dict)
+
+    @property
+    def state(self) -> str:
+        return STABLE if self.members else EMPTY
+
+    def join_or_heartbeat(self, member_id: str, member_epoch: int, subscribed: tuple[str, ...] | None,
+                          rack_id: str | None, client_id: str, client_host: str, topics: dict) -> ShareMember:
+        """The member after this heartbeat, its epoch and assignment brought up to the group's.
+        `topics`: the broker's topics now, name -> (topic id, partition count)."""
+        member = self.members.get(member_id)
+        if member_epoch == 0:
+            if not subscribed:
+                raise HeartbeatRefused("invalid_request", "SubscribedTopicNames must be set in first request.")
+            if member is None:
+                member = self.members[member_id] = ShareMember(member_id, client_id, client_host)
+                self.epoch += 1
+            member.sent = None  # a (re)join is answered with the whole assignment
+        elif member is None:
+            raise HeartbeatRefused("unknown_member_id", f"Member {member_id} is not a member of share group "
+                                   f"{self.group_id}.")
+        elif member_epoch != member.epoch:
+            raise HeartbeatRefused("fenced_member_epoch", f"The share group member has epoch {member_epoch}, "
+                                   f"the group coordinator knows it at {member.epoch}.")
+        member.client_id, member.client_host = client_id, client_host
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed:
+            member.subscribed = tuple(sorted(set(subscribed)))
+            self.epoch += 1
+        self._refresh(topics)
+        member.epoch = self.epoch
+        member.assignment = self.targets.get(member_id, {})
+        return member
+
+    def leave(self, member_id: str, topics: dict) -> ShareMember:
+        member = self.members.pop(member_id, None)
+        if member is None:
+            raise HeartbeatRefused("unknown_member_id", f"Member {member_id} is not a member of share group "
+                                   f"{self.group_id}.")
+        self.epoch += 1
+        self._refresh(topics)
+        return member
+
+    def _refresh(self, topics: dict) -> None:
+        """Subscribed topics as they are now; a new assignment if the group epoch moved."""
+        wanted = {name for m in self.members.values() for name in m.subscribed}
+        resolved = {name: topics[name] for name in sorted(wanted) if name in topics}
+        if resolved != self.topics:
+            self.topics = resolved
+            self.epoch += 1
+        if self.epoch > self.assignment_epoch:
+            subscriptions = {mid: {self.topics[n][0] for n in m.subscribed if n in self.topics}
+                             for mid, m in self.members.items()}
+            self.targets = assign(subscriptions, {tid: count for tid, count in self.topics.values()})
+            self.assignment_epoch = self.epoch

@@ -1,0 +1,60 @@
+"""ShareAcknowledge (KIP-932) v1: a share group member's acknowledgements (ACCEPT, RELEASE, REJECT,
+GAP) of records it acquired, outside a fetch. Each partition's batches are applied and the
+partition's state written before the answer (share_partitions.py); an offset the member does not
+hold is INVALID_RECORD_STATE for its partition.
+
+It works within the member's share session and moves its epoch on; it cannot open one
+(INVALID_SHARE_SESSION_EPOCH for epoch 0). Epoch -1, a closing consumer's last request,
+acknowledges, then closes the session and releases what the member still holds in it.
+v2 (KIP-1222's RENEW) is not served.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.groups.share.share_sessions import CLOSE_EPOCH, SessionRefused
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.current_leader import node_endpoints
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    coord = broker.share_groups
+    group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
+    if not group_id or not member_id:
+        return _top(cls, "invalid_request", "GroupId and MemberId must be set.")
+    if not group_allowed(broker, Operation.READ, group_id):
+        return _top(cls, "group_authorization_failed", None)
+    try:
+        session = coord.sessions.for_acknowledge(group_id, member_id, epoch)
+    except SessionRefused as exc:
+        return _top(cls, exc.error, str(exc))
+    unreadable = unreadable_topics(broker, {t.topic_id for t in request.topics})
+    topic_cls, part_cls = nested(cls, "ShareAcknowledgeTopicResponse"), nested(cls, "PartitionData")
+    topics, hints = [], []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            code, message = await acknowledge(broker, group_id, member_id, t.topic_id, p.partition_index,
+                                              p.acknowledgement_batches, unreadable)
+            found = target(broker, t.topic_id, p.partition_index, unreadable)
+            h = hint(broker, code, found.topic, p.partition_index, found.partition)
+            if h is not None:
+                hints.append(h)
+            parts.append(make(part_cls, partition_index=p.partition_index, error_code=error(code),
+                              error_message=message, current_leader=leader(cls, h)))
+        topics.append(make(topic_cls, topic_id=t.topic_id, partitions=tuple(parts)))
+    if epoch == CLOSE_EPOCH:
+        coord.sessions.close(group_id, member_id)
+        await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints))
+
+
+def _top(cls, code: str, message: str | None):
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, responses=(),
+                node_endpoints=())

@@ -1,0 +1,177 @@
+"""ShareFetch (KIP-932) v1: a share group member's fetch. It acknowledges what it carries
+(piggy-backed AcknowledgementBatches), keeps the member's share session (share_sessions.py) and
+acquires records from every partition the session holds, long-polling up to max_wait when none
+may be acquired yet (woken by an append, a lock running out, or records released).
+
+Records go out as stored, whole batches (file regions), each partition's with the AcquiredRecords
+ranges the member owns and their delivery counts; the client hands out only those offsets. A
+batch none of whose records could be acquired is left out. max_records bounds the records
+acquired over the whole fetch, rounded up to whole batches (Kafka's batch-optimized mode); the
+state (delivery counts) is written before the answer (share_partitions.py).
+
+Errors as Kafka's: SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH at the top level;
+INVALID_REQUEST for acknowledgements in a request opening a session; UNKNOWN_MEMBER_ID for a
+session opened by a member its group does not have; per partition UNKNOWN_TOPIC_ID,
+NOT_LEADER_OR_FOLLOWER (with the leader, KIP-951), and, for acknowledgements,
+INVALID_RECORD_STATE. Epoch -1 (a closing member's last request) acknowledges, closes the
+session and releases what the member still holds there; it fetches nothing.
+v2 (KIP-1222's RENEW acknowledgements and record-limit acquisition) is not served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import time
+from dataclasses import dataclass, field
+
+from replica.partition import now_ms
+from segment.log import OffsetOutOfRange, StorageError
+from wire.protocol import RecordRegions, response_for
+
+from broker.groups.share.share_sessions import CLOSE_EPOCH, OPEN_EPOCH, SessionRefused
+from broker.groups.share.state_file import MalformedShareState
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.current_leader import node_endpoints
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
+
+
+@dataclass
+class _Partition:
+    code: str = "none"
+    message: str | None = None
+    ack_code: str = "none"
+    ack_message: str | None = None
+    regions: list = field(default_factory=list)
+    ranges: list = field(default_factory=list)
+    topic: str | None = None
+    partition: object = None
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    coord = broker.share_groups
+    group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
+    if not group_id or not member_id:
+        return _top(broker, cls, "invalid_request", "GroupId and MemberId must be set.")
+    if not group_allowed(broker, Operation.READ, group_id):
+        return _top(broker, cls, "group_authorization_failed", None)
+    has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
+    if epoch == OPEN_EPOCH and has_acks:
+        return _top(broker, cls, "invalid_request", "Acknowledgements are not allowed when opening a share session.")
+    if epoch == OPEN_EPOCH and not coord.is_member(group_id, member_id):
+        return _top(broker, cls, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
+    try:
+        session = coord.sessions.for_fetch(group_id, member_id, epoch)
+    except SessionRefused as exc:
+        return _top(broker, cls, exc.error, str(exc))
+    requested = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
+    unreadable = unreadable_topics(broker, {tid for tid, _ in requested + session.partitions})
+    results: dict[tuple, _Partition] = {tp: _Partition() for tp in requested}
+    for t in request.topics:
+        for p in t.partitions:
+            if p.acknowledgement_batches:
+                out = results[(t.topic_id, p.partition_index)]
+                out.ack_code, out.ack_message = await acknowledge(
+                    broker, group_id, member_id, t.topic_id, p.partition_index, p.acknowledgement_batches, unreadable)
+    if epoch == CLOSE_EPOCH:
+        coord.sessions.close(group_id, member_id)
+        await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
+        return _response(broker, cls, results, set(requested))
+    session.update(requested, [(t.topic_id, i) for t in request.forgotten_topics_data for i in t.partitions])
+    deadline = time.monotonic() + request.max_wait.total_seconds()
+    max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
+    while True:
+        acquired = _acquire_all(broker, group_id, member_id, session.partitions, unreadable, results,
+                                max(request.max_records, 1), max_bytes)
+        failed = any(r.code != "none" for r in results.values())
+        left = deadline - time.monotonic()
+        if acquired or failed or left <= 0:
+            break
+        await _wait(broker, group_id, session.partitions, left)
+    for (topic_id, index), out in results.items():
+        if out.ranges:
+            try:
+                await coord.partitions.persist((group_id, topic_id, index))
+            except OSError as exc:  # delivery counts not kept: nothing handed out (the locks run out)
+                out.code, out.message, out.regions, out.ranges = "kafka_storage_error", str(exc), [], []
+    return _response(broker, cls, results, set(requested))
+
+
+def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, max_records, max_bytes) -> bool:
+    records = size = 0
+    for topic_id, index in partitions:
+        out = results.setdefault((topic_id, index), _Partition())
+        found = target(broker, topic_id, index, unreadable)
+        out.topic, out.partition = found.topic, found.partition
+        if found.error != "none":
+            out.code = found.error
+            continue
+        if records >= max_records or size >= max_bytes:
+            continue
+        try:
+            got = broker.share_groups.partitions.acquire((group_id, topic_id, index), found.partition, member_id,
+                                                         max_records - records, max_bytes - size, now_ms())
+        except (OffsetOutOfRange, StorageError, MalformedShareState) as exc:
+            out.code, out.message = "kafka_storage_error", str(exc) or type(exc).__name__
+            continue
+        out.regions.extend(got.regions)
+        out.ranges.extend(got.ranges)
+        records += got.records
+        size += got.size
+    return records > 0
+
+
+async def _wait(broker, group_id, partitions, left: float) -> None:
+    """Until an append to one of the partitions, records released, a lock deadline, or `left` s."""
+    fut = asyncio.get_running_loop().create_future()
+    shares = broker.share_groups.partitions
+    logs = [p for topic_id, index in partitions if (t := broker.topics.get_by_id(topic_id)) is not None
+            and (p := broker.topics.partition(t.name, index)) is not None]
+    next_lock = shares.next_deadline_ms([(group_id, tid, i) for tid, i in partitions])
+    if next_lock is not None:
+        left = min(left, max((next_lock - now_ms()) / 1000, 0.001))
+    for p in logs:
+        p.add_waiter(fut)
+    shares.add_waiter(fut)
+    try:
+        await asyncio.wait((fut,), timeout=left)
+    finally:
+        fut.cancel()
+        shares.discard_waiter(fut)
+        for p in logs:
+            p.discard_waiter(fut)
+
+
+def _response(broker, cls, results: dict, named: set):
+    topic_cls, part_cls = nested(cls, "ShareFetchableTopicResponse"), nested(cls, "PartitionData")
+    acquired_cls = nested(cls, "AcquiredRecords")
+    by_topic: dict = {}
+    hints = []
+    for (topic_id, index), out in results.items():
+        if (topic_id, index) not in named and out.code == "none" and not out.ranges:
+            continue  # a session partition with nothing to say: left out, as in incremental fetches
+        h = hint(broker, out.code, out.topic, index, out.partition)
+        if h is not None:
+            hints.append(h)
+        by_topic.setdefault(topic_id, []).append(make(
+            part_cls, partition_index=index, error_code=error(out.code), error_message=out.message,
+            acknowledge_error_code=error(out.ack_code), acknowledge_error_message=out.ack_message,
+            current_leader=leader(cls, h), records=RecordRegions(out.regions),
+            acquired_records=tuple(make(acquired_cls, first_offset=r.first, last_offset=r.last,
+                                        delivery_count=r.delivery_count) for r in out.ranges)))
+    topics = tuple(make(topic_cls, topic_id=tid, partitions=tuple(parts)) for tid, parts in by_topic.items())
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                acquisition_lock_timeout=_lock_timeout(broker), responses=topics,
+                node_endpoints=node_endpoints(broker, cls, hints))
+
+
+def _lock_timeout(broker) -> datetime.timedelta:
+    return datetime.timedelta(milliseconds=broker.share_groups.settings.lock_ms)
+
+
+def _top(broker, cls, code: str, message: str | None):
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message,
+                acquisition_lock_timeout=_lock_timeout(broker), responses=(), node_endpoints=())

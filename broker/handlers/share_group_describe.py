@@ -1,0 +1,53 @@
+"""ShareGroupDescribe (KIP-932) v1: a share group's epochs, assignor and members, each with its
+assignment (topic ids and names).
+
+As Kafka: NOT_COORDINATOR for a group coordinated elsewhere, GROUP_AUTHORIZATION_FAILED without
+DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is not a share group.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.security.acl.checks import group_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+UNKNOWN_OPERATIONS = -(2**31)
+ASSIGNOR = "simple"  # Kafka's only share-group assignor (broker/groups/share/simple_assignor.py)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    group_cls = nested(cls, "DescribedGroup")
+    described = []
+    for group_id in request.group_ids:
+        code = broker.groups.coordinator_error(group_id)
+        if not group_allowed(broker, Operation.DESCRIBE, group_id):
+            code = "group_authorization_failed"
+        group = broker.share_groups.groups.get(group_id)
+        message = None
+        if not code and group is None:
+            code = "group_id_not_found"
+            message = (f"Group {group_id} is not a share group." if broker.other_group_kind(group_id)
+                       else f"Group {group_id} not found.")
+        if code:
+            described.append(make(group_cls, error_code=error(code), error_message=message, group_id=group_id,
+                                  group_state="", group_epoch=-1, assignment_epoch=-1, assignor_name="", members=(),
+                                  authorized_operations=UNKNOWN_OPERATIONS))
+            continue
+        by_id = broker.topics.by_id
+        tp_cls, assignment_cls = nested(cls, "TopicPartitions"), nested(cls, "Assignment")
+        members = tuple(
+            make(nested(cls, "Member"), member_id=m.member_id, rack_id=m.rack_id, member_epoch=m.epoch,
+                 client_id=m.client_id, client_host=m.client_host, subscribed_topic_names=m.subscribed,
+                 assignment=make(assignment_cls, topic_partitions=tuple(
+                     make(tp_cls, topic_id=t, topic_name=by_id[t].name if t in by_id else "",
+                          partitions=tuple(sorted(ps)))
+                     for t, ps in sorted(m.assignment.items(), key=lambda kv: str(kv[0])))))
+            for m in group.members.values())
+        described.append(make(group_cls, error_code=error("none"), error_message=None, group_id=group_id,
+                              group_state=group.state, group_epoch=group.epoch,
+                              assignment_epoch=group.assignment_epoch, assignor_name=ASSIGNOR, members=members,
+                              authorized_operations=UNKNOWN_OPERATIONS))
+    return make(cls, throttle_time=NO_THROTTLE, groups=tuple(described))

@@ -1,0 +1,72 @@
+"""What ShareFetch and ShareAcknowledge share: finding a share-partition's log partition by topic
+id (with the errors a partition that cannot be served gets), applying a partition's
+acknowledgement batches, and the per-partition answer's leader hint (KIP-951's, as Fetch).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import NamedTuple
+
+from replica.partition import now_ms
+
+from broker.groups.share.state_file import MalformedShareState
+from broker.security.acl.checks import denied_names
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.current_leader import leader_hint
+from broker.handlers.response_builder import make, nested
+
+HINT_ERRORS = frozenset({"not_leader_or_follower"})
+
+
+class Target(NamedTuple):
+    topic: str | None
+    partition: object  # replica.Partition, None with an error
+    error: str
+
+
+def target(broker, topic_id: uuid.UUID, index: int, unreadable: frozenset[str]) -> Target:
+    """The partition of (topic id, index) a share fetch may read, or why not."""
+    topic = broker.topics.get_by_id(topic_id)
+    if topic is None:
+        return Target(None, None, "unknown_topic_id")
+    if topic.name in unreadable:
+        return Target(topic.name, None, "topic_authorization_failed")
+    partition = broker.topics.partition(topic.name, index)
+    if partition is None:
+        return Target(topic.name, None, broker.topics.missing_partition_error(topic.name, index))
+    if not partition.is_leader:
+        return Target(topic.name, partition, "not_leader_or_follower")
+    return Target(topic.name, partition, "none")
+
+
+def unreadable_topics(broker, topic_ids) -> frozenset[str]:
+    """Topics the client may not READ (ACLs, as Kafka's handleShareFetchRequest)."""
+    if broker.acls is None:
+        return frozenset()
+    names = [t.name for tid in topic_ids if (t := broker.topics.get_by_id(tid)) is not None]
+    return denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
+
+
+async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID, index: int, batches,
+                      unreadable: frozenset[str]) -> tuple[str, str | None]:
+    """Apply one partition's AcknowledgementBatches: (error, message)."""
+    found = target(broker, topic_id, index, unreadable)
+    if found.error != "none":
+        return found.error, None
+    acks = [(b.first_offset, b.last_offset, tuple(b.acknowledge_types)) for b in batches]
+    try:
+        return await broker.share_groups.partitions.acknowledge(
+            (group_id, topic_id, index), found.partition, member_id, acks, now_ms())
+    except MalformedShareState as exc:
+        return "kafka_storage_error", f"the share-partition state is unreadable: {exc}"
+
+
+def hint(broker, code: str, topic: str | None, index: int, partition):
+    return leader_hint(broker, topic, index, partition) if code in HINT_ERRORS and topic else None
+
+
+def leader(cls, found_hint):
+    """The partition's LeaderIdAndEpoch: the hint's, or -1 / -1 (the share schemas give no default)."""
+    return make(nested(cls, "LeaderIdAndEpoch"), leader_id=found_hint.leader_id if found_hint else -1,
+                leader_epoch=found_hint.leader_epoch if found_hint else -1)

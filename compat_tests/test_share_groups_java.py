@@ -1,0 +1,183 @@
+"""Share groups (KIP-932, Kafka's queues) with the real Java client's KafkaShareConsumer
+(kafka-clients 4.3.0), each member a ShareCheck JVM (java_share_members.py) acknowledging every
+record explicitly, in both storage layouts.
+
+What share groups promise, each test one promise: members sharing one partition get each record
+once between them; a record a member holds without acknowledging goes to another member once its
+lock runs out; a REJECTed record is never delivered again; a record RELEASEd delivery.count.limit
+times is archived; and a broker restart redelivers exactly what was not acknowledged, counted.
+The record lock is 8 s here (not Kafka's 30 s, so the redelivery test is short; long enough that a
+member on a loaded machine acknowledges before it runs out), the delivery limit Kafka's 5.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+from kafka import KafkaProducer
+
+from compat_tests.broker_process import BrokerProcess
+from compat_tests.java_share_members import ShareMember
+from compat_tests.topics import create_topic, unique_topic
+
+pytestmark = pytest.mark.timeout(300)
+
+LOCK_MS = 8000
+DELIVERY_LIMIT = 5
+
+
+@pytest.fixture(scope="module")
+def share_broker(storage_mode):
+    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
+        "--share-auto-offset-reset", "earliest",
+        "--group-share-record-lock-duration-ms", str(LOCK_MS),
+        "--group-share-delivery-count-limit", str(DELIVERY_LIMIT),
+        "--group-share-heartbeat-interval-ms", "1000",
+        "--group-share-session-timeout-ms", "20000"])
+    try:
+        proc.start()
+        yield proc
+    finally:
+        proc.cleanup()
+
+
+@pytest.fixture
+def sbroker(share_broker):
+    if not share_broker.is_running():
+        share_broker.start()
+    return share_broker
+
+
+@pytest.fixture
+def members(tmp_path):
+    started: list[ShareMember] = []
+
+    def start(bootstrap: str, name: str, topic: str, group: str, **kw) -> ShareMember:
+        m = ShareMember(bootstrap, name, topic, group, tmp_path, **kw)
+        started.append(m)
+        m.wait_for("started")
+        return m
+
+    yield start
+    for m in started:
+        m.stop()
+
+
+def produce(bootstrap: str, topic: str, values: list[str], one_per_batch: bool = False) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0 if one_per_batch else 20,
+                             client_id="compat-share-java", request_timeout_ms=15000, max_block_ms=15000)
+    try:
+        for v in values:
+            future = producer.send(topic, value=v.encode(), partition=0)
+            if one_per_batch:
+                future.get(30)
+        producer.flush(30)
+    finally:
+        producer.close()
+
+
+def wait_until(check, what: str, ms: list[ShareMember], timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s\n" + "\n".join(m.describe() for m in ms))
+        time.sleep(0.1)
+
+
+def accepted(ms: list[ShareMember]) -> Counter:
+    return Counter(r[2] for m in ms for r in m.records() if r[4] == "accept")
+
+
+def assert_no_failures(ms: list[ShareMember]) -> None:
+    for m in ms:
+        assert not m.failures(), m.describe()
+
+
+def test_members_sharing_one_partition_get_each_record_once(sbroker, members):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-split"), 1)
+    group = unique_topic("share-split-g")
+    ms = [members(sbroker.bootstrap, n, topic, group) for n in ("a", "b", "c")]
+    values = [f"v-{i}" for i in range(60)]
+    produce(sbroker.bootstrap, topic, values, one_per_batch=True)
+    wait_until(lambda: set(accepted(ms)) == set(values), "every record accepted", ms)
+    counts = accepted(ms)
+    assert all(counts[v] == 1 for v in values), {v: c for v, c in counts.items() if c != 1}
+    assert sum(1 for m in ms if m.records()) >= 2, "one member took every record:\n" + \
+        "\n".join(m.describe() for m in ms)
+    assert_no_failures(ms)
+
+
+def test_records_held_past_their_lock_go_to_another_member(sbroker, members):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-lock"), 1)
+    group = unique_topic("share-lock-g")
+    values = [f"h-{i}" for i in range(10)]
+    produce(sbroker.bootstrap, topic, values)
+    holder = members(sbroker.bootstrap, "holder", topic, group, hold=True)
+    held = {r[2] for r in holder.wait_for("held")["records"]}
+    assert held, holder.describe()
+    taker = members(sbroker.bootstrap, "taker", topic, group)
+    wait_until(lambda: set(accepted([taker])) == set(values), "the taker accepted every record", [holder, taker])
+    again = {r[2]: r[3] for r in taker.records() if r[2] in held}
+    assert again and all(count >= 2 for count in again.values()), again
+    assert holder.proc.poll() is None, "the holder left: this was its session, not its locks"
+    assert_no_failures([taker])
+
+
+def test_a_rejected_record_is_never_delivered_again(sbroker, members):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-reject"), 1)
+    group = unique_topic("share-reject-g")
+    produce(sbroker.bootstrap, topic, ["r-0", "bad", "r-1"])
+    first = members(sbroker.bootstrap, "first", topic, group, actions={"bad": "reject"})
+    wait_until(lambda: {"r-0", "r-1"} <= set(accepted([first])), "the first member took r-0, r-1", [first])
+    first.close()
+    second = members(sbroker.bootstrap, "second", topic, group)
+    produce(sbroker.bootstrap, topic, ["after"])
+    wait_until(lambda: "after" in accepted([second]), "the second member took 'after'", [second])
+    delivered = [r for m in (first, second) for r in m.records() if r[2] == "bad"]
+    assert [(r[3], r[4]) for r in delivered] == [(1, "reject")], delivered
+    assert_no_failures([first, second])
+
+
+def test_a_record_released_delivery_count_limit_times_is_archived(sbroker, members):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-limit"), 1)
+    group = unique_topic("share-limit-g")
+    produce(sbroker.bootstrap, topic, ["poison"])
+    m = members(sbroker.bootstrap, "releaser", topic, group, actions={"poison": "release"})
+    wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= DELIVERY_LIMIT,
+               "poison delivered up to the limit", [m])
+    produce(sbroker.bootstrap, topic, ["after"])
+    wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
+    counts = [r[3] for r in m.records() if r[2] == "poison"]
+    assert counts == list(range(1, DELIVERY_LIMIT + 1)), counts
+    assert_no_failures([m])
+
+
+def test_a_restart_redelivers_exactly_what_was_not_acknowledged(sbroker, members):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-restart"), 1)
+    group = unique_topic("share-restart-g")
+    done = [f"done-{i}" for i in range(20)]
+    produce(sbroker.bootstrap, topic, done)
+    acker = members(sbroker.bootstrap, "acker", topic, group)
+    wait_until(lambda: set(accepted([acker])) == set(done), "the first 20 accepted", [acker])
+    acker.close()
+    pending = [f"pending-{i}" for i in range(10)]
+    produce(sbroker.bootstrap, topic, pending)
+    holder = members(sbroker.bootstrap, "holder", topic, group, hold=True)
+    held = {r[2] for r in holder.wait_for("held")["records"]}
+    assert held and held <= set(pending), holder.describe()
+    sbroker.kill()  # SIGKILL: what the broker said it stored is all it has
+    holder.stop()
+    sbroker.start()
+    after = members(sbroker.bootstrap, "after", topic, group)
+    wait_until(lambda: set(accepted([after])) >= set(pending), "the pending records accepted after the restart",
+               [after])
+    got = after.records()
+    assert not [r for r in got if r[2] in done], got
+    assert all(r[3] == 2 for r in got if r[2] in held), got  # the delivery before the restart counted
+    assert Counter(r[2] for r in got) == Counter(pending), got
+    assert_no_failures([after])
