@@ -1,0 +1,174 @@
+"""Share groups (KIP-932) over a raw socket: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch and
+ShareAcknowledge at every served version, driven by hand the way KafkaShareConsumer drives them,
+checking Kafka's outcomes: assignments (a partition shared when members outnumber partitions),
+acquired ranges and delivery counts, acknowledgements, and the errors a broker gives a session
+or member out of step (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, UNKNOWN_MEMBER_ID,
+INVALID_RECORD_STATE, INVALID_REQUEST). What a real client sees is test_share_groups_java.py's.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from compat_tests.raw_kafka import Client, make_batch, read_records
+from compat_tests.served_versions import over_versions
+from compat_tests.topics import unique_topic
+
+NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND = 0, 42, 25, 69
+SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, INVALID_RECORD_STATE = 122, 123, 121
+HEARTBEAT, DESCRIBE, FETCH, ACKNOWLEDGE, LIST_GROUPS = 76, 77, 78, 79, 16
+ACCEPT, RELEASE, REJECT = 1, 2, 3
+
+BROKER_ARGS = ["--share-auto-offset-reset", "earliest", "--group-share-record-lock-duration-ms", "30000"]
+
+
+def new_group() -> str:
+    return f"sg-{uuid.uuid4().hex[:12]}"
+
+
+def heartbeat(client: Client, group: str, member: str, epoch: int, topics=None, version: int = 1):
+    return client.request(HEARTBEAT, version, group_id=group, member_id=member, member_epoch=epoch, rack_id=None,
+                          subscribed_topic_names=topics)
+
+
+def join(client: Client, group: str, topic: str) -> tuple[str, int]:
+    member = str(uuid.uuid4())
+    r = heartbeat(client, group, member, 0, [topic])
+    assert r.error_code == NONE, r
+    return member, r.member_epoch
+
+
+def share_fetch(client: Client, group: str, member: str, epoch: int, topic_id, acks=(), version: int = 1,
+                partitions=(0,)):
+    return client.request(FETCH, version, group_id=group, member_id=member, share_session_epoch=epoch, max_wait=0,
+                          min_bytes=1, max_bytes=1 << 20, max_records=500, batch_size=500,
+                          topics=[{"topic_id": topic_id, "partitions": [
+                              {"partition_index": p, "acknowledgement_batches": list(acks)} for p in partitions]}],
+                          forgotten_topics_data=[])
+
+
+def acknowledge(client: Client, group: str, member: str, epoch: int, topic_id, acks, version: int = 1):
+    return client.request(ACKNOWLEDGE, version, group_id=group, member_id=member, share_session_epoch=epoch,
+                          topics=[{"topic_id": topic_id, "partitions": [
+                              {"partition_index": 0, "acknowledgement_batches": list(acks)}]}])
+
+
+def ack(first: int, last: int, *types: int) -> dict:
+    return {"first_offset": first, "last_offset": last, "acknowledge_types": list(types)}
+
+
+def partition_of(resp):
+    (t,) = resp.responses
+    (p,) = t.partitions
+    return p
+
+
+@over_versions(HEARTBEAT)
+def test_heartbeat_assigns_shared_partitions_describes_and_leaves(broker, client, version):
+    topic = unique_topic("sg-hb")
+    topic_id = client.create_topic(topic, partitions=2)
+    group = new_group()
+    a = str(uuid.uuid4())
+    first = heartbeat(client, group, a, 0, [topic], version)
+    assert first.error_code == NONE and first.member_epoch > 0, first
+    assert {(t.topic_id, p) for t in first.assignment.topic_partitions for p in t.partitions} == \
+        {(topic_id, 0), (topic_id, 1)}
+    epochs = {a: first.member_epoch}
+    owned = {}
+    for _ in range(2):  # three members on two partitions: each gets one, one partition is shared
+        m = str(uuid.uuid4())
+        joined = heartbeat(client, group, m, 0, [topic], version)
+        assert joined.error_code == NONE, joined
+        epochs[m] = joined.member_epoch
+        owned[m] = {p for t in joined.assignment.topic_partitions for p in t.partitions}
+    for m, epoch in epochs.items():
+        r = heartbeat(client, group, m, epoch, None, version)
+        assert r.error_code == NONE, r
+        if r.assignment is not None:  # only when it changed since the member's last answer
+            owned[m] = {p for t in r.assignment.topic_partitions for p in t.partitions}
+    assert all(len(owned[m]) == 1 for m in epochs) and set().union(*owned.values()) == {0, 1}, owned
+    (d,) = client.request(DESCRIBE, 1, group_ids=[group], include_authorized_operations=False).groups
+    assert d.group_state == "Stable" and d.assignor_name == "simple" and len(d.members) == 3, d
+    assert {m.member_id: {p for t in m.assignment.topic_partitions for p in t.partitions} for m in d.members} == owned
+    listed = {g.group_id: g for g in client.request(LIST_GROUPS, 5, states_filter=[], types_filter=["share"]).groups}
+    assert listed[group].group_type == "share" and listed[group].protocol_type == "share", listed
+    assert heartbeat(client, group, str(uuid.uuid4()), 1, None, version).error_code == UNKNOWN_MEMBER_ID
+    assert heartbeat(client, group, a, 0, None, version).error_code == INVALID_REQUEST  # a join names its topics
+    left = heartbeat(client, group, a, -1, None, version)
+    assert left.error_code == NONE and left.member_epoch == -1, left
+    d, missing = client.request(DESCRIBE, 1, group_ids=[group, new_group()], include_authorized_operations=False).groups
+    assert a not in {m.member_id for m in d.members} and len(d.members) == 2, d
+    assert missing.error_code == GROUP_ID_NOT_FOUND, missing
+
+
+@over_versions(FETCH)
+def test_share_fetch_acquires_and_takes_acknowledgements(broker, client, version):
+    topic = unique_topic("sg-fetch")
+    topic_id = client.create_topic(topic)
+    client.produced(topic, 0, make_batch([b"a", b"b", b"c"]))
+    group = new_group()
+    a, _ = join(client, group, topic)
+    b, _ = join(client, group, topic)
+    assert share_fetch(client, group, str(uuid.uuid4()), 0, topic_id, version=version).error_code == UNKNOWN_MEMBER_ID
+    got = partition_of(share_fetch(client, group, a, 0, topic_id, version=version))
+    assert got.error_code == NONE
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in got.acquired_records] == [(0, 2, 1)]
+    assert [v for _, _, _, v in read_records(bytes(got.records))] == [b"a", b"b", b"c"]
+    other = share_fetch(client, group, b, 0, topic_id, version=version)
+    assert all(not p.acquired_records for t in other.responses for p in t.partitions), other  # all held by a
+    assert share_fetch(client, group, a, 7, topic_id, version=version).error_code == INVALID_SHARE_SESSION_EPOCH
+    assert share_fetch(client, group, a, 0, topic_id, [ack(0, 0, ACCEPT)], version).error_code == INVALID_REQUEST
+    # a's session is at epoch 1 still (refused requests do not move it): accept a, release b, reject c
+    resp = share_fetch(client, group, a, 1, topic_id, [ack(0, 2, ACCEPT, RELEASE, REJECT)], version)
+    p = partition_of(resp)
+    assert resp.error_code == NONE and p.acknowledge_error_code == NONE, resp
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in p.acquired_records] == [(1, 1, 2)], p
+    again = partition_of(share_fetch(client, group, a, 2, topic_id, [ack(0, 0, ACCEPT)], version))
+    assert again.acknowledge_error_code == INVALID_RECORD_STATE  # offset 0 is done with
+    closing = share_fetch(client, group, a, -1, topic_id, [ack(1, 1, ACCEPT)], version)
+    assert partition_of(closing).acknowledge_error_code == NONE
+    assert share_fetch(client, group, a, 4, topic_id, version=version).error_code == SHARE_SESSION_NOT_FOUND
+
+
+@over_versions(ACKNOWLEDGE)
+def test_share_acknowledge_within_a_session(broker, client, version):
+    topic = unique_topic("sg-ack")
+    topic_id = client.create_topic(topic)
+    client.produced(topic, 0, make_batch([b"x", b"y"]))
+    group = new_group()
+    a, _ = join(client, group, topic)
+    b, _ = join(client, group, topic)
+    assert acknowledge(client, group, a, 1, topic_id, [ack(0, 1, ACCEPT)], version).error_code == \
+        SHARE_SESSION_NOT_FOUND
+    assert acknowledge(client, group, a, 0, topic_id, [ack(0, 1, ACCEPT)], version).error_code == \
+        INVALID_SHARE_SESSION_EPOCH
+    assert [r.last_offset for r in partition_of(share_fetch(client, group, a, 0, topic_id)).acquired_records] == [1]
+    share_fetch(client, group, b, 0, topic_id)
+    not_yours = partition_of(acknowledge(client, group, b, 1, topic_id, [ack(0, 0, ACCEPT)], version))
+    assert not_yours.error_code == INVALID_RECORD_STATE
+    assert acknowledge(client, group, a, 3, topic_id, [ack(0, 0, ACCEPT)], version).error_code == \
+        INVALID_SHARE_SESSION_EPOCH
+    done = acknowledge(client, group, a, 1, topic_id, [ack(0, 0, ACCEPT)], version)
+    assert done.error_code == NONE and partition_of(done).error_code == NONE, done
+    # closing the session releases what a still holds (offset 1): b takes it, delivered twice
+    assert acknowledge(client, group, a, -1, topic_id, [], version).error_code == NONE
+    taken = partition_of(share_fetch(client, group, b, 2, topic_id))  # its acknowledge took epoch 1
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in taken.acquired_records] == [(1, 1, 2)]
+
+
+@over_versions(DESCRIBE)
+def test_describe_a_share_group_and_what_is_not_one(broker, client, version):
+    topic = unique_topic("sg-describe")
+    topic_id = client.create_topic(topic)
+    group = new_group()
+    member, epoch = join(client, group, topic)
+    found, missing = client.request(DESCRIBE, version, group_ids=[group, new_group()],
+                                    include_authorized_operations=False).groups
+    assert found.error_code == NONE and found.group_state == "Stable" and found.group_epoch == epoch, found
+    (m,) = found.members
+    assert m.member_id == member and m.subscribed_topic_names == (topic,) and m.member_epoch == epoch
+    assert [(t.topic_id, t.topic_name, t.partitions) for t in m.assignment.topic_partitions] == [(topic_id, topic, (0,))]
+    assert missing.error_code == GROUP_ID_NOT_FOUND, missing
+    assert heartbeat(client, group, member, -1).error_code == NONE
+    (empty,) = client.request(DESCRIBE, version, group_ids=[group], include_authorized_operations=False).groups
+    assert empty.error_code == NONE and empty.group_state == "Empty" and empty.members == (), empty
