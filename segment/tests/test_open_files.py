@@ -77,11 +77,36 @@ def test_closing_a_file_with_unsynced_writes_leaves_the_fsync_to_its_next_sync(t
                                                                    real_fsync(fd)))
     b.pread(1, 0)  # closes a
     assert synced == [] and a.dirty and fds_under(tmp_path) == [str(tmp_path / "b")]
-    a.sync()
+    a.sync()  # its descriptor took b's place in the bound: b is closed now
     assert synced == [str(tmp_path / "a")] and not a.dirty
-    assert files.handle_if_open(a) is None and fds_under(tmp_path) == [str(tmp_path / "b")]
+    assert files.handle_if_open(a) is None and fds_under(tmp_path) == []
     a.sync()  # nothing left to sync
     assert len(synced) == 1 and a.pread(100, 0) == b"acknowledged"
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_sync_holds_a_place_in_the_bound(tmp_path, monkeypatch, closed):
+    """A closed file's fsync opens a descriptor, and an open one's may be evicted during its
+    fsync while the descriptor stays open: either counts, or a checkpoint goes past the bound."""
+    files = OpenFiles(2)
+    a, b, c = (SegmentFile(tmp_path / name, files) for name in "abc")
+    a.write(b"x", 0)
+    b.write(b"x", 0)
+    c.write(b"x", 0)  # closes a, unsynced
+    b.pread(1, 0)  # c is the least recently used
+    syncing = a if closed else c
+    open_during_fsync = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        if not closed:
+            a.pread(1, 0)  # the loop opens a file meanwhile: it evicts the file being synced
+        open_during_fsync.append(len(fds_under(tmp_path)))
+        real_fsync(fd)
+
+    monkeypatch.setattr(open_files_module.os, "fsync", fsync)
+    syncing.sync()
+    assert open_during_fsync == [2] and not syncing.dirty
 
 
 def test_a_deleted_file_needs_no_sync(tmp_path):
