@@ -15,6 +15,8 @@ truth the history is checked against:
                 offset that holds another value;
   - phantom:    a read, during the faults, of a value the final log does not hold at that offset.
 
+The transactional writer's values are checked for duplicates here and for the rest by
+fault_txn_checker.py, which reads the transaction markers parse_log keeps in the entries.
 `violations()` lists each as a line; an empty list is a clean history
 (test_fault_checker.py shows each kind caught).
 """
@@ -22,6 +24,7 @@ truth the history is checked against:
 from __future__ import annotations
 
 import os
+import struct
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -38,12 +41,18 @@ SHOWN = 5  # examples per violation kind
 READ_BYTES = 1 << 20
 
 
+TRANSACTIONAL, CONTROL = 0x10, 0x20  # batch attribute bits
+MARKER = struct.Struct(">hh")  # a control record's key: version, type (ABORT 0, COMMIT 1)
+
+
 @dataclass(frozen=True)
 class Entry:
     offset: int
     value: bytes
     producer_id: int
     producer_epoch: int
+    transactional: bool = False
+    marker: int | None = None  # a transaction marker's type; None for a data record
 
 
 def replicas_alike(cluster: Cluster, topic: str, partition: int, timeout: float = 30.0) -> bytes:
@@ -65,8 +74,10 @@ def parse_log(log: bytes) -> list[Entry]:
     out = []
     for batch in batches:
         header = batch_header(batch)
-        out.extend(Entry(offset, value, header["producer_id"], header["producer_epoch"])
-                   for offset, _, _, value in read_records(batch))
+        control = bool(header["attributes"] & CONTROL)
+        out.extend(Entry(offset, value, header["producer_id"], header["producer_epoch"],
+                         bool(header["attributes"] & TRANSACTIONAL), MARKER.unpack(key)[1] if control else None)
+                   for offset, _, key, value in read_records(batch))
     return out
 
 
@@ -117,6 +128,7 @@ def violations(acks: dict[int, list[Ack]], reads: list[tuple[int, int, bytes]],
     """`acks`: every writer's acknowledgements per partition; `reads`: (partition, offset, value)
     served during the run."""
     out: list[str] = []
+    logs = {p: [e for e in log if e.marker is None] for p, log in logs.items()}
     at = {p: {e.offset: e.value for e in log} for p, log in logs.items()}
     for p, log in logs.items():
         held = set(at[p].values())
@@ -134,6 +146,8 @@ def violations(acks: dict[int, list[Ack]], reads: list[tuple[int, int, bytes]],
             if key in first:
                 duplicates.append((e.value, first[key], e.offset))
             first.setdefault(key, e.offset)
+            if e.transactional:  # a transaction's order is its own: fault_txn_checker.py
+                continue
             if e.value in written:  # rewritten by a later epoch: a duplicate it may write
                 continue
             written.add(e.value)

@@ -1,7 +1,8 @@
 """One fault scenario from start to verdict: a network of namespaces, etcd and three brokers in
 it, an RF=3 topic with partition i led by node i+1, the workload (fault_workload.py) running
-through a schedule of nemeses (nemeses.py), then the checker (fault_checker.py) on the history
-and every replica's log, served and, once the brokers stop, on disk.
+through a schedule of nemeses (nemeses.py), then the checkers (fault_checker.py,
+fault_txn_checker.py) on the history and every replica's log, served and, once the brokers
+stop, on disk.
 
     outcome = run_scenario("segment", [(Bridge(), 10.0)])
     assert outcome.clean(), outcome.report()
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 
 from broker.testing.process_cluster import LAG_MS, SESSION_MS
 from compat_tests.fault_checker import files_unlike, parse_log, replicas_alike, violations
+from compat_tests.fault_txn_checker import committed_view, txn_violations
+from compat_tests.fault_txn_workload import TXN_TIMEOUT_MS, read_committed_to_end
 from compat_tests.fault_workload import Workload, create_spread_topic
 from compat_tests.nemeses import Nemesis
 from compat_tests.netns import Network
@@ -31,6 +34,7 @@ from compat_tests.waiting import wait_until
 
 GAP_LIMIT_S = (LAG_MS + SESSION_MS) / 1000 + 3.0
 HEAL_LIMIT_S = 60.0  # whole ISRs again: a restarted broker's recovery, a catch-up, the lag time
+TXN_END_LIMIT_S = TXN_TIMEOUT_MS / 1000 + 30.0  # the timeout, then the coordinator's abort and markers
 UNHANDLED = ("Task exception was never retrieved", "metadata listener", "after an internal error")
 
 
@@ -44,6 +48,7 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     unhandled: list[str] = field(default_factory=list)
     acked: int = 0
+    txns: dict[str, int] = field(default_factory=dict)  # transactions per outcome the client saw
 
     def slow(self) -> dict[int, float]:
         return {p: g for p, g in self.gaps.items() if g >= GAP_LIMIT_S and p not in self.exempt}
@@ -55,7 +60,8 @@ class Outcome:
         lines = [f"{self.label}: {'; '.join(self.steps)}",
                  f"  {self.acked} acks; longest acks=all gap per partition (s): "
                  f"{ {p: round(g, 2) for p, g in self.gaps.items()} } (limit {GAP_LIMIT_S:.1f}"
-                 f"{f', partitions {sorted(self.exempt)} exempt' if self.exempt else ''})"]
+                 f"{f', partitions {sorted(self.exempt)} exempt' if self.exempt else ''})",
+                 f"  transactions: {self.txns}"]
         lines += [f"  VIOLATION {v}" for v in self.violations]
         lines += [f"  client error {e}" for e in self.errors[:5]]
         lines += [f"  unhandled in a broker's log: {u}" for u in self.unhandled[:5]]
@@ -72,8 +78,21 @@ def wait_whole_isrs(cluster: NetnsCluster, topic: str, partitions: int, timeout:
                      f"whole ISRs of {topic}", timeout=timeout)
 
 
+def transactions_ended(cluster: NetnsCluster, topic: str, partitions: int) -> dict[int, bytes]:
+    """Every partition's final log once no transaction is open in it: a commit returns before
+    the coordinator has written its markers, and one the writer left unknown is ended by its
+    next init or by the transaction timeout. After TXN_END_LIMIT_S, the logs as they are (the
+    checker reports what is still open)."""
+    deadline = time.monotonic() + TXN_END_LIMIT_S
+    while True:
+        fetched = {p: replicas_alike(cluster, topic, p) for p in range(partitions)}
+        if time.monotonic() > deadline or not any(committed_view(parse_log(b))[1] for b in fetched.values()):
+            return fetched
+        time.sleep(0.2)
+
+
 def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label: str = "",
-                 leaders: tuple[int, ...] = (1, 2, 3)) -> Outcome:
+                 leaders: tuple[int, ...] = (1, 2, 3), txn_seed: int = 0) -> Outcome:
     outcome = Outcome(f"{storage_mode} {label or '+'.join(n.name for n, _ in schedule)}")
     network = Network()
     cluster = workload = None
@@ -83,7 +102,7 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
             nemesis.prepare(cluster)
         cluster.start()
         topic = create_spread_topic(cluster, list(leaders))
-        workload = Workload(cluster, topic, len(leaders)).start()
+        workload = Workload(cluster, topic, len(leaders), txn_seed=txn_seed).start()
         wait_until(workload.every_partition_acked, "acks on every partition before the faults")
 
         began = time.monotonic()
@@ -101,11 +120,16 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
         outcome.gaps = {p: workload.longest_gap(p, began, ended) for p in range(len(leaders))}
         outcome.acked = sum(len(workload.acks(p)) for p in range(len(leaders)))
         outcome.errors = workload.errors()
+        outcome.txns = {o: workload.txn_writer.count(o) for o in ("committed", "aborted", "unknown")}
         acks = {p: workload.acks(p) for p in range(len(leaders))}
-        fetched = {p: replicas_alike(cluster, topic, p) for p in range(len(leaders))}
+        fetched = transactions_ended(cluster, topic, len(leaders))
+        logs = {p: parse_log(b) for p, b in fetched.items()}
+        final_reads = read_committed_to_end(cluster, topic, {p: log[-1].offset + 1 for p, log in logs.items()})
         for proc in cluster.brokers.values():
             proc.stop()
-        outcome.violations = (violations(acks, workload.reader.reads, {p: parse_log(b) for p, b in fetched.items()})
+        outcome.violations = (violations(acks, workload.reader.reads, logs)
+                              + txn_violations(workload.txn_writer.txns, workload.committed_reader.reads,
+                                               final_reads, logs)
                               + files_unlike(cluster, topic, fetched))
         outcome.unhandled = unhandled_lines(cluster)
         return outcome

@@ -1,5 +1,6 @@
 """The fault suite's workload: idempotent acks=all producers and a consumer, each on a thread,
-recording what the cluster acknowledged and what it served, with the time of each.
+recording what the cluster acknowledged and what it served, with the time of each (and the
+transactional writer and read_committed reader of fault_txn_workload.py).
 
 Every value says who wrote it and in which order: b"w<writer>-p<partition>-<seq>", the
 sequence counting up per writer and partition from 0. The checker (fault_checker.py) needs no
@@ -19,6 +20,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka.admin import NewTopic
 
 from compat_tests.cluster import Cluster
+from compat_tests.fault_txn_workload import CommittedReader, TxnWriter
 from compat_tests.topics import unique_topic
 
 VALUE = re.compile(rb"w(\d+)-p(\d+)-(\d+)")
@@ -161,24 +163,32 @@ class Reader:
 
 
 class Workload:
-    """`writers` idempotent acks=all producers over every partition, and one Reader."""
+    """`writers` idempotent acks=all producers over every partition and one Reader; beside
+    them a transactional writer (its aborts drawn from `txn_seed`) and a read_committed reader
+    (fault_txn_workload.py)."""
 
-    def __init__(self, cluster: Cluster, topic: str, partitions: int, writers: int = 3) -> None:
+    def __init__(self, cluster: Cluster, topic: str, partitions: int, writers: int = 3, txn_seed: int = 0) -> None:
         self.partitions = partitions
         self.producers = [AckRecorder(cluster, topic, partitions, writer=w) for w in range(writers)]
         self.reader = Reader(cluster, topic, partitions)
+        self.txn_writer = TxnWriter(cluster, topic, partitions, txn_seed)
+        self.committed_reader = CommittedReader(cluster, topic, partitions)
 
     def start(self) -> "Workload":
         for p in self.producers:
             p.start()
+        self.txn_writer.start()
         self.reader.start()
+        self.committed_reader.start()
         return self
 
     def acks(self, partition: int) -> list[Ack]:
         return [a for p in self.producers for a in p.acks[partition]]
 
     def errors(self) -> list[str]:
-        return [e for p in self.producers for e in p.errors] + self.reader.errors
+        """Every failure a client reported but the transactional writer's (an error there makes
+        a transaction unknown, which the checker allows)."""
+        return [e for p in self.producers for e in p.errors] + self.reader.errors + self.committed_reader.errors
 
     def every_partition_acked(self) -> bool:
         return all(self.acks(p) for p in range(self.partitions))
@@ -188,14 +198,19 @@ class Workload:
         return longest_gap([a.at for a in self.acks(partition)], start, end)
 
     def stop(self) -> None:
-        """Every producer's records acknowledged or failed; the reader stopped."""
+        """Every producer's records acknowledged or failed, the last transaction ended; the
+        readers stopped."""
         try:
             for p in self.producers:
                 p.stop()
+            self.txn_writer.stop()
         finally:
             self.reader.close()
+            self.committed_reader.close()
 
     def close(self) -> None:
         for p in self.producers:
             p.close()
+        self.txn_writer.close()
         self.reader.close()
+        self.committed_reader.close()

@@ -1,9 +1,12 @@
 """The fault suite: each nemesis (compat_tests/nemeses.py) held for several session timeouts
-against etcd and three brokers in network namespaces, under idempotent acks=all producers and a
-consumer, in both storage layouts; then the checker: nothing acknowledged lost, no duplicate
-within a producer epoch, each writer's order kept, no read of a record the final log does not
-hold there, the replicas byte for byte alike, and no partition without an acknowledgement for
-longer than the lag time plus the session timeout (fault_scenario.py says why that bound).
+against etcd and three brokers in network namespaces, under idempotent acks=all producers, a
+transactional producer and two consumers (read_uncommitted, read_committed), in both storage
+layouts; then the checkers: nothing acknowledged lost, no duplicate within a producer epoch,
+each writer's order kept, no read of a record the final log does not hold there, every
+committed transaction visible whole, no aborted one visible, none half visible, no
+read_committed read past the last stable offset, the replicas byte for byte alike, and no
+partition without an acknowledgement for longer than the lag time plus the session timeout
+(fault_scenario.py says why that bound).
 
 `make test` runs three scenarios per layout; the rest carry the `faults_full` marker, which its
 `-m` deselects, and run under `make test-faults`. The random schedule prints its seed;
@@ -53,6 +56,7 @@ def test_scenario(storage_mode, nemesis):
 def test_random_schedule(storage_mode):
     seed = int(os.environ.get("TWINLOG_FAULT_SEED") or random.randrange(1 << 32))
     print(f"\nTWINLOG_FAULT_SEED={seed}")
-    outcome = run_scenario(storage_mode, random_schedule(seed, SCHEDULE_STEPS), label=f"random seed {seed}")
+    outcome = run_scenario(storage_mode, random_schedule(seed, SCHEDULE_STEPS), label=f"random seed {seed}",
+                           txn_seed=seed)
     print(outcome.report())
     assert outcome.clean(), outcome.report()
