@@ -14,7 +14,9 @@ whole ISRs after the last heal. A partition whose leader and a majority stay con
 partition, but those a nemesis's `exempt` brokers lead when it starts) must keep acknowledging
 with no gap longer than the lag time plus the session timeout (a follower dropped from the ISR,
 or a lost leader's lease expiring) plus slack for an election, a client's metadata refresh and
-a loaded 2-core machine. An exempt partition's gap is reported, not bounded.
+a loaded 2-core machine. An exempt partition's gap is reported, not bounded; so is the
+transactional writer's longest time without a transaction ending (a transaction spans every
+partition and its coordinator must reach every leader with its markers, so any cut can hold it).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from broker.testing.process_cluster import LAG_MS, SESSION_MS
 from compat_tests.fault_checker import files_unlike, parse_log, replicas_alike, violations
 from compat_tests.fault_txn_checker import committed_view, txn_violations
 from compat_tests.fault_txn_workload import TXN_TIMEOUT_MS, read_committed_to_end
-from compat_tests.fault_workload import Workload, create_spread_topic
+from compat_tests.fault_workload import Workload, create_spread_topic, longest_gap
 from compat_tests.nemeses import Nemesis
 from compat_tests.netns import Network
 from compat_tests.netns_cluster import NetnsCluster
@@ -49,6 +51,8 @@ class Outcome:
     unhandled: list[str] = field(default_factory=list)
     acked: int = 0
     txns: dict[str, int] = field(default_factory=dict)  # transactions per outcome the client saw
+    txn_errors: list[str] = field(default_factory=list)  # what made a transaction unknown (allowed)
+    txn_gap: float = 0.0  # the longest time without a transaction ending (reported, not bounded)
 
     def slow(self) -> dict[int, float]:
         return {p: g for p, g in self.gaps.items() if g >= GAP_LIMIT_S and p not in self.exempt}
@@ -61,9 +65,10 @@ class Outcome:
                  f"  {self.acked} acks; longest acks=all gap per partition (s): "
                  f"{ {p: round(g, 2) for p, g in self.gaps.items()} } (limit {GAP_LIMIT_S:.1f}"
                  f"{f', partitions {sorted(self.exempt)} exempt' if self.exempt else ''})",
-                 f"  transactions: {self.txns}"]
+                 f"  transactions: {self.txns}; longest time without one ending {self.txn_gap:.2f} s"]
         lines += [f"  VIOLATION {v}" for v in self.violations]
         lines += [f"  client error {e}" for e in self.errors[:5]]
+        lines += [f"  transactional writer: {e}" for e in self.txn_errors[:5]]
         lines += [f"  unhandled in a broker's log: {u}" for u in self.unhandled[:5]]
         return "\n".join(lines)
 
@@ -104,6 +109,7 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
         topic = create_spread_topic(cluster, list(leaders))
         workload = Workload(cluster, topic, len(leaders), txn_seed=txn_seed).start()
         wait_until(workload.every_partition_acked, "acks on every partition before the faults")
+        wait_until(lambda: workload.txn_writer.count("committed"), "a transaction committed before the faults")
 
         began = time.monotonic()
         for nemesis, hold in schedule:
@@ -120,6 +126,8 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
         outcome.gaps = {p: workload.longest_gap(p, began, ended) for p in range(len(leaders))}
         outcome.acked = sum(len(workload.acks(p)) for p in range(len(leaders)))
         outcome.errors = workload.errors()
+        outcome.txn_errors = workload.txn_writer.errors
+        outcome.txn_gap = longest_gap(workload.txn_writer.ends(), began, ended)
         outcome.txns = {o: workload.txn_writer.count(o) for o in ("committed", "aborted", "unknown")}
         acks = {p: workload.acks(p) for p in range(len(leaders))}
         fetched = transactions_ended(cluster, topic, len(leaders))

@@ -36,6 +36,7 @@ RECORDS_PER_PARTITION = 3
 ABORT_ONE_IN = 4
 CALL_TIMEOUT_S = 30.0  # one commit / abort / init call: it outlasts a leader or coordinator move
 RETRIES = 4  # calls of a retriable commit / abort / init before its outcome counts as unknown
+SOCKET_TIMEOUT_MS = 5000
 TXN_TIMEOUT_MS = 15000  # the coordinator aborts a transaction its writer left open this long
 
 
@@ -51,6 +52,7 @@ class Txn:
     number: int
     values: list[tuple[int, bytes]] = field(default_factory=list)  # (partition, value)
     outcome: str = "unknown"  # committed | aborted | unknown
+    ended: float | None = None  # time.monotonic() when its outcome was known to the client
 
     @property
     def key(self) -> tuple[int, int]:
@@ -70,6 +72,9 @@ class TxnWriter:
         self._config = {"bootstrap.servers": cluster.bootstrap, "transactional.id": f"faults-{topic}-{writer}",
                         "acks": "all", "enable.idempotence": True, "linger.ms": 5,
                         "transaction.timeout.ms": TXN_TIMEOUT_MS, "request.timeout.ms": 2000,
+                        # the coordinator's requests time out on this, not on request.timeout.ms:
+                        # the default 60 s outlasts a DROPped coordinator's whole fault
+                        "socket.timeout.ms": SOCKET_TIMEOUT_MS,
                         "message.timeout.ms": TXN_TIMEOUT_MS, "retry.backoff.ms": 50,
                         "retry.backoff.max.ms": 200, "topic.metadata.refresh.interval.ms": 1000}
         self._random = random.Random(seed)
@@ -83,6 +88,10 @@ class TxnWriter:
 
     def count(self, outcome: str) -> int:
         return sum(t.outcome == outcome for t in self.txns)
+
+    def ends(self) -> list[float]:
+        """When each transaction that did end ended."""
+        return [t.ended for t in self.txns if t.ended is not None]
 
     def _retrying(self, call, what: str) -> None:
         """call(CALL_TIMEOUT_S), again while it raises a retriable error (librdkafka's rule for
@@ -115,6 +124,12 @@ class TxnWriter:
             self._one(txn)
 
     def _one(self, txn: Txn) -> None:
+        try:
+            self._attempt(txn)
+        finally:
+            txn.ended = time.monotonic()
+
+    def _attempt(self, txn: Txn) -> None:
         commit = self._random.randrange(ABORT_ONE_IN) != 0
         commit_asked = False
         try:
@@ -130,6 +145,8 @@ class TxnWriter:
                 self._retrying(self._producer.commit_transaction, "commit")
                 txn.outcome = "committed"
             else:
+                # the records in the log first: an abort of records never sent leaves no marker
+                self._producer.flush(CALL_TIMEOUT_S)
                 self._retrying(self._producer.abort_transaction, "abort")
                 txn.outcome = "aborted"
         except (KafkaException, BufferError) as e:
