@@ -21,8 +21,8 @@ a new producer. The checker (fault_txn_checker.py) needs nothing else.
 
 from __future__ import annotations
 
+import itertools
 import random
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,19 +31,14 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from compat_tests.cluster import Cluster
 
-TXN_VALUE = re.compile(rb"t(\d+)-(\d+)-p(\d+)-(\d+)")
 RECORDS_PER_PARTITION = 3
 ABORT_ONE_IN = 4
-CALL_TIMEOUT_S = 30.0  # one commit / abort / init call: it outlasts a leader or coordinator move
-RETRIES = 4  # calls of a retriable commit / abort / init before its outcome counts as unknown
+CALL_TIMEOUT_S = 20.0  # one commit / abort / init call: it outlasts a leader or coordinator move
+RETRIES = 3  # calls of a retriable commit / abort / init before its outcome counts as unknown
+# a transaction's longest life: its commit, abort and a new producer's init, each retried
+STOP_LIMIT_S = 3 * RETRIES * CALL_TIMEOUT_S + 20.0
 SOCKET_TIMEOUT_MS = 5000
 TXN_TIMEOUT_MS = 15000  # the coordinator aborts a transaction its writer left open this long
-
-
-def txn_of(value: bytes) -> tuple[int, int] | None:
-    """(writer, txn) of a transactional workload value; None for any other value."""
-    match = TXN_VALUE.fullmatch(value)
-    return (int(match[1]), int(match[2])) if match else None
 
 
 @dataclass
@@ -107,14 +102,26 @@ class TxnWriter:
     def _fresh_producer(self) -> None:
         """A new producer under the same transactional id: its init fences the old one and has
         the coordinator end whatever transaction it left open."""
-        while not self._stop.is_set():
+        self._discard()
+        for attempt in itertools.count():
+            if attempt and self._stop.is_set():
+                return  # the coordinator's timeout ends what the last producer left open
             self._producer = Producer(self._config)
             try:
                 self._retrying(self._producer.init_transactions, "init")
                 return
             except KafkaException as e:
                 self.errors.append(f"init: {e.args[0]}")
-                self._producer = None
+                self._discard()
+
+    def _discard(self) -> None:
+        """Close the producer now: left to the garbage collector (an exception's traceback holds
+        it in a cycle), it outlived its cluster and dialled the next scenario's addresses."""
+        if self._producer is not None:
+            self._producer.purge()
+            self._producer.flush(0)
+            self._producer.close()
+            self._producer = None
 
     def _run(self) -> None:
         self._fresh_producer()
@@ -165,15 +172,13 @@ class TxnWriter:
     def stop(self) -> None:
         """Finish the transaction under way; the producer's last transaction ended."""
         self._stop.set()
-        self._thread.join(4 * RETRIES * CALL_TIMEOUT_S)
+        self._thread.join(STOP_LIMIT_S)
         assert not self._thread.is_alive(), f"transactional writer {self.writer} did not stop"
 
     def close(self) -> None:
         self._stop.set()
-        self._thread.join(4 * RETRIES * CALL_TIMEOUT_S)
-        if self._producer is not None:
-            self._producer.purge()
-            self._producer.flush(0)
+        self._thread.join(STOP_LIMIT_S)
+        self._discard()
 
 
 class CommittedReader:

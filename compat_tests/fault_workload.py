@@ -113,6 +113,7 @@ class AckRecorder:
         self._thread.join(10)
         self._producer.purge()
         self._producer.flush(0)
+        self._producer.close()  # its delivery callback holds it in a cycle the collector frees late
 
     def longest_gap(self, partition: int, start: float, end: float) -> float:
         """The longest time within [start, end] without an ack on `partition`."""
