@@ -106,7 +106,7 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
         for nemesis, _ in schedule:
             nemesis.prepare(cluster)
         cluster.start()
-        topic = create_spread_topic(cluster, list(leaders))
+        topic = create_spread_topic(cluster, list(leaders), min(n.min_insync_replicas for n, _ in schedule))
         workload = Workload(cluster, topic, len(leaders), txn_seed=txn_seed).start()
         wait_until(workload.every_partition_acked, "acks on every partition before the faults")
         wait_until(lambda: workload.txn_writer.count("committed"), "a transaction committed before the faults")

@@ -8,6 +8,8 @@ the fault, `stop(cluster)` heals it. `describe()` says what it did, for the repo
                     role "leader" (of partition 0), "follower" (leads no partition 0 and is not
                     the controller), "controller"
     isolate_etcd    etcd cut from every broker
+    leader_etcd     partition 0's leader cut from etcd alone, still reaching both peers; with
+                    `stale_clients` the clients reach only it, as clients on its side of a cut
     split           one broker (partition 0's leader) cut from the two others; all reach etcd
     bridge          A-B-C: partition 0's leader A and one other broker C cannot talk; B reaches
                     both, and all reach etcd
@@ -38,6 +40,8 @@ SKEW = "+30s"
 
 class Nemesis:
     name = "nemesis"
+    # The topic's min.insync.replicas for a scenario with this fault (the lowest of a schedule's)
+    min_insync_replicas = 2
 
     def __init__(self) -> None:
         self.victims: list[int] = []
@@ -92,6 +96,37 @@ class IsolateEtcd(Nemesis):
 
     def start(self, cluster: NetnsCluster, topic: str) -> None:
         cluster.network.cut(cluster.etcd_host, list(cluster.hosts.values()), "drop")
+
+    stop = staticmethod(_heal)
+
+
+class LeaderEtcd(Nemesis):
+    """Partition 0's leader keeps leading on its last image while etcd expires its lease and
+    elects one of its followers, which then stop fetching from it.
+
+    With `stale_clients` the clients reach only the deposed leader, whose image still names
+    itself, so they keep writing to it for the whole hold: the ISR rule alone
+    (broker/cluster/member.py) keeps it from acknowledging what the new leader never gets, and
+    the checker fails the scenario if an acknowledged record is missing from the final log.
+    min.insync.replicas 1 (Kafka's default) leaves the ISR rule alone in the way: with 2, a
+    leader that dropped its silent followers from its ISR on its own would refuse acks=all as
+    NOT_ENOUGH_REPLICAS instead. No partition's gap is bounded then: the clients reach no
+    other leader."""
+
+    min_insync_replicas = 1
+
+    def __init__(self, stale_clients: bool = False) -> None:
+        super().__init__()
+        self.stale_clients = stale_clients
+        self.name = "leader-etcd-stale-clients" if stale_clients else "leader-etcd"
+
+    def start(self, cluster: NetnsCluster, topic: str) -> None:
+        victim = _leader(cluster, topic)
+        self.victims = [victim]
+        cluster.network.cut(cluster.hosts[victim], [cluster.etcd_host], "drop")
+        if self.stale_clients:
+            self.exempt = sorted(cluster.brokers)
+            cluster.network.cut_clients([h for n, h in cluster.hosts.items() if n != victim])
 
     stop = staticmethod(_heal)
 
@@ -191,6 +226,8 @@ NEMESES = {
     "isolate-follower": lambda: Isolate("follower"),
     "isolate-controller": lambda: Isolate("controller"),
     "isolate-etcd": IsolateEtcd,
+    "leader-etcd": LeaderEtcd,
+    "leader-etcd-stale-clients": lambda: LeaderEtcd(stale_clients=True),
     "split": Split,
     "bridge": Bridge,
     "reset-cut": lambda: Split("reject"),
@@ -198,10 +235,11 @@ NEMESES = {
     "kill": Kill,
     "clock-skew": ClockSkew,
 }
-# The clock skew needs its broker started under libfaketime, and etcd out of every broker's reach
-# stalls every partition (FINDINGS.md, "Fault suite"; its own scenario tracks that): a schedule
-# draws from the others, whose every step must keep the availability bound.
-SCHEDULABLE = sorted(set(NEMESES) - {"clock-skew", "isolate-etcd"})
+# The clock skew needs its broker started under libfaketime, stale clients reach no leader but
+# one, and etcd out of every broker's reach stalls every partition (FINDINGS.md, "Fault suite";
+# its own scenario tracks that): a schedule draws from the others, whose every step must keep
+# the availability bound.
+SCHEDULABLE = sorted(set(NEMESES) - {"clock-skew", "isolate-etcd", "leader-etcd-stale-clients"})
 
 
 def random_schedule(seed: int, steps: int, hold: tuple[float, float] = (4.0, 10.0)) -> list[tuple[Nemesis, float]]:

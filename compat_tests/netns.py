@@ -18,6 +18,7 @@ namespace, whose rules, routes and interfaces belong to the machine:
     (REJECT --reject-with tcp-reset): a connect is refused at once, as by a dead process, and
     the connections already open are reset (`ss -K`, both sides) instead of idling on;
   - `cut(a, bs, "drop")`: the packets vanish: connects and open connections time out;
+  - `cut_clients(hs)`: the test's clients' packets to each h vanish (rules in h alone);
   - `heal()`: every rule goes, in every host.
 
 `close()` deletes every namespace (and so every veth and the bridge); it runs at exit too, so a
@@ -135,6 +136,12 @@ class Network:
             for b in others:
                 self.reset_connections(a, b)
                 self.reset_connections(b, a)
+
+    def cut_clients(self, hosts: list[Host]) -> None:
+        """Drop what the test's clients (the root namespace) send to each of `hosts`: rules in
+        those hosts alone, so their connections to the clients stall as in a DROP cut."""
+        for host in hosts:
+            host.run("iptables", "-w", "-I", "INPUT", "-s", self.gateway, "-j", "DROP")
 
     @staticmethod
     def reset_connections(a: Host, b: Host) -> None:

@@ -26,7 +26,9 @@ from compat_tests.nemeses import NEMESES, random_schedule
 pytestmark = pytest.mark.timeout(600)
 
 HOLD_S = 10.0  # five session timeouts: a lease expires, leadership moves, the ISR shrinks
-SHORT = ("isolate-leader", "bridge", "kill")
+# leader-etcd-stale-clients: clients write to a leader etcd deposed, kept in the short run as the
+# guard of the ISR rule that keeps its acknowledgements safe
+SHORT = ("isolate-leader", "bridge", "kill", "leader-etcd-stale-clients")
 MODES = ("segment", "commitlog")
 SCHEDULE_STEPS = 5
 # A broker that loses its etcd session stops acting as a leader (broker/cluster/broker_session.py),
