@@ -185,10 +185,6 @@ class Broker:
         open, its leaderships start) before start_background; one broker has nothing to do."""
         await self.view.start()
 
-    def can_lead(self) -> bool:
-        """False while a cluster member has lost its etcd session (cluster_member.py)."""
-        return self.view.can_lead()
-
     # ----- topic admin: topics.json for one broker, etcd for a cluster member ---------------
 
     async def create_topics(self, wanted: list[WantedTopic]) -> dict:

@@ -31,18 +31,12 @@ HOLD_S = 10.0  # five session timeouts: a lease expires, leadership moves, the I
 SHORT = ("isolate-leader", "bridge", "kill", "leader-etcd-stale-clients")
 MODES = ("segment", "commitlog")
 SCHEDULE_STEPS = 5
-# A broker that loses its etcd session stops acting as a leader (broker/cluster/broker_session.py),
-# so with etcd cut from every broker no partition acknowledges from the session's end to the
-# heal, though each leader and its whole ISR stay connected: FINDINGS.md, "Fault suite".
-KNOWN = {"isolate-etcd": "leaders stop acknowledging while etcd is out of reach (FINDINGS.md, Fault suite)"}
 
 
 def _cases():
     for mode in MODES:
         for name in NEMESES:
             marks = [] if name in SHORT else [pytest.mark.faults_full]
-            if name in KNOWN:
-                marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[name]))
             yield pytest.param(mode, name, marks=marks, id=f"{mode}-{name}")
 
 

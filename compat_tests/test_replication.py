@@ -13,8 +13,9 @@ broker, and a consumer never reads a record that can later disappear.
 - ISR: a stopped follower leaves the ISR and acks=all goes on; with the second one stopped
   too, acks=all is refused with NOT_ENOUGH_REPLICAS while acks=1 works; both come back.
 - rolling restart of all three brokers under acks=all load: nothing acknowledged is lost.
-- etcd stopped (SIGSTOP) for 10 s: once their sessions lapse no broker acknowledges acks=all
-  (none can prove it still leads), and service resumes when etcd is back.
+- etcd stopped (SIGSTOP): once their sessions lapse the leader, its whole ISR still fetching,
+  goes on acknowledging acks=all, as Kafka's leaders while the controller quorum is away;
+  nothing acknowledged is lost once etcd is back.
 
 Brokers use a 2 s etcd session and a 2 s replica lag time (compat_tests/cluster.py).
 """
@@ -34,7 +35,7 @@ from compat_tests.broker_process import STORAGE_MODES
 from compat_tests.cluster import Cluster
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.topics import unique_topic
-from compat_tests.waiting import holds_throughout, settled, wait_until
+from compat_tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -233,7 +234,10 @@ def test_rolling_restart_under_load_loses_nothing(cluster):
     assert_replicas_identical(cluster, topic)
 
 
-def test_etcd_outage_stops_acks_without_split_brain(cluster):
+def test_etcd_outage_keeps_the_leader_acknowledging_and_loses_nothing(cluster):
+    """As Kafka's brokers while the controller quorum is away: the leader and its whole ISR
+    still talk, so acks=all goes on without etcd (broker/cluster/member.py says why that is
+    safe); the ISR and leadership wait for etcd, and nothing acknowledged is lost after."""
     topic = unique_topic("etcd")
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
     with Load(cluster.bootstrap, topic) as load:
@@ -241,15 +245,11 @@ def test_etcd_outage_stops_acks_without_split_brain(cluster):
         since = {node: proc.log_size() for node, proc in cluster.brokers.items()}
         cluster.etcd.pause()
         try:
-            # Past the 2 s session every broker knows it may no longer lead, and says so.
+            # Past the 2 s session every broker knows its lease may be gone, and says so.
             wait_until(lambda: all("lost its etcd session" in proc.log_text(since[node])
                                    for node, proc in cluster.brokers.items()),
                        "every broker to say it lost its etcd session", timeout=20)
-            # Answers already on their way then still arrive (one did, 0.05 s after the last line):
-            # the window starts once the count of acknowledged records has stood still 0.5 s.
-            during = settled(lambda: len(load.acked), 0.5, "the acknowledged records")
-            holds_throughout(5.0, lambda: len(load.acked) == during,
-                             "no acks=all write acknowledged by a broker without its etcd session")
+            load.wait_for_acks(len(load.acked) + 200, timeout=20)
         finally:
             cluster.etcd.resume()
         cluster.wait_for(lambda md: md["topics"][topic][0]["leader"] >= 0 and len(md["topics"][topic][0]["isr"]) == 3,

@@ -6,8 +6,8 @@ such bets were lost. So a test waits for what it needs to see, with a deadline t
 when to give up:
 
 - `wait_until(check)`: poll until `check()` returns something true and return it.
-- `holds_throughout(seconds, check)`: a "nothing happens" claim (no acks while etcd is down, no
-  cleaning round after a restart) needs a window; the check runs all through it, so a breach
+- `holds_throughout(seconds, check)`: a "nothing happens" claim (a checkpoint unmoved before a
+  shutdown, no error line while a fetch stalls) needs a window; the check runs all through it, so a breach
   fails at once and the window is as long as the claim, not a guess at how slow the machine is.
 """
 
@@ -32,20 +32,6 @@ def wait_until(check: Callable[[], T], what: str, timeout: float = 30.0, interva
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last: {result!r}")
         time.sleep(interval)
-
-
-def settled(read: Callable[[], T], quiet: float, what: str, timeout: float = 30.0) -> T:
-    """read()'s value once it has stayed the same for `quiet` s (answers already in flight have
-    arrived); AssertionError naming `what` if it keeps changing for `timeout` s."""
-    deadline = time.monotonic() + timeout
-    value, since = read(), time.monotonic()
-    while time.monotonic() - since < quiet:
-        assert time.monotonic() < deadline, f"{what} kept changing for {timeout:g} s; last {value!r}"
-        time.sleep(POLL_S)
-        now = read()
-        if now != value:
-            value, since = now, time.monotonic()
-    return value
 
 
 def holds_throughout(seconds: float, check: Callable[[], object], what: str, interval: float = POLL_S) -> None:

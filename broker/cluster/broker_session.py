@@ -7,9 +7,10 @@ and the controller moves this broker's leadership elsewhere. A crashed broker's 
 sooner: its peers see its port refuse connections, and once a majority of the brokers does,
 the lease is revoked (peer_liveness.py, fencing.py).
 
-The broker must stop acting as a leader before that happens. etcd counts the TTL from when a
-keep-alive *arrives*; we count it from when we *sent* it, which is earlier, so `has_session()`
-turns False no later than etcd can expire the lease (clock rates aside). Listeners hear every
+What rests on the lease being ours (the controller's duties, fencing votes) must stop before
+etcd can expire it. etcd counts the TTL from when a keep-alive *arrives*; we count it from when
+we *sent* it, which is earlier, so `has_session()` turns False no later than etcd can expire
+the lease (clock rates aside). Leading partitions does not rest on it (member.py says why). Listeners hear every
 flip, from the timer, without waiting for the next failed keep-alive.
 
 A broker whose lease etcd did expire registers again under a new lease (a new broker_epoch):

@@ -128,8 +128,8 @@ class ClusterMetadata:
         return self._watch.image
 
     def has_session(self) -> bool:
-        """False once etcd may have expired our session: a leader must then refuse acks=all
-        writes, since it can no longer prove nobody else leads."""
+        """False once etcd may have expired our session: the controller's duties and fencing
+        votes stop. Leaderships go on (member.py says why)."""
         return self.session.has_session()
 
     def add_session_listener(self, listener: Callable[[bool], None]) -> None:

@@ -20,9 +20,18 @@ A crashed peer is noticed by its refused port well before its lease runs out
 (broker/cluster/fencing.py). SIGTERM first hands leadership over (Kafka's controlled
 shutdown, `controlled_shutdown`), then stops serving and revokes the lease.
 
-Losing the etcd session (no keep-alive acknowledged within the session timeout) means another
-broker may be elected leader of what this one leads: from then on produce is refused with
-NOT_LEADER_OR_FOLLOWER (`can_lead`) until the session is back and the image says who leads.
+Losing the etcd session (no keep-alive acknowledged within the session timeout) does not end
+this broker's leaderships: as Kafka's brokers while the controller quorum is away, it keeps
+leading on its last image, and only what needs etcd waits (ISR changes, the controller's
+duties, fencing votes, producer id blocks). That is safe because a leader's acks=all ack needs
+every ISR member to have fetched the record, and the ISR changes only by etcd's
+compare-and-swap, which a broker cut from etcd cannot win. If etcd meanwhile expires our lease
+and elects another leader from the ISR, the followers that reach etcd follow it at the new
+epoch and stop fetching from us, so our high watermark stalls below whatever they hold: every
+record we acknowledged with acks=all is on the new leader. When the session comes back (a new
+lease, a new broker epoch) the watch delivers etcd's image and we apply it like any other: a
+deposed leader becomes a follower and cuts the tail the new leader never had, records that no
+ISR member confirmed. An acks=1 record in that tail is lost, as in Kafka.
 """
 
 from __future__ import annotations
@@ -108,9 +117,6 @@ class ClusterMember:
         await self.replicas.close()
         await self.metadata.close()
 
-    def can_lead(self) -> bool:
-        return self.metadata.has_session()
-
     # ----- applying metadata ------------------------------------------------------------
 
     async def _on_metadata(self, image, change) -> None:
@@ -140,7 +146,8 @@ class ClusterMember:
         if alive:
             log.info("etcd session (re)established for broker %d", self.node_id)
         else:
-            log.warning("broker %d lost its etcd session: refusing produce until it is back", self.node_id)
+            log.warning("broker %d lost its etcd session: leading on its last metadata, ISR changes wait for etcd",
+                        self.node_id)
 
     def _endpoint_for(self, leader: int):
         """The leader's inter-broker listener (Kafka: the same listener name on every broker);

@@ -45,9 +45,6 @@ class SingleBrokerView:
             return None
         return Placement(self._node, local.leader_epoch, (self._node,), (self._node,), ())
 
-    def can_lead(self) -> bool:
-        return True
-
     def reassignments_in_progress(self, wanted) -> dict[str, list[PartitionState]]:
         return {}
 

@@ -63,9 +63,6 @@ class ClusterView(Protocol):
     def placement(self, topic: str, index: int, local) -> Placement | None:
         """`local`: the replica.Partition hosted here, None if none is."""
 
-    def can_lead(self) -> bool:
-        """False while a cluster member has lost its etcd session."""
-
     def reassignments_in_progress(self, wanted: Iterable[tuple[str, Iterable[int]]] | None
                                   ) -> dict[str, list[PartitionState]]:
         """topic -> its partitions' states with a reassignment in progress (`wanted` None: all)."""
@@ -145,9 +142,6 @@ class ClusterImageView:
         leader = state.leader if state.leader in live else -1
         return Placement(leader, state.leader_epoch, tuple(state.replicas), tuple(state.isr),
                          tuple(r for r in state.replicas if r not in live))
-
-    def can_lead(self) -> bool:
-        return self._member.can_lead()
 
     def reassignments_in_progress(self, wanted):
         image = self._image()

@@ -143,8 +143,8 @@ class OffsetsStore:
         if topic is None:
             return "unknown_topic_or_partition"
         partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
-        if partition is None or not self._broker.can_lead():
-            return "not_leader_or_follower"  # not hosted here, or etcd cannot confirm we lead
+        if partition is None:
+            return "not_leader_or_follower"  # not hosted here
         sequenced = None if producer is None else (*producer, 0)
         batch = build_batch(records, now_ms(), sequenced, transactional=producer is not None)
         try:

@@ -79,8 +79,6 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
         return broker.topics.missing_partition_error(topic_name, index), None
-    if not broker.can_lead():
-        return "not_leader_or_follower", "this broker lost its cluster session"
     if partition.read_only:
         return "invalid_topic_exception", f"{topic_name} is a read-only key-lookup topic"
     if not records:

@@ -42,16 +42,13 @@ async def _until(check, what: str, timeout: float = 10.0) -> None:
 
 
 class _Member:
-    """What OffsetsStore uses of the broker, for a cluster member whose etcd session is alive."""
+    """What OffsetsStore uses of the broker, for a cluster member."""
 
     def __init__(self, data_dir, mode: str) -> None:
         self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
         self.storage = StorageModes(data_dir, mode)
         self.topics = TopicRegistry(self.config, self.storage)
         self.topics.load()
-
-    def can_lead(self) -> bool:
-        return True
 
     def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
         asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {},

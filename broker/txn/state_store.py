@@ -107,7 +107,7 @@ class TxnStateStore:
         if topic is None:
             return "unknown_topic_or_partition"
         partition = self.partition(transactional_id)
-        if partition is None or not self._broker.can_lead():
+        if partition is None:
             return "not_leader_or_follower"
         value = None if record is None else txn_log.value(record)
         batch = build_batch([(txn_log.key(transactional_id), value)], now_ms())
