@@ -8,9 +8,9 @@ stop, on disk.
     assert outcome.clean(), outcome.report()
 
 Each step starts its nemesis, holds the fault for its time (a schedule, not a wait), heals it
-and waits for every ISR to be whole again before the next. The availability figure is, per
-partition, the longest time between two acks=all acknowledgements from the first fault to the
-whole ISRs after the last heal. A partition whose leader and a majority stay connected (every
+and waits for every ISR to be whole and led again before the next. The availability figure is,
+per partition, the longest time between two acks=all acknowledgements from the first fault to
+the whole ISRs after the last heal. A partition whose leader and a majority stay connected (every
 partition, but those a nemesis's `exempt` brokers lead when it starts) must keep acknowledging
 with no gap longer than the lag time plus the session timeout (a follower dropped from the ISR,
 or a lost leader's lease expiring) plus slack for an election, a client's metadata refresh and
@@ -79,8 +79,12 @@ def unhandled_lines(cluster: NetnsCluster) -> list[str]:
 
 
 def wait_whole_isrs(cluster: NetnsCluster, topic: str, partitions: int, timeout: float = HEAL_LIMIT_S) -> None:
-    cluster.wait_for(lambda md: all(len(md["topics"][topic][p]["isr"]) == 3 for p in range(partitions)),
-                     f"whole ISRs of {topic}", timeout=timeout)
+    """And a leader for each: right after a heal a partition can show its whole ISR and no
+    leader (its leader's registration not back yet), and the next step's nemesis picks its
+    victim by the leader."""
+    cluster.wait_for(lambda md: all(len(md["topics"][topic][p]["isr"]) == 3 and md["topics"][topic][p]["leader"] >= 0
+                                    for p in range(partitions)),
+                     f"whole ISRs and leaders of {topic}", timeout=timeout)
 
 
 def transactions_ended(cluster: NetnsCluster, topic: str, partitions: int) -> dict[int, bytes]:
