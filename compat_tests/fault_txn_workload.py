@@ -74,6 +74,7 @@ class TxnWriter:
                         "retry.backoff.max.ms": 200, "topic.metadata.refresh.interval.ms": 1000}
         self._random = random.Random(seed)
         self._producer: Producer | None = None
+        self.died: str | None = None  # the exception that ended the writer's thread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -118,17 +119,24 @@ class TxnWriter:
         """Close the producer now: left to the garbage collector (an exception's traceback holds
         it in a cycle), it outlived its cluster and dialled the next scenario's addresses."""
         if self._producer is not None:
-            self._producer.purge()
-            self._producer.flush(0)
+            try:
+                self._producer.purge()
+                self._producer.flush(0)  # raises a fatal error the producer already had
+            except KafkaException as e:
+                self.errors.append(f"discarded: {e.args[0]}")
             self._producer.close()
             self._producer = None
 
     def _run(self) -> None:
-        self._fresh_producer()
-        while not self._stop.is_set():
-            txn = Txn(self.writer, len(self.txns))
-            self.txns.append(txn)
-            self._one(txn)
+        try:
+            self._fresh_producer()
+            while not self._stop.is_set():
+                txn = Txn(self.writer, len(self.txns))
+                self.txns.append(txn)
+                self._one(txn)
+        except Exception as e:  # the scenario fails on it: the rules would check nothing after it
+            self.died = repr(e)
+            raise
 
     def _one(self, txn: Txn) -> None:
         try:
@@ -174,6 +182,7 @@ class TxnWriter:
         self._stop.set()
         self._thread.join(STOP_LIMIT_S)
         assert not self._thread.is_alive(), f"transactional writer {self.writer} did not stop"
+        assert self.died is None, f"transactional writer {self.writer} died: {self.died}"
 
     def close(self) -> None:
         self._stop.set()
