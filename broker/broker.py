@@ -15,7 +15,9 @@ from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.share.share_partitions import SharePartitions
-from broker.groups.share.state_file import ShareStateFiles
+from broker.groups.share.state_coordinator import ShareStateCoordinator
+from broker.groups.share.state_persister import ShareStatePersister
+from broker.groups.share.state_store import ShareStateStore
 from broker.cluster.member import ClusterMember
 from broker.cluster.view import ClusterImageView, WantedTopic
 from broker.security.acl.cluster_store import ClusterAclStore
@@ -98,8 +100,12 @@ class Broker:
                                                         config.consumer_groups)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.offsets_store,
                                           cluster=member is not None)
+        # Share-partition states: records of __share_group_state, at the leader of the key's partition.
+        self.share_state_store = ShareStateStore(self)
+        self.share_states = ShareStateCoordinator(self, self.share_state_store)
+        self._share_persister = ShareStatePersister(self, self.share_state_store, self.share_states, member)
         self.share_groups = ShareGroupCoordinator(
-            SharePartitions(ShareStateFiles(data_dir), config.share_groups), lambda: self.topics.topics,
+            SharePartitions(self._share_persister, config.share_groups), lambda: self.topics.topics,
             self.other_group_kind, self.groups.coordinator_error)
         self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+
         self.txn_store = TxnStateStore(self)
@@ -220,6 +226,7 @@ class Broker:
         await self.transactions.close()
         if self._remote_markers is not None:
             await self._remote_markers.close()
+        await self._share_persister.close()
         await self.txn_verifier.close()
         if self.cleaner is not None:
             await self.cleaner.stop()  # its last swap runs on the loop, before the stores close

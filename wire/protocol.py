@@ -97,6 +97,10 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     77: (1, 1),  # ShareGroupDescribe
     78: (1, 1),  # ShareFetch
     79: (1, 1),  # ShareAcknowledge
+    # KIP-932's share coordinator, called by share-partition leaders (Kafka 4.2's versions)
+    83: (0, 0),  # InitializeShareGroupState
+    84: (0, 0),  # ReadShareGroupState
+    85: (0, 1),  # WriteShareGroupState (v1: KIP-1226's DeliveryCompleteCount)
 }
 PRODUCE_MIN_DECODED = 3
 

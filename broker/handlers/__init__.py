@@ -46,10 +46,13 @@ from broker.handlers import offset_fetch
 from broker.handlers import offset_for_leader_epoch
 from broker.handlers import produce
 from broker.handlers import sasl_state_errors
+from broker.handlers import initialize_share_group_state
+from broker.handlers import read_share_group_state
 from broker.handlers import share_acknowledge
 from broker.handlers import share_fetch
 from broker.handlers import share_group_describe
 from broker.handlers import share_group_heartbeat
+from broker.handlers import write_share_group_state
 from broker.handlers import sync_group
 from broker.handlers import txn_offset_commit
 from broker.handlers import write_txn_markers
@@ -109,4 +112,7 @@ HANDLERS = {
     77: share_group_describe.handle,
     78: share_fetch.handle,
     79: share_acknowledge.handle,
+    83: initialize_share_group_state.handle,
+    84: read_share_group_state.handle,
+    85: write_share_group_state.handle,
 }

@@ -1,5 +1,7 @@
 """FindCoordinator: the coordinator of a group is the leader of its `__consumer_offsets`
-partition, the coordinator of a transactional id the leader of its `__transaction_state` partition.
+partition, the coordinator of a transactional id the leader of its `__transaction_state` partition,
+and the share coordinator of a share-partition (key type 2, v6+: "group:topicId:partition") the
+leader of its `__share_group_state` partition.
 
 The topic is created on the first lookup, as Kafka does (offsets_store / txn state_store: through
 etcd in a cluster). The answer is that partition's leader in this broker's metadata: one broker
@@ -9,7 +11,8 @@ see the new leadership a moment later than we do: until it has loaded the partit
 NOT_COORDINATOR, and the client looks up the coordinator again.
 
 v0-v3 ask for one key, v4+ for a batch. ACLs as Kafka's handleFindCoordinatorRequest: DESCRIBE
-on the group, or on the transactional id.
+on the group, or on the transactional id; CLUSTER_ACTION for a share-partition (only brokers ask).
+A share key that does not parse is INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -18,17 +21,20 @@ from wire.protocol import response_for
 
 from broker.net import advertised_brokers
 from broker.groups import offsets_log
-from broker.security.acl.checks import allowed, group_allowed
+from broker.groups.share import state_log
+from broker.security.acl.checks import allowed, cluster_allowed, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.txn import txn_log
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
+SHARE_KEY_MIN_VERSION = 6
 _NOT_AVAILABLE = ("coordinator_not_available", None, -1, "", -1)
 
 
-async def _answer(broker, key_type: int, key: str) -> tuple[str, str | None, int, str, int]:
+async def _answer(broker, key_type: int, key: str, version: int) -> tuple[str, str | None, int, str, int]:
     """(error, message, node id, host, port)"""
     if key_type == GROUP_KEY_TYPE:
         if not group_allowed(broker, Operation.DESCRIBE, key):
@@ -40,8 +46,15 @@ async def _answer(broker, key_type: int, key: str) -> tuple[str, str | None, int
             return "transactional_id_authorization_failed", "Transactional Id authorization failed.", -1, "", -1
         topic_name, topic = txn_log.TOPIC, await broker.txn_store.ensure_topic()
         index = None if topic is None else txn_log.partition_for(key, len(topic.partitions))
+    elif key_type == SHARE_KEY_TYPE and version >= SHARE_KEY_MIN_VERSION:
+        if not cluster_allowed(broker, Operation.CLUSTER_ACTION):
+            return "cluster_authorization_failed", "Cluster authorization failed.", -1, "", -1
+        if not state_log.is_coordinator_key(key):
+            return "invalid_request", f"{key!r} is not a share-partition key (group:topicId:partition)", -1, "", -1
+        topic_name, topic = state_log.TOPIC, await broker.share_state_store.ensure_topic()
+        index = None if topic is None else state_log.partition_for(key, len(topic.partitions))
     else:
-        return "invalid_request", f"unknown coordinator key type {key_type}", -1, "", -1
+        return "invalid_request", f"unknown coordinator key type {key_type} in v{version}", -1, "", -1
     if topic is None:
         return _NOT_AVAILABLE
     placement = broker.view.placement(topic_name, index, topic.partitions[index])
@@ -58,10 +71,10 @@ async def handle(broker, header, request):
         coordinator_cls = nested(cls, "Coordinator")
         coordinators = []
         for key in request.coordinator_keys:
-            code, message, node, host, port = await _answer(broker, key_type, key)
+            code, message, node, host, port = await _answer(broker, key_type, key, header.api_version)
             coordinators.append(make(coordinator_cls, key=key, node_id=node, host=host, port=port,
                                      error_code=error(code), error_message=message))
         return make(cls, throttle_time=NO_THROTTLE, coordinators=tuple(coordinators))
-    code, message, node, host, port = await _answer(broker, key_type, request.key)
+    code, message, node, host, port = await _answer(broker, key_type, request.key, header.api_version)
     return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message,
                 node_id=node, host=host, port=port)

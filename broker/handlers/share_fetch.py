@@ -30,7 +30,7 @@ from segment.log import OffsetOutOfRange, StorageError
 from wire.protocol import RecordRegions, response_for
 
 from broker.groups.share.share_sessions import CLOSE_EPOCH, OPEN_EPOCH, SessionRefused
-from broker.groups.share.state_file import MalformedShareState
+from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
@@ -84,7 +84,7 @@ async def handle(broker, header, request):
     deadline = time.monotonic() + request.max_wait.total_seconds()
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
     while True:
-        acquired = _acquire_all(broker, group_id, member_id, session.partitions, unreadable, results,
+        acquired = await _acquire_all(broker, group_id, member_id, session.partitions, unreadable, results,
                                 max(request.max_records, 1), max_bytes)
         failed = any(r.code != "none" for r in results.values())
         left = deadline - time.monotonic()
@@ -95,12 +95,12 @@ async def handle(broker, header, request):
         if out.ranges:
             try:
                 await coord.partitions.persist((group_id, topic_id, index))
-            except OSError as exc:  # delivery counts not kept: nothing handed out (the locks run out)
-                out.code, out.message, out.regions, out.ranges = "kafka_storage_error", str(exc), [], []
+            except ShareStateUnavailable as exc:  # delivery counts not kept: nothing handed out (the locks run out)
+                out.code, out.message, out.regions, out.ranges = exc.error, str(exc), [], []
     return _response(broker, cls, results, set(requested))
 
 
-def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, max_records, max_bytes) -> bool:
+async def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, max_records, max_bytes) -> bool:
     records = size = 0
     for topic_id, index in partitions:
         out = results.setdefault((topic_id, index), _Partition())
@@ -111,10 +111,15 @@ def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, m
             continue
         if records >= max_records or size >= max_bytes:
             continue
+        key, shares = (group_id, topic_id, index), broker.share_groups.partitions
         try:
-            got = broker.share_groups.partitions.acquire((group_id, topic_id, index), found.partition, member_id,
-                                                         max_records - records, max_bytes - size, now_ms())
-        except (OffsetOutOfRange, StorageError, MalformedShareState) as exc:
+            await shares.load(key, found.partition)
+        except ShareStateUnavailable as exc:
+            out.code, out.message = exc.error, str(exc)
+            continue
+        try:
+            got = shares.acquire(key, found.partition, member_id, max_records - records, max_bytes - size, now_ms())
+        except (OffsetOutOfRange, StorageError) as exc:
             out.code, out.message = "kafka_storage_error", str(exc) or type(exc).__name__
             continue
         out.regions.extend(got.regions)

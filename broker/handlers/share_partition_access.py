@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from replica.partition import now_ms
 
-from broker.groups.share.state_file import MalformedShareState
+from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import leader_hint
@@ -58,8 +58,8 @@ async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID
     try:
         return await broker.share_groups.partitions.acknowledge(
             (group_id, topic_id, index), found.partition, member_id, acks, now_ms())
-    except MalformedShareState as exc:
-        return "kafka_storage_error", f"the share-partition state is unreadable: {exc}"
+    except ShareStateUnavailable as exc:
+        return exc.error, f"the share-partition state could not be read: {exc}"
 
 
 def hint(broker, code: str, topic: str | None, index: int, partition):

@@ -1,4 +1,4 @@
-"""The group.share.* settings of share groups (KIP-932), declared in the settings table (table.py)
+"""The group.share.* and share.coordinator.* settings of share groups (KIP-932), declared in the settings table (table.py)
 and gathered here, checked together as Kafka's ShareGroupConfig checks them at start-up: the
 heartbeat interval shorter than the session timeout.
 """
@@ -18,6 +18,10 @@ class ShareSettings:
     auto_offset_reset: str  # share.auto.offset.reset: latest or earliest
     session_timeout_ms: int  # group.share.session.timeout.ms
     heartbeat_interval_ms: int  # group.share.heartbeat.interval.ms
+    state_topic_partitions: int  # share.coordinator.state.topic.num.partitions
+    state_topic_replication_factor: int  # capped by the live brokers, as Kafka does
+    state_topic_min_isr: int  # share.coordinator.state.topic.min.isr
+    state_topic_segment_bytes: int  # share.coordinator.state.topic.segment.bytes
 
 
 def share_group_settings(options: dict) -> ShareSettings:

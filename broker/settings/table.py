@@ -297,6 +297,18 @@ SETTINGS: tuple[Setting, ...] = (
     _s("share.auto.offset.reset", "share-auto-offset-reset", Choice(("latest", "earliest")), "latest",
        "Where a share group starts in a partition it has never consumed. Kafka sets it per group "
        "(a group config); here it is the broker's, for every share group.", "share_group:auto_offset_reset"),
+    _s("share.coordinator.state.topic.num.partitions", "share-coordinator-state-topic-partitions", Int(1), 50,
+       "Partitions of __share_group_state (the share-partitions' states) when it is first created.",
+       "share_group:state_topic_partitions"),
+    _s("share.coordinator.state.topic.replication.factor", "share-coordinator-state-topic-replication-factor",
+       Int(1), 3, "Replication factor of __share_group_state (capped by the live brokers when created).",
+       "share_group:state_topic_replication_factor"),
+    _s("share.coordinator.state.topic.min.isr", "share-coordinator-state-topic-min-isr", Int(1), 2,
+       "min.insync.replicas of __share_group_state (capped by its replication factor when created).",
+       "share_group:state_topic_min_isr"),
+    _s("share.coordinator.state.topic.segment.bytes", "share-coordinator-state-topic-segment-bytes", Int(1),
+       100 * _MIB, "segment.bytes of __share_group_state when it is first created.",
+       "share_group:state_topic_segment_bytes"),
     _s("allow.internal.topic.changes", "allow-internal-topic-changes", Bool(), False,
        "Let DeleteTopics and CreatePartitions change internal topics: deleting __consumer_offsets "
        "erases every committed offset, adding partitions to it can bring back old ones after a "

@@ -4,7 +4,7 @@ member goes (its share sessions closed, its acquired records released and the re
 Membership is kept in memory: after a restart a member's heartbeat is answered UNKNOWN_MEMBER_ID
 and the Java client joins again under the same member id (ShareGroupHeartbeat v1: the member
 names itself). What must survive a restart, which records are done with, is the share-partitions'
-state (share_partitions.py, state_file.py). A group id taken by a classic or consumer group is
+state (share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken by a classic or consumer group is
 not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
 """
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from broker.groups.share.share_group import LEAVE_EPOCH, HeartbeatRefused, ShareGroup, ShareMember
 from broker.groups.share.share_partitions import SharePartitions
+from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.groups.share.share_sessions import ShareSessions
 from broker.groups.share.simple_assignor import Assignment
 
@@ -100,7 +101,7 @@ class ShareGroupCoordinator:
         for key in self.partitions.release_member(group_id, member_id, keys):
             try:
                 await self.partitions.persist(key)
-            except OSError as exc:  # the locks are gone anyway: what a restart finds is a count kept
+            except ShareStateUnavailable as exc:  # the locks are gone anyway: what a restart finds is a count kept
                 log.error("share group %s: writing the state of %s failed: %s", group_id, key, exc)
 
     def _arm_session(self, group: ShareGroup, member: ShareMember) -> None:

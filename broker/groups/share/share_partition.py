@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 
-class RecordState(enum.IntEnum):  # Kafka's ids, also those of the state file (state_file.py)
+class RecordState(enum.IntEnum):  # Kafka's ids, also those of __share_group_state (state_log.py)
     AVAILABLE = 0
     ACQUIRED = 1
     ACKNOWLEDGED = 2
@@ -193,7 +193,7 @@ class SharePartition:
     # --- what is kept ---------------------------------------------------------------------------------
 
     def snapshot(self) -> tuple[int, int, tuple[StateRange, ...]]:
-        """(state epoch, start offset, kept ranges): everything a restart needs (state_file.py)."""
+        """(state epoch, start offset, kept ranges): everything a new leader needs (state_log.py)."""
         ranges: list[StateRange] = []
         for offset in range(self.start_offset, self.end_offset):
             rec = self._records[offset]

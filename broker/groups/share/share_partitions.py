@@ -1,7 +1,9 @@
 """Every share-partition this broker serves (Kafka's SharePartitionManager): a SharePartition per
-(group, topic id, partition), loaded from its state file at first use or started at the
-group's share.auto.offset.reset position, fed from the log a fetch reads, and written back
-before anyone is answered.
+(group, topic id, partition), read from the share coordinator (state_persister.py) the first time
+it is used while this broker leads its partition at a leader epoch, fed from the log a fetch
+reads, and written back before anyone is answered. A share-partition with no state yet starts at
+share.auto.offset.reset's position, initialized at the coordinator before it is used, so a
+leader change finds the same start; one led again after another broker led it is read afresh.
 
 Acquiring reads the partition (replica.Partition, up to the high watermark) from the first offset
 that may be acquired and takes the Available records of each batch read, whole batches until the
@@ -23,7 +25,8 @@ from replica.readable_partition import FetchIsolation
 from broker.groups.share.fetched_batches import batches
 from broker.groups.share.share_partition import (AckType, AcquiredRange, InvalidAcknowledgement, RecordState,
                                                  SharePartition, StateRange)
-from broker.groups.share.state_file import ShareStateFiles
+from broker.groups.share.state_coordinator import UNINITIALIZED
+from broker.groups.share.state_persister import ShareStatePersister, ShareStateUnavailable
 from broker.settings.share_group_options import ShareSettings
 
 log = logging.getLogger(__name__)
@@ -40,32 +43,43 @@ class Acquired:
 
 
 class SharePartitions:
-    def __init__(self, files: ShareStateFiles, settings: ShareSettings) -> None:
-        self.files = files
+    def __init__(self, persister: ShareStatePersister, settings: ShareSettings) -> None:
+        self.persister = persister
         self.settings = settings
         self._partitions: dict[Key, SharePartition] = {}
+        self._leader_epochs: dict[Key, int] = {}  # the data partition's leader epoch each was read at
+        self._locks: dict[Key, asyncio.Lock] = {}  # one read or write of a key's state at a time
+        self._written: dict[Key, tuple] = {}  # the last snapshot stored per key
         self._released: set[asyncio.Future] = set()  # fetches waiting for records to come back
 
-    def get(self, key: Key, partition) -> SharePartition:
-        """The share-partition of `key`; `partition` (replica.Partition) places a new one.
-        Raises state_file.MalformedShareState."""
+    async def load(self, key: Key, partition) -> SharePartition:
+        """The share-partition of `key`, whose log is `partition` (replica.Partition, led here);
+        raises ShareStateUnavailable when its state cannot be read."""
+        epoch = partition.leader_epoch
         sp = self._partitions.get(key)
-        if sp is None:
+        if sp is not None and self._leader_epochs.get(key) == epoch:
+            return sp
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            sp = self._partitions.get(key)
+            if sp is not None and self._leader_epochs.get(key) == epoch:
+                return sp
             s = self.settings
-            kept = self.files.load(*key)
-            if kept is not None:
-                epoch, start, ranges = kept
-                sp = SharePartition(start, s.lock_ms, s.delivery_limit, s.max_in_flight, epoch + 1,
-                                    _archive_spent(ranges, s.delivery_limit))
-            else:
+            kept = await self.persister.read(key, epoch)
+            if kept.start_offset == UNINITIALIZED:
                 start = partition.log_start_offset if s.auto_offset_reset == "earliest" else partition.high_watermark
-                sp = SharePartition(start, s.lock_ms, s.delivery_limit, s.max_in_flight)
-            self._partitions[key] = sp
-        return sp
+                await self.persister.initialize(key, kept.state_epoch, start)
+                sp = SharePartition(start, s.lock_ms, s.delivery_limit, s.max_in_flight, kept.state_epoch)
+            else:
+                sp = SharePartition(kept.start_offset, s.lock_ms, s.delivery_limit, s.max_in_flight, kept.state_epoch,
+                                    _archive_spent(kept.batches, s.delivery_limit))
+            self._partitions[key], self._leader_epochs[key] = sp, epoch
+            self._written[key] = sp.snapshot()
+            return sp
 
     def acquire(self, key: Key, partition, member: str, max_records: int, max_bytes: int, now_ms: int) -> Acquired:
-        """Records for `member` from `partition`'s log; raises what partition.read raises."""
-        sp = self.get(key, partition)
+        """Records for `member` from `partition`'s log (its share-partition loaded); raises what
+        partition.read raises."""
+        sp = self._partitions[key]
         self.expire(sp, now_ms)
         sp.move_start_to(partition.log_start_offset)
         got = Acquired([], [])
@@ -96,8 +110,9 @@ class SharePartitions:
     async def acknowledge(self, key: Key, partition, member: str, batches_: list[tuple[int, int, tuple[int, ...]]],
                           now_ms: int) -> tuple[str, str | None]:
         """Apply (first, last, types) acknowledgements, then write the state: (error, message).
-        Each batch is all or nothing; a failed write is an error, never an acknowledgement."""
-        sp = self.get(key, partition)
+        Each batch is all or nothing; a failed write is an error, never an acknowledgement.
+        Raises ShareStateUnavailable when the share-partition's state cannot be read."""
+        sp = await self.load(key, partition)
         self.expire(sp, now_ms)
         code, message = "none", None
         released = False
@@ -109,9 +124,9 @@ class SharePartitions:
                 code, message = exc.error, str(exc)
         try:
             await self.persist(key)
-        except OSError as exc:
+        except ShareStateUnavailable as exc:
             log.error("share-partition %s: writing its state failed: %s", key, exc)
-            return "kafka_storage_error", f"the share-partition state could not be written: {exc}"
+            return exc.error, f"the share-partition state could not be written: {exc}"
         if released:
             self.wake()
         return code, message
@@ -130,9 +145,17 @@ class SharePartitions:
         return changed
 
     async def persist(self, key: Key) -> None:
-        """Store the share-partition's state; raises OSError when it could not be stored."""
-        sp = self._partitions[key]
-        await self.files.save(*key, sp.snapshot)
+        """Store the share-partition's state as it is once earlier writes of it are done (a burst
+        of changes costs one write, not one each); raises ShareStateUnavailable when it could
+        not be stored."""
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            sp = self._partitions[key]
+            snapshot = sp.snapshot()
+            if self._written.get(key) == snapshot:
+                return  # an earlier waiter already wrote what this change made
+            state_epoch, start, ranges = snapshot
+            await self.persister.write(key, state_epoch, self._leader_epochs[key], start, ranges)
+            self._written[key] = snapshot
 
     def loaded(self, key: Key) -> SharePartition | None:
         return self._partitions.get(key)

@@ -1,0 +1,142 @@
+"""How a share-partition's leader reads and writes its state (Kafka's DefaultStatePersister): at the
+share coordinator of its key, the leader of the key's `__share_group_state` partition.
+
+When that leader is this broker the coordinator is called in-process; otherwise by
+ReadShareGroupState v0 / WriteShareGroupState v0 / InitializeShareGroupState v0 on the other
+broker's inter-broker listener (one connection per broker, peer_connections.py). An answer saying
+the coordinator moved or is not ready (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+COORDINATOR_LOAD_IN_PROGRESS, a lost connection) is retried, the coordinator looked up again, for
+up to RETRY_FOR_S; any other error, or still none after that, raises ShareStateUnavailable with
+the code a share-partition answers for it (Kafka's SharePartition maps them alike).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+
+from replica.broker_connection import ConnectionFailed
+from wire.protocol import request_class
+
+from broker.groups.share import state_log
+from broker.groups.share.share_partition import RecordState, StateRange
+from broker.groups.share.state_coordinator import ShareStateCoordinator, StateAnswer
+from broker.groups.share.state_store import ShareStateStore
+from broker.txn.peer_connections import PeerConnections
+
+log = logging.getLogger(__name__)
+
+INITIALIZE_KEY, READ_KEY, WRITE_KEY = 83, 84, 85
+_TOPIC_ENTRY = {INITIALIZE_KEY: "InitializeStateData", READ_KEY: "ReadStateData", WRITE_KEY: "WriteStateData"}
+RETRY_FOR_S = 10.0
+REQUEST_TIMEOUT_MS = 15_000  # more than the coordinator's wait for its record's replication (5 s)
+_MOVED = frozenset({"not_coordinator", "coordinator_not_available", "coordinator_load_in_progress"})
+# The coordinator's answer -> the share-partition's (Kafka's SharePartition.fetchPersisterError).
+_PARTITION_ERRORS = {**dict.fromkeys(_MOVED, "coordinator_not_available"),
+                     "fenced_leader_epoch": "not_leader_or_follower", "fenced_state_epoch": "fenced_state_epoch",
+                     "unknown_topic_or_partition": "unknown_topic_or_partition"}
+
+
+class ShareStateUnavailable(Exception):
+    """The state could not be read or written: `error` is what the share-partition answers."""
+
+    def __init__(self, coordinator_error: str, message: str | None) -> None:
+        super().__init__(f"the share coordinator answered {coordinator_error}: {message or ''}".rstrip(": "))
+        self.error = _PARTITION_ERRORS.get(coordinator_error, "unknown_server_error")
+
+
+class ShareStatePersister:
+    def __init__(self, broker, store: ShareStateStore, coordinator: ShareStateCoordinator, member) -> None:
+        self._broker = broker
+        self._store = store
+        self._coordinator = coordinator
+        self._peers = PeerConnections(member, broker.config.node_id, "share-state", REQUEST_TIMEOUT_MS) \
+            if member is not None else None
+
+    async def read(self, key: state_log.Key, leader_epoch: int) -> state_log.ShareState:
+        """The stored state (start offset -1: none yet); raises ShareStateUnavailable."""
+        return (await self._call(key, lambda c: c.read(key, leader_epoch), READ_KEY, 0,
+                                 lambda cls: {"partition": key[2], "leader_epoch": leader_epoch})).state
+
+    async def write(self, key: state_log.Key, state_epoch: int, leader_epoch: int, start_offset: int,
+                    batches: tuple[StateRange, ...]) -> None:
+        """Raises ShareStateUnavailable when it was not stored."""
+        def partition(cls):
+            batch_cls = _nested(cls, "StateBatch")
+            return {"partition": key[2], "state_epoch": state_epoch, "leader_epoch": leader_epoch,
+                    "start_offset": start_offset, "state_batches": tuple(
+                        batch_cls(first_offset=b.first, last_offset=b.last, delivery_state=int(b.state),
+                             delivery_count=b.delivery_count) for b in batches)}
+        await self._call(key, lambda c: c.write(key, state_epoch, leader_epoch, start_offset, batches),
+                         WRITE_KEY, 0, partition)
+
+    async def initialize(self, key: state_log.Key, state_epoch: int, start_offset: int) -> None:
+        await self._call(key, lambda c: c.initialize(key, state_epoch, start_offset), INITIALIZE_KEY, 0,
+                         lambda cls: {"partition": key[2], "state_epoch": state_epoch, "start_offset": start_offset})
+
+    async def close(self) -> None:
+        if self._peers is not None:
+            await self._peers.close()
+
+    # --- inside -----------------------------------------------------------------------------------
+
+    async def _call(self, key, local, api_key: int, version: int, partition_fields) -> StateAnswer:
+        deadline = time.monotonic() + RETRY_FOR_S
+        backoff = 0.05
+        while True:
+            node = await self._coordinator_node(key)
+            if node is None:
+                answer = StateAnswer("coordinator_not_available")
+            elif node == self._broker.config.node_id or self._peers is None:
+                answer = await local(self._coordinator)
+            else:
+                answer = await self._remote(node, key, api_key, version, partition_fields)
+            if answer.error == "none":
+                return answer
+            if answer.error not in _MOVED or time.monotonic() + backoff > deadline:
+                raise ShareStateUnavailable(answer.error, answer.message)
+            await asyncio.sleep(backoff)  # a new coordinator is being elected or loading
+            backoff = min(backoff * 2, 1.0)
+
+    async def _coordinator_node(self, key) -> int | None:
+        topic = await self._store.ensure_topic()
+        if topic is None:
+            return None
+        index = state_log.partition_for(state_log.coordinator_key(key), len(topic.partitions))
+        placement = self._broker.view.placement(state_log.TOPIC, index, topic.partitions[index])
+        return placement.leader if placement is not None and placement.leader >= 0 else None
+
+    async def _remote(self, node: int, key, api_key: int, version: int, partition_fields) -> StateAnswer:
+        connection = self._peers.to(node)
+        if connection is None:
+            return StateAnswer("coordinator_not_available")
+        cls = request_class(api_key, version)
+        topic_cls, part_cls = _nested(cls, _TOPIC_ENTRY[api_key]), _nested(cls, "PartitionData")
+        request = cls(group_id=key[0], topics=(topic_cls(topic_id=key[1], partitions=(
+            part_cls(**partition_fields(cls)),)),))
+        try:
+            response = await connection.request(request)
+        except ConnectionFailed as exc:
+            log.info("share-state request %d to broker %d failed: %s", api_key, node, exc)
+            return StateAnswer("coordinator_not_available", str(exc))
+        for t in response.results:
+            for p in t.partitions:
+                if p.partition == key[2]:
+                    return _answer(api_key, p)
+        return StateAnswer("unknown_server_error", "the answer did not name the partition")
+
+
+def _nested(cls, name: str):
+    """A nested entity class of the request's schema version (its module holds them all)."""
+    return getattr(sys.modules[cls.__module__], name)
+
+
+def _answer(api_key: int, p) -> StateAnswer:
+    code = p.error_code.name
+    if api_key != READ_KEY or code != "none":
+        return StateAnswer(code, p.error_message)
+    batches = tuple(StateRange(b.first_offset, b.last_offset, RecordState(b.delivery_state), b.delivery_count)
+                    for b in p.state_batches)
+    return StateAnswer("none", None, state_log.ShareState(p.state_epoch, -1, p.start_offset, batches))

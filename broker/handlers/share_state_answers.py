@@ -1,0 +1,42 @@
+"""What the share-state RPCs (Read / Write / InitializeShareGroupState, KIP-932's calls from a
+share-partition's leader to the share coordinator) share: who may call them, and one answer per
+partition asked about, each from the share coordinator (broker/groups/share/state_coordinator.py).
+
+Only a broker may call them: without CLUSTER_ACTION on the cluster every partition answers
+CLUSTER_AUTHORIZATION_FAILED (Kafka's handlers check the same). A key this broker does not
+coordinate is NOT_COORDINATOR; the caller looks the coordinator up again (FindCoordinator, key
+type share).
+"""
+
+from __future__ import annotations
+
+from typing import Awaitable, Callable
+
+from wire.protocol import response_for
+
+from broker.groups.share.state_coordinator import StateAnswer
+from broker.handlers.response_builder import error, make, nested
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+
+Ask = Callable[[tuple, object], Awaitable[StateAnswer]]  # (key, the request's PartitionData) -> answer
+
+
+async def answer(broker, header, request, result_entry: str, ask: Ask, fields=lambda answer, cls: {}):
+    """The response: per topic `result_entry`s, per partition the coordinator's answer to `ask`,
+    with `fields(answer, response class)` added to each partition's result."""
+    cls = response_for(header)
+    topic_cls, part_cls = nested(cls, result_entry), nested(cls, "PartitionResult")
+    refused = not cluster_allowed(broker, Operation.CLUSTER_ACTION)
+    results = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            if refused:
+                got = StateAnswer("cluster_authorization_failed")
+            else:
+                got = await ask((request.group_id, t.topic_id, p.partition), p)
+            parts.append(make(part_cls, partition=p.partition, error_code=error(got.error),
+                              error_message=got.message, **fields(got, cls)))
+        results.append(make(topic_cls, topic_id=t.topic_id, partitions=tuple(parts)))
+    return make(cls, results=tuple(results))
