@@ -11,7 +11,7 @@ state (delivery counts) is written before the answer (share_partitions.py).
 
 Errors as Kafka's: SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH at the top level;
 INVALID_REQUEST for acknowledgements in a request opening a session; UNKNOWN_MEMBER_ID for a
-session opened by a member its group does not have; per partition UNKNOWN_TOPIC_ID,
+session opened by a member its group does not have (when this broker coordinates the group); per partition UNKNOWN_TOPIC_ID,
 NOT_LEADER_OR_FOLLOWER (with the leader, KIP-951), and, for acknowledgements,
 INVALID_RECORD_STATE. Epoch -1 (a closing member's last request) acknowledges, closes the
 session and releases what the member still holds there; it fetches nothing.
@@ -61,7 +61,7 @@ async def handle(broker, header, request):
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     if epoch == OPEN_EPOCH and has_acks:
         return _top(broker, cls, "invalid_request", "Acknowledgements are not allowed when opening a share session.")
-    if epoch == OPEN_EPOCH and not coord.is_member(group_id, member_id):
+    if epoch == OPEN_EPOCH and coord.is_unknown_member(group_id, member_id):
         return _top(broker, cls, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
     try:
         session = coord.sessions.for_fetch(group_id, member_id, epoch)

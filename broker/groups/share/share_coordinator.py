@@ -84,9 +84,14 @@ class ShareGroupCoordinator:
         return ShareHeartbeatResult(member_id=member_id, member_epoch=member.epoch,
                                     heartbeat_interval_ms=self.settings.heartbeat_interval_ms, assignment=send)
 
-    def is_member(self, group_id: str, member_id: str) -> bool:
+    def is_unknown_member(self, group_id: str, member_id: str) -> bool:
+        """Whether this broker coordinates the group and it has no such member. A share-partition
+        led here may belong to a group another broker coordinates: its members are not known
+        here, and a share session opens for them as Kafka's partition leaders open one."""
+        if self._coordinator_error(group_id):
+            return False
         group = self.groups.get(group_id)
-        return group is not None and member_id in group.members
+        return group is None or member_id not in group.members
 
     async def member_gone(self, group_id: str, member_id: str, why: str) -> None:
         """A member left or expired: its sessions end and its records come back."""
