@@ -1,0 +1,123 @@
+"""Share groups on a real cluster: etcd and three brokers, both layouts, the Java client's
+KafkaShareConsumer (java_share_members.py).
+
+A share-partition's state lives in `__share_group_state`, at the share coordinator: the leader of
+the key's partition of that topic. The group is chosen so that this is not the broker leading
+the data partition, so every state write before the kill crosses brokers (WriteShareGroupState).
+A member acknowledges 20 records and leaves; another acquires the next 10 and holds them; the
+data partition's leader is SIGKILLed. The new leader reads the state from the coordinator
+(ReadShareGroupState) and a new member gets exactly the 10 held records, each at its second
+delivery, and none of the 20 acknowledged ones. A broker that is not the coordinator answers
+NOT_COORDINATOR.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import pytest
+
+from broker.groups.share import state_log
+from compat_tests.broker_process import STORAGE_MODES
+from compat_tests.cluster import Cluster
+from compat_tests.java_share_members import ShareMember
+from compat_tests.raw_kafka import Client
+from compat_tests.test_share_groups_java import accepted, assert_no_failures, produce, wait_until
+from compat_tests.topics import unique_topic
+
+pytestmark = pytest.mark.timeout(300)
+
+STATE_PARTITIONS = 3
+NOT_COORDINATOR, SHARE_KEY_TYPE, READ_SHARE_GROUP_STATE = 16, 2, 84
+
+
+@pytest.fixture(params=STORAGE_MODES)
+def cluster(request):
+    c = Cluster(request.param, extra_args=(
+        "--share-coordinator-state-topic-partitions", str(STATE_PARTITIONS), "--offsets-topic-partitions", "3",
+        "--share-auto-offset-reset", "earliest", "--group-share-heartbeat-interval-ms", "1000",
+        "--group-share-session-timeout-ms", "20000"))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.cleanup()
+
+
+@pytest.fixture
+def members(tmp_path):
+    started: list[ShareMember] = []
+
+    def start(bootstrap: str, name: str, topic: str, group: str, **kw) -> ShareMember:
+        m = ShareMember(bootstrap, name, topic, group, tmp_path, **kw)
+        started.append(m)
+        m.wait_for("started")
+        return m
+
+    yield start
+    for m in started:
+        m.stop()
+
+
+def topic_id_of(cluster: Cluster, topic: str) -> uuid.UUID:
+    proc = next(p for p in cluster.brokers.values() if p.is_running())
+    with Client(proc.host, proc.port) as c:
+        return c.topic_id(topic)
+
+
+def state_leaders(cluster: Cluster) -> dict[int, int]:
+    """The leaders of `__share_group_state`'s partitions, once it exists (asked for by FindCoordinator)."""
+    proc = next(p for p in cluster.brokers.values() if p.is_running())
+    with Client(proc.host, proc.port) as c:
+        c.request(10, 6, key_type=SHARE_KEY_TYPE, coordinator_keys=[f"g:{state_log.kafka_uuid(uuid.uuid4())}:0"])
+    md = cluster.wait_for(lambda md: len(md["topics"].get(state_log.TOPIC, {})) == STATE_PARTITIONS and all(
+        p["leader"] >= 0 for p in md["topics"][state_log.TOPIC].values()), "__share_group_state has leaders")
+    return {i: p["leader"] for i, p in md["topics"][state_log.TOPIC].items()}
+
+
+def read_state(cluster: Cluster, node: int, group: str, topic_id: uuid.UUID, leader_epoch: int):
+    proc = cluster.brokers[node]
+    with Client(proc.host, proc.port) as c:
+        r = c.request(READ_SHARE_GROUP_STATE, 0, group_id=group, topics=[
+            {"topic_id": topic_id, "partitions": [{"partition": 0, "leader_epoch": leader_epoch}]}])
+    return r.results[0].partitions[0]
+
+
+def test_a_killed_leader_s_successor_redelivers_exactly_what_was_not_acknowledged(cluster, members):
+    topic = unique_topic("cshare")
+    cluster.create_topic(topic, 1, 3)
+    topic_id, data_leader = topic_id_of(cluster, topic), cluster.leader(topic)
+    leaders = state_leaders(cluster)
+    group = next(g for g in (f"cshare-g-{uuid.uuid4().hex[:8]}" for _ in range(1000)) if leaders[
+        state_log.partition_for(state_log.coordinator_key((g, topic_id, 0)), STATE_PARTITIONS)] != data_leader)
+    coordinator = leaders[state_log.partition_for(state_log.coordinator_key((group, topic_id, 0)), STATE_PARTITIONS)]
+
+    done = [f"done-{i}" for i in range(20)]
+    produce(cluster.bootstrap, topic, done)
+    acker = members(cluster.bootstrap, "acker", topic, group)
+    wait_until(lambda: set(accepted([acker])) == set(done), "the first 20 accepted", [acker])
+    acker.close()
+    pending = [f"pending-{i}" for i in range(10)]
+    produce(cluster.bootstrap, topic, pending)
+    holder = members(cluster.bootstrap, "holder", topic, group, hold=True)
+    held = {r[2] for r in holder.wait_for("held")["records"]}
+    assert held and held <= set(pending), holder.describe()
+
+    epoch = cluster.metadata()["topics"][topic][0]["epoch"]  # the data partition's: a lower one is fenced
+    stored = read_state(cluster, coordinator, group, topic_id, epoch)
+    assert stored.error_code == 0 and stored.start_offset == len(done), stored  # the acker's 20 are done
+    bystander = next(n for n in cluster.brokers if n != coordinator)
+    assert read_state(cluster, bystander, group, topic_id, epoch).error_code == NOT_COORDINATOR
+
+    cluster.brokers[data_leader].kill()  # SIGKILL: the state it wrote is at the coordinator
+    holder.stop()
+    cluster.wait_for(lambda md: md["topics"][topic][0]["leader"] not in (-1, data_leader), "a new leader")
+    after = members(cluster.bootstrap, "after", topic, group)
+    wait_until(lambda: set(accepted([after])) >= set(pending), "the pending records accepted after the kill",
+               [after])
+    got = after.records()
+    assert not [r for r in got if r[2] in done], got
+    assert all(r[3] == 2 for r in got if r[2] in held), got  # the delivery before the kill counted
+    assert Counter(r[2] for r in got) == Counter(pending), got
+    assert_no_failures([after])
