@@ -58,9 +58,11 @@ def open_fds(pid: int) -> list[str]:
 
 def partition_files(fds: list[str], data_dir, layout: str) -> list[str]:
     """The per-partition files among `fds`: segments' or consume queues' (the commitlog's own
-    files and its key index are few and stay open outside the bound)."""
+    files and its key index are few and stay open outside the bound, and so is the one
+    producer-state snapshot being written at a time, `<offset>.snapshot[.tmp]`, in either layout)."""
     if layout == "commitlog":
-        return [p for p in fds if p.startswith(f"{data_dir}/commitlog-store/consumequeue/")]
+        return [p for p in fds if p.startswith(f"{data_dir}/commitlog-store/consumequeue/")
+                and ".snapshot" not in p.rsplit("/", 1)[-1]]
     return [p for p in fds if p.startswith(str(data_dir)) and p.removesuffix(" (deleted)").endswith(SEGMENT_SUFFIXES)]
 
 

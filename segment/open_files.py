@@ -120,8 +120,8 @@ class OpenFiles:
     def fsync(self, f: SegmentFile) -> None:
         """fsync `f` through its open descriptor, or one opened for it if it is closed, holding
         a place in the bound meanwhile: the file may be evicted during the fsync while its
-        descriptor stays open, and a closed one needs a new descriptor (the bound's test saw
-        513 files open of 512 with a checkpoint under way)."""
+        descriptor stays open, and a closed one needs a new descriptor; either was one file
+        past the bound for as long as the fsync took."""
         with self._lock:
             while len(self) >= self.capacity and (self._sealed or self._active):
                 self._evict_one()
