@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from replica.partition import now_ms
 from broker.producer_ids import NoProducerIdBlock
+from broker.internal_topic_log import coordinator_error
 from broker.txn import end_v2, state_store
 from broker.txn.markers import MarkerWriter
 from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata, epoch_exhausted
@@ -89,7 +90,7 @@ class TransactionCoordinator:
             meta.pending = False
         if code != "none":
             log.info("transactional id %s: writing its state failed: %s", meta.transactional_id, code)
-            return state_store.coordinator_error(code)
+            return coordinator_error(code)
         if not self._ours(meta):
             return "not_coordinator"  # unloaded while the write was in flight
         if record is not None:

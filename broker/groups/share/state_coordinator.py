@@ -25,7 +25,8 @@ from replica.partition import now_ms
 
 from broker.groups.share import state_log
 from broker.groups.share.share_partition import StateRange
-from broker.groups.share.state_store import ShareStateStore, coordinator_error
+from broker.internal_topic_log import coordinator_error
+from broker.groups.share.state_store import ShareStateStore
 
 log = logging.getLogger(__name__)
 Key = state_log.Key

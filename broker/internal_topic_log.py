@@ -1,0 +1,138 @@
+"""An internal compacted topic a coordinator keeps its state in (`__transaction_state`,
+`__share_group_state`): the topic itself, on the normal engine, as Kafka's coordinators keep
+theirs (TransactionStateManager, the share coordinator's runtime).
+
+The topic is created on first use with the coordinator's settings: its partition count,
+cleanup.policy=compact, no time retention, its segment size, replication factor
+min(setting, live brokers) and min.insync.replicas capped by that factor (Kafka leaves it
+uncapped, so a one-broker Kafka needs both lowered by hand before the coordinator works; capping
+serves the same durability a cluster of that size can give).
+
+Writes are acks=-1: a record counts once the partition's high watermark passes it, within the
+coordinator's request timeout. `write` answers the log's error name; `coordinator_error` turns
+it into what Kafka's coordinators answer their clients. `records` replays one partition whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable, Iterator, NamedTuple, TypeVar
+
+from segment.log import StorageError
+from wire.batch_builder import build_batch
+from wire.record_batch import iter_batches, parse_header
+from wire.records import InvalidRecords, iter_records
+
+from replica.partition import Partition, now_ms
+from replica.partition_errors import PartitionError
+from replica.readable_partition import FetchIsolation
+from broker.topic_names import TopicError
+from broker.topics import Topic
+
+log = logging.getLogger(__name__)
+
+WRITE_TIMEOUT_S = 5.0
+_READ_CHUNK = 4 * 1024 * 1024
+# The log's answer -> the coordinator's (Kafka's TransactionStateManager.appendTransactionToLog;
+# the share coordinator answers the same way): a log that refuses means another broker leads it.
+_COORDINATOR_ERRORS = {
+    "unknown_topic_or_partition": "coordinator_not_available",
+    "not_enough_replicas": "coordinator_not_available",
+    "not_enough_replicas_after_append": "coordinator_not_available",
+    "request_timed_out": "coordinator_not_available",
+    "not_leader_or_follower": "not_coordinator",
+    "kafka_storage_error": "not_coordinator",
+    "message_too_large": "unknown_server_error",
+    "record_list_too_large": "unknown_server_error",
+}
+
+T = TypeVar("T")
+
+
+def coordinator_error(log_error: str) -> str:
+    return _COORDINATOR_ERRORS.get(log_error, log_error)
+
+
+class TopicShape(NamedTuple):
+    """The coordinator's settings for its topic."""
+
+    partitions: int
+    replication_factor: int
+    min_isr: int
+    segment_bytes: int
+
+
+class InternalTopicLog:
+    def __init__(self, broker, name: str, shape: Callable[[], TopicShape]) -> None:
+        self._broker = broker
+        self.name = name
+        self._shape = shape  # read when the topic is made, from the settings of that moment
+        self._creating: asyncio.Lock | None = None
+
+    def topic(self) -> Topic | None:
+        return self._broker.topics.get(self.name)
+
+    async def ensure_topic(self) -> Topic | None:
+        """The topic, created if missing; None when a cluster cannot create it now."""
+        topic = self.topic()
+        if topic is not None:
+            return topic
+        if self._creating is None:
+            self._creating = asyncio.Lock()
+        async with self._creating:
+            topic = self.topic()
+            if topic is not None:
+                return topic
+            shape = self._shape()
+            replication = max(1, min(shape.replication_factor, len(self._broker.view.brokers())))
+            configs = {"cleanup.policy": "compact", "retention.ms": "-1",
+                       "segment.bytes": str(shape.segment_bytes),
+                       "min.insync.replicas": str(min(shape.min_isr, replication))}
+            try:
+                return await self._broker.create_topic(self.name, shape.partitions, replication, configs)
+            except TopicError as exc:
+                log.info("creating %s (replication factor %d) failed: %s", self.name, replication, exc)
+                return self.topic()
+
+    async def write(self, partition: Partition, key: bytes, value: bytes | None, what: str) -> str:
+        """One record (value None: a tombstone) in `partition`; the log's error name ("none" once
+        every in-sync replica has it). `what` names the record in a log line if it fails."""
+        batch = build_batch([(key, value)], now_ms())
+        try:
+            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1)
+            if partition.config.flush_messages:
+                partition.publish(await self._broker.durable(partition))
+            else:
+                partition.publish()
+        except PartitionError as exc:
+            return exc.code
+        except StorageError:
+            log.exception("%s-%d: writing %s failed", self.name, partition.index, what)
+            return "kafka_storage_error"
+        return await partition.wait_for_replication(info.last_offset + 1, WRITE_TIMEOUT_S)
+
+    def records(self, partition: Partition, decode: Callable[[bytes, bytes | None], T],
+                unreadable: type[Exception]) -> Iterator[T]:
+        """decode(key, value) of every keyed record of one partition from its log start to its
+        log end, in log order. A batch that cannot be read (or decoded: `unreadable`) is skipped
+        with a warning: one bad batch must not keep the broker from starting, nor hide the
+        state whose records follow it."""
+        offset, end = partition.log_start_offset, partition.log_end_offset
+        while offset < end:
+            regions = partition.read(offset, _READ_CHUNK, FetchIsolation.LOG_END)
+            if not regions:
+                break
+            for region in regions:
+                data = partition.read_bytes(region)
+                for pos, header in iter_batches(data):
+                    batch = memoryview(data)[pos:pos + header.size]
+                    try:
+                        decoded = [decode(bytes(r.key), None if r.value is None else bytes(r.value))
+                                   for r in iter_records(batch) if r.key is not None]
+                    except (InvalidRecords, unreadable) as exc:
+                        log.warning("skipping unreadable %s batch in partition %d at offsets %d-%d: %s",
+                                    self.name, partition.index, header.base_offset, header.last_offset, exc)
+                        decoded = []
+                    yield from decoded
+                    offset = header.last_offset + 1
