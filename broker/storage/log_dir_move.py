@@ -166,8 +166,8 @@ class LogDirMoves:
     async def _commit(self, topic, index: int, partition: Partition, future: FutureReplica, source: str) -> bool:
         self._storage.commit_writes()
         partition.mirror_into(future)
-        # What mirror_into copied is in the future's memory yet: written, then fsynced, before
-        # the commit point (a kill after the swap lost the log's tail when it was only fsynced)
+        # What mirror_into copied may sit in the future engine's memory: written, then fsynced,
+        # before the commit point (a kill right after the swap lost a log's tail held there)
         self._storage.commit_writes()
         await self._topics.worker.run(future.log.flush)
 
