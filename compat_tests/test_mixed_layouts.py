@@ -138,21 +138,20 @@ def test_alter_replica_log_dirs_moves_a_leader_and_a_follower_under_load(mixed):
     try:
         wait_until(lambda: load.count() > 200, "acks before the moves", timeout=60)
         before = load.count()
+        since = {node: mixed.brokers[node].log_size() for node in moves}
         assert alter_replica_log_dirs(mixed, {node: (topic, dir_of(mixed.brokers[node], target))
                                               for node, target in moves.items()}) == {node: NONE for node in moves}
-        seen_future = set()
 
         def moved() -> bool:
             consume()
-            done = True
-            for node, target in moves.items():
-                held = layouts(mixed.brokers[node], topic)
-                if held.get(target):
-                    seen_future.add(node)
-                done &= held == {target: False}
-            return done
+            return all(layouts(mixed.brokers[node], topic) == {target: False} for node, target in moves.items())
         wait_until(moved, "both replicas in their new layouts alone", timeout=180)
-        assert seen_future == set(moves), "DescribeLogDirs never showed a future replica"
+        # Each through a future log that caught up and swapped in (a quiet machine moves the
+        # prefill in ~60 ms, too fast for DescribeLogDirs polls to see the future replica:
+        # test_alter_replica_log_dirs.py checks that on a bigger move)
+        for node, target in moves.items():
+            text = mixed.brokers[node].log_text(since[node])
+            assert f"moving {topic}-0 from the" in text and f"moved {topic}-0 to the {target} layout" in text, node
         assert load.count() > before, "no produce was acknowledged during the moves"
         mixed.brokers[leader].kill()
         mixed.wait_for(lambda md: md["topics"][topic][0]["leader"] not in (leader, -1), "a new leader")
