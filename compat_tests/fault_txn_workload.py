@@ -1,6 +1,6 @@
-"""The fault suite's transactional workload: a transactional producer and a read_committed
-consumer, each on a thread, beside fault_workload.py's idempotent writers and read_uncommitted
-reader.
+"""The fault suite's transactional workload: a transactional producer on a thread, beside
+fault_workload.py's idempotent writers and its readers (one read_uncommitted, one
+read_committed), and a final read_committed read of the whole log.
 
 Each transaction writes RECORDS_PER_PARTITION records to every partition of the topic, then
 commits, or aborts about one in ABORT_ONE_IN (a seeded random draws which). Every value names
@@ -188,39 +188,6 @@ class TxnWriter:
         self._stop.set()
         self._thread.join(STOP_LIMIT_S)
         self._discard()
-
-
-class CommittedReader:
-    """A read_committed consumer reading every partition from offset 0 on a thread while the
-    faults happen, recording (partition, offset, value) of each record it was served."""
-
-    def __init__(self, cluster: Cluster, topic: str, partitions: int) -> None:
-        self.reads: list[tuple[int, int, bytes]] = []
-        self.errors: list[str] = []
-        self._consumer = committed_consumer(cluster, f"committed-reader-{topic}")
-        self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> "CommittedReader":
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            msg = self._consumer.poll(0.2)
-            if msg is None:
-                continue
-            if msg.error() is None:
-                self.reads.append((msg.partition(), msg.offset(), msg.value()))
-            elif not msg.error().retriable() and msg.error().fatal():
-                self.errors.append(str(msg.error()))
-
-    def close(self) -> None:
-        if not self._stop.is_set():
-            self._stop.set()
-            self._thread.join(10)
-            self._consumer.close()
 
 
 def committed_consumer(cluster: Cluster, group: str, **extra) -> Consumer:

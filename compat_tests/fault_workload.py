@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka.admin import NewTopic
 
 from compat_tests.cluster import Cluster
-from compat_tests.fault_txn_workload import CommittedReader, TxnWriter
+from compat_tests.fault_txn_workload import TxnWriter
 from compat_tests.topics import unique_topic
 
 VALUE = re.compile(rb"w(\d+)-p(\d+)-(\d+)")
@@ -129,14 +129,15 @@ def longest_gap(times: list[float], start: float, end: float) -> float:
 
 
 class Reader:
-    """A read_uncommitted consumer reading every partition from offset 0 on a thread while the
-    faults happen, recording (partition, offset, value) of each record it was served."""
+    """A consumer at one isolation level reading every partition from offset 0 on a thread while
+    the faults happen, recording (partition, offset, value) of each record it was served."""
 
-    def __init__(self, cluster: Cluster, topic: str, partitions: int) -> None:
+    def __init__(self, cluster: Cluster, topic: str, partitions: int,
+                 isolation: str = "read_uncommitted") -> None:
         self.reads: list[tuple[int, int, bytes]] = []
         self.errors: list[str] = []
-        self._consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"reader-{topic}",
-                                   "enable.auto.commit": False, "isolation.level": "read_uncommitted",
+        self._consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"{isolation}-reader-{topic}",
+                                   "enable.auto.commit": False, "isolation.level": isolation,
                                    "topic.metadata.refresh.interval.ms": 1000})
         self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         self._stop = threading.Event()
@@ -173,7 +174,7 @@ class Workload:
         self.producers = [AckRecorder(cluster, topic, partitions, writer=w) for w in range(writers)]
         self.reader = Reader(cluster, topic, partitions)
         self.txn_writer = TxnWriter(cluster, topic, partitions, txn_seed)
-        self.committed_reader = CommittedReader(cluster, topic, partitions)
+        self.committed_reader = Reader(cluster, topic, partitions, "read_committed")
 
     def start(self) -> "Workload":
         for p in self.producers:
