@@ -10,7 +10,8 @@ serves the same durability a cluster of that size can give).
 
 Writes are acks=-1: a record counts once the partition's high watermark passes it, within the
 coordinator's request timeout. `write` answers the log's error name; `coordinator_error` turns
-it into what Kafka's coordinators answer their clients. `records` replays one partition whole.
+it into what Kafka's coordinators answer their clients. `records` replays one partition whole;
+`batches` reads it for a coordinator that needs more than keys and values (`__consumer_offsets`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Callable, Iterator, NamedTuple, TypeVar
 
 from segment.log import StorageError
 from wire.batch_builder import build_batch
-from wire.record_batch import iter_batches, parse_header
+from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
 from replica.partition import Partition, now_ms
@@ -59,7 +60,7 @@ class TopicShape(NamedTuple):
 
     partitions: int
     replication_factor: int
-    min_isr: int
+    min_isr: int | None  # None: the broker's min.insync.replicas, as Kafka's __consumer_offsets has
     segment_bytes: int
 
 
@@ -87,8 +88,9 @@ class InternalTopicLog:
             shape = self._shape()
             replication = max(1, min(shape.replication_factor, len(self._broker.view.brokers())))
             configs = {"cleanup.policy": "compact", "retention.ms": "-1",
-                       "segment.bytes": str(shape.segment_bytes),
-                       "min.insync.replicas": str(min(shape.min_isr, replication))}
+                       "segment.bytes": str(shape.segment_bytes)}
+            if shape.min_isr is not None:
+                configs["min.insync.replicas"] = str(min(shape.min_isr, replication))
             try:
                 return await self._broker.create_topic(self.name, shape.partitions, replication, configs)
             except TopicError as exc:
@@ -118,21 +120,29 @@ class InternalTopicLog:
         log end, in log order. A batch that cannot be read (or decoded: `unreadable`) is skipped
         with a warning: one bad batch must not keep the broker from starting, nor hide the
         state whose records follow it."""
-        offset, end = partition.log_start_offset, partition.log_end_offset
-        while offset < end:
-            regions = partition.read(offset, _READ_CHUNK, FetchIsolation.LOG_END)
-            if not regions:
-                break
-            for region in regions:
-                data = partition.read_bytes(region)
-                for pos, header in iter_batches(data):
-                    batch = memoryview(data)[pos:pos + header.size]
-                    try:
-                        decoded = [decode(bytes(r.key), None if r.value is None else bytes(r.value))
-                                   for r in iter_records(batch) if r.key is not None]
-                    except (InvalidRecords, unreadable) as exc:
-                        log.warning("skipping unreadable %s batch in partition %d at offsets %d-%d: %s",
-                                    self.name, partition.index, header.base_offset, header.last_offset, exc)
-                        decoded = []
-                    yield from decoded
-                    offset = header.last_offset + 1
+        for batch, header, _ in batches(partition):
+            try:
+                decoded = [decode(bytes(r.key), None if r.value is None else bytes(r.value))
+                           for r in iter_records(batch) if r.key is not None]
+            except (InvalidRecords, unreadable) as exc:
+                log.warning("skipping unreadable %s batch in partition %d at offsets %d-%d: %s",
+                            self.name, partition.index, header.base_offset, header.last_offset, exc)
+                decoded = []
+            yield from decoded
+
+
+def batches(partition: Partition) -> Iterator[tuple[memoryview, BatchHeader, int]]:
+    """(batch, header, the offset the read asked for) of every batch of one partition from its log
+    start to its log end: a new leader owns its whole log (what lies above the HW is what the
+    followers will copy). A batch may begin below the offset asked for (a read returns whole
+    batches); records below it were seen already."""
+    offset, end = partition.log_start_offset, partition.log_end_offset
+    while offset < end:
+        regions = partition.read(offset, _READ_CHUNK, FetchIsolation.LOG_END)
+        if not regions:
+            break
+        for region in regions:
+            data = partition.read_bytes(region)
+            for pos, header in iter_batches(data):
+                yield memoryview(data)[pos:pos + header.size], header, offset
+                offset = header.last_offset + 1

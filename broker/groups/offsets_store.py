@@ -21,30 +21,26 @@ Kafka's GroupMetadataManager answers the client (storeOffsets / storeGroup).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Callable, Iterator, NamedTuple
 
 from segment.log import StorageError
 from wire.batch_builder import build_batch
 from wire.control_batch import COMMIT, control_type, is_marker
-from wire.record_batch import BatchHeader, iter_batches, parse_header
-from wire.records import InvalidRecords, iter_records
+from wire.record_batch import BatchHeader, parse_header
+from wire.records import iter_records
 
 from replica.partition import Partition, now_ms
 from replica.partition_errors import PartitionError
 from replica.producer_state import ProducerFenced
-from replica.readable_partition import FetchIsolation
 from replica.txn_verification import VerificationGuard
-from broker.topic_names import TopicError
+from broker.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topics import Topic
 from broker.groups import offsets_log
 
 log = logging.getLogger(__name__)
 
-TOPIC_CONFIGS = {"cleanup.policy": "compact", "retention.ms": "-1"}
 COMMIT_TIMEOUT_S = 5.0  # offsets.commit.timeout.ms
-_READ_CHUNK = 4 * 1024 * 1024
 
 # The log's answer -> the group coordinator's, as Kafka's GroupMetadataManager maps them.
 # A log that is gone or refuses means another broker coordinates now (or soon will).
@@ -90,32 +86,19 @@ class OffsetsStore:
         self._broker = broker
         self._partitions = partitions
         self._commit_timeout_s = commit_timeout_s
-        self._creating: asyncio.Lock | None = None
+
+        def shape() -> TopicShape:
+            c = broker.config
+            return TopicShape(partitions, c.offsets_topic_replication_factor, None, c.offsets_topic_segment_bytes)
+        self._log = InternalTopicLog(broker, offsets_log.TOPIC, shape)
 
     def topic(self) -> Topic | None:
-        return self._broker.topics.get(offsets_log.TOPIC)
+        return self._log.topic()
 
     async def ensure_topic(self) -> Topic | None:
         """The topic, created if missing; None when a cluster cannot create it now (too few
         brokers, etcd unreachable, or another broker's creation not yet in our metadata)."""
-        topic = self.topic()
-        if topic is not None:
-            return topic
-        if self._creating is None:
-            self._creating = asyncio.Lock()
-        async with self._creating:  # concurrent FindCoordinators create it once
-            topic = self.topic()
-            if topic is not None:
-                return topic
-            config = self._broker.config
-            live = len(self._broker.view.brokers())
-            replication = max(1, min(config.offsets_topic_replication_factor, live))  # one broker: 1
-            try:
-                configs = {**TOPIC_CONFIGS, "segment.bytes": str(config.offsets_topic_segment_bytes)}
-                return await self._broker.create_topic(offsets_log.TOPIC, self._partitions, replication, configs)
-            except TopicError as exc:
-                log.info("creating %s (replication factor %d) failed: %s", offsets_log.TOPIC, replication, exc)
-                return self.topic()
+        return await self._log.ensure_topic()
 
     def partition_index(self, group_id: str) -> int | None:
         """The group's partition of the topic (None while the topic does not exist). An
@@ -181,17 +164,8 @@ class OffsetsStore:
     def replay_partition(self, partition: Partition) -> Iterator[StoredRecord | StoredMarker]:
         """Every keyed record and marker of one partition, from its log start to its log end (a new
         leader owns its whole log: what lies above the HW is what the followers will copy)."""
-        offset, end = partition.log_start_offset, partition.log_end_offset
-        while offset < end:
-            regions = partition.read(offset, _READ_CHUNK, FetchIsolation.LOG_END)
-            if not regions:
-                break
-            for region in regions:
-                data = partition.read_bytes(region)
-                for pos, header in iter_batches(data):
-                    yield from _batch_records(partition.index, memoryview(data)[pos:pos + header.size],
-                                              header, offset)
-                    offset = header.last_offset + 1
+        for batch, header, from_offset in batches(partition):
+            yield from _batch_records(partition.index, batch, header, from_offset)
 
 
 def _batch_records(partition: int, batch: memoryview, header: BatchHeader,
