@@ -44,6 +44,8 @@ CLOSED = object()  # queued by connection_lost in place of a frame
 
 SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
 WRITE_BATCH = 256 * 1024  # small regions are joined into writes of about this size
+# A chunk already in memory (a share fetch cuts the regions it was given at batch boundaries, as views).
+IN_MEMORY = (bytes, bytearray, memoryview)
 MAX_QUEUED_REQUESTS = 64
 MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
 PRODUCE = b"\x00\x00"  # a frame starts with its api key
@@ -298,7 +300,7 @@ class KafkaConnection(asyncio.Protocol):
         for chunk in chunks:
             if transport.is_closing():
                 return
-            if isinstance(chunk, (bytes, bytearray)) or chunk.size < SENDFILE_MIN or self._tls:
+            if isinstance(chunk, IN_MEMORY) or chunk.size < SENDFILE_MIN or self._tls:
                 for piece in _pieces(chunk):
                     joined.append(piece)
                     size += len(piece)
@@ -336,7 +338,7 @@ class KafkaConnection(asyncio.Protocol):
 
 def _pieces(chunk):
     """A chunk's bytes: itself, or a file region read in pieces of at most WRITE_BATCH bytes."""
-    if isinstance(chunk, (bytes, bytearray)):
+    if isinstance(chunk, IN_MEMORY):
         yield chunk
         return
     end = chunk.position + chunk.size

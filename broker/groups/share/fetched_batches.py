@@ -33,5 +33,5 @@ def batches(regions: list) -> Iterator[tuple[BatchHeader, object]]:
                 header = parse_header(data, pos)
                 if pos + header.size > len(data):
                     break
-                yield header, bytes(data[pos:pos + header.size])
+                yield header, data[pos:pos + header.size]  # a view: the bytes go out as read
                 pos += header.size
