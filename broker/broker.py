@@ -78,7 +78,8 @@ class Broker:
         self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
         self.topics = TopicRegistry(config, self.storage, on_removed=self._partition_removed)
         self.topics.load()
-        self.log_dirs = LogDirMoves(data_dir, self.topics, self.storage)  # AlterReplicaLogDirs' moves
+        self.log_dirs = LogDirMoves(data_dir, self.topics, self.storage,
+                                     config.alter_log_dirs_max_bytes_per_s)  # AlterReplicaLogDirs' moves
         # The one place that asks whether this broker is in a cluster: everything after asks
         # the view (broker/cluster/view.py), which both kinds answer alike.
         member = ClusterMember(self) if config.etcd else None

@@ -159,12 +159,20 @@ def test_versions_and_errors(fresh_broker, storage_mode, version):
     assert files_of(fresh_broker, topic) == {storage_mode: True, other(storage_mode): False}
 
 
-def test_move_under_load_keeps_every_acked_record(fresh_broker, storage_mode):
+MOVE_MIB, MOVE_MIB_PER_S = 40, 10
+
+
+def test_move_under_load_keeps_every_acked_record(broker_factory, storage_mode):
+    """A throttled move (replica.alter.log.dirs.io.max.bytes.per.second): unthrottled, a quiet
+    machine moves the 40 MiB in ~0.1 s, between DescribeLogDirs polls; at 10 MiB/s it takes
+    about 4 s, so the future replica must show."""
+    fresh_broker = broker_factory("--replica-alter-log-dirs-io-max-bytes-per-second", str(MOVE_MIB_PER_S << 20))
     topic, target = unique_topic("ald-move"), other(storage_mode)
     with Client.to(fresh_broker) as c:
         c.create_topic(topic, 1)
-        prefill(c, topic, 40)
-        load = IdempotentLoad(fresh_broker.bootstrap, topic, "move")
+        prefill(c, topic, MOVE_MIB)
+        # paced to ~1 MB/s, below the throttle: a move slower than the producers never catches up
+        load = IdempotentLoad(fresh_broker.bootstrap, topic, "move", pause_s=0.001)
         consumer = Consumer({"bootstrap.servers": fresh_broker.bootstrap, "group.id": topic,
                              "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 2})
         consumer.assign([TopicPartition(topic, 0, 0)])
@@ -186,6 +194,8 @@ def test_move_under_load_keeps_every_acked_record(fresh_broker, storage_mode):
         wait_until(moved, "the partition in the new log dir alone", timeout=120)
         took = time.monotonic() - started
         assert seen_future, "DescribeLogDirs never showed the future replica"
+        # the throttle held: the catch-up copied the prefill (less its last 1 MiB chunk) no faster
+        assert took >= (MOVE_MIB - 1) / MOVE_MIB_PER_S, f"{MOVE_MIB} MiB moved in {took:.2f} s"
         assert load.count() > acked_before, "no produce was acknowledged during the move"
         wait_until(lambda: load.count() > acked_before + 200, "acks after the move")
         acked = load.finish()
@@ -198,7 +208,7 @@ def test_move_under_load_keeps_every_acked_record(fresh_broker, storage_mode):
         consumer.close()
         assert consumed == sorted(set(consumed)) and consumed[0] == 0  # in order, each once
         assert_all_acked(c, topic, acked)
-    print(f"moved {storage_mode}->{target} with ~40 MB in {took:.2f} s under load")
+    print(f"moved {storage_mode}->{target} with ~{MOVE_MIB} MiB in {took:.2f} s under load")
     wait_until(lambda: files_of(fresh_broker, topic) == {target: True, storage_mode: False}, "old files removed")
     fresh_broker.kill()
     fresh_broker.start()

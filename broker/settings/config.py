@@ -57,6 +57,7 @@ class BrokerConfig:
     index_max_entries: int  # RocketMQ's maxIndexNum
     # per-partition files both layouts hold open at once (segments', consume queues'; None: half of RLIMIT_NOFILE)
     max_open_segment_files: int | None
+    alter_log_dirs_max_bytes_per_s: int  # replica.alter.log.dirs.io.max.bytes.per.second
     etcd: str | None  # etcd.endpoint, e.g. http://127.0.0.1:2379: join that cluster (None: a cluster of one)
     default_replication_factor: int  # default.replication.factor
     min_insync_replicas: int  # min.insync.replicas (broker default of the topic config)

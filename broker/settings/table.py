@@ -328,6 +328,11 @@ SETTINGS: tuple[Setting, ...] = (
        "Per-partition files held open at once, both layouts together (.log, .index, .timeindex; "
        "consume-queue files); the least recently used close and reopen when used "
        "[default: half of RLIMIT_NOFILE].", "broker:max_open_segment_files"),
+    _s("replica.alter.log.dirs.io.max.bytes.per.second", "replica-alter-log-dirs-io-max-bytes-per-second",
+       Int(1, long=True), LONG_MAX,
+       "Bytes per second a move to the other layout's log dir (AlterReplicaLogDirs) copies at most, "
+       "so a move leaves the disk to producers and consumers [default: unthrottled].",
+       "broker:alter_log_dirs_max_bytes_per_s"),
     _s("etcd.endpoint", "etcd", Text("URL"), None,
        "Join the cluster coordinated by this etcd (e.g. http://127.0.0.1:2379); without it the "
        "broker is a cluster of one. Every member needs its own --node-id.", "broker:etcd"),

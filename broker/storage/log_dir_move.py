@@ -9,7 +9,8 @@ Each layout is a log dir here (DescribeLogDirs): the data dir for the segment la
    stored (FutureReplica: the follower's append, never re-encoded), while producers and
    consumers carry on against the current log. Finding a chunk is on the loop, reading its
    bytes in a thread, appending on the loop (where the target store is used); every
-   FLUSH_BYTES the future is fsynced in the worker.
+   FLUSH_BYTES the future is fsynced in the worker; replica.alter.log.dirs.io.max.bytes.per.second
+   paces the copy, as it paces Kafka's ReplicaAlterLogDirsThread.
 3. Once a pass reaches the end the log had when it began, the future is fsynced (worker),
    then the partition copies what is left (what arrived during that read) at once and from
    then on *mirrors* every append into the future too (Partition.mirror_into), so appends
@@ -67,9 +68,10 @@ class _Move:
 class LogDirMoves:
     """The moves in progress on this broker, one per partition at most."""
 
-    def __init__(self, data_dir: Path, topics, storage) -> None:
+    def __init__(self, data_dir: Path, topics, storage, max_bytes_per_s: int | None = None) -> None:
         self.data_dir = Path(data_dir).resolve()
         self._topics, self._storage = topics, storage
+        self._max_bytes_per_s = max_bytes_per_s  # replica.alter.log.dirs.io.max.bytes.per.second
         self._moves: dict[tuple[str, int], _Move] = {}
 
     def mode_of_dir(self, path: str) -> str | None:
@@ -143,7 +145,9 @@ class LogDirMoves:
         """Copy chunks until a pass reaches the end the log had when it began, fsyncing the
         future every FLUSH_BYTES on the way, so that what the commit's on-loop copy and its
         fsync find left is what arrived during the last read."""
-        unflushed = 0
+        unflushed = copied = 0
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         while True:
             if self._gone(topic, partition):
                 raise TopicError("unknown_topic_or_partition", f"{topic.name}-{partition.index} was deleted")
@@ -154,10 +158,15 @@ class LogDirMoves:
             if partition.generation != generation:  # truncated meanwhile: copy it again
                 future.restart()
                 continue
-            unflushed += future.append(data)
+            appended = future.append(data)
+            unflushed, copied = unflushed + appended, copied + appended
             self._storage.commit_writes()
             if future.log_end_offset >= end:
                 break
+            if self._max_bytes_per_s:  # no faster than this on average since the catch-up began
+                ahead = began + copied / self._max_bytes_per_s - loop.time()
+                if ahead > 0:
+                    await asyncio.sleep(ahead)
             if unflushed >= FLUSH_BYTES:
                 await self._topics.worker.run(future.log.flush)
                 unflushed = 0
