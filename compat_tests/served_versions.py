@@ -35,6 +35,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_alter_replica_log_dirs",
     "compat_tests.test_share_protocol_versions",
     "compat_tests.test_share_state_protocol",
+    "compat_tests.test_share_admin_protocol",
 )
 
 

@@ -101,6 +101,8 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     83: (0, 0),  # InitializeShareGroupState
     84: (0, 0),  # ReadShareGroupState
     85: (0, 1),  # WriteShareGroupState (v1: KIP-1226's DeliveryCompleteCount)
+    86: (0, 0),  # DeleteShareGroupState
+    87: (0, 1),  # ReadShareGroupStateSummary (v1: KIP-1226's DeliveryCompleteCount)
 }
 PRODUCE_MIN_DECODED = 3
 

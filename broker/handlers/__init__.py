@@ -15,6 +15,7 @@ from broker.handlers import create_topics
 from broker.handlers import delete_acls
 from broker.handlers import delete_groups
 from broker.handlers import delete_records
+from broker.handlers import delete_share_group_state
 from broker.handlers import delete_topics
 from broker.handlers import describe_acls
 from broker.handlers import describe_cluster
@@ -48,6 +49,7 @@ from broker.handlers import produce
 from broker.handlers import sasl_state_errors
 from broker.handlers import initialize_share_group_state
 from broker.handlers import read_share_group_state
+from broker.handlers import read_share_group_state_summary
 from broker.handlers import share_acknowledge
 from broker.handlers import share_fetch
 from broker.handlers import share_group_describe
@@ -115,4 +117,6 @@ HANDLERS = {
     83: initialize_share_group_state.handle,
     84: read_share_group_state.handle,
     85: write_share_group_state.handle,
+    86: delete_share_group_state.handle,
+    87: read_share_group_state_summary.handle,
 }

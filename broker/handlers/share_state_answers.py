@@ -1,5 +1,6 @@
-"""What the share-state RPCs (Read / Write / InitializeShareGroupState, KIP-932's calls from a
-share-partition's leader to the share coordinator) share: who may call them, and one answer per
+"""What the share-state RPCs (Read / Write / Initialize / DeleteShareGroupState and
+ReadShareGroupStateSummary, KIP-932's calls from a share-partition's leader or the group
+coordinator to the share coordinator) share: who may call them, and one answer per
 partition asked about, each from the share coordinator (broker/groups/share/state_coordinator.py).
 
 Only a broker may call them: without CLUSTER_ACTION on the cluster every partition answers

@@ -1,6 +1,7 @@
 """The share coordinator (Kafka's ShareCoordinatorShard): keeps the state of the share-partitions
 whose `__share_group_state` partition this broker leads, and answers ReadShareGroupState,
-WriteShareGroupState and InitializeShareGroupState for them.
+WriteShareGroupState, InitializeShareGroupState, ReadShareGroupStateSummary and
+DeleteShareGroupState for them.
 
 A state partition is loaded the first time it is asked about while led here at a leader epoch
 not loaded yet: its whole log is replayed (the last value per key wins) on the event loop without
@@ -12,6 +13,8 @@ is FENCED_LEADER_EPOCH (a deposed share-partition leader); a write whose state e
 stored one, or an initialize whose state epoch is not above it, FENCED_STATE_EPOCH. A read
 records its leader epoch (in memory, as Kafka's does). A write's batches are laid over the stored
 ones (state_log.overlay) and the whole result written as one record before it is answered.
+A summary (the group coordinator's read, for an admin) records no leader epoch and fences
+nothing; a delete writes a tombstone and forgets the key's leader epoch, as Kafka's deleteState.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class StateAnswer(NamedTuple):
     error: str
     message: str | None = None
     state: state_log.ShareState | None = None
+    summary: state_log.StateSummary | None = None  # a remote coordinator's ReadShareGroupStateSummary
 
 
 class ShareStateCoordinator:
@@ -90,13 +94,34 @@ class ShareStateCoordinator:
                                        now, now)
             return await self._store_state(key, new)
 
+    async def summary(self, key: Key) -> StateAnswer:
+        """The kept state (start offset -1: none), as a read answers it, recording nothing."""
+        refused = await self._refusal(key)
+        if refused is not None:
+            return refused
+        return StateAnswer("none", None, self._states.get(key) or state_log.ShareState(0, -1, UNINITIALIZED, ()))
+
+    async def delete(self, key: Key) -> StateAnswer:
+        """The key's state gone (a tombstone written first); a key with none answers none."""
+        refused = await self._refusal(key)
+        if refused is not None:
+            return refused
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            if key not in self._states:
+                return StateAnswer("none")
+            answer = await self._store_state(key, None)
+            if answer.error == "none":
+                self._read_epochs.pop(key, None)
+            return answer
+
     # --- inside -----------------------------------------------------------------------------------
 
     def _leader_epoch(self, key: Key) -> int:
         kept = self._states.get(key)
         return max(self._read_epochs.get(key, -1), kept.leader_epoch if kept else -1)
 
-    async def _store_state(self, key: Key, new: state_log.ShareState) -> StateAnswer:
+    async def _store_state(self, key: Key, new: state_log.ShareState | None) -> StateAnswer:
+        """Write the key's new state (None: delete it), then keep it."""
         partition = self._led_partition(key)
         if partition is None:
             return StateAnswer("not_coordinator")
@@ -104,7 +129,10 @@ class ShareStateCoordinator:
         if code != "none":
             log.warning("%s: writing the state of %s failed: %s", state_log.TOPIC, key, code)
             return StateAnswer(coordinator_error(code), f"the state could not be written: {code}")
-        self._states[key] = new
+        if new is None:
+            self._states.pop(key, None)
+        else:
+            self._states[key] = new
         return StateAnswer("none", None, new)
 
     async def _refusal(self, key: Key) -> StateAnswer | None:

@@ -62,6 +62,23 @@ class ShareState(NamedTuple):
     write_ms: int = 0
 
 
+class StateSummary(NamedTuple):
+    """What ReadShareGroupStateSummary answers of a share-partition (start offset -1: no state)."""
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    delivery_complete_count: int  # records in the window past the start that are done with; -1: no state
+
+
+def summary_of(state: ShareState) -> StateSummary:
+    """The summary of a kept state: done-with records are those of ACKNOWLEDGED or ARCHIVED batches
+    (every batch lies at or past the start, overlay() clips them), KIP-1226's DeliveryCompleteCount."""
+    if state.start_offset < 0:
+        return StateSummary(state.state_epoch, state.leader_epoch, state.start_offset, -1)
+    done = sum(b.last - b.first + 1 for b in state.batches if b.state is not RecordState.AVAILABLE)
+    return StateSummary(state.state_epoch, state.leader_epoch, state.start_offset, done)
+
+
 def kafka_uuid(topic_id: uuid.UUID) -> str:
     """Kafka's Uuid.toString."""
     return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")

@@ -2,8 +2,9 @@
 share coordinator of its key, the leader of the key's `__share_group_state` partition.
 
 When that leader is this broker the coordinator is called in-process; otherwise by
-ReadShareGroupState v0 / WriteShareGroupState v0 / InitializeShareGroupState v0 on the other
-broker's inter-broker listener (one connection per broker, peer_connections.py). An answer saying
+ReadShareGroupState v0 / WriteShareGroupState v0 / InitializeShareGroupState v0 (and, for the
+group coordinator's admin calls, ReadShareGroupStateSummary v1 / DeleteShareGroupState v0) on
+the other broker's inter-broker listener (one connection per broker, peer_connections.py). An answer saying
 the coordinator moved or is not ready (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
 COORDINATOR_LOAD_IN_PROGRESS, a lost connection) is retried, the coordinator looked up again, for
 up to RETRY_FOR_S; any other error, or still none after that, raises ShareStateUnavailable with
@@ -28,8 +29,9 @@ from broker.txn.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
 
-INITIALIZE_KEY, READ_KEY, WRITE_KEY = 83, 84, 85
-_TOPIC_ENTRY = {INITIALIZE_KEY: "InitializeStateData", READ_KEY: "ReadStateData", WRITE_KEY: "WriteStateData"}
+INITIALIZE_KEY, READ_KEY, WRITE_KEY, DELETE_KEY, SUMMARY_KEY = 83, 84, 85, 86, 87
+_TOPIC_ENTRY = {INITIALIZE_KEY: "InitializeStateData", READ_KEY: "ReadStateData", WRITE_KEY: "WriteStateData",
+                DELETE_KEY: "DeleteStateData", SUMMARY_KEY: "ReadStateSummaryData"}
 RETRY_FOR_S = 10.0
 REQUEST_TIMEOUT_MS = 15_000  # more than the coordinator's wait for its record's replication (5 s)
 _MOVED = frozenset({"not_coordinator", "coordinator_not_available", "coordinator_load_in_progress"})
@@ -45,6 +47,7 @@ class ShareStateUnavailable(Exception):
     def __init__(self, coordinator_error: str, message: str | None) -> None:
         super().__init__(f"the share coordinator answered {coordinator_error}: {message or ''}".rstrip(": "))
         self.error = _PARTITION_ERRORS.get(coordinator_error, "unknown_server_error")
+        self.coordinator_error = coordinator_error  # what an admin call answers
 
 
 class ShareStatePersister:
@@ -75,6 +78,16 @@ class ShareStatePersister:
     async def initialize(self, key: state_log.Key, state_epoch: int, start_offset: int) -> None:
         await self._call(key, lambda c: c.initialize(key, state_epoch, start_offset), INITIALIZE_KEY, 0,
                          lambda cls: {"partition": key[2], "state_epoch": state_epoch, "start_offset": start_offset})
+
+    async def read_summary(self, key: state_log.Key) -> state_log.StateSummary:
+        """The stored state's summary (start offset -1: none), fencing nothing; raises ShareStateUnavailable."""
+        answer = await self._call(key, lambda c: c.summary(key), SUMMARY_KEY, 1,
+                                  lambda cls: {"partition": key[2], "leader_epoch": 0})
+        return answer.summary or state_log.summary_of(answer.state)
+
+    async def delete(self, key: state_log.Key) -> None:
+        """The stored state gone; raises ShareStateUnavailable when it was not deleted."""
+        await self._call(key, lambda c: c.delete(key), DELETE_KEY, 0, lambda cls: {"partition": key[2]})
 
     async def close(self) -> None:
         if self._peers is not None:
@@ -135,6 +148,9 @@ def _nested(cls, name: str):
 
 def _answer(api_key: int, p) -> StateAnswer:
     code = p.error_code.name
+    if api_key == SUMMARY_KEY and code == "none":
+        return StateAnswer("none", None, None, state_log.StateSummary(
+            p.state_epoch, p.leader_epoch, p.start_offset, p.delivery_complete_count))
     if api_key != READ_KEY or code != "none":
         return StateAnswer(code, p.error_message)
     batches = tuple(StateRange(b.first_offset, b.last_offset, RecordState(b.delivery_state), b.delivery_count)

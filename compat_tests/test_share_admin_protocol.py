@@ -1,0 +1,131 @@
+"""Share groups' admin side (KIP-932) over a raw socket at every served version: the share
+coordinator's ReadShareGroupStateSummary and DeleteShareGroupState, the group coordinator's
+DescribeShareGroupOffsets, AlterShareGroupOffsets and DeleteShareGroupOffsets, DeleteGroups of a
+share group (ListGroups and DescribeGroups after it), and a share group's id refused to classic
+and consumer-protocol members, each with Kafka's error codes. What the Java Admin sees is
+test_share_groups_java.py's.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from compat_tests.raw_kafka import Client, make_batch
+from compat_tests.served_versions import over_versions
+from compat_tests.topics import unique_topic
+
+NONE, UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_GROUP_PROTOCOL = 0, 3, 23
+NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND = 68, 69
+WRITE, DELETE_STATE, READ_SUMMARY = 85, 86, 87
+DESCRIBE_OFFSETS, ALTER_OFFSETS, DELETE_OFFSETS = 90, 91, 92
+SHARE_HEARTBEAT, SHARE_FETCH, CONSUMER_HEARTBEAT = 76, 78, 68
+JOIN_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 11, 15, 16, 42
+AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
+ACCEPT = 1
+NO_TOPIC_ID = uuid.UUID(int=0)
+
+BROKER_ARGS = ["--share-auto-offset-reset", "earliest"]
+
+
+def new_group() -> str:
+    return f"sa-{uuid.uuid4().hex[:12]}"
+
+
+def write_state(client: Client, group: str, topic_id, partition: int, start: int, batches) -> None:
+    r = client.request(WRITE, 0, group_id=group, topics=[{"topic_id": topic_id, "partitions": [
+        {"partition": partition, "state_epoch": 1, "leader_epoch": 0, "start_offset": start,
+         "state_batches": [{"first_offset": f, "last_offset": l, "delivery_state": s, "delivery_count": 1}
+                           for f, l, s in batches]}]}])
+    assert r.results[0].partitions[0].error_code == NONE, r
+
+
+def summary(client: Client, group: str, topic_id, partition: int = 0, version: int = 1):
+    r = client.request(READ_SUMMARY, version, group_id=group, topics=[
+        {"topic_id": topic_id, "partitions": [{"partition": partition, "leader_epoch": 0}]}])
+    return r.results[0].partitions[0]
+
+
+def describe(client: Client, group: str, topics, version: int = 1):
+    """{topic name: {partition: (start offset, lag or None, error)}}, and the group's error."""
+    r = client.request(DESCRIBE_OFFSETS, version, groups=[{"group_id": group, "topics": None if topics is None else [
+        {"topic_name": name, "partitions": parts} for name, parts in topics]}])
+    (g,) = r.groups
+    return g.error_code, {t.topic_name: {p.partition_index: (p.start_offset, getattr(p, "lag", None), p.error_code)
+                                         for p in t.partitions} for t in g.topics}
+
+
+def share_member(client: Client, group: str, topic: str) -> tuple[str, int]:
+    member = str(uuid.uuid4())
+    r = client.request(SHARE_HEARTBEAT, 1, group_id=group, member_id=member, member_epoch=0, rack_id=None,
+                       subscribed_topic_names=[topic])
+    assert r.error_code == NONE, r
+    return member, r.member_epoch
+
+
+def leave(client: Client, group: str, member: str) -> None:
+    r = client.request(SHARE_HEARTBEAT, 1, group_id=group, member_id=member, member_epoch=-1, rack_id=None,
+                       subscribed_topic_names=None)
+    assert r.error_code == NONE, r
+
+
+def fetch_acquired(client: Client, group: str, member: str, session_epoch: int, topic_id, acks=()):
+    r = client.request(SHARE_FETCH, 1, group_id=group, member_id=member, share_session_epoch=session_epoch,
+                       max_wait=0, min_bytes=1, max_bytes=1 << 20, max_records=500, batch_size=500,
+                       topics=[{"topic_id": topic_id, "partitions": [
+                           {"partition_index": 0, "acknowledgement_batches": list(acks)}]}],
+                       forgotten_topics_data=[])
+    assert r.error_code == NONE, r
+    return [(a.first_offset, a.last_offset, a.delivery_count) for t in r.responses for p in t.partitions
+            for a in p.acquired_records]
+
+
+def alter(client: Client, group: str, topics) -> tuple[int, dict]:
+    r = client.request(ALTER_OFFSETS, 0, group_id=group, topics=[
+        {"topic_name": name, "partitions": [{"partition_index": p, "start_offset": o} for p, o in parts]}
+        for name, parts in topics])
+    return r.error_code, {t.topic_name: {p.partition_index: p.error_code for p in t.partitions} for t in r.responses}
+
+
+def delete_offsets(client: Client, group: str, names) -> tuple[int, dict]:
+    r = client.request(DELETE_OFFSETS, 0, group_id=group, topics=[{"topic_name": n} for n in names])
+    return r.error_code, {t.topic_name: t.error_code for t in r.responses}
+
+
+@over_versions(READ_SUMMARY)
+def test_read_summary_answers_the_start_and_records_done_and_fences_nothing(broker, client, version):
+    topic_id = client.create_topic(unique_topic("sa-sum"), partitions=1)
+    group = new_group()
+    p = summary(client, group, topic_id, version=version)
+    assert (p.error_code, p.start_offset) == (NONE, -1)
+    assert getattr(p, "delivery_complete_count", -1) == -1
+    write_state(client, group, topic_id, 0, 2, [(2, 3, ACKNOWLEDGED), (4, 5, AVAILABLE), (6, 6, ARCHIVED)])
+    p = summary(client, group, topic_id, version=version)
+    assert (p.error_code, p.start_offset, p.state_epoch) == (NONE, 2, 1)
+    if version >= 1:
+        assert p.delivery_complete_count == 3  # 2..3 acknowledged, 6 archived; 4..5 are to be delivered again
+    assert summary(client, group, uuid.uuid4(), version=version).error_code == UNKNOWN_TOPIC_OR_PARTITION
+    # a summary asked at a later leader epoch records nothing: the leader at epoch 0 may still write
+    client.request(READ_SUMMARY, version, group_id=group, topics=[
+        {"topic_id": topic_id, "partitions": [{"partition": 0, "leader_epoch": 9}]}])
+    write_state(client, group, topic_id, 0, 2, [(4, 4, ACKNOWLEDGED)])
+
+
+@over_versions(DELETE_STATE)
+def test_delete_state_removes_it_for_good(broker, client, version):
+    topic_id = client.create_topic(unique_topic("sa-del"), partitions=1)
+    group = new_group()
+    write_state(client, group, topic_id, 0, 3, [(3, 3, ACKNOWLEDGED)])
+
+    def delete(tid) -> int:
+        r = client.request(DELETE_STATE, version, group_id=group, topics=[
+            {"topic_id": tid, "partitions": [{"partition": 0}]}])
+        return r.results[0].partitions[0].error_code
+
+    assert delete(topic_id) == NONE
+    assert summary(client, group, topic_id).start_offset == -1
+    assert delete(topic_id) == NONE  # nothing left to delete is no error
+    assert delete(uuid.uuid4()) == UNKNOWN_TOPIC_OR_PARTITION
+    broker.kill()  # the tombstone is what a restart replays
+    broker.start()
+    with Client.to(broker) as again:
+        assert summary(again, group, topic_id).start_offset == -1
