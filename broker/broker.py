@@ -14,6 +14,7 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.share.share_group_admin import ShareGroupAdmin
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_coordinator import ShareStateCoordinator
 from broker.groups.share.state_persister import ShareStatePersister
@@ -108,6 +109,8 @@ class Broker:
         self.share_groups = ShareGroupCoordinator(
             SharePartitions(self._share_persister, config.share_groups), lambda: self.topics.topics,
             self.other_group_kind, self.groups.coordinator_error)
+        self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
+                                           self.topics, self.other_group_kind)
         self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).

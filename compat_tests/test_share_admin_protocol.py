@@ -129,3 +129,84 @@ def test_delete_state_removes_it_for_good(broker, client, version):
     broker.start()
     with Client.to(broker) as again:
         assert summary(again, group, topic_id).start_offset == -1
+
+
+@over_versions(DESCRIBE_OFFSETS)
+def test_describe_offsets_of_asked_partitions_or_of_every_one_with_state(broker, client, version):
+    topic = unique_topic("sa-desc")
+    topic_id = client.create_topic(topic, partitions=2)
+    client.produced(topic, 0, make_batch([b"%d" % i for i in range(6)]))
+    group = new_group()
+    write_state(client, group, topic_id, 0, 2, [(2, 2, ACKNOWLEDGED), (3, 3, AVAILABLE)])
+    lag = 3 if version >= 1 else None  # high watermark 6, start 2, one record past it done with
+    missing = unique_topic("sa-none")
+    code, got = describe(client, group, [(topic, [0, 1]), (missing, [0])], version)
+    assert code == NONE
+    assert got == {topic: {0: (2, lag, NONE), 1: (-1, -1 if version >= 1 else None, NONE)},
+                   missing: {0: (-1, -1 if version >= 1 else None, NONE)}}
+    assert describe(client, group, None, version) == (NONE, {topic: {0: (2, lag, NONE)}})
+    assert describe(client, new_group(), None, version) == (NONE, {})
+
+
+@over_versions(ALTER_OFFSETS)
+def test_alter_offsets_needs_an_empty_group_and_the_next_member_starts_there(broker, client, version):
+    topic = unique_topic("sa-alter")
+    topic_id = client.create_topic(topic, partitions=1)
+    client.produced(topic, 0, make_batch([b"%d" % i for i in range(5)]))
+    group = new_group()
+    member, _ = share_member(client, group, topic)
+    assert fetch_acquired(client, group, member, 0, topic_id) == [(0, 4, 1)]
+    fetch_acquired(client, group, member, 1, topic_id, [{"first_offset": 0, "last_offset": 4,
+                                                        "acknowledge_types": [ACCEPT]}])
+    assert alter(client, group, [(topic, [(0, 1)])]) == (NON_EMPTY_GROUP, {})
+    leave(client, group, member)
+    missing = unique_topic("sa-none")
+    assert alter(client, group, [(topic, [(0, 1), (3, 0)]), (missing, [(0, 0)])]) == \
+        (NONE, {topic: {0: NONE, 3: UNKNOWN_TOPIC_OR_PARTITION}, missing: {0: UNKNOWN_TOPIC_OR_PARTITION}})
+    assert summary(client, group, topic_id).start_offset == 1
+    again, _ = share_member(client, group, topic)  # records 1..4 were accepted; the reset delivers them again
+    assert fetch_acquired(client, group, again, 0, topic_id) == [(1, 4, 1)]
+    # a group never seen is created empty by an alter, and is then listed
+    fresh = new_group()
+    assert alter(client, fresh, [(topic, [(0, 3)])]) == (NONE, {topic: {0: NONE}})
+    listed = client.request(LIST_GROUPS, 5, states_filter=[], types_filter=["share"])
+    assert fresh in {g.group_id for g in listed.groups}
+
+
+@over_versions(DELETE_OFFSETS)
+def test_delete_offsets_removes_a_topics_state_from_an_empty_group(broker, client, version):
+    topic = unique_topic("sa-deloff")
+    topic_id = client.create_topic(topic, partitions=2)
+    group = new_group()
+    for p in (0, 1):
+        write_state(client, group, topic_id, p, 4, [(4, 4, ACKNOWLEDGED)])
+    assert delete_offsets(client, new_group(), [topic]) == (GROUP_ID_NOT_FOUND, {})
+    member, _ = share_member(client, group, topic)
+    assert delete_offsets(client, group, [topic]) == (NON_EMPTY_GROUP, {})
+    leave(client, group, member)
+    missing = unique_topic("sa-none")
+    assert delete_offsets(client, group, [topic, missing]) == (NONE, {topic: NONE, missing: UNKNOWN_TOPIC_OR_PARTITION})
+    assert [summary(client, group, topic_id, p).start_offset for p in (0, 1)] == [-1, -1]
+    assert describe(client, group, None) == (NONE, {})
+
+
+@over_versions(DELETE_GROUPS, lo=2)
+def test_delete_groups_takes_an_empty_share_group_with_its_state(broker, client, version):
+    topic = unique_topic("sa-delg")
+    topic_id = client.create_topic(topic, partitions=1)
+    group = new_group()
+    member, _ = share_member(client, group, topic)
+    write_state(client, group, topic_id, 0, 7, [])
+    assert client.request(DELETE_GROUPS, version, groups_names=[group]).results[0].error_code == NON_EMPTY_GROUP
+    leave(client, group, member)
+    assert client.request(DELETE_GROUPS, version, groups_names=[group]).results[0].error_code == NONE
+    assert summary(client, group, topic_id).start_offset == -1
+    assert group not in {g.group_id for g in client.request(LIST_GROUPS, 5, states_filter=[], types_filter=[]).groups}
+    (described,) = client.request(DESCRIBE_GROUPS, 6, groups=[group], include_authorized_operations=False).groups
+    assert (described.error_code, described.group_state) == (GROUP_ID_NOT_FOUND, "Dead")
+    assert client.request(DELETE_GROUPS, version, groups_names=[group]).results[0].error_code == GROUP_ID_NOT_FOUND
+    # a share group known only by its state (membership is not kept over a restart) is deleted too
+    by_state = new_group()
+    write_state(client, by_state, topic_id, 0, 2, [])
+    assert client.request(DELETE_GROUPS, version, groups_names=[by_state]).results[0].error_code == NONE
+    assert summary(client, by_state, topic_id).start_offset == -1

@@ -5,6 +5,7 @@ from broker.handlers import add_partitions_to_txn
 from broker.handlers import alter_configs
 from broker.handlers import alter_partition_reassignments
 from broker.handlers import alter_replica_log_dirs
+from broker.handlers import alter_share_group_offsets
 from broker.handlers import alter_user_scram_credentials
 from broker.handlers import api_versions
 from broker.handlers import consumer_group_describe
@@ -15,6 +16,7 @@ from broker.handlers import create_topics
 from broker.handlers import delete_acls
 from broker.handlers import delete_groups
 from broker.handlers import delete_records
+from broker.handlers import delete_share_group_offsets
 from broker.handlers import delete_share_group_state
 from broker.handlers import delete_topics
 from broker.handlers import describe_acls
@@ -23,6 +25,7 @@ from broker.handlers import describe_configs
 from broker.handlers import describe_groups
 from broker.handlers import describe_log_dirs
 from broker.handlers import describe_producers
+from broker.handlers import describe_share_group_offsets
 from broker.handlers import describe_topic_partitions
 from broker.handlers import describe_transactions
 from broker.handlers import describe_user_scram_credentials
@@ -119,4 +122,7 @@ HANDLERS = {
     85: write_share_group_state.handle,
     86: delete_share_group_state.handle,
     87: read_share_group_state_summary.handle,
+    90: describe_share_group_offsets.handle,
+    91: alter_share_group_offsets.handle,
+    92: delete_share_group_offsets.handle,
 }

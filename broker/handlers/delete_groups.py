@@ -1,4 +1,6 @@
-"""DeleteGroups: only empty groups go; their offsets and metadata get tombstones."""
+"""DeleteGroups: only empty groups go; their offsets and metadata get tombstones. A share group
+(KIP-932) goes with its share-partitions' state, deleted at the share coordinator first, as
+Kafka's GroupCoordinatorService does; one with members is NON_EMPTY_GROUP."""
 
 from __future__ import annotations
 
@@ -17,8 +19,15 @@ async def handle(broker, header, request):
     names = list(request.groups_names)
     allowed = [g for g in names if group_allowed(broker, Operation.DELETE, g)]  # ACLs: DELETE on the group
     consumer = {g: broker.consumer_groups.groups[g] for g in allowed if g in broker.consumer_groups.groups}
-    classic = [g for g in allowed if g not in consumer]
-    codes = dict(zip(classic, await offsets.delete_groups(broker.groups, classic)))
+    codes: dict[str, str] = {}
+    for group_id in allowed:  # share groups first; an id no share group holds falls through
+        if group_id in consumer or broker.other_group_kind(group_id) or broker.groups.coordinator_error(group_id):
+            continue
+        code = await broker.share_admin.delete_group(group_id)
+        if code is not None:
+            codes[group_id] = code
+    classic = [g for g in allowed if g not in consumer and g not in codes]
+    codes.update(zip(classic, await offsets.delete_groups(broker.groups, classic)))
     for group_id, group in consumer.items():
         codes[group_id] = await classic_apis.delete(broker.consumer_groups, group)
     results = tuple(make(result_cls, group_id=g, error_code=error(codes.get(g, "group_authorization_failed")))

@@ -154,8 +154,24 @@ class SharePartitions:
             if self._written.get(key) == snapshot:
                 return  # an earlier waiter already wrote what this change made
             state_epoch, start, ranges = snapshot
-            await self.persister.write(key, state_epoch, self._leader_epochs[key], start, ranges)
+            try:
+                await self.persister.write(key, state_epoch, self._leader_epochs[key], start, ranges)
+            except ShareStateUnavailable as exc:
+                if exc.coordinator_error == "fenced_state_epoch":
+                    self._drop(key)  # an admin reset the state meanwhile: the next use reads it afresh
+                raise
             self._written[key] = snapshot
+
+    def forget(self, keys) -> None:
+        """Drop these share-partitions (an admin altered or deleted their state): the next use
+        reads the state again. Their members are gone (an admin needs an empty group)."""
+        for key in keys:
+            self._drop(key)
+
+    def _drop(self, key: Key) -> None:
+        self._partitions.pop(key, None)
+        self._leader_epochs.pop(key, None)
+        self._written.pop(key, None)
 
     def loaded(self, key: Key) -> SharePartition | None:
         return self._partitions.get(key)

@@ -1,0 +1,217 @@
+"""A share group's admin side (Kafka's GroupCoordinatorService for KIP-932): its start offsets
+described, altered and deleted, and the group itself deleted, each through the share coordinator's
+state (state_persister.py: in-process, or ReadShareGroupStateSummary / InitializeShareGroupState /
+DeleteShareGroupState to the coordinator of each share-partition).
+
+Which share-partitions a group has state for: Kafka's group coordinator keeps a record of them
+(ShareGroupStatePartitionMetadata); twinlog does not, so it asks the share coordinator for the
+state of every partition of every topic but the internal ones, and keeps those that have one.
+A group therefore exists while it is known here (members, or an empty group an alter made) or
+has state anywhere: after a restart, which forgets membership, it is still found by its state.
+Nothing is asked while `__share_group_state` does not exist (no group has state then), so an
+admin call on a broker without share groups never creates it.
+
+As Kafka's: altering or deleting offsets needs the group empty (NON_EMPTY_GROUP), an id taken by
+a classic or consumer group is GROUP_ID_NOT_FOUND, an alter writes each start offset as a new
+state at the next state epoch (InitializeShareGroupState: nothing in flight), and an alter of an
+unknown group creates it empty. The share-partitions this broker has loaded for altered or
+deleted state are dropped, so their next use reads the new state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import NamedTuple
+
+from broker.groups.share import state_log
+from broker.groups.share.share_group import ShareGroup
+from broker.groups.share.state_persister import ShareStateUnavailable
+from broker.topic_names import INTERNAL_TOPICS
+
+NO_TOPIC_ID = uuid.UUID(int=0)
+UNINITIALIZED = -1  # a start offset or lag with no state behind it, as Kafka answers
+DEFAULT_LEADER_EPOCH = 0  # the leader epoch Kafka answers for a share-partition without state
+
+
+class PartitionOffset(NamedTuple):
+    partition: int
+    start_offset: int = UNINITIALIZED
+    leader_epoch: int = DEFAULT_LEADER_EPOCH
+    lag: int = UNINITIALIZED
+    error: str = "none"
+    message: str | None = None
+
+
+class TopicResult(NamedTuple):
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[PartitionOffset]  # Describe's and Alter's answers per partition
+    error: str = "none"  # Delete's answer per topic
+    message: str | None = None
+
+
+class Refused(NamedTuple):
+    error: str
+    message: str
+
+
+class ShareGroupAdmin:
+    def __init__(self, share_groups, persister, store, topics, other_group_kind) -> None:
+        """`share_groups`: the ShareGroupCoordinator; `store`: the ShareStateStore (does the state
+        topic exist); `topics`: the broker's topic table; `other_group_kind(group_id)`: "classic"
+        or "consumer" when such a group holds the id."""
+        self._share_groups = share_groups
+        self._persister = persister
+        self._store = store
+        self._topics = topics
+        self._other_group_kind = other_group_kind
+
+    async def describe(self, group_id: str, wanted: list[tuple[str, list[int]]] | None) -> list[TopicResult]:
+        """Start offsets (and lag) of the partitions asked for, or of every one with state."""
+        if wanted is None:
+            found = await self.with_state(group_id)
+            results = []
+            for topic in self._known_topics():
+                had = [(i, s) for (_g, topic_id, i), s in sorted(found.items(), key=lambda kv: kv[0][2])
+                       if topic_id == topic.topic_id]
+                if had:
+                    results.append(self._offsets(topic, had))
+            return results
+        results = []
+        for name, indexes in wanted:
+            topic = self._topics.get(name)
+            if topic is None:  # absent data, not an error (Kafka's answer, as OffsetFetch's)
+                results.append(TopicResult(name, NO_TOPIC_ID, [PartitionOffset(i) for i in indexes]))
+                continue
+            summaries = await asyncio.gather(*(self._summary((group_id, topic.topic_id, i)) for i in indexes))
+            results.append(self._offsets(topic, list(zip(indexes, summaries))))
+        return results
+
+    async def alter(self, group_id: str, wanted: list[tuple[str, list[tuple[int, int]]]]) -> Refused | list[TopicResult]:
+        """Each (partition, start offset) written as the share-partition's new state."""
+        refused = await self._refusal(group_id, must_exist=False)
+        if refused is not None:
+            return refused
+        self._share_groups.groups.setdefault(group_id, ShareGroup(group_id))
+        results = []
+        for name, offsets in wanted:
+            topic = self._topics.get(name)
+            parts = await asyncio.gather(*(self._alter_one(group_id, name, topic, i, start) for i, start in offsets))
+            results.append(TopicResult(name, topic.topic_id if topic else NO_TOPIC_ID, list(parts)))
+        return results
+
+    async def delete_offsets(self, group_id: str, names: list[str]) -> Refused | list[TopicResult]:
+        """Every partition's state of these topics deleted (a topic without any: nothing to do)."""
+        refused = await self._refusal(group_id, must_exist=True)
+        if refused is not None:
+            return refused
+        results = []
+        for name in names:
+            topic = self._topics.get(name)
+            if topic is None:
+                results.append(TopicResult(name, NO_TOPIC_ID, [], "unknown_topic_or_partition",
+                                           f"Topic {name} does not exist."))
+                continue
+            keys = [(group_id, topic.topic_id, i) for i in range(len(topic.partitions))]
+            try:
+                await self._delete([k for k, s in zip(keys, await self._summaries(keys)) if s.start_offset >= 0])
+            except ShareStateUnavailable as exc:
+                results.append(TopicResult(name, topic.topic_id, [], exc.coordinator_error, str(exc)))
+                continue
+            results.append(TopicResult(name, topic.topic_id, []))
+        return results
+
+    async def delete_group(self, group_id: str) -> str | None:
+        """DeleteGroups of a share group: its error ("none": deleted with all its state), or None
+        when `group_id` is no share group here (another kind of group may hold it)."""
+        group = self._share_groups.groups.get(group_id)
+        if group is not None and group.members:
+            return "non_empty_group"
+        try:
+            found = await self.with_state(group_id, raising=True)
+            if group is None and not found:
+                return None
+            await self._delete(list(found))
+        except ShareStateUnavailable as exc:
+            return exc.coordinator_error
+        self._share_groups.groups.pop(group_id, None)
+        return "none"
+
+    async def with_state(self, group_id: str, raising: bool = False) -> dict[state_log.Key, state_log.StateSummary]:
+        """The group's share-partitions that have state, with it. A partition whose state cannot
+        be read is left out, or (`raising`) raises ShareStateUnavailable."""
+        if self._store.topic() is None:
+            return {}
+        keys = [(group_id, t.topic_id, i) for t in self._known_topics() for i in range(len(t.partitions))]
+        summaries = await self._summaries(keys, raising)
+        return {k: s for k, s in zip(keys, summaries) if s.start_offset >= 0}
+
+    # --- inside -----------------------------------------------------------------------------------
+
+    def _known_topics(self) -> list:
+        return [t for t in list(self._topics.topics.values()) if t.name not in INTERNAL_TOPICS]
+
+    async def _refusal(self, group_id: str, must_exist: bool) -> Refused | None:
+        if self._other_group_kind(group_id):
+            return Refused("group_id_not_found", f"Group {group_id} is not a share group.")
+        group = self._share_groups.groups.get(group_id)
+        if group is not None and group.members:
+            return Refused("non_empty_group", f"Share group {group_id} is not empty: its offsets cannot change "
+                                              "while it has members.")
+        if must_exist and group is None and not await self.with_state(group_id):
+            return Refused("group_id_not_found", f"Group {group_id} not found.")
+        return None
+
+    async def _summaries(self, keys: list[state_log.Key], raising: bool = True) -> list[state_log.StateSummary]:
+        got = await asyncio.gather(*(self._summary(k, raising) for k in keys))
+        return list(got)
+
+    async def _summary(self, key: state_log.Key, raising: bool = False) -> state_log.StateSummary:
+        """The key's summary; one that cannot be read reads as no state unless `raising`."""
+        if self._store.topic() is None:
+            return state_log.StateSummary(0, -1, UNINITIALIZED, -1)
+        try:
+            return await self._persister.read_summary(key)
+        except ShareStateUnavailable:
+            if raising:
+                raise
+            return state_log.StateSummary(0, -1, UNINITIALIZED, -1)
+
+    def _offsets(self, topic, summaries) -> TopicResult:
+        """Start offset, leader epoch and lag (Kafka's: the high watermark less the start offset
+        and the records past it that are done with; -1 when the partition is led elsewhere)."""
+        parts = []
+        for index, s in summaries:
+            if s.start_offset < 0:
+                parts.append(PartitionOffset(index))
+                continue
+            partition = self._topics.partition(topic.name, index)
+            lag = UNINITIALIZED
+            if partition is not None and partition.is_leader and s.delivery_complete_count >= 0:
+                lag = partition.high_watermark - s.start_offset - s.delivery_complete_count
+            parts.append(PartitionOffset(index, s.start_offset, max(s.leader_epoch, DEFAULT_LEADER_EPOCH), lag))
+        return TopicResult(topic.name, topic.topic_id, parts)
+
+    async def _alter_one(self, group_id: str, name: str, topic, index: int, start: int) -> PartitionOffset:
+        if topic is None or not 0 <= index < len(topic.partitions):
+            return PartitionOffset(index, error="unknown_topic_or_partition",
+                                   message=f"The topic-partition {name}-{index} does not exist.")
+        if start < 0:
+            return PartitionOffset(index, error="invalid_request", message=f"Start offset {start} is negative.")
+        key = (group_id, topic.topic_id, index)
+        try:
+            kept = await self._persister.read_summary(key)
+            await self._persister.initialize(key, max(kept.state_epoch, 0) + 1, start)
+        except ShareStateUnavailable as exc:
+            return PartitionOffset(index, error=exc.coordinator_error, message=str(exc))
+        self._share_groups.partitions.forget([key])
+        return PartitionOffset(index, start)
+
+    async def _delete(self, keys: list[state_log.Key]) -> None:
+        """Raises ShareStateUnavailable for the first state that could not be deleted."""
+        outcomes = await asyncio.gather(*(self._persister.delete(k) for k in keys), return_exceptions=True)
+        self._share_groups.partitions.forget(keys)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome

@@ -1,0 +1,45 @@
+"""AlterShareGroupOffsets v0 (KIP-932; the Java Admin's alterShareGroupOffsets): each partition's
+start offset set, written through the share coordinator as the share-partition's new state
+(broker/groups/share/share_group_admin.py). The group must be empty (NON_EMPTY_GROUP).
+
+As Kafka's handler: NOT_COORDINATOR for a group coordinated elsewhere, GROUP_AUTHORIZATION_FAILED
+without READ on the group (the whole answer); a topic without READ answers
+TOPIC_AUTHORIZATION_FAILED on its partitions, an unknown one UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
+from broker.security.acl.checks import denied_names, group_allowed
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls, part_cls = nested(cls, "AlterShareGroupOffsetsResponseTopic"), nested(
+        cls, "AlterShareGroupOffsetsResponsePartition")
+    code = broker.groups.coordinator_error(request.group_id)
+    if not request.group_id:
+        code = "invalid_group_id"
+    elif not code and not group_allowed(broker, Operation.READ, request.group_id):
+        code = "group_authorization_failed"
+    if code:
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=None, responses=())
+    denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])
+    altered = await broker.share_admin.alter(request.group_id, [
+        (t.topic_name, [(p.partition_index, p.start_offset) for p in t.partitions])
+        for t in request.topics if t.topic_name not in denied])
+    if isinstance(altered, Refused):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(altered.error), error_message=altered.message,
+                    responses=())
+    responses = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, partitions=tuple(
+        make(part_cls, partition_index=p.partition, error_code=error(p.error), error_message=p.message)
+        for p in t.partitions)) for t in altered]
+    responses += [make(topic_cls, topic_name=t.topic_name, topic_id=NO_TOPIC_ID, partitions=tuple(
+        make(part_cls, partition_index=p.partition_index, error_code=error("topic_authorization_failed"),
+             error_message=None) for p in t.partitions)) for t in request.topics if t.topic_name in denied]
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                responses=tuple(responses))

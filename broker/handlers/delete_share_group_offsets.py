@@ -1,0 +1,42 @@
+"""DeleteShareGroupOffsets v0 (KIP-932; the Java Admin's deleteShareGroupOffsets): a topic's
+share-partition states removed from a share group (broker/groups/share/share_group_admin.py), so
+its next consumer starts afresh at share.auto.offset.reset. The group must exist (GROUP_ID_NOT_FOUND)
+and be empty (NON_EMPTY_GROUP).
+
+As Kafka's handler: NOT_COORDINATOR for a group coordinated elsewhere, GROUP_AUTHORIZATION_FAILED
+without DELETE on the group; a topic without READ answers TOPIC_AUTHORIZATION_FAILED, an unknown
+one UNKNOWN_TOPIC_OR_PARTITION, each on its own entry.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
+from broker.security.acl.checks import denied_names, group_allowed
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    topic_cls = nested(cls, "DeleteShareGroupOffsetsResponseTopic")
+    code = broker.groups.coordinator_error(request.group_id)
+    if not request.group_id:
+        code = "invalid_group_id"
+    elif not code and not group_allowed(broker, Operation.DELETE, request.group_id):
+        code = "group_authorization_failed"
+    if code:
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=None, responses=())
+    names = [t.topic_name for t in request.topics]
+    denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
+    deleted = await broker.share_admin.delete_offsets(request.group_id, [n for n in names if n not in denied])
+    if isinstance(deleted, Refused):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(deleted.error), error_message=deleted.message,
+                    responses=())
+    responses = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, error_code=error(t.error),
+                      error_message=t.message) for t in deleted]
+    responses += [make(topic_cls, topic_name=n, topic_id=NO_TOPIC_ID, error_code=error("topic_authorization_failed"),
+                       error_message=None) for n in names if n in denied]
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                responses=tuple(responses))
