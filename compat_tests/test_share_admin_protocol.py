@@ -210,3 +210,19 @@ def test_delete_groups_takes_an_empty_share_group_with_its_state(broker, client,
     write_state(client, by_state, topic_id, 0, 2, [])
     assert client.request(DELETE_GROUPS, version, groups_names=[by_state]).results[0].error_code == NONE
     assert summary(client, by_state, topic_id).start_offset == -1
+
+
+def test_a_share_groups_id_refuses_classic_and_consumer_members(broker, client):
+    topic = unique_topic("sa-kind")
+    client.create_topic(topic, partitions=1)
+    group = new_group()
+    share_member(client, group, topic)
+    joined = client.request(JOIN_GROUP, 9, group_id=group, session_timeout=10_000, rebalance_timeout=10_000,
+                            member_id="", group_instance_id=None, protocol_type="consumer", reason=None,
+                            protocols=[dict(name="range", metadata=b"")])
+    assert (joined.error_code, joined.member_id) == (INCONSISTENT_GROUP_PROTOCOL, "")
+    beat = client.request(CONSUMER_HEARTBEAT, 1, group_id=group, member_id=str(uuid.uuid4()), member_epoch=0,
+                          instance_id=None, rack_id=None, rebalance_timeout=30_000, subscribed_topic_names=[topic],
+                          subscribed_topic_regex=None, server_assignor=None, topic_partitions=[])
+    assert beat.error_code == GROUP_ID_NOT_FOUND
+    assert beat.error_message == f"Group {group} is not a consumer group."

@@ -1,5 +1,7 @@
 """JoinGroup: parked until the join phase ends; the leader's answer lists every member. A member
-joining a consumer-protocol group is answered at once from it (groups/consumer/classic_members.py)."""
+joining a consumer-protocol group is answered at once from it (groups/consumer/classic_members.py).
+A group id a share group holds is INCONSISTENT_GROUP_PROTOCOL with no member id, as Kafka's
+GroupMetadataManager.classicGroupJoin answers for a group of another type."""
 
 from __future__ import annotations
 
@@ -29,6 +31,10 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id=request.member_id, members=())
+    if request.group_id in broker.share_groups.groups and not broker.groups.coordinator_error(request.group_id):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error("inconsistent_group_protocol"), generation_id=-1,
+                    protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
+                    skip_assignment=False, member_id="", members=())
     req = JoinRequest(
         group_id=request.group_id, member_id=request.member_id,
         group_instance_id=getattr(request, "group_instance_id", None),
