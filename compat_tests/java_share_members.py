@@ -1,6 +1,7 @@
 """Share-group members of the Java client, each a JVM running java/ShareCheck.java (KafkaShareConsumer,
 explicit acknowledgement), with its JSON-line events collected in a background thread, as
-java_group_members.GroupMember collects GroupCheck's. Used by test_share_groups_java.py.
+java_group_members.GroupMember collects GroupCheck's; and the Java Admin's share-group calls
+(java/ShareAdminCheck.java) over JavaClient's request/reply lines. Used by test_share_groups_java.py.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from compat_tests.java_client import JavaClient
 from compat_tests.java_group_members import JVM_FLAGS, _classpath, _log_flags
 
 MEMBER_CONFIG = {"request.timeout.ms": "15000", "default.api.timeout.ms": "30000"}
@@ -94,3 +96,11 @@ class ShareMember:
         stderr = self.stderr_path.read_text(errors="replace").splitlines()[-20:] if self.stderr_path.exists() else []
         return "\n".join([f"--- share member {self.name} (exit {self.proc.poll()}) last events:",
                           *map(json.dumps, evs), "--- stderr tail:", *stderr])
+
+
+class ShareAdmin(JavaClient):
+    """The Java Admin's listShareGroupOffsets, alterShareGroupOffsets, deleteShareGroupOffsets,
+    deleteShareGroups and describeShareGroups: ops listOffsets, alterOffsets, deleteOffsets,
+    deleteGroups, describe (java/ShareAdminCheck.java says what each takes and answers)."""
+
+    main_class = "ShareAdminCheck"

@@ -5,7 +5,9 @@ record explicitly, in both storage layouts.
 What share groups promise, each test one promise: members sharing one partition get each record
 once between them; a record a member holds without acknowledging goes to another member once its
 lock runs out; a REJECTed record is never delivered again; a record RELEASEd delivery.count.limit
-times is archived; and a broker restart redelivers exactly what was not acknowledged, counted.
+times is archived; a broker restart redelivers exactly what was not acknowledged, counted; and the
+Java Admin (java_share_members.ShareAdmin) lists, alters and deletes a share group's offsets and
+deletes the group, as Kafka lets it only while the group is empty.
 The record lock is 8 s here (not Kafka's 30 s, so the redelivery test is short; long enough that a
 member on a loaded machine acknowledges before it runs out), the delivery limit Kafka's 5.
 """
@@ -19,7 +21,7 @@ import pytest
 from kafka import KafkaProducer
 
 from compat_tests.broker_process import BrokerProcess
-from compat_tests.java_share_members import ShareMember
+from compat_tests.java_share_members import ShareAdmin, ShareMember
 from compat_tests.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(300)
@@ -181,3 +183,45 @@ def test_a_restart_redelivers_exactly_what_was_not_acknowledged(sbroker, members
     assert all(r[3] == 2 for r in got if r[2] in held), got  # the delivery before the restart counted
     assert Counter(r[2] for r in got) == Counter(pending), got
     assert_no_failures([after])
+
+
+def test_the_admin_lists_alters_and_deletes_offsets_and_deletes_the_group(sbroker, members, tmp_path):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-admin"), 2)
+    group = unique_topic("share-admin-g")
+    values = [f"a-{i}" for i in range(10)]
+    produce(sbroker.bootstrap, topic, values)  # all to partition 0
+    with ShareAdmin(sbroker.bootstrap, log_dir=tmp_path) as admin:
+        first = members(sbroker.bootstrap, "first", topic, group)
+        wait_until(lambda: set(accepted([first])) == set(values), "every record accepted", [first])
+        done = {f"{topic}:0": {"start": 10, "leaderEpoch": 0, "lag": 0}, f"{topic}:1": {"start": 0, "leaderEpoch": 0,
+                                                                                          "lag": 0}}
+        wait_until(lambda: admin.call("listOffsets", group=group, partitions=None) == done, "the start moved past "
+                   "every accepted record", [first])
+        assert admin.call("describe", groups=[group]) == {group: {"state": "Stable", "members": 1}}
+        refused = admin.call("alterOffsets", group=group, offsets=[[topic, 0, 4]])
+        assert "GroupNotEmptyException" in refused[f"{topic}:0"], refused
+        assert "GroupNotEmptyException" in admin.call("deleteGroups", groups=[group])[group]
+        first.close()
+        assert admin.call("describe", groups=[group]) == {group: {"state": "Empty", "members": 0}}
+
+        # back to offset 4: the next member gets 4..9 again, each a first delivery
+        assert admin.call("alterOffsets", group=group, offsets=[[topic, 0, 4]]) == {f"{topic}:0": None}
+        assert admin.call("listOffsets", group=group, partitions=[[topic, 0]]) == \
+            {f"{topic}:0": {"start": 4, "leaderEpoch": 0, "lag": 6}}
+        second = members(sbroker.bootstrap, "second", topic, group)
+        wait_until(lambda: set(accepted([second])) == set(values[4:]), "records 4..9 accepted again", [second])
+        assert all(r[3] == 1 for r in second.records()), second.records()
+        second.close()
+
+        # the topic's state deleted: the next member starts over at share.auto.offset.reset (earliest)
+        assert admin.call("deleteOffsets", group=group, topics=[topic]) == {topic: None}
+        assert admin.call("listOffsets", group=group, partitions=None) == {}
+        third = members(sbroker.bootstrap, "third", topic, group)
+        wait_until(lambda: set(accepted([third])) == set(values), "every record accepted from the start", [third])
+        third.close()
+
+        assert admin.call("deleteGroups", groups=[group]) == {group: None}
+        assert "GroupIdNotFoundException" in admin.call("describe", groups=[group])[group]
+        assert admin.call("listOffsets", group=group, partitions=None) == {}
+        assert "GroupIdNotFoundException" in admin.call("deleteGroups", groups=[group])[group]
+        assert_no_failures([first, second, third])
