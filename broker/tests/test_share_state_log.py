@@ -1,6 +1,7 @@
 """The `__share_group_state` records (broker/groups/share/state_log.py): keys and values round-trip,
 every cut or corrupted value is refused, the coordinator key is Kafka's text with Kafka's
-partition, and a write's batches are laid over the kept ones as a per-offset model says."""
+partition, a write's batches are laid over the kept ones as a per-offset model says, and a summary
+counts the records done with as that model does."""
 
 from __future__ import annotations
 
@@ -81,3 +82,14 @@ def test_a_write_lies_over_what_is_kept(kept, written_lists, start):
     assert all(a.last < b.first for a, b in zip(got, got[1:]))
     assert all(not (a.last + 1 == b.first and (a.state, a.delivery_count) == (b.state, b.delivery_count))
                for a, b in zip(got, got[1:])), "neighbours of one state and count are one batch"
+
+
+@given(ranges(), st.integers(0, 60))
+def test_a_summary_counts_the_records_past_the_start_that_are_done_with(kept, start):
+    state = ShareState(3, 2, start, state_log.overlay(kept, (), start))
+    done = {o for r in kept for o in range(max(r.first, start), r.last + 1) if r.state is not RecordState.AVAILABLE}
+    assert state_log.summary_of(state) == state_log.StateSummary(3, 2, start, len(done))
+
+
+def test_a_summary_of_no_state_has_no_count():
+    assert state_log.summary_of(ShareState(0, -1, -1, ())) == state_log.StateSummary(0, -1, -1, -1)
