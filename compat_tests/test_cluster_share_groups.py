@@ -8,7 +8,9 @@ A member acknowledges 20 records and leaves; another acquires the next 10 and ho
 data partition's leader is SIGKILLed. The new leader reads the state from the coordinator
 (ReadShareGroupState) and a new member gets exactly the 10 held records, each at its second
 delivery, and none of the 20 acknowledged ones. A broker that is not the coordinator answers
-NOT_COORDINATOR.
+NOT_COORDINATOR. The Java Admin's share-group calls go to the group's coordinator, chosen here
+not to be the share-partition's share coordinator, so the state they read, reset and delete
+crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 from broker.groups.share import state_log
 from compat_tests.broker_process import STORAGE_MODES
 from compat_tests.cluster import Cluster
-from compat_tests.java_share_members import ShareMember
+from compat_tests.java_share_members import ShareAdmin, ShareMember
 from compat_tests.raw_kafka import Client
 from compat_tests.test_share_groups_java import accepted, assert_no_failures, produce, wait_until
 from compat_tests.topics import unique_topic
@@ -29,7 +31,7 @@ from compat_tests.topics import unique_topic
 pytestmark = pytest.mark.timeout(300)
 
 STATE_PARTITIONS = 3
-NOT_COORDINATOR, SHARE_KEY_TYPE, READ_SHARE_GROUP_STATE = 16, 2, 84
+NOT_COORDINATOR, GROUP_KEY_TYPE, SHARE_KEY_TYPE, READ_SHARE_GROUP_STATE = 16, 0, 2, 84
 
 
 @pytest.fixture(params=STORAGE_MODES)
@@ -121,3 +123,39 @@ def test_a_killed_leader_s_successor_redelivers_exactly_what_was_not_acknowledge
     assert all(r[3] == 2 for r in got if r[2] in held), got  # the delivery before the kill counted
     assert Counter(r[2] for r in got) == Counter(pending), got
     assert_no_failures([after])
+
+
+def group_coordinator(cluster: Cluster, group: str) -> int:
+    proc = next(p for p in cluster.brokers.values() if p.is_running())
+    with Client(proc.host, proc.port) as c:
+        (found,) = c.request(10, 6, key_type=GROUP_KEY_TYPE, coordinator_keys=[group]).coordinators
+    assert found.error_code == 0, found
+    return found.node_id
+
+
+def test_the_admin_resets_and_deletes_state_another_broker_coordinates(cluster, members, tmp_path):
+    topic = unique_topic("cshare-admin")
+    cluster.create_topic(topic, 1, 3)
+    topic_id = topic_id_of(cluster, topic)
+    leaders = state_leaders(cluster)
+
+    def share_coordinator(g: str) -> int:
+        return leaders[state_log.partition_for(state_log.coordinator_key((g, topic_id, 0)), STATE_PARTITIONS)]
+
+    group = next(g for g in (f"cshare-a-{uuid.uuid4().hex[:8]}" for _ in range(1000))
+                 if share_coordinator(g) != group_coordinator(cluster, g))
+    values = [f"v-{i}" for i in range(10)]
+    produce(cluster.bootstrap, topic, values)
+    epoch = cluster.metadata()["topics"][topic][0]["epoch"]
+    with ShareAdmin(cluster.bootstrap, log_dir=tmp_path) as admin:
+        assert admin.call("alterOffsets", group=group, offsets=[[topic, 0, 3]]) == {f"{topic}:0": None}
+        assert read_state(cluster, share_coordinator(group), group, topic_id, epoch).start_offset == 3
+        listed = admin.call("listOffsets", group=group, partitions=None)
+        assert list(listed) == [f"{topic}:0"] and listed[f"{topic}:0"]["start"] == 3, listed
+        member = members(cluster.bootstrap, "after-alter", topic, group)
+        wait_until(lambda: set(accepted([member])) == set(values[3:]), "records 3..9 accepted", [member])
+        member.close()
+        assert admin.call("deleteGroups", groups=[group]) == {group: None}
+        assert read_state(cluster, share_coordinator(group), group, topic_id, epoch).start_offset == -1
+        assert admin.call("listOffsets", group=group, partitions=None) == {}
+        assert_no_failures([member])
