@@ -190,7 +190,7 @@ class ShareGroupAdmin:
             lag = UNINITIALIZED
             if partition is not None and partition.is_leader and s.delivery_complete_count >= 0:
                 lag = partition.high_watermark - s.start_offset - s.delivery_complete_count
-            parts.append(PartitionOffset(index, s.start_offset, max(s.leader_epoch, DEFAULT_LEADER_EPOCH), lag))
+            parts.append(PartitionOffset(index, s.start_offset, s.leader_epoch, lag))
         return TopicResult(topic.name, topic.topic_id, parts)
 
     async def _alter_one(self, group_id: str, name: str, topic, index: int, start: int) -> PartitionOffset:
