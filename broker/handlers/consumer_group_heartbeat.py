@@ -29,11 +29,11 @@ async def handle(broker, header, request):
     cls = response_for(header)
     names = request.subscribed_topic_names
     if not group_allowed(broker, Operation.READ, request.group_id):
-        return _answer(cls, "group_authorization_failed", None)
+        return heartbeat_answer(cls, "group_authorization_failed", None)
     if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
-        return _answer(cls, "topic_authorization_failed", None)
+        return heartbeat_answer(cls, "topic_authorization_failed", None)
     if request.group_id in broker.share_groups.groups and not broker.groups.coordinator_error(request.group_id):
-        return _answer(cls, "group_id_not_found", f"Group {request.group_id} is not a consumer group.")
+        return heartbeat_answer(cls, "group_id_not_found", f"Group {request.group_id} is not a consumer group.")
     owned = None if request.topic_partitions is None else of(
         (t.topic_id, p) for t in request.topic_partitions for p in t.partitions)
     result = await broker.consumer_groups.heartbeat(HeartbeatRequest(
@@ -45,10 +45,12 @@ async def handle(broker, header, request):
         server_assignor=request.server_assignor, owned=owned,
         client_id=header.client_id or "", client_host=client_host.get(),
     ))
-    return _answer(cls, result.error, result.message, result)
+    return heartbeat_answer(cls, result.error, result.message, result)
 
 
-def _answer(cls, code: str, message: str | None, result=None):
+def heartbeat_answer(cls, code: str, message: str | None, result=None):
+    """A ConsumerGroupHeartbeat or ShareGroupHeartbeat answer (their shapes are the same): the
+    error alone, or the member's id, epoch, interval and the assignment when it changed."""
     if result is None or code != "none":
         return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, member_id=None,
                     member_epoch=0, heartbeat_interval=datetime.timedelta(0), assignment=None)
