@@ -86,9 +86,9 @@ class Cluster:
         # answers UNKNOWN_TOPIC_OR_PARTITION until then): wait until every leader answers
         # ListOffsets, as a client would retry, so a test's first raw produce finds it.
         for index, state in md["topics"][name].items():
-            self._wait_led_here(name, index, state["leader"])
+            self.wait_led_here(name, index, state["leader"])
 
-    def _wait_led_here(self, topic: str, index: int, node: int, timeout: float = 30.0) -> None:
+    def wait_led_here(self, topic: str, index: int, node: int, timeout: float = 30.0) -> None:
         proc = self.brokers[node]
         deadline = time.monotonic() + timeout
         while True:

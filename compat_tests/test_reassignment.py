@@ -58,6 +58,8 @@ def create(admin, cluster: Cluster, topic: str, replicas: list[int]) -> None:
 
 
 def produce(cluster: Cluster, node: int, topic: str, batches: int, start: int = 0) -> None:
+    # Metadata from any broker can name the new leader before it has taken over (Kafka's too)
+    cluster.wait_led_here(topic, 0, node)
     proc = cluster.brokers[node]
     with Client(proc.host, proc.port) as c:
         for b in range(start, start + batches):
