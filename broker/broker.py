@@ -9,7 +9,9 @@ import uuid
 from pathlib import Path
 
 from broker.settings.config import BrokerConfig
+from broker.settings.group_configs import share_config_for
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
@@ -102,12 +104,17 @@ class Broker:
                                                         config.consumer_groups)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.offsets_store,
                                           cluster=member is not None)
+        # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
+        self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None
+                              else GroupConfigStore(data_dir))
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
         self.share_state_store = ShareStateStore(self)
         self.share_states = ShareStateCoordinator(self, self.share_state_store)
         self._share_persister = ShareStatePersister(self, self.share_state_store, self.share_states, member)
         self.share_groups = ShareGroupCoordinator(
-            SharePartitions(self._share_persister, config.share_groups), lambda: self.topics.topics,
+            SharePartitions(self._share_persister, config.share_groups,
+                            lambda group: share_config_for(config.share_groups, self.group_configs.configs(group))),
+            lambda: self.topics.topics,
             self.other_group_kind, self.groups.coordinator_error)
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self.other_group_kind)

@@ -8,6 +8,10 @@ lock runs out; a REJECTed record is never delivered again; a record RELEASEd del
 times is archived; a broker restart redelivers exactly what was not acknowledged, counted; and the
 Java Admin (java_share_members.ShareAdmin) lists, alters and deletes a share group's offsets and
 deletes the group, as Kafka lets it only while the group is empty.
+Per-group configs (KIP-932's group configs, set with the Java Admin's incrementalAlterConfigs on
+resource type GROUP) are checked against the broker's bounds, survive a restart and bind the
+group's share-partitions: its own delivery limit, and read_committed (only committed
+transactional records, up to the last stable offset).
 The record lock is 8 s here (not Kafka's 30 s, so the redelivery test is short; long enough that a
 member on a loaded machine acknowledges before it runs out), the delivery limit Kafka's 5.
 """
@@ -18,9 +22,11 @@ import time
 from collections import Counter
 
 import pytest
+from confluent_kafka import Producer
 from kafka import KafkaProducer
 
 from compat_tests.broker_process import BrokerProcess
+from compat_tests.java_client import JavaClient
 from compat_tests.java_share_members import ShareAdmin, ShareMember
 from compat_tests.topics import create_topic, unique_topic
 
@@ -65,6 +71,20 @@ def members(tmp_path):
     yield start
     for m in started:
         m.stop()
+
+
+@pytest.fixture
+def admin(sbroker, tmp_path):
+    """The Java Admin (ClientCheck's JVM; it opens an Admin per call, so it outlives a broker restart)."""
+    with JavaClient(sbroker.bootstrap, log_dir=tmp_path) as java:
+        yield java
+
+
+def alter_group(admin: JavaClient, group: str, **configs: str) -> dict:
+    """IncrementalAlterConfigs SET of a group's configs (names with "_" for "."): {ok, error}."""
+    sets = {name.replace("_", "."): value for name, value in configs.items()}
+    return admin.call("incrementalAlterConfigs", resources=[{"type": "group", "name": group, "set": sets}])[
+        f"group:{group}"]
 
 
 def produce(bootstrap: str, topic: str, values: list[str], one_per_batch: bool = False) -> None:
@@ -226,3 +246,68 @@ def test_the_admin_lists_alters_and_deletes_offsets_and_deletes_the_group(sbroke
         assert admin.call("listOffsets", group=group, partitions=None) == {}
         assert "GroupIdNotFoundException" in admin.call("deleteGroups", groups=[group])[group]
         assert_no_failures([first, second, third])
+
+
+def test_group_configs_are_checked_kept_across_a_restart_and_described(sbroker, admin):
+    group = unique_topic("share-configs-g")
+    assert alter_group(admin, group, share_delivery_count_limit="2", share_isolation_level="read_committed") == \
+        {"ok": True}
+    refused = alter_group(admin, group, share_record_lock_duration_ms="1000")
+    assert not refused["ok"] and refused["error"].startswith("org.apache.kafka.common.errors.InvalidConfigurationException"), refused
+    assert "group.share.min.record.lock.duration.ms" in refused["error"], refused
+    unknown = alter_group(admin, group, share_fetch_magic="1")
+    assert "Unknown group config name: share.fetch.magic" in unknown["error"], unknown
+    sbroker.kill()
+    sbroker.start()
+    described = admin.call("describeConfigs", resources=[{"type": "group", "name": group}])[f"group:{group}"]
+    assert described["ok"], described
+    configs = described["configs"]
+    assert (configs["share.delivery.count.limit"]["value"], configs["share.delivery.count.limit"]["source"]) == \
+        ("2", "DYNAMIC_GROUP_CONFIG")
+    assert configs["share.isolation.level"]["value"] == "read_committed"
+    lock = configs["share.record.lock.duration.ms"]
+    assert (lock["value"], lock["source"]) == (str(LOCK_MS), "STATIC_BROKER_CONFIG"), lock
+
+
+def test_a_groups_own_delivery_limit_archives_a_released_record_sooner(sbroker, members, admin):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-glimit"), 1)
+    group = unique_topic("share-glimit-g")
+    assert alter_group(admin, group, share_delivery_count_limit="2")["ok"]
+    produce(sbroker.bootstrap, topic, ["poison"])
+    m = members(sbroker.bootstrap, "releaser", topic, group, actions={"poison": "release"})
+    wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= 2, "poison delivered twice", [m])
+    produce(sbroker.bootstrap, topic, ["after"])
+    wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
+    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()  # the broker's limit is 5
+    assert_no_failures([m])
+
+
+def test_a_read_committed_group_gets_committed_records_only_up_to_the_lso(sbroker, members, admin):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-rc"), 1)
+    group = unique_topic("share-rc-g")
+    assert alter_group(admin, group, share_isolation_level="read_committed")["ok"]
+    txn = Producer({"bootstrap.servers": sbroker.bootstrap, "transactional.id": unique_topic("share-rc-tid"),
+                    "client.id": "compat-share-rc"})
+    txn.init_transactions(60)
+
+    def transaction(values: list[str]) -> None:
+        txn.begin_transaction()
+        for v in values:
+            txn.produce(topic, value=v.encode(), partition=0)
+        txn.flush(30)
+
+    aborted, committed, plain = [f"aborted-{i}" for i in range(5)], [f"committed-{i}" for i in range(5)], ["plain"]
+    transaction(aborted)
+    txn.abort_transaction(60)
+    transaction(committed)
+    txn.commit_transaction(60)
+    produce(sbroker.bootstrap, topic, plain)
+    transaction(["open"])  # left open: the last stable offset stays before it
+    m = members(sbroker.bootstrap, "rc", topic, group)
+    wait_until(lambda: set(accepted([m])) >= set(committed + plain), "committed and plain records accepted", [m])
+    assert "open" not in accepted([m]), m.records()
+    txn.commit_transaction(60)
+    wait_until(lambda: "open" in accepted([m]), "the open transaction's record, once committed", [m])
+    delivered = Counter(r[2] for r in m.records())
+    assert delivered == Counter(committed + plain + ["open"]), delivered  # never an aborted one
+    assert_no_failures([m])

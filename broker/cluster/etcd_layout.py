@@ -28,6 +28,9 @@
                                          "principal", "host", "operation", "permission"}, ...]}:
                                         every ACL of the cluster (broker/security/acl/model.py's JSON form),
                                         one key so a CreateAcls / DeleteAcls changes it at once
+    <prefix>group_configs/<group, %-quoted> {"<config>": "<value>", ...}: one group's config
+                                        overrides (broker/settings/group_configs.py), as given;
+                                        deleted with its last override
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -84,6 +87,12 @@ class ScramUser:
 @dataclass(frozen=True)
 class AclList:
     entries: tuple[dict[str, str], ...]  # AclBinding.to_json() of each ACL, sorted
+
+
+@dataclass(frozen=True)
+class GroupConfigs:
+    group: str
+    configs: dict[str, str]  # config name -> the value as given (group_configs.py checks it)
 
 
 @dataclass(frozen=True)
@@ -164,6 +173,9 @@ class EtcdLayout:
     def scram_key(self, user: str) -> bytes:
         return self.prefix + b"scram/" + quote(user, safe="").encode()
 
+    def group_configs_key(self, group: str) -> bytes:
+        return self.prefix + b"group_configs/" + quote(group, safe="").encode()
+
     @property
     def acls_key(self) -> bytes:
         return self.prefix + b"acls"
@@ -175,7 +187,7 @@ class EtcdLayout:
     # ---------------------------------------------------------------- values
     @staticmethod
     def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
-               | int) -> bytes:
+               | GroupConfigs | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -189,6 +201,8 @@ class EtcdLayout:
             body = record.credentials
         elif isinstance(record, AclList):
             body = {"acls": list(record.entries)}
+        elif isinstance(record, GroupConfigs):
+            body = record.configs
         elif isinstance(record, ControllerRecord):
             body = {"node_id": record.node_id, "controller_epoch": record.controller_epoch}
         elif isinstance(record, TopicRecord):
@@ -203,7 +217,7 @@ class EtcdLayout:
 
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
-        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls; None for a key we do not own."""
+        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, group_configs; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -221,6 +235,8 @@ class EtcdLayout:
             return kind, ScramUser(unquote(parts[1]), body)
         if kind == "acls" and len(parts) == 1:
             return kind, AclList(tuple(body["acls"]))
+        if kind == "group_configs" and len(parts) == 2:
+            return kind, GroupConfigs(unquote(parts[1]), dict(body))
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:
@@ -235,10 +251,10 @@ class EtcdLayout:
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
         """A deleted key's identity: ("brokers", id), ("suspicions", suspect, voter), ("controller",), ("topics", name),
-        ("partitions", topic, index), ("scram", user); None for a key we do not own."""
+        ("partitions", topic, index), ("scram", user), ("group_configs", group); None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
-        if parts[0] == "scram" and len(parts) == 2:
+        if parts[0] in ("scram", "group_configs") and len(parts) == 2:
             parts[1] = unquote(parts[1])
         return tuple(parts)

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 import aetcd
 
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import AclList, EtcdLayout, PartitionState, ScramUser
+from broker.cluster.etcd_layout import AclList, EtcdLayout, GroupConfigs, PartitionState, ScramUser
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,20 @@ class EtcdStore:
             return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
 
         return await self.compare_and_swap(key, attempt, "changing the ACLs")
+
+    async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:
+        """Compare-and-swap one group's config overrides: `decide(current)` gives the new ones
+        (or raises to refuse); an empty map deletes the key. Returns what was written (None: deleted)."""
+        key = self.layout.group_configs_key(group)
+        tx = self.client.transactions
+
+        def attempt(current: GroupConfigs | None) -> Swap[GroupConfigs | None]:
+            wanted = GroupConfigs(group, decide(dict(current.configs) if current is not None else {}))
+            if wanted.configs:
+                return Swap([tx.put(key, self.layout.encode(wanted))], wanted)
+            return Swap([tx.delete(key)], None)
+
+        return await self.compare_and_swap(key, attempt, f"changing the configs of group {group}")
 
     async def allocate_producer_ids(self, size: int) -> int:
         """Reserve [start, start + size) for the caller alone; returns start."""

@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+from wire.config_codes import ConfigResourceType
+
 from broker.handlers.config_alteration import answer
+from broker.settings.group_configs import validate_group_configs
 from broker.settings.topic_config_changes import replace_all
 
 
-def _change(res):
+def _change(broker, res):
     wanted = {c.name: c.value for c in res.configs}
+    if res.resource_type == ConfigResourceType.GROUP:
+        return list(wanted), lambda _current, _d, _m: validate_group_configs(wanted, broker.config.share_groups)
     return list(wanted), lambda current, _defaults, mode: replace_all(current, wanted, mode)
 
 

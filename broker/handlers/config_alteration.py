@@ -9,6 +9,10 @@ A cluster member changes the topic's record in etcd by compare-and-swap, the ope
 applied to etcd's overrides (ClusterMember.alter_topic_configs); every broker's partitions
 take them when its metadata image shows them, the answering broker's before it answers.
 
+Groups: the new overrides come from broker/settings/group_configs.py (checked against the
+broker's bounds) and are kept by broker/groups/group_config_store.py (group_configs.json, or
+etcd by compare-and-swap on a cluster) before the answer; a group need not exist.
+
 Brokers: every broker setting here is fixed at start-up (flags), so a change to any of them
 is refused the way Kafka refuses a config it cannot update dynamically
 (ConfigAdminManager.validateBrokerConfigChange: INVALID_REQUEST, "Cannot update these configs
@@ -33,12 +37,13 @@ from broker.topic_names import TopicError
 
 log = logging.getLogger(__name__)
 
-TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
+TOPIC, BROKER, GROUP = ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.GROUP
 
-# (current overrides, defaults, the topic's storage mode) -> new overrides; raises ConfigChangeError
+# (current overrides, defaults, the topic's storage mode) -> new overrides; raises ConfigChangeError.
+# A group's takes ({}, "") for the last two: its defaults are the broker's, checked by the change.
 ConfigChange = Callable[[dict[str, str], dict[str, str], str], dict[str, str]]
-# a request's resource -> (the config names it touches, its ConfigChange)
-ResourceChange = Callable[[object], tuple[list[str], ConfigChange]]
+# (broker, a request's resource) -> (the config names it touches, its ConfigChange)
+ResourceChange = Callable[[object, object], tuple[list[str], ConfigChange]]
 
 
 async def answer(broker, header, request, change_of: ResourceChange):
@@ -52,7 +57,7 @@ async def answer(broker, header, request, change_of: ResourceChange):
         if refusal is not None:  # ACLs, as Kafka's AlterConfigs handlers
             code, message = refusal, "Authorization failed."
         else:
-            keys, change = change_of(res)
+            keys, change = change_of(broker, res)
             code, message = await _alter(broker, res.resource_type, res.resource_name, keys, change,
                                          request.validate_only, (res.resource_type, res.resource_name) in repeated)
         results.append(make(result_cls, error_code=error(code), error_message=message,
@@ -75,6 +80,10 @@ async def _alter(broker, resource_type: int, name: str, keys: list[str], change:
     try:
         if resource_type == TOPIC:
             await _alter_topic(broker, name, change, validate_only)
+        elif resource_type == GROUP:
+            if not name:
+                raise ConfigChangeError("invalid_request", "Group name must not be empty")
+            await broker.group_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
         elif resource_type == BROKER:
             _refuse_broker(broker, name, keys)
         else:

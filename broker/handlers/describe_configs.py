@@ -1,4 +1,4 @@
-"""DescribeConfigs v1-v4 for topics and this broker: the entries, with their types, sources and
+"""DescribeConfigs v1-v4 for topics, groups (their share.* configs, KIP-932) and this broker: the entries, with their types, sources and
 synonyms, come from the settings table (broker/settings/described_configs.py); synonyms and
 documentation only when the request asks for them, as Kafka answers."""
 
@@ -10,7 +10,7 @@ from wire.protocol import response_for
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
-from broker.settings.described_configs import broker_entries, topic_entries
+from broker.settings.described_configs import broker_entries, group_entries, topic_entries
 
 
 def _entries(broker, res) -> tuple[str, str | None, list]:
@@ -23,6 +23,10 @@ def _entries(broker, res) -> tuple[str, str | None, list]:
         if topic is None:
             return "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []
         return "none", None, topic_entries(broker.config, topic.storage_mode, topic.configs)
+    if res.resource_type == ConfigResourceType.GROUP:  # a group need not exist, as in Kafka
+        if not res.resource_name:
+            return "invalid_request", "Group name must not be empty", []
+        return "none", None, group_entries(broker.config, broker.group_configs.configs(res.resource_name))
     if res.resource_type == ConfigResourceType.BROKER:
         if res.resource_name not in ("", str(broker.config.node_id)):
             return "invalid_request", f"Unexpected broker id {res.resource_name}", []

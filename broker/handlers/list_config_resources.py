@@ -4,8 +4,9 @@ that have configs, by type.
 v0 asks for client-metrics resources only; v1 names the types it wants, none meaning every
 type the broker supports. Kafka's v1 types are TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS
 and GROUP; a type outside them is UNSUPPORTED_VERSION (as Kafka answers). Here every topic and
-this cluster's brokers are listed (DescribeConfigs describes them); this broker keeps no
-logger, client-metrics or group configs, so those types are answered with no resources.
+this cluster's brokers are listed (DescribeConfigs describes them), and every group that sets a
+group config; this broker keeps no logger or client-metrics configs, so those types are
+answered with no resources.
 """
 
 from __future__ import annotations
@@ -39,5 +40,7 @@ async def handle(broker, header, request):
         found += [(str(b.node_id), BROKER) for b in broker.view.brokers()]
     if TOPIC in wanted:
         found += [(name, TOPIC) for name in sorted(broker.topics.topics)]
+    if GROUP in wanted:
+        found += [(name, GROUP) for name in broker.group_configs.groups()]
     resources = tuple(make(resource_cls, resource_name=name, resource_type=kind) for name, kind in found)
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), config_resources=resources)

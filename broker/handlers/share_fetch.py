@@ -55,18 +55,18 @@ async def handle(broker, header, request):
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
     if not group_id or not member_id:
-        return _top(broker, cls, "invalid_request", "GroupId and MemberId must be set.")
+        return _top(broker, cls, group_id, "invalid_request", "GroupId and MemberId must be set.")
     if not group_allowed(broker, Operation.READ, group_id):
-        return _top(broker, cls, "group_authorization_failed", None)
+        return _top(broker, cls, group_id, "group_authorization_failed", None)
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     if epoch == OPEN_EPOCH and has_acks:
-        return _top(broker, cls, "invalid_request", "Acknowledgements are not allowed when opening a share session.")
+        return _top(broker, cls, group_id, "invalid_request", "Acknowledgements are not allowed when opening a share session.")
     if epoch == OPEN_EPOCH and coord.is_unknown_member(group_id, member_id):
-        return _top(broker, cls, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
+        return _top(broker, cls, group_id, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
     try:
         session = coord.sessions.for_fetch(group_id, member_id, epoch)
     except SessionRefused as exc:
-        return _top(broker, cls, exc.error, str(exc))
+        return _top(broker, cls, group_id, exc.error, str(exc))
     requested = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
     unreadable = unreadable_topics(broker, {tid for tid, _ in requested + session.partitions})
     results: dict[tuple, _Partition] = {tp: _Partition() for tp in requested}
@@ -79,7 +79,7 @@ async def handle(broker, header, request):
     if epoch == CLOSE_EPOCH:
         coord.sessions.close(group_id, member_id)
         await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
-        return _response(broker, cls, results, set(requested))
+        return _response(broker, cls, group_id, results, set(requested))
     session.update(requested, [(t.topic_id, i) for t in request.forgotten_topics_data for i in t.partitions])
     deadline = time.monotonic() + request.max_wait.total_seconds()
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
@@ -97,7 +97,7 @@ async def handle(broker, header, request):
                 await coord.partitions.persist((group_id, topic_id, index))
             except ShareStateUnavailable as exc:  # delivery counts not kept: nothing handed out (the locks run out)
                 out.code, out.message, out.regions, out.ranges = exc.error, str(exc), [], []
-    return _response(broker, cls, results, set(requested))
+    return _response(broker, cls, group_id, results, set(requested))
 
 
 async def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, max_records, max_bytes) -> bool:
@@ -150,7 +150,7 @@ async def _wait(broker, group_id, partitions, left: float) -> None:
             p.discard_waiter(fut)
 
 
-def _response(broker, cls, results: dict, named: set):
+def _response(broker, cls, group_id: str, results: dict, named: set):
     topic_cls, part_cls = nested(cls, "ShareFetchableTopicResponse"), nested(cls, "PartitionData")
     acquired_cls = nested(cls, "AcquiredRecords")
     by_topic: dict = {}
@@ -169,14 +169,15 @@ def _response(broker, cls, results: dict, named: set):
                                         delivery_count=r.delivery_count) for r in out.ranges)))
     topics = tuple(make(topic_cls, topic_id=tid, partitions=tuple(parts)) for tid, parts in by_topic.items())
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
-                acquisition_lock_timeout=_lock_timeout(broker), responses=topics,
+                acquisition_lock_timeout=_lock_timeout(broker, group_id), responses=topics,
                 node_endpoints=node_endpoints(broker, cls, hints))
 
 
-def _lock_timeout(broker) -> datetime.timedelta:
-    return datetime.timedelta(milliseconds=broker.share_groups.settings.lock_ms)
+def _lock_timeout(broker, group_id: str) -> datetime.timedelta:
+    """The group's share.record.lock.duration.ms: how long the member holds what it got."""
+    return datetime.timedelta(milliseconds=broker.share_groups.partitions.config_of(group_id).lock_ms)
 
 
-def _top(broker, cls, code: str, message: str | None):
+def _top(broker, cls, group_id: str, code: str, message: str | None):
     return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message,
-                acquisition_lock_timeout=_lock_timeout(broker), responses=(), node_endpoints=())
+                acquisition_lock_timeout=_lock_timeout(broker, group_id), responses=(), node_endpoints=())

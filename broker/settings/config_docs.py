@@ -3,7 +3,7 @@ and broker/tests/test_config_docs.py fails when the file in the tree is not what
 
 from __future__ import annotations
 
-from broker.settings.table import BOTH, BROKER_SETTINGS, TOPIC_CONFIGS, Setting
+from broker.settings.table import BOTH, BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS, Setting
 
 _INTRO = """\
 # Configuration
@@ -38,6 +38,19 @@ with `--min-insync-replicas 2`, a topic's `min.insync.replicas` reads 2 from
 STATIC_BROKER_CONFIG, with the synonyms `min.insync.replicas` = 2 (STATIC_BROKER_CONFIG) and 1
 (DEFAULT_CONFIG). Below, a default that names a broker setting is that setting's value; a
 config with no broker setting has the default shown (DEFAULT_CONFIG).
+"""
+
+_GROUPS = """\
+## Group configs
+
+Set per group with IncrementalAlterConfigs or AlterConfigs of resource type GROUP
+(`kafka-configs.sh --entity-type groups --entity-name G --alter --add-config NAME=VALUE`), kept
+durably (the data dir's `group_configs.json`, or etcd on a cluster) and applied by the group's
+share-partitions at their next fetch; the group need not exist yet. A bad name or value is
+INVALID_CONFIG; `share.record.lock.duration.ms` and `share.delivery.count.limit` must also lie
+within the broker's `group.share.min.*` / `group.share.max.*` bounds. A group that does not set
+one has the broker setting's value (DescribeConfigs: GROUP_CONFIG when the group sets it, else
+the broker setting's source).
 """
 
 
@@ -75,4 +88,9 @@ def configuration_markdown() -> str:
               "| name | type | default | valid values | description |",
               "|---|---|---|---|---|"]
     lines += [_topic_row(name, s) for name, s in TOPIC_CONFIGS.items()]
+    lines += ["", _GROUPS,
+              "| name | default | valid values | description |",
+              "|---|---|---|---|"]
+    lines += [f"| `{name}` | `{s.name}` ({_cell(_default(s))}) | {_cell(s.kind.valid)} | {_cell(s.doc)} |"
+              for name, s in GROUP_CONFIGS.items()]
     return "\n".join(lines) + "\n"

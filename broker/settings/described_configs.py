@@ -1,5 +1,5 @@
-"""DescribeConfigs' entries from the settings table (table.py): this broker's settings and a
-topic's configs, each with Kafka's type, source and synonyms.
+"""DescribeConfigs' entries from the settings table (table.py): this broker's settings, a
+topic's configs and a group's, each with Kafka's type, source and synonyms.
 
 Values are read where the broker keeps them (BrokerConfig's fields, its LogConfig of topic
 defaults), so a port bound at start (`--port 0`) shows as the real port; settings that are not
@@ -12,7 +12,8 @@ topic config has a DYNAMIC_TOPIC_CONFIG synonym when the topic sets it, then the
 its broker setting (scope both); a topic config with no broker setting has none. An entry's
 value and source are its first synonym's: a topic that does not set min.insync.replicas, on a
 broker started with --min-insync-replicas 2, reports 2 from STATIC_BROKER_CONFIG, the value
-the broker enforces.
+the broker enforces. A group config is alike: a GROUP_CONFIG synonym when the group sets it,
+then its broker setting's synonyms.
 
 Sensitive values are null with is_sensitive, as Kafka answers. listeners and
 advertised.listeners are always STATIC_BROKER_CONFIG: without --listeners they are the
@@ -28,7 +29,7 @@ from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config import BrokerConfig
 from broker.settings.sources import DEFAULT
-from broker.settings.table import BOTH, BROKER_SETTINGS, TOPIC, TOPIC_CONFIGS, Setting
+from broker.settings.table import BOTH, BROKER_SETTINGS, GROUP_CONFIGS, TOPIC, TOPIC_CONFIGS, Setting
 
 _DERIVED = {"listeners", "advertised.listeners"}
 
@@ -107,5 +108,18 @@ def topic_entries(config: BrokerConfig, storage_mode: str, overrides: dict[str, 
             value = storage_mode
         else:
             value = _shown(config, setting)
+        out.append(_entry(name, value, setting, synonyms, read_only=False))
+    return out
+
+
+def group_entries(config: BrokerConfig, overrides: dict[str, str]) -> list[ConfigEntry]:
+    """Every group config of a group that sets `overrides`, by name."""
+    out = []
+    for name, setting in GROUP_CONFIGS.items():
+        synonyms = _broker_synonyms(config, setting)
+        value = _shown(config, setting)
+        if name in overrides:
+            synonyms = (Synonym(name, overrides[name], ConfigSource.GROUP_CONFIG), *synonyms)
+            value = overrides[name]
         out.append(_entry(name, value, setting, synonyms, read_only=False))
     return out

@@ -8,6 +8,10 @@ and validator, kinds.py), its default, its help text, and its scope:
   retention.ms has the broker's effective value;
 - topic: a topic config with no broker setting here (`flag` None): its default is the table's.
 
+A broker setting may also be the default of a group config (`group`, KIP-848/932's per-group
+configs, Kafka's GroupConfig): a group that does not set share.record.lock.duration.ms has the
+broker's group.share.record.lock.duration.ms (group_configs.py checks and resolves them).
+
 From this table come `twinlog serve`'s options (serve_options.py), the `--config FILE`
 (server.properties) keys and the TWINLOG_* environment variables (sources.py), BrokerConfig
 and the LogConfig the engines get (config_from_settings.py), the topic configs CreateTopics,
@@ -53,6 +57,7 @@ class Setting:
     describe: bool = True  # listed by DescribeConfigs for the broker
     sensitive: bool = False  # DescribeConfigs gives null, `config show` hides it, as Kafka does
     aliases: tuple[str, ...] = ()  # other keys a server.properties may use for it
+    group: str | None = None  # the group config this broker setting is the default of
 
     @property
     def scope(self) -> str:
@@ -282,21 +287,36 @@ SETTINGS: tuple[Setting, ...] = (
     # KIP-932 share groups: share_group_options.py gathers them
     _s("group.share.record.lock.duration.ms", "group-share-record-lock-duration-ms", Int(1), 30_000,
        "How long a share-group member holds the records it acquired: unacknowledged by then, they "
-       "are handed to another member.", "share_group:lock_ms"),
+       "are handed to another member.", "share_group:lock_ms", group="share.record.lock.duration.ms"),
+    _s("group.share.min.record.lock.duration.ms", "group-share-min-record-lock-duration-ms", Int(1000), 15_000,
+       "Smallest share.record.lock.duration.ms a group may set.", "share_group:min_lock_ms"),
+    _s("group.share.max.record.lock.duration.ms", "group-share-max-record-lock-duration-ms", Int(1000), 60_000,
+       "Largest share.record.lock.duration.ms a group may set.", "share_group:max_lock_ms"),
     _s("group.share.delivery.count.limit", "group-share-delivery-count-limit", Int(2, 10), 5,
        "How many times a record is delivered to share-group members before it is archived, never "
-       "delivered again.", "share_group:delivery_limit"),
+       "delivered again.", "share_group:delivery_limit", group="share.delivery.count.limit"),
+    _s("group.share.min.delivery.count.limit", "group-share-min-delivery-count-limit", Int(2, 10), 2,
+       "Smallest share.delivery.count.limit a group may set.", "share_group:min_delivery_limit"),
+    _s("group.share.max.delivery.count.limit", "group-share-max-delivery-count-limit", Int(2, 10), 10,
+       "Largest share.delivery.count.limit a group may set.", "share_group:max_delivery_limit"),
     _s("group.share.partition.max.record.locks", "group-share-partition-max-record-locks", Int(100, 10_000), 2_000,
        "Most records of one share-partition in flight (between its start offset and the furthest "
-       "delivered) at once.", "share_group:max_in_flight"),
+       "delivered) at once.", "share_group:max_in_flight", group="share.partition.max.record.locks"),
     _s("group.share.session.timeout.ms", "group-share-session-timeout-ms", Int(1), 45_000,
        "A share-group member that does not heartbeat for this long is removed and its acquired "
        "records released.", "share_group:session_timeout_ms"),
     _s("group.share.heartbeat.interval.ms", "group-share-heartbeat-interval-ms", Int(1), 5_000,
        "How often share-group members heartbeat.", "share_group:heartbeat_interval_ms"),
     _s("share.auto.offset.reset", "share-auto-offset-reset", Choice(("latest", "earliest")), "latest",
-       "Where a share group starts in a partition it has never consumed. Kafka sets it per group "
-       "(a group config); here it is the broker's, for every share group.", "share_group:auto_offset_reset"),
+       "Where a share group starts in a partition it has never consumed. Kafka has it as a group "
+       "config only; here the broker's value is the default of the group config of that name.",
+       "share_group:auto_offset_reset", group="share.auto.offset.reset"),
+    _s("share.isolation.level", "share-isolation-level", Choice(("read_uncommitted", "read_committed")),
+       "read_uncommitted",
+       "Which transactional records share groups deliver: read_committed ones only up to the last "
+       "stable offset and never an aborted transaction's. Kafka has it as a group config only; "
+       "here the broker's value is the default of the group config of that name.",
+       "share_group:isolation_level", group="share.isolation.level"),
     _s("share.coordinator.state.topic.num.partitions", "share-coordinator-state-topic-partitions", Int(1), 50,
        "Partitions of __share_group_state (the share-partitions' states) when it is first created.",
        "share_group:state_topic_partitions"),
@@ -419,4 +439,5 @@ SETTINGS: tuple[Setting, ...] = (
 BROKER_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.scope != TOPIC)
 TOPIC_CONFIGS: dict[str, Setting] = {s.topic: s for s in sorted(SETTINGS, key=lambda s: s.topic or "") if s.topic}
 BY_NAME: dict[str, Setting] = {s.name: s for s in BROKER_SETTINGS}
+GROUP_CONFIGS: dict[str, Setting] = {s.group: s for s in sorted(SETTINGS, key=lambda s: s.group or "") if s.group}
 BY_KEY: dict[str, Setting] = {**{a: s for s in BROKER_SETTINGS for a in s.aliases}, **BY_NAME}

@@ -27,7 +27,6 @@ from broker.settings.topic_configs import InvalidConfig, validate_topic_configs
 
 SET, DELETE, APPEND, SUBTRACT = AlterConfigOp.SET, AlterConfigOp.DELETE, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT
 _OPS = frozenset(AlterConfigOp)
-LIST_CONFIGS = frozenset(name for name, s in TOPIC_CONFIGS.items() if s.kind.config_type == ConfigType.LIST)
 
 
 class ConfigChangeError(Exception):
@@ -53,6 +52,13 @@ def incremental(current: dict[str, str], defaults: dict[str, str], ops: list[Con
                 storage_mode: str) -> dict[str, str]:
     """The overrides after `ops`; `defaults` gives each key's value when it has no override,
     `storage_mode` is the topic's layout. Raises ConfigChangeError."""
+    return _validated(current, apply_ops(current, defaults, ops, TOPIC_CONFIGS, "topic"), storage_mode)
+
+
+def apply_ops(current: dict[str, str], defaults: dict[str, str], ops: list[ConfigOp], known, what: str
+              ) -> dict[str, str]:
+    """The overrides after `ops`, by the rules above, before the values are checked; `known`:
+    the config names of this kind of resource (`what`: topic, group) and their settings."""
     names = [o.name for o in ops]
     if len(set(names)) != len(names):
         duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -61,16 +67,16 @@ def incremental(current: dict[str, str], defaults: dict[str, str], ops: list[Con
     for o in ops:
         if o.op not in _OPS:
             raise ConfigChangeError("invalid_request", f"Unknown alter config operation {o.op} for {o.name}")
+        if o.name not in known and o.op != SET:  # a SET's name is checked with its value
+            raise ConfigChangeError("invalid_config", f"Unknown {what} config name: {o.name}")
         if o.op == DELETE:
-            _check_known(o.name)
             out.pop(o.name, None)
         elif o.op == SET:
             if o.value is None:
-                raise ConfigChangeError("invalid_config", f"Null value not supported for topic config: {o.name}")
+                raise ConfigChangeError("invalid_config", f"Null value not supported for {what} config: {o.name}")
             out[o.name] = o.value
         else:
-            _check_known(o.name)
-            if o.name not in LIST_CONFIGS:
+            if known[o.name].kind.config_type != ConfigType.LIST:
                 raise ConfigChangeError("invalid_config",
                                         f"Can't {AlterConfigOp(o.op).name} to key {o.name} because its type is not LIST.")
             items = _list_items(out.get(o.name, defaults.get(o.name)))
@@ -80,7 +86,7 @@ def incremental(current: dict[str, str], defaults: dict[str, str], ops: list[Con
                 elif o.op == SUBTRACT:
                     items = [i for i in items if i != item]
             out[o.name] = ",".join(items)
-    return _validated(current, out, storage_mode)
+    return out
 
 
 def replace_all(current: dict[str, str], wanted: dict[str, str | None], storage_mode: str) -> dict[str, str]:
@@ -89,11 +95,6 @@ def replace_all(current: dict[str, str], wanted: dict[str, str | None], storage_
         if value is None:
             raise ConfigChangeError("invalid_config", f"Null value not supported for topic config: {name}")
     return _validated(current, dict(wanted), storage_mode)
-
-
-def _check_known(name: str) -> None:
-    if name not in TOPIC_CONFIGS:
-        raise ConfigChangeError("invalid_config", f"Unknown topic config name: {name}")
 
 
 def _validated(current: dict[str, str], out: dict[str, str], storage_mode: str) -> dict[str, str]:

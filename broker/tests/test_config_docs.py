@@ -23,4 +23,5 @@ def test_twinlog_config_docs_prints_every_setting_and_topic_config():
     assert out.exit_code == 0 and out.output == configuration_markdown()
     rows = [line for line in out.output.splitlines() if line.startswith("| `")]
     assert sorted(row.split("`")[1] for row in rows) == sorted(
-        [s.name for s in SETTINGS if s.flag is not None] + [s.topic for s in SETTINGS if s.topic])
+        [s.name for s in SETTINGS if s.flag is not None] + [s.topic for s in SETTINGS if s.topic]
+        + [s.group for s in SETTINGS if s.group])

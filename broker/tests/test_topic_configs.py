@@ -10,7 +10,6 @@ from wire.config_codes import ConfigSource, ConfigType
 from broker.settings.config_from_settings import config_with
 from broker.settings.described_configs import Synonym, broker_entries, topic_entries
 from broker.settings.table import BOTH, TOPIC, TOPIC_CONFIGS
-from broker.settings.topic_config_changes import LIST_CONFIGS
 from broker.settings.topic_configs import InvalidConfig, log_config_for, validate_topic_configs
 
 STATIC, DEFAULT, TOPIC_SET = ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG, ConfigSource.DYNAMIC_TOPIC_CONFIG
@@ -89,6 +88,7 @@ def test_broker_entries_hide_sensitive_values_in_synonyms_too(tmp_path):
 
 
 def test_the_list_configs_are_the_tables_list_typed_topic_configs():
-    assert LIST_CONFIGS == {"cleanup.policy", "leader.replication.throttled.replicas",
+    listed = {name for name, s in TOPIC_CONFIGS.items() if s.kind.config_type == ConfigType.LIST}
+    assert listed == {"cleanup.policy", "leader.replication.throttled.replicas",
                             "follower.replication.throttled.replicas"}
     assert {s.scope for s in TOPIC_CONFIGS.values()} == {TOPIC, BOTH}

@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
@@ -119,6 +120,7 @@ public final class ClientCheck {
             case "listTopics": return listTopics(req);
             case "describeTopics": return describeTopics(req);
             case "describeConfigs": return describeConfigs(req);
+            case "incrementalAlterConfigs": return incrementalAlterConfigs(req);
             case "createPartitions": return createPartitions(req);
             case "deleteTopics": return deleteTopics(req);
             case "describeCluster": return describeCluster(req);
@@ -382,8 +384,7 @@ public final class ClientCheck {
         List<ConfigResource> resources = new ArrayList<>();
         for (Object o : asList(req.get("resources"))) {
             Map<String, Object> r = asMap(o);
-            ConfigResource.Type type = "broker".equals(r.get("type")) ? ConfigResource.Type.BROKER : ConfigResource.Type.TOPIC;
-            resources.add(new ConfigResource(type, String.valueOf(r.get("name"))));
+            resources.add(new ConfigResource(resourceType(r), String.valueOf(r.get("name"))));
         }
         Map<String, Object> out = new LinkedHashMap<>();
         try (Admin a = admin(req)) {
@@ -413,6 +414,33 @@ public final class ClientCheck {
             }
         }
         return out;
+    }
+
+    private static ConfigResource.Type resourceType(Map<String, Object> r) {
+        return ConfigResource.Type.valueOf(String.valueOf(r.getOrDefault("type", "topic")).toUpperCase());
+    }
+
+    /** resources: [{type, name, set: {name: value}, delete: [name]}] -> {"type:name": {ok, error}} */
+    private Object incrementalAlterConfigs(Map<String, Object> req) throws Exception {
+        Map<ConfigResource, java.util.Collection<AlterConfigOp>> ops = new LinkedHashMap<>();
+        for (Object o : asList(req.get("resources"))) {
+            Map<String, Object> r = asMap(o);
+            List<AlterConfigOp> list = new ArrayList<>();
+            for (Map.Entry<String, Object> e : asMap(r.getOrDefault("set", Map.of())).entrySet()) {
+                list.add(new AlterConfigOp(new ConfigEntry(e.getKey(), String.valueOf(e.getValue())), AlterConfigOp.OpType.SET));
+            }
+            for (Object name : asList(r.getOrDefault("delete", List.of()))) {
+                list.add(new AlterConfigOp(new ConfigEntry((String) name, null), AlterConfigOp.OpType.DELETE));
+            }
+            ops.put(new ConfigResource(resourceType(r), String.valueOf(r.get("name"))), list);
+        }
+        try (Admin a = admin(req)) {
+            Map<String, KafkaFuture<Void>> byName = new LinkedHashMap<>();
+            for (Map.Entry<ConfigResource, KafkaFuture<Void>> e : a.incrementalAlterConfigs(ops).values().entrySet()) {
+                byName.put(e.getKey().type().name().toLowerCase() + ":" + e.getKey().name(), e.getValue());
+            }
+            return outcomes(byName);
+        }
     }
 
     private Object createPartitions(Map<String, Object> req) throws Exception {

@@ -5,10 +5,17 @@ reads, and written back before anyone is answered. A share-partition with no sta
 share.auto.offset.reset's position, initialized at the coordinator before it is used, so a
 leader change finds the same start; one led again after another broker led it is read afresh.
 
-Acquiring reads the partition (replica.Partition, up to the high watermark) from the first offset
-that may be acquired and takes the Available records of each batch read, whole batches until the
-fetch's max records; a batch holding none it could take is left out of the response. Control
-batches are archived, never handed out. Locks run out lazily: a share-partition's expired locks
+Each group's share.* configs (broker/settings/group_configs.py: its overrides over the broker's
+values) are read every time a share-partition of it is used, so a change applies at the next
+fetch: lock duration and delivery limit to records acquired from then on, auto.offset.reset to
+share-partitions initialized from then on.
+
+Acquiring reads the partition (replica.Partition) from the first offset that may be acquired
+and takes the Available records of each batch read, whole batches until the fetch's max
+records; a batch holding none it could take is left out of the response. Control batches are
+archived, never handed out. A read_uncommitted group reads up to the high watermark; a
+read_committed one up to the last stable offset, and archives the batches of aborted
+transactions (aborted_batches.py), as Kafka's SharePartition does. Locks run out lazily: a share-partition's expired locks
 are released whenever it is looked at (every fetch of it), and a fetch that waits wakes at the
 next deadline of its partitions, at an append, or when any member releases records.
 """
@@ -19,14 +26,17 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Callable
 
 from replica.readable_partition import FetchIsolation
 
+from broker.groups.share.aborted_batches import AbortedBatches
 from broker.groups.share.fetched_batches import batches
 from broker.groups.share.share_partition import (AckType, AcquiredRange, InvalidAcknowledgement, RecordState,
                                                  SharePartition, StateRange)
 from broker.groups.share.state_coordinator import UNINITIALIZED
 from broker.groups.share.state_persister import ShareStatePersister, ShareStateUnavailable
+from broker.settings.group_configs import GroupShareConfig
 from broker.settings.share_group_options import ShareSettings
 
 log = logging.getLogger(__name__)
@@ -43,9 +53,11 @@ class Acquired:
 
 
 class SharePartitions:
-    def __init__(self, persister: ShareStatePersister, settings: ShareSettings) -> None:
+    def __init__(self, persister: ShareStatePersister, settings: ShareSettings,
+                 config_of: Callable[[str], GroupShareConfig]) -> None:
         self.persister = persister
-        self.settings = settings
+        self.settings = settings  # the broker's
+        self.config_of = config_of  # a group's own, over the broker's
         self._partitions: dict[Key, SharePartition] = {}
         self._leader_epochs: dict[Key, int] = {}  # the data partition's leader epoch each was read at
         self._locks: dict[Key, asyncio.Lock] = {}  # one read or write of a key's state at a time
@@ -63,7 +75,7 @@ class SharePartitions:
             sp = self._partitions.get(key)
             if sp is not None and self._leader_epochs.get(key) == epoch:
                 return sp
-            s = self.settings
+            s = self.config_of(key[0])
             kept = await self.persister.read(key, epoch)
             if kept.start_offset == UNINITIALIZED:
                 start = partition.log_start_offset if s.auto_offset_reset == "earliest" else partition.high_watermark
@@ -80,18 +92,23 @@ class SharePartitions:
         """Records for `member` from `partition`'s log (its share-partition loaded); raises what
         partition.read raises."""
         sp = self._partitions[key]
+        config = self.config_of(key[0])
+        sp.lock_ms, sp.delivery_limit, sp.max_in_flight = config.lock_ms, config.delivery_limit, config.max_in_flight
         self.expire(sp, now_ms)
         sp.move_start_to(partition.log_start_offset)
+        committed = config.isolation_level == "read_committed"
+        isolation = FetchIsolation.TXN_COMMITTED if committed else FetchIsolation.HIGH_WATERMARK
+        upper = partition.last_fetchable_offset(isolation)
         got = Acquired([], [])
         for _ in range(MAX_READS):
             offset = sp.next_fetch_offset()
-            if offset is None or offset >= partition.high_watermark or got.records >= max_records:
+            if offset is None or offset >= upper or got.records >= max_records:
                 break
             last_read = offset - 1
-            for header, region in batches(partition.read(offset, max(max_bytes - got.size, 1),
-                                                         FetchIsolation.HIGH_WATERMARK)):
+            aborted = AbortedBatches(partition.aborted_transactions(offset, upper) if committed else [])
+            for header, region in batches(partition.read(offset, max(max_bytes - got.size, 1), isolation)):
                 last_read = header.last_offset
-                if header.is_control:
+                if aborted.is_aborted(header) or header.is_control:  # the walk must see every marker
                     sp.skip(header.base_offset, header.last_offset)
                     continue
                 ranges = sp.acquire(member, header.base_offset, header.last_offset, now_ms)

@@ -63,8 +63,8 @@ def denied_names(broker, operation: Operation, resource_type: ResourceType, name
     return frozenset(n for n in set(names) if not allowed(broker, operation, resource_type, n))
 
 
-# DescribeConfigs / AlterConfigs resource types: TOPIC is checked on the topic; BROKER and
-# BROKER_LOGGER on the cluster (Kafka's ConfigHelper / AuthHelper).
+# DescribeConfigs / AlterConfigs resource types: TOPIC is checked on the topic, GROUP on the
+# group; BROKER and BROKER_LOGGER on the cluster (Kafka's ConfigHelper / AuthHelper).
 _CONFIG_TOPIC, _CONFIG_BROKERS = ConfigResourceType.TOPIC, (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER)
 
 
@@ -74,6 +74,8 @@ def config_refusal(broker, operation: Operation, config_resource_type: int, name
         return None
     if config_resource_type == _CONFIG_TOPIC:
         return None if topic_allowed(broker, operation, name) else "topic_authorization_failed"
+    if config_resource_type == ConfigResourceType.GROUP:
+        return None if group_allowed(broker, operation, name) else "group_authorization_failed"
     if config_resource_type in _CONFIG_BROKERS:
         return None if cluster_allowed(broker, operation) else "cluster_authorization_failed"
     return None
