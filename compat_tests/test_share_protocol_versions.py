@@ -3,7 +3,8 @@ ShareAcknowledge at every served version, driven by hand the way KafkaShareConsu
 checking Kafka's outcomes: assignments (a partition shared when members outnumber partitions),
 acquired ranges and delivery counts, acknowledgements, and the errors a broker gives a session
 or member out of step (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, UNKNOWN_MEMBER_ID,
-INVALID_RECORD_STATE, INVALID_REQUEST). What a real client sees is test_share_groups_java.py's.
+INVALID_RECORD_STATE, INVALID_REQUEST); and v2's record-limit acquisition (KIP-1206) and RENEW
+acknowledgements (KIP-1222). What a real client sees is test_share_groups_java.py's.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from compat_tests.topics import unique_topic
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND = 0, 42, 25, 69
 SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, INVALID_RECORD_STATE = 122, 123, 121
 HEARTBEAT, DESCRIBE, FETCH, ACKNOWLEDGE, LIST_GROUPS = 76, 77, 78, 79, 16
-ACCEPT, RELEASE, REJECT = 1, 2, 3
+ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
 
 BROKER_ARGS = ["--share-auto-offset-reset", "earliest", "--group-share-record-lock-duration-ms", "30000"]
 
@@ -39,9 +40,9 @@ def join(client: Client, group: str, topic: str) -> tuple[str, int]:
 
 
 def share_fetch(client: Client, group: str, member: str, epoch: int, topic_id, acks=(), version: int = 1,
-                partitions=(0,)):
+                partitions=(0,), max_records: int = 500, **v2):
     return client.request(FETCH, version, group_id=group, member_id=member, share_session_epoch=epoch, max_wait=0,
-                          min_bytes=1, max_bytes=1 << 20, max_records=500, batch_size=500,
+                          min_bytes=1, max_bytes=1 << 20, max_records=max_records, batch_size=500, **v2,
                           topics=[{"topic_id": topic_id, "partitions": [
                               {"partition_index": p, "acknowledgement_batches": list(acks)} for p in partitions]}],
                           forgotten_topics_data=[])
@@ -172,3 +173,25 @@ def test_describe_a_share_group_and_what_is_not_one(broker, client, version):
     assert heartbeat(client, group, member, -1).error_code == NONE
     (empty,) = client.request(DESCRIBE, version, group_ids=[group], include_authorized_operations=False).groups
     assert empty.error_code == NONE and empty.group_state == "Empty" and empty.members == (), empty
+
+
+def test_v2_record_limit_and_renew(broker, client):
+    topic = unique_topic("sg-v2")
+    topic_id = client.create_topic(topic)
+    client.produced(topic, 0, make_batch([b"a", b"b", b"c", b"d"]))
+    group = new_group()
+    a, _ = join(client, group, topic)
+    b, _ = join(client, group, topic)
+    limited = partition_of(share_fetch(client, group, a, 0, topic_id, version=2, max_records=2, share_acquire_mode=1))
+    assert [(r.first_offset, r.last_offset) for r in limited.acquired_records] == [(0, 1)]  # not the whole batch
+    assert share_fetch(client, group, a, 1, topic_id, version=2, share_acquire_mode=7).error_code == INVALID_REQUEST
+    assert partition_of(acknowledge(client, group, a, 1, topic_id, [ack(0, 0, RENEW)], version=1)).error_code == \
+        INVALID_REQUEST  # RENEW is v2's (the refusal is the partition's: the session moves on)
+    renewed = acknowledge(client, group, a, 2, topic_id, [ack(0, 1, RENEW)], version=2)
+    assert partition_of(renewed).error_code == NONE and renewed.acquisition_lock_timeout.total_seconds() == 30, renewed
+    only_renew = share_fetch(client, group, a, 3, topic_id, [ack(0, 0, RENEW)], version=2, is_renew_ack=True)
+    assert partition_of(only_renew).acknowledge_error_code == NONE and not partition_of(only_renew).acquired_records
+    others = partition_of(share_fetch(client, group, b, 0, topic_id, version=2))
+    assert [(r.first_offset, r.last_offset) for r in others.acquired_records] == [(2, 3)]  # 0 and 1 still a's
+    done = acknowledge(client, group, a, 4, topic_id, [ack(0, 1, ACCEPT)], version=2)
+    assert partition_of(done).error_code == NONE  # renewing kept them a's

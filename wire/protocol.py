@@ -91,12 +91,12 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     69: (0, 1),  # ConsumerGroupDescribe
     74: (0, 1),  # ListConfigResources (v0: ListClientMetricsResources)
     75: (0, 0),  # DescribeTopicPartitions
-    # KIP-932 share groups: v1, what Kafka 4.1+ serves and the 4.x Java client speaks (v0 was 4.0's
-    # early access); ShareFetch / ShareAcknowledge v2 (KIP-1222's RENEW) are not served
+    # KIP-932 share groups: v1, what Kafka 4.1+ serves (v0 was 4.0's early access); ShareFetch /
+    # ShareAcknowledge v2, Kafka 4.2's: KIP-1206's record-limit acquisition, KIP-1222's RENEW
     76: (1, 1),  # ShareGroupHeartbeat
     77: (1, 1),  # ShareGroupDescribe
-    78: (1, 1),  # ShareFetch
-    79: (1, 1),  # ShareAcknowledge
+    78: (1, 2),  # ShareFetch
+    79: (1, 2),  # ShareAcknowledge
     # KIP-932's share coordinator, called by share-partition leaders (Kafka 4.2's versions)
     83: (0, 0),  # InitializeShareGroupState
     84: (0, 0),  # ReadShareGroupState

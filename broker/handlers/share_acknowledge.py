@@ -1,15 +1,17 @@
-"""ShareAcknowledge (KIP-932) v1: a share group member's acknowledgements (ACCEPT, RELEASE, REJECT,
-GAP) of records it acquired, outside a fetch. Each partition's batches are applied and the
+"""ShareAcknowledge (KIP-932) v1-v2: a share group member's acknowledgements (ACCEPT, RELEASE, REJECT,
+GAP, and from v2 RENEW, KIP-1222) of records it acquired, outside a fetch. Each partition's batches are applied and the
 partition's state written before the answer (share_partitions.py); an offset the member does not
 hold is INVALID_RECORD_STATE for its partition.
 
 It works within the member's share session and moves its epoch on; it cannot open one
 (INVALID_SHARE_SESSION_EPOCH for epoch 0). Epoch -1, a closing consumer's last request,
 acknowledges, then closes the session and releases what the member still holds in it.
-v2 (KIP-1222's RENEW) is not served.
+v2's response says how long renewed records are now held (the group's lock duration).
 """
 
 from __future__ import annotations
+
+import datetime
 
 from wire.protocol import response_for
 
@@ -26,13 +28,13 @@ async def handle(broker, header, request):
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
     if not group_id or not member_id:
-        return _top(cls, "invalid_request", "GroupId and MemberId must be set.")
+        return _top(broker, header, cls, group_id, "invalid_request", "GroupId and MemberId must be set.")
     if not group_allowed(broker, Operation.READ, group_id):
-        return _top(cls, "group_authorization_failed", None)
+        return _top(broker, header, cls, group_id, "group_authorization_failed", None)
     try:
         session = coord.sessions.for_acknowledge(group_id, member_id, epoch)
     except SessionRefused as exc:
-        return _top(cls, exc.error, str(exc))
+        return _top(broker, header, cls, group_id, exc.error, str(exc))
     unreadable = unreadable_topics(broker, {t.topic_id for t in request.topics})
     topic_cls, part_cls = nested(cls, "ShareAcknowledgeTopicResponse"), nested(cls, "PartitionData")
     topics, hints = [], []
@@ -40,7 +42,7 @@ async def handle(broker, header, request):
         parts = []
         for p in t.partitions:
             code, message = await acknowledge(broker, group_id, member_id, t.topic_id, p.partition_index,
-                                              p.acknowledgement_batches, unreadable)
+                                              p.acknowledgement_batches, unreadable, header.api_version)
             found = target(broker, t.topic_id, p.partition_index, unreadable)
             h = hint(broker, code, found.topic, p.partition_index, found.partition)
             if h is not None:
@@ -52,9 +54,18 @@ async def handle(broker, header, request):
         coord.sessions.close(group_id, member_id)
         await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
-                responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints))
+                responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints),
+                **_lock_timeout(broker, header, group_id))
 
 
-def _top(cls, code: str, message: str | None):
+def _lock_timeout(broker, header, group_id: str) -> dict:
+    """v2's acquisition_lock_timeout: the group's share.record.lock.duration.ms."""
+    if header.api_version < 2:
+        return {}
+    return {"acquisition_lock_timeout": datetime.timedelta(
+        milliseconds=broker.share_groups.partitions.config_of(group_id).lock_ms)}
+
+
+def _top(broker, header, cls, group_id: str, code: str, message: str | None):
     return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, responses=(),
-                node_endpoints=())
+                node_endpoints=(), **_lock_timeout(broker, header, group_id))

@@ -1,4 +1,4 @@
-"""ShareFetch (KIP-932) v1: a share group member's fetch. It acknowledges what it carries
+"""ShareFetch (KIP-932) v1-v2: a share group member's fetch. It acknowledges what it carries
 (piggy-backed AcknowledgementBatches), keeps the member's share session (share_sessions.py) and
 acquires records from every partition the session holds, long-polling up to max_wait when none
 may be acquired yet (woken by an append, a lock running out, or records released).
@@ -6,8 +6,12 @@ may be acquired yet (woken by an append, a lock running out, or records released
 Records go out as stored, whole batches (file regions), each partition's with the AcquiredRecords
 ranges the member owns and their delivery counts; the client hands out only those offsets. A
 batch none of whose records could be acquired is left out. max_records bounds the records
-acquired over the whole fetch, rounded up to whole batches (Kafka's batch-optimized mode); the
-state (delivery counts) is written before the answer (share_partitions.py).
+acquired over the whole fetch, rounded up to whole batches (Kafka's batch-optimized mode), or
+exactly with v2's record-limit ShareAcquireMode (KIP-1206; the client hands out only the
+acquired offsets of a batch); the state (delivery counts) is written before the answer
+(share_partitions.py). v2's RENEW acknowledgements (KIP-1222) start the locks of held records
+again; a request with IsRenewAck set only acknowledges: it acquires nothing and does not wait,
+as Kafka answers it.
 
 Errors as Kafka's: SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH at the top level;
 INVALID_REQUEST for acknowledgements in a request opening a session; UNKNOWN_MEMBER_ID for a
@@ -15,7 +19,6 @@ session opened by a member its group does not have (when this broker coordinates
 NOT_LEADER_OR_FOLLOWER (with the leader, KIP-951), and, for acknowledgements,
 INVALID_RECORD_STATE. Epoch -1 (a closing member's last request) acknowledges, closes the
 session and releases what the member still holds there; it fetches nothing.
-v2 (KIP-1222's RENEW acknowledgements and record-limit acquisition) is not served.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
+
+BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # v2's ShareAcquireMode
 
 
 @dataclass
@@ -61,6 +66,9 @@ async def handle(broker, header, request):
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     if epoch == OPEN_EPOCH and has_acks:
         return _top(broker, cls, group_id, "invalid_request", "Acknowledgements are not allowed when opening a share session.")
+    mode = getattr(request, "share_acquire_mode", BATCH_OPTIMIZED)
+    if mode not in (BATCH_OPTIMIZED, RECORD_LIMIT):
+        return _top(broker, cls, group_id, "invalid_request", f"Unknown ShareAcquireMode {mode}.")
     if epoch == OPEN_EPOCH and coord.is_unknown_member(group_id, member_id):
         return _top(broker, cls, group_id, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
     try:
@@ -75,17 +83,20 @@ async def handle(broker, header, request):
             if p.acknowledgement_batches:
                 out = results[(t.topic_id, p.partition_index)]
                 out.ack_code, out.ack_message = await acknowledge(
-                    broker, group_id, member_id, t.topic_id, p.partition_index, p.acknowledgement_batches, unreadable)
+                    broker, group_id, member_id, t.topic_id, p.partition_index, p.acknowledgement_batches, unreadable,
+                    header.api_version)
     if epoch == CLOSE_EPOCH:
         coord.sessions.close(group_id, member_id)
         await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
         return _response(broker, cls, group_id, results, set(requested))
     session.update(requested, [(t.topic_id, i) for t in request.forgotten_topics_data for i in t.partitions])
+    if getattr(request, "is_renew_ack", False):  # renewing locks, not asking for more
+        return _response(broker, cls, group_id, results, set(requested))
     deadline = time.monotonic() + request.max_wait.total_seconds()
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
     while True:
         acquired = await _acquire_all(broker, group_id, member_id, session.partitions, unreadable, results,
-                                max(request.max_records, 1), max_bytes)
+                                max(request.max_records, 1), max_bytes, mode == RECORD_LIMIT)
         failed = any(r.code != "none" for r in results.values())
         left = deadline - time.monotonic()
         if acquired or failed or left <= 0:
@@ -100,7 +111,8 @@ async def handle(broker, header, request):
     return _response(broker, cls, group_id, results, set(requested))
 
 
-async def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, max_records, max_bytes) -> bool:
+async def _acquire_all(broker, group_id, member_id, partitions, unreadable, results, max_records, max_bytes,
+                       record_limit: bool) -> bool:
     records = size = 0
     for topic_id, index in partitions:
         out = results.setdefault((topic_id, index), _Partition())
@@ -118,7 +130,8 @@ async def _acquire_all(broker, group_id, member_id, partitions, unreadable, resu
             out.code, out.message = exc.error, str(exc)
             continue
         try:
-            got = shares.acquire(key, found.partition, member_id, max_records - records, max_bytes - size, now_ms())
+            got = shares.acquire(key, found.partition, member_id, max_records - records, max_bytes - size, now_ms(),
+                                 record_limit)
         except (OffsetOutOfRange, StorageError) as exc:
             out.code, out.message = "kafka_storage_error", str(exc) or type(exc).__name__
             continue

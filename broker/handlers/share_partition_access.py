@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from replica.partition import now_ms
 
+from broker.groups.share.share_partition import AckType
 from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
@@ -49,12 +50,15 @@ def unreadable_topics(broker, topic_ids) -> frozenset[str]:
 
 
 async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID, index: int, batches,
-                      unreadable: frozenset[str]) -> tuple[str, str | None]:
-    """Apply one partition's AcknowledgementBatches: (error, message)."""
+                      unreadable: frozenset[str], version: int) -> tuple[str, str | None]:
+    """Apply one partition's AcknowledgementBatches of a request at `version`: (error, message).
+    RENEW is v2's (KIP-1222): in a v1 request it is an unknown type, INVALID_REQUEST."""
     found = target(broker, topic_id, index, unreadable)
     if found.error != "none":
         return found.error, None
     acks = [(b.first_offset, b.last_offset, tuple(b.acknowledge_types)) for b in batches]
+    if version < 2 and any(AckType.RENEW in types for _, _, types in acks):
+        return "invalid_request", "The RENEW acknowledge type needs ShareFetch / ShareAcknowledge v2."
     try:
         return await broker.share_groups.partitions.acknowledge(
             (group_id, topic_id, index), found.partition, member_id, acks, now_ms())

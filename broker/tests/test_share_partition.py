@@ -27,11 +27,11 @@ def test_acquire_takes_available_records_once_and_counts_deliveries():
 def test_accept_and_reject_finish_records_and_move_the_start():
     sp = fresh()
     sp.acquire("a", 0, 3, now_ms=0)
-    sp.acknowledge("a", 0, 1, (AckType.ACCEPT,))
+    sp.acknowledge("a", 0, 1, (AckType.ACCEPT,), now_ms=0)
     assert sp.start_offset == 2
-    sp.acknowledge("a", 3, 3, (AckType.REJECT,))
+    sp.acknowledge("a", 3, 3, (AckType.REJECT,), now_ms=0)
     assert sp.start_offset == 2 and sp.state_of(3) == (RecordState.ARCHIVED, 1)
-    sp.acknowledge("a", 2, 2, (AckType.ACCEPT,))
+    sp.acknowledge("a", 2, 2, (AckType.ACCEPT,), now_ms=0)
     assert sp.start_offset == 4
 
 
@@ -39,7 +39,7 @@ def test_release_makes_a_record_available_again_until_the_delivery_limit_archive
     sp = fresh(limit=3)
     for delivery in (1, 2, 3):
         assert sp.acquire("a", 0, 0, now_ms=0) == [AcquiredRange(0, 0, delivery)]
-        sp.acknowledge("a", 0, 0, (AckType.RELEASE,))
+        sp.acknowledge("a", 0, 0, (AckType.RELEASE,), now_ms=0)
     assert sp.state_of(0) == (RecordState.ACKNOWLEDGED, -1)  # archived, and the start moved past it
     assert sp.start_offset == 1 and sp.acquire("a", 0, 0, now_ms=0) == []
 
@@ -51,7 +51,7 @@ def test_an_expired_lock_returns_records_to_be_acquired_by_another_member():
     assert sp.expire_locks(LOCK)
     assert sp.acquire("b", 0, 1, now_ms=LOCK) == [AcquiredRange(0, 1, 2)]
     with pytest.raises(InvalidAcknowledgement) as refused:
-        sp.acknowledge("a", 0, 0, (AckType.ACCEPT,))
+        sp.acknowledge("a", 0, 0, (AckType.ACCEPT,), now_ms=0)
     assert refused.value.error == "invalid_record_state"
 
 
@@ -59,17 +59,17 @@ def test_a_refused_acknowledgement_changes_nothing():
     sp = fresh()
     sp.acquire("a", 0, 1, now_ms=0)
     with pytest.raises(InvalidAcknowledgement):
-        sp.acknowledge("a", 0, 2, (AckType.ACCEPT,))  # offset 2 never acquired
+        sp.acknowledge("a", 0, 2, (AckType.ACCEPT,), now_ms=0)  # offset 2 never acquired
     assert sp.state_of(0) == (RecordState.ACQUIRED, 1) and sp.start_offset == 0
     with pytest.raises(InvalidAcknowledgement) as bad:
-        sp.acknowledge("a", 0, 1, (1, 1, 1))  # neither one type nor one per offset
+        sp.acknowledge("a", 0, 1, (1, 1, 1), now_ms=0)  # neither one type nor one per offset
     assert bad.value.error == "invalid_request"
 
 
 def test_per_offset_types_and_gaps():
     sp = fresh()
     sp.acquire("a", 0, 2, now_ms=0)
-    sp.acknowledge("a", 0, 2, (AckType.ACCEPT, AckType.GAP, AckType.RELEASE))
+    sp.acknowledge("a", 0, 2, (AckType.ACCEPT, AckType.GAP, AckType.RELEASE), now_ms=0)
     assert sp.start_offset == 2 and sp.state_of(2) == (RecordState.AVAILABLE, 1)
 
 
@@ -85,7 +85,7 @@ def test_the_in_flight_limit_stops_new_records_until_the_start_moves():
     sp = fresh(max_in_flight=3)
     assert sp.acquire("a", 0, 9, now_ms=0) == [AcquiredRange(0, 2, 1)]
     assert sp.next_fetch_offset() is None
-    sp.acknowledge("a", 0, 0, (AckType.ACCEPT,))
+    sp.acknowledge("a", 0, 0, (AckType.ACCEPT,), now_ms=0)
     assert sp.next_fetch_offset() == 3 and sp.acquire("a", 3, 9, now_ms=0) == [AcquiredRange(3, 3, 1)]
 
 
@@ -101,8 +101,8 @@ def test_control_batches_and_deleted_records_are_skipped():
 def test_a_snapshot_keeps_what_is_done_and_counts_and_frees_the_locks():
     sp = fresh()
     sp.acquire("a", 0, 5, now_ms=0)
-    sp.acknowledge("a", 1, 1, (AckType.ACCEPT,))
-    sp.acknowledge("a", 2, 2, (AckType.REJECT,))
+    sp.acknowledge("a", 1, 1, (AckType.ACCEPT,), now_ms=0)
+    sp.acknowledge("a", 2, 2, (AckType.REJECT,), now_ms=0)
     epoch, start, ranges = sp.snapshot()
     assert start == 0 and ranges == (StateRange(0, 0, RecordState.AVAILABLE, 1),
                                      StateRange(1, 1, RecordState.ACKNOWLEDGED, 1),
@@ -130,7 +130,7 @@ def test_no_offset_is_held_twice_or_delivered_after_it_is_done(steps):
         elif op == "ack":
             mine = [o for o, m in holder.items() if m == member and first <= o <= first + width]
             for o in mine:
-                sp.acknowledge(member, o, o, (kind,))
+                sp.acknowledge(member, o, o, (kind,), now_ms=0)
                 del holder[o]
                 if kind is not AckType.RELEASE or sp.state_of(o)[0] in (RecordState.ARCHIVED, RecordState.ACKNOWLEDGED):
                     done.add(o)
@@ -142,3 +142,21 @@ def test_no_offset_is_held_twice_or_delivered_after_it_is_done(steps):
             holder = {o: m for o, m in holder.items() if m != member}
         assert not set(holder) & set(range(sp.start_offset)), "the start moved past a held record"
         done |= set(range(sp.start_offset))
+
+
+def test_renew_extends_the_lock_of_held_records_and_keeps_them_acquired():
+    sp = fresh()
+    sp.acquire("a", 0, 1, now_ms=0)
+    sp.acknowledge("a", 0, 0, (AckType.RENEW,), now_ms=LOCK - 1)
+    assert sp.expire_locks(LOCK) and sp.state_of(1) == (RecordState.AVAILABLE, 1)  # 1 was not renewed
+    assert sp.state_of(0) == (RecordState.ACQUIRED, 1) and sp.next_deadline_ms() == 2 * LOCK - 1
+    with pytest.raises(InvalidAcknowledgement):
+        sp.acknowledge("b", 0, 0, (AckType.RENEW,), now_ms=LOCK)  # held by a, not b
+    sp.acknowledge("a", 0, 0, (AckType.ACCEPT,), now_ms=LOCK)
+    assert sp.start_offset == 1
+
+
+def test_record_limit_acquires_only_as_many_as_asked():
+    sp = fresh()
+    assert sp.acquire("a", 0, 9, now_ms=0, limit=3) == [AcquiredRange(0, 2, 1)]
+    assert sp.acquire("b", 0, 9, now_ms=0, limit=100) == [AcquiredRange(3, 9, 1)]

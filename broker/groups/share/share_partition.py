@@ -10,7 +10,8 @@ has a state, Kafka's RecordState:
     ACKNOWLEDGED   ACCEPTed: processed, never delivered again
     ARCHIVED       REJECTed, a gap, or delivered delivery.count.limit times: never delivered again
 
-and a delivery count, which acquiring increments. A record whose lock runs out or which is
+and a delivery count, which acquiring increments. RENEW (KIP-1222) starts an ACQUIRED record's
+lock again, for a member that needs longer. A record whose lock runs out or which is
 RELEASEd goes back to AVAILABLE, unless it has been delivered `delivery_limit` times: then it is
 ARCHIVED. The start offset moves past every leading ACKNOWLEDGED / ARCHIVED offset. At most
 `max_in_flight` offsets lie in the window (group.share.partition.max.record.locks): past that,
@@ -40,6 +41,7 @@ class AckType(enum.IntEnum):  # ShareFetch / ShareAcknowledge's AcknowledgeTypes
     ACCEPT = 1
     RELEASE = 2
     REJECT = 3
+    RENEW = 4  # v2 (KIP-1222): keep holding it, the lock starting again
 
 
 class StateRange(NamedTuple):
@@ -106,15 +108,20 @@ class SharePartition:
                 return offset
         return self.end_offset if self._room() > 0 else None
 
-    def acquire(self, member: str, first: int, last: int, now_ms: int) -> list[AcquiredRange]:
+    def acquire(self, member: str, first: int, last: int, now_ms: int, limit: int | None = None) -> list[AcquiredRange]:
         """Acquire for `member` every AVAILABLE offset in first..last (a fetched batch), new ones
-        included while the in-flight limit allows; returns them as ranges of one delivery count."""
+        included while the in-flight limit allows, at most `limit` of them (ShareFetch v2's
+        record-limit mode); returns them as ranges of one delivery count."""
         self._extend(last)
         out: list[AcquiredRange] = []
+        taken = 0
         for offset in range(max(first, self.start_offset), min(last + 1, self.end_offset)):
             rec = self._records[offset]
             if rec.state is not RecordState.AVAILABLE:
                 continue
+            if limit is not None and taken >= limit:
+                break
+            taken += 1
             rec.state, rec.member, rec.deadline_ms = RecordState.ACQUIRED, member, now_ms + self.lock_ms
             rec.delivery_count += 1
             if out and out[-1].last == offset - 1 and out[-1].delivery_count == rec.delivery_count:
@@ -144,7 +151,7 @@ class SharePartition:
 
     # --- acknowledgements and locks ---------------------------------------------------------------
 
-    def acknowledge(self, member: str, first: int, last: int, types: tuple[int, ...]) -> None:
+    def acknowledge(self, member: str, first: int, last: int, types: tuple[int, ...], *, now_ms: int) -> None:
         """ShareAcknowledge / ShareFetch's AcknowledgementBatch: one type for first..last or one per
         offset. All or nothing: raises InvalidAcknowledgement, changing nothing, if any offset is not
         ACQUIRED by `member`."""
@@ -166,6 +173,8 @@ class SharePartition:
             rec = self._records[offset]
             if kind is AckType.RELEASE:
                 self._release(rec)
+            elif kind is AckType.RENEW:
+                rec.deadline_ms = now_ms + self.lock_ms
             else:
                 rec.state, rec.member = _ACK_STATE[kind], None
         self._advance_start()

@@ -88,9 +88,11 @@ class SharePartitions:
             self._written[key] = sp.snapshot()
             return sp
 
-    def acquire(self, key: Key, partition, member: str, max_records: int, max_bytes: int, now_ms: int) -> Acquired:
-        """Records for `member` from `partition`'s log (its share-partition loaded); raises what
-        partition.read raises."""
+    def acquire(self, key: Key, partition, member: str, max_records: int, max_bytes: int, now_ms: int,
+                record_limit: bool = False) -> Acquired:
+        """Records for `member` from `partition`'s log (its share-partition loaded): whole batches
+        up to max_records, or with `record_limit` (ShareFetch v2's record-limit mode) never more
+        than max_records; raises what partition.read raises."""
         sp = self._partitions[key]
         config = self.config_of(key[0])
         sp.lock_ms, sp.delivery_limit, sp.max_in_flight = config.lock_ms, config.delivery_limit, config.max_in_flight
@@ -111,7 +113,8 @@ class SharePartitions:
                 if aborted.is_aborted(header) or header.is_control:  # the walk must see every marker
                     sp.skip(header.base_offset, header.last_offset)
                     continue
-                ranges = sp.acquire(member, header.base_offset, header.last_offset, now_ms)
+                ranges = sp.acquire(member, header.base_offset, header.last_offset, now_ms,
+                                    max_records - got.records if record_limit else None)
                 if not ranges:
                     continue
                 got.regions.append(region)
@@ -135,7 +138,7 @@ class SharePartitions:
         released = False
         for first, last, types in batches_:
             try:
-                sp.acknowledge(member, first, last, types)
+                sp.acknowledge(member, first, last, types, now_ms=now_ms)
                 released = released or AckType.RELEASE in types
             except InvalidAcknowledgement as exc:
                 code, message = exc.error, str(exc)
