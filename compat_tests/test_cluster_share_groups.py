@@ -11,6 +11,10 @@ delivery, and none of the 20 acknowledged ones. A broker that is not the coordin
 NOT_COORDINATOR. The Java Admin's share-group calls go to the group's coordinator, chosen here
 not to be the share-partition's share coordinator, so the state they read, reset and delete
 crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState).
+
+A group config set through one broker (IncrementalAlterConfigs on resource type GROUP, kept in
+etcd) is described by every broker and binds the share-partition at another broker, its
+data partition's leader.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ pytestmark = pytest.mark.timeout(300)
 
 STATE_PARTITIONS = 3
 NOT_COORDINATOR, GROUP_KEY_TYPE, SHARE_KEY_TYPE, READ_SHARE_GROUP_STATE = 16, 0, 2, 84
+DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, GROUP_RESOURCE, SET = 32, 44, 32, 0
 
 
 @pytest.fixture(params=STORAGE_MODES)
@@ -159,3 +164,37 @@ def test_the_admin_resets_and_deletes_state_another_broker_coordinates(cluster, 
         assert read_state(cluster, share_coordinator(group), group, topic_id, epoch).start_offset == -1
         assert admin.call("listOffsets", group=group, partitions=None) == {}
         assert_no_failures([member])
+
+
+def group_config_at(cluster: Cluster, node: int, group: str, name: str) -> str | None:
+    proc = cluster.brokers[node]
+    with Client(proc.host, proc.port) as c:
+        r = c.request(DESCRIBE_CONFIGS, 4, resources=[{"resource_type": GROUP_RESOURCE, "resource_name": group,
+                                                      "configuration_keys": [name]}],
+                      include_synonyms=False, include_documentation=False)
+    (result,) = r.results
+    assert result.error_code == 0, result
+    return next((e.value for e in result.configs if e.name == name), None)
+
+
+def test_a_group_config_set_at_one_broker_binds_the_share_partition_at_another(cluster, members):
+    topic = unique_topic("cshare-cfg")
+    cluster.create_topic(topic, 1, 3)
+    data_leader = cluster.leader(topic)
+    group = f"cshare-cfg-g-{uuid.uuid4().hex[:8]}"
+    elsewhere = cluster.brokers[next(n for n in cluster.brokers if n != data_leader)]
+    with Client(elsewhere.host, elsewhere.port) as c:
+        r = c.request(INCREMENTAL_ALTER_CONFIGS, 1, validate_only=False, resources=[
+            {"resource_type": GROUP_RESOURCE, "resource_name": group,
+             "configs": [{"name": "share.delivery.count.limit", "config_operation": SET, "value": "2"}]}])
+    assert [x.error_code for x in r.responses] == [0], r
+    for node in cluster.brokers:  # each broker's etcd watch delivers it
+        wait_until(lambda: group_config_at(cluster, node, group, "share.delivery.count.limit") == "2",
+                   f"broker {node} describes the group's delivery limit", [])
+    produce(cluster.bootstrap, topic, ["poison"])
+    m = members(cluster.bootstrap, "releaser", topic, group, actions={"poison": "release"})
+    wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= 2, "poison delivered twice", [m])
+    produce(cluster.bootstrap, topic, ["after"])
+    wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
+    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()  # the broker's limit is 5
+    assert_no_failures([m])
