@@ -3,9 +3,10 @@ the newest on PyPI, has it), in both storage layouts, against the broker and hel
 test_share_groups_java.py (its module broker: earliest, 8 s locks, delivery limit 5).
 
 Two consumers of one group share a partition, each record accepted once between them and a
-REJECTed one never delivered again; and a group's own share.delivery.count.limit (set with the
-Java Admin: librdkafka's ResourceType has no config type GROUP) archives a record the consumer
-keeps RELEASEing after that many deliveries. Each consumer is used from the test's thread only
+REJECTed one never delivered again; and a group's own share.delivery.count.limit, set and
+described with confluent-kafka's AdminClient (ResourceType.GROUP, which librdkafka sends as the
+config resource type GROUP, 32), archives a record the consumer keeps RELEASEing after that many
+deliveries. Each consumer is used from the test's thread only
 (the class is not thread-safe), polled in turn.
 """
 
@@ -16,8 +17,9 @@ from collections import Counter
 
 import pytest
 from confluent_kafka import AcknowledgeType, ShareConsumer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from compat_tests.test_share_groups_java import admin, alter_group, produce, sbroker, share_broker  # noqa: F401
+from compat_tests.test_share_groups_java import produce, sbroker, share_broker  # noqa: F401
 from compat_tests.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(300)
@@ -83,10 +85,16 @@ def test_two_consumers_share_a_partition_and_a_rejected_record_stays_gone(sbroke
     assert all(deliveries[v] == 1 for v in values + ["after"]), {v: n for v, n in deliveries.items() if n != 1}
 
 
-def test_a_groups_own_delivery_limit_binds_a_confluent_consumer(sbroker, members, admin):
+def test_a_groups_own_delivery_limit_binds_a_confluent_consumer(sbroker, members):
     topic = create_topic(sbroker.bootstrap, unique_topic("share-cf-limit"), 1)
     group = unique_topic("share-cf-limit-g")
-    assert alter_group(admin, group, share_delivery_count_limit="3")["ok"]
+    admin = AdminClient({"bootstrap.servers": sbroker.bootstrap})
+    limit = ConfigEntry("share.delivery.count.limit", "3", incremental_operation=AlterConfigOpType.SET)
+    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group,
+                                                                  incremental_configs=[limit])]).values():
+        future.result(30)
+    (described,) = admin.describe_configs([ConfigResource(ResourceType.GROUP, group)]).values()
+    assert described.result(30)["share.delivery.count.limit"].value == "3"
     produce(sbroker.bootstrap, topic, ["poison"])
     m = members(sbroker.bootstrap, topic, group, {"poison": AcknowledgeType.RELEASE})
     poll_until(lambda: sum(1 for v, _ in m.seen if v == "poison") >= 3, "poison delivered 3 times", [m])
