@@ -20,9 +20,10 @@ MEMBER_CONFIG = {"request.timeout.ms": "15000", "default.api.timeout.ms": "30000
 
 class ShareMember:
     def __init__(self, bootstrap: str, name: str, topic: str, group: str, log_dir: Path,
-                 actions: dict[str, str] | None = None, hold: bool = False) -> None:
+                 actions: dict[str, str] | None = None, hold: bool = False, config: dict[str, str] | None = None
+                 ) -> None:
         self.name = name
-        spec = {"name": name, "topic": topic, "group": group, "config": MEMBER_CONFIG,
+        spec = {"name": name, "topic": topic, "group": group, "config": {**MEMBER_CONFIG, **(config or {})},
                 "actions": actions or {}, "hold": hold}
         self.stderr_path = log_dir / f"share-{name}-stderr.txt"
         self._stderr = open(self.stderr_path, "ab")

@@ -311,3 +311,20 @@ def test_a_read_committed_group_gets_committed_records_only_up_to_the_lso(sbroke
     delivered = Counter(r[2] for r in m.records())
     assert delivered == Counter(committed + plain + ["open"]), delivered  # never an aborted one
     assert_no_failures([m])
+
+
+def test_record_limit_acquisition_hands_out_part_of_a_batch(sbroker, members):
+    """ShareFetch v2's record-limit mode (KIP-1206): a member asking for 3 records gets 3 of a
+    10-record batch, not the whole batch; the other 7 go to the next member."""
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-rlimit"), 1)
+    group = unique_topic("share-rlimit-g")
+    values = [f"r-{i}" for i in range(10)]
+    produce(sbroker.bootstrap, topic, values)  # one batch (linger 20 ms)
+    holder = members(sbroker.bootstrap, "limited", topic, group, hold=True,
+                     config={"share.acquire.mode": "record_limit", "max.poll.records": "3"})
+    held = [r[2] for r in holder.wait_for("held")["records"]]
+    assert len(held) == 3, held
+    taker = members(sbroker.bootstrap, "taker", topic, group)
+    wait_until(lambda: set(accepted([taker])) == set(values) - set(held), "the other 7 accepted", [holder, taker])
+    assert not set(accepted([taker])) & set(held), taker.records()
+    assert_no_failures([taker])
