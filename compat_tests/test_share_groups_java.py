@@ -325,6 +325,7 @@ def test_record_limit_acquisition_hands_out_part_of_a_batch(sbroker, members):
     held = [r[2] for r in holder.wait_for("held")["records"]]
     assert len(held) == 3, held
     taker = members(sbroker.bootstrap, "taker", topic, group)
-    wait_until(lambda: set(accepted([taker])) == set(values) - set(held), "the other 7 accepted", [holder, taker])
-    assert not set(accepted([taker])) & set(held), taker.records()
+    wait_until(lambda: set(accepted([taker])) >= set(values) - set(held), "the other 7 accepted", [holder, taker])
+    # the holder's 3 reach the taker only once their lock ran out (a slow start on a loaded machine)
+    assert all(r[3] >= 2 for r in taker.records() if r[2] in held), taker.records()
     assert_no_failures([taker])
