@@ -10,7 +10,9 @@ data partition's leader is SIGKILLed. The new leader reads the state from the co
 delivery, and none of the 20 acknowledged ones. A broker that is not the coordinator answers
 NOT_COORDINATOR. The Java Admin's share-group calls go to the group's coordinator, chosen here
 not to be the share-partition's share coordinator, so the state they read, reset and delete
-crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState).
+crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState);
+the data partition's leader drops its copy of a share-partition once no session fetches from it,
+so a group deleted there and made again starts afresh.
 
 A group config set through one broker (IncrementalAlterConfigs on resource type GROUP, kept in
 etcd) is described by every broker and binds the share-partition at another broker, its
@@ -147,8 +149,11 @@ def test_the_admin_resets_and_deletes_state_another_broker_coordinates(cluster, 
     def share_coordinator(g: str) -> int:
         return leaders[state_log.partition_for(state_log.coordinator_key((g, topic_id, 0)), STATE_PARTITIONS)]
 
+    # the data partition's leader, which holds the share-partition, is not the group's coordinator
+    # either: its copy of the state must not outlive the admin's reset and delete
+    data_leader = cluster.leader(topic)
     group = next(g for g in (f"cshare-a-{uuid.uuid4().hex[:8]}" for _ in range(1000))
-                 if share_coordinator(g) != group_coordinator(cluster, g))
+                 if share_coordinator(g) != group_coordinator(cluster, g) != data_leader)
     values = [f"v-{i}" for i in range(10)]
     produce(cluster.bootstrap, topic, values)
     epoch = cluster.metadata()["topics"][topic][0]["epoch"]
@@ -163,7 +168,11 @@ def test_the_admin_resets_and_deletes_state_another_broker_coordinates(cluster, 
         assert admin.call("deleteGroups", groups=[group]) == {group: None}
         assert read_state(cluster, share_coordinator(group), group, topic_id, epoch).start_offset == -1
         assert admin.call("listOffsets", group=group, partitions=None) == {}
-        assert_no_failures([member])
+        # a new group of the same id starts afresh (share.auto.offset.reset earliest): all ten again
+        again = members(cluster.bootstrap, "after-delete", topic, group)
+        wait_until(lambda: set(accepted([again])) == set(values), "records 0..9 accepted again", [again])
+        again.close()
+        assert_no_failures([member, again])
 
 
 def group_config_at(cluster: Cluster, node: int, group: str, name: str) -> str | None:

@@ -103,11 +103,16 @@ class ShareGroupCoordinator:
         await self.release(group_id, member_id)
 
     async def release(self, group_id: str, member_id: str, keys=None) -> None:
+        """The member's records back to Available, stored; then the group's share-partitions no
+        session here fetches from any more are dropped (share_partitions.drop_idle)."""
         for key in self.partitions.release_member(group_id, member_id, keys):
             try:
                 await self.partitions.persist(key)
             except ShareStateUnavailable as exc:  # the locks are gone anyway: what a restart finds is a count kept
                 log.error("share group %s: writing the state of %s failed: %s", group_id, key, exc)
+        fetched = {(group_id, topic_id, index) for session in self.sessions.of_group(group_id)
+                   for topic_id, index in session.partitions}
+        self.partitions.drop_idle(group_id, fetched)
 
     def _arm_session(self, group: ShareGroup, member: ShareMember) -> None:
         key = (group.group_id, member.member_id)
