@@ -16,8 +16,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,16 +92,16 @@ public final class ClientCheck {
             if (line.isBlank()) continue;
             Map<String, Object> reply = new LinkedHashMap<>();
             try {
-                Map<String, Object> req = asMap(Json.parse(line));
+                Map<String, Object> req = Plumbing.asMap(Json.parse(line));
                 reply.put("id", req.get("id"));
                 reply.put("ok", true);
                 reply.put("result", check.dispatch(req));
             } catch (Throwable t) {
-                Throwable cause = unwrap(t);
+                Throwable cause = Plumbing.unwrap(t);
                 reply.put("ok", false);
                 reply.put("errorClass", cause.getClass().getName());
                 reply.put("error", String.valueOf(cause.getMessage()));
-                reply.put("trace", trace(cause));
+                reply.put("trace", Plumbing.trace(cause));
             }
             replies.println(Json.write(reply));
         }
@@ -141,11 +139,11 @@ public final class ClientCheck {
         try (KafkaProducer<byte[], byte[]> producer =
                  new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             List<Future<RecordMetadata>> futures = new ArrayList<>();
-            for (Object o : asList(req.get("records"))) {
-                Map<String, Object> r = asMap(o);
+            for (Object o : Plumbing.asList(req.get("records"))) {
+                Map<String, Object> r = Plumbing.asMap(o);
                 List<Header> headers = new ArrayList<>();
-                for (Object h : asList(r.getOrDefault("headers", List.of()))) {
-                    List<Object> kv = asList(h);
+                for (Object h : Plumbing.asList(r.getOrDefault("headers", List.of()))) {
+                    List<Object> kv = Plumbing.asList(h);
                     headers.add(new RecordHeader((String) kv.get(0), bytes(kv.get(1))));
                 }
                 ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
@@ -164,7 +162,7 @@ public final class ClientCheck {
                     m.put("offset", md.hasOffset() ? md.offset() : null);
                     m.put("timestamp", md.hasTimestamp() ? md.timestamp() : null);
                 } catch (ExecutionException e) {
-                    m.put("error", describe(e.getCause()));
+                    m.put("error", Plumbing.describe(e.getCause()));
                 }
                 out.add(m);
             }
@@ -187,7 +185,7 @@ public final class ClientCheck {
         String topic = (String) req.get("topic");
         List<TopicPartition> tps = new ArrayList<>();
         if (req.get("partitions") != null) {
-            for (Object o : asList(req.get("partitions"))) tps.add(new TopicPartition(topic, ((Number) o).intValue()));
+            for (Object o : Plumbing.asList(req.get("partitions"))) tps.add(new TopicPartition(topic, ((Number) o).intValue()));
         } else {
             for (PartitionInfo pi : c.partitionsFor(topic, Duration.ofMillis(WAIT_MS))) {
                 tps.add(new TopicPartition(topic, pi.partition()));
@@ -210,7 +208,7 @@ public final class ClientCheck {
             } else if ("end".equals(seek)) {
                 c.seekToEnd(tps);
             } else {
-                for (Map.Entry<String, Object> e : asMap(seek).entrySet()) {
+                for (Map.Entry<String, Object> e : Plumbing.asMap(seek).entrySet()) {
                     c.seek(new TopicPartition((String) req.get("topic"), Integer.parseInt(e.getKey())),
                            ((Number) e.getValue()).longValue());
                 }
@@ -254,7 +252,7 @@ public final class ClientCheck {
             result.put("beginning", byPartition(c.beginningOffsets(tps, wait)));
             result.put("end", byPartition(c.endOffsets(tps, wait)));
             Map<TopicPartition, Long> query = new HashMap<>();
-            Map<String, Object> ts = req.get("timestamps") == null ? Map.of() : asMap(req.get("timestamps"));
+            Map<String, Object> ts = req.get("timestamps") == null ? Map.of() : Plumbing.asMap(req.get("timestamps"));
             for (Map.Entry<String, Object> e : ts.entrySet()) {
                 query.put(new TopicPartition((String) req.get("topic"), Integer.parseInt(e.getKey())),
                           ((Number) e.getValue()).longValue());
@@ -292,15 +290,15 @@ public final class ClientCheck {
 
     private Object createTopics(Map<String, Object> req) throws Exception {
         List<NewTopic> topics = new ArrayList<>();
-        for (Object o : asList(req.get("topics"))) {
-            Map<String, Object> t = asMap(o);
+        for (Object o : Plumbing.asList(req.get("topics"))) {
+            Map<String, Object> t = Plumbing.asMap(o);
             NewTopic nt = new NewTopic((String) t.get("name"),
                 java.util.Optional.ofNullable(intOrNull(t.get("partitions"))),
                 java.util.Optional.ofNullable(t.get("replicationFactor") == null ? null
                     : ((Number) t.get("replicationFactor")).shortValue()));
             if (t.get("configs") != null) {
                 Map<String, String> cfg = new HashMap<>();
-                for (Map.Entry<String, Object> e : asMap(t.get("configs")).entrySet()) cfg.put(e.getKey(), String.valueOf(e.getValue()));
+                for (Map.Entry<String, Object> e : Plumbing.asMap(t.get("configs")).entrySet()) cfg.put(e.getKey(), String.valueOf(e.getValue()));
                 nt.configs(cfg);
             }
             topics.add(nt);
@@ -324,7 +322,7 @@ public final class ClientCheck {
                     m.put("configs", configs);
                 } catch (ExecutionException e) {
                     m.put("ok", false);
-                    m.put("error", describe(e.getCause()));
+                    m.put("error", Plumbing.describe(e.getCause()));
                 }
                 out.put(name, m);
             }
@@ -341,7 +339,7 @@ public final class ClientCheck {
 
     private Object describeTopics(Map<String, Object> req) throws Exception {
         List<String> names = new ArrayList<>();
-        for (Object o : asList(req.get("names"))) names.add((String) o);
+        for (Object o : Plumbing.asList(req.get("names"))) names.add((String) o);
         Map<String, Object> out = new TreeMap<>();
         try (Admin a = admin(req)) {
             Map<String, KafkaFuture<TopicDescription>> values =
@@ -366,7 +364,7 @@ public final class ClientCheck {
                     m.put("partitions", parts);
                 } catch (ExecutionException e) {
                     m.put("ok", false);
-                    m.put("error", describe(e.getCause()));
+                    m.put("error", Plumbing.describe(e.getCause()));
                 }
                 out.put(name, m);
             }
@@ -382,8 +380,8 @@ public final class ClientCheck {
 
     private Object describeConfigs(Map<String, Object> req) throws Exception {
         List<ConfigResource> resources = new ArrayList<>();
-        for (Object o : asList(req.get("resources"))) {
-            Map<String, Object> r = asMap(o);
+        for (Object o : Plumbing.asList(req.get("resources"))) {
+            Map<String, Object> r = Plumbing.asMap(o);
             resources.add(new ConfigResource(resourceType(r), String.valueOf(r.get("name"))));
         }
         Map<String, Object> out = new LinkedHashMap<>();
@@ -408,7 +406,7 @@ public final class ClientCheck {
                     m.put("configs", entries);
                 } catch (ExecutionException e) {
                     m.put("ok", false);
-                    m.put("error", describe(e.getCause()));
+                    m.put("error", Plumbing.describe(e.getCause()));
                 }
                 out.put(r.type().name().toLowerCase() + ":" + r.name(), m);
             }
@@ -423,13 +421,13 @@ public final class ClientCheck {
     /** resources: [{type, name, set: {name: value}, delete: [name]}] -> {"type:name": {ok, error}} */
     private Object incrementalAlterConfigs(Map<String, Object> req) throws Exception {
         Map<ConfigResource, java.util.Collection<AlterConfigOp>> ops = new LinkedHashMap<>();
-        for (Object o : asList(req.get("resources"))) {
-            Map<String, Object> r = asMap(o);
+        for (Object o : Plumbing.asList(req.get("resources"))) {
+            Map<String, Object> r = Plumbing.asMap(o);
             List<AlterConfigOp> list = new ArrayList<>();
-            for (Map.Entry<String, Object> e : asMap(r.getOrDefault("set", Map.of())).entrySet()) {
+            for (Map.Entry<String, Object> e : Plumbing.asMap(r.getOrDefault("set", Map.of())).entrySet()) {
                 list.add(new AlterConfigOp(new ConfigEntry(e.getKey(), String.valueOf(e.getValue())), AlterConfigOp.OpType.SET));
             }
-            for (Object name : asList(r.getOrDefault("delete", List.of()))) {
+            for (Object name : Plumbing.asList(r.getOrDefault("delete", List.of()))) {
                 list.add(new AlterConfigOp(new ConfigEntry((String) name, null), AlterConfigOp.OpType.DELETE));
             }
             ops.put(new ConfigResource(resourceType(r), String.valueOf(r.get("name"))), list);
@@ -445,7 +443,7 @@ public final class ClientCheck {
 
     private Object createPartitions(Map<String, Object> req) throws Exception {
         Map<String, NewPartitions> counts = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> e : asMap(req.get("counts")).entrySet()) {
+        for (Map.Entry<String, Object> e : Plumbing.asMap(req.get("counts")).entrySet()) {
             counts.put(e.getKey(), NewPartitions.increaseTo(((Number) e.getValue()).intValue()));
         }
         try (Admin a = admin(req)) {
@@ -455,7 +453,7 @@ public final class ClientCheck {
 
     private Object deleteTopics(Map<String, Object> req) throws Exception {
         List<String> names = new ArrayList<>();
-        for (Object o : asList(req.get("names"))) names.add((String) o);
+        for (Object o : Plumbing.asList(req.get("names"))) names.add((String) o);
         try (Admin a = admin(req)) {
             return outcomes(a.deleteTopics(TopicCollection.ofTopicNames(names)).topicNameValues());
         }
@@ -470,7 +468,7 @@ public final class ClientCheck {
                 m.put("ok", true);
             } catch (ExecutionException ex) {
                 m.put("ok", false);
-                m.put("error", describe(ex.getCause()));
+                m.put("error", Plumbing.describe(ex.getCause()));
             }
             out.put(e.getKey(), m);
         }
@@ -503,7 +501,7 @@ public final class ClientCheck {
     private Object listOffsets(Map<String, Object> req) throws Exception {
         String topic = (String) req.get("topic");
         Map<TopicPartition, OffsetSpec> query = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> e : asMap(req.get("specs")).entrySet()) {
+        for (Map.Entry<String, Object> e : Plumbing.asMap(req.get("specs")).entrySet()) {
             query.put(new TopicPartition(topic, Integer.parseInt(e.getKey())), spec(e.getValue()));
         }
         Map<String, Object> out = new TreeMap<>();
@@ -519,7 +517,7 @@ public final class ClientCheck {
                     m.put("leaderEpoch", info.leaderEpoch().orElse(null));
                 } catch (ExecutionException ex) {
                     m.put("ok", false);
-                    m.put("error", describe(ex.getCause()));
+                    m.put("error", Plumbing.describe(ex.getCause()));
                 }
                 out.put(String.valueOf(tp.partition()), m);
             }
@@ -531,7 +529,7 @@ public final class ClientCheck {
         if ("earliest".equals(o)) return OffsetSpec.earliest();
         if ("latest".equals(o)) return OffsetSpec.latest();
         if ("maxTimestamp".equals(o)) return OffsetSpec.maxTimestamp();
-        return OffsetSpec.forTimestamp(((Number) asMap(o).get("timestamp")).longValue());
+        return OffsetSpec.forTimestamp(((Number) Plumbing.asMap(o).get("timestamp")).longValue());
     }
 
     // ---- plumbing ---------------------------------------------------------------------------
@@ -543,39 +541,9 @@ public final class ClientCheck {
         p.put("request.timeout.ms", "15000");
         p.put("default.api.timeout.ms", "30000");
         if (req.get("config") != null) {
-            for (Map.Entry<String, Object> e : asMap(req.get("config")).entrySet()) p.put(e.getKey(), String.valueOf(e.getValue()));
+            for (Map.Entry<String, Object> e : Plumbing.asMap(req.get("config")).entrySet()) p.put(e.getKey(), String.valueOf(e.getValue()));
         }
         return p;
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
-               && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
-    }
-
-    private static String describe(Throwable t) {
-        t = unwrap(t);
-        return t.getClass().getName() + ": " + t.getMessage();
-    }
-
-    private static String trace(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() > 4000 ? s.substring(0, 4000) : s;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> asMap(Object o) {
-        return (Map<String, Object>) o;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Object> asList(Object o) {
-        return (List<Object>) o;
     }
 
     private static byte[] bytes(Object b64) {

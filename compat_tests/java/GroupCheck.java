@@ -32,8 +32,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,7 +74,7 @@ public final class GroupCheck {
         out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length >= 3 && "member".equals(args[0])) {
-            System.exit(new Member(args[1], asMap(Json.parse(args[2]))).run());
+            System.exit(new Member(args[1], Plumbing.asMap(Json.parse(args[2]))).run());
         } else if (args.length == 2 && "admin".equals(args[0])) {
             adminLoop(args[1]);
         } else {
@@ -107,7 +105,7 @@ public final class GroupCheck {
             p.put(ConsumerConfig.CLIENT_ID_CONFIG, "groupcheck-" + spec.get("name"));
             p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             if (spec.get("config") != null) {
-                for (Map.Entry<String, Object> e : asMap(spec.get("config")).entrySet()) p.put(e.getKey(), String.valueOf(e.getValue()));
+                for (Map.Entry<String, Object> e : Plumbing.asMap(spec.get("config")).entrySet()) p.put(e.getKey(), String.valueOf(e.getValue()));
             }
             long stopAfter = spec.get("stopAfter") == null ? Long.MAX_VALUE : ((Number) spec.get("stopAfter")).longValue();
             long processMs = spec.get("processMs") == null ? 0 : ((Number) spec.get("processMs")).longValue();
@@ -146,7 +144,7 @@ public final class GroupCheck {
                         break;
                     } catch (Exception e) {
                         Map<String, Object> m = new LinkedHashMap<>();
-                        m.put("error", describe(e));
+                        m.put("error", Plumbing.describe(e));
                         m.put("offsets", byPartition(next));
                         emit("commitFailed", m);
                     }
@@ -156,8 +154,8 @@ public final class GroupCheck {
                 return 0;
             } catch (Throwable t) {
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("error", describe(t));
-                m.put("trace", trace(t));
+                m.put("error", Plumbing.describe(t));
+                m.put("trace", Plumbing.trace(t));
                 emit("error", m);
                 return 1;
             }
@@ -240,16 +238,16 @@ public final class GroupCheck {
             if (line.isBlank()) continue;
             Map<String, Object> reply = new LinkedHashMap<>();
             try {
-                Map<String, Object> req = asMap(Json.parse(line));
+                Map<String, Object> req = Plumbing.asMap(Json.parse(line));
                 reply.put("id", req.get("id"));
                 reply.put("ok", true);
                 reply.put("result", adminOp(bootstrap, req));
             } catch (Throwable t) {
-                Throwable cause = unwrap(t);
+                Throwable cause = Plumbing.unwrap(t);
                 reply.put("ok", false);
                 reply.put("errorClass", cause.getClass().getName());
                 reply.put("error", String.valueOf(cause.getMessage()));
-                reply.put("trace", trace(cause));
+                reply.put("trace", Plumbing.trace(cause));
             }
             out.println(Json.write(reply));
         }
@@ -279,7 +277,7 @@ public final class GroupCheck {
         ListConsumerGroupsOptions opts = new ListConsumerGroupsOptions();
         if (req.get("states") != null) {
             Set<GroupState> states = new java.util.HashSet<>();
-            for (Object s : asList(req.get("states"))) states.add(GroupState.parse((String) s));
+            for (Object s : Plumbing.asList(req.get("states"))) states.add(GroupState.parse((String) s));
             opts.inGroupStates(states);
         }
         Map<String, Object> out = new TreeMap<>();
@@ -295,7 +293,7 @@ public final class GroupCheck {
 
     private static Object describeGroups(Admin a, Map<String, Object> req) throws Exception {
         List<String> names = new ArrayList<>();
-        for (Object o : asList(req.get("groups"))) names.add((String) o);
+        for (Object o : Plumbing.asList(req.get("groups"))) names.add((String) o);
         Map<String, KafkaFuture<ConsumerGroupDescription>> values = a.describeConsumerGroups(names).describedGroups();
         Map<String, Object> out = new TreeMap<>();
         for (String name : names) {
@@ -324,7 +322,7 @@ public final class GroupCheck {
                 m.put("members", members);
             } catch (ExecutionException e) {
                 m.put("ok", false);
-                m.put("error", describe(e.getCause()));
+                m.put("error", Plumbing.describe(e.getCause()));
             }
             out.put(name, m);
         }
@@ -343,7 +341,7 @@ public final class GroupCheck {
 
     private static Object deleteGroups(Admin a, Map<String, Object> req) throws Exception {
         List<String> names = new ArrayList<>();
-        for (Object o : asList(req.get("groups"))) names.add((String) o);
+        for (Object o : Plumbing.asList(req.get("groups"))) names.add((String) o);
         Map<String, Object> out = new TreeMap<>();
         for (Map.Entry<String, KafkaFuture<Void>> e : a.deleteConsumerGroups(names).deletedGroups().entrySet()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -352,42 +350,10 @@ public final class GroupCheck {
                 m.put("ok", true);
             } catch (ExecutionException ex) {
                 m.put("ok", false);
-                m.put("error", describe(ex.getCause()));
+                m.put("error", Plumbing.describe(ex.getCause()));
             }
             out.put(e.getKey(), m);
         }
         return out;
-    }
-
-    // ---- plumbing ------------------------------------------------------------------------------
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
-               && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
-    }
-
-    private static String describe(Throwable t) {
-        t = unwrap(t);
-        return t.getClass().getName() + ": " + t.getMessage();
-    }
-
-    private static String trace(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() > 4000 ? s.substring(0, 4000) : s;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> asMap(Object o) {
-        return (Map<String, Object>) o;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Object> asList(Object o) {
-        return (List<Object>) o;
     }
 }

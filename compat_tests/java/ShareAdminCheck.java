@@ -23,8 +23,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -61,17 +59,17 @@ public final class ShareAdminCheck {
                 if (line.isBlank()) continue;
                 Map<String, Object> reply = new LinkedHashMap<>();
                 try {
-                    Map<String, Object> req = asMap(Json.parse(line));
+                    Map<String, Object> req = Plumbing.asMap(Json.parse(line));
                     reply.put("id", req.get("id"));
                     Object result = op(admin, req);
                     reply.put("ok", true);
                     reply.put("result", result);
                 } catch (Throwable t) {
-                    Throwable cause = unwrap(t);
+                    Throwable cause = Plumbing.unwrap(t);
                     reply.put("ok", false);
                     reply.put("errorClass", cause.getClass().getName());
                     reply.put("error", String.valueOf(cause.getMessage()));
-                    reply.put("trace", trace(cause));
+                    reply.put("trace", Plumbing.trace(cause));
                 }
                 out.println(Json.write(reply));
             }
@@ -85,7 +83,7 @@ public final class ShareAdminCheck {
                 ListShareGroupOffsetsSpec spec = new ListShareGroupOffsetsSpec();
                 if (req.get("partitions") != null) {
                     List<TopicPartition> tps = new ArrayList<>();
-                    for (Object o : asList(req.get("partitions"))) tps.add(partition(asList(o)));
+                    for (Object o : Plumbing.asList(req.get("partitions"))) tps.add(partition(Plumbing.asList(o)));
                     spec.topicPartitions(tps);
                 }
                 Map<TopicPartition, SharePartitionOffsetInfo> got = a.listShareGroupOffsets(Map.of(group, spec))
@@ -106,8 +104,8 @@ public final class ShareAdminCheck {
             }
             case "alterOffsets": {
                 Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
-                for (Object o : asList(req.get("offsets"))) {
-                    List<Object> l = asList(o);
+                for (Object o : Plumbing.asList(req.get("offsets"))) {
+                    List<Object> l = Plumbing.asList(o);
                     offsets.put(partition(l), ((Number) l.get(2)).longValue());
                 }
                 var altered = a.alterShareGroupOffsets(group, offsets);
@@ -143,7 +141,7 @@ public final class ShareAdminCheck {
                         m.put("members", d.members().size());
                         result.put(g, m);
                     } catch (ExecutionException e) {
-                        result.put(g, describe(e));
+                        result.put(g, Plumbing.describe(e));
                     }
                 }
                 return result;
@@ -159,7 +157,7 @@ public final class ShareAdminCheck {
             f.get(WAIT_MS, TimeUnit.MILLISECONDS);
             return null;
         } catch (ExecutionException e) {
-            return describe(e);
+            return Plumbing.describe(e);
         }
     }
 
@@ -169,34 +167,7 @@ public final class ShareAdminCheck {
 
     private static List<String> strings(Object o) {
         List<String> out = new ArrayList<>();
-        for (Object x : asList(o)) out.add((String) x);
+        for (Object x : Plumbing.asList(o)) out.add((String) x);
         return out;
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        while (t instanceof ExecutionException && t.getCause() != null) t = t.getCause();
-        return t;
-    }
-
-    private static String describe(Throwable t) {
-        t = unwrap(t);
-        return t.getClass().getName() + ": " + t.getMessage();
-    }
-
-    private static String trace(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() > 4000 ? s.substring(0, 4000) : s;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> asMap(Object o) {
-        return (Map<String, Object>) o;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Object> asList(Object o) {
-        return (List<Object>) o;
     }
 }

@@ -22,8 +22,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,7 +54,7 @@ public final class ShareCheck {
             System.err.println("usage: ShareCheck BOOTSTRAP SPEC_JSON");
             System.exit(2);
         }
-        System.exit(run(args[0], asMap(Json.parse(args[1]))));
+        System.exit(run(args[0], Plumbing.asMap(Json.parse(args[1]))));
     }
 
     static int run(String bootstrap, Map<String, Object> spec) {
@@ -66,9 +64,9 @@ public final class ShareCheck {
         p.put("client.id", "sharecheck-" + spec.get("name"));
         p.put("share.acknowledgement.mode", "explicit");
         if (spec.get("config") != null) {
-            for (Map.Entry<String, Object> e : asMap(spec.get("config")).entrySet()) p.put(e.getKey(), String.valueOf(e.getValue()));
+            for (Map.Entry<String, Object> e : Plumbing.asMap(spec.get("config")).entrySet()) p.put(e.getKey(), String.valueOf(e.getValue()));
         }
-        Map<String, Object> actions = spec.get("actions") == null ? Map.of() : asMap(spec.get("actions"));
+        Map<String, Object> actions = spec.get("actions") == null ? Map.of() : Plumbing.asMap(spec.get("actions"));
         boolean hold = Boolean.TRUE.equals(spec.get("hold"));
         Thread stdin = new Thread(ShareCheck::watchStdin, "stdin-watch");
         stdin.setDaemon(true);
@@ -107,7 +105,7 @@ public final class ShareCheck {
                 }
                 Map<String, Object> errors = new TreeMap<>();
                 for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : result.entrySet()) {
-                    errors.put(String.valueOf(e.getKey().partition()), e.getValue().map(ShareCheck::describe).orElse(null));
+                    errors.put(String.valueOf(e.getKey().partition()), e.getValue().map(Plumbing::describe).orElse(null));
                 }
                 emit("acked", Map.of("errors", errors));
             }
@@ -116,8 +114,8 @@ public final class ShareCheck {
             return 0;
         } catch (Throwable t) {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("error", describe(t));
-            m.put("trace", trace(t));
+            m.put("error", Plumbing.describe(t));
+            m.put("trace", Plumbing.trace(t));
             emit("error", m);
             return 1;
         }
@@ -143,21 +141,5 @@ public final class ShareCheck {
         m.put("t", System.currentTimeMillis());
         m.putAll(fields);
         out.println(Json.write(m));
-    }
-
-    private static String describe(Throwable t) {
-        return t.getClass().getName() + ": " + t.getMessage();
-    }
-
-    private static String trace(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() > 4000 ? s.substring(0, 4000) : s;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> asMap(Object o) {
-        return (Map<String, Object>) o;
     }
 }

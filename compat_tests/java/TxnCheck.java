@@ -27,8 +27,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,16 +71,16 @@ public final class TxnCheck {
             if (line.isBlank()) continue;
             Map<String, Object> reply = new LinkedHashMap<>();
             try {
-                Map<String, Object> req = asMap(Json.parse(line));
+                Map<String, Object> req = Plumbing.asMap(Json.parse(line));
                 reply.put("id", req.get("id"));
                 reply.put("ok", true);
                 reply.put("result", check.dispatch(req));
             } catch (Throwable t) {
-                Throwable cause = unwrap(t);
+                Throwable cause = Plumbing.unwrap(t);
                 reply.put("ok", false);
                 reply.put("errorClass", cause.getClass().getName());
                 reply.put("error", String.valueOf(cause.getMessage()));
-                reply.put("trace", trace(cause));
+                reply.put("trace", Plumbing.trace(cause));
             }
             replies.println(Json.write(reply));
         }
@@ -131,11 +129,11 @@ public final class TxnCheck {
         int partition = ((Number) req.get("partition")).intValue();
         List<Object> out = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> producer = producer((String) req.get("tid"))) {
-            for (Object o : asList(req.get("transactions"))) {
-                Map<String, Object> txn = asMap(o);
+            for (Object o : Plumbing.asList(req.get("transactions"))) {
+                Map<String, Object> txn = Plumbing.asMap(o);
                 producer.beginTransaction();
                 List<Object> offsets = new ArrayList<>();
-                for (Object v : asList(txn.get("values"))) {
+                for (Object v : Plumbing.asList(txn.get("values"))) {
                     byte[] value = ((String) v).getBytes(StandardCharsets.UTF_8);
                     offsets.add(producer.send(new ProducerRecord<>(topic, partition, null, value))
                                         .get(WAIT_MS, TimeUnit.MILLISECONDS).offset());
@@ -241,38 +239,11 @@ public final class TxnCheck {
             step.run();
             return null;
         } catch (Exception e) {
-            return unwrap(e).getClass().getName();
+            return Plumbing.unwrap(e).getClass().getName();
         }
     }
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    // ---- plumbing ------------------------------------------------------------------------------
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
-               && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
-    }
-
-    private static String trace(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() > 4000 ? s.substring(0, 4000) : s;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> asMap(Object o) {
-        return (Map<String, Object>) o;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Object> asList(Object o) {
-        return (List<Object>) o;
     }
 }
