@@ -232,25 +232,7 @@ public final class GroupCheck {
     // ---- admin -------------------------------------------------------------------------------
 
     private static void adminLoop(String bootstrap) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            Map<String, Object> reply = new LinkedHashMap<>();
-            try {
-                Map<String, Object> req = Plumbing.asMap(Json.parse(line));
-                reply.put("id", req.get("id"));
-                reply.put("ok", true);
-                reply.put("result", adminOp(bootstrap, req));
-            } catch (Throwable t) {
-                Throwable cause = Plumbing.unwrap(t);
-                reply.put("ok", false);
-                reply.put("errorClass", cause.getClass().getName());
-                reply.put("error", String.valueOf(cause.getMessage()));
-                reply.put("trace", Plumbing.trace(cause));
-            }
-            out.println(Json.write(reply));
-        }
+        Plumbing.serve(out, req -> adminOp(bootstrap, req));
     }
 
     private static Object adminOp(String bootstrap, Map<String, Object> req) throws Exception {

@@ -20,8 +20,6 @@
 //
 // System.out is re-pointed at stderr, so only protocol lines reach stdout.
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -52,27 +50,8 @@ public final class ShareAdminCheck {
         p.put("client.id", "shareadmincheck");
         p.put("request.timeout.ms", "15000");
         p.put("default.api.timeout.ms", "30000");
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try (Admin admin = Admin.create(p)) {
-            String line;
-            while ((line = in.readLine()) != null) {
-                if (line.isBlank()) continue;
-                Map<String, Object> reply = new LinkedHashMap<>();
-                try {
-                    Map<String, Object> req = Plumbing.asMap(Json.parse(line));
-                    reply.put("id", req.get("id"));
-                    Object result = op(admin, req);
-                    reply.put("ok", true);
-                    reply.put("result", result);
-                } catch (Throwable t) {
-                    Throwable cause = Plumbing.unwrap(t);
-                    reply.put("ok", false);
-                    reply.put("errorClass", cause.getClass().getName());
-                    reply.put("error", String.valueOf(cause.getMessage()));
-                    reply.put("trace", Plumbing.trace(cause));
-                }
-                out.println(Json.write(reply));
-            }
+            Plumbing.serve(out, req -> op(admin, req));
         }
     }
 

@@ -24,8 +24,6 @@
 //       (null where nothing was thrown).
 // Clients are made per request and closed before the reply. System.out is re-pointed at stderr.
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -65,25 +63,7 @@ public final class TxnCheck {
         PrintStream replies = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         TxnCheck check = new TxnCheck(args[0]);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) continue;
-            Map<String, Object> reply = new LinkedHashMap<>();
-            try {
-                Map<String, Object> req = Plumbing.asMap(Json.parse(line));
-                reply.put("id", req.get("id"));
-                reply.put("ok", true);
-                reply.put("result", check.dispatch(req));
-            } catch (Throwable t) {
-                Throwable cause = Plumbing.unwrap(t);
-                reply.put("ok", false);
-                reply.put("errorClass", cause.getClass().getName());
-                reply.put("error", String.valueOf(cause.getMessage()));
-                reply.put("trace", Plumbing.trace(cause));
-            }
-            replies.println(Json.write(reply));
-        }
+        Plumbing.serve(replies, check::dispatch);
     }
 
     private Object dispatch(Map<String, Object> req) throws Exception {
