@@ -165,7 +165,7 @@ class LogSegment:
             self.max_timestamp = header.max_timestamp
             self.offset_of_max_timestamp = header.base_offset
         if position == 0 or self._since_index >= self.index_interval:
-            if not len(self.index) or self.index.keys[-1] < header.base_offset:
+            if not len(self.index) or self.index.last_entry()[0] < header.base_offset:
                 self.index.append(header.base_offset, position)
             if self.max_timestamp > self.time_index.last_timestamp:
                 self.time_index.append(self.max_timestamp, self.offset_of_max_timestamp)
@@ -176,11 +176,19 @@ class LogSegment:
     # ----- opening and recovery ---------------------------------------------
 
     def load(self) -> None:
-        """Open after a clean shutdown: trust the files, rescan from the last index entry."""
-        position = self.index.values[-1] if len(self.index) else 0
+        """Open after a clean shutdown: trust the files, rescan from the last index entry.
+
+        Only the indexes' last entries are read (index_file.py reads the rest on first use); a
+        last offset-index entry that does not name the batch at its position means the index
+        is not to be trusted, and the segment is recovered (its indexes rebuilt) instead."""
+        key, position = self.index.last_entry() or (self.base_offset, 0)
+        if position:
+            header = self.header_at(position)
+            if header is None or header.base_offset != key or header.magic != MAGIC:
+                self.recover()
+                return
         if len(self.time_index):
-            self.max_timestamp = self.time_index.keys[-1]
-            self.offset_of_max_timestamp = self.time_index.values[-1]
+            self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry()
         first = self.header_at(0)
         if first is not None:
             self.first_batch_timestamp = first.max_timestamp
