@@ -130,7 +130,9 @@ def test_no_offset_is_held_twice_or_delivered_after_it_is_done(steps):
         elif op == "ack":
             mine = [o for o, m in holder.items() if m == member and first <= o <= first + width]
             for o in mine:
-                sp.acknowledge(member, o, o, (kind,), now_ms=0)
+                sp.acknowledge(member, o, o, (kind,), now_ms=now)
+                if kind is AckType.RENEW:
+                    continue  # still held, under a new lock
                 del holder[o]
                 if kind is not AckType.RELEASE or sp.state_of(o)[0] in (RecordState.ARCHIVED, RecordState.ACKNOWLEDGED):
                     done.add(o)
