@@ -102,8 +102,6 @@ class Broker:
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self.consumer_groups = ConsumerGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                         config.consumer_groups)
-        self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.offsets_store,
-                                          cluster=member is not None)
         # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
         self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None
                               else GroupConfigStore(data_dir))
@@ -114,8 +112,10 @@ class Broker:
         self.share_groups = ShareGroupCoordinator(
             SharePartitions(self._share_persister, config.share_groups,
                             lambda group: share_config_for(config.share_groups, self.group_configs.configs(group))),
-            lambda: self.topics.topics,
+            self.offsets_store, lambda: self.topics.topics,
             self.other_group_kind, self.groups.coordinator_error)
+        self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
+                                          cluster=member is not None)
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self.other_group_kind)
         self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+

@@ -1,14 +1,17 @@
 """Share groups' admin side (KIP-932) over a raw socket at every served version: the share
 coordinator's ReadShareGroupStateSummary and DeleteShareGroupState, the group coordinator's
 DescribeShareGroupOffsets, AlterShareGroupOffsets and DeleteShareGroupOffsets, DeleteGroups of a
-share group (ListGroups and DescribeGroups after it), and a share group's id refused to classic
-and consumer-protocol members, each with Kafka's error codes. What the Java Admin sees is
+share group (ListGroups and DescribeGroups after it), an idle share group after a restart (kill -9
+or SIGTERM: still listed, its offsets described, the group deleted), and a share group's id
+refused to classic and consumer-protocol members, each with Kafka's error codes. What the Java Admin sees is
 test_share_groups_java.py's.
 """
 
 from __future__ import annotations
 
 import uuid
+
+import pytest
 
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.served_versions import over_versions
@@ -137,6 +140,7 @@ def test_describe_offsets_of_asked_partitions_or_of_every_one_with_state(broker,
     topic_id = client.create_topic(topic, partitions=2)
     client.produced(topic, 0, make_batch([b"%d" % i for i in range(6)]))
     group = new_group()
+    share_member(client, group, topic)  # assigned both partitions: the ones that may have state
     write_state(client, group, topic_id, 0, 2, [(2, 2, ACKNOWLEDGED), (3, 3, AVAILABLE)])
     lag = 3 if version >= 1 else None  # high watermark 6, start 2, one record past it done with
     missing = unique_topic("sa-none")
@@ -205,11 +209,35 @@ def test_delete_groups_takes_an_empty_share_group_with_its_state(broker, client,
     (described,) = client.request(DESCRIBE_GROUPS, 6, groups=[group], include_authorized_operations=False).groups
     assert (described.error_code, described.group_state) == (GROUP_ID_NOT_FOUND, "Dead")
     assert client.request(DELETE_GROUPS, version, groups_names=[group]).results[0].error_code == GROUP_ID_NOT_FOUND
-    # a share group known only by its state (membership is not kept over a restart) is deleted too
-    by_state = new_group()
-    write_state(client, by_state, topic_id, 0, 2, [])
-    assert client.request(DELETE_GROUPS, version, groups_names=[by_state]).results[0].error_code == NONE
-    assert summary(client, by_state, topic_id).start_offset == -1
+
+
+@pytest.mark.parametrize("stop", ["kill", "stop"])
+def test_an_idle_share_group_survives_a_restart(broker, client, stop):
+    """Membership is not kept, but the group is (its records in __consumer_offsets): after a
+    kill -9 or a SIGTERM, an idle share group is listed Empty, its offsets are described, and it
+    is deleted with its state."""
+    topic = unique_topic("sa-restart")
+    topic_id = client.create_topic(topic, partitions=2)
+    client.produced(topic, 1, make_batch([b"%d" % i for i in range(8)]))
+    group = new_group()
+    member, _ = share_member(client, group, topic)
+    write_state(client, group, topic_id, 1, 5, [])
+    leave(client, group, member)
+    getattr(broker, stop)()
+    broker.start()
+    with Client.to(broker) as again:
+        listed = again.request(LIST_GROUPS, 5, states_filter=[], types_filter=["share"]).groups
+        assert [(g.group_id, g.group_state, g.group_type) for g in listed if g.group_id == group] == \
+            [(group, "Empty", "share")]
+        assert describe(again, group, None) == (NONE, {topic: {1: (5, 3, NONE)}})
+        assert again.request(DELETE_GROUPS, 2, groups_names=[group]).results[0].error_code == NONE
+        assert summary(again, group, topic_id, 1).start_offset == -1
+        assert group not in {g.group_id for g in again.request(LIST_GROUPS, 5, states_filter=[],
+                                                                 types_filter=[]).groups}
+    broker.kill()  # the group's tombstones are what a restart replays
+    broker.start()
+    with Client.to(broker) as third:
+        assert third.request(DELETE_GROUPS, 2, groups_names=[group]).results[0].error_code == GROUP_ID_NOT_FOUND
 
 
 def test_a_share_groups_id_refuses_classic_and_consumer_members(broker, client):

@@ -36,15 +36,18 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
+from broker.groups.share import share_group_replay
+from broker.groups.share.share_coordinator import ShareGroupCoordinator
 
 log = logging.getLogger(__name__)
 
 
 class GroupLoading:
     def __init__(self, coordinator: GroupCoordinator, consumer_groups: ConsumerGroupCoordinator,
-                 store: OffsetsStore, cluster: bool) -> None:
+                 share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool) -> None:
         self._coordinator = coordinator
         self._consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
+        self._share_groups = share_groups  # KIP-932 groups: theirs too
         self._store = store
         self._cluster = cluster
         if cluster:
@@ -56,7 +59,7 @@ class GroupLoading:
         if self._cluster:
             self.sync()
         else:
-            offsets.load(self._coordinator, replaying(self._consumer_groups, self._store.replay()))
+            offsets.load(self._coordinator, self._replaying(self._store.replay()))
 
     async def on_metadata(self, image, change) -> None:
         """A ClusterMetadata listener (called after the cluster member applied the image)."""
@@ -79,10 +82,14 @@ class GroupLoading:
         return {index: p for index, p in enumerate(topic.partitions) if p is not None and p.is_leader}
 
     def _load(self, index: int, partition: Partition) -> None:
-        loaded = offsets.load(self._coordinator, replaying(self._consumer_groups, self._store.replay_partition(partition)))
+        loaded = offsets.load(self._coordinator, self._replaying(self._store.replay_partition(partition)))
         self._coordinator.local_partitions.add(index)
         log.info("coordinating the groups of %s-%d (leader epoch %d): %d loaded", offsets_log.TOPIC, index,
                  partition.leader_epoch, len(loaded))
+
+    def _replaying(self, records):
+        """Records past the consumer and share groups' replays, on to offsets.load."""
+        return replaying(self._consumer_groups, share_group_replay.replaying(self._share_groups.groups, records))
 
     def _unload(self, index: int) -> None:
         self._coordinator.local_partitions.discard(index)
@@ -96,5 +103,9 @@ class GroupLoading:
                  if count is None or offsets_log.partition_for(g.group_id, count) == index]
         for consumer_group in moved:
             self._consumer_groups.unload(consumer_group)
+        shared = [g for g in self._share_groups.groups
+                  if count is None or offsets_log.partition_for(g, count) == index]
+        for group_id in shared:
+            self._share_groups.unload(group_id)
         log.info("no longer coordinating the groups of %s-%d: %d unloaded", offsets_log.TOPIC, index,
-                 len(gone) + len(moved))
+                 len(gone) + len(moved) + len(shared))

@@ -24,6 +24,9 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
+from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.share.share_partitions import SharePartitions
+from broker.settings.group_configs import share_config_for
 from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
 from replica.partition import PartitionState
@@ -102,11 +105,22 @@ def cluster_member(tmp_path, request):
 
 def _coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     """The classic and the KIP-848 coordinator of one broker, and their loading."""
+    coord, consumer_groups, _share_groups, loading = _all_coordinators(member, delay_ms, commit_timeout_s)
+    return coord, consumer_groups, loading
+
+
+def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
+    """The classic, KIP-848 and share group coordinators of one broker, and their loading. The
+    share groups' persister is left out: nothing here reaches a share-partition's state."""
     store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
     coord = GroupCoordinator(store, delay_ms, (1_000, 60_000))
     consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
                                                config_with().consumer_groups)
-    return coord, consumer_groups, GroupLoading(coord, consumer_groups, store, cluster=True)
+    share = config_with().share_groups
+    share_groups = ShareGroupCoordinator(SharePartitions(None, share, lambda _group: share_config_for(share, {})), store,
+                                         lambda: member.topics.topics, lambda _g: None, coord.coordinator_error)
+    return coord, consumer_groups, share_groups, GroupLoading(coord, consumer_groups, share_groups, store,
+                                                             cluster=True)
 
 
 def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
@@ -351,5 +365,49 @@ def test_a_new_coordinator_applies_the_transaction_markers_in_its_log(cluster_me
         assert successor.coordinator_error(a) is None
         [(_, [(_, value, code)])] = offsets.fetch(successor, a, [("t", [0])], require_stable=True)
         assert (value.offset, code) == (42, "none")
+
+    asyncio.run(scenario())
+
+
+def test_share_groups_are_written_and_an_idle_one_is_replayed_by_the_next_coordinator(cluster_member):
+    """A share group's records (its epoch, the share-partitions it was assigned) reach the log
+    before its member is answered; after the member leaves, the group moves with its offsets
+    partition: unloaded here, replayed Empty by the next leader with what may have state; a
+    deleted group (its tombstones) is replayed as gone."""
+    a, _ = _groups_in_two_partitions()
+    topic_id = cluster_member.topics.get("t").topic_id
+
+    async def scenario():
+        _, _, shares, loading = _all_coordinators(cluster_member)
+        for index in range(PARTITIONS):
+            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
+        loading.sync()
+        joined = await shares.heartbeat(a, "member-1", 0, ("t",), None, "client", "/127.0.0.1")
+        assert (joined.error, joined.assignment) == ("none", {topic_id: frozenset({0})})
+        left = await shares.heartbeat(a, "member-1", -1, None, None, "client", "/127.0.0.1")
+        assert left.error == "none"
+        epoch = shares.groups[a].epoch
+
+        _follow(cluster_member.partition(a), epoch=2)
+        loading.sync()
+        assert a not in shares.groups
+
+        _, _, successor, successor_loading = _all_coordinators(cluster_member)  # the next leader, from the log
+        _lead(cluster_member.partition(a), epoch=3)
+        successor_loading.sync()
+        group = successor.groups[a]
+        assert (group.state, group.epoch, group.members) == ("Empty", epoch, {})
+        assert group.state_partitions == {topic_id: ("t", frozenset({0}))}
+        rejoined = await successor.heartbeat(a, "member-1", 0, ("t",), None, "client", "/127.0.0.1")
+        assert rejoined.error == "none" and rejoined.member_epoch > epoch  # the epoch goes on from the log's
+
+        successor.groups.pop(a)  # DeleteGroups: the group goes, then its tombstones are written
+        assert await successor.write(group) == "none"
+        _, _, third, third_loading = _all_coordinators(cluster_member)
+        _follow(cluster_member.partition(a), epoch=4)
+        _lead(cluster_member.partition(a), epoch=5)
+        third_loading.sync()
+        assert a not in third.groups
+        successor.close()
 
     asyncio.run(scenario())

@@ -3,8 +3,11 @@ member goes (its share sessions closed, its acquired records released and the re
 
 Membership is kept in memory: after a restart a member's heartbeat is answered UNKNOWN_MEMBER_ID
 and the Java client joins again under the same member id (ShareGroupHeartbeat v1: the member
-names itself). What must survive a restart, which records are done with, is the share-partitions'
-state (share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken by a classic or consumer group is
+names itself). The group itself (its epoch, and which share-partitions may have state) is written
+to `__consumer_offsets` (share_group_records.py) whenever its epoch moves or it is assigned a
+share-partition it had not been, before the heartbeat is answered, so an idle group survives a
+restart or a coordinator move. Which records are done with is the share-partitions' state
+(share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken by a classic or consumer group is
 not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
 """
 
@@ -14,6 +17,9 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from replica.partition import now_ms
+
+from broker.groups.share import share_group_records as rec
 from broker.groups.share.share_group import LEAVE_EPOCH, HeartbeatRefused, ShareGroup, ShareMember
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_persister import ShareStateUnavailable
@@ -21,6 +27,15 @@ from broker.groups.share.share_sessions import ShareSessions
 from broker.groups.share.simple_assignor import Assignment
 
 log = logging.getLogger(__name__)
+
+# A failed write of the group's records, as the heartbeat answers it (the consumer groups' choice).
+_WRITE_ERRORS = {"not_leader_or_follower": "not_coordinator", "kafka_storage_error": "not_coordinator",
+                 "message_too_large": "unknown_server_error", "record_list_too_large": "unknown_server_error"}
+
+
+def write_error(stored: str) -> str:
+    """The error a request answers when writing its group's records failed with `stored`."""
+    return _WRITE_ERRORS.get(stored, "coordinator_not_available")
 
 
 @dataclass(frozen=True)
@@ -34,11 +49,14 @@ class ShareHeartbeatResult:
 
 
 class ShareGroupCoordinator:
-    def __init__(self, partitions: SharePartitions, topics, other_group_kind, coordinator_error) -> None:
-        """`topics()`: the broker's topics by name; `other_group_kind(group_id)`: "classic" or
-        "consumer" when that id is taken by such a group, else None; `coordinator_error(group_id)`:
-        NOT_COORDINATOR when another broker coordinates it."""
+    def __init__(self, partitions: SharePartitions, store, topics, other_group_kind, coordinator_error) -> None:
+        """`store`: the OffsetsStore the group's records go to; `topics()`: the broker's topics by
+        name; `other_group_kind(group_id)`: "classic" or "consumer" when that id is taken by such
+        a group, else None; `coordinator_error(group_id)`: NOT_COORDINATOR when another broker
+        coordinates it."""
         self.groups: dict[str, ShareGroup] = {}
+        self._store = store
+        self._writing = asyncio.Lock()  # one write at a time, each of the state as it is then
         self.sessions = ShareSessions()
         self.partitions = partitions
         self.settings = partitions.settings
@@ -64,25 +82,64 @@ class ShareGroupCoordinator:
         if self._other_group_kind(group_id):
             return ShareHeartbeatResult("group_id_not_found", f"Group {group_id} is not a share group.")
         group = self.groups.get(group_id)
-        if group is None:
+        new = group is None
+        if new:
             if member_epoch != 0:
                 return ShareHeartbeatResult("unknown_member_id", f"Member {member_id} is not a member of "
                                             f"share group {group_id}.")
             group = self.groups[group_id] = ShareGroup(group_id)
+        epoch = group.epoch
         try:
             if member_epoch == LEAVE_EPOCH:
                 group.leave(member_id, self.topics_now())
                 await self.member_gone(group_id, member_id, "left")
+                await self.write(group)  # a failure is logged: the next write holds this change too
                 return ShareHeartbeatResult(member_id=member_id, member_epoch=LEAVE_EPOCH)
             member = group.join_or_heartbeat(member_id, member_epoch, subscribed, rack_id, client_id, client_host,
                                              self.topics_now())
         except HeartbeatRefused as exc:
+            if new:
+                self.groups.pop(group_id, None)
             return ShareHeartbeatResult(exc.error, exc.message)
+        if group.note_state_partitions(group.assigned_partitions()) or group.epoch != epoch or new:
+            stored = await self.write(group)
+            if stored != "none":  # the member is not told of a change the log does not hold
+                if new:  # nothing stored: it never existed
+                    self.groups.pop(group_id, None)
+                return ShareHeartbeatResult(write_error(stored),
+                                            f"Writing share group {group_id} failed: {stored}.")
         self._arm_session(group, member)
         send = member.assignment if member.sent != member.assignment else None
         member.sent = member.assignment
         return ShareHeartbeatResult(member_id=member_id, member_epoch=member.epoch,
                                     heartbeat_interval_ms=self.settings.heartbeat_interval_ms, assignment=send)
+
+    async def write(self, group: ShareGroup) -> str:
+        """Writes the group's records as they are now (acks=-1); the log's error name, "none"
+        once stored. A group no longer here is written as deleted."""
+        async with self._writing:
+            if self.groups.get(group.group_id) is group:
+                records = [(rec.key(rec.GROUP_METADATA, group.group_id), rec.group_metadata_value(group.epoch)),
+                           (rec.key(rec.STATE_PARTITION_METADATA, group.group_id),
+                            rec.state_partitions_value(group.state_partitions, now_ms()))]
+            else:
+                records = [(rec.key(t, group.group_id), None)
+                           for t in (rec.STATE_PARTITION_METADATA, rec.GROUP_METADATA)]
+            stored = await self._store.append(group.group_id, records)
+        if stored != "none":
+            log.warning("share group %s: writing its records failed: %s", group.group_id, stored)
+        return stored
+
+    def unload(self, group_id: str) -> None:
+        """Another broker coordinates the group now: forget it here; its records stay in the log."""
+        group = self.groups.pop(group_id, None)
+        if group is None:
+            return
+        for member_id in list(group.members):
+            timer = self._expiry.pop((group_id, member_id), None)
+            if timer is not None:
+                timer.cancel()
+            self.sessions.close(group_id, member_id)
 
     def is_unknown_member(self, group_id: str, member_id: str) -> bool:
         """Whether this broker coordinates the group and it has no such member. A share-partition
@@ -128,6 +185,7 @@ class ShareGroupCoordinator:
             return
         group.leave(member.member_id, self.topics_now())
         await self.member_gone(group.group_id, member.member_id, "expired: session timed out")
+        await self.write(group)
 
     def close(self) -> None:
         for timer in self._expiry.values():

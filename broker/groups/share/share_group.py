@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from broker.groups.share.share_group_records import StatePartitions
 from broker.groups.share.simple_assignor import Assignment, assign
 
 LEAVE_EPOCH = -1
@@ -45,6 +46,9 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     topics: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)  # subscribed: name -> (id, partitions)
     targets: dict[str, Assignment] = field(default_factory=dict)
+    # The share-partitions that may have state: ever assigned, or altered by an admin, and not
+    # deleted since (share_group_records.py); the admin asks the share coordinator about these.
+    state_partitions: StatePartitions = field(default_factory=dict)
 
     @property
     def state(self) -> str:
@@ -87,6 +91,26 @@ class ShareGroup:
         self.epoch += 1
         self._refresh(topics)
         return member
+
+    def note_state_partitions(self, partitions: StatePartitions) -> bool:
+        """Adds these share-partitions to those that may have state; whether any was new."""
+        grew = False
+        for topic_id, (name, indexes) in partitions.items():
+            _name, kept = self.state_partitions.get(topic_id, (name, frozenset()))
+            if not indexes <= kept:
+                self.state_partitions[topic_id] = (name, kept | indexes)
+                grew = True
+        return grew
+
+    def assigned_partitions(self) -> StatePartitions:
+        """Every share-partition the current assignment hands to some member."""
+        names = {topic_id: name for name, (topic_id, _count) in self.topics.items()}
+        found: dict = {}
+        for assignment in self.targets.values():
+            for topic_id, indexes in assignment.items():
+                if topic_id in names:
+                    found[topic_id] = found.get(topic_id, frozenset()) | indexes
+        return {topic_id: (names[topic_id], indexes) for topic_id, indexes in found.items()}
 
     def _refresh(self, topics: dict) -> None:
         """Subscribed topics as they are now; a new assignment if the group epoch moved."""

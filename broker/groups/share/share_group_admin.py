@@ -3,13 +3,13 @@ described, altered and deleted, and the group itself deleted, each through the s
 state (state_persister.py: in-process, or ReadShareGroupStateSummary / InitializeShareGroupState /
 DeleteShareGroupState to the coordinator of each share-partition).
 
-Which share-partitions a group has state for: Kafka's group coordinator keeps a record of them
-(ShareGroupStatePartitionMetadata); twinlog does not, so it asks the share coordinator for the
-state of every partition of every topic but the internal ones, and keeps those that have one.
-A group therefore exists while it is known here (members, or an empty group an alter made) or
-has state anywhere: after a restart, which forgets membership, it is still found by its state.
-Nothing is asked while `__share_group_state` does not exist (no group has state then), so an
-admin call on a broker without share groups never creates it.
+Which share-partitions a group has state for: those its records in `__consumer_offsets` say may
+have state (share_group_records.py, as Kafka's ShareGroupStatePartitionMetadata: every one it was
+assigned or an admin altered, not deleted since); the share coordinator is asked about these only,
+and those with a state are kept. A group exists while it is known here: a live one, or one its
+records brought back after a restart or a coordinator move (share_group_replay.py). Nothing is
+asked while `__share_group_state` does not exist (no group has state then), so an admin call on a
+broker without share groups never creates it.
 
 As Kafka's: altering or deleting offsets needs the group empty (NON_EMPTY_GROUP), an id taken by
 a classic or consumer group is GROUP_ID_NOT_FOUND, an alter writes each start offset as a new
@@ -25,6 +25,7 @@ import uuid
 from typing import NamedTuple
 
 from broker.groups.share import state_log
+from broker.groups.share.share_coordinator import write_error
 from broker.groups.share.share_group import ShareGroup
 from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.topic_names import INTERNAL_TOPICS
@@ -93,7 +94,9 @@ class ShareGroupAdmin:
         refused = await self._refusal(group_id, must_exist=False)
         if refused is not None:
             return refused
-        self._share_groups.groups.setdefault(group_id, ShareGroup(group_id))
+        refused = await self._note_altered(group_id, wanted)
+        if refused is not None:
+            return refused
         results = []
         for name, offsets in wanted:
             topic = self._topics.get(name)
@@ -113,11 +116,18 @@ class ShareGroupAdmin:
                 results.append(TopicResult(name, NO_TOPIC_ID, [], "unknown_topic_or_partition",
                                            f"Topic {name} does not exist."))
                 continue
-            keys = [(group_id, topic.topic_id, i) for i in range(len(topic.partitions))]
-            try:
-                await self._delete([k for k, s in zip(keys, await self._summaries(keys)) if s.start_offset >= 0])
+            group = self._share_groups.groups[group_id]
+            _name, indexes = group.state_partitions.get(topic.topic_id, (name, frozenset()))
+            try:  # deleting a state that is not there is no error
+                await self._delete([(group_id, topic.topic_id, i) for i in sorted(indexes)])
             except ShareStateUnavailable as exc:
                 results.append(TopicResult(name, topic.topic_id, [], exc.coordinator_error, str(exc)))
+                continue
+            group.state_partitions.pop(topic.topic_id, None)
+            stored = await self._share_groups.write(group)
+            if stored != "none":  # the state is gone; the next write of the group's records says so
+                results.append(TopicResult(name, topic.topic_id, [], write_error(stored),
+                                           f"Writing share group {group_id} failed: {stored}."))
                 continue
             results.append(TopicResult(name, topic.topic_id, []))
         return results
@@ -125,25 +135,31 @@ class ShareGroupAdmin:
     async def delete_group(self, group_id: str) -> str | None:
         """DeleteGroups of a share group: its error ("none": deleted with all its state), or None
         when `group_id` is no share group here (another kind of group may hold it)."""
-        group = self._share_groups.groups.get(group_id)
-        if group is not None and group.members:
+        groups = self._share_groups.groups
+        group = groups.get(group_id)
+        if group is None:
+            return None
+        if group.members:
             return "non_empty_group"
         try:
-            found = await self.with_state(group_id, raising=True)
-            if group is None and not found:
-                return None
-            await self._delete(list(found))
+            await self._delete(list(await self.with_state(group_id, raising=True)))
         except ShareStateUnavailable as exc:
             return exc.coordinator_error
-        self._share_groups.groups.pop(group_id, None)
+        del groups[group_id]
+        stored = await self._share_groups.write(group)  # its tombstones
+        if stored != "none":
+            groups.setdefault(group_id, group)  # still there after a restart: still here
+            return write_error(stored)
         return "none"
 
     async def with_state(self, group_id: str, raising: bool = False) -> dict[state_log.Key, state_log.StateSummary]:
         """The group's share-partitions that have state, with it. A partition whose state cannot
         be read is left out, or (`raising`) raises ShareStateUnavailable."""
-        if self._store.topic() is None:
+        group = self._share_groups.groups.get(group_id)
+        if self._store.topic() is None or group is None:
             return {}
-        keys = [(group_id, t.topic_id, i) for t in self._known_topics() for i in range(len(t.partitions))]
+        keys = [(group_id, topic_id, i) for topic_id, (_name, indexes) in sorted(group.state_partitions.items())
+                for i in sorted(indexes)]
         summaries = await self._summaries(keys, raising)
         return {k: s for k, s in zip(keys, summaries) if s.start_offset >= 0}
 
@@ -159,8 +175,31 @@ class ShareGroupAdmin:
         if group is not None and group.members:
             return Refused("non_empty_group", f"Share group {group_id} is not empty: its offsets cannot change "
                                               "while it has members.")
-        if must_exist and group is None and not await self.with_state(group_id):
+        if must_exist and group is None:
             return Refused("group_id_not_found", f"Group {group_id} not found.")
+        return None
+
+    async def _note_altered(self, group_id: str, wanted: list[tuple[str, list[tuple[int, int]]]]) -> Refused | None:
+        """The group (created empty if unknown) records the share-partitions about to be altered as
+        ones that may have state, before any state is written, as Kafka records them initializing."""
+        groups = self._share_groups.groups
+        group = groups.get(group_id)
+        new = group is None
+        if new:
+            group = groups[group_id] = ShareGroup(group_id)
+        altered = {}
+        for name, offsets in wanted:
+            topic = self._topics.get(name)
+            if topic is not None:
+                indexes = frozenset(i for i, start in offsets if 0 <= i < len(topic.partitions) and start >= 0)
+                if indexes:
+                    altered[topic.topic_id] = (name, indexes)
+        if group.note_state_partitions(altered) or new:
+            stored = await self._share_groups.write(group)
+            if stored != "none":
+                if new:  # nothing stored: it never existed
+                    groups.pop(group_id, None)
+                return Refused(write_error(stored), f"Writing share group {group_id} failed: {stored}.")
         return None
 
     async def _summaries(self, keys: list[state_log.Key], raising: bool = True) -> list[state_log.StateSummary]:
