@@ -7,7 +7,8 @@ once between them; a record a member holds without acknowledging goes to another
 lock runs out; a REJECTed record is never delivered again; a record RELEASEd delivery.count.limit
 times is archived; a broker restart redelivers exactly what was not acknowledged, counted; and the
 Java Admin (java_share_members.ShareAdmin) lists, alters and deletes a share group's offsets and
-deletes the group, as Kafka lets it only while the group is empty.
+deletes the group, as Kafka lets it only while the group is empty, and still finds an idle group
+after a restart (kill -9 or SIGTERM).
 Per-group configs (KIP-932's group configs, set with the Java Admin's incrementalAlterConfigs on
 resource type GROUP) are checked against the broker's bounds, survive a restart and bind the
 group's share-partitions: its own delivery limit, and read_committed (only committed
@@ -329,3 +330,26 @@ def test_record_limit_acquisition_hands_out_part_of_a_batch(sbroker, members):
     # the holder's 3 reach the taker only once their lock ran out (a slow start on a loaded machine)
     assert all(r[3] >= 2 for r in taker.records() if r[2] in held), taker.records()
     assert_no_failures([taker])
+
+
+@pytest.mark.parametrize("stop", ["kill", "stop"])
+def test_an_idle_group_is_still_there_for_the_admin_after_a_restart(sbroker, members, tmp_path, stop):
+    topic = create_topic(sbroker.bootstrap, unique_topic("share-idle"), 1)
+    group = unique_topic("share-idle-g")
+    values = [f"i-{i}" for i in range(10)]
+    produce(sbroker.bootstrap, topic, values)
+    only = members(sbroker.bootstrap, "only", topic, group)
+    wait_until(lambda: set(accepted([only])) == set(values), "every record accepted", [only])
+    done = {f"{topic}:0": {"start": 10, "leaderEpoch": 0, "lag": 0}}
+    with ShareAdmin(sbroker.bootstrap, log_dir=tmp_path) as admin:
+        wait_until(lambda: admin.call("listOffsets", group=group, partitions=None) == done,
+                   "the start moved past every accepted record", [only])
+    only.close()
+    getattr(sbroker, stop)()
+    sbroker.start()
+    with ShareAdmin(sbroker.bootstrap, log_dir=tmp_path) as admin:
+        assert admin.call("describe", groups=[group]) == {group: {"state": "Empty", "members": 0}}
+        assert admin.call("listOffsets", group=group, partitions=None) == done
+        assert admin.call("deleteGroups", groups=[group]) == {group: None}
+        assert "GroupIdNotFoundException" in admin.call("describe", groups=[group])[group]
+    assert_no_failures([only])
