@@ -207,3 +207,36 @@ def test_a_group_config_set_at_one_broker_binds_the_share_partition_at_another(c
     wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
     assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()  # the broker's limit is 5
     assert_no_failures([m])
+
+
+def test_an_idle_group_moves_with_its_coordinator(cluster, members, tmp_path):
+    """The group coordinator of an idle share group is SIGKILLed: the broker that leads its
+    `__consumer_offsets` partition next replays the group, so the Java Admin still finds it Empty,
+    lists its offsets (the state at its share coordinator, a third broker) and deletes it."""
+    topic = unique_topic("cshare-move")
+    cluster.create_topic(topic, 1, 3)
+    topic_id = topic_id_of(cluster, topic)
+    leaders = state_leaders(cluster)
+    group = next(g for g in (f"cshare-m-{uuid.uuid4().hex[:8]}" for _ in range(1000))
+                 if leaders[state_log.partition_for(state_log.coordinator_key((g, topic_id, 0)), STATE_PARTITIONS)]
+                 != group_coordinator(cluster, g))
+    values = [f"m-{i}" for i in range(10)]
+    produce(cluster.bootstrap, topic, values)
+    member = members(cluster.bootstrap, "before-move", topic, group)
+    wait_until(lambda: set(accepted([member])) == set(values), "every record accepted", [member])
+    member.close()
+    with ShareAdmin(cluster.bootstrap, log_dir=tmp_path) as admin:
+        wait_until(lambda: admin.call("listOffsets", group=group, partitions=None).get(f"{topic}:0", {})
+                   .get("start") == 10, "the start moved past every accepted record", [member])
+        old = group_coordinator(cluster, group)
+        cluster.brokers[old].kill()
+        cluster.wait_for(lambda md: all(p["leader"] not in (-1, old)
+                                        for p in md["topics"]["__consumer_offsets"].values()),
+                         "__consumer_offsets led by the others")
+        assert group_coordinator(cluster, group) != old
+        assert admin.call("describe", groups=[group]) == {group: {"state": "Empty", "members": 0}}
+        listed = admin.call("listOffsets", group=group, partitions=None)
+        assert list(listed) == [f"{topic}:0"] and listed[f"{topic}:0"]["start"] == 10, listed
+        assert admin.call("deleteGroups", groups=[group]) == {group: None}
+        assert "GroupIdNotFoundException" in admin.call("describe", groups=[group])[group]
+    assert_no_failures([member])
