@@ -240,6 +240,21 @@ def test_an_idle_share_group_survives_a_restart(broker, client, stop):
         assert third.request(DELETE_GROUPS, 2, groups_names=[group]).results[0].error_code == GROUP_ID_NOT_FOUND
 
 
+def test_a_group_whose_topic_was_deleted_is_still_deleted(broker, client):
+    """The group's record still names the deleted topic's share-partitions: they are not asked
+    about (their state went with the topic), so the group is described empty and deleted."""
+    topic = unique_topic("sa-gone")
+    topic_id = client.create_topic(topic, partitions=1)
+    group = new_group()
+    member, _ = share_member(client, group, topic)
+    write_state(client, group, topic_id, 0, 1, [])
+    leave(client, group, member)
+    r = client.request(20, 6, timeout=10_000, topics=[{"name": topic, "topic_id": None}])
+    assert r.responses[0].error_code == NONE
+    assert describe(client, group, None) == (NONE, {})
+    assert client.request(DELETE_GROUPS, 2, groups_names=[group]).results[0].error_code == NONE
+
+
 def test_a_share_groups_id_refuses_classic_and_consumer_members(broker, client):
     topic = unique_topic("sa-kind")
     client.create_topic(topic, partitions=1)

@@ -158,8 +158,10 @@ class ShareGroupAdmin:
         group = self._share_groups.groups.get(group_id)
         if self._store.topic() is None or group is None:
             return {}
-        keys = [(group_id, topic_id, i) for topic_id, (_name, indexes) in sorted(group.state_partitions.items())
-                for i in sorted(indexes)]
+        keys = []
+        for topic_id, (_name, indexes) in sorted(group.state_partitions.items()):
+            topic = self._topics.get_by_id(topic_id)  # a topic deleted since has no state to ask about
+            keys += [(group_id, topic_id, i) for i in sorted(indexes) if topic is not None and i < len(topic.partitions)]
         summaries = await self._summaries(keys, raising)
         return {k: s for k, s in zip(keys, summaries) if s.start_offset >= 0}
 
