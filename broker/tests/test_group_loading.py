@@ -402,7 +402,7 @@ def test_share_groups_are_written_and_an_idle_one_is_replayed_by_the_next_coordi
         assert rejoined.error == "none" and rejoined.member_epoch > epoch  # the epoch goes on from the log's
 
         successor.groups.pop(a)  # DeleteGroups: the group goes, then its tombstones are written
-        assert await successor.write(group) == "none"
+        assert await successor.write(group, deleted=True) == "none"
         _, _, third, third_loading = _all_coordinators(cluster_member)
         _follow(cluster_member.partition(a), epoch=4)
         _lead(cluster_member.partition(a), epoch=5)

@@ -114,17 +114,21 @@ class ShareGroupCoordinator:
         return ShareHeartbeatResult(member_id=member_id, member_epoch=member.epoch,
                                     heartbeat_interval_ms=self.settings.heartbeat_interval_ms, assignment=send)
 
-    async def write(self, group: ShareGroup) -> str:
-        """Writes the group's records as they are now (acks=-1); the log's error name, "none"
-        once stored. A group no longer here is written as deleted."""
+    async def write(self, group: ShareGroup, deleted: bool = False) -> str:
+        """Writes the group's records as they are now, or (`deleted`) its tombstones (acks=-1);
+        the log's error name, "none" once stored. A group unloaded meanwhile (another broker
+        coordinates it, or a later load replaced it) is not written ("not_leader_or_follower",
+        NOT_COORDINATOR to a client)."""
         async with self._writing:
-            if self.groups.get(group.group_id) is group:
+            if deleted:
+                records = [(rec.key(t, group.group_id), None)
+                           for t in (rec.STATE_PARTITION_METADATA, rec.GROUP_METADATA)]
+            elif self.groups.get(group.group_id) is group:
                 records = [(rec.key(rec.GROUP_METADATA, group.group_id), rec.group_metadata_value(group.epoch)),
                            (rec.key(rec.STATE_PARTITION_METADATA, group.group_id),
                             rec.state_partitions_value(group.state_partitions, now_ms()))]
             else:
-                records = [(rec.key(t, group.group_id), None)
-                           for t in (rec.STATE_PARTITION_METADATA, rec.GROUP_METADATA)]
+                return "not_leader_or_follower"
             stored = await self._store.append(group.group_id, records)
         if stored != "none":
             log.warning("share group %s: writing its records failed: %s", group.group_id, stored)

@@ -146,7 +146,7 @@ class ShareGroupAdmin:
         except ShareStateUnavailable as exc:
             return exc.coordinator_error
         del groups[group_id]
-        stored = await self._share_groups.write(group)  # its tombstones
+        stored = await self._share_groups.write(group, deleted=True)
         if stored != "none":
             groups.setdefault(group_id, group)  # still there after a restart: still here
             return write_error(stored)
