@@ -22,7 +22,7 @@ Kafka's GroupMetadataManager answers the client (storeOffsets / storeGroup).
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from segment.log import StorageError
 from wire.batch_builder import build_batch
@@ -79,6 +79,29 @@ class StoredMarker(NamedTuple):
     offset: int
     producer_id: int
     commit: bool
+
+
+def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[bytes], bool],
+             apply: Callable[[StoredRecord], None], what: str) -> Iterator[StoredRecord | StoredMarker]:
+    """A replay's filter in the stream a load reads (group_loading.py): the records whose key
+    `owns` says are its own are applied as they pass (an unreadable one skipped with a
+    warning), every other record and every transaction marker is handed on."""
+    for record in records:
+        if isinstance(record, StoredMarker):  # a transaction's end: offsets.load applies it
+            yield record
+            continue
+        try:
+            ours = owns(record.key)
+        except offsets_log.BadRecord:
+            ours = False
+        if not ours:
+            yield record
+            continue
+        try:
+            apply(record)
+        except offsets_log.BadRecord as exc:
+            log.warning("skipping unreadable %s record in partition %d at offset %d: %s",
+                        what, record.partition, record.offset, exc)
 
 
 class OffsetsStore:

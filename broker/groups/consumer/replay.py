@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Iterator
 
-from broker.groups.offsets_log import BadRecord
-from broker.groups.offsets_store import StoredMarker, StoredRecord
+from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.consumer import records as rec
 from broker.groups.consumer.consumer_group import ConsumerGroup, ConsumerMember
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
@@ -26,22 +25,8 @@ log = logging.getLogger(__name__)
 def replaying(coordinator: ConsumerGroupCoordinator,
               records: Iterable[StoredRecord | StoredMarker]) -> Iterator[StoredRecord | StoredMarker]:
     touched: set[str] = set()
-    for record in records:
-        if isinstance(record, StoredMarker):  # a transaction's end: offsets.load applies it
-            yield record
-            continue
-        try:
-            is_ours = rec.key_type(record.key) in rec.TYPES
-        except BadRecord:
-            is_ours = False
-        if not is_ours:
-            yield record
-            continue
-        try:
-            touched.add(_apply(coordinator, record))
-        except BadRecord as exc:
-            log.warning("skipping unreadable %s record in partition %d at offset %d: %s",
-                        "__consumer_offsets", record.partition, record.offset, exc)
+    yield from applying(records, lambda key: rec.key_type(key) in rec.TYPES,
+                        lambda record: touched.add(_apply(coordinator, record)), "consumer group")
     for group_id in touched:
         group = coordinator.groups.get(group_id)
         if group is None:

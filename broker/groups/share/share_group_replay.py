@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Iterator
 
-from broker.groups.offsets_log import BadRecord
-from broker.groups.offsets_store import StoredMarker, StoredRecord
+from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.share import share_group_records as rec
 from broker.groups.share.share_group import ShareGroup
 
@@ -23,22 +22,8 @@ def replaying(groups: dict[str, ShareGroup],
               records: Iterable[StoredRecord | StoredMarker]) -> Iterator[StoredRecord | StoredMarker]:
     """`groups`: the share coordinator's groups, which the share group records change."""
     touched: set[str] = set()
-    for record in records:
-        if isinstance(record, StoredMarker):
-            yield record
-            continue
-        try:
-            is_ours = rec.key_type(record.key) in rec.TYPES
-        except BadRecord:
-            is_ours = False
-        if not is_ours:
-            yield record
-            continue
-        try:
-            touched.add(_apply(groups, record))
-        except BadRecord as exc:
-            log.warning("skipping unreadable share group record in partition %d at offset %d: %s",
-                        record.partition, record.offset, exc)
+    yield from applying(records, lambda key: rec.key_type(key) in rec.TYPES,
+                        lambda record: touched.add(_apply(groups, record)), "share group")
     if touched:
         log.info("loaded %d share groups", sum(1 for g in touched if g in groups))
 
