@@ -12,8 +12,9 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
-from broker.security.acl.checks import denied_names, group_allowed
+from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.describe_share_group_offsets import refusal
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -21,11 +22,7 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, "AlterShareGroupOffsetsResponseTopic"), nested(
         cls, "AlterShareGroupOffsetsResponsePartition")
-    code = broker.groups.coordinator_error(request.group_id)
-    if not request.group_id:
-        code = "invalid_group_id"
-    elif not code and not group_allowed(broker, Operation.READ, request.group_id):
-        code = "group_authorization_failed"
+    code = refusal(broker, request.group_id, Operation.READ)
     if code:
         return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=None, responses=())
     denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])

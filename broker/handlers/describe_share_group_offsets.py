@@ -17,6 +17,17 @@ from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
+def refusal(broker, group_id: str, operation: Operation) -> str:
+    """Why a share-group offsets request is refused for the whole group ("" when it is not), as
+    Kafka's three handlers check it: an empty id, another coordinator, no `operation` on it."""
+    if not group_id:
+        return "invalid_group_id"
+    code = broker.groups.coordinator_error(group_id)
+    if not code and not group_allowed(broker, operation, group_id):
+        code = "group_authorization_failed"
+    return code or ""
+
+
 async def handle(broker, header, request):
     cls = response_for(header)
     group_cls, topic_cls = nested(cls, "DescribeShareGroupOffsetsResponseGroup"), nested(
@@ -24,11 +35,7 @@ async def handle(broker, header, request):
     part_cls = nested(cls, "DescribeShareGroupOffsetsResponsePartition")
     groups = []
     for g in request.groups:
-        code = broker.groups.coordinator_error(g.group_id)
-        if not g.group_id:
-            code = "invalid_group_id"
-        elif not code and not group_allowed(broker, Operation.DESCRIBE, g.group_id):
-            code = "group_authorization_failed"
+        code = refusal(broker, g.group_id, Operation.DESCRIBE)
         if code:
             groups.append(make(group_cls, group_id=g.group_id, topics=(), error_code=error(code), error_message=None))
             continue
