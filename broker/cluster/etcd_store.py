@@ -124,13 +124,10 @@ class EtcdStore:
         """Compare-and-swap one user's SCRAM credentials: `decide(mechanism -> fields)` gives
         the new map; an empty one deletes the key. Returns what was written (None: deleted)."""
         key = self.layout.scram_key(user)
-        tx = self.client.transactions
 
         def attempt(current: ScramUser | None) -> Swap[ScramUser | None]:
             wanted = ScramUser(user, decide(dict(current.credentials) if current is not None else {}))
-            if wanted.credentials:
-                return Swap([tx.put(key, self.layout.encode(wanted))], wanted)
-            return Swap([tx.delete(key)], None)
+            return self._put_or_delete(key, wanted, bool(wanted.credentials))
 
         return await self.compare_and_swap(key, attempt, f"changing the SCRAM credentials of {user}")
 
@@ -149,15 +146,17 @@ class EtcdStore:
         """Compare-and-swap one group's config overrides: `decide(current)` gives the new ones
         (or raises to refuse); an empty map deletes the key. Returns what was written (None: deleted)."""
         key = self.layout.group_configs_key(group)
-        tx = self.client.transactions
 
         def attempt(current: GroupConfigs | None) -> Swap[GroupConfigs | None]:
             wanted = GroupConfigs(group, decide(dict(current.configs) if current is not None else {}))
-            if wanted.configs:
-                return Swap([tx.put(key, self.layout.encode(wanted))], wanted)
-            return Swap([tx.delete(key)], None)
+            return self._put_or_delete(key, wanted, bool(wanted.configs))
 
         return await self.compare_and_swap(key, attempt, f"changing the configs of group {group}")
+
+    def _put_or_delete(self, key: str, value, keep: bool) -> Swap:
+        """An attempt's writes: `value` at `key`, or (`keep` false: nothing left) the key deleted."""
+        tx = self.client.transactions
+        return Swap([tx.put(key, self.layout.encode(value))], value) if keep else Swap([tx.delete(key)], None)
 
     async def allocate_producer_ids(self, size: int) -> int:
         """Reserve [start, start + size) for the caller alone; returns start."""
