@@ -188,16 +188,13 @@ class SharePartitions:
         for key in keys:
             self._drop(key)
 
-    def drop_idle(self, group_id: str, fetched: set[Key]) -> list[Key]:
+    def drop_idle(self, group_id: str, fetched: set[Key]) -> None:
         """Drop the group's share-partitions no share session here fetches from (`fetched`: those
         some session holds) whose state is stored as it is: the next use reads it afresh. An
         admin may alter or delete an empty group's state through another broker, which this
-        broker's copy would otherwise hand out and write back. Returns the keys dropped."""
-        idle = [k for k, sp in self._partitions.items()
-                if k[0] == group_id and k not in fetched and self._written.get(k) == sp.snapshot()]
-        for key in idle:
-            self._drop(key)
-        return idle
+        broker's copy would otherwise hand out and write back."""
+        self.forget([k for k, sp in self._partitions.items()
+                     if k[0] == group_id and k not in fetched and self._written.get(k) == sp.snapshot()])
 
     def _drop(self, key: Key) -> None:
         self._partitions.pop(key, None)
