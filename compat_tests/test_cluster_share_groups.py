@@ -31,7 +31,8 @@ from compat_tests.broker_process import STORAGE_MODES
 from compat_tests.cluster import Cluster
 from compat_tests.java_share_members import ShareAdmin, ShareMember
 from compat_tests.raw_kafka import Client
-from compat_tests.test_share_groups_java import accepted, assert_no_failures, produce, wait_until
+from compat_tests.test_share_groups_java import (accepted, assert_a_released_record_is_archived_at_two_deliveries,
+                                                 assert_no_failures, produce, wait_until)
 from compat_tests.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(300)
@@ -200,13 +201,7 @@ def test_a_group_config_set_at_one_broker_binds_the_share_partition_at_another(c
     for node in cluster.brokers:  # each broker's etcd watch delivers it
         wait_until(lambda: group_config_at(cluster, node, group, "share.delivery.count.limit") == "2",
                    f"broker {node} describes the group's delivery limit", [])
-    produce(cluster.bootstrap, topic, ["poison"])
-    m = members(cluster.bootstrap, "releaser", topic, group, actions={"poison": "release"})
-    wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= 2, "poison delivered twice", [m])
-    produce(cluster.bootstrap, topic, ["after"])
-    wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
-    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()  # the broker's limit is 5
-    assert_no_failures([m])
+    assert_a_released_record_is_archived_at_two_deliveries(cluster.bootstrap, topic, group, members)
 
 
 def test_an_idle_group_moves_with_its_coordinator(cluster, members, tmp_path):

@@ -274,12 +274,18 @@ def test_a_groups_own_delivery_limit_archives_a_released_record_sooner(sbroker, 
     topic = create_topic(sbroker.bootstrap, unique_topic("share-glimit"), 1)
     group = unique_topic("share-glimit-g")
     assert alter_group(admin, group, share_delivery_count_limit="2")["ok"]
-    produce(sbroker.bootstrap, topic, ["poison"])
-    m = members(sbroker.bootstrap, "releaser", topic, group, actions={"poison": "release"})
+    assert_a_released_record_is_archived_at_two_deliveries(sbroker.bootstrap, topic, group, members)
+
+
+def assert_a_released_record_is_archived_at_two_deliveries(bootstrap: str, topic: str, group: str, members) -> None:
+    """A member releases "poison" each time: with the group's delivery.count.limit of 2 (the
+    broker's is 5) it comes twice, then is archived and "after" follows."""
+    produce(bootstrap, topic, ["poison"])
+    m = members(bootstrap, "releaser", topic, group, actions={"poison": "release"})
     wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= 2, "poison delivered twice", [m])
-    produce(sbroker.bootstrap, topic, ["after"])
+    produce(bootstrap, topic, ["after"])
     wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
-    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()  # the broker's limit is 5
+    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()
     assert_no_failures([m])
 
 
