@@ -182,10 +182,16 @@ class LeaderEpochCache:
 
     def write_if_changed(self) -> None:
         """Make the file hold the cache, durably, if it does not yet (the logs' flush and close).
-        Raises WriteRefused; the file is then tried again at the next call."""
+        Raises WriteRefused; the file is then tried again at the next call.
+
+        An empty cache with no file of ours is left without one: a missing file reads as empty,
+        and a partition that never took a batch (most of a new 2,000-partition topic) would
+        otherwise cost two fsyncs at each flush and at shutdown. 4,000 of them kept a loaded
+        broker from stopping within 20 s."""
         entries = self._entries  # replaced, never changed in place: a consistent snapshot
-        if entries is not self._written:
-            self._write(entries)
+        if entries is self._written or (not entries and self._written is None and not self.path.exists()):
+            return
+        self._write(entries)
 
     def _write(self, entries: list[EpochEntry]) -> None:
         with self._write_lock:

@@ -86,10 +86,12 @@ def stored(plog) -> list[bytes]:
 
 def epochs_on_disk(engine: Engine, flushed: bool = True) -> list[tuple[int, int]]:
     """The epoch file's entries; `flushed`: as the logs' next flush leaves it (an append only
-    changes the cache, leader_epoch_cache.py)."""
+    changes the cache, leader_epoch_cache.py); no file is an empty cache that was never written."""
     if flushed:
         for plog in list(engine.store.logs.values()):
             plog.epochs.write_if_changed()
+    if not engine.epoch_file.exists():
+        return []
     lines = engine.epoch_file.read_text().split("\n")
     assert lines[0] == "0" and len(lines) == int(lines[1]) + 3 and lines[-1] == ""
     return [tuple(int(x) for x in line.split()) for line in lines[2:-1]]

@@ -145,6 +145,21 @@ def test_a_file_that_cannot_be_written_is_tried_again(tmp_path):
     assert (tmp_path / "gone" / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n1\n1 0\n"
 
 
+def test_an_empty_cache_writes_no_file(tmp_path):
+    """A partition that never took a batch: its flush and close write nothing (no fsyncs)."""
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT
+    cache = LeaderEpochCache(path)
+    cache.write_if_changed()
+    assert not path.exists()
+    assert LeaderEpochCache(path).entries == []
+    cache.assign(1, 0)
+    cache.write_if_changed()
+    assert path.read_text() == "0\n1\n1 0\n"
+    emptied = LeaderEpochCache(path)
+    emptied.replace([])  # a full truncation: the file must say so
+    assert path.read_text() == "0\n0\n"
+
+
 def test_truncation_writes_at_once(tmp_path):
     cache = LeaderEpochCache(tmp_path / LEADER_EPOCH_CHECKPOINT)
     cache.assign(1, 0)
