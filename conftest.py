@@ -5,12 +5,11 @@ machine, not the code: under `make test` (four xdist workers beside brokers and 
 cores) a pure function's example has taken longer. Speed is measured in bench/, so the
 examples here have no deadline.
 
-Every process the tests start (brokers, CLI commands, in their own working directories) imports
-kio, which registers Hypothesis strategies when Hypothesis is installed, as it is here; that
-builds Hypothesis's Unicode table, 1.6 s of CPU, cached in `.hypothesis/` of the working
-directory. A broker in a fresh work dir paid it at every start (0.65 s to listening became
-2.5 s), so every process shares this checkout's cache. A deployed broker has no Hypothesis
-and never pays it.
+kio registers Hypothesis strategies when Hypothesis is installed, as it is here; that builds
+Hypothesis's Unicode table, 1.6 s of CPU, cached in `.hypothesis/` of the working directory. A
+broker in a fresh work dir paid it at every start (0.65 s to listening became 2.5 s). `twinlog`
+commands now never import Hypothesis (broker/cli/main.py); the other Python processes the tests
+start in their own directories (Spark's workers, workload scripts) share this checkout's cache.
 """
 
 import os

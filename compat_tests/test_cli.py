@@ -229,6 +229,17 @@ def test_lookup_reads_a_commitlog_topic_and_refuses_a_segment_topic(cli_broker, 
         one_line_error(out, "no key lookup", name, "storage.mode=commitlog")
 
 
+def test_a_command_leaves_no_hypothesis_directory_behind(cli_broker, tmp_path):
+    """The codec registers Hypothesis strategies when Hypothesis is importable (it is, in this
+    test venv), which costs 1.6 s and writes `.hypothesis/` into the working directory. A twinlog
+    command never uses Hypothesis, so it never imports it."""
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    out = subprocess.run([TWINLOG, "topics", "list"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env={**env, "TWINLOG_BOOTSTRAP": cli_broker.bootstrap, **_ENV})
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / ".hypothesis").exists()
+
+
 def test_cluster_status_and_connection_errors(cli_broker):
     out = twinlog(cli_broker, "cluster", "status").stdout
     assert "controller 1  brokers 1" in out and "under-replicated 0  offline 0" in out

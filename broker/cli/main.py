@@ -8,6 +8,7 @@ answer at once.
 from __future__ import annotations
 
 import logging
+import sys
 
 import click
 
@@ -27,6 +28,11 @@ from broker.settings.serve_options import resolved_settings, setting_options
 @click.version_option(package_name="twinlog", prog_name="twinlog")
 def main() -> None:
     """twinlog: a Kafka-compatible broker with two storage layouts."""
+    # The codec (kio) registers Hypothesis strategies whenever Hypothesis can be imported, which
+    # builds Hypothesis's Unicode table (1.6 s of CPU) and leaves a `.hypothesis/` directory in
+    # the working directory. A command never uses Hypothesis; in an environment that has it (a
+    # test venv) every broker start paid that. None in sys.modules makes the import fail at once.
+    sys.modules.setdefault("hypothesis", None)
 
 
 @main.command("serve")
