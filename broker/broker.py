@@ -16,6 +16,7 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.share.partition_end_offsets import PartitionEndOffsets
 from broker.groups.share.share_group_admin import ShareGroupAdmin
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_coordinator import ShareStateCoordinator
@@ -116,8 +117,9 @@ class Broker:
             self.other_group_kind, self.groups.coordinator_error)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
                                           cluster=member is not None)
+        self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
-                                           self.topics, self.other_group_kind)
+                                           self.topics, self._share_end_offsets, self.other_group_kind)
         self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
@@ -238,6 +240,7 @@ class Broker:
         if self._remote_markers is not None:
             await self._remote_markers.close()
         await self._share_persister.close()
+        await self._share_end_offsets.close()
         await self.txn_verifier.close()
         if self.cleaner is not None:
             await self.cleaner.stop()  # its last swap runs on the loop, before the stores close

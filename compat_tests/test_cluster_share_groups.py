@@ -10,7 +10,8 @@ data partition's leader is SIGKILLed. The new leader reads the state from the co
 delivery, and none of the 20 acknowledged ones. A broker that is not the coordinator answers
 NOT_COORDINATOR. The Java Admin's share-group calls go to the group's coordinator, chosen here
 not to be the share-partition's share coordinator, so the state they read, reset and delete
-crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState);
+crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState),
+nor the data partition's leader, which it asks for the lag's end offset (ListOffsets);
 the data partition's leader drops its copy of a share-partition once no session fetches from it,
 so a group deleted there and made again starts afresh.
 
@@ -163,6 +164,8 @@ def test_the_admin_resets_and_deletes_state_another_broker_coordinates(cluster, 
         assert read_state(cluster, share_coordinator(group), group, topic_id, epoch).start_offset == 3
         listed = admin.call("listOffsets", group=group, partitions=None)
         assert list(listed) == [f"{topic}:0"] and listed[f"{topic}:0"]["start"] == 3, listed
+        # the lag needs the end offset, which the group coordinator asks the data leader for
+        assert listed[f"{topic}:0"]["lag"] == 7, listed
         member = members(cluster.bootstrap, "after-alter", topic, group)
         wait_until(lambda: set(accepted([member])) == set(values[3:]), "records 3..9 accepted", [member])
         member.close()

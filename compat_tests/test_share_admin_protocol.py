@@ -168,11 +168,16 @@ def test_alter_offsets_needs_an_empty_group_and_the_next_member_starts_there(bro
     assert alter(client, group, [(topic, [(0, 1), (3, 0)]), (missing, [(0, 0)])]) == \
         (NONE, {topic: {0: NONE, 3: UNKNOWN_TOPIC_OR_PARTITION}, missing: {0: UNKNOWN_TOPIC_OR_PARTITION}})
     assert summary(client, group, topic_id).start_offset == 1
+    assert describe(client, group, [(topic, [0])]) == (NONE, {topic: {0: (1, 4, NONE)}})  # 1..4 to deliver again
     again, _ = share_member(client, group, topic)  # records 1..4 were accepted; the reset delivers them again
     assert fetch_acquired(client, group, again, 0, topic_id) == [(1, 4, 1)]
     # a group never seen is created empty by an alter, and is then listed
     fresh = new_group()
     assert alter(client, fresh, [(topic, [(0, 3)])]) == (NONE, {topic: {0: NONE}})
+    # a start past the end is taken, and its lag is negative: Kafka's lag is not held at zero
+    past = new_group()
+    assert alter(client, past, [(topic, [(0, 8)])]) == (NONE, {topic: {0: NONE}})
+    assert describe(client, past, [(topic, [0])]) == (NONE, {topic: {0: (8, -3, NONE)}})
     listed = client.request(LIST_GROUPS, 5, states_filter=[], types_filter=["share"])
     assert fresh in {g.group_id for g in listed.groups}
 

@@ -58,36 +58,38 @@ class Refused(NamedTuple):
 
 
 class ShareGroupAdmin:
-    def __init__(self, share_groups, persister, store, topics, other_group_kind) -> None:
+    def __init__(self, share_groups, persister, store, topics, end_offsets, other_group_kind) -> None:
         """`share_groups`: the ShareGroupCoordinator; `store`: the ShareStateStore (does the state
-        topic exist); `topics`: the broker's topic table; `other_group_kind(group_id)`: "classic"
-        or "consumer" when such a group holds the id."""
+        topic exist); `topics`: the broker's topic table; `end_offsets`: PartitionEndOffsets (the
+        leaders' end offsets, for the lag); `other_group_kind(group_id)`: "classic" or "consumer"
+        when such a group holds the id."""
         self._share_groups = share_groups
         self._persister = persister
         self._store = store
         self._topics = topics
+        self._end_offsets = end_offsets
         self._other_group_kind = other_group_kind
 
     async def describe(self, group_id: str, wanted: list[tuple[str, list[int]]] | None) -> list[TopicResult]:
         """Start offsets (and lag) of the partitions asked for, or of every one with state."""
         if wanted is None:
             found = await self.with_state(group_id)
-            results = []
+            described = []
             for topic in self._known_topics():
                 had = [(i, s) for (_g, topic_id, i), s in sorted(found.items(), key=lambda kv: kv[0][2])
                        if topic_id == topic.topic_id]
                 if had:
-                    results.append(self._offsets(topic, had))
-            return results
-        results = []
+                    described.append((topic, had))
+            return await self._offsets(described)
+        described, absent = [], []
         for name, indexes in wanted:
             topic = self._topics.get(name)
             if topic is None:  # absent data, not an error (Kafka's answer, as OffsetFetch's)
-                results.append(TopicResult(name, NO_TOPIC_ID, [PartitionOffset(i) for i in indexes]))
+                absent.append(TopicResult(name, NO_TOPIC_ID, [PartitionOffset(i) for i in indexes]))
                 continue
             summaries = await asyncio.gather(*(self._summary((group_id, topic.topic_id, i)) for i in indexes))
-            results.append(self._offsets(topic, list(zip(indexes, summaries))))
-        return results
+            described.append((topic, list(zip(indexes, summaries))))
+        return await self._offsets(described) + absent
 
     async def alter(self, group_id: str, wanted: list[tuple[str, list[tuple[int, int]]]]) -> Refused | list[TopicResult]:
         """Each (partition, start offset) written as the share-partition's new state."""
@@ -219,20 +221,27 @@ class ShareGroupAdmin:
                 raise
             return state_log.StateSummary(0, -1, UNINITIALIZED, -1)
 
-    def _offsets(self, topic, summaries) -> TopicResult:
-        """Start offset, leader epoch and lag (Kafka's: the high watermark less the start offset
-        and the records past it that are done with; -1 when the partition is led elsewhere)."""
-        parts = []
-        for index, s in summaries:
-            if s.start_offset < 0:
-                parts.append(PartitionOffset(index))
-                continue
-            partition = self._topics.partition(topic.name, index)
-            lag = UNINITIALIZED
-            if partition is not None and partition.is_leader and s.delivery_complete_count >= 0:
-                lag = partition.high_watermark - s.start_offset - s.delivery_complete_count
-            parts.append(PartitionOffset(index, s.start_offset, s.leader_epoch, lag))
-        return TopicResult(topic.name, topic.topic_id, parts)
+    async def _offsets(self, described: list[tuple]) -> list[TopicResult]:
+        """Each (topic, [(partition, summary)]) as start offset, leader epoch and lag. The lag is
+        Kafka's (GroupCoordinatorService.computeShareGroupLagAndBuildResponse): the end offset
+        its leader answers (partition_end_offsets.py) less the start offset and the records past
+        it that are done with; -1 without state, or when the leader could not tell. It is not
+        held at zero: a start an alter put past the end gives a negative lag, as Kafka's does."""
+        wanted = [(topic.name, index) for topic, summaries in described for index, s in summaries
+                  if s.start_offset >= 0 and s.delivery_complete_count >= 0]
+        ends = await self._end_offsets.latest(wanted) if wanted else {}
+        results = []
+        for topic, summaries in described:
+            parts = []
+            for index, s in summaries:
+                if s.start_offset < 0:
+                    parts.append(PartitionOffset(index))
+                    continue
+                end = ends.get((topic.name, index))
+                lag = UNINITIALIZED if end is None else end - s.start_offset - s.delivery_complete_count
+                parts.append(PartitionOffset(index, s.start_offset, s.leader_epoch, lag))
+            results.append(TopicResult(topic.name, topic.topic_id, parts))
+        return results
 
     async def _alter_one(self, group_id: str, name: str, topic, index: int, start: int) -> PartitionOffset:
         if topic is None or not 0 <= index < len(topic.partitions):
