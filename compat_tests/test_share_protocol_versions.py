@@ -4,21 +4,26 @@ checking Kafka's outcomes: assignments (a partition shared when members outnumbe
 acquired ranges and delivery counts, acknowledgements, and the errors a broker gives a session
 or member out of step (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, UNKNOWN_MEMBER_ID,
 INVALID_RECORD_STATE, INVALID_REQUEST); and v2's record-limit acquisition (KIP-1206) and RENEW
-acknowledgements (KIP-1222). What a real client sees is test_share_groups_java.py's.
+acknowledgements (KIP-1222); and a group's share.auto.offset.reset of by_duration (KIP-1106):
+the first fetch of a share-partition without state starts at the first record that new. What a
+real client sees is test_share_groups_java.py's.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from compat_tests.raw_kafka import Client, make_batch, read_records
 from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
 
-NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND = 0, 42, 25, 69
+NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND, INVALID_CONFIG = 0, 42, 25, 69, 40
 SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, INVALID_RECORD_STATE = 122, 123, 121
 HEARTBEAT, DESCRIBE, FETCH, ACKNOWLEDGE, LIST_GROUPS = 76, 77, 78, 79, 16
 ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
+INCREMENTAL_ALTER_CONFIGS, GROUP_RESOURCE, SET = 44, 32, 0
+DAY_MS = 86_400_000
 
 BROKER_ARGS = ["--share-auto-offset-reset", "earliest", "--group-share-record-lock-duration-ms", "30000"]
 
@@ -195,3 +200,38 @@ def test_v2_record_limit_and_renew(broker, client):
     assert [(r.first_offset, r.last_offset) for r in others.acquired_records] == [(2, 3)]  # 0 and 1 still a's
     done = acknowledge(client, group, a, 4, topic_id, [ack(0, 1, ACCEPT)], version=2)
     assert partition_of(done).error_code == NONE  # renewing kept them a's
+
+
+def set_group_config(client: Client, group: str, name: str, value: str) -> int:
+    r = client.request(INCREMENTAL_ALTER_CONFIGS, 1, validate_only=False, resources=[
+        {"resource_type": GROUP_RESOURCE, "resource_name": group,
+         "configs": [{"name": name, "config_operation": SET, "value": value}]}])
+    (result,) = r.responses
+    return result.error_code
+
+
+def test_by_duration_starts_at_the_first_record_that_new(broker, client):
+    """Records a day old and records of now (CreateTime set by the producer): a group with
+    share.auto.offset.reset by_duration:PT1H is handed only the new ones at its first fetch; on a
+    partition whose records are all older it starts at the end, and gets the next record."""
+    topic, old_only = unique_topic("sg-dur"), unique_topic("sg-dur-old")
+    topic_id, old_only_id = client.create_topic(topic), client.create_topic(old_only)
+    now = int(time.time() * 1000)
+    for name in (topic, old_only):
+        client.produced(name, 0, make_batch([b"old-0", b"old-1", b"old-2"], timestamps=[now - DAY_MS] * 3))
+    client.produced(topic, 0, make_batch([b"new-0", b"new-1"], timestamps=[now, now]))
+    group = new_group()
+    assert set_group_config(client, group, "share.auto.offset.reset", "by_duration:-PT1H") == INVALID_CONFIG
+    assert set_group_config(client, group, "share.auto.offset.reset", "by_duration:PT1H") == NONE
+    member, _ = join(client, group, topic)
+    got = partition_of(share_fetch(client, group, member, 0, topic_id))
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in got.acquired_records] == [(3, 4, 1)], got
+    assert [v for _, _, _, v in read_records(bytes(got.records))] == [b"new-0", b"new-1"]
+
+    other = new_group()
+    assert set_group_config(client, other, "share.auto.offset.reset", "by_duration:PT1H") == NONE
+    member, _ = join(client, other, old_only)
+    assert not partition_of(share_fetch(client, other, member, 0, old_only_id)).acquired_records
+    client.produced(old_only, 0, make_batch([b"next"]))
+    got = partition_of(share_fetch(client, other, member, 1, old_only_id))
+    assert [(r.first_offset, r.last_offset) for r in got.acquired_records] == [(3, 3)], got

@@ -13,7 +13,8 @@ group_configs.json on one broker, etcd on a cluster); they are checked as Kafka 
   share.delivery.count.limit within group.share.{min,max}.delivery.count.limit, refused with
   Kafka's messages.
 
-Kafka's share.auto.offset.reset also takes by_duration:<ISO 8601>; here it is latest or earliest.
+share.auto.offset.reset takes latest, earliest or Kafka's by_duration:<ISO-8601 duration>
+(share_offset_reset.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ class ShareSettings:
     min_delivery_limit: int  # group.share.min.delivery.count.limit
     max_delivery_limit: int  # group.share.max.delivery.count.limit
     max_in_flight: int  # group.share.partition.max.record.locks
-    auto_offset_reset: str  # share.auto.offset.reset: latest or earliest
+    auto_offset_reset: str  # share.auto.offset.reset: latest, earliest or by_duration:<ISO-8601>
     isolation_level: str  # share.isolation.level: read_uncommitted or read_committed
     session_timeout_ms: int  # group.share.session.timeout.ms
     heartbeat_interval_ms: int  # group.share.heartbeat.interval.ms

@@ -37,6 +37,7 @@ from broker.net.listeners import DEFAULT_PROTOCOL_MAP
 from broker.security.tls_config import CLIENT_AUTH
 from broker.settings.kinds import (LONG_MAX, Bool, Choice, ChoiceList, Double, FilePath, Int, Items, Kind, Text,
                                     ThrottledReplicas)
+from broker.settings.share_offset_reset import ShareOffsetReset
 from broker.storage.modes import MODES
 
 BROKER, TOPIC, BOTH = "broker", "topic", "both"
@@ -307,9 +308,10 @@ SETTINGS: tuple[Setting, ...] = (
        "records released.", "share_group:session_timeout_ms"),
     _s("group.share.heartbeat.interval.ms", "group-share-heartbeat-interval-ms", Int(1), 5_000,
        "How often share-group members heartbeat.", "share_group:heartbeat_interval_ms"),
-    _s("share.auto.offset.reset", "share-auto-offset-reset", Choice(("latest", "earliest")), "latest",
-       "Where a share group starts in a partition it has never consumed. Kafka has it as a group "
-       "config only; here the broker's value is the default of the group config of that name.",
+    _s("share.auto.offset.reset", "share-auto-offset-reset", ShareOffsetReset(), "latest",
+       "Where a share group starts in a partition it has never consumed: latest, earliest, or "
+       "by_duration:<ISO-8601 duration> (the first record at or after now less it). Kafka has it as a "
+       "group config only; here the broker's value is the default of the group config of that name.",
        "share_group:auto_offset_reset", group="share.auto.offset.reset"),
     _s("share.isolation.level", "share-isolation-level", Choice(("read_uncommitted", "read_committed")),
        "read_uncommitted",

@@ -2,8 +2,10 @@
 (group, topic id, partition), read from the share coordinator (state_persister.py) the first time
 it is used while this broker leads its partition at a leader epoch, fed from the log a fetch
 reads, and written back before anyone is answered. A share-partition with no state yet starts at
-share.auto.offset.reset's position, initialized at the coordinator before it is used, so a
-leader change finds the same start; one led again after another broker led it is read afresh.
+share.auto.offset.reset's position (the log start, the high watermark, or by_duration's first
+record at or after now less the duration, read through the time index; the high watermark when
+none is), initialized at the coordinator before it is used, so a leader change finds the same
+start; one led again after another broker led it is read afresh.
 
 Each group's share.* configs (broker/settings/group_configs.py: its overrides over the broker's
 values) are read every time a share-partition of it is used, so a change applies at the next
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Callable
@@ -38,6 +41,7 @@ from broker.groups.share.state_coordinator import UNINITIALIZED
 from broker.groups.share.state_persister import ShareStatePersister, ShareStateUnavailable
 from broker.settings.group_configs import GroupShareConfig
 from broker.settings.share_group_options import ShareSettings
+from broker.settings.share_offset_reset import reset_timestamp
 
 log = logging.getLogger(__name__)
 Key = tuple[str, uuid.UUID, int]  # group id, topic id, partition
@@ -78,7 +82,7 @@ class SharePartitions:
             s = self.config_of(key[0])
             kept = await self.persister.read(key, epoch)
             if kept.start_offset == UNINITIALIZED:
-                start = partition.log_start_offset if s.auto_offset_reset == "earliest" else partition.high_watermark
+                start = _reset_start(s.auto_offset_reset, partition)
                 await self.persister.initialize(key, kept.state_epoch, start)
                 sp = SharePartition(start, s.lock_ms, s.delivery_limit, s.max_in_flight, kept.state_epoch)
             else:
@@ -230,3 +234,12 @@ def _archive_spent(ranges: tuple[StateRange, ...], delivery_limit: int) -> tuple
     return tuple(r._replace(state=RecordState.ARCHIVED)
                  if r.state is RecordState.AVAILABLE and r.delivery_count >= delivery_limit else r
                  for r in ranges)
+
+
+def _reset_start(reset: str, partition) -> int:
+    """Where a share-partition without state starts under share.auto.offset.reset `reset`: the
+    partition's offset for its timestamp, as a read_uncommitted consumer's ListOffsets finds it
+    (Kafka's ShareFetchUtils.offsetForTimestamp); the high watermark when no record is that new."""
+    found = partition.fetch_offset_for_timestamp(reset_timestamp(reset, int(time.time() * 1000)),
+                                                 FetchIsolation.HIGH_WATERMARK)
+    return partition.high_watermark if found is None else found[0]
