@@ -13,7 +13,8 @@ not to be the share-partition's share coordinator, so the state they read, reset
 crosses brokers (ReadShareGroupStateSummary, InitializeShareGroupState, DeleteShareGroupState),
 nor the data partition's leader, which it asks for the lag's end offset (ListOffsets);
 the data partition's leader drops its copy of a share-partition once no session fetches from it,
-so a group deleted there and made again starts afresh.
+so a group deleted there and made again starts afresh. A partition whose only replica's broker
+is killed answers its start offset and lag -1 (no end offset to take it from).
 
 A group config set through one broker (IncrementalAlterConfigs on resource type GROUP, kept in
 etcd) is described by every broker and binds the share-partition at another broker, its
@@ -177,6 +178,27 @@ def test_the_admin_resets_and_deletes_state_another_broker_coordinates(cluster, 
         wait_until(lambda: set(accepted([again])) == set(values), "records 0..9 accepted again", [again])
         again.close()
         assert_no_failures([member, again])
+
+
+def test_the_lag_of_a_partition_whose_leader_is_gone_is_unknown(cluster, tmp_path):
+    """A one-replica topic's only broker is SIGKILLed: the group coordinator (another broker) still
+    answers the start offset from the share coordinator (a third, or itself), and lag -1, which
+    the Java Admin reads as no lag; the describe does not fail or wait for the dead broker."""
+    topic = unique_topic("cshare-gone")
+    cluster.create_topic(topic, 1, 1)
+    topic_id = topic_id_of(cluster, topic)
+    leaders = state_leaders(cluster)
+    data_leader = cluster.leader(topic)
+    group = next(g for g in (f"cshare-g-{uuid.uuid4().hex[:8]}" for _ in range(1000))
+                 if data_leader not in (group_coordinator(cluster, g), leaders[state_log.partition_for(
+                     state_log.coordinator_key((g, topic_id, 0)), STATE_PARTITIONS)]))
+    produce(cluster.bootstrap, topic, [f"g-{i}" for i in range(10)])
+    with ShareAdmin(cluster.bootstrap, log_dir=tmp_path) as admin:
+        assert admin.call("alterOffsets", group=group, offsets=[[topic, 0, 4]]) == {f"{topic}:0": None}
+        assert admin.call("listOffsets", group=group, partitions=None)[f"{topic}:0"]["lag"] == 6
+        cluster.brokers[data_leader].kill()
+        listed = admin.call("listOffsets", group=group, partitions=None)
+        assert listed == {f"{topic}:0": {"start": 4, "leaderEpoch": None, "lag": None}}, listed
 
 
 def group_config_at(cluster: Cluster, node: int, group: str, name: str) -> str | None:
