@@ -146,6 +146,10 @@ class Broker:
         classic = self.groups.groups.get(group_id)
         return "classic" if classic is not None and classic.members else None
 
+    def connection_closed(self, connection_id: int) -> None:
+        """The transport's word that a client connection closed: what it opened ends with it."""
+        self.share_groups.connection_closed(connection_id)
+
     async def durable(self, partition: Partition) -> int:
         """Wait for an fsync covering everything appended to the partition so far; returns
         the log end offset that fsync covered (appends made meanwhile may lie beyond it)."""

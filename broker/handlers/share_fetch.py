@@ -18,7 +18,8 @@ INVALID_REQUEST for acknowledgements in a request opening a session; UNKNOWN_MEM
 session opened by a member its group does not have (when this broker coordinates the group); per partition UNKNOWN_TOPIC_ID,
 NOT_LEADER_OR_FOLLOWER (with the leader, KIP-951), and, for acknowledgements,
 INVALID_RECORD_STATE. Epoch -1 (a closing member's last request) acknowledges, closes the
-session and releases what the member still holds there; it fetches nothing.
+session and releases what the member still holds there; it fetches nothing. A session opened
+here belongs to this connection: its close ends the session too (share_sessions.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
+from broker.net.request_context import current_request
 
 BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # v2's ShareAcquireMode
 
@@ -72,7 +74,9 @@ async def handle(broker, header, request):
     if epoch == OPEN_EPOCH and coord.is_unknown_member(group_id, member_id):
         return _top(broker, cls, group_id, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
     try:
-        session = coord.sessions.for_fetch(group_id, member_id, epoch)
+        context = current_request.get()
+        session = coord.sessions.for_fetch(group_id, member_id, epoch,
+                                           context.connection_id if context is not None else None)
     except SessionRefused as exc:
         return _top(broker, cls, group_id, exc.error, str(exc))
     requested = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]

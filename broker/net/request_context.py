@@ -5,17 +5,21 @@ variable `current_request` of the task serving that connection (asyncio copies i
 that task), so a handler reads it without a parameter: Metadata names the brokers' addresses
 on `listener`, the authorizer (ACLs) will check `principal`. The principal is Kafka's
 KafkaPrincipal string: `User:ANONYMOUS` on a PLAINTEXT listener and before SASL completes,
-`User:<name>` after.
+`User:<name>` after. `connection_id` names the connection for as long as the broker runs: what
+outlives a request and must end with its connection (a share session) is filed under it, and the
+transport reports it closed (Broker.connection_closed).
 """
 
 from __future__ import annotations
 
+import itertools
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from broker.net.listeners import Listener
 
 ANONYMOUS = "User:ANONYMOUS"
+_connection_ids = itertools.count(1)
 
 
 @dataclass
@@ -24,6 +28,7 @@ class RequestContext:
     peer: str
     principal: str = ANONYMOUS
     session: object | None = field(default=None, repr=False)  # the SaslSession of a SASL listener
+    connection_id: int = field(default_factory=lambda: next(_connection_ids))
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)

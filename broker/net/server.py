@@ -197,6 +197,8 @@ class KafkaConnection(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         if self._broker.metrics is not None:
             self._broker.metrics.connection_closed()
+        if self._context is not None:
+            self._broker.connection_closed(self._context.connection_id)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         if self._waiting_memory:

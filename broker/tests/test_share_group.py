@@ -1,5 +1,4 @@
-"""Share-group membership and assignment (share_group.py, simple_assignor.py) and share sessions
-(share_sessions.py): pure logic, no broker."""
+"""Share-group membership and assignment (share_group.py, simple_assignor.py): pure logic, no broker."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import uuid
 import pytest
 
 from broker.groups.share.share_group import EMPTY, STABLE, HeartbeatRefused, ShareGroup
-from broker.groups.share.share_sessions import SessionRefused, ShareSessions
 from broker.groups.share.simple_assignor import assign
 
 T1, T2 = uuid.UUID(int=1), uuid.UUID(int=2)
@@ -57,21 +55,3 @@ def test_heartbeats_refused(member, epoch, subscribed, error):
         g.join_or_heartbeat(member, epoch, subscribed, None, "c", "h", TOPICS)
     assert refused.value.error == error
 
-
-def test_share_sessions_open_move_their_epoch_and_close():
-    s = ShareSessions()
-    with pytest.raises(SessionRefused) as none:
-        s.for_fetch("g", "m", 1)
-    assert none.value.error == "share_session_not_found"
-    session = s.for_fetch("g", "m", 0)
-    session.update([(T1, 0), (T1, 1)], [])
-    assert s.for_fetch("g", "m", 1) is session
-    with pytest.raises(SessionRefused) as stale:
-        s.for_acknowledge("g", "m", 1)
-    assert stale.value.error == "invalid_share_session_epoch"
-    assert s.for_acknowledge("g", "m", 2) is session
-    session.update([(T2, 0)], [(T1, 0)])
-    assert session.partitions == [(T1, 1), (T2, 0)]
-    with pytest.raises(SessionRefused):
-        s.for_acknowledge("g", "m", 0)  # acknowledging never opens a session
-    assert s.close("g", "m") is session and s.of_group("g") == []

@@ -1,6 +1,12 @@
 """The share-group coordinator: ShareGroupHeartbeat, members' sessions, and what happens when a
 member goes (its share sessions closed, its acquired records released and the release written).
 
+A member goes from a share-partition's leader, which need not coordinate its group, as it goes in
+Kafka: the client closes its share session there (ShareFetch or ShareAcknowledge at epoch -1)
+before it leaves, and a client that dies loses its connections, which end the sessions they
+opened (connection_closed). The coordinator's own leave or session-timeout releases only the
+share-partitions loaded here; no broker tells another.
+
 Membership is kept in memory: after a restart a member's heartbeat is answered UNKNOWN_MEMBER_ID
 and the Java client joins again under the same member id (ShareGroupHeartbeat v1: the member
 names itself). The group itself (its epoch, and which share-partitions may have state) is written
@@ -64,6 +70,8 @@ class ShareGroupCoordinator:
         self._other_group_kind = other_group_kind
         self._coordinator_error = coordinator_error
         self._expiry: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        self._storing: set[asyncio.Task] = set()  # releases of closed connections' members, being written
+        self._closed = False
 
     def topics_now(self) -> dict:
         return {t.name: (t.topic_id, len(t.partitions)) for t in list(self._topics().values())}
@@ -163,10 +171,30 @@ class ShareGroupCoordinator:
         self.sessions.close(group_id, member_id)
         await self.release(group_id, member_id)
 
+    def connection_closed(self, connection) -> None:
+        """A client connection closed (the transport's call, which cannot wait): the share
+        sessions it opened end and their members' records are Available again at once, their
+        delivery counts kept, as Kafka's leaders do on a disconnect; the release is written in
+        the background. A client killed with kill -9 gets here: its kernel closes its sockets.
+        Its membership is the group coordinator's, which ends it at the session timeout."""
+        if self._closed:  # stopping: the store may be closed; a restart ends every lock anyway
+            return
+        for session in self.sessions.close_connection(connection):
+            log.info("share group %s: member %s's connection closed: its share session ends",
+                     session.group_id, session.member_id)
+            keys = {(session.group_id, topic_id, index) for topic_id, index in session.partitions}
+            changed = self.partitions.release_member(session.group_id, session.member_id, keys)
+            task = asyncio.ensure_future(self._store_released(session.group_id, changed))
+            self._storing.add(task)
+            task.add_done_callback(self._storing.discard)
+
     async def release(self, group_id: str, member_id: str, keys=None) -> None:
         """The member's records back to Available, stored; then the group's share-partitions no
         session here fetches from any more are dropped (share_partitions.drop_idle)."""
-        for key in self.partitions.release_member(group_id, member_id, keys):
+        await self._store_released(group_id, self.partitions.release_member(group_id, member_id, keys))
+
+    async def _store_released(self, group_id: str, changed) -> None:
+        for key in changed:
             try:
                 await self.partitions.persist(key)
             except ShareStateUnavailable as exc:  # the locks are gone anyway: what a restart finds is a count kept
@@ -192,6 +220,9 @@ class ShareGroupCoordinator:
         await self.write(group)
 
     def close(self) -> None:
+        self._closed = True
         for timer in self._expiry.values():
             timer.cancel()
         self._expiry.clear()
+        for task in self._storing:
+            task.cancel()
