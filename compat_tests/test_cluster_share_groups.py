@@ -19,6 +19,11 @@ is killed answers its start offset and lag -1 (no end offset to take it from).
 A group config set through one broker (IncrementalAlterConfigs on resource type GROUP, kept in
 etcd) is described by every broker and binds the share-partition at another broker, its
 data partition's leader.
+
+A member that goes gives its records back at the share-partition's leader, which is not its
+group's coordinator, at once and not when their (60 s) locks run out: one that closes does it
+itself (ShareAcknowledge at epoch -1 there), and one killed with SIGKILL by losing its
+connection to the leader, which ends the share session it had opened there.
 """
 
 from __future__ import annotations
@@ -35,13 +40,15 @@ from compat_tests.java_share_members import ShareAdmin, ShareMember
 from compat_tests.raw_kafka import Client
 from compat_tests.test_share_groups_java import (accepted, assert_a_released_record_is_archived_at_two_deliveries,
                                                  assert_no_failures, produce, wait_until)
+from compat_tests.test_share_member_disconnect import (LOCK_MS, assert_a_member_s_records_go_to_another,
+                                                       set_group_config)
 from compat_tests.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(300)
 
 STATE_PARTITIONS = 3
 NOT_COORDINATOR, GROUP_KEY_TYPE, SHARE_KEY_TYPE, READ_SHARE_GROUP_STATE = 16, 0, 2, 84
-DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, GROUP_RESOURCE, SET = 32, 44, 32, 0
+DESCRIBE_CONFIGS, GROUP_RESOURCE = 32, 32
 
 
 @pytest.fixture(params=STORAGE_MODES)
@@ -218,11 +225,7 @@ def test_a_group_config_set_at_one_broker_binds_the_share_partition_at_another(c
     data_leader = cluster.leader(topic)
     group = f"cshare-cfg-g-{uuid.uuid4().hex[:8]}"
     elsewhere = cluster.brokers[next(n for n in cluster.brokers if n != data_leader)]
-    with Client(elsewhere.host, elsewhere.port) as c:
-        r = c.request(INCREMENTAL_ALTER_CONFIGS, 1, validate_only=False, resources=[
-            {"resource_type": GROUP_RESOURCE, "resource_name": group,
-             "configs": [{"name": "share.delivery.count.limit", "config_operation": SET, "value": "2"}]}])
-    assert [x.error_code for x in r.responses] == [0], r
+    set_group_config(elsewhere.host, elsewhere.port, group, "share.delivery.count.limit", "2")
     for node in cluster.brokers:  # each broker's etcd watch delivers it
         wait_until(lambda: group_config_at(cluster, node, group, "share.delivery.count.limit") == "2",
                    f"broker {node} describes the group's delivery limit", [])
@@ -260,3 +263,19 @@ def test_an_idle_group_moves_with_its_coordinator(cluster, members, tmp_path):
         assert admin.call("deleteGroups", groups=[group]) == {group: None}
         assert "GroupIdNotFoundException" in admin.call("describe", groups=[group])[group]
     assert_no_failures([member])
+
+
+@pytest.mark.parametrize("goes", ["killed", "closed"])
+def test_a_member_that_goes_gives_its_records_back_at_a_leader_that_is_not_its_coordinator(cluster, members,
+                                                                                            goes):
+    topic = unique_topic("cshare-gone")
+    cluster.create_topic(topic, 1, 3)
+    data_leader = cluster.leader(topic)
+    group = next(g for g in (f"cshare-gone-{uuid.uuid4().hex[:8]}" for _ in range(1000))
+                 if group_coordinator(cluster, g) != data_leader)
+    elsewhere = cluster.brokers[next(n for n in cluster.brokers if n != data_leader)]
+    set_group_config(elsewhere.host, elsewhere.port, group, "share.record.lock.duration.ms", str(LOCK_MS))
+    for node in cluster.brokers:  # the leader's etcd watch must have it before the holder acquires
+        wait_until(lambda: group_config_at(cluster, node, group, "share.record.lock.duration.ms") == str(LOCK_MS),
+                   f"broker {node} has the group's lock duration", [])
+    assert_a_member_s_records_go_to_another(cluster.bootstrap, topic, group, members, goes)

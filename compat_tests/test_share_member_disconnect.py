@@ -77,13 +77,13 @@ def test_a_raw_member_whose_connection_closes_gives_its_records_back_at_once(bro
 def test_a_killed_java_member_s_records_go_to_the_next_member_at_once(broker, members):  # noqa: F811
     topic, group = create_topic(broker.bootstrap, unique_topic("share-gone"), 1), new_group()
     set_group_config(broker.host, broker.port, group, "share.record.lock.duration.ms", str(LOCK_MS))
-    assert_a_killed_member_s_records_go_to_another(broker.bootstrap, topic, group, members)
+    assert_a_member_s_records_go_to_another(broker.bootstrap, topic, group, members, "killed")
 
 
-def assert_a_killed_member_s_records_go_to_another(bootstrap: str, topic: str, group: str, members) -> None:
-    """A Java member holds records (never acknowledging) and is SIGKILLed; a member already
-    consuming gets them, at their second delivery, well before their lock (the group's, 60 s)
-    runs out."""
+def assert_a_member_s_records_go_to_another(bootstrap: str, topic: str, group: str, members, goes: str) -> None:
+    """A Java member holds records (never acknowledging) and is SIGKILLed ("killed") or closes
+    ("closed"); a member already consuming gets them, at their second delivery, well before
+    their lock (the group's, 60 s) runs out."""
     values = [f"k-{i}" for i in range(10)]
     produce(bootstrap, topic, values)
     holder = members(bootstrap, "holder", topic, group, hold=True)
@@ -93,12 +93,15 @@ def assert_a_killed_member_s_records_go_to_another(bootstrap: str, topic: str, g
     wait_until(lambda: set(accepted([taker])) >= set(values) - held, "the taker accepted what was not held",
                [holder, taker])
     assert not held & set(accepted([taker])), taker.records()  # still locked to the living holder
-    holder.proc.kill()  # SIGKILL: the client says nothing, its kernel closes its sockets
-    killed_at = time.monotonic()
-    wait_until(lambda: set(accepted([taker])) == set(values), "the killed member's records accepted",
+    if goes == "killed":
+        holder.proc.kill()  # SIGKILL: the client says nothing, its kernel closes its sockets
+    else:
+        holder.close()  # the client closes its share sessions (epoch -1) and leaves the group
+    gone_at = time.monotonic()
+    wait_until(lambda: set(accepted([taker])) == set(values), f"the {goes} member's records accepted",
                [holder, taker], timeout=BOUND_S)
-    waited = time.monotonic() - killed_at
-    print(f"records of a killed member back after {waited:.2f} s (lock {LOCK_MS / 1000:.0f} s)")
+    waited = time.monotonic() - gone_at
+    print(f"records of a {goes} member back after {waited:.2f} s (lock {LOCK_MS / 1000:.0f} s)")
     again = [r for r in taker.records() if r[2] in held]
     assert sorted(r[2] for r in again) == sorted(held) and all(r[3] == 2 for r in again), again
     assert_no_failures([taker])
