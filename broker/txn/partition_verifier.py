@@ -28,7 +28,7 @@ from wire.protocol import request_class
 
 from broker.handlers.response_builder import make, nested
 from broker.txn import txn_log
-from broker.txn.peer_connections import PeerConnections
+from broker.cluster.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
 

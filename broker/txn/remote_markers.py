@@ -15,7 +15,7 @@ from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
 from broker.handlers.response_builder import make, nested
-from broker.txn.peer_connections import PeerConnections
+from broker.cluster.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
 

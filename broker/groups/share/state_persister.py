@@ -25,7 +25,7 @@ from broker.groups.share import state_log
 from broker.groups.share.share_partition import RecordState, StateRange
 from broker.groups.share.state_coordinator import ShareStateCoordinator, StateAnswer
 from broker.groups.share.state_store import ShareStateStore
-from broker.txn.peer_connections import PeerConnections
+from broker.cluster.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,11 @@
-"""Connections from the transaction machinery to other brokers: one per broker, on its
-inter-broker listener with this broker's own login, as the replica fetchers connect. A broker's
-connection is made again when its registered address changes.
+"""Requests from one broker to another that are not replication: one connection per broker, on
+its inter-broker listener with this broker's own login, as the replica fetchers connect. A
+broker's connection is made again when its registered address changes.
 
-Markers and partition verification each keep a pool of their own: a WriteTxnMarkers waits for
-its marker's replication (up to 30 s), and a produce waiting on a verification must not queue
-behind it.
+Each user keeps a pool of its own (transaction markers, partition verification, the share-group
+state persister, share-group lag), so a slow kind of request never queues another: a
+WriteTxnMarkers waits for its marker's replication (up to 30 s), and a produce waiting on a
+verification must not queue behind it.
 """
 
 from __future__ import annotations
