@@ -22,7 +22,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
 from segment.compaction.cleaning_policy import retention_deletes
@@ -35,6 +34,7 @@ from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
 from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, NotEnoughReplicas,
                                NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
+from .partition_state import PartitionState
 from .producer_snapshot import ProducerSnapshots
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
@@ -49,17 +49,6 @@ DELETE_TO_HIGH_WATERMARK = -1  # DeleteRecords' offset for "up to the high water
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionState:
-    """What the controller store says about a partition (Kafka's LeaderAndIsr)."""
-
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
 
 
 class Partition:

@@ -35,7 +35,8 @@ from .cancellation import cancel_and_wait
 from .fetcher import ReplicaFetcher, Sync
 from .high_watermark_checkpoint import CHECKPOINT_INTERVAL_MS, HighWatermarkCheckpoint
 from .leader_endpoint import LeaderEndpoint, TopicPartition
-from .partition import Partition, PartitionState
+from .partition import Partition
+from .partition_state import PartitionState
 
 log = logging.getLogger(__name__)
 

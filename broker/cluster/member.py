@@ -46,7 +46,8 @@ from broker.cluster.cluster_metadata import ClusterMetadata
 from broker.cluster.etcd_layout import Endpoint
 from broker.cluster.peer_liveness import PeerLiveness
 from replica.leader_endpoint import NetworkLeaderEndpoint, TopicPartition
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.high_watermark_checkpoint import HighWatermarkCheckpoint
 from replica.replica_manager import ReplicaManager
 

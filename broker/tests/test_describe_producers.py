@@ -15,7 +15,7 @@ from broker.broker import Broker
 from broker.handlers import describe_producers
 from broker.handlers.response_builder import nested
 from broker.settings.config_from_settings import config_with
-from replica.partition import PartitionState
+from replica.partition_state import PartitionState
 from wire.batch_builder import build_batch
 from wire.protocol import RequestHeader, request_class
 from wire.record_batch import parse_header

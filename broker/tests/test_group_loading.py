@@ -29,7 +29,7 @@ from broker.groups.share.share_partitions import SharePartitions
 from broker.settings.group_configs import share_config_for
 from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
-from replica.partition import PartitionState
+from replica.partition_state import PartitionState
 
 ME, OTHER = 1, 2
 PARTITIONS = 4

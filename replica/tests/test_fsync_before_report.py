@@ -12,7 +12,8 @@ import asyncio
 
 from replica.fetcher import ReplicaFetcher
 from replica.leader_endpoint import TopicPartition
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.replica_manager import ReplicaManager
 from replica.tests.memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
 from segment.kafka.store import SegmentLogStore

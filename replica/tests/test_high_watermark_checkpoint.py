@@ -8,7 +8,8 @@ import asyncio
 
 from replica.high_watermark_checkpoint import HighWatermarkCheckpoint
 from replica.leader_endpoint import TopicPartition
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.replica_manager import ReplicaManager
 from segment.kafka.store import SegmentLogStore
 from segment.tests.log_configs import log_config

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.partition_errors import DeleteOffsetOutOfRange, NotLeader, RecordsNotDeletable
 from replica.readable_partition import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP,
                                         FetchIsolation)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from segment.kafka.store import SegmentLogStore
 from segment.tests.log_configs import log_config
 from wire.batch_builder import build_batch

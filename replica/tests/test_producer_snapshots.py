@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from replica.future_replica import FutureReplica
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.producer_snapshot import ProducerSnapshots, snapshot_name
 from replica.producer_state import ProducerStateTable
 from segment.kafka.store import SegmentLogStore

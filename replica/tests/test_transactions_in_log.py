@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.producer_state import CoordinatorFenced, ProducerFenced
 from replica.readable_partition import FetchIsolation
 from segment.kafka.store import SegmentLogStore

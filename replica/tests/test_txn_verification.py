@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from replica.partition import Partition, PartitionState
+from replica.partition import Partition
+from replica.partition_state import PartitionState
 from replica.partition_errors import InvalidTxnState
 from segment.kafka.store import SegmentLogStore
 from segment.rocket.store import RocketLogStore
