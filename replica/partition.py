@@ -6,6 +6,8 @@ produces until the HW passes them, proposes ISR changes) or a follower (it appen
 leader's batches exactly as the leader stored them and takes the HW the leader sends).
 Handlers call these entry points and never touch the log (readable_partition.py: what they
 read); the broker's upkeep (retention, config changes, fsync, cleaning) goes through it too.
+A write, once allowed, is carried out by the replica's log (replica_log.py), which keeps the
+producer state and its snapshots in step with the batches.
 
 A single broker leads every partition with itself as the only replica and ISR, so the HW
 follows what the leader counts as written: the log end, or with flush.messages=1 the end
@@ -25,22 +27,21 @@ from collections.abc import Callable
 
 from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
 from segment.compaction.cleaning_policy import retention_deletes
-from wire.control_batch import build_control_batch
-from wire.record_batch import BatchHeader, parse_header
+from wire.record_batch import BatchHeader
 
 from .fsynced_end import FsyncedEnd
 from .future_replica import FutureReplica
 from .isr_change import PendingIsrChange
 from .leader_state import LeaderState
-from .partition_errors import (DeleteOffsetOutOfRange, InvalidTxnState, NotEnoughReplicas,
-                               NotEnoughReplicasAfterAppend, NotLeader, RecordsNotDeletable)
+from .partition_errors import (DeleteOffsetOutOfRange, NotEnoughReplicas, NotEnoughReplicasAfterAppend,
+                               NotLeader, RecordsNotDeletable)
 from .partition_state import PartitionState
-from .producer_snapshot import ProducerSnapshots
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
 from .record_checks import check_records
 from .readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP, FetchIsolation
-from .txn_verification import VerificationGuard, VerificationGuards
+from .replica_log import ReplicaLog
+from .txn_verification import VerificationGuard
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class Partition:
         until then."""
         self.topic = topic
         self.index = index
-        self._log = log
+        self._replica_log = ReplicaLog(f"{topic}-{index}", log, now_ms)
         self.config = config
         self.node_id = node_id
         self.min_insync_replicas = min_insync_replicas
@@ -73,13 +74,20 @@ class Partition:
         ) if lead_alone else None
         self._follower_hw = 0
         self._fsynced = FsyncedEnd(log.log_start_offset)
-        self._snapshots = ProducerSnapshots(log.state_dir)
-        self.producers = self._load_producers()
-        self._snapshot_at = self.producers.snapshot_offset  # the offset of the newest snapshot taken
-        self.verifications = VerificationGuards()
         self.purgatory = PartitionPurgatory()
         self.isr_change = PendingIsrChange()
-        self._mirror: FutureReplica | None = None  # a log-dir move's commit window: appends go to both
+
+    @property
+    def _log(self) -> PartitionLog:
+        return self._replica_log.log  # never kept: a log-dir move swaps it
+
+    @property
+    def producers(self) -> ProducerStateTable:
+        return self._replica_log.producers
+
+    def _check_leader(self) -> None:
+        if self.leader is None:
+            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
 
     # ----- what handlers read (the ReadablePartition of readable_partition.py) --------
 
@@ -158,8 +166,7 @@ class Partition:
     def delete_records_before(self, offset: int) -> int:
         """Kafka's deleteRecordsOnLeader: the log start moves to `offset` (-1: the HW), never past the
         HW, never back; returns it. Raises NotLeader, RecordsNotDeletable, DeleteOffsetOutOfRange."""
-        if self.leader is None:
-            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
+        self._check_leader()
         if not retention_deletes(self.config.cleanup_policy):  # Kafka's LogConfig.delete
             raise RecordsNotDeletable(f"Records of {self.topic}-{self.index} can not be deleted: cleanup.policy")
         target = self.high_watermark if offset == DELETE_TO_HIGH_WATERMARK else offset
@@ -184,10 +191,7 @@ class Partition:
     def flush(self) -> None:
         """fsync what was appended; safe in a worker thread while the loop appends. While a
         move commits, the future log too: an fsync-acknowledged record is in both."""
-        mirror = self._mirror
-        self._log.flush()
-        if mirror is not None:
-            mirror.log.flush()
+        self._replica_log.flush()
 
     def log_for_cleaning(self) -> PartitionLog:
         """For the log cleaner service alone: compaction rewrites the engine's own files."""
@@ -203,14 +207,14 @@ class Partition:
     def needs_verification(self, header: BatchHeader) -> bool:
         """A transactional batch that would open its producer's transaction here: the leader
         checks with the coordinator first (txn_verification.py)."""
-        return header.is_transactional and not self.in_transaction(header.producer_id, header.producer_epoch)
+        return self._replica_log.needs_verification(header)
 
     def in_transaction(self, producer_id: int, producer_epoch: int) -> bool:
         """The producer has a transaction open here at this epoch (producer_state.py)."""
         return self.producers.in_transaction(producer_id, producer_epoch)
 
     def start_verification(self, producer_id: int) -> VerificationGuard:
-        return self.verifications.start(producer_id)
+        return self._replica_log.verifications.start(producer_id)
 
     def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int,
                          record_keys: set[bytes] | None = None, coordinator: bool = False,
@@ -225,42 +229,21 @@ class Partition:
         the ISR: nothing is appended), RecordsRejected (a record the topic's configs refuse,
         record_checks.py), ProducerFenced / OutOfOrderSequence before writing,
         InvalidTxnState, or a StorageError from the log."""
-        if self.leader is None:
-            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
+        self._check_leader()
         if acks == -1 and len(self.leader.isr) < self.min_insync_replicas:
             raise NotEnoughReplicas(
                 f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
                 f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
         check_records(batch, self.config, f"{self.topic}-{self.index}", now_ms())
-        duplicate = self.producers.check(header, sequences=not coordinator)
-        if duplicate is not None:
-            info = AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, -1,
-                              self._log.log_start_offset)
-            return info, True
-        if verified is not None and self.needs_verification(header) and not self.verifications.holds(verified):
-            raise InvalidTxnState(f"producer {header.producer_id}'s transaction ended while its batch for "
-                                  f"{self.topic}-{self.index} was verified")
-        info = self._log.append(batch, self.state.leader_epoch, now_ms(), record_keys)
-        self._mirrored(batch)
-        self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
-        if header.is_transactional:
-            self.verifications.end(header.producer_id)
-        return info, False
+        return self._replica_log.append_as_leader(batch, header, self.state.leader_epoch, record_keys,
+                                                  coordinator, verified)
 
     def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                           commit: bool) -> AppendInfo:
         """WriteTxnMarkers' append; raises NotLeader, ProducerFenced, CoordinatorFenced, StorageError."""
-        if self.leader is None:
-            raise NotLeader(f"{self.node_id} is not the leader of {self.topic}-{self.index}")
-        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
-        batch = build_control_batch(producer_id, producer_epoch, coordinator_epoch, commit, now := now_ms())
-        info = self._log.append(batch, self.state.leader_epoch, now, None)
-        self._mirrored(batch)
-        aborted = self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
-        if aborted is not None:
-            self._log.append_aborted_txn(aborted)
-        self.verifications.end(producer_id)
-        return info
+        self._check_leader()
+        return self._replica_log.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit,
+                                                   self.state.leader_epoch)
 
     def publish(self, upto: int | None = None) -> None:
         """Count appended data as the leader's (to the log end, or to `upto`, the end an
@@ -352,22 +335,13 @@ class Partition:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """The leader's log starts past our end (records deleted while we were away)."""
-        self.stop_mirror()
-        self._log.truncate_fully_and_start_at(offset)
+        self._replica_log.truncate_fully_and_start_at(offset)
         self._fsynced.emptied_at(offset)
         self._follower_hw = offset
-        self._snapshots.delete_all()  # they describe batches the log no longer holds
-        self.producers = self._load_producers()
-        self._snapshot_at = -1
 
     def append_as_follower(self, batch: bytes | memoryview) -> None:
         """One whole batch exactly as the leader stored it (the fetcher's append)."""
-        info = self._log.append_as_follower(batch)
-        self._mirrored(batch)
-        header = parse_header(batch)
-        aborted = self.producers.record_stored(header, info.first_offset, info.last_offset, info.max_timestamp, batch)
-        if aborted is not None:
-            self._log.append_aborted_txn(aborted)
+        self._replica_log.append_as_follower(batch)
         self.purgatory.data_arrived()
 
     def update_follower_high_watermark(self, high_watermark: int) -> None:
@@ -385,83 +359,31 @@ class Partition:
 
     def truncate_to(self, offset: int) -> None:
         """Cut a divergent tail (a follower after OffsetForLeaderEpoch)."""
-        self.stop_mirror()
-        self._log.truncate_to(offset)
+        self._replica_log.truncate_to(offset)
         self._fsynced.truncated(self._log.log_end_offset)
         self._follower_hw = min(self._follower_hw, self._log.log_end_offset)
-        # the snapshots past the cut go (durably) before the log can grow back over them
-        self._snapshots.truncate_after(self._log.log_end_offset)
-        self.producers = self._load_producers()
-        self._snapshot_at = min(self._snapshot_at, self.producers.snapshot_offset)
 
-    # ----- producer-state snapshots (producer_snapshot.py) -------------------------------
-
-    def _load_producers(self) -> ProducerStateTable:
-        table = ProducerStateTable.load(self._log, self._snapshots)
-        if table.replayed:
-            log.info("%s-%d: producer state from the snapshot at %d and %d batch headers past it",
-                     self.topic, self.index, table.snapshot_offset, table.replayed)
-        return table
+    # ----- producer-state snapshots and a log-dir move (replica_log.py) -----------------
 
     def take_producer_snapshot(self) -> Callable[[], None] | None:
-        """On the loop: copy the producer state at the log end, if the log moved since the last
-        snapshot; returns the call that writes it (in a worker thread: it fsyncs), or None."""
-        end = self._log.log_end_offset
-        if end == self._snapshot_at or (self._snapshot_at == -1 and end == self._log.log_start_offset):
-            return None  # nothing new, or an empty log never snapshotted: a replay reads nothing
-        snap, generation, snapshots = self.producers.snapshot(end), self._snapshots.generation, self._snapshots
-        self._snapshot_at = end
-
-        def write() -> None:
-            try:
-                snapshots.write(snap, generation)
-            except OSError as exc:  # the log still holds every batch: a restart replays more
-                log.warning("%s-%d: producer-state snapshot at %d not written: %s", self.topic, self.index, end, exc)
-        return write
-
-    # ----- a log-dir move (broker/storage/log_dir_move.py) ------------------------------
+        return self._replica_log.take_producer_snapshot()
 
     def mirror_into(self, future: FutureReplica) -> None:
-        """Bring `future` level with the log now (its store's appends written), and copy every
-        later append into it at once: until the move's commit point is durable both logs hold
-        every acknowledged record, so a crash on either side of it loses none."""
-        future.catch_up(self._log)
-        self._mirror = future
+        self._replica_log.mirror_into(future)
 
     @property
     def mirroring(self) -> bool:
-        """False once a truncation or a failed copy ended the window: the move must not commit."""
-        return self._mirror is not None
+        return self._replica_log.mirroring
 
     def swap_in(self, future: FutureReplica) -> PartitionLog:
-        """Serve from the future log from now on (its producer state is this partition's);
-        returns the replaced log."""
-        future.align(self._log)
-        old, self._log, self._mirror = self._log, future.log, None
-        # the next snapshot goes to the new directory; one left there by an earlier log is not this one's
-        self._snapshots = ProducerSnapshots(self._log.state_dir)
-        self._snapshots.delete_all()
-        self._snapshot_at = -1
-        return old
-
-    def _mirrored(self, batch) -> None:
-        if self._mirror is None:
-            return
-        try:
-            self._mirror.append(bytes(batch))
-        except Exception:
-            log.exception("copying an append of %s-%d into its future log failed: the move stops",
-                          self.topic, self.index)
-            self._mirror = None
+        """Serve from the future log from now on (its producer state is this partition's)."""
+        return self._replica_log.swap_in(future)
 
     def stop_mirror(self) -> None:
-        """The window ends without a swap (a move stopped, or this log was truncated)."""
-        self._mirror = None
+        self._replica_log.stop_mirror()
 
     def regions_for(self, future: FutureReplica, max_bytes: int) -> list[FileRegion]:
-        """On the loop: where this log's batches past the future's end lie (read them with
-        read_bytes, in a thread if need be)."""
-        return future.regions_behind(self._log, max_bytes)
+        return self._replica_log.regions_for(future, max_bytes)
 
     # ----- role changes (from metadata) -------------------------------------------------
 
@@ -491,7 +413,7 @@ class Partition:
             self._follower_hw = min(self.leader.high_watermark, self._log.log_end_offset)
         self.leader = None
         self.state = state
-        self.verifications = VerificationGuards()  # a leader's alone; the next leader verifies anew
+        self._replica_log.forget_verifications()  # a leader's alone; the next leader verifies anew
         self.purgatory.fail_produce_waiters(NotLeader(f"{self.topic}-{self.index} is led by {state.leader}"))
         self.purgatory.data_arrived()
 
