@@ -16,7 +16,8 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource as KafkaSource, ResourceType
 
 from broker.settings.kinds import Bool
-from broker.settings.table import BOTH, BROKER_SETTINGS, TOPIC_CONFIGS
+from broker.settings.setting import BOTH
+from broker.settings.table import BROKER_SETTINGS, TOPIC_CONFIGS
 from compat_tests.broker_process import broker_kind
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.topics import unique_topic

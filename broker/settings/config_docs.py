@@ -3,7 +3,8 @@ and broker/tests/test_config_docs.py fails when the file in the tree is not what
 
 from __future__ import annotations
 
-from broker.settings.table import BOTH, BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS, Setting
+from broker.settings.setting import BOTH, Setting
+from broker.settings.table import BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS
 
 _INTRO = """\
 # Configuration

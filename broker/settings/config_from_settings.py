@@ -17,7 +17,8 @@ from broker.settings.consumer_group_options import consumer_group_settings
 from broker.settings.security_options import security_config
 from broker.settings.share_group_options import share_group_settings
 from broker.settings.sources import Resolved, resolve
-from broker.settings.table import SETTINGS, TOPIC
+from broker.settings.setting import TOPIC
+from broker.settings.table import SETTINGS
 
 
 def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str, object]]:

@@ -29,7 +29,8 @@ from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config import BrokerConfig
 from broker.settings.sources import DEFAULT
-from broker.settings.table import BOTH, BROKER_SETTINGS, GROUP_CONFIGS, TOPIC, TOPIC_CONFIGS, Setting
+from broker.settings.setting import BOTH, TOPIC, Setting
+from broker.settings.table import BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS
 
 _DERIVED = {"listeners", "advertised.listeners"}
 

@@ -17,7 +17,8 @@ from click.core import ParameterSource
 
 from broker.settings.sources import ConfigFile, Resolved, SettingError, read_config_file, resolve
 from broker.settings.kinds import Bool, Items
-from broker.settings.table import BROKER_SETTINGS, Setting
+from broker.settings.setting import Setting
+from broker.settings.table import BROKER_SETTINGS
 
 
 class SettingUsageError(click.ClickException):

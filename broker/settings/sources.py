@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from broker.settings.table import BROKER_SETTINGS, BY_KEY, Setting
+from broker.settings.setting import Setting
+from broker.settings.table import BROKER_SETTINGS, BY_KEY
 
 _LISTENER_CLIENT_AUTH = re.compile(r"listener\.name\.([^.]+)\.ssl\.client\.auth")
 

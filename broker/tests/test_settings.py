@@ -14,7 +14,8 @@ from broker.settings.config_from_settings import config_with
 from broker.settings.kinds import Kind
 from broker.settings.sources import ConfigFile, SettingError, read_config_file, resolve
 from broker.settings.serve_options import setting_options
-from broker.settings.table import BOTH, BROKER_SETTINGS, SETTINGS, TOPIC, TOPIC_CONFIGS
+from broker.settings.setting import BOTH, TOPIC
+from broker.settings.table import BROKER_SETTINGS, SETTINGS, TOPIC_CONFIGS
 from segment.log import LogConfig
 
 # Every flag `twinlog serve` had before the table: tests, the Makefile, bench and docs use them.

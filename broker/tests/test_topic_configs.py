@@ -9,7 +9,8 @@ from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config_from_settings import config_with
 from broker.settings.described_configs import Synonym, broker_entries, topic_entries
-from broker.settings.table import BOTH, TOPIC, TOPIC_CONFIGS
+from broker.settings.setting import BOTH, TOPIC
+from broker.settings.table import TOPIC_CONFIGS
 from broker.settings.topic_configs import InvalidConfig, log_config_for, validate_topic_configs
 
 STATIC, DEFAULT, TOPIC_SET = ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG, ConfigSource.DYNAMIC_TOPIC_CONFIG
