@@ -29,7 +29,7 @@ from replica.partition import Partition, now_ms
 from replica.partition_errors import PartitionError
 from replica.readable_partition import FetchIsolation
 from broker.topic_names import TopicError
-from broker.topics import Topic
+from broker.topic import Topic
 
 log = logging.getLogger(__name__)
 

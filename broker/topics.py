@@ -1,11 +1,10 @@
-"""The topics this broker hosts: names, ids, partition counts, configs.
+"""The topics this broker hosts (topic.py: one of them, with each partition's layout here).
 
-Each topic keeps its data in the engine of its storage mode (storage_modes.py), chosen at
-creation; a partition moved to the other layout since (AlterReplicaLogDirs, log_dir_move.py)
-opens in its own layout. Persisted in `<data-dir>/topics.json` (broker/storage/topics_file.py:
-its layout, replaced whole on every change; a cluster member's keeps only the layouts). After a
-crash either the old or the new file is whole; partition directories of a topic missing from
-the file are removed at start-up (a create or delete that did not finish), in the background.
+Each partition opens in the engine of its layout (storage/modes.py). The topics are persisted
+in `<data-dir>/topics.json` (broker/storage/topics_file.py: its layout, replaced whole on every
+change; a cluster member's keeps only the layouts). After a crash either the old or the new
+file is whole; partition directories of a topic missing from the file are removed at start-up
+(a create or delete that did not finish), in the background.
 
 Changes keep one order, so that what a client sees is always backed by files (one change at a
 time, under `_admin`; the file work in the admin worker thread, admin_worker.py):
@@ -23,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -36,37 +35,12 @@ from broker.storage.modes import StorageModes
 from broker.storage import topics_file
 from broker.storage.replica_layouts import ReplicaLayouts
 from broker import key_topic
-from broker.topic_names import INTERNAL_TOPICS, TopicError, check_topic_name, collision_key, illegal_name
+from broker.topic import Topic
+from broker.topic_names import TopicError, check_topic_name, collision_key, illegal_name
 
 log = logging.getLogger(__name__)
 
 INSTALL_CHUNK = 500  # partitions handed to a store between two turns of the event loop
-
-@dataclass
-class Topic:
-    name: str
-    topic_id: uuid.UUID
-    configs: dict[str, str]
-    storage_mode: str = "segment"
-    # replica.Partition each (read-only views for a key-lookup topic); None: hosted elsewhere
-    partitions: list[ReadablePartition | None] = field(default_factory=list)
-    moved: dict[int, str] = field(default_factory=dict)  # partitions whose layout is not storage_mode
-
-    def mode_of(self, index: int) -> str:
-        """The layout partition `index` is in here."""
-        return self.moved.get(index, self.storage_mode)
-
-    def by_mode(self, indexes) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
-        for index in indexes:
-            out.setdefault(self.mode_of(index), []).append(index)
-        return out
-
-    @property
-    def internal(self) -> bool:
-        # Kafka's Topic.isInternal: these two names only, not every "__" prefix (a key-lookup
-        # topic is not internal: clients that exclude internal topics must still see it).
-        return self.name in INTERNAL_TOPICS
 
 
 class TopicRegistry:

@@ -35,7 +35,7 @@ from replica.partition_errors import PartitionError
 from replica.producer_state import ProducerFenced
 from replica.txn_verification import VerificationGuard
 from broker.internal_topic_log import InternalTopicLog, TopicShape, batches
-from broker.topics import Topic
+from broker.topic import Topic
 from broker.groups import offsets_log
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,8 @@ import pytest
 
 from broker.settings.config_from_settings import config_with
 from broker.topic_names import MAX_NAME_LENGTH, TopicError, check_topic_name, illegal_name
-from broker.topics import Topic, TopicRegistry
+from broker.topic import Topic
+from broker.topics import TopicRegistry
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "a" * (MAX_NAME_LENGTH + 1), "a!b", "abc\n", "caf\u00e9"])
