@@ -200,7 +200,7 @@ def _dump_commitlog(data, path: Path, print_records: bool, progress: _Progress):
 
 
 def _dump_queue(data, path: Path, _records: bool, progress: _Progress):
-    from segment.rocket.consume_queue import ENTRY, TIME
+    from segment.rocket.queue_file import ENTRY, TIME
 
     first = _base_offset(path)
     if path.name.endswith(".time"):

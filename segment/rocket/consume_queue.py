@@ -8,19 +8,8 @@
         aborted.txnindex            the partition's aborted transactions (segment/txn_index.py),
                                     cut with the queue, trimmed as its files go
 
-Queue entry, 20 bytes, RocketMQ's CQ_STORE_UNIT_SIZE:
-
-    +------------------+-----------+------------------------+
-    | commitlog offset | unit size | tag: Kafka base offset |
-    |      int64       |   int32   |         int64          |
-    +------------------+-----------+------------------------+
-
-Time entry, 20 bytes, one per queue entry (a side file, so the queue keeps
-RocketMQ's layout):
-
-    +------------------------+--------------------------+---------------------+
-    | batch maxTimestamp i64 | running max timestamp i64| lastOffsetDelta i32 |
-    +------------------------+--------------------------+---------------------+
+Each file holds 20-byte entries (RocketMQ's CQ_STORE_UNIT_SIZE: commitlog offset, unit size,
+tag), with a side file of time entries; queue_file.py draws both and keeps one pair.
 
 One entry per record BATCH, not per record: the commitlog stores batches and a
 fetch must return whole batches, so an entry per record would only repeat the
@@ -38,16 +27,8 @@ last batch has been deleted.
 
 Entries are appended in commitlog order, so within a queue both the base offset
 and the commitlog offset increase. Files grow to at most `entries_per_file`
-entries. New entries wait in memory until `write_pending` (the store calls it
-with the commitlog's, once per request; a read calls it first): one pwrite per
-file instead of two per batch. The entries are derived data, so none of them
-needs to be on disk before an acknowledgement, only before a checkpoint counts
-them (store.py).
-
-Both files are SegmentFiles (segment/open_files.py): opened when used and closed when the
-broker's bound on open files needs the room, files other than a queue's last first, so 10,000
-partitions do not hold 20,000 descriptors. A file closed with entries not yet fsynced is fsynced
-first; if that fails, the next checkpoint's `flush` raises it and the store goes offline.
+entries; only the last file takes entries, and only it may hold some not yet
+written (queue_file.py: why they wait in memory).
 
 A queue's first pair of files is created empty with the queue, where its directory is made: in
 the admin worker for a new partition (store.prepare_partition), so a partition's first write
@@ -56,29 +37,25 @@ first produce to 5,000 new partitions kept every client waiting 2-4 s. The next 
 every `entries_per_file` entries, is still created by its first write (one pair per 300,000
 batches).
 
-Crash behaviour: either file may end in a torn entry or be behind the other; on
-open both are cut to the shorter whole-entry count, and a short file that is
-not the last ends the queue; an empty or missing file holds no entries (a crash
-may leave a new queue's pair empty, or only one of it made). Recovery (see
-dispatch.py) then drops entries at or past the commitlog offset it re-dispatches
-from and rebuilds them.
+Crash behaviour: each pair is cut to its whole entries on open (queue_file.py); a
+short file that is not the last ends the queue; an empty or missing file holds no
+entries (a crash may leave a new queue's pair empty, or only one of it made).
+Recovery (see dispatch.py) then drops entries at or past the commitlog offset it
+re-dispatches from and rebuilds them.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import struct
 from bisect import bisect_right
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from segment.open_files import OpenFiles, SegmentFile
+from segment.open_files import OpenFiles
 from segment.txn_index import TransactionIndex
 
-ENTRY = struct.Struct(">qiq")
-TIME = struct.Struct(">qqi")
-ENTRY_SIZE = ENTRY.size  # 20
+from .queue_file import ENTRY, TIME, QueueFile
+
 ABORTED_TXNS = "aborted.txnindex"
 READ_CHUNK = 256
 
@@ -91,96 +68,6 @@ class QueueEntry(NamedTuple):
     last_offset: int
     max_timestamp: int
     running_max: int
-
-
-def _create_empty(path: Path) -> None:
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))  # no descriptor kept: the bound holds
-
-
-def _size_on_disk(path: Path) -> int | None:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return None
-
-
-class QueueFile:
-    def __init__(self, directory: Path, first_index: int, files: OpenFiles) -> None:
-        self.first_index = first_index
-        self.path = directory / f"{first_index:020d}"
-        self.time_path = self.path.with_name(self.path.name + ".time")
-        # Sized without opening them: a store opening 10,000 queues opens none of their files.
-        sizes = [_size_on_disk(self.path), _size_on_disk(self.time_path)]
-        self.entries = SegmentFile(self.path, files, created=sizes[0] is not None)
-        self.times = SegmentFile(self.time_path, files, created=sizes[1] is not None)
-        self._pending_entries = bytearray()  # entries written..count-1, not yet in the files
-        self._pending_times = bytearray()
-        count = min(size or 0 for size in sizes) // ENTRY_SIZE
-        self.count = self.written = count
-        for f, size in zip((self.entries, self.times), sizes):
-            if size is not None and size != count * ENTRY_SIZE:
-                f.truncate(count * ENTRY_SIZE)  # a torn entry, or entries the other file lacks
-
-    def set_sealed(self, sealed: bool) -> None:
-        """A file no entry is added to any more closes before the last files of queues."""
-        for f in (self.entries, self.times):
-            f.files.set_sealed(f, sealed)
-
-    def add(self, entry: bytes, time_entry: bytes) -> None:
-        self._pending_entries += entry
-        self._pending_times += time_entry
-        self.count += 1
-
-    def write_pending(self) -> None:
-        if self.written == self.count:
-            return
-        at = self.written * ENTRY_SIZE
-        self.entries.write(self._pending_entries, at)
-        self.times.write(self._pending_times, at)
-        self._pending_entries, self._pending_times = bytearray(), bytearray()
-        self.written = self.count
-
-    def set_count(self, count: int) -> None:
-        self.write_pending()
-        self.count = self.written = count
-        for f in (self.entries, self.times):
-            if f.size() != count * ENTRY_SIZE:
-                f.truncate(count * ENTRY_SIZE)
-
-    def read(self, first: int, n: int) -> list[tuple]:
-        """Raw (phys, size, base, max_ts, running_max, last_delta) of entries first .. first+n-1 of this file."""
-        if self.written != self.count:
-            self.write_pending()
-        q, t = self.read_written(first, n)
-        return [a + b for a, b in zip(ENTRY.iter_unpack(q), TIME.iter_unpack(t))]
-
-    def read_written(self, first: int, n: int) -> tuple[bytes, bytes]:
-        """The queue and time bytes of entries first .. first+n-1 as far as both files hold
-        them, whole entries only (safe from another thread: it never writes)."""
-        q = self.entries.pread(n * ENTRY_SIZE, first * ENTRY_SIZE)
-        t = self.times.pread(n * ENTRY_SIZE, first * ENTRY_SIZE)
-        k = min(len(q), len(t)) // ENTRY_SIZE * ENTRY_SIZE
-        return q[:k], t[:k]
-
-    def sync(self) -> None:
-        """fsync what write_pending wrote (raises what an fsync at eviction kept)."""
-        self.entries.sync()
-        self.times.sync()
-
-    def close(self) -> None:
-        """Stop holding the files open (they reopen if used again)."""
-        self.entries.close()
-        self.times.close()
-
-    def forget(self) -> None:
-        """The queue's directory is being removed: never open these files again."""
-        self.entries.forget()
-        self.times.forget()
-
-    def unlink(self) -> None:
-        self.written = self.count  # what is pending goes with the file
-        self.entries.delete()
-        self.times.delete()
 
 
 class ConsumeQueue:
@@ -202,8 +89,7 @@ class ConsumeQueue:
                 continue
             self.files.append(f)
         if not self.files:  # a new queue (or one whose files a crash kept from being made)
-            _create_empty(self.dir / f"{0:020d}")
-            _create_empty(self.dir / f"{0:020d}.time")
+            QueueFile.create_empty(self.dir, 0)
             self.files.append(QueueFile(self.dir, 0, files))
         for f in self.files[:-1]:
             f.set_sealed(True)

@@ -72,7 +72,8 @@ from segment.txn_index import encode as encode_txns
 from wire.record_batch import HEADER_SIZE, parse_header
 
 from . import compacted_log as cl
-from .consume_queue import ENTRY, ENTRY_SIZE, TIME, QueueEntry
+from .consume_queue import QueueEntry
+from .queue_file import ENTRY, ENTRY_SIZE, TIME
 
 log = logging.getLogger(__name__)
 

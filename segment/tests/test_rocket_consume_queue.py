@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from segment.open_files import OpenFiles
-from segment.rocket.consume_queue import ENTRY_SIZE, ConsumeQueue
+from segment.rocket.consume_queue import ConsumeQueue
+from segment.rocket.queue_file import ENTRY_SIZE
 
 PER_FILE = 4
 
