@@ -21,7 +21,8 @@ import asyncio
 import logging
 from pathlib import Path
 
-from segment.log import LogStore, StorageError
+from segment.log import StorageError
+from segment.log_store import LogStore
 from segment.open_files import OpenFiles
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ import logging
 import threading
 from pathlib import Path
 
-from segment.log import LogConfig, LogOffline, LogStore
+from segment.log import LogConfig, LogOffline
+from segment.log_store import LogStore
 from segment.offset_checkpoint import read_checkpoint, write_checkpoint
 
 from segment.open_files import OpenFiles

@@ -52,7 +52,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from segment.leader_epoch_cache import write_epochs_if_changed
-from segment.log import LogConfig, LogOffline, LogStore, StorageError
+from segment.log import LogConfig, LogOffline, StorageError
+from segment.log_store import LogStore
 from segment.open_files import OpenFiles
 from segment.partition_removal import DELETE_SUFFIX, PartitionRemoval
 from wire.record_batch import BatchHeader
