@@ -14,16 +14,11 @@ oldest end (by retention.ms against each segment's largest timestamp, and by
 retention.bytes against the total size); the log start offset then moves to
 the next segment's base (or further, by DeleteRecords).
 
-Crash behaviour: batches before the recovery point (everything known to be
-fsynced) are trusted, whole segments and the part of the segment holding it up to
-its last index entry below it; from there on each segment is scanned and cut back
-to its last valid batch (see log_segment.py), so a kill -9 re-reads the unflushed
-tail. A segment after a torn
-one cannot hold valid data (appends are sequential) and is removed. The
-leader-epoch cache is then checked against the batches left (epoch_recovery.py). Every
-`.txnindex` is cut to its segment's valid end; their entries from where the scan began are
-rebuilt from the log (txn_replay.py) if the scanned part holds a marker: that replay reads the
-headers from the log start, as it needs the transactions open where the scan began.
+Crash behaviour: opening the log trusts what the recovery point covers and cuts a torn tail
+(log_loader.py). The leader-epoch cache is then checked against the batches left
+(epoch_recovery.py), and the `.txnindex` entries of the scanned segments are rebuilt from the
+log (txn_replay.py) if the scanned part holds a marker: that replay reads the headers from the
+log start, as it needs the transactions open where the scan began.
 truncate_fully_and_start_at leaves one empty segment named by the new start, made
 durable with a directory fsync, and writes the store's checkpoints at once: a log
 start lowered below the checkpointed one is in no file name.
@@ -55,12 +50,11 @@ from wire.record_batch import BatchHeader
 from segment.compaction.cleaning_policy import retention_deletes
 
 from .aborted_txns import collect_aborted, rebuild_txn_indexes
-from .log_cleaner import recover_interrupted_clean
+from .log_loader import load_segments
 from .log_segment import LogSegment
 from segment.open_files import OpenFiles
 
 log = logging.getLogger(__name__)
-
 
 
 class SegmentPartitionLog(PartitionLog):
@@ -72,61 +66,19 @@ class SegmentPartitionLog(PartitionLog):
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = config
         self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
-        self.segments: list[LogSegment] = []
         self.offline: str | None = None  # why the log stopped serving (LogOffline), until restart
-        self._load(recovery_point, clean)
+        self.segments, scanned = load_segments(self.dir, recovery_point, clean, _now_ms(), self._new_segment)
         first = self.segments[0].base_offset
         self._log_start = max(log_start_offset, first)
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
-        self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self._recovered_to
+        self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self.log_end_offset
         self._roll_jitter_ms = self.config.random_segment_jitter()
         self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
         recover_epoch_cache(self.epochs, self)
-        rebuild_txn_indexes(self, [seg for seg in self._scanned if seg in self.segments])
-        del self._scanned
+        rebuild_txn_indexes(self, scanned)
 
     # ----- opening ---------------------------------------------------------
-
-    def _load(self, recovery_point: int, clean: bool) -> None:
-        for leftover in self.dir.glob("*.tmp"):
-            leftover.unlink()
-        recover_interrupted_clean(self.dir)
-        bases = sorted(int(p.stem) for p in self.dir.glob("*.log") if p.stem.isdigit())
-        for path in self.dir.iterdir():  # indexes without a log are orphans
-            if path.suffix in (".index", ".timeindex", ".txnindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
-                path.unlink()
-        now = _now_ms()
-        started = time.monotonic()
-        torn = False
-        cut = dropped = 0  # bytes cut from a torn segment; bytes of the segments after it
-        self._scanned: list[LogSegment] = []  # segments recovered by a scan: their .txnindex is rebuilt
-        for base in bases:
-            seg = self._new_segment(base, now)
-            if torn or (self.segments and base < self.segments[-1].next_offset):
-                dropped += seg.log.size()
-                seg.delete()  # after a torn segment nothing valid can follow
-                continue
-            if clean or _below(seg, bases, recovery_point):
-                seg.load()  # falls back to a full recovery if the files disagree
-            else:
-                cut = seg.recover(recovery_point)
-                torn = cut > 0
-                self._scanned.append(seg)
-            seg.txn_index.truncate_from(seg.next_offset)  # markers a cut took
-            if self.segments and seg.size == 0 and base != bases[-1]:
-                seg.delete()
-                continue
-            self.segments.append(seg)
-        if not self.segments:
-            self.segments.append(self._new_segment(0, now))
-        for seg in self.segments[:-1]:
-            seg.seal()
-        self._recovered_to = self.log_end_offset
-        if cut or dropped:
-            log.warning("%s: recovery truncated %d bytes (torn tail %d, later segments %d); log end offset "
-                        "now %d; took %.1f ms", self.dir.name, cut + dropped, cut, dropped,
-                        self.log_end_offset, (time.monotonic() - started) * 1000)
 
     def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
         return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files)
@@ -393,12 +345,6 @@ class SegmentPartitionLog(PartitionLog):
                 pass  # logged by flush; the store leaves no clean-shutdown marker
         for seg in self.segments:
             seg.close()
-
-
-def _below(seg: LogSegment, bases: list[int], recovery_point: int) -> bool:
-    """True when the whole segment lies below the recovery point (its successor starts at or before it)."""
-    i = bases.index(seg.base_offset)
-    return i + 1 < len(bases) and bases[i + 1] <= recovery_point
 
 
 def _now_ms() -> int:
