@@ -9,18 +9,14 @@ acks=all (state_store.py) and applied once replicated; while it is written the i
 CONCURRENT_TRANSACTIONS (`pending`).
 
 Ending a transaction, as Kafka: EndTxn writes PrepareCommit / PrepareAbort and answers; then,
-in the background, a marker goes to every partition of the transaction (markers.py) and
-CompleteCommit / CompleteAbort is written. EndTxn v5 (transactions V2) bumps the producer's
-epoch in the Prepare record, so the markers carry the new epoch, and answers it (end_v2.py). A
-producer fenced by a new InitProducerId, or whose transaction outlived its timeout, has its
-epoch bumped first (PrepareEpochFence, in memory) so its late requests are refused, and its
-transaction is aborted the same way. A new coordinator finishes the ends it finds prepared
-(`resume`).
+in the background, markers and CompleteCommit / CompleteAbort (ending.py, which also fences and
+aborts). EndTxn v5 (transactions V2) bumps the producer's epoch in the Prepare record, so the
+markers carry the new epoch, and answers it (end_v2.py). A new coordinator finishes the ends it
+finds prepared (`resume`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import NamedTuple
 
@@ -28,14 +24,13 @@ from replica.partition import now_ms
 from broker.producer_ids import NoProducerIdBlock
 from broker.internal_topic_log import coordinator_error
 from broker.txn import end_v2, state_store
+from broker.txn.ending import TransactionEndings
 from broker.txn.markers import MarkerWriter
-from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata, epoch_exhausted
+from broker.txn.metadata import NO_EPOCH, V2, TxnMetadata, epoch_exhausted
 from broker.txn.state import Event, TxnState, transition
 from broker.txn.txn_log import NO_PRODUCER_ID, TxnRecord
 
 log = logging.getLogger(__name__)
-
-COMPLETE_RETRY_S = 0.5
 
 
 class InitResult(NamedTuple):
@@ -57,16 +52,11 @@ class TransactionCoordinator:
         self.transactions: dict[str, TxnMetadata] = {}
         self._store = store
         self._producer_ids = producer_ids
-        self._markers = markers
         self._max_timeout_ms = max_timeout_ms
         self._id_expiration_ms = id_expiration_ms
-        # The cluster's transaction.version: from 2 a fencing abort bumps the epoch once more, as
-        # Kafka's coordinator ends it with the server's version, so the fenced producer's retried
-        # EndTxn v5 (its epoch + 1 is the fence's) is fenced rather than answered.
-        self._transaction_version = transaction_version
         # None: every id is ours (one broker). In a cluster: the partitions led and loaded here.
         self.local_partitions: set[int] | None = None
-        self._endings: set[asyncio.Task] = set()
+        self._endings = TransactionEndings(self._write, self._ours, markers, transaction_version)
 
     def coordinator_error(self, transactional_id: str) -> str | None:
         """NOT_COORDINATOR for an id this broker does not coordinate."""
@@ -127,7 +117,7 @@ class TransactionCoordinator:
             return InitResult(check)
         outcome = transition(meta.state, Event.INIT_PRODUCER_ID)
         if outcome.next is TxnState.PREPARE_EPOCH_FENCE:
-            self._fence_and_abort(meta)
+            self._endings.fence_and_abort(meta)
             return InitResult(outcome.error)
         if outcome.error:
             return InitResult(outcome.error)
@@ -231,7 +221,7 @@ class TransactionCoordinator:
             return EndResult("none")  # a retried end that already completed
         code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, client_transaction_version=0))
         if code == "none":
-            self._start_ending(meta)
+            self._endings.start(meta)
         return EndResult(code)
 
     async def _end_v2(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> EndResult:
@@ -264,61 +254,10 @@ class TransactionCoordinator:
         if code != "none":
             return EndResult(code)
         meta.last_producer_epoch = epoch
-        self._start_ending(meta)
+        self._endings.start(meta)
         return EndResult("none", *meta.producer_after_end)
 
-    def _start_ending(self, meta: TxnMetadata) -> None:
-        task = asyncio.ensure_future(self._finish(meta))
-        self._endings.add(task)
-        task.add_done_callback(self._endings.discard)
-
-    async def _finish(self, meta: TxnMetadata) -> None:
-        """Markers to every partition of a prepared transaction, then its Complete state."""
-        commit = meta.state is TxnState.PREPARE_COMMIT
-        written = await self._markers.write_all(meta.partitions, meta.producer_id, meta.producer_epoch,
-                                                meta.coordinator_epoch, commit, lambda: self._ours(meta))
-        while written and self._ours(meta):
-            outcome = transition(meta.state, Event.MARKERS_WRITTEN)
-            if outcome.next is meta.state:
-                return
-            code = await self._write(meta, meta.completed(now_ms(), outcome.next))
-            if code == "none":
-                log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
-                         meta.producer_epoch, outcome.next.kafka_name)
-                return
-            if code == "not_coordinator":
-                return
-            await asyncio.sleep(COMPLETE_RETRY_S)
-
-    # --- fencing and timeouts ----------------------------------------------------------------
-
-    def _fence_and_abort(self, meta: TxnMetadata) -> None:
-        """Bump the epoch of an open transaction's producer (its late requests and batches are
-        refused from now on) and abort the transaction with the new epoch."""
-        fenced_from = meta.record
-        bumped = min(meta.producer_epoch + 1, MAX_EPOCH)
-        meta.apply(meta.record_with(fenced_from.last_update_ms, producer_epoch=bumped,
-                                    state=TxnState.PREPARE_EPOCH_FENCE))
-        meta.last_producer_epoch = NO_EPOCH
-        task = asyncio.ensure_future(self._abort_fenced(meta, fenced_from))
-        self._endings.add(task)
-        task.add_done_callback(self._endings.discard)
-
-    async def _abort_fenced(self, meta: TxnMetadata, fenced_from: TxnRecord) -> None:
-        outcome = transition(meta.state, Event.FENCE_ABORT)
-        bump = {}
-        if self._transaction_version >= V2 and meta.producer_epoch < MAX_EPOCH:
-            bump = {"producer_epoch": meta.producer_epoch + 1, "client_transaction_version": V2}
-        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, **bump))
-        if code != "none":
-            # Nothing was answered with the bumped epoch: back to the open transaction, which the
-            # next InitProducerId or timeout check fences again.
-            if self._ours(meta) and meta.state is TxnState.PREPARE_EPOCH_FENCE:
-                meta.apply(fenced_from)
-            return
-        log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
-                 meta.transactional_id, meta.producer_id, meta.producer_epoch)
-        await self._finish(meta)
+    # --- timeouts and expiry ------------------------------------------------------------------
 
     def abort_timed_out(self) -> int:
         """Fence and abort every transaction open longer than its timeout; how many."""
@@ -329,7 +268,7 @@ class TransactionCoordinator:
             if outcome.next is TxnState.PREPARE_EPOCH_FENCE:
                 log.info("transactional id %s: transaction open for more than %d ms; aborting",
                          meta.transactional_id, meta.timeout_ms)
-                self._fence_and_abort(meta)
+                self._endings.fence_and_abort(meta)
         return len(expired)
 
     async def expire_ids(self) -> int:
@@ -389,7 +328,7 @@ class TransactionCoordinator:
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 log.info("transactional id %s: completing its %s found in the log", meta.transactional_id,
                          meta.state.kafka_name)
-                self._start_ending(meta)
+                self._endings.start(meta)
 
     def unload(self, partition_index: int) -> int:
         """Forget the ids of a partition no longer ours; endings in flight stop at their next step."""
@@ -399,9 +338,7 @@ class TransactionCoordinator:
         return len(gone)
 
     async def close(self) -> None:
-        for task in list(self._endings):
-            task.cancel()
-        await asyncio.gather(*self._endings, return_exceptions=True)
+        await self._endings.close()
 
 
 def _moving_to(meta: TxnMetadata, producer_id: int) -> bool:
