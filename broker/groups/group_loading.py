@@ -89,7 +89,7 @@ class GroupLoading:
 
     def _replaying(self, records):
         """Records past the consumer and share groups' replays, on to offsets.load."""
-        return replaying(self._consumer_groups, share_group_replay.replaying(self._share_groups.groups, records))
+        return replaying(self._consumer_groups, share_group_replay.replaying(self._share_groups, records))
 
     def _unload(self, index: int) -> None:
         self._coordinator.local_partitions.discard(index)

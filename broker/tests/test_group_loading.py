@@ -25,6 +25,7 @@ from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.share.share_group_changes import said_by
 from broker.groups.share.share_partitions import SharePartitions
 from broker.settings.group_configs import share_config_for
 from broker.storage.modes import MODES, StorageModes
@@ -109,14 +110,14 @@ def _coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     return coord, consumer_groups, loading
 
 
-def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
+def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, **share_options):
     """The classic, KIP-848 and share group coordinators of one broker, and their loading. The
     share groups' persister is left out: nothing here reaches a share-partition's state."""
     store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
     coord = GroupCoordinator(store, delay_ms, (1_000, 60_000))
     consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
                                                config_with().consumer_groups)
-    share = config_with().share_groups
+    share = config_with(**share_options).share_groups
     share_groups = ShareGroupCoordinator(SharePartitions(None, share, lambda _group: share_config_for(share, {})), store,
                                          lambda: member.topics.topics, lambda _g: None, coord.coordinator_error)
     return coord, consumer_groups, share_groups, GroupLoading(coord, consumer_groups, share_groups, store,
@@ -409,5 +410,59 @@ def test_share_groups_are_written_and_an_idle_one_is_replayed_by_the_next_coordi
         third_loading.sync()
         assert a not in third.groups
         successor.close()
+
+    asyncio.run(scenario())
+
+
+def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_back_is_fenced(cluster_member):
+    """Two members join; the group's offsets partition moves to the next leader, which replays the
+    members with their epochs and assignments: one heartbeats it at its old epoch and goes on, no
+    rebalance; the other never comes back and is fenced at its session timeout, its records
+    tombstoned, so a third coordinator replays the group with the first member only."""
+    a, _ = _groups_in_two_partitions()
+    topic_id = cluster_member.topics.get("t").topic_id
+    host = "/127.0.0.1"
+
+    async def scenario():
+        _, _, shares, loading = _all_coordinators(cluster_member)
+        for index in range(PARTITIONS):
+            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
+        loading.sync()
+        joined = await shares.heartbeat(a, "stays", 0, ("t",), None, "client", host)
+        gone = await shares.heartbeat(a, "goes", 0, ("t",), None, "client", host)
+        stays = await shares.heartbeat(a, "stays", joined.member_epoch, None, None, "client", host)
+        assert stays.error == "none" and stays.member_epoch == gone.member_epoch
+        assignment = shares.groups[a].members["stays"].assignment
+        _follow(cluster_member.partition(a), epoch=2)
+        loading.sync()
+        shares.close()
+
+        _, _, successor, successor_loading = _all_coordinators(cluster_member, group_share_session_timeout_ms=2000,
+                                                              group_share_heartbeat_interval_ms=500)
+        _lead(cluster_member.partition(a), epoch=3)
+        successor_loading.sync()
+        group = successor.groups[a]
+        assert set(group.members) == {"stays", "goes"} and group.state == "Stable"
+        epoch = group.epoch
+        again = await successor.heartbeat(a, "stays", stays.member_epoch, None, None, "client", host)
+        assert (again.error, again.member_epoch, again.assignment) == ("none", stays.member_epoch, assignment)
+        assert assignment == {topic_id: frozenset({0})} and group.epoch == epoch
+
+        async def heartbeating_until_goes_is_fenced():
+            while "goes" in group.members:
+                assert (await successor.heartbeat(a, "stays", stays.member_epoch, None, None, "client",
+                                                  host)).error == "none"
+                await asyncio.sleep(0.05)
+        await asyncio.wait_for(heartbeating_until_goes_is_fenced(), 30)
+        await _until(lambda: successor._held[a] == said_by(group), "the fencing written")
+        _follow(cluster_member.partition(a), epoch=4)
+        successor_loading.sync()
+        successor.close()
+
+        _, _, third, third_loading = _all_coordinators(cluster_member)
+        _lead(cluster_member.partition(a), epoch=5)
+        third_loading.sync()
+        assert set(third.groups[a].members) == {"stays"} and third.groups[a].epoch > epoch
+        third.close()
 
     asyncio.run(scenario())

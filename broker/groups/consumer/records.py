@@ -99,12 +99,12 @@ def member_metadata_value(m: MemberMetadata) -> bytes:
 
 
 def target_member_value(assignment: Assignment) -> bytes:
-    return _write_partitions(_writer(), assignment).tagged_fields().value()
+    return write_partitions(_writer(), assignment).tagged_fields().value()
 
 
 def current_assignment_value(c: CurrentAssignment) -> bytes:
     w = _writer().i32(c.epoch).i32(c.previous_epoch).i8(int(c.state))
-    _write_partitions(_write_partitions(w, c.assigned), c.pending_revocation)
+    write_partitions(write_partitions(w, c.assigned), c.pending_revocation)
     return w.tagged_fields().value()
 
 
@@ -150,7 +150,7 @@ def decode_member_metadata(raw: bytes) -> MemberMetadata:
 
 def decode_target_member(raw: bytes) -> Assignment:
     r = _reader(raw)
-    assignment = _read_partitions(r)
+    assignment = read_partitions(r)
     r.tagged_fields()
     return assignment
 
@@ -158,12 +158,12 @@ def decode_target_member(raw: bytes) -> Assignment:
 def decode_current_assignment(raw: bytes) -> CurrentAssignment:
     r = _reader(raw)
     epoch, previous, state = r.i32(), r.i32(), MemberState.from_byte(r.i8())
-    c = CurrentAssignment(state, epoch, previous, _read_partitions(r), _read_partitions(r))
+    c = CurrentAssignment(state, epoch, previous, read_partitions(r), read_partitions(r))
     r.tagged_fields()
     return c
 
 
-# --- the flexible encoding -------------------------------------------------------------------
+# --- the flexible encoding (topic-partition lists: the share group records use them too) ---------
 
 def _writer() -> FieldWriter:
     return FieldWriter().i16(VALUE_VERSION)
@@ -176,12 +176,12 @@ def _reader(raw: bytes) -> FieldReader:
     return r
 
 
-def _write_partitions(w: FieldWriter, a: Assignment) -> FieldWriter:
+def write_partitions(w: FieldWriter, a: Assignment) -> FieldWriter:
     topics = sorted(tp.normal(a).items(), key=lambda kv: str(kv[0]))
     return w.array(topics, lambda kv: w.uuid(kv[0]).array(sorted(kv[1]), w.i32, True).tagged_fields(), True)
 
 
-def _read_partitions(r: FieldReader) -> Assignment:
+def read_partitions(r: FieldReader) -> Assignment:
     def topic() -> tuple[uuid.UUID, frozenset[int]]:
         pair = r.uuid(), frozenset(r.array(r.i32, True))
         r.tagged_fields()

@@ -7,12 +7,13 @@ before it leaves, and a client that dies loses its connections, which end the se
 opened (connection_closed). The coordinator's own leave or session-timeout releases only the
 share-partitions loaded here; no broker tells another.
 
-Membership is kept in memory: after a restart a member's heartbeat is answered UNKNOWN_MEMBER_ID
-and the Java client joins again under the same member id (ShareGroupHeartbeat v1: the member
-names itself). The group itself (its epoch, and which share-partitions may have state) is written
-to `__consumer_offsets` (share_group_records.py) whenever its epoch moves or it is assigned a
-share-partition it had not been, before the heartbeat is answered, so an idle group survives a
-restart or a coordinator move. Which records are done with is the share-partitions' state
+The group is written to `__consumer_offsets` in Kafka's records (share_group_records.py): its
+epoch, its members, their target and current assignments, and which share-partitions may have
+state, each record when what it says changes (share_group_changes.py), before the heartbeat is
+answered (acks=-1). A restart or a coordinator move replays them (share_group_replay.py), so a
+member heartbeating the new coordinator at its epoch goes on with its assignment, no rebalance,
+and one that does not come back is fenced at its session timeout, its records tombstoned, as
+in Kafka; an idle group is still there. Which records are done with is the share-partitions' state
 (share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken by a classic or consumer group is
 not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
 """
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from replica.partition import now_ms
 
-from broker.groups.share import share_group_records as rec
+from broker.groups.share.share_group_changes import GROUP_RECORDS, Said, records_between, said_by
 from broker.groups.share.share_group import LEAVE_EPOCH, HeartbeatRefused, ShareGroup, ShareMember
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_persister import ShareStateUnavailable
@@ -61,6 +62,7 @@ class ShareGroupCoordinator:
         a group, else None; `coordinator_error(group_id)`: NOT_COORDINATOR when another broker
         coordinates it."""
         self.groups: dict[str, ShareGroup] = {}
+        self._held: dict[str, Said] = {}  # per group, what its records in the log say
         self._store = store
         self._writing = asyncio.Lock()  # one write at a time, each of the state as it is then
         self.sessions = ShareSessions()
@@ -96,7 +98,6 @@ class ShareGroupCoordinator:
                 return ShareHeartbeatResult("unknown_member_id", f"Member {member_id} is not a member of "
                                             f"share group {group_id}.")
             group = self.groups[group_id] = ShareGroup(group_id)
-        epoch = group.epoch
         try:
             if member_epoch == LEAVE_EPOCH:
                 group.leave(member_id, self.topics_now())
@@ -109,13 +110,12 @@ class ShareGroupCoordinator:
             if new:
                 self.groups.pop(group_id, None)
             return ShareHeartbeatResult(exc.error, exc.message)
-        if group.note_state_partitions(group.assigned_partitions()) or group.epoch != epoch or new:
-            stored = await self.write(group)
-            if stored != "none":  # the member is not told of a change the log does not hold
-                if new:  # nothing stored: it never existed
-                    self.groups.pop(group_id, None)
-                return ShareHeartbeatResult(write_error(stored),
-                                            f"Writing share group {group_id} failed: {stored}.")
+        group.note_state_partitions(group.assigned_partitions())
+        stored = await self.write(group)  # what changed: nothing written when nothing did
+        if stored != "none":  # the member is not told of a change the log does not hold
+            if new:  # nothing stored: it never existed
+                self.groups.pop(group_id, None)
+            return ShareHeartbeatResult(write_error(stored), f"Writing share group {group_id} failed: {stored}.")
         self._arm_session(group, member)
         send = member.assignment if member.sent != member.assignment else None
         member.sent = member.assignment
@@ -123,28 +123,45 @@ class ShareGroupCoordinator:
                                     heartbeat_interval_ms=self.settings.heartbeat_interval_ms, assignment=send)
 
     async def write(self, group: ShareGroup, deleted: bool = False) -> str:
-        """Writes the group's records as they are now, or (`deleted`) its tombstones (acks=-1);
-        the log's error name, "none" once stored. A group unloaded meanwhile (another broker
-        coordinates it, or a later load replaced it) is not written ("not_leader_or_follower",
-        NOT_COORDINATOR to a client)."""
+        """Writes the group's records that changed since the last write, or (`deleted`) its
+        tombstones (acks=-1); the log's error name, "none" once stored. A group unloaded meanwhile
+        (another broker coordinates it, or a later load replaced it) is not written
+        ("not_leader_or_follower", NOT_COORDINATOR to a client)."""
+        group_id = group.group_id
         async with self._writing:
-            if deleted:
-                records = [(rec.key(t, group.group_id), None)
-                           for t in (rec.STATE_PARTITION_METADATA, rec.GROUP_METADATA)]
-            elif self.groups.get(group.group_id) is group:
-                records = [(rec.key(rec.GROUP_METADATA, group.group_id), rec.group_metadata_value(group.epoch)),
-                           (rec.key(rec.STATE_PARTITION_METADATA, group.group_id),
-                            rec.state_partitions_value(group.state_partitions, now_ms()))]
-            else:
+            if not deleted and self.groups.get(group_id) is not group:
                 return "not_leader_or_follower"
-            stored = await self._store.append(group.group_id, records)
+            held = self._held.get(group_id, {})
+            wanted = {} if deleted else said_by(group)
+            if deleted:  # whatever this broker last knew, the group's own records go
+                held = {**dict.fromkeys(GROUP_RECORDS), **held}
+            records = records_between(group_id, held, wanted, now_ms())
+            stored = await self._store.append(group_id, records) if records else "none"
+            if stored == "none":
+                if deleted:
+                    self._held.pop(group_id, None)
+                else:
+                    self._held[group_id] = wanted
         if stored != "none":
-            log.warning("share group %s: writing its records failed: %s", group.group_id, stored)
+            log.warning("share group %s: writing its records failed: %s", group_id, stored)
         return stored
+
+    def restored(self, group_ids: set[str]) -> None:
+        """These groups were replayed from the log (share_group_replay.py): what their records say
+        is what the log holds, and each member has a session from now, as Kafka's onLoaded gives it."""
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if group is None:
+                self._held.pop(group_id, None)
+                continue
+            self._held[group_id] = said_by(group)
+            for member in group.members.values():
+                self._arm_session(group, member)
 
     def unload(self, group_id: str) -> None:
         """Another broker coordinates the group now: forget it here; its records stay in the log."""
         group = self.groups.pop(group_id, None)
+        self._held.pop(group_id, None)
         if group is None:
             return
         for member_id in list(group.members):

@@ -6,10 +6,17 @@ them are handed out one by one, share_partition.py), so a member takes its new a
 heartbeat after the group epoch moved, and its member epoch becomes the group's. The group epoch
 moves when a member joins or leaves, a subscription changes, or a subscribed topic's partition
 count does; the assignment is computed again then (simple_assignor.py, Kafka's for share groups).
+A member whose answer was lost comes back at its previous epoch, which Kafka accepts, and gets
+its assignment again.
+
+What the assignor saw of the topics is kept as a hash (the metadata hash of Kafka's
+ShareGroupMetadata record): the group's records hold it, not the topics, so a coordinator that
+replayed them tells a change made meanwhile from none at the next heartbeat.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 
@@ -34,8 +41,9 @@ class ShareMember:
     rack_id: str | None = None
     subscribed: tuple[str, ...] = ()
     epoch: int = 0
+    previous_epoch: int = 0  # accepted too: the answer that moved the member on may have been lost
     assignment: Assignment = field(default_factory=dict)
-    sent: Assignment | None = None  # the assignment last sent to the member; None: never
+    sent: Assignment | None = None  # the assignment last sent to the member; None: never (or lost)
 
 
 @dataclass
@@ -43,6 +51,7 @@ class ShareGroup:
     group_id: str
     epoch: int = 0
     assignment_epoch: int = 0
+    metadata_hash: int = 0  # of the subscribed topics the assignment was last computed for
     members: dict[str, ShareMember] = field(default_factory=dict)
     topics: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)  # subscribed: name -> (id, partitions)
     targets: dict[str, Assignment] = field(default_factory=dict)
@@ -69,9 +78,18 @@ class ShareGroup:
         elif member is None:
             raise HeartbeatRefused("unknown_member_id", f"Member {member_id} is not a member of share group "
                                    f"{self.group_id}.")
-        elif member_epoch != member.epoch:
-            raise HeartbeatRefused("fenced_member_epoch", f"The share group member has epoch {member_epoch}, "
-                                   f"the group coordinator knows it at {member.epoch}.")
+        elif member_epoch > member.epoch:
+            raise HeartbeatRefused("fenced_member_epoch", f"The share group member has a greater member epoch "
+                                   f"({member_epoch}) than the one known by the group coordinator ({member.epoch}). "
+                                   "The member must abandon all its partitions and rejoin.")
+        elif member_epoch < member.epoch:
+            if member_epoch != member.previous_epoch:
+                raise HeartbeatRefused("fenced_member_epoch", f"The share group member has a smaller member epoch "
+                                       f"({member_epoch}) than the one known by the group coordinator "
+                                       f"({member.epoch}), and it does not match the previous member epoch "
+                                       f"({member.previous_epoch}). The member must abandon all its partitions "
+                                       "and rejoin.")
+            member.sent = None  # the answer that moved it on was lost: it gets its assignment again
         member.client_id, member.client_host = client_id, client_host
         if rack_id is not None:
             member.rack_id = rack_id
@@ -79,7 +97,8 @@ class ShareGroup:
             member.subscribed = tuple(sorted(set(subscribed)))
             self.epoch += 1
         self._refresh(topics)
-        member.epoch = self.epoch
+        if member.epoch != self.epoch:
+            member.previous_epoch, member.epoch = member.epoch, self.epoch
         member.assignment = self.targets.get(member_id, {})
         return member
 
@@ -115,12 +134,23 @@ class ShareGroup:
     def _refresh(self, topics: dict) -> None:
         """Subscribed topics as they are now; a new assignment if the group epoch moved."""
         wanted = {name for m in self.members.values() for name in m.subscribed}
-        resolved = {name: topics[name] for name in sorted(wanted) if name in topics}
-        if resolved != self.topics:
-            self.topics = resolved
+        self.topics = {name: topics[name] for name in sorted(wanted) if name in topics}
+        topics_hash = metadata_hash(self.topics)
+        if topics_hash != self.metadata_hash:
+            self.metadata_hash = topics_hash
             self.epoch += 1
         if self.epoch > self.assignment_epoch:
             subscriptions = {mid: {self.topics[n][0] for n in m.subscribed if n in self.topics}
                              for mid, m in self.members.items()}
             self.targets = assign(subscriptions, {tid: count for tid, count in self.topics.values()})
             self.assignment_epoch = self.epoch
+
+
+def metadata_hash(topics: dict[str, tuple[uuid.UUID, int]]) -> int:
+    """A signed 64-bit hash of the subscribed topics (name, id, partition count); 0 for none, as
+    Kafka's. Not Kafka's function (nothing else reads it): it only has to be the same on every
+    broker and after a restart, so it is a digest, not Python's seeded hash()."""
+    if not topics:
+        return 0
+    text = "\n".join(f"{name}\t{topic_id}\t{count}" for name, (topic_id, count) in sorted(topics.items()))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)

@@ -1,9 +1,12 @@
-"""Rebuilding share groups from `__consumer_offsets`: records of types 11 and 15, in log order.
+"""Rebuilding share groups from `__consumer_offsets`: records of types 10-15, in log order.
 
 Like the consumer groups' replay (consumer/replay.py), `replaying` sits in the stream of records a
 load reads (group_loading.py): it applies the share group records as they pass and hands every
-other record on. A replayed group has no members (they are not written; they rejoin under their
-own ids), so it is Empty: listed, described, its offsets altered or deleted, and deletable.
+other record on. Once the stream ends, the coordinator takes the groups it touched as what the
+log holds and gives each replayed member a session from now (share_coordinator.restored), as
+Kafka's onLoaded does: a member that heartbeats at its epoch goes on with its assignment, one
+that does not is fenced at its session timeout. A tombstone of a group the replay does not know
+brings nothing back; the group epoch's tombstone deletes the group.
 """
 
 from __future__ import annotations
@@ -13,32 +16,66 @@ from typing import Iterable, Iterator
 
 from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.share import share_group_records as rec
-from broker.groups.share.share_group import ShareGroup
+from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.share.share_group import LEAVE_EPOCH, ShareGroup, ShareMember
 
 log = logging.getLogger(__name__)
 
 
-def replaying(groups: dict[str, ShareGroup],
+def replaying(coordinator: ShareGroupCoordinator,
               records: Iterable[StoredRecord | StoredMarker]) -> Iterator[StoredRecord | StoredMarker]:
-    """`groups`: the share coordinator's groups, which the share group records change."""
     touched: set[str] = set()
     yield from applying(records, lambda key: rec.key_type(key) in rec.TYPES,
-                        lambda record: touched.add(_apply(groups, record)), "share group")
+                        lambda record: touched.add(_apply(coordinator.groups, record)), "share group")
+    coordinator.restored(touched)
     if touched:
-        log.info("loaded %d share groups", sum(1 for g in touched if g in groups))
+        groups = [coordinator.groups[g] for g in touched if g in coordinator.groups]
+        log.info("loaded %d share groups with %d members", len(groups), sum(len(g.members) for g in groups))
 
 
 def _apply(groups: dict[str, ShareGroup], record: StoredRecord) -> str:
-    record_type, group_id = rec.decode_key(record.key)
-    if record_type == rec.GROUP_METADATA and record.value is None:
-        groups.pop(group_id, None)  # the group was deleted
-        return group_id
+    record_type, group_id, member_id = rec.decode_key(record.key)
+    value = record.value
     group = groups.get(group_id)
+    if value is None:
+        if group is not None:
+            _delete(groups, group, record_type, member_id)
+        return group_id
     if group is None:
         group = groups[group_id] = ShareGroup(group_id)
     if record_type == rec.GROUP_METADATA:
-        # The assignment is computed again when a member joins, at the next epoch.
-        group.epoch = group.assignment_epoch = rec.decode_group_metadata(record.value)
+        group.epoch, group.metadata_hash = rec.decode_group_metadata(value)
+    elif record_type == rec.TARGET_METADATA:
+        group.assignment_epoch = rec.decode_target_metadata(value)
+    elif record_type == rec.TARGET_MEMBER:
+        group.targets[member_id] = rec.decode_target_member(value)
+    elif record_type == rec.STATE_PARTITION_METADATA:
+        group.state_partitions = rec.decode_state_partitions(value)
     else:
-        group.state_partitions = {} if record.value is None else rec.decode_state_partitions(record.value)
+        member = group.members.get(member_id)
+        if member is None:
+            member = group.members[member_id] = ShareMember(member_id, "", "")
+        if record_type == rec.MEMBER_METADATA:
+            m = rec.decode_member_metadata(value)
+            member.rack_id, member.client_id, member.client_host, member.subscribed = (
+                m.rack_id, m.client_id, m.client_host, m.subscribed)
+        else:
+            member.epoch, member.previous_epoch, member.assignment = rec.decode_current_assignment(value)
     return group_id
+
+
+def _delete(groups: dict[str, ShareGroup], group: ShareGroup, record_type: int, member_id: str | None) -> None:
+    if record_type == rec.GROUP_METADATA:
+        del groups[group.group_id]  # the group was deleted
+    elif record_type == rec.TARGET_METADATA:
+        group.assignment_epoch = 0
+    elif record_type == rec.TARGET_MEMBER:
+        group.targets.pop(member_id, None)
+    elif record_type == rec.STATE_PARTITION_METADATA:
+        group.state_partitions = {}
+    elif record_type == rec.MEMBER_METADATA:
+        group.members.pop(member_id, None)
+    elif member_id in group.members:  # its current assignment only, as Kafka's replay reads it
+        member = group.members[member_id]
+        member.epoch = member.previous_epoch = LEAVE_EPOCH
+        member.assignment = {}
