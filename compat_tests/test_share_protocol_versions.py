@@ -5,14 +5,19 @@ acquired ranges and delivery counts, acknowledgements, and the errors a broker g
 or member out of step (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, UNKNOWN_MEMBER_ID,
 INVALID_RECORD_STATE, INVALID_REQUEST); and v2's record-limit acquisition (KIP-1206) and RENEW
 acknowledgements (KIP-1222); and a group's share.auto.offset.reset of by_duration (KIP-1106):
-the first fetch of a share-partition without state starts at the first record that new. What a
-real client sees is test_share_groups_java.py's.
+the first fetch of a share-partition without state starts at the first record that new. After a
+restart (kill -9 or SIGTERM) the group's members are replayed from `__consumer_offsets`: each
+heartbeats at its old epoch and goes on with its assignment, no rebalance, and one that does not
+come back is fenced at its session timeout, for good. What a real client sees is
+test_share_groups_java.py's.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+
+import pytest
 
 from compat_tests.raw_kafka import Client, make_batch, read_records
 from compat_tests.served_versions import over_versions
@@ -235,3 +240,71 @@ def test_by_duration_starts_at_the_first_record_that_new(broker, client):
     client.produced(old_only, 0, make_batch([b"next"]))
     got = partition_of(share_fetch(client, other, member, 1, old_only_id))
     assert [(r.first_offset, r.last_offset) for r in got.acquired_records] == [(3, 3)], got
+
+
+def owned_by_member(client: Client, group: str) -> tuple[int, dict[str, tuple[int, set]]]:
+    """ShareGroupDescribe: the group epoch, and member id -> (member epoch, its partitions)."""
+    (d,) = client.request(DESCRIBE, 1, group_ids=[group], include_authorized_operations=False).groups
+    assert d.error_code == NONE, d
+    return d.group_epoch, {m.member_id: (m.member_epoch, {(t.topic_id, p) for t in m.assignment.topic_partitions
+                                                          for p in t.partitions}) for m in d.members}
+
+
+def assigned(r) -> set:
+    return {(t.topic_id, p) for t in r.assignment.topic_partitions for p in t.partitions}
+
+
+@pytest.mark.parametrize("stop", ["kill", "stop"])
+def test_members_go_on_at_their_epochs_after_a_restart(broker, client, stop):
+    topic = unique_topic("sg-members")
+    topic_id = client.create_topic(topic, partitions=2)
+    group = new_group()
+    a, joined_at = join(client, group, topic)
+    b, epoch = join(client, group, topic)
+    caught_up = heartbeat(client, group, a, joined_at)
+    assert caught_up.error_code == NONE and caught_up.member_epoch == epoch, caught_up
+    group_epoch, before = owned_by_member(client, group)
+    assert {m: e for m, (e, _) in before.items()} == {a: epoch, b: epoch}
+    assert set().union(*(ps for _, ps in before.values())) == {(topic_id, 0), (topic_id, 1)}, before
+    getattr(broker, stop)()
+    broker.start()
+    with Client.to(broker) as again:
+        assert owned_by_member(again, group) == (group_epoch, before)
+        for m in (a, b):
+            r = heartbeat(again, group, m, epoch)
+            assert (r.error_code, r.member_epoch) == (NONE, epoch), r
+            assert assigned(r) == before[m][1], r  # its first answer from the new broker carries it
+            r = heartbeat(again, group, m, epoch)
+            assert (r.error_code, r.member_epoch, r.assignment) == (NONE, epoch, None), r
+        assert owned_by_member(again, group) == (group_epoch, before)  # no rebalance
+
+
+def test_a_member_that_does_not_come_back_is_fenced_at_its_session_timeout(broker_factory):
+    """Its records are tombstoned: after another restart it is not replayed."""
+    proc = broker_factory(*BROKER_ARGS, "--group-share-session-timeout-ms", "10000",
+                          "--group-share-heartbeat-interval-ms", "1000")
+    topic = unique_topic("sg-fenced")
+    with Client.to(proc) as c:
+        c.create_topic(topic, partitions=2)
+        group = new_group()
+        stays, joined_at = join(c, group, topic)
+        goes, epoch = join(c, group, topic)
+        assert heartbeat(c, group, stays, joined_at).member_epoch == epoch
+    proc.kill()
+    proc.start()
+    with Client.to(proc) as c:
+        deadline = time.monotonic() + 120
+        while goes in owned_by_member(c, group)[1]:  # stays heartbeats meanwhile, goes never does
+            assert time.monotonic() < deadline, "the member that did not come back was never fenced"
+            r = heartbeat(c, group, stays, epoch)
+            assert r.error_code == NONE, r
+            epoch = r.member_epoch
+            time.sleep(0.2)
+        assert heartbeat(c, group, stays, epoch).error_code == NONE
+        group_epoch, after = owned_by_member(c, group)
+        assert set(after) == {stays} and len(after[stays][1]) == 2, after  # both partitions are stays' now
+    proc.kill()
+    proc.start()
+    with Client.to(proc) as c:
+        assert owned_by_member(c, group) == (group_epoch, after)
+        assert heartbeat(c, group, goes, epoch).error_code == UNKNOWN_MEMBER_ID
