@@ -20,6 +20,10 @@ A group config set through one broker (IncrementalAlterConfigs on resource type 
 etcd) is described by every broker and binds the share-partition at another broker, its
 data partition's leader.
 
+The group coordinator of a share group with two members is SIGKILLed: the next one replays the
+members from `__consumer_offsets`, describes them as they were, and each member's heartbeat at
+its old epoch is accepted with the same epoch and assignment, no rebalance.
+
 A member that goes gives its records back at the share-partition's leader, which is not its
 group's coordinator, at once and not when their (60 s) locks run out: one that closes does it
 itself (ShareAcknowledge at epoch -1 there), and one killed with SIGKILL by losing its
@@ -40,6 +44,7 @@ from compat_tests.java_share_members import ShareAdmin, ShareMember
 from compat_tests.raw_kafka import Client
 from compat_tests.test_share_groups_java import (accepted, assert_a_released_record_is_archived_at_two_deliveries,
                                                  assert_no_failures, produce, wait_until)
+from compat_tests.test_share_protocol_versions import assigned, heartbeat, owned_by_member
 from compat_tests.test_share_member_disconnect import (LOCK_MS, assert_a_member_s_records_go_to_another,
                                                        set_group_config)
 from compat_tests.topics import unique_topic
@@ -48,7 +53,7 @@ pytestmark = pytest.mark.timeout(300)
 
 STATE_PARTITIONS = 3
 NOT_COORDINATOR, GROUP_KEY_TYPE, SHARE_KEY_TYPE, READ_SHARE_GROUP_STATE = 16, 0, 2, 84
-DESCRIBE_CONFIGS, GROUP_RESOURCE = 32, 32
+DESCRIBE_CONFIGS, GROUP_RESOURCE, SHARE_GROUP_DESCRIBE = 32, 32, 77
 
 
 @pytest.fixture(params=STORAGE_MODES)
@@ -263,6 +268,39 @@ def test_an_idle_group_moves_with_its_coordinator(cluster, members, tmp_path):
         assert admin.call("deleteGroups", groups=[group]) == {group: None}
         assert "GroupIdNotFoundException" in admin.call("describe", groups=[group])[group]
     assert_no_failures([member])
+
+
+def test_members_go_on_at_their_epochs_with_the_next_coordinator(cluster):
+    topic = unique_topic("cshare-members")
+    cluster.create_topic(topic, 2, 3)
+    group = f"cshare-mm-{uuid.uuid4().hex[:8]}"
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+
+    def joined(c: Client, member: str):  # the coordinator may still be loading its partition
+        r = heartbeat(c, group, member, 0, [topic])
+        return r if r.error_code == 0 else None
+
+    old = group_coordinator(cluster, group)
+    with Client(cluster.brokers[old].host, cluster.brokers[old].port) as c:
+        joined_at = wait_until(lambda: joined(c, a), "a joins", []).member_epoch
+        epoch = wait_until(lambda: joined(c, b), "b joins", []).member_epoch
+        assert heartbeat(c, group, a, joined_at).member_epoch == epoch
+        group_epoch, before = owned_by_member(c, group)
+    assert {m: e for m, (e, _) in before.items()} == {a: epoch, b: epoch}
+    cluster.brokers[old].kill()
+    cluster.wait_for(lambda md: all(p["leader"] not in (-1, old) for p in md["topics"]["__consumer_offsets"].values()),
+                     "__consumer_offsets led by the others")
+    new = group_coordinator(cluster, group)
+    assert new != old
+    with Client(cluster.brokers[new].host, cluster.brokers[new].port) as c:
+        wait_until(lambda: c.request(SHARE_GROUP_DESCRIBE, 1, group_ids=[group], include_authorized_operations=False)
+                   .groups[0].error_code == 0, "the next coordinator loaded the group", [])
+        assert owned_by_member(c, group) == (group_epoch, before)
+        for m in (a, b):
+            r = heartbeat(c, group, m, epoch)
+            assert (r.error_code, r.member_epoch) == (0, epoch), r
+            assert assigned(r) == before[m][1], r
+        assert owned_by_member(c, group) == (group_epoch, before)  # no rebalance
 
 
 @pytest.mark.parametrize("goes", ["killed", "closed"])

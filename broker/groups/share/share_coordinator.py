@@ -13,9 +13,9 @@ state, each record when what it says changes (share_group_changes.py), before th
 answered (acks=-1). A restart or a coordinator move replays them (share_group_replay.py), so a
 member heartbeating the new coordinator at its epoch goes on with its assignment, no rebalance,
 and one that does not come back is fenced at its session timeout, its records tombstoned, as
-in Kafka; an idle group is still there. Which records are done with is the share-partitions' state
-(share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken by a classic or consumer group is
-not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
+in Kafka; an idle group is still there. Which records are done with is the share-partitions'
+state (share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken
+by a classic or consumer group is not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
 """
 
 from __future__ import annotations

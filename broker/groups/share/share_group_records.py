@@ -46,6 +46,7 @@ from wire.field_codec import FieldReader, FieldWriter
 
 from broker.groups.offsets_log import BadRecord
 from broker.groups.consumer import records as consumer_records
+from broker.groups.share.simple_assignor import Assignment
 
 MEMBER_METADATA, GROUP_METADATA, TARGET_METADATA = 10, 11, 12
 TARGET_MEMBER, CURRENT_ASSIGNMENT, STATE_PARTITION_METADATA = 13, 14, 15
@@ -55,7 +56,6 @@ VALUE_VERSION = 0
 STABLE = 0  # Kafka's MemberState.STABLE: a share member has no revocation step, so no other state
 
 StatePartitions = dict[uuid.UUID, tuple[str, frozenset[int]]]  # topic id -> (name, partitions)
-Assignment = dict[uuid.UUID, frozenset[int]]  # topic id -> partitions
 
 
 @dataclass(frozen=True)
