@@ -138,7 +138,7 @@ class ShareGroupCoordinator:
             records = records_between(group_id, held, wanted, now_ms())
             stored = await self._store.append(group_id, records) if records else "none"
             if stored == "none":
-                if deleted:
+                if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
                     self._held.pop(group_id, None)
                 else:
                     self._held[group_id] = wanted
