@@ -466,3 +466,31 @@ def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_ba
         third.close()
 
     asyncio.run(scenario())
+
+
+def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluster_member):
+    """One write at a time (acks=-1, replicated in a cluster): a member's heartbeat that changes
+    nothing is answered while another group's write is in flight; one that changes the group (a
+    join) waits for its own write."""
+    a, _ = _groups_in_two_partitions()
+    host = "/127.0.0.1"
+
+    async def scenario():
+        _, _, shares, loading = _all_coordinators(cluster_member)
+        for index in range(PARTITIONS):
+            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
+        loading.sync()
+        joined = await shares.heartbeat(a, "m1", 0, ("t",), None, "client", host)
+        settled = await shares.heartbeat(a, "m1", joined.member_epoch, None, None, "client", host)
+        assert settled.error == "none"
+        async with shares._writing:  # another group's write, in flight
+            again = await asyncio.wait_for(
+                shares.heartbeat(a, "m1", settled.member_epoch, None, None, "client", host), 10)
+            assert (again.error, again.member_epoch) == ("none", settled.member_epoch)
+            join = asyncio.ensure_future(shares.heartbeat(a, "m2", 0, ("t",), None, "client", host))
+            await asyncio.sleep(0.05)
+            assert not join.done()  # its records are not in the log yet: no answer
+        assert (await asyncio.wait_for(join, 10)).error == "none"
+        shares.close()
+
+    asyncio.run(scenario())

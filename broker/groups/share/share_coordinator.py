@@ -65,6 +65,7 @@ class ShareGroupCoordinator:
         self._held: dict[str, Said] = {}  # per group, what its records in the log say
         self._store = store
         self._writing = asyncio.Lock()  # one write at a time, each of the state as it is then
+        self._queued: dict[str, int] = {}  # per group, its writes waiting for or holding `_writing`
         self.sessions = ShareSessions()
         self.partitions = partitions
         self.settings = partitions.settings
@@ -128,20 +129,32 @@ class ShareGroupCoordinator:
         (another broker coordinates it, or a later load replaced it) is not written
         ("not_leader_or_follower", NOT_COORDINATOR to a client)."""
         group_id = group.group_id
-        async with self._writing:
-            if not deleted and self.groups.get(group_id) is not group:
-                return "not_leader_or_follower"
-            held = self._held.get(group_id, {})
-            wanted = {} if deleted else said_by(group)
-            if deleted:  # whatever this broker last knew, the group's own records go
-                held = {**dict.fromkeys(GROUP_RECORDS), **held}
-            records = records_between(group_id, held, wanted, now_ms())
-            stored = await self._store.append(group_id, records) if records else "none"
-            if stored == "none":
-                if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
-                    self._held.pop(group_id, None)
-                else:
-                    self._held[group_id] = wanted
+        if not deleted and group_id not in self._queued and self.groups.get(group_id) is group \
+                and not records_between(group_id, self._held.get(group_id, {}), said_by(group), 0):
+            # A heartbeat that changed nothing does not queue behind another group's write (acks=-1,
+            # replicated in a cluster). With none of this group's own writes queued or in flight,
+            # `_held` is what the log holds.
+            return "none"
+        self._queued[group_id] = self._queued.get(group_id, 0) + 1
+        try:
+            async with self._writing:
+                if not deleted and self.groups.get(group_id) is not group:
+                    return "not_leader_or_follower"
+                held = self._held.get(group_id, {})
+                wanted = {} if deleted else said_by(group)
+                if deleted:  # whatever this broker last knew, the group's own records go
+                    held = {**dict.fromkeys(GROUP_RECORDS), **held}
+                records = records_between(group_id, held, wanted, now_ms())
+                stored = await self._store.append(group_id, records) if records else "none"
+                if stored == "none":
+                    if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
+                        self._held.pop(group_id, None)
+                    else:
+                        self._held[group_id] = wanted
+        finally:
+            self._queued[group_id] -= 1
+            if not self._queued[group_id]:
+                del self._queued[group_id]
         if stored != "none":
             log.warning("share group %s: writing its records failed: %s", group_id, stored)
         return stored
