@@ -14,6 +14,7 @@ test_share_groups_java.py's.
 
 from __future__ import annotations
 
+import datetime
 import time
 import uuid
 
@@ -27,7 +28,7 @@ NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND, INVALID_CONFIG = 0
 SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, INVALID_RECORD_STATE = 122, 123, 121
 HEARTBEAT, DESCRIBE, FETCH, ACKNOWLEDGE, LIST_GROUPS = 76, 77, 78, 79, 16
 ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
-INCREMENTAL_ALTER_CONFIGS, GROUP_RESOURCE, SET = 44, 32, 0
+INCREMENTAL_ALTER_CONFIGS, DESCRIBE_CONFIGS, GROUP_RESOURCE, SET = 44, 32, 32, 0
 DAY_MS = 86_400_000
 
 BROKER_ARGS = ["--share-auto-offset-reset", "earliest", "--group-share-record-lock-duration-ms", "30000"]
@@ -307,4 +308,49 @@ def test_a_member_that_does_not_come_back_is_fenced_at_its_session_timeout(broke
     proc.start()
     with Client.to(proc) as c:
         assert owned_by_member(c, group) == (group_epoch, after)
+        assert heartbeat(c, group, goes, epoch).error_code == UNKNOWN_MEMBER_ID
+
+
+def group_config(client: Client, group: str, name: str) -> str | None:
+    r = client.request(DESCRIBE_CONFIGS, 4, resources=[{"resource_type": GROUP_RESOURCE, "resource_name": group,
+                                                       "configuration_keys": [name]}],
+                       include_synonyms=False, include_documentation=False)
+    (result,) = r.results
+    assert result.error_code == NONE, result
+    return next((e.value for e in result.configs if e.name == name), None)
+
+
+def test_a_groups_heartbeat_interval_and_session_timeout_are_its_own(broker_factory):
+    """share.heartbeat.interval.ms is what the group's heartbeat answers say, and a member silent
+    for the group's share.session.timeout.ms is fenced, long before the broker's 45 s would; values
+    outside the broker's group.share.{min,max}.* bounds are INVALID_CONFIG."""
+    interval = datetime.timedelta(milliseconds=1234)
+    proc = broker_factory(*BROKER_ARGS, "--group-share-min-session-timeout-ms", "3000",
+                          "--group-share-min-heartbeat-interval-ms", "1000")
+    topic = unique_topic("sg-own-timers")
+    with Client.to(proc) as c:
+        c.create_topic(topic, partitions=2)
+        group = new_group()
+        for name, value in (("share.session.timeout.ms", "2999"), ("share.session.timeout.ms", "60001"),
+                            ("share.heartbeat.interval.ms", "999"), ("share.heartbeat.interval.ms", "15001"),
+                            ("share.heartbeat.interval.ms", "45000")):
+            assert set_group_config(c, group, name, value) == INVALID_CONFIG, (name, value)
+        assert set_group_config(c, group, "share.heartbeat.interval.ms", "1234") == NONE
+        assert set_group_config(c, group, "share.session.timeout.ms", "3000") == NONE
+        assert group_config(c, group, "share.heartbeat.interval.ms") == "1234"
+        assert group_config(c, group, "share.session.timeout.ms") == "3000"
+        stays = str(uuid.uuid4())
+        first = heartbeat(c, group, stays, 0, [topic])
+        assert first.error_code == NONE and first.heartbeat_interval == interval, first
+        epoch = first.member_epoch
+        goes, _ = join(c, group, topic)
+        joined = time.monotonic()
+        deadline = joined + 120
+        while goes in owned_by_member(c, group)[1]:  # stays heartbeats meanwhile, goes never does
+            assert time.monotonic() < deadline, "the silent member was never fenced"
+            r = heartbeat(c, group, stays, epoch)
+            assert r.error_code == NONE and r.heartbeat_interval == interval, r
+            epoch = r.member_epoch
+            time.sleep(0.2)
+        assert time.monotonic() - joined < 40, "fenced at the broker's session timeout, not the group's"
         assert heartbeat(c, group, goes, epoch).error_code == UNKNOWN_MEMBER_ID

@@ -6,12 +6,14 @@ value is its default. A group keeps its overrides as the text it was given (grou
 group_configs.json on one broker, etcd on a cluster); they are checked as Kafka checks them:
 
 - a name GroupConfig does not know, or one twinlog does not apply (the consumer.* and streams.*
-  ones, share.session.timeout.ms and share.heartbeat.interval.ms: membership here follows the
-  broker's), is INVALID_CONFIG "Unknown group config name";
+  ones), is INVALID_CONFIG "Unknown group config name";
 - a value is parsed by its setting's kind, then held to the broker's bounds:
-  share.record.lock.duration.ms within group.share.{min,max}.record.lock.duration.ms and
-  share.delivery.count.limit within group.share.{min,max}.delivery.count.limit, refused with
-  Kafka's messages.
+  share.record.lock.duration.ms within group.share.{min,max}.record.lock.duration.ms,
+  share.delivery.count.limit within group.share.{min,max}.delivery.count.limit,
+  share.session.timeout.ms within group.share.{min,max}.session.timeout.ms and
+  share.heartbeat.interval.ms within group.share.{min,max}.heartbeat.interval.ms, refused with
+  Kafka's messages; and the session timeout, the group's or the broker's, must exceed the
+  heartbeat interval, the group's or the broker's, as Kafka checks the two together.
 
 share.auto.offset.reset takes latest, earliest or Kafka's by_duration:<ISO-8601 duration>
 (share_offset_reset.py).
@@ -33,11 +35,16 @@ class GroupShareConfig(NamedTuple):
     max_in_flight: int
     auto_offset_reset: str
     isolation_level: str
+    session_timeout_ms: int  # the member's session timer (share_coordinator.py)
+    heartbeat_interval_ms: int  # told to members in ShareGroupHeartbeat answers
 
 
 _FIELD = {name: s.target.partition(":")[2] for name, s in GROUP_CONFIGS.items()}  # config -> ShareSettings field
 _BOUNDS = {"share.record.lock.duration.ms": ("min_lock_ms", "max_lock_ms", "record.lock.duration.ms"),
-           "share.delivery.count.limit": ("min_delivery_limit", "max_delivery_limit", "delivery.count.limit")}
+           "share.delivery.count.limit": ("min_delivery_limit", "max_delivery_limit", "delivery.count.limit"),
+           "share.session.timeout.ms": ("min_session_timeout_ms", "max_session_timeout_ms", "session.timeout.ms"),
+           "share.heartbeat.interval.ms": ("min_heartbeat_interval_ms", "max_heartbeat_interval_ms",
+                                           "heartbeat.interval.ms")}
 
 
 def share_config_for(share: ShareSettings, overrides: dict[str, str]) -> GroupShareConfig:
@@ -68,6 +75,10 @@ def validate_group_configs(configs: dict[str, str | None], share: ShareSettings)
             if parsed > getattr(share, high):
                 raise ConfigChangeError("invalid_config", f"{name} must be less than or equal to "
                                                           f"group.share.max.{suffix}")
+    resolved = share_config_for(share, configs)
+    if resolved.session_timeout_ms <= resolved.heartbeat_interval_ms:
+        raise ConfigChangeError("invalid_config", "share.session.timeout.ms must be greater than "
+                                                  "share.heartbeat.interval.ms")
     return dict(configs)
 
 

@@ -24,7 +24,11 @@ class ShareSettings:
     auto_offset_reset: str  # share.auto.offset.reset: latest, earliest or by_duration:<ISO-8601>
     isolation_level: str  # share.isolation.level: read_uncommitted or read_committed
     session_timeout_ms: int  # group.share.session.timeout.ms
+    min_session_timeout_ms: int  # group.share.min.session.timeout.ms: a group's own lower bound
+    max_session_timeout_ms: int  # group.share.max.session.timeout.ms
     heartbeat_interval_ms: int  # group.share.heartbeat.interval.ms
+    min_heartbeat_interval_ms: int  # group.share.min.heartbeat.interval.ms
+    max_heartbeat_interval_ms: int  # group.share.max.heartbeat.interval.ms
     state_topic_partitions: int  # share.coordinator.state.topic.num.partitions
     state_topic_replication_factor: int  # capped by the live brokers, as Kafka does
     state_topic_min_isr: int  # share.coordinator.state.topic.min.isr
@@ -34,7 +38,9 @@ class ShareSettings:
 def share_group_settings(options: dict) -> ShareSettings:
     """From the settings' values by target key; raises click.UsageError for values Kafka refuses."""
     for low, high, name in (("min_lock_ms", "max_lock_ms", "record-lock-duration-ms"),
-                            ("min_delivery_limit", "max_delivery_limit", "delivery-count-limit")):
+                            ("min_delivery_limit", "max_delivery_limit", "delivery-count-limit"),
+                            ("min_session_timeout_ms", "max_session_timeout_ms", "session-timeout-ms"),
+                            ("min_heartbeat_interval_ms", "max_heartbeat_interval_ms", "heartbeat-interval-ms")):
         if options[low] > options[high]:
             raise click.UsageError(f"--group-share-min-{name} must not be more than --group-share-max-{name}")
     if options["heartbeat_interval_ms"] >= options["session_timeout_ms"]:

@@ -257,9 +257,18 @@ SETTINGS: tuple[Setting, ...] = (
        "delivered) at once.", "share_group:max_in_flight", group="share.partition.max.record.locks"),
     _s("group.share.session.timeout.ms", "group-share-session-timeout-ms", Int(1), 45_000,
        "A share-group member that does not heartbeat for this long is removed and its acquired "
-       "records released.", "share_group:session_timeout_ms"),
+       "records released.", "share_group:session_timeout_ms", group="share.session.timeout.ms"),
+    _s("group.share.min.session.timeout.ms", "group-share-min-session-timeout-ms", Int(1), 45_000,
+       "Smallest share.session.timeout.ms a group may set.", "share_group:min_session_timeout_ms"),
+    _s("group.share.max.session.timeout.ms", "group-share-max-session-timeout-ms", Int(1), 60_000,
+       "Largest share.session.timeout.ms a group may set.", "share_group:max_session_timeout_ms"),
     _s("group.share.heartbeat.interval.ms", "group-share-heartbeat-interval-ms", Int(1), 5_000,
-       "How often share-group members heartbeat.", "share_group:heartbeat_interval_ms"),
+       "How often share-group members heartbeat.", "share_group:heartbeat_interval_ms",
+       group="share.heartbeat.interval.ms"),
+    _s("group.share.min.heartbeat.interval.ms", "group-share-min-heartbeat-interval-ms", Int(1), 5_000,
+       "Smallest share.heartbeat.interval.ms a group may set.", "share_group:min_heartbeat_interval_ms"),
+    _s("group.share.max.heartbeat.interval.ms", "group-share-max-heartbeat-interval-ms", Int(1), 15_000,
+       "Largest share.heartbeat.interval.ms a group may set.", "share_group:max_heartbeat_interval_ms"),
     _s("share.auto.offset.reset", "share-auto-offset-reset", ShareOffsetReset(), "latest",
        "Where a share group starts in a partition it has never consumed: latest, earliest, or "
        "by_duration:<ISO-8601 duration> (the first record at or after now less it). Kafka has it as a "

@@ -16,13 +16,15 @@ SHARE = config_with(group_share_record_lock_duration_ms=8000, share_auto_offset_
 
 
 def test_a_group_without_overrides_runs_with_the_brokers_values():
-    assert share_config_for(SHARE, {}) == GroupShareConfig(8000, 5, 2000, "earliest", "read_uncommitted")
+    assert share_config_for(SHARE, {}) == GroupShareConfig(8000, 5, 2000, "earliest", "read_uncommitted",
+                                                                45000, 5000)
 
 
 def test_overrides_replace_the_brokers_values_parsed():
     got = share_config_for(SHARE, {"share.isolation.level": "read_committed", "share.record.lock.duration.ms": "20000",
-                                   "share.delivery.count.limit": "3", "share.auto.offset.reset": "latest"})
-    assert got == GroupShareConfig(20000, 3, 2000, "latest", "read_committed")
+                                   "share.delivery.count.limit": "3", "share.auto.offset.reset": "latest",
+                                   "share.session.timeout.ms": "50000", "share.heartbeat.interval.ms": "6000"})
+    assert got == GroupShareConfig(20000, 3, 2000, "latest", "read_committed", 50000, 6000)
 
 
 @pytest.mark.parametrize("configs, message", [
@@ -34,6 +36,15 @@ def test_overrides_replace_the_brokers_values_parsed():
     ({"share.isolation.level": "READ_COMMITTED"}, "Invalid value READ_COMMITTED for configuration share.isolation.level"),
     ({"share.auto.offset.reset": "none"}, "Invalid value none for configuration share.auto.offset.reset"),
     ({"consumer.session.timeout.ms": "50000"}, "Unknown group config name: consumer.session.timeout.ms"),
+    ({"share.session.timeout.ms": "44999"},
+     "share.session.timeout.ms must be greater than or equal to group.share.min.session.timeout.ms"),
+    ({"share.session.timeout.ms": "60001"},
+     "share.session.timeout.ms must be less than or equal to group.share.max.session.timeout.ms"),
+    ({"share.heartbeat.interval.ms": "4999"},
+     "share.heartbeat.interval.ms must be greater than or equal to group.share.min.heartbeat.interval.ms"),
+    ({"share.heartbeat.interval.ms": "15001"},
+     "share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms"),
+    ({"share.heartbeat.interval.ms": "abc"}, "Invalid value abc for configuration share.heartbeat.interval.ms"),
 ])
 def test_bad_names_and_values_are_invalid_config(configs, message):
     with pytest.raises(ConfigChangeError) as err:
@@ -46,6 +57,17 @@ def test_the_bounds_are_the_brokers():
     assert validate_group_configs({"share.delivery.count.limit": "6"}, narrow) == {"share.delivery.count.limit": "6"}
     with pytest.raises(ConfigChangeError, match="less than or equal to group.share.max.delivery.count.limit"):
         validate_group_configs({"share.delivery.count.limit": "7"}, narrow)
+
+
+def test_the_session_timeout_must_exceed_the_heartbeat_interval_the_groups_or_the_brokers():
+    wide = config_with(group_share_min_session_timeout_ms=1000, group_share_max_heartbeat_interval_ms=20_000,
+                       group_share_session_timeout_ms=10_000, group_share_heartbeat_interval_ms=1000).share_groups
+    assert validate_group_configs({"share.session.timeout.ms": "2000"}, wide) == {"share.session.timeout.ms": "2000"}
+    for configs in ({"share.heartbeat.interval.ms": "10000"},  # the broker's session timeout
+                    {"share.session.timeout.ms": "5000", "share.heartbeat.interval.ms": "5000"}):
+        with pytest.raises(ConfigChangeError, match="share.session.timeout.ms must be greater than "
+                                                    "share.heartbeat.interval.ms"):
+            validate_group_configs(configs, wide)
 
 
 def test_incremental_sets_and_deletes_all_or_nothing():

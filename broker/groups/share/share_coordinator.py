@@ -68,7 +68,6 @@ class ShareGroupCoordinator:
         self._queued: dict[str, int] = {}  # per group, its writes waiting for or holding `_writing`
         self.sessions = ShareSessions()
         self.partitions = partitions
-        self.settings = partitions.settings
         self._topics = topics
         self._other_group_kind = other_group_kind
         self._coordinator_error = coordinator_error
@@ -121,7 +120,8 @@ class ShareGroupCoordinator:
         send = member.assignment if member.sent != member.assignment else None
         member.sent = member.assignment
         return ShareHeartbeatResult(member_id=member_id, member_epoch=member.epoch,
-                                    heartbeat_interval_ms=self.settings.heartbeat_interval_ms, assignment=send)
+                                    heartbeat_interval_ms=self.partitions.config_of(group_id).heartbeat_interval_ms,
+                                    assignment=send)
 
     async def write(self, group: ShareGroup, deleted: bool = False) -> str:
         """Writes the group's records that changed since the last write, or (`deleted`) its
@@ -238,8 +238,9 @@ class ShareGroupCoordinator:
         timer = self._expiry.pop(key, None)
         if timer is not None:
             timer.cancel()
+        timeout_ms = self.partitions.config_of(group.group_id).session_timeout_ms  # the group's, else the broker's
         self._expiry[key] = asyncio.get_running_loop().call_later(
-            self.settings.session_timeout_ms / 1000, lambda: asyncio.ensure_future(self._expire(group, member)))
+            timeout_ms / 1000, lambda: asyncio.ensure_future(self._expire(group, member)))
 
     async def _expire(self, group: ShareGroup, member: ShareMember) -> None:
         self._expiry.pop((group.group_id, member.member_id), None)
