@@ -208,6 +208,26 @@ def test_v2_record_limit_and_renew(broker, client):
     assert partition_of(done).error_code == NONE  # renewing kept them a's
 
 
+def test_renew_is_refused_in_a_group_that_disables_it(broker, client):
+    """share.renew.acknowledge.enable=false (KIP-1222's group config): a RENEW, in ShareAcknowledge
+    or ShareFetch v2, is the partition's INVALID_RECORD_STATE, as Kafka's; nothing in it applied."""
+    topic = unique_topic("sg-norenew")
+    topic_id = client.create_topic(topic)
+    client.produced(topic, 0, make_batch([b"a", b"b"]))
+    group = new_group()
+    assert set_group_config(client, group, "share.renew.acknowledge.enable", "1") == INVALID_CONFIG
+    assert set_group_config(client, group, "share.renew.acknowledge.enable", "false") == NONE
+    a, _ = join(client, group, topic)
+    got = partition_of(share_fetch(client, group, a, 0, topic_id, version=2))
+    assert [(r.first_offset, r.last_offset) for r in got.acquired_records] == [(0, 1)], got
+    refused = acknowledge(client, group, a, 1, topic_id, [ack(0, 0, ACCEPT), ack(1, 1, RENEW)], version=2)
+    assert partition_of(refused).error_code == INVALID_RECORD_STATE, refused
+    only_renew = share_fetch(client, group, a, 2, topic_id, [ack(0, 1, RENEW)], version=2, is_renew_ack=True)
+    assert partition_of(only_renew).acknowledge_error_code == INVALID_RECORD_STATE, only_renew
+    done = acknowledge(client, group, a, 3, topic_id, [ack(0, 1, ACCEPT)], version=2)
+    assert partition_of(done).error_code == NONE, done  # both still a's: the refused ACCEPT was not applied
+
+
 def set_group_config(client: Client, group: str, name: str, value: str) -> int:
     r = client.request(INCREMENTAL_ALTER_CONFIGS, 1, validate_only=False, resources=[
         {"resource_type": GROUP_RESOURCE, "resource_name": group,

@@ -52,13 +52,19 @@ def unreadable_topics(broker, topic_ids) -> frozenset[str]:
 async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID, index: int, batches,
                       unreadable: frozenset[str], version: int) -> tuple[str, str | None]:
     """Apply one partition's AcknowledgementBatches of a request at `version`: (error, message).
-    RENEW is v2's (KIP-1222): in a v1 request it is an unknown type, INVALID_REQUEST."""
+    RENEW is v2's (KIP-1222): in a v1 request it is an unknown type, INVALID_REQUEST; a group
+    whose share.renew.acknowledge.enable is false has the partition's acknowledgements refused,
+    none applied, with INVALID_RECORD_STATE, as Kafka refuses them."""
     found = target(broker, topic_id, index, unreadable)
     if found.error != "none":
         return found.error, None
     acks = [(b.first_offset, b.last_offset, tuple(b.acknowledge_types)) for b in batches]
-    if version < 2 and any(AckType.RENEW in types for _, _, types in acks):
+    renewing = any(AckType.RENEW in types for _, _, types in acks)
+    if renewing and version < 2:
         return "invalid_request", "The RENEW acknowledge type needs ShareFetch / ShareAcknowledge v2."
+    if renewing and not broker.share_groups.partitions.config_of(group_id).renew_acknowledge_enable:
+        return "invalid_record_state", f"RENEW acknowledgements are disabled for group {group_id} " \
+                                       f"(share.renew.acknowledge.enable=false)."
     try:
         return await broker.share_groups.partitions.acknowledge(
             (group_id, topic_id, index), found.partition, member_id, acks, now_ms())

@@ -37,6 +37,7 @@ class GroupShareConfig(NamedTuple):
     isolation_level: str
     session_timeout_ms: int  # the member's session timer (share_coordinator.py)
     heartbeat_interval_ms: int  # told to members in ShareGroupHeartbeat answers
+    renew_acknowledge_enable: bool  # false: RENEW acknowledgements are INVALID_RECORD_STATE
 
 
 _FIELD = {name: s.target.partition(":")[2] for name, s in GROUP_CONFIGS.items()}  # config -> ShareSettings field

@@ -23,6 +23,7 @@ class ShareSettings:
     max_in_flight: int  # group.share.partition.max.record.locks
     auto_offset_reset: str  # share.auto.offset.reset: latest, earliest or by_duration:<ISO-8601>
     isolation_level: str  # share.isolation.level: read_uncommitted or read_committed
+    renew_acknowledge_enable: bool  # share.renew.acknowledge.enable: RENEW acknowledgements allowed
     session_timeout_ms: int  # group.share.session.timeout.ms
     min_session_timeout_ms: int  # group.share.min.session.timeout.ms: a group's own lower bound
     max_session_timeout_ms: int  # group.share.max.session.timeout.ms

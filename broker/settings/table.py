@@ -280,6 +280,11 @@ SETTINGS: tuple[Setting, ...] = (
        "stable offset and never an aborted transaction's. Kafka has it as a group config only; "
        "here the broker's value is the default of the group config of that name.",
        "share_group:isolation_level", group="share.isolation.level"),
+    _s("share.renew.acknowledge.enable", "share-renew-acknowledge-enable", Bool(), True,
+       "Whether share-group members may RENEW (KIP-1222) the locks of records they hold; when false "
+       "a RENEW acknowledgement is refused with INVALID_RECORD_STATE. Kafka has it as a group config "
+       "only; here the broker's value is the default of the group config of that name.",
+       "share_group:renew_acknowledge_enable", group="share.renew.acknowledge.enable"),
     _s("share.coordinator.state.topic.num.partitions", "share-coordinator-state-topic-partitions", Int(1), 50,
        "Partitions of __share_group_state (the share-partitions' states) when it is first created.",
        "share_group:state_topic_partitions"),

@@ -17,14 +17,15 @@ SHARE = config_with(group_share_record_lock_duration_ms=8000, share_auto_offset_
 
 def test_a_group_without_overrides_runs_with_the_brokers_values():
     assert share_config_for(SHARE, {}) == GroupShareConfig(8000, 5, 2000, "earliest", "read_uncommitted",
-                                                                45000, 5000)
+                                                                45000, 5000, True)
 
 
 def test_overrides_replace_the_brokers_values_parsed():
     got = share_config_for(SHARE, {"share.isolation.level": "read_committed", "share.record.lock.duration.ms": "20000",
                                    "share.delivery.count.limit": "3", "share.auto.offset.reset": "latest",
-                                   "share.session.timeout.ms": "50000", "share.heartbeat.interval.ms": "6000"})
-    assert got == GroupShareConfig(20000, 3, 2000, "latest", "read_committed", 50000, 6000)
+                                   "share.session.timeout.ms": "50000", "share.heartbeat.interval.ms": "6000",
+                                   "share.renew.acknowledge.enable": "FALSE"})
+    assert got == GroupShareConfig(20000, 3, 2000, "latest", "read_committed", 50000, 6000, False)
 
 
 @pytest.mark.parametrize("configs, message", [
@@ -45,6 +46,7 @@ def test_overrides_replace_the_brokers_values_parsed():
     ({"share.heartbeat.interval.ms": "15001"},
      "share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms"),
     ({"share.heartbeat.interval.ms": "abc"}, "Invalid value abc for configuration share.heartbeat.interval.ms"),
+    ({"share.renew.acknowledge.enable": "1"}, "Invalid value 1 for configuration share.renew.acknowledge.enable"),
 ])
 def test_bad_names_and_values_are_invalid_config(configs, message):
     with pytest.raises(ConfigChangeError) as err:
