@@ -124,6 +124,14 @@ def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, 
                                                              cluster=True)
 
 
+def _lead_every_offsets_partition(member, loading) -> None:
+    """This broker becomes the leader of each `__consumer_offsets` partition (epoch 1), and its
+    coordinators load them."""
+    for index in range(PARTITIONS):
+        _lead(member.topics.partition(offsets_log.TOPIC, index), epoch=1)
+    loading.sync()
+
+
 def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     coord, _, loading = _coordinators(member, delay_ms, commit_timeout_s)
     return coord, loading
@@ -135,9 +143,7 @@ def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member)
     async def scenario():
         coord, loading = _coordinator(cluster_member, delay_ms=60_000)  # joins stay parked
         assert await _commit(coord, cluster_member, a, 1) == ["not_coordinator"]  # nothing led yet
-        for index in range(PARTITIONS):
-            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
-        loading.sync()
+        _lead_every_offsets_partition(cluster_member, loading)
         assert await _commit(coord, cluster_member, a, 10) == ["none"]
         assert await _commit(coord, cluster_member, b, 20) == ["none"]
         parked = asyncio.ensure_future(coord.join(_join(a)))
@@ -320,9 +326,7 @@ def test_consumer_groups_follow_the_leadership_and_a_new_coordinator_replays_the
 
     async def scenario():
         _, groups, loading = _coordinators(cluster_member)
-        for index in range(PARTITIONS):
-            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
-        loading.sync()
+        _lead_every_offsets_partition(cluster_member, loading)
         joined = await groups.heartbeat(beat(0, {}))
         assert (joined.error, joined.member_epoch, joined.assignment) == ("none", 1, {topic_id: frozenset({0})})
 
@@ -380,9 +384,7 @@ def test_share_groups_are_written_and_an_idle_one_is_replayed_by_the_next_coordi
 
     async def scenario():
         _, _, shares, loading = _all_coordinators(cluster_member)
-        for index in range(PARTITIONS):
-            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
-        loading.sync()
+        _lead_every_offsets_partition(cluster_member, loading)
         joined = await shares.heartbeat(a, "member-1", 0, ("t",), None, "client", "/127.0.0.1")
         assert (joined.error, joined.assignment) == ("none", {topic_id: frozenset({0})})
         left = await shares.heartbeat(a, "member-1", -1, None, None, "client", "/127.0.0.1")
@@ -425,9 +427,7 @@ def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_ba
 
     async def scenario():
         _, _, shares, loading = _all_coordinators(cluster_member)
-        for index in range(PARTITIONS):
-            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
-        loading.sync()
+        _lead_every_offsets_partition(cluster_member, loading)
         joined = await shares.heartbeat(a, "stays", 0, ("t",), None, "client", host)
         gone = await shares.heartbeat(a, "goes", 0, ("t",), None, "client", host)
         stays = await shares.heartbeat(a, "stays", joined.member_epoch, None, None, "client", host)
@@ -477,9 +477,7 @@ def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluste
 
     async def scenario():
         _, _, shares, loading = _all_coordinators(cluster_member)
-        for index in range(PARTITIONS):
-            _lead(cluster_member.topics.partition(offsets_log.TOPIC, index), epoch=1)
-        loading.sync()
+        _lead_every_offsets_partition(cluster_member, loading)
         joined = await shares.heartbeat(a, "m1", 0, ("t",), None, "client", host)
         settled = await shares.heartbeat(a, "m1", joined.member_epoch, None, None, "client", host)
         assert settled.error == "none"
