@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 
+from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+
 from broker.settings.kinds import Kind
 
 LATEST, EARLIEST, BY_DURATION = "latest", "earliest", "by_duration"
-EARLIEST_TIMESTAMP, LATEST_TIMESTAMP = -2, -1  # ListOffsets' positions, as reset_timestamp answers them
 _DURATION = re.compile(r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
                        r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE)
 _NANOS = {"D": 86_400 * 10**9, "H": 3_600 * 10**9, "M": 60 * 10**9, "S": 10**9}
