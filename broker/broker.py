@@ -28,11 +28,11 @@ from broker.security.acl.cluster_store import ClusterAclStore
 from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
 from broker.cluster.single_broker_view import SingleBrokerView
-from broker.storage.flush_messages import FlushByCount
-from broker.storage.group_commit import GroupCommit, PartitionCommits
 from broker.storage.log_cleaner_service import LogCleanerService
 from broker.storage.log_dir_move import LogDirMoves
+from replica.group_commit import GroupCommits
 from replica.partition import Partition, now_ms
+from replica.write_path import WritePath
 from broker import features
 from broker.producer_ids import ProducerIdAllocator
 from broker.storage.health import StorageHealth
@@ -77,10 +77,10 @@ class Broker:
             max_open_files=config.max_open_segment_files)
         self.storage_health = StorageHealth(data_dir, config.min_free_bytes)
         self.security = BrokerSecurity(config)  # SASL mechanisms and credentials
-        # fsyncs shared by the produces waiting on one partition (flush.messages)
-        self.group_commits = PartitionCommits(self._group_commit)
-        self.flush_by_count = FlushByCount()  # flush.messages: which produce waits for an fsync
-        self.topics = TopicRegistry(config, self.storage, on_removed=self._partition_removed)
+        # Every append this broker makes as a leader: produce, markers, the coordinators' records.
+        self.write_path = WritePath(GroupCommits(self.storage.commit_writes, self._flush_together),
+                                    self.storage_health.claim, self.storage_health.warn)
+        self.topics = TopicRegistry(config, self.storage)
         self.topics.load()
         self.log_dirs = LogDirMoves(data_dir, self.topics, self.storage,
                                      config.alter_log_dirs_max_bytes_per_s)  # AlterReplicaLogDirs' moves
@@ -150,24 +150,10 @@ class Broker:
         """The transport's word that a client connection closed: what it opened ends with it."""
         self.share_groups.connection_closed(connection_id)
 
-    async def durable(self, partition: Partition) -> int:
-        """Wait for an fsync covering everything appended to the partition so far; returns
-        the log end offset that fsync covered (appends made meanwhile may lie beyond it)."""
-        return await self.group_commits.sync(partition)
-
-    def _group_commit(self, partition: Partition) -> GroupCommit:
-        flush = partition.flush if self.metrics is None else self.metrics.timed_fsync(partition.flush)
-        return GroupCommit(flush, lambda: self._written_end(partition))
-
-    def _partition_removed(self, partition: Partition) -> None:
-        self.group_commits.forget(partition)
-        self.flush_by_count.forget(partition)
-
-    def _written_end(self, partition: Partition) -> int:
-        """The log end offset once every pending append is written: what an fsync starting
-        now covers (GroupCommit reads it on the event loop just before the fsync)."""
-        self.storage.commit_writes()
-        return partition.log_end_offset
+    def _flush_together(self, group, partitions: list[Partition]) -> None:
+        """The write path's fsync (in a worker thread), timed into /metrics when they are served."""
+        flush = Partition.flush_together if self.metrics is None else self.metrics.timed_fsync(Partition.flush_together)
+        flush(group, partitions)
 
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers

@@ -8,9 +8,10 @@ min(setting, live brokers) and min.insync.replicas capped by that factor (Kafka 
 uncapped, so a one-broker Kafka needs both lowered by hand before the coordinator works; capping
 serves the same durability a cluster of that size can give).
 
-Writes are acks=-1: a record counts once the partition's high watermark passes it, within the
-coordinator's request timeout. `write` answers the log's error name; `coordinator_error` turns
-it into what Kafka's coordinators answer their clients. `records` replays one partition whole;
+Writes go through the broker's one write path (replica/write_path.py) with acks=-1, under the
+topic's flush policy like any log: a record counts once the partition's high watermark passes
+it, within the coordinator's request timeout. `write` answers the log's ErrorCode;
+`coordinator_error` turns it into what Kafka's coordinators answer their clients. `records` replays one partition whole;
 `batches` reads it for a coordinator that needs more than keys and values (`__consumer_offsets`).
 """
 
@@ -20,14 +21,14 @@ import asyncio
 import logging
 from typing import Callable, Iterator, NamedTuple, TypeVar
 
-from segment.log import StorageError
 from wire.batch_builder import build_batch
+from wire.error_codes import ErrorCode
 from wire.record_batch import BatchHeader, iter_batches, parse_header
 from wire.records import InvalidRecords, iter_records
 
 from replica.partition import Partition, now_ms
-from replica.partition_errors import PartitionError
 from replica.readable_partition import FetchIsolation
+from replica.write_path import RecordsWrite
 from broker.topic_names import TopicError
 from broker.topic import Topic
 
@@ -38,21 +39,22 @@ _READ_CHUNK = 4 * 1024 * 1024
 # The log's answer -> the coordinator's (Kafka's TransactionStateManager.appendTransactionToLog;
 # the share coordinator answers the same way): a log that refuses means another broker leads it.
 _COORDINATOR_ERRORS = {
-    "unknown_topic_or_partition": "coordinator_not_available",
-    "not_enough_replicas": "coordinator_not_available",
-    "not_enough_replicas_after_append": "coordinator_not_available",
-    "request_timed_out": "coordinator_not_available",
-    "not_leader_or_follower": "not_coordinator",
-    "kafka_storage_error": "not_coordinator",
-    "message_too_large": "unknown_server_error",
-    "record_list_too_large": "unknown_server_error",
+    ErrorCode.unknown_topic_or_partition: "coordinator_not_available",
+    ErrorCode.not_enough_replicas: "coordinator_not_available",
+    ErrorCode.not_enough_replicas_after_append: "coordinator_not_available",
+    ErrorCode.request_timed_out: "coordinator_not_available",
+    ErrorCode.not_leader_or_follower: "not_coordinator",
+    ErrorCode.kafka_storage_error: "not_coordinator",
+    ErrorCode.message_too_large: "unknown_server_error",
+    ErrorCode.record_list_too_large: "unknown_server_error",
 }
 
 T = TypeVar("T")
 
 
-def coordinator_error(log_error: str) -> str:
-    return _COORDINATOR_ERRORS.get(log_error, log_error)
+def coordinator_error(log_error: ErrorCode) -> str:
+    """The name of what the coordinator answers its client when writing its state failed."""
+    return _COORDINATOR_ERRORS.get(log_error, log_error.name)
 
 
 class TopicShape(NamedTuple):
@@ -97,22 +99,16 @@ class InternalTopicLog:
                 log.info("creating %s (replication factor %d) failed: %s", self.name, replication, exc)
                 return self.topic()
 
-    async def write(self, partition: Partition, key: bytes, value: bytes | None, what: str) -> str:
-        """One record (value None: a tombstone) in `partition`; the log's error name ("none" once
-        every in-sync replica has it). `what` names the record in a log line if it fails."""
+    async def write(self, partition: Partition, key: bytes, value: bytes | None, what: str) -> ErrorCode:
+        """One record (value None: a tombstone) in `partition`, through the write path; the log's
+        error (ErrorCode.none once every in-sync replica has it). `what` names the record in a
+        log line if it fails."""
         batch = build_batch([(key, value)], now_ms())
-        try:
-            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1)
-            if partition.config.flush_messages:
-                partition.publish(await self._broker.durable(partition))
-            else:
-                partition.publish()
-        except PartitionError as exc:
-            return exc.code
-        except StorageError:
-            log.exception("%s-%d: writing %s failed", self.name, partition.index, what)
-            return "kafka_storage_error"
-        return await partition.wait_for_replication(info.last_offset + 1, WRITE_TIMEOUT_S)
+        write = RecordsWrite(partition, batch, parse_header(batch), from_client=False)
+        (result,) = await self._broker.write_path.append_records([write], acks=-1, timeout_s=WRITE_TIMEOUT_S)
+        if result.error is ErrorCode.kafka_storage_error:
+            log.error("%s-%d: writing %s failed: %s", self.name, partition.index, what, result.message)
+        return result.error
 
     def records(self, partition: Partition, decode: Callable[[bytes, bytes | None], T],
                 unreadable: type[Exception]) -> Iterator[T]:

@@ -44,12 +44,9 @@ INSTALL_CHUNK = 500  # partitions handed to a store between two turns of the eve
 
 
 class TopicRegistry:
-    def __init__(self, config: BrokerConfig, storage: StorageModes,
-                 on_removed: Callable[[Partition], None] = lambda partition: None) -> None:
-        """`on_removed`: told of each partition that stops being hosted here (deleted, moved away)."""
+    def __init__(self, config: BrokerConfig, storage: StorageModes) -> None:
         self._config = config
         self._storage = storage
-        self._on_removed = on_removed
         self._data_dir = Path(config.data_dir)
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
@@ -147,7 +144,6 @@ class TopicRegistry:
 
     def _removed(self, partition: Partition) -> None:
         partition.wake_all()  # parked fetches answer now, without it
-        self._on_removed(partition)
 
     def _retire(self, topic: Topic, indexes: list[int]) -> None:
         """The stores forget these partitions now; the worker removes their files later."""

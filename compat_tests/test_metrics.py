@@ -147,6 +147,17 @@ def test_metrics_after_real_traffic(metrics_broker, storage_mode):
     if storage_mode == "commitlog":
         assert value(after, "twinlog_commitlog_dispatch_behind_bytes") == 0
 
+    # One request to both partitions, flush.messages=1: the engines' fsync count, as /metrics
+    # shows it, grows by one fsync of the commitlog, or one of each partition's log file.
+    data_file = "commitlog" if storage_mode == "commitlog" else "log"
+    fsyncs_before = value(scrape(port), "twinlog_storage_fsyncs_total", file=data_file)
+    with Client(broker.host, broker.port) as raw:
+        both = raw.request(0, 9, acks=-1, timeout=10_000, transactional_id=None, topic_data=[
+            {"name": topic, "partition_data": [{"index": p, "records": make_batch([b"y"])} for p in SENT]}])
+    assert [p.error_code for t in both.responses for p in t.partition_responses] == [0] * len(SENT)
+    assert value(scrape(port), "twinlog_storage_fsyncs_total", file=data_file) - fsyncs_before == \
+        (1 if storage_mode == "commitlog" else len(SENT))
+
 
 def _health_across_start_and_stop(broker: BrokerProcess, port: int) -> tuple[list, list]:
     """Start the broker's process and poll /health until 200, then SIGTERM it and poll until it

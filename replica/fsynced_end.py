@@ -20,6 +20,21 @@ class FsyncedEnd:
     def __init__(self, log_start_offset: int) -> None:
         self.end = log_start_offset  # below it the log is known fsynced
         self.generation = 0
+        self.unflushed = 0  # messages appended since the last fsync was decided (flush.messages)
+
+    def fsync_due(self, messages: int, flush_messages: int) -> bool:
+        """Kafka's flush.messages = N (UnifiedLog.append: `if (unflushedMessages >= flushInterval)
+        flush()`): count `messages` just appended; True once N have been since the last fsync
+        was decided, which must then cover them before they count. N <= 0 never fsyncs on count.
+        The count restarts when an fsync is decided, not when it ends: that fsync covers what
+        was appended before it starts (group_commit.py), so later messages count towards the next."""
+        if flush_messages <= 0:
+            return False
+        self.unflushed += messages
+        if self.unflushed < flush_messages:
+            return False
+        self.unflushed = 0
+        return True
 
     def covered(self, upto: int, log_end_offset: int) -> None:
         """An fsync of the current generation covered the log below `upto`."""

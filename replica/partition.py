@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from segment.log import AppendInfo, FileRegion, LogConfig, PartitionLog
+from segment.log import AppendInfo, FileRegion, FlushGroup, LogConfig, PartitionLog
 from segment.compaction.cleaning_policy import retention_deletes
 from wire.record_batch import BatchHeader
 
@@ -193,6 +193,17 @@ class Partition:
         move commits, the future log too: an fsync-acknowledged record is in both."""
         self._replica_log.flush()
 
+    @property
+    def flush_group(self) -> FlushGroup:
+        """The files this partition's records share with others' (group_commit.py)."""
+        return self._log.flush_group
+
+    @staticmethod
+    def flush_together(group: FlushGroup, partitions: list[Partition]) -> None:
+        """flush() of these partitions of one flush group, in a worker thread, with one fsync
+        of the files they share."""
+        ReplicaLog.flush_together(group, [p._replica_log for p in partitions])
+
     def log_for_cleaning(self) -> PartitionLog:
         """For the log cleaner service alone: compaction rewrites the engine's own files."""
         return self._log
@@ -257,6 +268,11 @@ class Partition:
         self._high_watermark_maybe_moved()
 
     # ----- fsync before counting (flush.messages=1) ------------------------------------
+
+    def fsync_due(self, messages: int) -> bool:
+        """flush.messages: count `messages` just appended; True when they bring the partition to
+        it, so they must be fsynced before they count (fsynced_end.py)."""
+        return self._fsynced.fsync_due(messages, self.config.flush_messages)
 
     @property
     def fsync_before_report(self) -> bool:

@@ -49,6 +49,7 @@ from pathlib import Path
 import crc32c
 
 from segment.file_io import fsync_dir
+from segment.fsync_count import fsync
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +185,7 @@ class ProducerSnapshots:
         with open(tmp, "wb") as f:
             f.write(encode(snap))
             f.flush()
-            os.fsync(f.fileno())
+            fsync(f.fileno(), "snapshot")
         with self._lock:
             if generation != self._generation:
                 tmp.unlink(missing_ok=True)

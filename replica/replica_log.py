@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from segment.log import AppendInfo, FileRegion, PartitionLog
+from segment.log import AppendInfo, FileRegion, FlushGroup, PartitionLog
 from wire.control_batch import build_control_batch
 from wire.record_batch import BatchHeader, parse_header
 
@@ -146,10 +146,21 @@ class ReplicaLog:
     def flush(self) -> None:
         """fsync what was appended; safe in a worker thread while the loop appends. While a
         move commits, the future log too: an fsync-acknowledged record is in both."""
-        mirror = self._mirror
-        self.log.flush()
-        if mirror is not None:
-            mirror.log.flush()
+        ReplicaLog.flush_together(self.log.flush_group, [self])
+
+    @staticmethod
+    def flush_together(group: FlushGroup, replica_logs: list[ReplicaLog]) -> None:
+        """flush() of these logs of one flush group with one flush of the group (a log swapped
+        into another group since it asked is fsynced on its own), then their future logs."""
+        mirrors = [r._mirror for r in replica_logs]  # read first: what a flush covers is in both
+        logs = [r.log for r in replica_logs]
+        group.flush_logs([plog for plog in logs if plog.flush_group is group])
+        for plog in logs:
+            if plog.flush_group is not group:
+                plog.flush()
+        for mirror in mirrors:
+            if mirror is not None:
+                mirror.log.flush()
 
     def mirror_into(self, future: FutureReplica) -> None:
         """Bring `future` level with the log now (its store's appends written), and copy every

@@ -15,6 +15,7 @@ import errno
 import os
 from pathlib import Path
 
+from .fsync_count import fsync
 from .storage_errors import WriteRefused
 
 
@@ -52,20 +53,21 @@ def replace_file(path: Path, text: str) -> None:
     with open(tmp, "w") as f:
         f.write(text)
         f.flush()
-        os.fsync(f.fileno())
+        fsync(f.fileno(), "checkpoint")
     os.replace(tmp, path)
     fsync_dir(path.parent)
 
 
 def fsync_dir(directory: Path) -> None:
     """Make the directory's entries durable (creations, renames and unlinks in it)."""
-    fsync_path(directory)
+    fsync_path(directory, "directory")
 
 
-def fsync_path(path: Path) -> None:
-    """fsync through a descriptor opened for it: a file's data (whoever wrote it), a directory's entries."""
+def fsync_path(path: Path, kind: str) -> None:
+    """fsync through a descriptor opened for it: a file's data (whoever wrote it), a directory's
+    entries; counted under `kind` (fsync_count.py)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(fd)
+        fsync(fd, kind)
     finally:
         os.close(fd)

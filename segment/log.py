@@ -294,8 +294,32 @@ class PartitionLog(abc.ABC):
     def flush(self) -> None:
         """fsync everything appended so far and advance the recovery point."""
 
+    @property
+    def flush_group(self) -> "FlushGroup":
+        """The files this log's records are in, shared with every log of the same group: one
+        fsync of the group covers them all (the commitlog layout: the store's one commitlog;
+        the segment layout: the log's own files, a group of one)."""
+        return self
+
+    def flush_logs(self, logs: list["PartitionLog"]) -> None:
+        """FlushGroup's call for a group of one (this log alone)."""
+        for plog in logs:
+            plog.flush()
+
     @abc.abstractmethod
     def close(self) -> None: ...
+
+
+class FlushGroup(abc.ABC):
+    """Logs whose records share files (PartitionLog.flush_group), fsynced as one."""
+
+    @abc.abstractmethod
+    def flush_logs(self, logs: list[PartitionLog]) -> None:
+        """In a worker thread: fsync what these logs (all of this group) have written, with as
+        few fsyncs as the files allow; raises StorageError (the log or store goes offline)."""
+
+
+FlushGroup.register(PartitionLog)
 
 
 def _check_replicated(batch, log_end_offset: int, latest_epoch: int) -> BatchHeader:

@@ -104,6 +104,10 @@ class LogStore(abc.ABC):
         self.flush()
         return flushed
 
+    def background_flush(self) -> None:
+        """In a worker thread, about every second (the broker's periodic flush): durability work
+        that no acknowledgement waits for, such as fsyncing derived files. Default: none."""
+
     @abc.abstractmethod
     def close(self) -> None:
         """Flush, checkpoint and mark the shutdown clean."""

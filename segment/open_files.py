@@ -47,6 +47,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from segment.file_io import fsync_path, pwrite_all
+from segment.fsync_count import fsync, kind_of
 from segment.storage_errors import LogClosed, LogOffline
 
 
@@ -129,9 +130,9 @@ class OpenFiles:
             handle = f._handle
         try:
             if handle is not None:
-                os.fsync(handle.fd)
+                fsync(handle.fd, kind_of(f.path.name))
             else:
-                fsync_path(f.path)
+                fsync_path(f.path, kind_of(f.path.name))
         finally:
             with self._lock:
                 self._syncing -= 1

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from segment.file_io import fsync_dir, pwrite_all
+from segment.fsync_count import fsync
 from segment.open_files import OpenFiles, SegmentFile
 
 ENTRY = struct.Struct(">hqqqq")
@@ -147,7 +148,7 @@ class TransactionIndex:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             pwrite_all(fd, kept, 0, tmp.name)
-            os.fsync(fd)
+            fsync(fd, "txnindex")
         finally:
             os.close(fd)
         files = self.file.files

@@ -87,7 +87,7 @@ class ClusterMember:
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
                                        lag_time_max_ms=config.replica_lag_time_max_ms,
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
-                                       sync=broker.durable,  # flush.messages=1: fsync before reporting
+                                       sync=broker.write_path.commits.sync,  # flush.messages=1: fsync before reporting
                                        commit_writes=broker.storage.commit_writes)
         self.metadata.add_listener(self._on_metadata)
         self.peers = PeerLiveness(config.node_id, self.metadata.suspect, self._inter_broker_name)

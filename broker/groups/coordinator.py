@@ -18,6 +18,7 @@ import asyncio
 import logging
 import uuid
 
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups import offsets_store
@@ -230,7 +231,7 @@ class GroupCoordinator:
             # load. A rebalance or an unload meanwhile has answered the parked requests.
             stored = await self._persist_group_async(group)
             if group.state is GroupState.COMPLETING_REBALANCE and group.generation == generation_synced:
-                code = "none" if stored == "none" else offsets_store.group_store_error(stored)
+                code = offsets_store.group_store_error(stored)
                 for m in group.members.values():
                     if m.sync_waiter is not None and not m.sync_waiter.done():
                         m.sync_waiter.set_result((code, m.assignment if code == "none" else b""))
@@ -403,10 +404,10 @@ class GroupCoordinator:
     def _persist_group(self, group: Group) -> None:
         asyncio.ensure_future(self._persist_group_async(group))
 
-    async def _persist_group_async(self, group: Group) -> str:
-        """The log's error name ("none": stored, and in a cluster on every in-sync replica)."""
+    async def _persist_group_async(self, group: Group) -> ErrorCode:
+        """The log's error (ErrorCode.none: stored, and in a cluster on every in-sync replica)."""
         record = offsets_log.group_value(offsets_log.group_record(group))
         stored = await self._store.append(group.group_id, [(offsets_log.group_key(group.group_id), record)])
-        if stored != "none":
-            log.info("group %s: writing group metadata failed: %s", group.group_id, stored)
+        if stored is not ErrorCode.none:
+            log.info("group %s: writing group metadata failed: %s", group.group_id, stored.name)
         return stored

@@ -23,6 +23,7 @@ import struct
 from functools import partial
 from typing import Callable
 
+from wire.error_codes import ErrorCode
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import Group
@@ -103,8 +104,8 @@ async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tu
                 gone.append((topic, p))
     if gone:
         written = await coord._store.append(group_id, [(offsets_log.offset_key(group_id, t, p), None) for t, p in gone])
-        if written != "none":
-            log.info("group %s: writing offset tombstones failed: %s", group_id, written)
+        if written is not ErrorCode.none:
+            log.info("group %s: writing offset tombstones failed: %s", group_id, written.name)
             return offset_commit_error(written), {}
         for key in gone:  # a tombstone ends an open transaction's offset too, as its replay does
             group.offsets.pop(key, None)

@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -83,8 +84,8 @@ async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[Off
     codes, records, accepted = offset_records(broker, group_id, wanted)
     if records:
         written = await coord._store.append(group_id, records, appended=stamp_record_offsets(accepted))
-        if written != "none":
-            log.info("group %s: writing offsets failed: %s", group_id, written)
+        if written is not ErrorCode.none:
+            log.info("group %s: writing offsets failed: %s", group_id, written.name)
             failed = offset_commit_error(written)
             return [failed if c == "none" else c for c in codes]
         for partition, value in accepted:  # a transaction that ended meanwhile may hold a later record
@@ -252,8 +253,8 @@ async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[s
         tombstones = [(offsets_log.offset_key(group_id, t, p), None) for t, p in partitions]
         tombstones.append((offsets_log.group_key(group_id), None))
         written = await coord._store.append(group_id, tombstones)
-        if written != "none":
-            log.info("group %s: writing tombstones failed: %s", group_id, written)
+        if written is not ErrorCode.none:
+            log.info("group %s: writing tombstones failed: %s", group_id, written.name)
             codes.append(offset_commit_error(written))
             continue
         group.state = outcome.next

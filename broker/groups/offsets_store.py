@@ -13,10 +13,12 @@ TxnOffsetCommit's batches are transactional batches of the producer, and the tra
 coordinator's COMMIT / ABORT markers end them: replay hands both on (StoredRecord with the
 producer id, StoredMarker), for offsets.load to apply as pending_offsets.py says.
 
-Writes are Kafka's offsets.commit.required.acks=-1: a batch counts once the partition's high
-watermark passes it (every ISR member has it), within offsets.commit.timeout.ms. `append`
-answers the log's error name; `offset_commit_error` / `group_store_error` turn it into what
-Kafka's GroupMetadataManager answers the client (storeOffsets / storeGroup).
+Writes go through the broker's one write path (replica/write_path.py), under the topic's flush
+policy like any log, with Kafka's offsets.commit.required.acks=-1: a batch counts once the
+partition's high watermark passes it (every ISR member has it), within
+offsets.commit.timeout.ms. `append` answers the log's ErrorCode; `offset_commit_error` /
+`group_store_error` turn it into what Kafka's GroupMetadataManager answers the client
+(storeOffsets / storeGroup).
 """
 
 from __future__ import annotations
@@ -24,16 +26,15 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from segment.log import StorageError
 from wire.batch_builder import build_batch
+from wire.error_codes import ErrorCode
 from wire.control_batch import COMMIT, control_type, is_marker
 from wire.record_batch import BatchHeader, parse_header
 from wire.records import iter_records
 
 from replica.partition import Partition, now_ms
-from replica.partition_errors import PartitionError
-from replica.producer_state import ProducerFenced
 from replica.txn_verification import VerificationGuard
+from replica.write_path import RecordsWrite
 from broker.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topic import Topic
 from broker.groups import offsets_log
@@ -44,25 +45,26 @@ COMMIT_TIMEOUT_S = 5.0  # offsets.commit.timeout.ms
 
 # The log's answer -> the group coordinator's, as Kafka's GroupMetadataManager maps them.
 # A log that is gone or refuses means another broker coordinates now (or soon will).
-_MOVED = {"not_leader_or_follower": "not_coordinator", "kafka_storage_error": "not_coordinator"}
+_MOVED = dict.fromkeys((ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error), "not_coordinator")
 _UNAVAILABLE = dict.fromkeys(
-    ("unknown_topic_or_partition", "not_enough_replicas", "not_enough_replicas_after_append"),
+    (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas, ErrorCode.not_enough_replicas_after_append),
     "coordinator_not_available")
-_COMMIT_ERRORS = {**_MOVED, **_UNAVAILABLE, **dict.fromkeys(
-    ("message_too_large", "record_list_too_large", "invalid_fetch_size"), "invalid_commit_offset_size")}
+_TOO_LARGE = (ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size)
+_COMMIT_ERRORS = {**_MOVED, **_UNAVAILABLE, **dict.fromkeys(_TOO_LARGE, "invalid_commit_offset_size")}
 # A SyncGroup whose assignment did not reach the ISR in time makes the group rebalance.
-_GROUP_ERRORS = {**_MOVED, **_UNAVAILABLE, "request_timed_out": "rebalance_in_progress", **dict.fromkeys(
-    ("message_too_large", "record_list_too_large", "invalid_fetch_size"), "unknown_server_error")}
+_GROUP_ERRORS = {**_MOVED, **_UNAVAILABLE, ErrorCode.request_timed_out: "rebalance_in_progress",
+                 **dict.fromkeys(_TOO_LARGE, "unknown_server_error")}
 
 
-def offset_commit_error(log_error: str) -> str:
-    """What OffsetCommit answers when writing its offsets failed (REQUEST_TIMED_OUT passes)."""
-    return _COMMIT_ERRORS.get(log_error, log_error)
+def offset_commit_error(log_error: ErrorCode) -> str:
+    """The name of what OffsetCommit answers when writing its offsets failed (REQUEST_TIMED_OUT
+    passes; ErrorCode.none is "none")."""
+    return _COMMIT_ERRORS.get(log_error, log_error.name)
 
 
-def group_store_error(log_error: str) -> str:
-    """What SyncGroup answers when writing the group's assignment failed."""
-    return _GROUP_ERRORS.get(log_error, log_error)
+def group_store_error(log_error: ErrorCode) -> str:
+    """The name of what SyncGroup answers when writing the group's assignment failed."""
+    return _GROUP_ERRORS.get(log_error, log_error.name)
 
 
 class StoredRecord(NamedTuple):
@@ -134,9 +136,10 @@ class OffsetsStore:
     async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
                      producer: tuple[int, int] | None = None,
                      appended: Callable[[int], None] | None = None,
-                     verified: VerificationGuard | None = None) -> str:
-        """Write one batch of a group's records; returns the log's error name ("none" once the
-        batch is as durable as the topic asks and every in-sync replica has it).
+                     verified: VerificationGuard | None = None) -> ErrorCode:
+        """Write one batch of a group's records through the write path; returns the log's error
+        (ErrorCode.none once the batch is as durable as the topic asks and every in-sync
+        replica has it).
 
         `producer` (id, epoch): a TxnOffsetCommit's batch, transactional for that producer, at
         sequence 0 as Kafka's coordinator writes it (its epoch alone is checked: an older one
@@ -147,33 +150,24 @@ class OffsetsStore:
         refused (INVALID_TXN_STATE) if a marker came meanwhile."""
         topic = await self.ensure_topic()
         if topic is None:
-            return "unknown_topic_or_partition"
+            return ErrorCode.unknown_topic_or_partition
         partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
         if partition is None:
-            return "not_leader_or_follower"  # not hosted here
+            return ErrorCode.not_leader_or_follower  # not hosted here
         sequenced = None if producer is None else (*producer, 0)
         batch = build_batch(records, now_ms(), sequenced, transactional=producer is not None)
-        try:
-            info, _ = partition.append_as_leader(batch, parse_header(batch), acks=-1, coordinator=True,
-                                                 verified=verified)
-        except PartitionError as exc:
-            return exc.code
-        except ProducerFenced:
-            return "invalid_producer_epoch"
-        except StorageError:
-            log.exception("%s-%d: writing group %s failed", offsets_log.TOPIC, partition.index, group_id)
-            return "kafka_storage_error"
-        if appended is not None:
-            appended(info.first_offset)
-        try:
-            if partition.config.flush_messages:
-                partition.publish(await self._broker.durable(partition))
-            else:
-                partition.publish()
-        except StorageError:
-            log.exception("%s-%d: flushing group %s failed", offsets_log.TOPIC, partition.index, group_id)
-            return "kafka_storage_error"
-        return await partition.wait_for_replication(info.last_offset + 1, self._commit_timeout_s)
+        write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
+                             verified=verified)
+        pending = await self._broker.write_path.append([write], acks=-1)
+        (result,) = pending.results
+        if result.ok and appended is not None:
+            appended(result.info.first_offset)
+        if result.ok:
+            (result,) = await pending.completed(self._commit_timeout_s)
+        if result.error is ErrorCode.kafka_storage_error:
+            log.error("%s-%d: writing group %s failed: %s", offsets_log.TOPIC, partition.index, group_id,
+                      result.message)
+        return result.error
 
     def replay(self) -> Iterator[StoredRecord | StoredMarker]:
         """Every keyed record and marker of every partition hosted here, in log order per partition."""

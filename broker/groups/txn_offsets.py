@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from replica.txn_verification import VerificationGuard
 from broker.groups import offsets_log
@@ -121,8 +122,8 @@ async def write(coord: GroupCoordinator, broker, group_id: str, producer_id: int
 
     written = await coord._store.append(group_id, records, producer=(producer_id, producer_epoch), appended=appended,
                                         verified=guard)
-    if written != "none":
-        log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, written)
+    if written is not ErrorCode.none:
+        log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, written.name)
         failed = offset_commit_error(written)
         return [failed if c == "none" else c for c in codes]
     return codes

@@ -9,14 +9,14 @@ thread), but never re-encoded: offsets are assigned in the header. A batch with 
 the topic's configs refuse (no key on a compacted topic, a timestamp outside
 message.timestamp.before/after.max.ms) fails with each record's batch index and reason
 (record_errors, v8+) and Kafka's error_message (replica/record_checks.py).
-When the batch brings its partition to flush.messages (every batch at 1;
-flush_messages.py) the partition is fsynced (group commit) before it becomes
-visible and is acknowledged: the appends happen now, in request order, and the
-answer is a Deferred that waits for the fsync, so the connection can append the
-requests pipelined behind this one meanwhile and one fsync covers them all.
-With acks=all the answer also waits until the high watermark passes the batch
-(replica/partition.py), and a partition whose ISR is smaller than
-min.insync.replicas refuses the batch (NOT_ENOUGH_REPLICAS) before appending.
+What this handler checks is the request's: ACLs, internal topics, the batches' framing.
+The rest is the broker's one write path (replica/write_path.py): the leader appends, now and in
+request order; the flush policy (with flush.messages=1 every batch is fsynced, one group commit
+for the whole request, before it becomes visible and is acknowledged); publishing the high
+watermark; with acks=all the wait until the HW passes the batch, and NOT_ENOUGH_REPLICAS before
+appending when the ISR is smaller than min.insync.replicas. An answer that must wait is a
+Deferred, so the connection can append the requests pipelined behind this one meanwhile and one
+fsync covers them all.
 v10+ tell a producer answered NOT_LEADER_OR_FOLLOWER where the leader is (KIP-951,
 current_leader.py); v13 names topics by id (KIP-516): an id no topic here has is
 UNKNOWN_TOPIC_ID. v12 is v11 on the wire, sent by clients of transactions V2 (KIP-890): a
@@ -25,7 +25,7 @@ rather than verify it (produce_verification.py).
 One request may name thousands of partitions: every WORK_SLICE_S of checking or appending,
 other connections get the event loop (one Produce of 5,000 partitions held it 0.3-1.3 s).
 The connection serves its next request only after this one, so its batches keep their order;
-what was appended is published and committed (dispatch.py) only after the last batch.
+what was appended is committed to the files (dispatch.py) before any answer.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import logging
 import time
 import uuid
 
-from segment.log import StorageError
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
@@ -47,15 +47,11 @@ from broker.handlers.current_leader import PRODUCE_HINT_ERRORS, PRODUCE_HINT_VER
     node_endpoints
 from broker.handlers.produce_records import PendingBatch, check_batches
 from broker.handlers.produce_verification import verify_first_batches
-from replica.partition_errors import PartitionError
-from replica.record_checks import RecordsRejected
-from replica.producer_state import OutOfOrderSequence, ProducerFenced
+from replica.write_path import WORK_SLICE_S, PendingWrites, RecordsWrite, WriteResult
 from broker.topic_names import INTERNAL_TOPICS
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
-
-WORK_SLICE_S = 0.005
 NO_TOPIC_ID = uuid.UUID(int=0)
 PRODUCE_BY_TOPIC_ID = 13  # KIP-516: v13 names topics by id
 
@@ -73,7 +69,7 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
     (name, message)."""
     if topic_name in INTERNAL_TOPICS:
         # As Kafka's ReplicaManager: these records are the group coordinator's state, written by
-        # the broker alone (offsets_store appends to the partition directly). A client's record
+        # the broker alone (offsets_store appends through the write path). A client's record
         # would be replayed at start-up as a commit of any group it names.
         return "invalid_topic_exception", f"Cannot append to internal topic {topic_name}"
     partition = broker.topics.partition(topic_name, index)
@@ -102,31 +98,6 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
     return partition, PendingBatch(records, header, partition.wants_record_keys)
 
 
-def _append_one(broker, topic_name: str, index: int, partition, pending: PendingBatch, acks: int, verified):
-    """Returns (error name, info or None, message or None, partition or None, record errors)."""
-    if pending.error is not None:
-        code, message = pending.error
-        log.info("rejecting batch for %s-%d: %s", topic_name, index, message)
-        return code, None, message, None, ()
-    records, header = pending.records, pending.header
-    try:
-        broker.storage_health.claim(len(records), f"{topic_name}-{index}")
-        info, _duplicate = partition.append_as_leader(bytearray(records), header, acks, pending.keys,
-                                                      verified=verified)
-    except RecordsRejected as exc:  # records the topic's configs refuse, each named by its index
-        return exc.code, None, str(exc), None, exc.record_errors
-    except PartitionError as exc:  # not the leader; too few in-sync replicas for acks=all
-        return exc.code, None, str(exc), None, ()
-    except ProducerFenced as exc:
-        return "invalid_producer_epoch", None, str(exc), None, ()
-    except OutOfOrderSequence as exc:
-        return "out_of_order_sequence_number", None, str(exc), None, ()
-    except StorageError as exc:  # nothing of the batch is stored (WriteRefused) or the log is offline
-        broker.storage_health.warn("refusing batch for %s-%d: %s", topic_name, index, exc)
-        return "kafka_storage_error", None, str(exc), None, ()
-    return "none", info, None, partition, ()
-
-
 async def handle(broker, header, request):
     txn_id = request.transactional_id
     if txn_id is not None:
@@ -146,80 +117,57 @@ async def handle(broker, header, request):
                 await asyncio.sleep(0)
                 slice_started = time.monotonic()
             if code_for_all is not None:
-                results.append((name, pd.index, code_for_all, None, "Transactional Id authorization failed.", ()))
+                results.append((name, pd.index, error(code_for_all), None, "Transactional Id authorization failed.", ()))
                 continue
             if not isinstance(name, str):
-                results.append((name, pd.index, "unknown_topic_id", None, None, ()))
+                results.append((name, pd.index, ErrorCode.unknown_topic_id, None, None, ()))
                 continue
             if name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
-                results.append((name, pd.index, "topic_authorization_failed", None, None, ()))
+                results.append((name, pd.index, ErrorCode.topic_authorization_failed, None, None, ()))
                 continue
             outcome, detail = _admit(broker, name, pd.index, pd.records, txn_id_authorized)
             if isinstance(detail, PendingBatch):
                 admitted.append((len(results), name, pd.index, outcome, detail))
                 results.append(None)
             else:
-                results.append((name, pd.index, outcome, None, detail, ()))
+                results.append((name, pd.index, error(outcome), None, detail, ()))
     await check_batches([pending for *_, pending in admitted])
     verified = await verify_first_batches(broker, txn_id, admitted, header.api_version)
-    appended = []  # (result position, partition, offset the HW must reach) of each stored batch
-    messages: dict[int, int] = {}  # id(partition) -> messages this request appended to it
-    slice_started = time.monotonic()
+    writes, positions = [], []  # the batches to store, and (result position, topic, index) of each
     for i, name, index, partition, pending in admitted:
-        if time.monotonic() - slice_started >= WORK_SLICE_S:
-            await asyncio.sleep(0)
-            slice_started = time.monotonic()
-        code, info, message, stored, record_errors = _append_one(broker, name, index, partition, pending,
-                                                                 request.acks, verified.get(i))
-        if stored is not None:
-            appended.append((i, stored, info.last_offset + 1))
-            messages[id(stored)] = messages.get(id(stored), 0) + info.last_offset - info.first_offset + 1
-        results[i] = (name, index, code, info, message, record_errors)
-    touched = {id(p): p for _, p, _ in appended}
-    durable = [p for key, p in touched.items() if broker.flush_by_count.appended(p, messages[key])]
-    synced = {id(p) for p in durable}
-    for key, p in touched.items():
-        if key not in synced:
-            p.publish()
+        if pending.error is not None:
+            code, message = pending.error
+            log.info("rejecting batch for %s-%d: %s", name, index, message)
+            results[i] = (name, index, error(code), None, message, ())
+            continue
+        positions.append((i, name, index))
+        writes.append(RecordsWrite(partition, bytearray(pending.records), pending.header, pending.keys,
+                                   verified=verified.get(i)))
+    appended = await broker.write_path.append(writes, request.acks)
+    _fill(results, positions, appended.results)
     answer = None if request.acks == 0 else (header, results)
-    replicated = [(i, p, end) for i, p, end in appended if p.high_watermark < end] if request.acks == -1 else []
-    if durable or replicated:
-        return Deferred(_complete(broker, durable, appended if request.acks == -1 else [],
-                                  request.timeout.total_seconds(), answer))
+    if appended.waits:
+        return Deferred(_complete(broker, appended, positions, request.timeout.total_seconds(), answer))
     if answer is None:
         return None
     return _response(broker, header, results)
 
 
-async def _complete(broker, durable, appended, timeout_s, answer):
-    """The second half of a produce that waits: for the fsyncs (flush.messages reached), then, with
-    acks=all, for the high watermark to pass each batch (its followers have it).
-
-    A partition whose fsync failed publishes nothing and answers KAFKA_STORAGE_ERROR: its log
-    is offline, and what the fsync should have covered is not acknowledged. One that stopped
-    leading answers NOT_LEADER_OR_FOLLOWER; one whose HW did not get there in the request's
-    timeout, REQUEST_TIMED_OUT; one whose ISR shrank below min.insync.replicas meanwhile,
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND, as Kafka's delayed produce."""
-    covered = await asyncio.gather(*(broker.durable(p) for p in durable), return_exceptions=True)
-    failed = {}
-    for p, upto in zip(durable, covered):
-        if isinstance(upto, StorageError):
-            failed[id(p)] = ("kafka_storage_error", str(upto))
-        elif isinstance(upto, BaseException):
-            raise upto
-        else:
-            p.publish(upto)
-    waiting = [(i, p, end) for i, p, end in appended if id(p) not in failed]
-    codes = await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
+async def _complete(broker, appended: PendingWrites, positions, timeout_s: float, answer):
+    """The second half of a produce that waits (write_path.py): for the fsyncs flush.messages
+    asks for, then, with acks=all, for the high watermark to pass each batch."""
+    written = await appended.completed(timeout_s)
     if answer is None:
         return None
     header, results = answer
-    errors = {i: failed[id(p)] for i, p, _ in appended if id(p) in failed}
-    errors.update((i, (code, None)) for (i, _, _), code in zip(waiting, codes) if code != "none")
-    for i, (code, message) in errors.items():
-        name, index = results[i][:2]
-        results[i] = (name, index, code, None, message, ())
+    _fill(results, positions, written)
     return _response(broker, header, results)
+
+
+def _fill(results: list, positions: list[tuple[int, str, int]], written: list[WriteResult]) -> None:
+    for (i, name, index), result in zip(positions, written):
+        results[i] = (name, index, result.error, result.info if result.ok else None, result.message,
+                      result.record_errors)
 
 
 def _append_time(info):
@@ -247,11 +195,11 @@ def _response(broker, header, results):
     by_topic: dict[str | uuid.UUID, list] = {}
     for name, index, code, info, message, record_errors in results:
         hint = None
-        if hint_leaders and code in PRODUCE_HINT_ERRORS:
+        if hint_leaders and code.name in PRODUCE_HINT_ERRORS:
             hint = leader_hint(broker, name, index, broker.topics.partition(name, index))
             hints.append(hint)
         by_topic.setdefault(name, []).append(
-            make(part_cls, index=index, error_code=error(code),
+            make(part_cls, index=index, error_code=code,
                  base_offset=info.first_offset if info else -1,
                  log_append_time=_append_time(info),
                  log_start_offset=info.log_start_offset if info else -1,

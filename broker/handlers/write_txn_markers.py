@@ -2,22 +2,20 @@
 its partitions with a COMMIT or ABORT marker (Kafka's handleWriteTxnMarkersRequest).
 
 Only a broker may call it: without CLUSTER_ACTION on the cluster every partition answers
-CLUSTER_AUTHORIZATION_FAILED. Each marker is appended and awaited as
-broker/txn/marker_append.py does for a local coordinator; the partitions of a request are
-written together. v2's transaction_version changes nothing here: a marker is checked the same
+CLUSTER_AUTHORIZATION_FAILED. The markers are appended and awaited as
+broker/txn/marker_append.py does for a local coordinator: the partitions of a request are
+written together, under one group commit. v2's transaction_version changes nothing here: a marker is checked the same
 way for either transaction protocol.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import error, make, nested
-from broker.txn.marker_append import append_marker
+from broker.txn.marker_append import Marker, append_markers
 
 
 async def handle(broker, header, request):
@@ -29,13 +27,10 @@ async def handle(broker, header, request):
     jobs = [(m, t.name, i) for m in request.markers for t in m.topics for i in t.partition_indexes]
     if refused:
         codes = ["cluster_authorization_failed"] * len(jobs)
-    else:  # partitions in order, each awaited for its replication together
-        pending = []
-        for marker, name, index in jobs:
-            pending.append(asyncio.ensure_future(append_marker(
-                broker, name, index, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
-                commit=marker.transaction_result)))
-        codes = await asyncio.gather(*pending)
+    else:  # partitions in order, appended together (one group commit), each awaited for its replication
+        codes = await append_markers(broker, [
+            Marker(name, index, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                   marker.transaction_result) for marker, name, index in jobs])
     answers = iter(codes)
     markers = []
     for m in request.markers:

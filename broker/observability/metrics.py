@@ -23,6 +23,9 @@ metrics_collector.py; the HTTP side in metrics_http.py.
     kafka_log_logflushstats_logflushrateandtimems                  LogFlushRateAndTimeMs: each
                                                                    group-commit fsync (produce
                                                                    with flush.messages, followers)
+    twinlog_storage_fsyncs_total{file}                             fsyncs the engines completed, by kind of
+                                                                   file (log, commitlog, consumequeue, index,
+                                                                   checkpoint, ...: segment/fsync_count.py)
     twinlog_startup_recovery_seconds                               opening and recovering the data dir
     twinlog_startup_seconds                                        process start -> ready (/health 200)
 
@@ -41,6 +44,9 @@ import time
 from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client.core import CounterMetricFamily
+
+from segment.fsync_count import fsyncs
 
 from wire.protocol import request_class
 
@@ -93,6 +99,7 @@ class BrokerMetrics:
                                           "Client connections closed", registry=r)
         self.fsync_time = Histogram("kafka_log_logflushstats_logflushrateandtimems",
                                     "Milliseconds per group-commit fsync", buckets=FSYNC_BUCKETS_MS, registry=r)
+        r.register(FsyncCounts())
         self.recovery_seconds = Gauge("twinlog_startup_recovery_seconds",
                                       "Seconds the data dir took to open and recover at start-up", registry=r)
         self.startup_seconds = Gauge("twinlog_startup_seconds",
@@ -213,10 +220,25 @@ class BrokerMetrics:
         self.connections_closed.inc()
 
     def timed_fsync(self, flush):
-        """`flush`, observed into the fsync histogram; it runs in a worker thread (group_commit.py)."""
-        def timed() -> None:
+        """`flush`, observed into the fsync histogram; it runs in a worker thread (replica/group_commit.py)."""
+        def timed(*args) -> None:
             started = time.perf_counter()
-            flush()
+            flush(*args)
             self.fsync_time.observe((time.perf_counter() - started) * 1000)
         return timed
 
+
+
+class FsyncCounts:
+    """twinlog_storage_fsyncs_total, read from the engines' counter at scrape time (it is
+    thread-safe: no hop to the event loop)."""
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        family = CounterMetricFamily("twinlog_storage_fsyncs", "fsyncs the storage engines completed, by kind "
+                                     "of file", labels=("file",))
+        for kind, count in sorted(fsyncs().items()):
+            family.add_metric((kind,), count)
+        yield family

@@ -12,6 +12,11 @@ Layouts: the segment layout fsyncs the due partitions' own files and records the
 points; in the commitlog layout every partition's records lie in one shared commitlog, so a
 due partition fsyncs it, and every partition of that store counts as flushed then — the
 shortest flush.ms among them sets the cadence.
+
+Whatever flush.ms says, each pass also runs the stores' background flush (LogStore.background_flush):
+the commitlog layout's checkpoint, which fsyncs the consume queues and the key index at most
+every 10 s, apart from any acknowledgement, as RocketMQ's FlushConsumeQueueService does.
+flush.messages, the other flush policy, is the write path's (replica/write_path.py).
 """
 
 from __future__ import annotations
@@ -84,7 +89,20 @@ class PeriodicFlush:
                 keys = [key for key, _ in entries if key in due_set]
                 if keys:
                     await self._flush(mode, keys, now)
+            await self._background_flush()
             await asyncio.sleep(wait_ms / 1000)
+
+    async def _background_flush(self) -> None:
+        """Each store's own background durability (LogStore.background_flush: the commitlog's
+        checkpoint of its consume queues), which no acknowledgement waits for."""
+        for store in self._storage.opened().values():
+            self.in_flight = asyncio.get_running_loop().run_in_executor(None, store.background_flush)
+            try:
+                await asyncio.shield(self.in_flight)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("background flush failed")
 
     async def _flush(self, mode: str, keys: list[Key], started_ms: float) -> None:
         store = self._storage.store(mode)

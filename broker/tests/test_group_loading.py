@@ -22,6 +22,9 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
+from replica.group_commit import GroupCommits
+from wire.error_codes import ErrorCode
+from replica.write_path import WritePath
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
@@ -53,6 +56,7 @@ class _Member:
         self.storage = StorageModes(data_dir, mode)
         self.topics = TopicRegistry(self.config, self.storage)
         self.topics.load()
+        self.write_path = WritePath(GroupCommits(self.storage.commit_writes))
 
     def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
         asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {},
@@ -263,13 +267,14 @@ def test_a_stable_group_moves_with_its_members_and_generation(cluster_member):
 
 
 def test_errors_as_kafkas_group_metadata_manager_maps_them():
-    assert offset_commit_error("not_leader_or_follower") == "not_coordinator"
-    assert offset_commit_error("kafka_storage_error") == "not_coordinator"
-    assert offset_commit_error("not_enough_replicas_after_append") == "coordinator_not_available"
-    assert offset_commit_error("request_timed_out") == "request_timed_out"
-    assert offset_commit_error("message_too_large") == "invalid_commit_offset_size"
-    assert group_store_error("request_timed_out") == "rebalance_in_progress"
-    assert group_store_error("not_enough_replicas") == "coordinator_not_available"
+    assert offset_commit_error(ErrorCode.not_leader_or_follower) == "not_coordinator"
+    assert offset_commit_error(ErrorCode.kafka_storage_error) == "not_coordinator"
+    assert offset_commit_error(ErrorCode.not_enough_replicas_after_append) == "coordinator_not_available"
+    assert offset_commit_error(ErrorCode.request_timed_out) == "request_timed_out"
+    assert offset_commit_error(ErrorCode.message_too_large) == "invalid_commit_offset_size"
+    assert offset_commit_error(ErrorCode.none) == "none"
+    assert group_store_error(ErrorCode.request_timed_out) == "rebalance_in_progress"
+    assert group_store_error(ErrorCode.not_enough_replicas) == "coordinator_not_available"
 
 
 async def _two_members_joined(coord, group_id: str):

@@ -17,6 +17,7 @@ import crc32c
 import pytest
 
 from broker.broker import Broker
+from wire.error_codes import ErrorCode
 from broker.settings.config_from_settings import config_with
 from broker.groups import offsets as group_offsets
 from broker.groups import offsets_log
@@ -83,7 +84,7 @@ def _broker(data_dir, mode: str) -> Broker:
 def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, mode, name, bad, whole_batch):
     broker = _broker(tmp_path, mode)
     store = OffsetsStore(broker, 1)
-    assert asyncio.run(store.append("before", [_commit("before", 50)])) == "none"
+    assert asyncio.run(store.append("before", [_commit("before", 50)])) is ErrorCode.none
     partition = store.topic().partitions[store.partition_index("before")]
     bad_offset = partition.log_end_offset
     # Planted in the log itself (the one the store already holds open for the partition), below
@@ -91,7 +92,7 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     # disk left them.
     plog = broker.storage.store(mode).open_partition(offsets_log.TOPIC, partition.index, partition.config)
     plog.append(bytearray(bad), 0, int(time.time() * 1000))
-    assert asyncio.run(store.append("after", [_commit("after", 60)])) == "none"
+    assert asyncio.run(store.append("after", [_commit("after", 60)])) is ErrorCode.none
     broker.storage.close()
 
     reopened = _broker(tmp_path, mode)

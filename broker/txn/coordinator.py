@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
+
 from replica.partition import now_ms
 from broker.producer_ids import NoProducerIdBlock
 from broker.internal_topic_log import coordinator_error
@@ -78,8 +80,8 @@ class TransactionCoordinator:
             code = await self._store.append(meta.transactional_id, record)
         finally:
             meta.pending = False
-        if code != "none":
-            log.info("transactional id %s: writing its state failed: %s", meta.transactional_id, code)
+        if code is not ErrorCode.none:
+            log.info("transactional id %s: writing its state failed: %s", meta.transactional_id, code.name)
             return coordinator_error(code)
         if not self._ours(meta):
             return "not_coordinator"  # unloaded while the write was in flight

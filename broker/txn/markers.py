@@ -1,7 +1,7 @@
 """Writing one transaction's markers to every partition it touched, until each has it.
 
-A partition this broker leads gets its marker through marker_append.append_marker (appended and
-replicated); a partition led elsewhere gets it through `remote`, the inter-broker WriteTxnMarkers
+The partitions this broker leads get their markers through marker_append.append_markers (appended
+together and replicated); a partition led elsewhere gets it through `remote`, the inter-broker WriteTxnMarkers
 call (None on one broker, which leads everything). Like Kafka's TransactionMarkerChannelManager,
 retriable answers (a leader moving, too few in-sync replicas, a timeout) are retried with a
 backoff until the coordinator gives the transaction up, which it does when it stops coordinating
@@ -16,7 +16,7 @@ import asyncio
 import logging
 from typing import Awaitable, Callable, Iterable
 
-from broker.txn.marker_append import append_marker
+from broker.txn.marker_append import Marker, append_markers
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +43,7 @@ class MarkerWriter:
         while pending:
             if not still_ours():
                 return False
-            codes = await asyncio.gather(*(self._one(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
-                                           for t, i in pending))
+            codes = await self._round(pending, producer_id, producer_epoch, coordinator_epoch, commit)
             retry = []
             for (topic, index), code in zip(pending, codes):
                 if code in (_DONE, _GONE):
@@ -61,14 +60,28 @@ class MarkerWriter:
                 backoff = min(backoff * 2, longest)
         return True
 
-    async def _one(self, topic: str, index: int, producer_id: int, producer_epoch: int,
-                   coordinator_epoch: int, commit: bool) -> str:
+    async def _round(self, pending: list[tuple[str, int]], producer_id: int, producer_epoch: int,
+                     coordinator_epoch: int, commit: bool) -> list[str]:
+        """One try at every pending partition: those led here appended together (one group
+        commit), the others sent to their leaders, all awaited together."""
+        topics = self._broker.topics
+        local = [(t, i) for t, i in pending
+                 if topics.get(t) is not None and (p := topics.partition(t, i)) is not None and p.is_leader]
+        led_here = set(local)
+        remote = [tp for tp in pending if tp not in led_here]
+        appended, *sent = await asyncio.gather(
+            append_markers(self._broker, [Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
+                                          for t, i in local]),
+            *(self._remote_one(t, i, producer_id, producer_epoch, coordinator_epoch, commit) for t, i in remote))
+        codes = dict(zip(local, appended)) | dict(zip(remote, sent))
+        return [codes[tp] for tp in pending]
+
+    async def _remote_one(self, topic: str, index: int, producer_id: int, producer_epoch: int,
+                          coordinator_epoch: int, commit: bool) -> str:
         broker = self._broker
         if broker.topics.get(topic) is None:
             return _GONE
         partition = broker.topics.partition(topic, index)
-        if partition is not None and partition.is_leader:
-            return await append_marker(broker, topic, index, producer_id, producer_epoch, coordinator_epoch, commit)
         placement = broker.view.placement(topic, index, partition)
         if placement is None:
             return _GONE if broker.topics.get(topic) is None else "unknown_topic_or_partition"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple
 
+from wire.error_codes import ErrorCode
+
 from replica.partition import Partition
 from broker.internal_topic_log import InternalTopicLog, TopicShape
 from broker.txn import txn_log
@@ -41,15 +43,15 @@ class TxnStateStore(InternalTopicLog):
             return None
         return topic.partitions[txn_log.partition_for(transactional_id, len(topic.partitions))]
 
-    async def append(self, transactional_id: str, record: txn_log.TxnRecord | None) -> str:
-        """Write the id's new value (None: a tombstone); the log's error name ("none" once every
-        in-sync replica has it)."""
+    async def append(self, transactional_id: str, record: txn_log.TxnRecord | None) -> ErrorCode:
+        """Write the id's new value (None: a tombstone); the log's error (ErrorCode.none once
+        every in-sync replica has it)."""
         topic = await self.ensure_topic()
         if topic is None:
-            return "unknown_topic_or_partition"
+            return ErrorCode.unknown_topic_or_partition
         partition = self.partition(transactional_id)
         if partition is None:
-            return "not_leader_or_follower"
+            return ErrorCode.not_leader_or_follower
         value = None if record is None else txn_log.value(record)
         return await self.write(partition, txn_log.key(transactional_id), value,
                                 f"transactional id {transactional_id}")

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Iterator
 
 from segment.file_io import reserve
+from segment.fsync_count import fsync
 from segment.log import StorageError, WriteRefused
 
 from . import unit_format as uf
@@ -105,6 +106,7 @@ class CommitLog:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.file_size = file_size
         self._lock = threading.Lock()  # guards `files` against flush() in a worker thread
+        self._flush_lock = threading.Lock()  # one fsync at a time: a second waits and may find itself covered
         self._retired: list[tuple[float, CommitLogFile]] = []
         self.files: list[CommitLogFile] = []
         bases = sorted(int(p.name) for p in self.dir.iterdir() if p.name.isdigit() and len(p.name) == 20)
@@ -339,19 +341,25 @@ class CommitLog:
         """fsync every file written since the last flush; returns the offset now durable.
 
         Safe in a worker thread while the event loop appends: it covers what was written
-        (written_pos) when it started, never what is still pending."""
-        target = self.written_pos
-        with self._lock:
-            dirty = [f for f in self.files if f.end > self.flushed_pos and f.base < target]
-        for f in dirty:
-            try:
-                os.fsync(f.fd)
-            except OSError as exc:
-                if exc.errno != errno.EBADF:
-                    raise  # the store takes itself offline (store.py)
-                # EBADF: retired and closed meanwhile, nothing in it needs to be durable
-        self.flushed_pos = max(self.flushed_pos, target)
-        return target
+        (written_pos) when it started, never what is still pending. Flushes from several threads
+        (the write path's group commit, the periodic flush, a checkpoint) take turns, and one
+        that finds an fsync already covered everything written asks the disk for nothing, as
+        RocketMQ's GroupCommitService answers a request its last flush passed."""
+        with self._flush_lock:
+            target = self.written_pos
+            if target <= self.flushed_pos:
+                return self.flushed_pos
+            with self._lock:
+                dirty = [f for f in self.files if f.end > self.flushed_pos and f.base < target]
+            for f in dirty:
+                try:
+                    fsync(f.fd, "commitlog")
+                except OSError as exc:
+                    if exc.errno != errno.EBADF:
+                        raise  # the store takes itself offline (store.py)
+                    # EBADF: retired and closed meanwhile, nothing in it needs to be durable
+            self.flushed_pos = max(self.flushed_pos, target)
+            return target
 
     def close(self) -> None:
         self.write_pending()

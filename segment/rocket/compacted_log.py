@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from segment.file_io import fsync_dir, pwrite_all
+from segment.fsync_count import fsync
 from segment.open_files import OpenFiles, SegmentFile
 from segment.txn_index import TransactionIndex
 from wire import records as wire_records
@@ -252,6 +253,6 @@ def _write_synced(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         pwrite_all(fd, data, 0, path.name)
-        os.fsync(fd)
+        fsync(fd, "compacted")
     finally:
         os.close(fd)

@@ -66,6 +66,7 @@ from segment.compaction.txn_cleaning import CleanedTransactions, clean_batch
 from segment.compaction.gil_slicer import GilSlicer
 from segment.compaction.offset_map import OffsetMap
 from segment.file_io import fsync_dir, pwrite_all
+from segment.fsync_count import fsync
 from segment.open_files import OpenFiles
 from segment.txn_index import AbortedTxn
 from segment.txn_index import encode as encode_txns
@@ -284,7 +285,7 @@ def _write_generation(plog, snap: Snapshot, entries, end: int, reader: UnitReade
             rows.append((position, len(result.data), out.base_offset, out.last_offset, out.max_timestamp))
             keys += [(key, position) for key in kept_keys]
             position += len(result.data)
-        os.fsync(fd)
+        fsync(fd, "cleaned")
         os.close(fd)
         fd = -1
         entries_path = work / (name + cl.ENTRIES)

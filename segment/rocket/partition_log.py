@@ -40,7 +40,7 @@ from typing import Protocol
 
 from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
-from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
+from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog, StorageError
 from segment.open_files import OpenFiles
 from segment.txn_index import AbortedTxn
@@ -80,7 +80,7 @@ class QueueStore(Protocol):
     def checkpointed_size(self, key: tuple[str, int]) -> MeasuredSize | None: ...
     def go_offline(self, reason: str) -> LogOffline: ...
     def collect(self) -> int: ...
-    def flush_partition(self) -> None: ...
+    def flush_logs(self, logs: list[PartitionLog]) -> None: ...
     def persist_log_starts(self) -> None: ...
     def start_queue_at(self, queue: ConsumeQueue, offset: int) -> None: ...
     def truncate_queue(self, queue: ConsumeQueue, offset: int) -> bool: ...
@@ -310,7 +310,7 @@ class RocketPartitionLog(PartitionLog):
             if cut:
                 # The TRUNCATE unit is on disk before the cache file forgets its epochs, so no
                 # crash re-dispatches batches of an epoch the file no longer names.
-                self.store.flush_partition()
+                self.store.flush_logs([])
             self.epochs.truncate_from_end(end)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -382,8 +382,11 @@ class RocketPartitionLog(PartitionLog):
         self.config = config
 
     def flush(self) -> None:
-        write_epochs_if_changed(self.epochs)
-        self.store.flush_partition()
+        self.store.flush_logs([self])
+
+    @property
+    def flush_group(self) -> QueueStore:
+        return self.store  # every queue's records are in the one commitlog
 
     def close(self) -> None:
         self.flush()

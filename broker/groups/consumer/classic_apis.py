@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 
+from wire.error_codes import ErrorCode
 from broker.groups import offsets, offsets_log, txn_offsets
 from broker.groups.offsets_store import offset_commit_error
 from broker.groups.consumer.consumer_group import ConsumerGroup
@@ -93,7 +94,7 @@ async def delete(cg: ConsumerGroupCoordinator, group: ConsumerGroup) -> str:
         if group.members:
             return "non_empty_group"
         written = await _forget(cg, group, with_offsets=True)
-        return "none" if written == "none" else offset_commit_error(written)
+        return offset_commit_error(written)
 
 
 async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> str | None:
@@ -105,19 +106,19 @@ async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> 
         if group.members:
             return "inconsistent_group_protocol"
         written = await _forget(cg, group, with_offsets=False)
-        return None if written == "none" else offset_commit_error(written)
+        return None if written is ErrorCode.none else offset_commit_error(written)
 
 
-async def _forget(cg: ConsumerGroupCoordinator, group: ConsumerGroup, with_offsets: bool) -> str:
+async def _forget(cg: ConsumerGroupCoordinator, group: ConsumerGroup, with_offsets: bool) -> ErrorCode:
     records = cg.tombstones(group)
     holder = cg.classic.groups.get(group.group_id)
     if with_offsets and holder is not None:
         records = [(offsets_log.offset_key(group.group_id, t, p), None) for t, p in holder.offsets] + records
     written = await cg.store.append(group.group_id, records)
-    if written != "none":
-        log.info("group %s: deleting the consumer group failed: %s", group.group_id, written)
+    if written is not ErrorCode.none:
+        log.info("group %s: deleting the consumer group failed: %s", group.group_id, written.name)
         return written
     cg.unload(group)
     if with_offsets and holder is not None and not holder.members:
         cg.classic.groups.pop(group.group_id, None)
-    return "none"
+    return written

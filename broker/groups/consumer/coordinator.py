@@ -128,7 +128,7 @@ class ConsumerGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return exc.error, exc.message, None
-            stored = await self.store.append(group.group_id, records) if records else "none"
+            stored = (await self.store.append(group.group_id, records)).name if records else "none"
             if stored != "none":
                 log.info("group %s: writing a change's records failed: %s", group.group_id, stored)
                 saved.restore(group)
@@ -326,7 +326,7 @@ class ConsumerGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self.remove_member(group, member, records)
-            stored = await self.store.append(group.group_id, records)
+            stored = (await self.store.append(group.group_id, records)).name
             if stored != "none":
                 log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored)
                 saved.restore(group)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.group import Group, Member
@@ -67,8 +68,8 @@ async def upgrade(cg, classic: Group) -> str:
         written = await cg.store.append(group_id, [_empty_classic_record(classic)] + _consumer_group_records(group))
     finally:
         cg.upgrading.discard(group_id)
-    if written != "none":
-        log.info("group %s: upgrading to a consumer group failed: %s", group_id, written)
+    if written is not ErrorCode.none:
+        log.info("group %s: upgrading to a consumer group failed: %s", group_id, written.name)
         return offset_commit_error(written)
     log.info("group %s: classic group of %d members upgraded to a consumer group at epoch %d",
              group_id, len(group.members), group.epoch)
@@ -103,7 +104,7 @@ async def maybe_downgrade(cg, group: ConsumerGroup) -> None:
                    for t in (rec.CURRENT_ASSIGNMENT, rec.TARGET_MEMBER, rec.MEMBER_METADATA)] + cg.tombstones(group)
         records.append((offsets_log.group_key(group.group_id),
                         offsets_log.group_value(offsets_log.group_record(classic))))
-        written = await cg.store.append(group.group_id, records)
+        written = (await cg.store.append(group.group_id, records)).name
         if written != "none":
             log.info("group %s: downgrading to a classic group failed: %s", group.group_id, written)
             return

@@ -145,7 +145,7 @@ class ShareGroupCoordinator:
                 if deleted:  # whatever this broker last knew, the group's own records go
                     held = {**dict.fromkeys(GROUP_RECORDS), **held}
                 records = records_between(group_id, held, wanted, now_ms())
-                stored = await self._store.append(group_id, records) if records else "none"
+                stored = (await self._store.append(group_id, records)).name if records else "none"
                 if stored == "none":
                     if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
                         self._held.pop(group_id, None)

@@ -24,6 +24,8 @@ import logging
 import uuid
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
+
 from replica.partition import now_ms
 
 from broker.groups.share import state_log
@@ -126,9 +128,9 @@ class ShareStateCoordinator:
         if partition is None:
             return StateAnswer("not_coordinator")
         code = await self._store.append(partition, key, new)
-        if code != "none":
-            log.warning("%s: writing the state of %s failed: %s", state_log.TOPIC, key, code)
-            return StateAnswer(coordinator_error(code), f"the state could not be written: {code}")
+        if code is not ErrorCode.none:
+            log.warning("%s: writing the state of %s failed: %s", state_log.TOPIC, key, code.name)
+            return StateAnswer(coordinator_error(code), f"the state could not be written: {code.name}")
         if new is None:
             self._states.pop(key, None)
         else:

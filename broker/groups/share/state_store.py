@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from wire.error_codes import ErrorCode
+
 from replica.partition import Partition
 from broker.internal_topic_log import InternalTopicLog, TopicShape
 from broker.groups.share import state_log
@@ -24,9 +26,10 @@ class ShareStateStore(InternalTopicLog):
                               s.state_topic_segment_bytes)
         super().__init__(broker, state_log.TOPIC, shape)
 
-    async def append(self, partition: Partition, key: state_log.Key, state: state_log.ShareState | None) -> str:
-        """Write the key's new state (None: a tombstone) to `partition`; the log's error name
-        ("none" once every in-sync replica has it)."""
+    async def append(self, partition: Partition, key: state_log.Key,
+                     state: state_log.ShareState | None) -> ErrorCode:
+        """Write the key's new state (None: a tombstone) to `partition`; the log's error
+        (ErrorCode.none once every in-sync replica has it)."""
         value = None if state is None else state_log.encode_value(state)
         return await self.write(partition, state_log.encode_key(key), value, f"the state of {key}")
 
