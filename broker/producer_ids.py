@@ -6,7 +6,8 @@ member takes its blocks from etcd instead (a compare-and-swap on one counter, as
 controller hands out ProducerIdsBlocks), so two brokers never give out the same id.
 A crash loses at most the rest of a block, never repeats an id.
 
-A member that cannot reach etcd gets no block: `NoProducerIdBlock`, which InitProducerId
+A member that cannot reach etcd, or a broker that cannot write its file (a full disk), gets no
+block: `NoProducerIdBlock`, which InitProducerId
 answers with Kafka's COORDINATOR_LOAD_IN_PROGRESS (its RPCProducerIdManager's answer while it
 waits for a block, chosen because clients retry it), so the client retries instead of losing
 its connection.
@@ -22,7 +23,8 @@ BLOCK_SIZE = 1000
 
 
 class NoProducerIdBlock(Exception):
-    """No fresh block could be reserved now (etcd out of reach); a retry may succeed."""
+    """No fresh block could be reserved now (etcd out of reach, the file not written); a retry
+    may succeed."""
 
     code = "coordinator_load_in_progress"
 
@@ -47,10 +49,16 @@ class ProducerIdAllocator:
         return pid
 
     def _reserve(self, limit: int) -> None:
+        """Raises NoProducerIdBlock when the file cannot be written (a full or failing disk):
+        no id of the block is handed out, and the next InitProducerId tries again."""
         tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.write(str(limit))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._path)
+        try:
+            with open(tmp, "w") as f:
+                f.write(str(limit))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self._path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise NoProducerIdBlock(f"cannot reserve producer ids in {self._path}: {exc.strerror or exc}") from exc
         self._limit = limit
