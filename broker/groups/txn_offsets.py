@@ -82,6 +82,7 @@ async def _enrol(coord: GroupCoordinator, broker, group_id: str, transactional_i
                  producer_epoch: int) -> tuple[VerificationGuard | None, str | None]:
     """Add the group's offsets partition to the producer's transaction: (the guard to append
     under, or None when no add was needed; the error to answer, or None)."""
+    await coord._store.ensure_topic()  # the first commit of all makes the topic: enrol in it too
     index = coord._store.partition_index(group_id)
     partition = None if index is None else broker.topics.partition(offsets_log.TOPIC, index)
     if partition is None or not partition.is_leader or partition.in_transaction(producer_id, producer_epoch):
