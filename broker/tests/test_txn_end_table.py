@@ -64,7 +64,8 @@ def test_kafkas_v2_comment_table_for_empty_and_the_complete_states():
     # TransactionCoordinator's table: (abort retry, abort current, commit retry, commit current)
     expected = {E: (FENCED, PA, FENCED, WRONG), CA: ("ok", PA, WRONG, WRONG), CC: (WRONG, PA, "ok", WRONG)}
     for state, cells in expected.items():
-        got = tuple(answer(state, True, False, k, commit) for commit in (False, True) for k in (Kind.RETRY, Kind.CURRENT))
+        got = tuple(answer(state, True, False, k, commit)
+                    for commit in (False, True) for k in (Kind.RETRY, Kind.CURRENT))
         assert got == cells, state
 
 
