@@ -87,7 +87,7 @@ class ReplicaLog:
         aborted = self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
         if aborted is not None:
             self.log.append_aborted_txn(aborted)
-        self.verifications.end(producer_id)
+        self.verifications.end_by_marker(producer_id, producer_epoch)
         return info
 
     def append_as_follower(self, batch: bytes | memoryview) -> None:

@@ -83,11 +83,13 @@ async def _enrol(coord: GroupCoordinator, broker, group_id: str, transactional_i
                  producer_epoch: int) -> tuple[VerificationGuard | None, str | None]:
     """Add the group's offsets partition to the producer's transaction: (the guard to append
     under, or None when no add was needed; the error to answer, or None)."""
+    await coord._store.ensure_topic()  # the first commit of all makes the topic: enrol in it too
     index = coord._store.partition_index(group_id)
     partition = None if index is None else broker.topics.partition(offsets_log.TOPIC, index)
     if partition is None or not partition.is_leader or partition.in_transaction(producer_id, producer_epoch):
         return None, None  # the write answers where the group is not ours; an open transaction holds it
     guard = partition.start_verification(producer_id)
+    guard.covers(producer_epoch, epoch_bumps=True)  # TxnOffsetCommit v5+: a transactions V2 producer
     codes = await broker.txn_verifier.add(transactional_id, producer_id, producer_epoch, {(offsets_log.TOPIC, index)})
     code = codes.get((offsets_log.TOPIC, index), "unknown_server_error")
     if code != "none":

@@ -4,8 +4,8 @@ WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), as Kafka'
 handleEndTxnRequest; then the coordinator's answer (broker/txn/coordinator.py), given once the
 PrepareCommit / PrepareAbort is replicated: the markers follow in the background. v5 is
 transactions V2 (KIP-890, Kafka's transactionVersionForEndTxn): the end bumps the producer's
-epoch and the answer carries the producer id and epoch to go on with (broker/txn/end_v2.py);
--1 for both with an error, as Kafka answers.
+epoch and the answer carries the producer id and epoch to go on with; -1 for both with an
+error, as Kafka answers. Which answer, per version, state, epoch and timing: broker/txn/end_table.py.
 """
 
 from __future__ import annotations

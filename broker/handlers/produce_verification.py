@@ -65,8 +65,11 @@ async def verify_first_batches(broker, transactional_id: str | None, admitted,
             by_producer.setdefault((pending.header.producer_id, pending.header.producer_epoch), []).append(entry)
     if not by_producer:
         return {}
-    guards = {entry[0]: entry[3].start_verification(pid) for (pid, _), entries in by_producer.items()
-              for entry in entries}
+    guards: dict[int, VerificationGuard] = {}
+    for (pid, epoch), entries in by_producer.items():
+        for entry in entries:
+            guards[entry[0]] = entry[3].start_verification(pid)
+            guards[entry[0]].covers(epoch, epoch_bumps=api_version >= FIRST_ADD_PARTITION_VERSION)
     ask = broker.txn_verifier.add if api_version >= FIRST_ADD_PARTITION_VERSION else broker.txn_verifier.verify
     answers = await asyncio.gather(*(
         ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})

@@ -3,16 +3,16 @@ broker leads, and the requests that move them (Kafka's TransactionCoordinator).
 
 A single broker coordinates every id. In a cluster a broker coordinates the ids of the partitions
 it leads and has loaded (`local_partitions`, kept by txn_loading.py); any other id gets
-NOT_COORDINATOR. What a request may do in each state is decided by state.TRANSITIONS; checks of
-the producer id and epoch come first, here. A change is the id's new record, written with
-acks=all (state_store.py) and applied once replicated; while it is written the id answers
-CONCURRENT_TRANSACTIONS (`pending`).
+NOT_COORDINATOR. What a request may do in each state is decided by state.TRANSITIONS, and what
+EndTxn answers by end_table.TABLE; checks of the producer id and epoch come first, here. A change
+is the id's new record, written with acks=all (state_store.py) and applied once replicated; while
+it is written the id answers CONCURRENT_TRANSACTIONS (`pending`).
 
 Ending a transaction, as Kafka: EndTxn writes PrepareCommit / PrepareAbort and answers; then,
 in the background, markers and CompleteCommit / CompleteAbort (ending.py, which also fences and
 aborts). EndTxn v5 (transactions V2) bumps the producer's epoch in the Prepare record, so the
-markers carry the new epoch, and answers it (end_v2.py). A new coordinator finishes the ends it
-finds prepared (`resume`).
+markers carry the new epoch, and answers it. A new coordinator finishes the ends it finds
+prepared (`resume`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from broker.producer_ids import NoProducerIdBlock
 from broker.internal_topic_log import coordinator_error
-from broker.txn import end_v2, state_store
+from broker.txn import end_table, state_store
 from broker.txn.ending import TransactionEndings
 from broker.txn.markers import MarkerWriter
 from broker.txn.metadata import NO_EPOCH, V2, TxnMetadata, epoch_exhausted
@@ -210,36 +210,24 @@ class TransactionCoordinator:
 
     async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,
                       v2: bool) -> EndResult:
-        """`v2`: EndTxn v5, whose end bumps the epoch (end_v2.py); below, the epoch stays."""
-        if v2:
-            return await self._end_v2(transactional_id, producer_id, producer_epoch, commit)
-        meta, refused = self._checked(transactional_id, producer_id, producer_epoch)
-        if refused:
-            return EndResult(refused)
-        outcome = transition(meta.state, Event.END_COMMIT if commit else Event.END_ABORT)
-        if outcome.error:
-            return EndResult(outcome.error)
-        if outcome.next is meta.state:
-            return EndResult("none")  # a retried end that already completed
-        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, client_transaction_version=0))
-        if code == "none":
-            self._endings.start(meta)
-        return EndResult(code)
-
-    async def _end_v2(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> EndResult:
+        """`v2`: EndTxn v5, whose end bumps the epoch; below, the epoch stays. The answer is
+        end_table.py's, Kafka's for every state, version, epoch and timing."""
         not_here = self.coordinator_error(transactional_id)
         meta = self.transactions.get(transactional_id)
         if not_here or meta is None:
             return EndResult(not_here or "invalid_producer_id_mapping")
         if _moving_to(meta, producer_id):
             return EndResult("concurrent_transactions")
-        outcome = end_v2.decide(meta, producer_id, producer_epoch, commit)
+        outcome = end_table.decide(meta, producer_id, producer_epoch, commit, v2)
         if outcome.error:
             return EndResult(outcome.error)
-        if meta.pending:
-            return EndResult("concurrent_transactions")
-        if outcome.next is meta.state:
-            return EndResult("none", *meta.producer_after_end)  # it completed: its answer again
+        if outcome.next is meta.state:  # it completed: its answer again
+            return EndResult("none", *meta.producer_after_end) if v2 else EndResult("none")
+        if not v2:
+            code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, client_transaction_version=0))
+            if code == "none":
+                self._endings.start(meta)
+            return EndResult(code)
         epoch = meta.producer_epoch
         meta.pending = True  # across the id allocation too
         try:

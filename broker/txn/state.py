@@ -10,9 +10,9 @@
 
 Every (state, event) pair has an entry: the next state, and the error a request event gets in
 that state (None: served). The coordinator checks the producer id and epoch first (a request
-from a fenced producer never reaches this table) and asks `transition` before it writes. EndTxn
-v5 (transactions V2), whose epoch says whether it is a new end or a retry, is decided by
-end_v2.py's table instead; the other events of a V2 transaction use this one.
+from a fenced producer never reaches this table) and asks `transition` before it writes. EndTxn,
+whose answer also depends on its version, its epoch (a new end or a V2 retry) and on a write in
+flight, is end_table.py's table: the EndTxn arrows above are its moves.
 
 One entry answers an error *and* moves: InitProducerId on an Ongoing transaction, as Kafka's
 prepareInitProducerIdTransit, bumps the epoch (fencing the open producer), starts aborting the
@@ -63,8 +63,6 @@ class TxnState(enum.Enum):
 class Event(enum.Enum):
     INIT_PRODUCER_ID = "InitProducerId from the transactional id's producer"
     ADD_PARTITIONS = "AddPartitionsToTxn or AddOffsetsToTxn"
-    END_COMMIT = "EndTxn committing"
-    END_ABORT = "EndTxn aborting"
     MARKERS_WRITTEN = "every partition of the transaction has its marker"
     TIMED_OUT = "the transaction outlived its transaction.timeout.ms"
     FENCE_ABORT = "the abort that follows a fencing starts"
@@ -80,7 +78,6 @@ E, O, PC, PA, CC, CA, D, F = (TxnState.EMPTY, TxnState.ONGOING, TxnState.PREPARE
                               TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT, TxnState.DEAD,
                               TxnState.PREPARE_EPOCH_FENCE)
 _BUSY = "concurrent_transactions"  # retriable: the client backs off and asks again
-_WRONG = "invalid_txn_state"  # not retriable: the client's idea of its transaction is wrong
 
 
 def _ok(state: TxnState) -> Outcome:
@@ -97,8 +94,6 @@ def _no(state: TxnState, error: str) -> Outcome:
 TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
     (E, Event.INIT_PRODUCER_ID): _ok(E),
     (E, Event.ADD_PARTITIONS): _ok(O),
-    (E, Event.END_COMMIT): _no(E, _WRONG),
-    (E, Event.END_ABORT): _no(E, _WRONG),
     (E, Event.MARKERS_WRITTEN): _ok(E),
     (E, Event.TIMED_OUT): _ok(E),
     (E, Event.FENCE_ABORT): _ok(E),
@@ -106,8 +101,6 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 
     (O, Event.INIT_PRODUCER_ID): Outcome(F, _BUSY),  # fence the open producer, abort, retry
     (O, Event.ADD_PARTITIONS): _ok(O),
-    (O, Event.END_COMMIT): _ok(PC),
-    (O, Event.END_ABORT): _ok(PA),
     (O, Event.MARKERS_WRITTEN): _ok(O),
     (O, Event.TIMED_OUT): _ok(F),
     (O, Event.FENCE_ABORT): _ok(O),
@@ -115,8 +108,6 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 
     (PC, Event.INIT_PRODUCER_ID): _no(PC, _BUSY),
     (PC, Event.ADD_PARTITIONS): _no(PC, _BUSY),
-    (PC, Event.END_COMMIT): _no(PC, _BUSY),  # a retried commit: done once the markers are
-    (PC, Event.END_ABORT): _no(PC, _WRONG),
     (PC, Event.MARKERS_WRITTEN): _ok(CC),
     (PC, Event.TIMED_OUT): _ok(PC),  # a commit decided is carried out, never aborted
     (PC, Event.FENCE_ABORT): _ok(PC),
@@ -124,8 +115,6 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 
     (PA, Event.INIT_PRODUCER_ID): _no(PA, _BUSY),
     (PA, Event.ADD_PARTITIONS): _no(PA, _BUSY),
-    (PA, Event.END_COMMIT): _no(PA, _WRONG),
-    (PA, Event.END_ABORT): _no(PA, _BUSY),
     (PA, Event.MARKERS_WRITTEN): _ok(CA),
     (PA, Event.TIMED_OUT): _ok(PA),
     (PA, Event.FENCE_ABORT): _ok(PA),
@@ -133,8 +122,6 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 
     (CC, Event.INIT_PRODUCER_ID): _ok(E),
     (CC, Event.ADD_PARTITIONS): _ok(O),
-    (CC, Event.END_COMMIT): _ok(CC),  # a retried commit that already completed
-    (CC, Event.END_ABORT): _no(CC, _WRONG),
     (CC, Event.MARKERS_WRITTEN): _ok(CC),
     (CC, Event.TIMED_OUT): _ok(CC),
     (CC, Event.FENCE_ABORT): _ok(CC),
@@ -142,8 +129,6 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 
     (CA, Event.INIT_PRODUCER_ID): _ok(E),
     (CA, Event.ADD_PARTITIONS): _ok(O),
-    (CA, Event.END_COMMIT): _no(CA, _WRONG),
-    (CA, Event.END_ABORT): _ok(CA),  # a retried abort, or the abort of a fenced producer
     (CA, Event.MARKERS_WRITTEN): _ok(CA),
     (CA, Event.TIMED_OUT): _ok(CA),
     (CA, Event.FENCE_ABORT): _ok(CA),
@@ -151,8 +136,6 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 
     (F, Event.INIT_PRODUCER_ID): _no(F, _BUSY),
     (F, Event.ADD_PARTITIONS): _no(F, _BUSY),
-    (F, Event.END_COMMIT): _no(F, _BUSY),
-    (F, Event.END_ABORT): _no(F, _BUSY),
     (F, Event.MARKERS_WRITTEN): _ok(F),
     (F, Event.TIMED_OUT): _ok(F),
     (F, Event.FENCE_ABORT): _ok(PA),
@@ -161,7 +144,7 @@ TRANSITIONS: dict[tuple[TxnState, Event], Outcome] = {
 # A Dead id is being forgotten: a request retries and then finds no id (a new one starts);
 # internal events leave it dead.
 for _event in Event:
-    _request = _event in (Event.INIT_PRODUCER_ID, Event.ADD_PARTITIONS, Event.END_COMMIT, Event.END_ABORT)
+    _request = _event in (Event.INIT_PRODUCER_ID, Event.ADD_PARTITIONS)
     TRANSITIONS[(D, _event)] = _no(D, _BUSY) if _request else _ok(D)
 
 
