@@ -241,20 +241,28 @@ class Partition:
         record_checks.py), ProducerFenced / OutOfOrderSequence before writing,
         InvalidTxnState, or a StorageError from the log."""
         self._check_leader()
-        if acks == -1 and len(self.leader.isr) < self.min_insync_replicas:
-            raise NotEnoughReplicas(
-                f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
-                f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
+        self._check_enough_replicas(acks)
         check_records(batch, self.config, f"{self.topic}-{self.index}", now_ms())
         return self._replica_log.append_as_leader(batch, header, self.state.leader_epoch, record_keys,
                                                   coordinator, verified)
 
     def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
-                          commit: bool) -> AppendInfo:
-        """WriteTxnMarkers' append; raises NotLeader, ProducerFenced, CoordinatorFenced, StorageError."""
+                          commit: bool, acks: int = -1) -> AppendInfo:
+        """WriteTxnMarkers' append, acks=all as Kafka's coordinator writes it; raises NotLeader,
+        NotEnoughReplicas (nothing appended: the coordinator retries, rather than a marker per
+        retry piling up), ProducerFenced, CoordinatorFenced, StorageError."""
         self._check_leader()
+        self._check_enough_replicas(acks)
         return self._replica_log.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit,
                                                    self.state.leader_epoch)
+
+    def _check_enough_replicas(self, acks: int) -> None:
+        """Kafka's appendRecordsToLeader: acks=all with fewer than min.insync.replicas in the ISR
+        appends nothing."""
+        if acks == -1 and len(self.leader.isr) < self.min_insync_replicas:
+            raise NotEnoughReplicas(
+                f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
+                f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
 
     def publish(self, upto: int | None = None) -> None:
         """Count appended data as the leader's (to the log end, or to `upto`, the end an

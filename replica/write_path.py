@@ -144,7 +144,7 @@ class WritePath:
         try:
             if isinstance(write, MarkerWrite):
                 info = p.append_txn_marker(write.producer_id, write.producer_epoch, write.coordinator_epoch,
-                                           commit=write.commit)
+                                           write.commit, acks)
             else:
                 if write.from_client:
                     self._claim(len(write.batch), f"{p.topic}-{p.index}")

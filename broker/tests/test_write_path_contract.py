@@ -245,6 +245,28 @@ def test_a_fenced_producer_is_refused_by_every_writer_that_has_one(tmp_path, lay
     run(scenario())
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_acks_all_writes_append_nothing_while_the_isr_is_below_min_insync_replicas(tmp_path, layout):
+    """Kafka's appendRecordsToLeader, markers included: before, a marker was appended at every
+    retry of its coordinator while the ISR stayed too small (10 markers in 5 s for one end)."""
+    async def scenario():
+        broker = await start(tmp_path, layout)
+        await broker.create_topic("short", 1, 1, {"min.insync.replicas": "2"})
+        (partition,) = broker.topics.get("short").partitions
+        produce = produce_values(-1, {0: records()})
+        produce["topic_data"][0]["name"] = "short"
+        assert produce_errors(await send(broker, PRODUCE, 11, **produce)) == {0: ErrorCode.not_enough_replicas}
+        markers = markers_values(4000, 0, [0])
+        markers["markers"][0]["topics"][0]["name"] = "short"
+        for _ in range(3):
+            assert marker_errors(await send(broker, WRITE_TXN_MARKERS, 1, **markers)) == {
+                0: ErrorCode.not_enough_replicas}
+        assert partition.log_end_offset == 0
+        await broker.close()
+
+    run(scenario())
+
+
 def _internal_partitions(broker) -> dict:
     offsets = broker.topics.get("__consumer_offsets").partitions
     txn = broker.topics.get("__transaction_state").partitions
