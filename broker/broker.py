@@ -253,5 +253,6 @@ class Broker:
         except Exception:
             log.exception("producer-state snapshots at shutdown failed")
         await self.topics.worker.close()  # its last removals checkpoint the commitlog store
+        self.write_path.commits.close()  # a group commit's fsync still running ends before its files close
         self.storage.close()
         log.info("broker stopped cleanly (pid %d)", os.getpid())
