@@ -188,11 +188,6 @@ class Partition:
         self._log.update_config(config)
         self.min_insync_replicas = min_insync_replicas
 
-    def flush(self) -> None:
-        """fsync what was appended; safe in a worker thread while the loop appends. While a
-        move commits, the future log too: an fsync-acknowledged record is in both."""
-        self._replica_log.flush()
-
     @property
     def flush_group(self) -> FlushGroup:
         """The files this partition's records share with others' (group_commit.py)."""
@@ -200,8 +195,9 @@ class Partition:
 
     @staticmethod
     def flush_together(group: FlushGroup, partitions: list[Partition]) -> None:
-        """flush() of these partitions of one flush group, in a worker thread, with one fsync
-        of the files they share."""
+        """fsync what these partitions of one flush group appended, with one fsync of the files
+        they share; safe in a worker thread while the loop appends. While a move commits, the
+        future log too: an fsync-acknowledged record is in both."""
         ReplicaLog.flush_together(group, [p._replica_log for p in partitions])
 
     def log_for_cleaning(self) -> PartitionLog:

@@ -143,11 +143,6 @@ class ReplicaLog:
 
     # ----- a log-dir move (broker/storage/log_dir_move.py) ------------------------------
 
-    def flush(self) -> None:
-        """fsync what was appended; safe in a worker thread while the loop appends. While a
-        move commits, the future log too: an fsync-acknowledged record is in both."""
-        ReplicaLog.flush_together(self.log.flush_group, [self])
-
     @staticmethod
     def flush_together(group: FlushGroup, replica_logs: list[ReplicaLog]) -> None:
         """flush() of these logs of one flush group with one flush of the group (a log swapped

@@ -44,7 +44,7 @@ class Fsyncs:
     async def __call__(self, partition) -> int:
         self.calls += 1
         end = partition.log_end_offset
-        await asyncio.to_thread(partition.flush)
+        await asyncio.to_thread(partition.flush_together, partition.flush_group, [partition])
         self.synced[id(partition)] = end
         return end
 
