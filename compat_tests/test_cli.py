@@ -30,7 +30,7 @@ def _without_client_libraries(tmp_path_factory):
     for package in ("kafka", "confluent_kafka"):
         (shadow / package).mkdir()
         (shadow / package / "__init__.py").write_text(f"raise ImportError('{package} is a test extra')\n")
-    _ENV["PYTHONPATH"] = str(shadow)
+    _ENV["PYTHONPATH"] = os.pathsep.join([str(shadow), str(ROOT)])  # ROOT: this checkout, not the venv's install
     yield
     _ENV.clear()
 
