@@ -96,8 +96,13 @@ class _Connection:
         self._frames = FrameDecoder()
         self._pending: list[bytes] = []
         self._correlation_ids = itertools.count(1)
-        answer = self.request(build_request(API_VERSIONS, 3, client_software_name="twinlog-cli",
-                                            client_software_version=_software_version()))
+        try:
+            answer = self.request(build_request(API_VERSIONS, 3, client_software_name="twinlog-cli",
+                                                client_software_version=_software_version()))
+        except ClientError as exc:  # a listener closes a connection it cannot serve without a word
+            hint = ("is it a plaintext listener, or one that requires a client certificate (--cert)?"
+                    if security is not None and security.tls else "is it a TLS listener? see --security-protocol")
+            raise ClientError(f"{exc} ({hint})") from None
         if answer.error_code.value != 0:
             raise ClientError(f"{self.address} refused ApiVersions v3: {answer.error_code.name}")
         self.served = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
