@@ -92,14 +92,16 @@ def describe_command(groups, output_format, connection) -> None:
     A group the coordinator does not know and that has no committed offsets does not exist:
     exit status 1, as kafka-consumer-groups says "Consumer group ... does not exist"."""
     with kafka_client(connection) as client:
-        documents = [_describe(client, group) for group in groups]
-    emit(output_format, documents, lambda: [_print_group(d) for d in documents])
-    missing = [d["group"] for d in documents if not d["exists"]]
+        described = {group: _describe(client, group) for group in groups}
+    missing = [group for group, d in described.items() if d is None]
     if missing:
-        raise click.ClickException(f"group(s) {', '.join(missing)} do not exist")
+        raise click.ClickException(f"consumer group(s) {', '.join(missing)} do not exist")
+    documents = list(described.values())
+    emit(output_format, documents, lambda: [_print_group(d) for d in documents])
 
 
-def _describe(client, group: str) -> dict:
+def _describe(client, group: str) -> dict | None:
+    """The group's state, members and offsets; None when it does not exist."""
     from broker.cli.kafka_client import LATEST, list_offsets, partition_leaders
 
     node = client.coordinator(group)
@@ -120,15 +122,14 @@ def _describe(client, group: str) -> dict:
         partitions.append({"topic": tp[0], "partition": tp[1], "current_offset": current, "log_end_offset": end,
                            "lag": end - current if current is not None and end is not None else None,
                            "member_id": member, "client_id": client_id, "host": host})
-    exists = not (not_found or described.group_state == "Dead") or bool(committed)
-    return {"group": group, "exists": exists, "state": described.group_state,
+    if (not_found or described.group_state == "Dead") and not committed:
+        return None
+    return {"group": group, "state": described.group_state,
             "protocol": described.protocol_data or None, "members": len(described.members), "coordinator": node,
             "total_lag": sum(p["lag"] for p in partitions if p["lag"] is not None), "partitions": partitions}
 
 
 def _print_group(d: dict) -> None:
-    if not d["exists"]:
-        return
     click.echo(f"group {d['group']}  state {d['state']}  protocol {d['protocol'] or '-'}  "
                f"members {d['members']}  coordinator {d['coordinator']}")
     print_table(f"{d['group']} (total lag {d['total_lag']})",
