@@ -303,3 +303,12 @@ def test_a_group_or_topic_that_does_not_exist_exits_1(secure):
     failed(run(b, "consume", missing, "-e", *admin_flags(b)), 1, missing, "UNKNOWN_TOPIC_OR_PARTITION")
     failed(run(b, "topics", "add-partitions", missing, "-n", "1", *admin_flags(b)), 1, missing)
     failed(run(b, "groups", "delete", missing, *admin_flags(b)), 1, missing, quiet=False)  # a table of results
+
+
+def test_produce_leaves_a_missing_topic_alone_where_the_broker_does_not_auto_create(broker_factory, secure):
+    """The broker's auto.create.topics.enable is the operator's policy: `produce` asks Metadata to
+    create (as kcat does), so with the policy off the topic stays missing and the command says so."""
+    plain, missing = broker_factory("--no-auto-create-topics"), unique_topic("sec-no-auto")
+    out = run(secure, "produce", missing, "-b", plain.bootstrap, stdin="x\n")
+    failed(out, 1, missing, "auto.create.topics.enable=false")
+    failed(run(secure, "topics", "describe", missing, "-b", plain.bootstrap), 1, "UNKNOWN_TOPIC_OR_PARTITION")
