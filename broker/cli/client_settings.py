@@ -66,7 +66,7 @@ PROPERTIES = {
     "timeout_ms": ("request.timeout.ms", "socket.timeout.ms"),
 }
 BY_PROPERTY = {prop: setting for setting, props in PROPERTIES.items() for prop in props}
-# the options' parameter names -> (setting, profile key)
+# option (and setting) name -> its key in a profile
 _FLAGS = {"bootstrap": "bootstrap_server", "security_protocol": "security_protocol",
           "sasl_mechanism": "sasl_mechanism", "user": "user", "password": "password",
           "password_file": "password_file", "ca": "ca", "cert": "cert", "tls_key": "key"}
@@ -148,12 +148,14 @@ def client_options(command=None, *, key_flags: tuple[str, ...] = ("--key", "--tl
 
 
 def resolve(ctx: click.Context, given: dict) -> ClientSettings:
+    """The settings from the options' values `given`: each from the command line, else the
+    environment, else the profile (click says which of the first two a value came from)."""
     flags, env = {}, {}
     for name in _FLAGS:
         source = ctx.get_parameter_source(name)
         if given[name] is not None and source is not ParameterSource.DEFAULT:
             (env if source is ParameterSource.ENVIRONMENT else flags)[name] = given[name]
-    flags = _merge_properties(flags, given["properties"], "-X", Path.cwd())
+    flags = _merge_properties(flags, _x_properties(given["properties"]), "-X", Path.cwd())
     profile = _profile(given["profile"])
     values: dict = {}
     for level in (profile, env, flags):  # later levels win
@@ -164,21 +166,35 @@ def resolve(ctx: click.Context, given: dict) -> ClientSettings:
     return _settings(values)
 
 
-def _merge_properties(level: dict, pairs, where: str, base: Path) -> dict:
-    """A level's settings with its Kafka properties added; one setting given twice must agree."""
-    out = dict(level)
+def _x_properties(pairs: tuple[str, ...]) -> list[tuple[str, str]]:
+    out = []
     for pair in pairs:
-        prop, sep, value = pair.partition("=") if isinstance(pair, str) else (pair[0], "=", pair[1])
-        if not sep or prop not in BY_PROPERTY:
-            raise click.UsageError(f"{where} {pair!r}: not KEY=VALUE with a property this client uses "
+        prop, sep, value = pair.partition("=")
+        if not sep:
+            raise click.UsageError(f"-X {pair!r} is not KEY=VALUE")
+        out.append((prop, value))
+    return out
+
+
+def _merge_properties(level: dict, properties: list[tuple[str, str]], where: str, base: Path) -> dict:
+    """A level's settings with its Kafka properties added (relative paths from `base`); a
+    setting given twice at one level must be given the same value."""
+    out = dict(level)
+    for prop, value in properties:
+        if prop not in BY_PROPERTY:
+            raise click.UsageError(f"{where} {prop}: not a property this client uses "
                                    f"({', '.join(sorted(BY_PROPERTY))})")
         name = BY_PROPERTY[prop]
         if name in _PATHS and value:
             value = str(base / Path(value).expanduser())
-        if name in out and str(out[name]) != value:
+        if name in out and _canonical(name, out[name]) != _canonical(name, value):
             raise click.UsageError(f"{where} {prop}={value} contradicts {out[name]!r} given for the same setting")
         out[name] = value
     return out
+
+
+def _canonical(name: str, value) -> str:
+    return str(value).upper() if name in ("security_protocol", "sasl_mechanism") else str(value)
 
 
 def profiles_file() -> Path:
@@ -213,6 +229,7 @@ def _profile(name: str | None) -> dict:
         if key not in by_key:
             raise click.UsageError(f"profile {name!r} in {path}: unknown key {key!r} "
                                    f"(known: {', '.join(sorted(by_key))}, properties)")
+        value = str(value)  # a TOML number or boolean given where text is meant
         out[by_key[key]] = str(path.parent / Path(value).expanduser()) if by_key[key] in _PATHS else value
     return _merge_properties(out, [(k, str(v)) for k, v in profile.get("properties", {}).items()],
                              f"profile {name!r} property", path.parent)
@@ -225,7 +242,11 @@ def _settings(values: dict) -> ClientSettings:
         if values.get(name) and not os.path.isfile(values[name]):
             raise click.UsageError(f"--{_FLAGS[name].replace('_', '-')} {values[name]}: no such file")
     if "password_file" in values:
-        lines = Path(values.pop("password_file")).read_text().splitlines()
+        path = values.pop("password_file")
+        try:
+            lines = Path(path).read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.UsageError(f"--password-file {path}: {exc}") from None
         values["password"] = lines[0] if lines else ""
     if "check_hostname" in values:
         algorithm = str(values["check_hostname"]).lower()

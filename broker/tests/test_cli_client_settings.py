@@ -112,6 +112,9 @@ def test_kafka_properties_by_java_and_librdkafka_names(files):
                   "-X", "request.timeout.ms=5000")
     assert (got["bootstrap"], got["security_protocol"], got["sasl_mechanism"], got["user"], got["password"],
             got["ca"], got["timeout_ms"]) == ("k:9093", "SASL_SSL", "PLAIN", "u", "p", f"{files}/ca.pem", 5000)
+    same = resolve("--security-protocol", "SASL_SSL", "-X", "security.protocol=sasl_ssl", "--user", "u",
+                   "--password", "p")  # one setting given both ways, the same value in another case
+    assert same["security_protocol"] == "SASL_SSL"
 
 
 @pytest.mark.parametrize("args, words", [
