@@ -85,7 +85,7 @@ class _Connection:
         if security is not None and security.tls:
             try:
                 sock = _tls_context(security).wrap_socket(sock, server_hostname=host)
-            except (ssl.SSLError, ssl.CertificateError) as exc:
+            except ssl.SSLError as exc:  # an untrusted certificate, a name it does not hold, ...
                 sock.close()
                 raise ClientError(f"TLS with {self.address} failed: {exc}") from None
             except OSError as exc:
@@ -102,8 +102,10 @@ class _Connection:
         except ClientError as exc:  # a listener closes a connection it cannot serve without a word
             hint = ("is it a plaintext listener, or one that requires a client certificate (--cert)?"
                     if security is not None and security.tls else "is it a TLS listener? see --security-protocol")
+            self.close()
             raise ClientError(f"{exc} ({hint})") from None
         if answer.error_code.value != 0:
+            self.close()
             raise ClientError(f"{self.address} refused ApiVersions v3: {answer.error_code.name}")
         self.served = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
         if security is not None and security.sasl:
