@@ -1,7 +1,7 @@
 """The `twinlog` client commands against a secured broker (issue 37): `.venv/bin/twinlog ...`
-subprocesses, as an operator runs them, against a real broker of each layout whose clients must
-authenticate. One broker per layout for the module (broker/security/self_signed_tls.py makes its
-CA and certificates), with the authorizer on:
+subprocesses, as an operator runs them, against a real broker whose clients must authenticate.
+One broker for the module (broker/security/self_signed_tls.py makes its CA and certificates),
+with the authorizer on:
 
     PLAINTEXT  the BrokerProcess port, for its readiness probe only: User:ANONYMOUS may do nothing
     SASL_SSL   PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; admin is a super user
@@ -12,7 +12,9 @@ precedence below the environment and the command line, and -X properties; --form
 yaml parsed; acls and users round trips whose effect a real login shows; produce auto-creating
 a topic and splitting two 524,280-byte lines (and a topic's own max.message.bytes) into batches
 the broker accepts; exit status 2 for conflicting flags and 1 for a group or topic that does
-not exist.
+not exist. Authentication and the commands' options do not touch storage, so the broker runs
+in one layout; the tests whose records reach a log run over topics of both (storage.mode per
+topic), and the auto-created topic is in the broker's default layout.
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ CLI_PRINCIPAL = "User:CN=cli,OU=eng,O=twinlog"
 HALF_MEGABYTE_LINE = 524_280  # two of them are one byte more than message.max.bytes in a batch
 
 
+LAYOUTS = ("segment", "commitlog")
+
+
 @pytest.fixture(scope="module")
-def secure(storage_mode, tmp_path_factory):
+def secure(tmp_path_factory):
     home = tmp_path_factory.mktemp("cli-secure")
     files = make_tls_files(home / "tls", clients=[("cli", "eng")])
     (home / "plain.jaas").write_text(f'user_admin="{ADMIN_PASSWORD}";\n')
     plain, sasl_ssl, mtls = free_port(), free_port(), free_port()
-    proc = BrokerProcess(port=plain, storage_mode=storage_mode, extra_args=[
+    proc = BrokerProcess(port=plain, extra_args=[
         "--listeners", f"PLAINTEXT://127.0.0.1:{plain},SASL_SSL://127.0.0.1:{sasl_ssl},MTLS://127.0.0.1:{mtls}",
         "--listener-security-protocol-map", "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL",
         "--ssl-keystore-location", str(files.broker_cert), "--ssl-key-location", str(files.broker_key),
@@ -94,6 +99,7 @@ def as_json(out: subprocess.CompletedProcess):
     return json.loads(ok(out).stdout)
 
 
+@pytest.mark.parametrize("storage_mode", LAYOUTS)
 def test_every_client_command_over_sasl_ssl(secure, storage_mode):
     b, name, group = secure, unique_topic("sec-cmds"), unique_topic("sec-group")
     admin(b, "topics", "create", name, "-p", "2", "-c", f"storage.mode={storage_mode}")
@@ -258,7 +264,7 @@ def test_acls_round_trip_and_their_effect(secure):
            1, "CLUSTER_AUTHORIZATION_FAILED")
 
 
-def test_produce_creates_the_topic_and_splits_batches_at_max_message_bytes(secure):
+def test_produce_creates_the_topic_and_stores_two_half_megabyte_lines(secure):
     b, name = secure, unique_topic("sec-big")
     lines = ["a" * HALF_MEGABYTE_LINE, "b" * HALF_MEGABYTE_LINE]
     out = admin(b, "produce", name, stdin="\n".join(lines) + "\n").stdout  # `name` does not exist yet
@@ -268,10 +274,19 @@ def test_produce_creates_the_topic_and_splits_batches_at_max_message_bytes(secur
     records = [json.loads(line) for line in admin(b, "consume", name, "-e", "-f", "json").stdout.splitlines()]
     assert [r["value"] for r in records] == lines
 
-    # A topic's own max.message.bytes, read with DescribeConfigs: five 1,000-byte lines fit in
-    # no batch of 3,000 bytes together, and each fits alone or in pairs.
+
+@pytest.mark.parametrize("storage_mode", LAYOUTS)
+def test_produce_splits_batches_at_the_topics_max_message_bytes(secure, storage_mode):
+    """The topic's own max.message.bytes, read with DescribeConfigs: five 1,000-byte lines fit in
+    no batch of 3,000 bytes together (one batch is what produce sent before, and the broker
+    refused it), and each fits alone or in pairs. Two half-megabyte lines against the default."""
+    b, big = secure, unique_topic("sec-big-" + storage_mode)
+    admin(b, "topics", "create", big, "-c", f"storage.mode={storage_mode}")
+    lines = ["a" * HALF_MEGABYTE_LINE, "b" * HALF_MEGABYTE_LINE]
+    assert admin(b, "produce", big, stdin="\n".join(lines) + "\n").stdout.startswith("produced 2 record(s)")
+    assert admin(b, "consume", big, "-e").stdout.splitlines() == lines
     small = unique_topic("sec-small-batches")
-    admin(b, "topics", "create", small, "-c", "max.message.bytes=3000")
+    admin(b, "topics", "create", small, "-c", "max.message.bytes=3000", "-c", f"storage.mode={storage_mode}")
     lines = [str(i) * 1000 for i in range(5)]
     assert admin(b, "produce", small, stdin="\n".join(lines) + "\n").stdout.startswith("produced 5 record(s)")
     assert admin(b, "consume", small, "-e").stdout.splitlines() == lines
@@ -305,10 +320,14 @@ def test_a_group_or_topic_that_does_not_exist_exits_1(secure):
     failed(run(b, "groups", "delete", missing, *admin_flags(b)), 1, missing, quiet=False)  # a table of results
 
 
-def test_produce_leaves_a_missing_topic_alone_where_the_broker_does_not_auto_create(broker_factory, secure):
+def test_produce_leaves_a_missing_topic_alone_where_the_broker_does_not_auto_create(secure):
     """The broker's auto.create.topics.enable is the operator's policy: `produce` asks Metadata to
     create (as kcat does), so with the policy off the topic stays missing and the command says so."""
-    plain, missing = broker_factory("--no-auto-create-topics"), unique_topic("sec-no-auto")
-    out = run(secure, "produce", missing, "-b", plain.bootstrap, stdin="x\n")
-    failed(out, 1, missing, "auto.create.topics.enable=false")
-    failed(run(secure, "topics", "describe", missing, "-b", plain.bootstrap), 1, "UNKNOWN_TOPIC_OR_PARTITION")
+    plain, missing = BrokerProcess(extra_args=["--no-auto-create-topics"]), unique_topic("sec-no-auto")
+    try:
+        plain.start()
+        out = run(secure, "produce", missing, "-b", plain.bootstrap, stdin="x\n")
+        failed(out, 1, missing, "auto.create.topics.enable=false")
+        failed(run(secure, "topics", "describe", missing, "-b", plain.bootstrap), 1, "UNKNOWN_TOPIC_OR_PARTITION")
+    finally:
+        plain.cleanup()
