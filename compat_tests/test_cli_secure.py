@@ -250,9 +250,10 @@ def test_acls_round_trip_and_their_effect(secure):
     assert {a["operation"] for a in matching if a["principal"] == f"User:{user}"} == {"DESCRIBE", "WRITE"}
 
     assert ok(run(b, "produce", prefix + "orders", *as_writer, stdin="x\n")).stdout.startswith("produced 1")
-    refused = run(b, "topics", "create", "elsewhere-" + user, *as_writer)
+    refused = run(b, "topics", "create", "elsewhere-" + user, "--format", "json", *as_writer)
     failed(refused, 1, "elsewhere-" + user, quiet=False)
-    assert "TOPIC_AUTHORIZATION_FAILED" in refused.stdout
+    assert json.loads(refused.stdout) == [{"name": "elsewhere-" + user,
+                                           "error": "TOPIC_AUTHORIZATION_FAILED: Authorization failed."}]
 
     deleted = as_json(run(b, "acls", "delete", "--principal", f"User:{user}", "--operation", "write",
                           "--format", "json", *admin_flags(b)))
@@ -317,7 +318,9 @@ def test_a_group_or_topic_that_does_not_exist_exits_1(secure):
     failed(run(b, "topics", "describe", missing, *admin_flags(b)), 1, missing, "UNKNOWN_TOPIC_OR_PARTITION")
     failed(run(b, "consume", missing, "-e", *admin_flags(b)), 1, missing, "UNKNOWN_TOPIC_OR_PARTITION")
     failed(run(b, "topics", "add-partitions", missing, "-n", "1", *admin_flags(b)), 1, missing)
-    failed(run(b, "groups", "delete", missing, *admin_flags(b)), 1, missing, quiet=False)  # a table of results
+    deleted = run(b, "groups", "delete", missing, "--format", "json", *admin_flags(b))
+    failed(deleted, 1, missing, quiet=False)  # the results first, for a script to read
+    assert json.loads(deleted.stdout) == [{"name": missing, "error": "GROUP_ID_NOT_FOUND"}]
 
 
 def test_produce_leaves_a_missing_topic_alone_where_the_broker_does_not_auto_create(secure):

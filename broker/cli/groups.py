@@ -23,7 +23,7 @@ import click
 
 from broker.cli.client_settings import client_options
 from broker.cli.options import check, exclusive, kafka_client, print_table
-from broker.cli.output import emit, format_option
+from broker.cli.output import emit, emit_outcomes, format_option
 
 _I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
 
@@ -204,17 +204,13 @@ def reset_offsets_command(ctx, group, topics, to_earliest, to_latest, to_offset,
 
 @groups_group.command("delete")
 @click.argument("groups", nargs=-1, required=True)
+@format_option
 @client_options
-def delete_command(groups, connection) -> None:
+def delete_command(groups, output_format, connection) -> None:
     """Delete GROUPS and their committed offsets (they must have no members)."""
-    failed = []
+    outcomes = []
     with kafka_client(connection) as client:
-        rows = []
         for group in groups:
             (result,) = client.call(42, client.coordinator(group), groups_names=[group]).results
-            ok = result.error_code.value == 0
-            rows.append([group, "OK" if ok else result.error_code.name.upper()])
-            failed += [] if ok else [group]
-    print_table("deleted groups", ["GROUP", "STATUS"], rows)
-    if failed:
-        raise click.ClickException(f"{len(failed)} group(s) not deleted: {', '.join(failed)}")
+            outcomes.append((group, None if result.error_code.value == 0 else result.error_code.name.upper()))
+    emit_outcomes(output_format, "deleted groups", "GROUP", outcomes, "group(s) not deleted")

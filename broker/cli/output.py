@@ -31,3 +31,16 @@ def emit(output_format: str, document, text: Callable[[], None]) -> None:
         click.echo(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), nl=False)
     else:
         text()
+
+
+def emit_outcomes(output_format: str, title: str, column: str, outcomes: list[tuple[str, str | None]],
+                  failure: str) -> None:
+    """The per-name results of a create or delete, (name, None) or (name, error): printed, then
+    exit status 1 naming the ones that failed ("2 topic(s) not created: a, b")."""
+    from broker.cli.options import print_table
+
+    emit(output_format, [{"name": name, "error": error} for name, error in outcomes], lambda: print_table(
+        title, [column, "STATUS"], [[name, error or "OK"] for name, error in outcomes]))
+    failed = [name for name, error in outcomes if error]
+    if failed:
+        raise click.ClickException(f"{len(failed)} {failure}: {', '.join(failed)}")

@@ -16,7 +16,7 @@ from wire.config_codes import AlterConfigOp, ConfigResourceType, ConfigSource
 
 from broker.cli.client_settings import client_options
 from broker.cli.options import check, kafka_client, parse_assignments, print_table
-from broker.cli.output import emit, format_option
+from broker.cli.output import emit, emit_outcomes, format_option
 
 TOPIC_RESOURCE = ConfigResourceType.TOPIC
 OPERATIONS = {op.name.lower(): op for op in AlterConfigOp}  # --set, --delete, --append, --subtract
@@ -36,8 +36,9 @@ def topics_group() -> None:
               help="Replicas of each partition; -1: the broker's default.replication.factor.")
 @click.option("--config", "-c", "configs", multiple=True, metavar="KEY=VALUE",
               help="A topic config, e.g. storage.mode=commitlog or cleanup.policy=compact (repeatable).")
+@format_option
 @client_options
-def create_command(names, partitions, replication_factor, configs, connection) -> None:
+def create_command(names, partitions, replication_factor, configs, output_format, connection) -> None:
     """Create topics NAMES."""
     config = parse_assignments(configs, "--config")
     with kafka_client(connection) as client:
@@ -45,14 +46,9 @@ def create_command(names, partitions, replication_factor, configs, connection) -
             {"name": n, "num_partitions": partitions, "replication_factor": replication_factor, "assignments": [],
              "configs": [{"name": k, "value": v} for k, v in config.items()]} for n in names],
             timeout=_TIMEOUT_MS, validate_only=False)
-    rows, failed = [], []
-    for t in answer.topics:
-        ok = t.error_code.value == 0
-        rows.append([t.name, "OK" if ok else f"{t.error_code.name.upper()}: {t.error_message or ''}".rstrip(": ")])
-        failed += [] if ok else [t.name]
-    print_table("created topics", ["TOPIC", "STATUS"], rows)
-    if failed:
-        raise click.ClickException(f"{len(failed)} topic(s) not created: {', '.join(failed)}")
+    emit_outcomes(output_format, "created topics", "TOPIC", [
+        (t.name, None if t.error_code.value == 0 else f"{t.error_code.name.upper()}: {t.error_message or ''}".rstrip(": "))
+        for t in answer.topics], "topic(s) not created")
 
 
 @topics_group.command("list")
@@ -163,17 +159,13 @@ def add_partitions_command(name, num, connection) -> None:
 
 @topics_group.command("delete")
 @click.argument("names", nargs=-1, required=True)
+@format_option
 @client_options
-def delete_command(names, connection) -> None:
+def delete_command(names, output_format, connection) -> None:
     """Delete topics NAMES and their data."""
     with kafka_client(connection) as client:
         answer = client.call(20, topics=[{"name": n, "topic_id": None} for n in names], topic_names=list(names),
                              timeout=_TIMEOUT_MS)
-    rows, failed = [], []
-    for r in answer.responses:
-        ok = r.error_code.value == 0
-        rows.append([r.name, "OK" if ok else r.error_code.name.upper()])
-        failed += [] if ok else [r.name]
-    print_table("deleted topics", ["TOPIC", "STATUS"], rows)
-    if failed:
-        raise click.ClickException(f"{len(failed)} topic(s) not deleted: {', '.join(failed)}")
+    emit_outcomes(output_format, "deleted topics", "TOPIC", [
+        (r.name, None if r.error_code.value == 0 else r.error_code.name.upper()) for r in answer.responses],
+        "topic(s) not deleted")
