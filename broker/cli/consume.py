@@ -49,7 +49,7 @@ def consume_command(ctx, topic, offset, from_beginning, timestamp, partitions, g
     """Print the records of TOPIC."""
     from broker.cli.kafka_client import partition_leaders
 
-    exclusive(ctx, ("from_beginning",), ("offset",), ("timestamp",))
+    exclusive(ctx, "from_beginning", "offset", "timestamp")
     render = _renderer(fmt)
     with kafka_client(connection) as client:
         leaders = partition_leaders(client.metadata([topic]), [topic])

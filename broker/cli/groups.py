@@ -158,7 +158,7 @@ def reset_offsets_command(ctx, group, topics, to_earliest, to_latest, to_offset,
     from broker.cli.kafka_client import EARLIEST, LATEST, list_offsets, partition_leaders
 
     targets = ("to_earliest", "to_latest", "to_offset", "to_datetime", "shift_by")
-    exclusive(ctx, *((t,) for t in targets))
+    exclusive(ctx, *targets)
     if not (to_earliest or to_latest) and all(x is None for x in (to_offset, to_datetime, shift_by)):
         raise click.UsageError("give one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by")
     with kafka_client(connection) as client:

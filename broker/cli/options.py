@@ -1,8 +1,8 @@
 """What the `twinlog` client commands share: the connection (client_settings.py), one-line
 errors, the error check of an answer, flags that exclude each other, and rich tables.
 
-Importing this costs click and the settings table (which `twinlog serve`'s options load
-anyway): the client, the codec and rich load when a command runs, so `twinlog --help` stays fast.
+Importing this costs click alone: the client, the codec and rich load when a command runs, so
+`twinlog --help` stays fast.
 """
 
 from __future__ import annotations
@@ -20,20 +20,17 @@ def kafka_client(settings) -> Iterator:
     from broker.cli.kafka_client import ClientError, KafkaClient
 
     try:
-        with KafkaClient(settings.bootstrap, settings.client_id, settings.timeout_ms / 1000, security=settings) as client:
+        with KafkaClient(settings.bootstrap, settings.client_id, settings.timeout_ms / 1000,
+                         security=settings) as client:
             yield client
     except ClientError as exc:
         raise click.ClickException(str(exc)) from None
 
 
-def exclusive(ctx: click.Context, *groups: tuple[str, ...]) -> None:
-    """Refuse (usage error, exit 2) a command line giving options of more than one of `groups`
-    (each a tuple of parameter names), as kafka-consumer-groups refuses two reset targets."""
-    given = []
-    for group in groups:
-        named = [p for p in group if ctx.get_parameter_source(p) not in (None, ParameterSource.DEFAULT)]
-        if named:
-            given.append(named[0])
+def exclusive(ctx: click.Context, *names: str) -> None:
+    """Refuse (usage error, exit 2) a command line giving more than one of the options `names`
+    (parameter names), as kafka-consumer-groups refuses two reset targets."""
+    given = [name for name in names if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
     if len(given) > 1:
         flags = {p.name: p.opts[0] for p in ctx.command.params}
         raise click.UsageError(f"{' and '.join(flags[p] for p in given)} cannot be used together")

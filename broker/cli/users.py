@@ -67,7 +67,7 @@ def _upsert(ctx, name: str, new_password, new_password_file, mechanism: str, ite
             exists: bool) -> None:
     from wire.scram import salted_password
 
-    exclusive(ctx, ("new_password",), ("new_password_file",))
+    exclusive(ctx, "new_password", "new_password_file")
     if new_password_file is not None:
         lines = Path(new_password_file).read_text().splitlines()
         new_password = lines[0] if lines else ""
