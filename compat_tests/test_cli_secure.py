@@ -318,6 +318,8 @@ def test_a_group_or_topic_that_does_not_exist_exits_1(secure):
     failed(run(b, "topics", "describe", missing, *admin_flags(b)), 1, missing, "UNKNOWN_TOPIC_OR_PARTITION")
     failed(run(b, "consume", missing, "-e", *admin_flags(b)), 1, missing, "UNKNOWN_TOPIC_OR_PARTITION")
     failed(run(b, "topics", "add-partitions", missing, "-n", "1", *admin_flags(b)), 1, missing)
+    failed(run(b, "topics", "alter-config", missing, "--set", "retention.ms=1", *admin_flags(b)), 1, missing,
+           "UNKNOWN_TOPIC_OR_PARTITION")
     deleted = run(b, "groups", "delete", missing, "--format", "json", *admin_flags(b))
     failed(deleted, 1, missing, quiet=False)  # the results first, for a script to read
     assert json.loads(deleted.stdout) == [{"name": missing, "error": "GROUP_ID_NOT_FOUND"}]
