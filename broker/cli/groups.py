@@ -1,9 +1,11 @@
 """`twinlog groups list|describe|reset-offsets|delete`, over the Kafka protocol.
 
     list           ListGroups on every broker (each answers for the groups it coordinates)
-    describe       DescribeGroups + OffsetFetch at the coordinator, ListOffsets at the leaders:
-                   per partition the committed offset, the log end offset, the lag and the member
-                   assigned to it (read from the member's consumer-protocol assignment)
+    describe       DescribeGroups (or, for a group of KIP-848's consumer protocol,
+                   ConsumerGroupDescribe) + OffsetFetch at the coordinator, ListOffsets at the
+                   leaders: per partition the committed offset, the log end offset, the lag and
+                   the member assigned to it (read from the member's consumer-protocol
+                   assignment); a group neither knows, without committed offsets, does not exist
     reset-offsets  OffsetCommit of new offsets, as kafka-consumer-groups --reset-offsets: only
                    while the group has no members (the broker refuses otherwise)
     delete         DeleteGroups at the coordinator
@@ -105,13 +107,11 @@ def _describe(client, group: str) -> dict | None:
     from broker.cli.kafka_client import LATEST, list_offsets, partition_leaders
 
     node = client.coordinator(group)
-    (described,) = client.call(15, node, groups=[group], include_authorized_operations=False).groups
-    not_found = described.error_code.name.upper() == "GROUP_ID_NOT_FOUND"
-    if not not_found:
-        check(described.error_code, f"DescribeGroups {group}", described.error_message)
-    owners = {tp: (m.member_id, m.client_id, m.client_host) for m in described.members
-              for tp in assigned_partitions(m.member_assignment or b"")}
+    membership = _classic(client, node, group) or _consumer_protocol(client, node, group)
     committed = _committed(client, node, group, None)
+    if membership is None and not committed:
+        return None
+    kind, state, protocol, members, owners = membership or (None, None, None, 0, {})  # offsets alone
     topics = sorted({t for t, _p in committed} | {t for t, _p in owners})
     leaders = partition_leaders(client.metadata(topics), topics) if topics else {}
     ends = list_offsets(client, leaders, dict.fromkeys(leaders, LATEST)) if leaders else {}
@@ -122,16 +122,44 @@ def _describe(client, group: str) -> dict | None:
         partitions.append({"topic": tp[0], "partition": tp[1], "current_offset": current, "log_end_offset": end,
                            "lag": end - current if current is not None and end is not None else None,
                            "member_id": member, "client_id": client_id, "host": host})
-    if (not_found or described.group_state == "Dead") and not committed:
-        return None
-    return {"group": group, "state": described.group_state,
-            "protocol": described.protocol_data or None, "members": len(described.members), "coordinator": node,
+    return {"group": group, "type": kind, "state": state, "protocol": protocol, "members": members, "coordinator": node,
             "total_lag": sum(p["lag"] for p in partitions if p["lag"] is not None), "partitions": partitions}
 
 
+def _classic(client, node: int, group: str) -> tuple | None:
+    """(type, state, protocol, member count, owner of each partition) from DescribeGroups; None
+    for a group it does not know (Dead, or GROUP_ID_NOT_FOUND from v6: also a KIP-848 group)."""
+    (described,) = client.call(15, node, groups=[group], include_authorized_operations=False).groups
+    if described.error_code.name.upper() == "GROUP_ID_NOT_FOUND" or described.group_state == "Dead":
+        return None
+    check(described.error_code, f"DescribeGroups {group}", described.error_message)
+    owners = {tp: (m.member_id, m.client_id, m.client_host) for m in described.members
+              for tp in assigned_partitions(m.member_assignment or b"")}
+    return "classic", described.group_state, described.protocol_data or None, len(described.members), owners
+
+
+def _consumer_protocol(client, node: int, group: str) -> tuple | None:
+    """The same from ConsumerGroupDescribe, for a group of KIP-848's consumer protocol, which
+    DescribeGroups does not describe (as kafka-consumer-groups asks both); None for a broker
+    without the API or a group that is not one."""
+    from broker.cli.kafka_client import ClientError
+
+    try:
+        client.version_for(69, node)
+    except ClientError:
+        return None
+    (described,) = client.call(69, node, group_ids=[group], include_authorized_operations=False).groups
+    if described.error_code.name.upper() == "GROUP_ID_NOT_FOUND":
+        return None
+    check(described.error_code, f"ConsumerGroupDescribe {group}", described.error_message)
+    owners = {(t.topic_name, p): (m.member_id, m.client_id, m.client_host) for m in described.members
+              for t in m.assignment.topic_partitions for p in t.partitions}
+    return "consumer", described.group_state, described.assignor_name or None, len(described.members), owners
+
+
 def _print_group(d: dict) -> None:
-    click.echo(f"group {d['group']}  state {d['state']}  protocol {d['protocol'] or '-'}  "
-               f"members {d['members']}  coordinator {d['coordinator']}")
+    click.echo(f"group {d['group']}  state {d['state'] or '-'}  protocol {d['protocol'] or '-'}  "
+               f"members {d['members']}  coordinator {d['coordinator']}  type {d['type'] or '-'}")
     print_table(f"{d['group']} (total lag {d['total_lag']})",
                 ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID", "CLIENT-ID", "HOST"],
                 [["-" if v is None else v for v in p.values()] for p in d["partitions"]])

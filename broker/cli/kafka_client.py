@@ -57,6 +57,7 @@ VERSIONS: dict[int, tuple[str, int, int]] = {
     50: ("DescribeUserScramCredentials", 0, 0),
     51: ("AlterUserScramCredentials", 0, 0),
     60: ("DescribeCluster", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
 }
 _READ_CHUNK = 256 * 1024
 
