@@ -30,7 +30,7 @@ def _without_client_libraries(tmp_path_factory):
     for package in ("kafka", "confluent_kafka"):
         (shadow / package).mkdir()
         (shadow / package / "__init__.py").write_text(f"raise ImportError('{package} is a test extra')\n")
-    _ENV["PYTHONPATH"] = str(shadow)
+    _ENV["PYTHONPATH"] = os.pathsep.join([str(shadow), str(ROOT)])  # ROOT: this checkout, not the venv's install
     yield
     _ENV.clear()
 
@@ -183,6 +183,29 @@ def test_groups_describe_lag_reset_and_delete(cli_broker):
 
     assert [group, "OK"] in table(twinlog(b, "groups", "delete", group).stdout, "GROUP")
     assert group not in twinlog(b, "groups", "list").stdout
+
+
+def test_groups_describe_a_consumer_protocol_group(cli_broker):
+    """A KIP-848 group (group.protocol=consumer) is not one DescribeGroups describes (v6 answers
+    GROUP_ID_NOT_FOUND): `groups describe` asks ConsumerGroupDescribe, so a live group that has
+    committed nothing yet is shown, not called missing (exit 1)."""
+    b, name, group = cli_broker, unique_topic("cli-kip848"), unique_topic("cli-kip848-group")
+    twinlog(b, "topics", "create", name, "-p", "2")
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group, "group.protocol": "consumer",
+                  "enable.auto.commit": False})
+    try:
+        c.subscribe([name])
+        deadline = time.monotonic() + 30
+        while len(c.assignment()) < 2 and time.monotonic() < deadline:
+            c.poll(0.2)
+        assert len(c.assignment()) == 2
+        (described,) = json.loads(twinlog(b, "groups", "describe", group, "--format", "json").stdout)
+        assert (described["type"], described["state"], described["members"]) == ("consumer", "Stable", 1)
+        assert [(p["topic"], p["partition"], p["current_offset"]) for p in described["partitions"]] == \
+            [(name, 0, None), (name, 1, None)]
+        assert len({p["member_id"] for p in described["partitions"]}) == 1
+    finally:
+        c.close()
 
 
 def test_dump_reads_the_files_the_broker_wrote(cli_broker, storage_mode):

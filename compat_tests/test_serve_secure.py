@@ -3,6 +3,8 @@ client to connect over SASL_SSL, trusting the CA it just made; nothing else is l
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import signal
 import subprocess
@@ -39,6 +41,13 @@ def test_serve_secure_prints_settings_a_client_can_use(tmp_path):
             if errors:
                 break
         assert errors and errors[0].code() == KafkaError._AUTHENTICATION, errors
+        # The twinlog block: the CLI's own command line, run as printed.
+        line = text.split("twinlog client commands (or a profile: docs/operations.md):\n")[1].splitlines()[0]
+        argv = line.split()
+        assert argv[:3] == ["twinlog", "topics", "list"]
+        listed = subprocess.run([str(ROOT / ".venv" / "bin" / "twinlog"), *argv[1:], "--format", "json"],
+                                capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert listed.returncode == 0 and json.loads(listed.stdout) == [], (listed.stdout, listed.stderr)
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0, log.read_text()

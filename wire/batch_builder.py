@@ -1,5 +1,5 @@
 """Encoding a record batch v2 for records the broker itself writes (group metadata, offsets),
-for `twinlog produce` (broker/cli/produce.py)
+for `twinlog produce` (broker/cli/produce.py: build_batches splits at the topic's max.message.bytes)
 and for the records a key lookup picks out of producers' batches (broker/key_topic.py).
 
 Producers' batches are never re-encoded on the produce or fetch path. The header layout is
@@ -84,6 +84,27 @@ def build_batch(records: list[tuple], timestamp_ms: int, producer: tuple[int, in
     return _batch(0, payload, len(records), len(records) - 1, timestamp_ms, timestamp_ms,
                   attributes=TRANSACTIONAL_BIT if transactional else 0,
                   producer=producer or (NO_PRODUCER_ID, -1, -1))
+
+
+def build_batches(records: list[tuple], timestamp_ms: int, max_batch_bytes: int) -> list[tuple[bytearray, int]]:
+    """`records` as consecutive batches of at most `max_batch_bytes` each (the whole batch,
+    header included: what Kafka compares with max.message.bytes), as (batch, record count).
+    A record too large for a batch of its own still gets one, for the broker to refuse with
+    MESSAGE_TOO_LARGE. Each record is encoded once, and again only when it starts a new batch
+    (its offset delta becomes 0)."""
+    out: list[tuple[bytearray, int]] = []
+    payload, count = bytearray(), 0
+    for record in records:
+        encoded = _record(count, 0, *record)
+        if count and HEADER_SIZE + len(payload) + len(encoded) > max_batch_bytes:
+            out.append((_batch(0, bytes(payload), count, count - 1, timestamp_ms, timestamp_ms), count))
+            payload, count = bytearray(), 0
+            encoded = _record(0, 0, *record)
+        payload += encoded
+        count += 1
+    if count:
+        out.append((_batch(0, bytes(payload), count, count - 1, timestamp_ms, timestamp_ms), count))
+    return out
 
 
 def build_record_batch(base_offset: int, last_offset: int,

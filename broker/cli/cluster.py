@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import click
 
-from broker.cli.options import bootstrap_option, check, kafka_client, print_table
+from broker.cli.client_settings import client_options
+from broker.cli.options import check, kafka_client, print_table
+from broker.cli.output import emit, format_option
 
 
 @click.group("cluster")
@@ -20,28 +22,38 @@ def cluster_group() -> None:
 
 
 @cluster_group.command("status")
-@bootstrap_option
-def status_command(bootstrap) -> None:
+@format_option
+@client_options
+def status_command(output_format, connection) -> None:
     """Brokers, controller, and under-replicated or offline partitions."""
-    with kafka_client(bootstrap) as client:
+    with kafka_client(connection) as client:
         described = client.call(60, include_cluster_authorized_operations=False, endpoint_type=1)
         check(described.error_code, "DescribeCluster", described.error_message)
         metadata = client.metadata(None)
-    click.echo(f"cluster {described.cluster_id}  controller {described.controller_id}  "
-               f"brokers {len(described.brokers)}")
-    print_table("brokers", ["ID", "HOST", "PORT", "RACK", "ROLE"],
-                [[b.broker_id, b.host, b.port, b.rack or "-",
-                  "controller" if b.broker_id == described.controller_id else "broker"]
-                 for b in sorted(described.brokers, key=lambda b: b.broker_id)])
+    brokers = [{"id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack,
+                "controller": b.broker_id == described.controller_id}
+               for b in sorted(described.brokers, key=lambda b: b.broker_id)]
     partitions = [(t.name, p) for t in metadata.topics if t.error_code.value == 0 for p in t.partitions]
-    unhealthy = [(name, p) for name, p in partitions
+    unhealthy = [{"topic": name, "partition": p.partition_index, "leader": p.leader_id if p.leader_id >= 0 else None,
+                  "replicas": list(p.replica_nodes), "isr": list(p.isr_nodes)}
+                 for name, p in sorted(partitions, key=lambda x: (x[0], x[1].partition_index))
                  if p.leader_id < 0 or len(p.isr_nodes) < len(p.replica_nodes)]
-    click.echo(f"topics {len(metadata.topics)}  partitions {len(partitions)}  "
-               f"under-replicated {sum(1 for _n, p in unhealthy if p.leader_id >= 0)}  "
-               f"offline {sum(1 for _n, p in unhealthy if p.leader_id < 0)}")
+    document = {"cluster_id": described.cluster_id, "controller": described.controller_id, "brokers": brokers,
+                "topics": len(metadata.topics), "partitions": len(partitions),
+                "under_replicated": sum(1 for u in unhealthy if u["leader"] is not None),
+                "offline": sum(1 for u in unhealthy if u["leader"] is None), "unhealthy_partitions": unhealthy}
+
+    def text() -> None:
+        click.echo(f"cluster {described.cluster_id}  controller {described.controller_id}  brokers {len(brokers)}")
+        print_table("brokers", ["ID", "HOST", "PORT", "RACK", "ROLE"],
+                    [[b["id"], b["host"], b["port"], b["rack"] or "-", "controller" if b["controller"] else "broker"]
+                     for b in brokers])
+        click.echo(f"topics {document['topics']}  partitions {document['partitions']}  "
+                   f"under-replicated {document['under_replicated']}  offline {document['offline']}")
+        if unhealthy:
+            print_table("unhealthy partitions", ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR"],
+                        [[u["topic"], u["partition"], "none" if u["leader"] is None else u["leader"],
+                          ",".join(map(str, u["replicas"])), ",".join(map(str, u["isr"]))] for u in unhealthy])
+    emit(output_format, document, text)
     if unhealthy:
-        print_table("unhealthy partitions", ["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR"],
-                    [[name, p.partition_index, p.leader_id if p.leader_id >= 0 else "none",
-                      ",".join(map(str, p.replica_nodes)), ",".join(map(str, p.isr_nodes))]
-                     for name, p in sorted(unhealthy, key=lambda x: (x[0], x[1].partition_index))])
         raise SystemExit(2)

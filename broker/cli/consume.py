@@ -23,7 +23,8 @@ import time
 
 import click
 
-from broker.cli.options import bootstrap_option, kafka_client
+from broker.cli.client_settings import client_options
+from broker.cli.options import exclusive, kafka_client
 
 _MAX_WAIT_MS = 500
 _PARTITION_MAX_BYTES = 1 << 20
@@ -41,14 +42,16 @@ _PARTITION_MAX_BYTES = 1 << 20
 @click.option("--num", "-n", type=click.IntRange(min=1), default=None, help="Stop after this many records.")
 @click.option("--exit-at-end", "-e", is_flag=True, help="Stop at the end of every partition.")
 @click.option("--format", "-f", "fmt", default="value", show_default=True, help="value, json or a %-template.")
-@bootstrap_option
-def consume_command(topic, offset, from_beginning, timestamp, partitions, group, num, exit_at_end, fmt,
-                    bootstrap) -> None:
+@client_options
+@click.pass_context
+def consume_command(ctx, topic, offset, from_beginning, timestamp, partitions, group, num, exit_at_end, fmt,
+                    connection) -> None:
     """Print the records of TOPIC."""
     from broker.cli.kafka_client import partition_leaders
 
+    exclusive(ctx, "from_beginning", "offset", "timestamp")
     render = _renderer(fmt)
-    with kafka_client(bootstrap) as client:
+    with kafka_client(connection) as client:
         leaders = partition_leaders(client.metadata([topic]), [topic])
         chosen = sorted(p for _t, p in leaders) if not partitions else sorted(set(partitions))
         missing = [p for p in chosen if (topic, p) not in leaders]

@@ -1,9 +1,11 @@
 """`twinlog groups list|describe|reset-offsets|delete`, over the Kafka protocol.
 
     list           ListGroups on every broker (each answers for the groups it coordinates)
-    describe       DescribeGroups + OffsetFetch at the coordinator, ListOffsets at the leaders:
-                   per partition the committed offset, the log end offset, the lag and the member
-                   assigned to it (read from the member's consumer-protocol assignment)
+    describe       DescribeGroups (or, for a group of KIP-848's consumer protocol,
+                   ConsumerGroupDescribe) + OffsetFetch at the coordinator, ListOffsets at the
+                   leaders: per partition the committed offset, the log end offset, the lag and
+                   the member assigned to it (read from the member's consumer-protocol
+                   assignment); a group neither knows, without committed offsets, does not exist
     reset-offsets  OffsetCommit of new offsets, as kafka-consumer-groups --reset-offsets: only
                    while the group has no members (the broker refuses otherwise)
     delete         DeleteGroups at the coordinator
@@ -21,7 +23,9 @@ import struct
 
 import click
 
-from broker.cli.options import bootstrap_option, check, kafka_client, print_table
+from broker.cli.client_settings import client_options
+from broker.cli.options import check, exclusive, kafka_client, print_table
+from broker.cli.output import emit, emit_outcomes, format_option
 
 _I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
 
@@ -32,17 +36,22 @@ def groups_group() -> None:
 
 
 @groups_group.command("list")
-@bootstrap_option
-def list_command(bootstrap) -> None:
+@format_option
+@client_options
+def list_command(output_format, connection) -> None:
     """List the consumer groups of the cluster."""
-    with kafka_client(bootstrap) as client:
+    with kafka_client(connection) as client:
         nodes = [b.node_id for b in client.metadata([]).brokers]
-        rows = []
+        groups = []
         for node in nodes:
             answer = client.call(16, node, states_filter=[], types_filter=[])
             check(answer.error_code, f"ListGroups at broker {node}")
-            rows += [[g.group_id, g.group_state or "-", g.protocol_type or "-", node] for g in answer.groups]
-    print_table("groups", ["GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR"], sorted(rows))
+            groups += [{"group": g.group_id, "state": g.group_state or None, "protocol_type": g.protocol_type or None,
+                        "coordinator": node} for g in answer.groups]
+    groups.sort(key=lambda g: g["group"])
+    emit(output_format, groups, lambda: print_table(
+        "groups", ["GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR"],
+        [[g["group"], g["state"] or "-", g["protocol_type"] or "-", g["coordinator"]] for g in groups]))
 
 
 def assigned_partitions(assignment: bytes) -> list[tuple[str, int]]:
@@ -78,56 +87,109 @@ def _committed(client, node: int, group: str, topics: list[str] | None) -> dict[
 
 @groups_group.command("describe")
 @click.argument("groups", nargs=-1, required=True)
-@bootstrap_option
-def describe_command(groups, bootstrap) -> None:
-    """State, members, and per partition the committed offset and lag of each of GROUPS."""
+@format_option
+@client_options
+def describe_command(groups, output_format, connection) -> None:
+    """State, members, and per partition the committed offset and lag of each of GROUPS.
+    A group the coordinator does not know and that has no committed offsets does not exist:
+    exit status 1, as kafka-consumer-groups says "Consumer group ... does not exist"."""
+    with kafka_client(connection) as client:
+        described = {group: _describe(client, group) for group in groups}
+    missing = [group for group, d in described.items() if d is None]
+    if missing:
+        raise click.ClickException(f"consumer group(s) {', '.join(missing)} do not exist")
+    documents = list(described.values())
+    emit(output_format, documents, lambda: [_print_group(d) for d in documents])
+
+
+def _describe(client, group: str) -> dict | None:
+    """The group's state, members and offsets; None when it does not exist."""
     from broker.cli.kafka_client import LATEST, list_offsets, partition_leaders
 
-    with kafka_client(bootstrap) as client:
-        for group in groups:
-            node = client.coordinator(group)
-            (described,) = client.call(15, node, groups=[group], include_authorized_operations=False).groups
-            check(described.error_code, f"DescribeGroups {group}")
-            owners = {tp: (m.member_id, m.client_id, m.client_host) for m in described.members
-                      for tp in assigned_partitions(m.member_assignment or b"")}
-            committed = _committed(client, node, group, None)
-            topics = sorted({t for t, _p in committed} | {t for t, _p in owners})
-            leaders = partition_leaders(client.metadata(topics), topics) if topics else {}
-            ends = list_offsets(client, leaders, dict.fromkeys(leaders, LATEST)) if leaders else {}
-            click.echo(f"group {group}  state {described.group_state}  protocol {described.protocol_data or '-'}  "
-                       f"members {len(described.members)}  coordinator {node}")
-            rows = []
-            for tp in sorted(set(committed) | set(owners)):
-                current, end = committed.get(tp), ends.get(tp)
-                lag = end - current if current is not None and end is not None else "-"
-                member, client_id, host = owners.get(tp, ("-", "-", "-"))
-                rows.append([tp[0], tp[1], "-" if current is None else current, "-" if end is None else end, lag,
-                             member, client_id, host])
-            total = sum(r[4] for r in rows if isinstance(r[4], int))
-            print_table(f"{group} (total lag {total})", ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET",
-                                                        "LAG", "MEMBER-ID", "CLIENT-ID", "HOST"], rows)
+    node = client.coordinator(group)
+    membership = _classic(client, node, group) or _consumer_protocol(client, node, group)
+    committed = _committed(client, node, group, None)
+    if membership is None and not committed:
+        return None
+    kind, state, protocol, members, owners = membership or (None, None, None, 0, {})  # offsets alone
+    topics = sorted({t for t, _p in committed} | {t for t, _p in owners})
+    leaders = partition_leaders(client.metadata(topics), topics) if topics else {}
+    ends = list_offsets(client, leaders, dict.fromkeys(leaders, LATEST)) if leaders else {}
+    partitions = []
+    for tp in sorted(set(committed) | set(owners)):
+        current, end = committed.get(tp), ends.get(tp)
+        member, client_id, host = owners.get(tp, (None, None, None))
+        partitions.append({"topic": tp[0], "partition": tp[1], "current_offset": current, "log_end_offset": end,
+                           "lag": end - current if current is not None and end is not None else None,
+                           "member_id": member, "client_id": client_id, "host": host})
+    return {"group": group, "type": kind, "state": state, "protocol": protocol, "members": members, "coordinator": node,
+            "total_lag": sum(p["lag"] for p in partitions if p["lag"] is not None), "partitions": partitions}
+
+
+def _classic(client, node: int, group: str) -> tuple | None:
+    """(type, state, protocol, member count, owner of each partition) from DescribeGroups; None
+    for a group it does not know (Dead, or GROUP_ID_NOT_FOUND from v6: also a KIP-848 group)."""
+    (described,) = client.call(15, node, groups=[group], include_authorized_operations=False).groups
+    if described.error_code.name.upper() == "GROUP_ID_NOT_FOUND" or described.group_state == "Dead":
+        return None
+    check(described.error_code, f"DescribeGroups {group}", described.error_message)
+    owners = {tp: (m.member_id, m.client_id, m.client_host) for m in described.members
+              for tp in assigned_partitions(m.member_assignment or b"")}
+    return "classic", described.group_state, described.protocol_data or None, len(described.members), owners
+
+
+def _consumer_protocol(client, node: int, group: str) -> tuple | None:
+    """The same from ConsumerGroupDescribe, for a group of KIP-848's consumer protocol, which
+    DescribeGroups does not describe (as kafka-consumer-groups asks both); None for a broker
+    without the API or a group that is not one."""
+    from broker.cli.kafka_client import ClientError
+
+    try:
+        client.version_for(69, node)
+    except ClientError:
+        return None
+    (described,) = client.call(69, node, group_ids=[group], include_authorized_operations=False).groups
+    if described.error_code.name.upper() == "GROUP_ID_NOT_FOUND":
+        return None
+    check(described.error_code, f"ConsumerGroupDescribe {group}", described.error_message)
+    owners = {(t.topic_name, p): (m.member_id, m.client_id, m.client_host) for m in described.members
+              for t in m.assignment.topic_partitions for p in t.partitions}
+    return "consumer", described.group_state, described.assignor_name or None, len(described.members), owners
+
+
+def _print_group(d: dict) -> None:
+    click.echo(f"group {d['group']}  state {d['state'] or '-'}  protocol {d['protocol'] or '-'}  "
+               f"members {d['members']}  coordinator {d['coordinator']}  type {d['type'] or '-'}")
+    print_table(f"{d['group']} (total lag {d['total_lag']})",
+                ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID", "CLIENT-ID", "HOST"],
+                [["-" if v is None else v for v in p.values()] for p in d["partitions"]])
 
 
 @groups_group.command("reset-offsets")
 @click.argument("group")
 @click.option("--topic", "-t", "topics", multiple=True, help="Reset this topic (repeatable; default: every "
                                                               "topic the group has offsets for).")
-@click.option("--to-earliest", "target", flag_value="earliest", help="To each partition's log start.")
-@click.option("--to-latest", "target", flag_value="latest", help="To each partition's end (skip everything).")
+@click.option("--to-earliest", is_flag=True, help="To each partition's log start.")
+@click.option("--to-latest", is_flag=True, help="To each partition's end (skip everything).")
 @click.option("--to-offset", type=click.IntRange(min=0), default=None, help="To this offset.")
 @click.option("--to-datetime", type=int, default=None, metavar="MS",
               help="To the first offset with a timestamp >= MS (epoch milliseconds).")
 @click.option("--shift-by", type=int, default=None, help="Move each committed offset by N (negative: back).")
 @click.option("--dry-run", is_flag=True, help="Show the new offsets without committing them.")
-@bootstrap_option
-def reset_offsets_command(group, topics, target, to_offset, to_datetime, shift_by, dry_run, bootstrap) -> None:
-    """Set the committed offsets of GROUP (which must have no members)."""
+@format_option
+@client_options
+@click.pass_context
+def reset_offsets_command(ctx, group, topics, to_earliest, to_latest, to_offset, to_datetime, shift_by, dry_run,
+                          output_format, connection) -> None:
+    """Set the committed offsets of GROUP (which must have no members): exactly one of
+    --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by."""
     from broker.cli.kafka_client import EARLIEST, LATEST, list_offsets, partition_leaders
 
-    chosen = [x for x in (target, to_offset, to_datetime, shift_by) if x is not None]
-    if len(chosen) != 1:
-        raise click.UsageError("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by")
-    with kafka_client(bootstrap) as client:
+    targets = ("to_earliest", "to_latest", "to_offset", "to_datetime", "shift_by")
+    exclusive(ctx, *targets)
+    if not (to_earliest or to_latest) and all(x is None for x in (to_offset, to_datetime, shift_by)):
+        raise click.UsageError("give one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by")
+    with kafka_client(connection) as client:
         node = client.coordinator(group)
         committed = _committed(client, node, group, list(topics) or None)
         names = sorted(set(topics) or {t for t, _p in committed})
@@ -139,8 +201,8 @@ def reset_offsets_command(group, topics, target, to_offset, to_datetime, shift_b
         if to_datetime is not None:
             found = list_offsets(client, leaders, dict.fromkeys(leaders, to_datetime))
             wanted = {tp: (o if o >= 0 else ends[tp]) for tp, o in found.items()}
-        elif target is not None:
-            wanted = dict(starts if target == "earliest" else ends)
+        elif to_earliest or to_latest:
+            wanted = dict(starts if to_earliest else ends)
         elif to_offset is not None:
             wanted = dict.fromkeys(leaders, to_offset)
         else:
@@ -159,24 +221,24 @@ def reset_offsets_command(group, topics, target, to_offset, to_datetime, shift_b
                 for p in t.partitions:
                     check(p.error_code, f"reset {group} {t.name}/{p.partition_index}"
                           + (" (the group must have no members)" if p.error_code.value in (22, 25, 27) else ""))
-    print_table(f"{group}: {'new offsets (dry run, nothing committed)' if dry_run else 'offsets reset'}",
-                ["TOPIC", "PARTITION", "PREVIOUS-OFFSET", "NEW-OFFSET"],
-                [[t, p, committed.get((t, p), "-"), o] for (t, p), o in sorted(wanted.items())])
+    rows = [{"topic": t, "partition": p, "previous_offset": committed.get((t, p)), "new_offset": o}
+            for (t, p), o in sorted(wanted.items())]
+    emit(output_format, {"group": group, "dry_run": dry_run, "partitions": rows}, lambda: print_table(
+        f"{group}: {'new offsets (dry run, nothing committed)' if dry_run else 'offsets reset'}",
+        ["TOPIC", "PARTITION", "PREVIOUS-OFFSET", "NEW-OFFSET"],
+        [[r["topic"], r["partition"], "-" if r["previous_offset"] is None else r["previous_offset"], r["new_offset"]]
+         for r in rows]))
 
 
 @groups_group.command("delete")
 @click.argument("groups", nargs=-1, required=True)
-@bootstrap_option
-def delete_command(groups, bootstrap) -> None:
+@format_option
+@client_options
+def delete_command(groups, output_format, connection) -> None:
     """Delete GROUPS and their committed offsets (they must have no members)."""
-    failed = []
-    with kafka_client(bootstrap) as client:
-        rows = []
+    outcomes = []
+    with kafka_client(connection) as client:
         for group in groups:
             (result,) = client.call(42, client.coordinator(group), groups_names=[group]).results
-            ok = result.error_code.value == 0
-            rows.append([group, "OK" if ok else result.error_code.name.upper()])
-            failed += [] if ok else [group]
-    print_table("deleted groups", ["GROUP", "STATUS"], rows)
-    if failed:
-        raise click.ClickException(f"{len(failed)} group(s) not deleted: {', '.join(failed)}")
+            outcomes.append((group, None if result.error_code.value == 0 else result.error_code.name.upper()))
+    emit_outcomes(output_format, "deleted groups", "GROUP", outcomes, "group(s) not deleted")

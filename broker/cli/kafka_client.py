@@ -11,6 +11,12 @@ out at the highest version both sides know, within the range whose schema the co
 (VERSIONS). A broker that serves none of that range gets a one-line ClientError, as does a
 broker that cannot be reached or answers garbage.
 
+Security: the connection settings (client_settings.py) say whether each socket is wrapped in
+TLS (the stdlib's ssl, verifying the broker's certificate and, unless
+ssl.endpoint.identification.algorithm says none, its host name) and whether, after ApiVersions,
+it logs in over SASL (replica/sasl_login.py, the follower's own login). Every broker of the
+cluster is reached with the same settings, as a Kafka client does.
+
 Routing: `call(..., node=None)` goes to the bootstrap broker; Metadata names each broker
 (node id -> host:port), and commands send partition requests to the leader and group
 requests to the coordinator (FindCoordinator) by node id.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import ssl
 from importlib import metadata as package_metadata
 
 from wire.client_codec import decode_response, encode_request, response_correlation_id
@@ -36,15 +43,21 @@ VERSIONS: dict[int, tuple[str, int, int]] = {
     8: ("OffsetCommit", 2, 9),
     9: ("OffsetFetch", 8, 9),  # v8: several groups per request
     10: ("FindCoordinator", 4, 6),  # v4: coordinator_keys
-    15: ("DescribeGroups", 0, 5),
+    15: ("DescribeGroups", 0, 6),  # v6: GROUP_ID_NOT_FOUND for a group that does not exist
     16: ("ListGroups", 0, 4),
     19: ("CreateTopics", 5, 7),
     20: ("DeleteTopics", 4, 6),
+    29: ("DescribeAcls", 1, 3),
+    30: ("CreateAcls", 1, 3),
+    31: ("DeleteAcls", 1, 3),
     32: ("DescribeConfigs", 1, 4),
     37: ("CreatePartitions", 0, 3),
     42: ("DeleteGroups", 0, 2),
     44: ("IncrementalAlterConfigs", 0, 1),
+    50: ("DescribeUserScramCredentials", 0, 0),
+    51: ("AlterUserScramCredentials", 0, 0),
     60: ("DescribeCluster", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
 }
 _READ_CHUNK = 256 * 1024
 
@@ -64,21 +77,46 @@ def _software_version() -> str:
 class _Connection:
     """One blocking socket to one broker, with the versions it serves."""
 
-    def __init__(self, host: str, port: int, client_id: str, timeout_s: float) -> None:
+    def __init__(self, host: str, port: int, client_id: str, timeout_s: float, security) -> None:
         self.address = f"{host}:{port}"
         try:
-            self._sock = socket.create_connection((host, port), timeout=timeout_s)
+            sock = socket.create_connection((host, port), timeout=timeout_s)
         except OSError as exc:
             raise ClientError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
+        if security is not None and security.tls:
+            try:
+                sock = _tls_context(security).wrap_socket(sock, server_hostname=host)
+            except ssl.SSLError as exc:  # an untrusted certificate, a name it does not hold, ...
+                sock.close()
+                raise ClientError(f"TLS with {self.address} failed: {exc}") from None
+            except OSError as exc:
+                sock.close()
+                raise ClientError(f"TLS with {self.address} failed: {exc.strerror or exc}") from None
+        self._sock = sock
         self._client_id = client_id
         self._frames = FrameDecoder()
         self._pending: list[bytes] = []
         self._correlation_ids = itertools.count(1)
-        answer = self.request(build_request(API_VERSIONS, 3, client_software_name="twinlog-cli",
-                                            client_software_version=_software_version()))
+        try:
+            answer = self.request(build_request(API_VERSIONS, 3, client_software_name="twinlog-cli",
+                                                client_software_version=_software_version()))
+        except ClientError as exc:  # a listener closes a connection it cannot serve without a word
+            hint = ("is it a plaintext listener, or one that requires a client certificate (--cert)?"
+                    if security is not None and security.tls else "is it a TLS listener? see --security-protocol")
+            self.close()
+            raise ClientError(f"{exc} ({hint})") from None
         if answer.error_code.value != 0:
+            self.close()
             raise ClientError(f"{self.address} refused ApiVersions v3: {answer.error_code.name}")
         self.served = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+        if security is not None and security.sasl:
+            from replica.sasl_login import SaslLoginFailed, login_blocking
+
+            try:
+                login_blocking(self.request, security)
+            except SaslLoginFailed as exc:
+                self.close()
+                raise ClientError(f"{self.address}: {exc}") from None
 
     def version_for(self, api_key: int) -> int:
         name, lowest, highest = VERSIONS[api_key]
@@ -116,12 +154,26 @@ class _Connection:
         self._sock.close()
 
 
-class KafkaClient:
-    """Requests to a cluster reached through `bootstrap` ("host:port[,host:port...]")."""
+def _tls_context(security) -> ssl.SSLContext:
+    """Trust `ca` (else the system's CAs), present `cert` when given; the chain is always
+    verified, the host name unless ssl.endpoint.identification.algorithm is none (Kafka's rule)."""
+    try:
+        context = ssl.create_default_context(cafile=security.ca)
+        context.check_hostname = security.check_hostname
+        if security.cert:
+            context.load_cert_chain(security.cert, security.tls_key)
+    except (ssl.SSLError, OSError) as exc:
+        raise ClientError(f"cannot load the TLS files: {exc}") from None
+    return context
 
-    def __init__(self, bootstrap: str, client_id: str = "twinlog-cli", timeout_s: float = 30.0) -> None:
-        self.timeout_s = timeout_s
-        self._client_id = client_id
+
+class KafkaClient:
+    """Requests to a cluster reached through `bootstrap` ("host:port[,host:port...]"), each
+    connection secured as `security` (client_settings.ClientSettings) says; None: PLAINTEXT."""
+
+    def __init__(self, bootstrap: str, client_id: str = "twinlog-cli", timeout_s: float = 30.0,
+                 security=None) -> None:
+        self._connect = (client_id, timeout_s, security)
         self._bootstrap = [_split_address(a) for a in bootstrap.split(",") if a.strip()]
         if not self._bootstrap:
             raise ClientError("no bootstrap server given")
@@ -148,10 +200,11 @@ class KafkaClient:
     def version_for(self, api_key: int, node: int | None = None) -> int:
         return self._connection(node).version_for(api_key)
 
-    def metadata(self, topics: list[str] | None = None, node: int | None = None):
-        """A Metadata answer (all topics for None); remembers where each broker listens."""
+    def metadata(self, topics: list[str] | None = None, node: int | None = None, auto_create: bool = False):
+        """A Metadata answer (all topics for None); remembers where each broker listens.
+        `auto_create` lets the broker create missing topics if its auto.create.topics.enable does."""
         answer = self.call(3, node, topics=None if topics is None else [{"name": t, "topic_id": None} for t in topics],
-                           allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+                           allow_auto_topic_creation=auto_create, include_cluster_authorized_operations=False,
                            include_topic_authorized_operations=False)
         self._nodes.update({b.node_id: (b.host, b.port) for b in answer.brokers})
         return answer
@@ -173,7 +226,7 @@ class KafkaClient:
             failures = []
             for host, port in self._bootstrap:
                 try:
-                    conn = _Connection(host, port, self._client_id, self.timeout_s)
+                    conn = _Connection(host, port, *self._connect)
                     break
                 except ClientError as exc:
                     failures.append(str(exc))
@@ -184,7 +237,7 @@ class KafkaClient:
                 self.metadata([])
             if node not in self._nodes:
                 raise ClientError(f"broker {node} is not in the cluster's metadata")
-            conn = _Connection(*self._nodes[node], self._client_id, self.timeout_s)
+            conn = _Connection(*self._nodes[node], *self._connect)
         self._connections[node] = conn
         return conn
 

@@ -19,7 +19,8 @@ import datetime
 
 import click
 
-from broker.cli.options import DEFAULT_BOOTSTRAP, kafka_client
+from broker.cli.client_settings import client_options
+from broker.cli.options import kafka_client
 
 
 def _decode_key(key: str, encoding: str) -> bytes:
@@ -60,17 +61,16 @@ def read_key_topic(client, topic: str, key: bytes) -> list[tuple]:
 
 
 @click.command("lookup")
-@click.option("--bootstrap-server", "--bootstrap", "-b", "bootstrap", envvar="TWINLOG_BOOTSTRAP",
-              default=DEFAULT_BOOTSTRAP, show_default=True, show_envvar=True, help="A running twinlog broker.")
 @click.option("--topic", required=True, help="A topic created with storage.mode=commitlog.")
 @click.option("--key", required=True)
 @click.option("--key-encoding", type=click.Choice(["utf8", "hex", "base64"]), default="utf8", show_default=True)
-def lookup_command(bootstrap, topic, key, key_encoding) -> None:
+@client_options(key_flags=("--tls-key",))
+def lookup_command(topic, key, key_encoding, connection) -> None:
     """Print the records of TOPIC whose key is KEY, found through the commitlog's key index."""
     from broker.key_topic import name_for
 
     raw = _decode_key(key, key_encoding)
-    with kafka_client(bootstrap) as client:
+    with kafka_client(connection) as client:
         records = read_key_topic(client, topic, raw)
     for partition, offset, timestamp, _key, value, _headers in records:
         when = datetime.datetime.fromtimestamp(timestamp / 1000, datetime.timezone.utc)

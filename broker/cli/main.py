@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from broker.cli.acls import acls_group
 from broker.cli.cluster import cluster_group
 from broker.cli.config import config_group
 from broker.cli.consume import consume_command
@@ -19,6 +20,7 @@ from broker.cli.dump import dump_command
 from broker.cli.groups import groups_group
 from broker.cli.produce import produce_command
 from broker.cli.topics import topics_group
+from broker.cli.users import users_group
 from broker.observability.log_rate_limit import install as limit_repeated_log_lines
 from broker.cli.lookup import lookup_command
 from broker.settings.serve_options import resolved_settings, setting_options
@@ -57,7 +59,7 @@ def serve_command(ctx: click.Context, **params) -> None:
 
 # The client commands import only click at load time (their modules load the rest when run).
 for command in (config_group, topics_group, produce_command, consume_command, groups_group, cluster_group,
-                dump_command, lookup_command):
+                acls_group, users_group, dump_command, lookup_command):
     main.add_command(command)
 
 

@@ -1,8 +1,8 @@
-"""What the `twinlog` client commands share: the --bootstrap-server option, one-line errors,
-the error check of an answer, and rich tables.
+"""What the `twinlog` client commands share: the connection (client_settings.py), one-line
+errors, the error check of an answer, flags that exclude each other, and rich tables.
 
-Importing this costs click and the settings table (which `twinlog serve`'s options load
-anyway): the client, the codec and rich load when a command runs, so `twinlog --help` stays fast.
+Importing this costs click alone: the client, the codec and rich load when a command runs, so
+`twinlog --help` stays fast.
 """
 
 from __future__ import annotations
@@ -11,26 +11,29 @@ import contextlib
 from collections.abc import Iterator
 
 import click
-
-from broker.settings.table import BY_NAME
-
-DEFAULT_BOOTSTRAP = f"localhost:{BY_NAME['port'].default}"  # a broker serving with the default port
-
-bootstrap_option = click.option(
-    "--bootstrap-server", "-b", "bootstrap", envvar="TWINLOG_BOOTSTRAP", default=DEFAULT_BOOTSTRAP,
-    show_default=True, show_envvar=True, help="A broker of the cluster, host:port (a comma-separated list works).")
+from click.core import ParameterSource
 
 
 @contextlib.contextmanager
-def kafka_client(bootstrap: str) -> Iterator:
-    """A connected KafkaClient; a ClientError becomes a one-line error and exit status 1."""
+def kafka_client(settings) -> Iterator:
+    """A KafkaClient connected as `settings` say; a ClientError becomes a one-line error and exit status 1."""
     from broker.cli.kafka_client import ClientError, KafkaClient
 
     try:
-        with KafkaClient(bootstrap) as client:
+        with KafkaClient(settings.bootstrap, settings.client_id, settings.timeout_ms / 1000,
+                         security=settings) as client:
             yield client
     except ClientError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def exclusive(ctx: click.Context, *names: str) -> None:
+    """Refuse (usage error, exit 2) a command line giving more than one of the options `names`
+    (parameter names), as kafka-consumer-groups refuses two reset targets."""
+    given = [name for name in names if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
+    if len(given) > 1:
+        flags = {p.name: p.opts[0] for p in ctx.command.params}
+        raise click.UsageError(f"{' and '.join(flags[p] for p in given)} cannot be used together")
 
 
 def check(error_code, what: str, message: str | None = None) -> None:

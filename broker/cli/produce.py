@@ -6,11 +6,19 @@ the first SEP is its key. --header NAME=VALUE adds a header to every record. Rec
 (murmur2 of the key, so a key lands where a Java or librdkafka producer would put it: librdkafka's
 `murmur2_random`), keyless ones round-robin batch by batch.
 
-Records are gathered into one uncompressed batch per partition (wire/batch_builder.py) until
---batch-bytes of lines have been read, then sent with one Produce per leader and answered
-before the next lines are read: nothing is acknowledged to the operator that the broker has
-not acknowledged (acks=all unless --acks 1). A progress bar counts bytes when stdin is a file
-and stderr a terminal.
+A topic that does not exist is created as a Kafka producer (kcat, librdkafka, the Java client)
+has it created: the Metadata request allows auto-creation, so the broker creates it if its
+auto.create.topics.enable says so, with its num.partitions and default.replication.factor (and
+the CREATE permission checked, as for any producer). The broker's policy stays the operator's:
+where it is off, the command exits 1 saying so rather than creating the topic behind its back.
+
+Lines are gathered until --batch-bytes of them have been read, then sent as uncompressed
+batches (wire/batch_builder.py), cut so that none exceeds the topic's max.message.bytes (read
+with DescribeConfigs; the broker's default when that is refused): a Produce carries one batch
+per partition, as Kafka requires from v3, so the batches go in rounds, one Produce per leader a
+round, each answered before the next: nothing is acknowledged to the operator that the broker
+has not acknowledged (acks=all unless --acks 1). A progress bar counts bytes when stdin is a
+file and stderr a terminal.
 """
 
 from __future__ import annotations
@@ -21,9 +29,14 @@ import time
 
 import click
 
-from broker.cli.options import bootstrap_option, kafka_client, parse_assignments
+from wire.config_codes import ConfigResourceType
 
+from broker.cli.client_settings import client_options
+from broker.cli.options import kafka_client, parse_assignments
+
+TOPIC_RESOURCE = ConfigResourceType.TOPIC
 _TIMEOUT_MS = 30_000
+_METADATA_RETRY_S = 0.1  # Kafka's retry.backoff.ms
 
 
 def murmur2_partition(key: bytes, partitions: int) -> int:
@@ -63,19 +76,19 @@ def murmur2(key: bytes) -> int:
 @click.option("--acks", type=click.Choice(["-1", "all", "1"]), default="all", show_default=True)
 @click.option("--batch-bytes", type=click.IntRange(min=1), default=512 * 1024, show_default=True,
               help="Lines read before a Produce is sent.")
-@bootstrap_option
-def produce_command(topic, key_separator, headers, partition, acks, batch_bytes, bootstrap) -> None:
+@client_options
+def produce_command(topic, key_separator, headers, partition, acks, batch_bytes, connection) -> None:
     """Produce each line of stdin as a record to TOPIC."""
-    from broker.cli.kafka_client import ClientError, partition_leaders
+    from broker.cli.kafka_client import ClientError
 
     header_pairs = tuple((k, v.encode()) for k, v in parse_assignments(headers, "--header").items())
     stream = click.get_binary_stream("stdin")
-    with kafka_client(bootstrap) as client, _progress(stream) as advance:
-        leaders = partition_leaders(client.metadata([topic]), [topic])
+    with kafka_client(connection) as client, _progress(stream) as advance:
+        leaders = _leaders_creating(client, topic, connection.timeout_ms / 1000)
         count = len(leaders)
         if partition is not None and partition >= count:
             raise click.ClickException(f"{topic} has {count} partition(s), no partition {partition}")
-        sender = _Sender(client, topic, leaders, -1 if acks == "all" else int(acks))
+        sender = _Sender(client, topic, leaders, -1 if acks == "all" else int(acks), _max_batch_bytes(client, topic))
         pending: dict[int, list] = {}
         pending_bytes, keyless_turn = 0, 0
         for raw in stream:
@@ -107,36 +120,77 @@ def produce_command(topic, key_separator, headers, partition, acks, batch_bytes,
     click.echo(f"produced {sender.records} record(s) to {topic}{spans}")
 
 
-class _Sender:
-    """Sends gathered records, one batch per partition and one Produce per leader, and keeps
-    the offsets each partition's batches were given."""
+def _leaders_creating(client, topic: str, timeout_s: float) -> dict:
+    """(topic, partition) -> leader, the topic auto-created by the broker if it allows that. A
+    topic just created may have no leader for a moment (LEADER_NOT_AVAILABLE, or leader -1 in a
+    cluster): asked again, as a Kafka producer retries its metadata, until the request timeout."""
+    from broker.cli.kafka_client import partition_leaders
 
-    def __init__(self, client, topic: str, leaders: dict, acks: int) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        (answer,) = client.metadata([topic], auto_create=True).topics
+        code = answer.error_code.name.upper()
+        if code == "UNKNOWN_TOPIC_OR_PARTITION":
+            raise click.ClickException(f"topic {topic!r} does not exist and the broker does not create topics "
+                                       f"on use (auto.create.topics.enable=false): twinlog topics create {topic}")
+        settling = code == "LEADER_NOT_AVAILABLE" or any(p.leader_id < 0 for p in answer.partitions)
+        if not settling or time.monotonic() >= deadline:
+            return partition_leaders(client.metadata([topic]), [topic])
+        time.sleep(_METADATA_RETRY_S)
+
+
+def _max_batch_bytes(client, topic: str) -> int:
+    """The topic's max.message.bytes; the broker default when DescribeConfigs is refused (a
+    principal may WRITE a topic without DESCRIBE_CONFIGS on it)."""
+    from broker.settings.table import BY_NAME
+
+    answer = client.call(32, resources=[{"resource_type": TOPIC_RESOURCE, "resource_name": topic,
+                                         "configuration_keys": ["max.message.bytes"]}],
+                         include_synonyms=False, include_documentation=False)
+    (result,) = answer.results
+    values = [c.value for c in result.configs if c.name == "max.message.bytes" and c.value]
+    if result.error_code.value != 0 or not values:
+        return BY_NAME["message.max.bytes"].default
+    return int(values[0])
+
+
+class _Sender:
+    """Sends gathered records, cut into batches of at most `max_batch_bytes`, in rounds of one
+    batch per partition and one Produce per leader, and keeps the offsets the batches were given."""
+
+    def __init__(self, client, topic: str, leaders: dict, acks: int, max_batch_bytes: int) -> None:
         self.client, self.topic, self.leaders, self.acks = client, topic, leaders, acks
+        self.max_batch_bytes = max_batch_bytes
         self.records = 0
         self.offsets: dict[int, tuple[int, int]] = {}
 
     def send(self, pending: dict[int, list]) -> None:
-        from wire.batch_builder import build_batch
+        from wire.batch_builder import build_batches
 
         now = int(time.time() * 1000)
-        by_leader: dict[int, list] = {}
-        for partition, records in pending.items():
-            by_leader.setdefault(self.leaders[(self.topic, partition)], []).append(
-                {"index": partition, "records": bytes(build_batch(records, now))})
-        for node, partitions in by_leader.items():
-            answer = self.client.call(0, node, transactional_id=None, acks=self.acks, timeout=_TIMEOUT_MS,
-                                      topic_data=[{"name": self.topic, "partition_data": partitions}])
-            for t in answer.responses:
-                for p in t.partition_responses:
-                    if p.error_code.value != 0:
-                        raise click.ClickException(
-                            f"produce to {t.name}/{p.index}: {p.error_code.name.upper()}"
-                            + (f": {p.error_message}" if p.error_message else ""))
-                    n = len(pending[p.index])
-                    first = self.offsets.get(p.index, (p.base_offset, 0))[0]
-                    self.offsets[p.index] = (first, p.base_offset + n - 1)
-                    self.records += n
+        batches = {p: build_batches(records, now, self.max_batch_bytes) for p, records in pending.items()}
+        for turn in range(max(len(b) for b in batches.values())):
+            by_leader: dict[int, list] = {}
+            for partition, partition_batches in batches.items():
+                if turn < len(partition_batches):
+                    by_leader.setdefault(self.leaders[(self.topic, partition)], []).append(
+                        {"index": partition, "records": bytes(partition_batches[turn][0])})
+            for node, partitions in by_leader.items():
+                self._produce(node, partitions, {p: batches[p][turn][1] for p in (d["index"] for d in partitions)})
+
+    def _produce(self, node: int, partitions: list, counts: dict[int, int]) -> None:
+        answer = self.client.call(0, node, transactional_id=None, acks=self.acks, timeout=_TIMEOUT_MS,
+                                  topic_data=[{"name": self.topic, "partition_data": partitions}])
+        for t in answer.responses:
+            for p in t.partition_responses:
+                if p.error_code.value != 0:
+                    raise click.ClickException(
+                        f"produce to {t.name}/{p.index}: {p.error_code.name.upper()}"
+                        + (f": {p.error_message}" if p.error_message else ""))
+                n = counts[p.index]
+                first = self.offsets.get(p.index, (p.base_offset, 0))[0]
+                self.offsets[p.index] = (first, p.base_offset + n - 1)
+                self.records += n
 
 
 class _progress:

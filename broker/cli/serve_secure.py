@@ -43,6 +43,9 @@ kafka-python / aiokafka:
 
 kcat -b {bootstrap} -X security.protocol=sasl_ssl -X sasl.mechanisms=SCRAM-SHA-256 \\
      -X sasl.username={user} -X sasl.password={password} -X ssl.ca.location={ca} -L
+
+twinlog client commands (or a profile: docs/operations.md):
+    twinlog topics list -b {bootstrap} --user {user} --password {password} --ca {ca}
 """
 
 

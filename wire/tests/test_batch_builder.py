@@ -3,7 +3,7 @@
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from wire.batch_builder import build_batch, build_record_batch
+from wire.batch_builder import build_batch, build_batches, build_record_batch
 from wire.record_batch import crc_matches, parse_header, validate_produced
 from wire.records import iter_records
 
@@ -41,3 +41,36 @@ def test_records_outside_the_span_are_refused():
         build_record_batch(10, 12, [(13, 0, b"k", b"v", ())])
     with pytest.raises(ValueError):
         build_record_batch(10, 9, [])
+
+
+KAFKA_MAX_MESSAGE_BYTES = 1048588  # message.max.bytes' default
+
+
+def test_two_half_megabyte_records_go_as_two_batches_under_the_limit():
+    """Together they would be 1,048,641 bytes, past the default limit: `twinlog produce` of two
+    524,280-byte lines was answered MESSAGE_TOO_LARGE (issue 37)."""
+    records = [(None, b"a" * 524_280), (None, b"b" * 524_280)]
+    assert len(build_batch(records, 5)) > KAFKA_MAX_MESSAGE_BYTES
+    batches = build_batches(records, 5, KAFKA_MAX_MESSAGE_BYTES)
+    assert [count for _b, count in batches] == [1, 1]
+    for (batch, _n), (_k, value) in zip(batches, records):
+        validate_produced(batch, KAFKA_MAX_MESSAGE_BYTES)
+        assert [(r.offset, r.value) for r in iter_records(batch)] == [(0, value)]
+
+
+@pytest.mark.parametrize("limit", [200, 1000, 4096, KAFKA_MAX_MESSAGE_BYTES])
+def test_batches_keep_every_record_in_order_and_stay_within_the_limit(limit):
+    records = [(f"k{i}".encode(), bytes([i % 256]) * (i * 7 % 300), (("h", b"v"),)) for i in range(400)]
+    batches = build_batches(records, 9, limit)
+    assert sum(n for _b, n in batches) == 400
+    got = [(r.key, r.value, tuple(r.headers)) for batch, _n in batches for r in iter_records(batch)]
+    assert got == records
+    for batch, n in batches:
+        assert n == 1 or len(batch) <= limit
+        assert validate_produced(batch, 1 << 20).record_count == n
+    assert len(batches) == 1 if limit == KAFKA_MAX_MESSAGE_BYTES else len(batches) > 1
+
+
+def test_a_record_past_the_limit_goes_alone():
+    batches = build_batches([(None, b"x"), (None, b"y" * 500), (None, b"z")], 1, 300)
+    assert [n for _b, n in batches] == [1, 1, 1] and len(batches[1][0]) > 300
