@@ -32,9 +32,9 @@ Durability: `flush_logs` (the write path's group commit, in a worker thread)
 fsyncs the commitlog once for every partition waiting on it, one file whatever
 the partition, which makes their acked batches survive a crash: recovery
 re-derives every queue and index entry past the last checkpoint from the commitlog.
-A full checkpoint (all queues, the index, then the checkpoint file) runs at most
-every CHECKPOINT_INTERVAL_S in the background (`background_flush`, from the
-broker's periodic flush), on `flush()`, on delete_partition and on close, and
+A full checkpoint (all queues, the index, then the checkpoint file) runs once a
+minute, or once the commitlog grew by a file, in the background
+(`background_flush`, from the broker's periodic flush), on `flush()`, on delete_partition and on close, and
 bounds how much commitlog a recovery re-reads; no acknowledgement waits for it.
 
 Crash behaviour: see dispatch.py (recovery) and checkpoint.py. A partition being
@@ -72,7 +72,12 @@ from .partition_log import RocketPartitionLog
 log = logging.getLogger(__name__)
 
 STORE_DIR = "commitlog-store"
-CHECKPOINT_INTERVAL_S = 10.0
+# The checkpoint fsyncs every consume-queue file written since the last one (two per queue): at
+# most every minute, as Kafka's log.flush.offset.checkpoint.interval.ms and RocketMQ's thorough
+# consume-queue flush, or once the commitlog grew by one of its files since, so a crash
+# re-dispatches at most about a file's worth (every 10 s cost 20,000 fsyncs each time at 10,000
+# partitions: bench/README.md, "Disk-bound").
+CHECKPOINT_INTERVAL_S = 60.0
 
 
 class RocketLogStore(LogStore):
@@ -224,10 +229,10 @@ class RocketLogStore(LogStore):
     def flush(self) -> None:
         """The periodic flush (log.flush.interval.ms): fsync the commitlog, the one file that
         holds every partition, and record how far it is durable. Consume queues and the index
-        are derived from it, so they are fsynced only with a full checkpoint, at most every
-        CHECKPOINT_INTERVAL_S: after a crash recovery re-dispatches from that checkpoint.
+        are derived from it, so they are fsynced only with a full checkpoint, when one is due
+        (`_checkpoint_due`): after a crash recovery re-dispatches from that checkpoint.
         This is what makes a flush cost a few fsyncs whatever the partition count."""
-        if time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S:
+        if self._checkpoint_due():
             self.checkpoint()
             return
         durable = self._fsync_commitlog()
@@ -346,13 +351,18 @@ class RocketLogStore(LogStore):
         self._fsync_commitlog()
 
     def background_flush(self) -> None:
-        """The checkpoint, at most every CHECKPOINT_INTERVAL_S and only when units were
-        dispatched since the last one: the consume queues and the index fsynced apart from any
-        acknowledgement (RocketMQ's FlushConsumeQueueService). In the write path it stalled
+        """The checkpoint once one is due: the consume queues and the index fsynced apart from
+        any acknowledgement (RocketMQ's FlushConsumeQueueService). In the write path it stalled
         every produce waiting on it for one fsync per queue file, 20,000 at 10,000 partitions."""
-        if (time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S
-                and self.dispatcher.dispatched > self._checkpoint.commitlog):
+        if self._checkpoint_due():
             self.checkpoint()
+
+    def _checkpoint_due(self) -> bool:
+        """Units were dispatched since the last checkpoint, and either CHECKPOINT_INTERVAL_S
+        passed or they fill a commitlog file."""
+        behind = self.dispatcher.dispatched - self._checkpoint.commitlog
+        return behind > 0 and (behind >= self.commitlog.file_size
+                               or time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S)
 
     def checkpoint(self) -> None:
         """fsync every queue and the index, then record how far they and the commitlog go."""
