@@ -10,7 +10,8 @@ markers (WriteTxnMarkers), committed offsets (OffsetCommit), transaction state
 - publish the high watermark only over what a finished fsync covered;
 - answer Kafka's error for a fenced producer, a partition this broker no longer leads, a log
   that went offline (what a failed fsync leaves: the engines' own offline state, entered here
-  as their fsync failure enters it) and a full disk (a tmpfs filled to the last page).
+  as their fsync failure enters it), a full disk (a tmpfs filled to the last page), and an
+  acks=all write while the ISR is below min.insync.replicas (nothing appended).
 
 Internal topics follow the topic's flush policy like user topics: at flush.messages=2 two
 offset commits cost one fsync.
@@ -23,9 +24,6 @@ else runs (no periodic flush, no snapshots).
 from __future__ import annotations
 
 import asyncio
-import errno
-import os
-import subprocess
 import uuid
 
 import pytest
@@ -344,47 +342,22 @@ def test_every_writer_answers_a_storage_error_once_the_log_is_offline(tmp_path, 
     run(scenario())
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 48 MiB tmpfs of the test's own (the suite runs as root, as test_disk_full.py's does)."""
-    path = tmp_path / "disk"
-    path.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(path)], check=True)
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def _fill(path) -> None:
-    """Take every free page of the filesystem `path` is on."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        for chunk in (b"\0" * (1 << 20), b"\0" * 4096):
-            try:
-                while True:
-                    os.write(fd, chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-    finally:
-        os.close(fd)
-
-
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_every_writer_answers_a_storage_error_on_a_full_disk(
-        small_disk, layout):
+def test_every_writer_answers_a_storage_error_on_a_full_disk(small_disk, layout):
+    disk = small_disk("48m")
+
     async def scenario():
-        broker = await _with_internal_topics(small_disk / "data", layout, min_free_bytes=0,
+        broker = await _with_internal_topics(disk.path / "data", layout, min_free_bytes=0,
                                              segment_bytes=4 << 20, commitlog_file_bytes=4 << 20)
         # the broker's block of producer ids, reserved while there is room (a full disk refuses
         # a new block with COORDINATOR_LOAD_IN_PROGRESS: test_producer_ids.py)
         assert (await send(broker, INIT_PRODUCER_ID, 5, transactional_id=None, transaction_timeout=60_000,
                            producer_id=-1, producer_epoch=-1)).error_code == 0
-        _fill(small_disk / "filler")
+        filler = disk.fill()
         try:
             assert _as_codes(await _every_writer(broker)) == REFUSED
         finally:
-            (small_disk / "filler").unlink()  # room for the checkpoints written at close
+            filler.unlink()  # room for the checkpoints written at close
         await broker.close()
 
     run(scenario())
