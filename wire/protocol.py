@@ -40,7 +40,7 @@ PRODUCE_KEY = 0
 SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     0: (0, 13),  # Produce
     1: (4, 18),  # Fetch
-    2: (1, 10),  # ListOffsets
+    2: (1, 11),  # ListOffsets (v11: KIP-1023's earliest pending upload, -6)
     3: (0, 13),  # Metadata
     8: (2, 9),  # OffsetCommit
     9: (1, 9),  # OffsetFetch
