@@ -170,7 +170,7 @@ def test_the_other_layouts_dir_is_listed_before_anything_is_in_it(fresh_broker, 
         listed = {res.log_dir: res for res in r.results}
         assert set(listed) == {dir_of(fresh_broker, "segment"), dir_of(fresh_broker, "commitlog")}
         empty = listed[target]
-        assert (empty.error_code, empty.topics) == (NONE, ())
+        assert (empty.error_code, empty.topics, empty.is_cordoned) == (NONE, (), False)
         assert empty.total_bytes >= empty.usable_bytes > 0  # the volume it will be made on
         topic = unique_topic("ald-listed")
         c.create_topic(topic, 1)

@@ -166,6 +166,8 @@ def test_describe_log_dirs(broker, client, version):
         dirs.append(result.log_dir)
         if version >= 4:
             assert result.total_bytes >= result.usable_bytes > 0
+        if version >= 5:  # KIP-1066: no cordoning here, so no dir is cordoned
+            assert result.is_cordoned is False
         for t in result.topics:
             assert t.name == topic
             for p in t.partitions:

@@ -11,6 +11,8 @@ target's, with is_future true. Offset lag is Kafka's: for a current log max(HW -
 future one how far it is behind the current log, max(current LEO - future LEO, 0). Asking for null topics means every partition; partitions
 not hosted here are left out, as Kafka does. v4 adds the volume's total and usable bytes (of
 the data dir's volume for the commitlog dir its engine has not made yet: it will be made there).
+v5 adds is_cordoned (KIP-1066: a cordoned dir takes no new partitions); twinlog has no
+cordoning, so every dir answers false, as Kafka does for a dir not in cordoned.log.dirs.
 """
 
 from __future__ import annotations
