@@ -6,7 +6,10 @@ kafka-python's delete_group_offsets is the OffsetDelete client here.)
 kafka-python infers the broker's Kafka version from ApiVersions (its newest marker present
 wins) and, when that is newer than a client's configured api_version, sends that version's own
 table instead of what the broker listed: so ApiVersions must not claim a generation whose
-versions we do not serve (DescribeLogDirs v5 alone read as 4.3; see wire/protocol.py).
+versions we do not serve (DescribeLogDirs v5 alone read as 4.3; see wire/protocol.py). Every API
+listed is served up to Kafka 4.3's version; 4.3's table also holds APIs not served here (client
+quotas, delegation tokens, UpdateFeatures, streams groups, KRaft's own), which a client
+configured for 4.2 or 4.3 would send only when its user calls them.
 """
 
 from __future__ import annotations
@@ -47,16 +50,16 @@ def _listed(broker) -> dict[int, tuple[int, int]]:
     return {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
 
 
-def test_kafka_python_reads_kafka_4_1(broker):
+def test_kafka_python_reads_kafka_4_3(broker):
     """kafka-python keys each Kafka version on one marker, newest first (4.3: DescribeLogDirs v5,
-    4.2: ListOffsets v11, 4.1: Produce v13): every API is served up to Kafka 4.1's versions, so it
-    reads exactly 4.1 from what we list, and keeps our list."""
+    4.2: ListOffsets v11, 4.1: Produce v13): every API is served up to Kafka 4.3's versions, so it
+    reads 4.3 from what we list, and keeps our list."""
     with admin_client(broker.bootstrap) as admin:
-        assert admin._manager.broker_version == (4, 1)
+        assert admin._manager.broker_version == (4, 3)
         assert admin._manager.broker_version_data.api_versions == _listed(broker)
 
 
-@pytest.mark.parametrize("configured", [(4, 0), (4, 1)])
+@pytest.mark.parametrize("configured", [(4, 0), (4, 1), (4, 2), (4, 3)])
 def test_kafka_python_configured_for_kafka_4_sends_only_served_versions(broker, configured):
     """Configured for a Kafka version the broker reads as no older, kafka-python keeps that
     version's own table and sends its versions, not the broker's: each must be served. (Its 4.0

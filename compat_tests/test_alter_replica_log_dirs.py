@@ -26,6 +26,7 @@ from compat_tests.stall_bounds import within_bound_once
 from compat_tests.test_admin_stalls import probing
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
+from wire.protocol import SERVED_VERSIONS
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, LOG_DIR_NOT_FOUND = 0, 3, 57
 ALTER_DIRS, DESCRIBE_DIRS = 34, 35
@@ -157,6 +158,24 @@ def test_versions_and_errors(fresh_broker, storage_mode, version):
         assert alter(c, here, topic, partitions=(0, 7), version=version) == {0: NONE, 7: UNKNOWN_TOPIC_OR_PARTITION}
         assert alter(c, here, unique_topic("ald-none"), version=version) == {0: UNKNOWN_TOPIC_OR_PARTITION}
     assert files_of(fresh_broker, topic) == {storage_mode: True, other(storage_mode): False}
+
+
+def test_the_other_layouts_dir_is_listed_before_anything_is_in_it(fresh_broker, storage_mode):
+    """Kafka's DescribeLogDirs lists every dir of log.dirs, empty or not: a user reads there the
+    path to move a partition to, before any partition is in it (the commitlog dir was listed
+    only once a commitlog topic existed)."""
+    target = dir_of(fresh_broker, other(storage_mode))
+    with Client.to(fresh_broker) as c:
+        r = c.request(DESCRIBE_DIRS, SERVED_VERSIONS[DESCRIBE_DIRS][1], topics=None)
+        listed = {res.log_dir: res for res in r.results}
+        assert set(listed) == {dir_of(fresh_broker, "segment"), dir_of(fresh_broker, "commitlog")}
+        empty = listed[target]
+        assert (empty.error_code, empty.topics, empty.is_cordoned) == (NONE, (), False)
+        assert empty.total_bytes >= empty.usable_bytes > 0  # the volume it will be made on
+        topic = unique_topic("ald-listed")
+        c.create_topic(topic, 1)
+        assert alter(c, target, topic) == {0: NONE}
+        wait_until(lambda: placement(c, topic) == {(target, False): 0}, "the partition in the listed dir")
 
 
 MOVE_MIB, MOVE_MIB_PER_S = 40, 10

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 import time
 import uuid
+from pathlib import Path
 
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.served_versions import over_versions
@@ -165,11 +166,15 @@ def test_describe_log_dirs(broker, client, version):
         dirs.append(result.log_dir)
         if version >= 4:
             assert result.total_bytes >= result.usable_bytes > 0
+        if version >= 5:  # KIP-1066: no cordoning here, so no dir is cordoned
+            assert result.is_cordoned is False
         for t in result.topics:
             assert t.name == topic
             for p in t.partitions:
                 sizes[p.partition_index] = (result.log_dir, p.partition_size, p.offset_lag, p.is_future_key)
     assert set(sizes) == {0, 1}  # partition 7 does not exist: left out
+    data_dir = Path(broker.data_dir).resolve()  # both layouts' dirs, empty or not, as Kafka's log.dirs
+    assert sorted(dirs) == [str(data_dir), str(data_dir / "commitlog-store")]
     log_dir = sizes[0][0]
     assert log_dir.endswith("commitlog-store") == (broker.storage_mode == "commitlog")
     assert sizes[0][1:] == (log_dir, len(batch), 0, False)[1:] and sizes[1][1] == 0

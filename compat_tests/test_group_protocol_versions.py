@@ -24,6 +24,7 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 ILLEGAL_GENERATION = 22
 INCONSISTENT_GROUP_PROTOCOL = 23
 UNKNOWN_MEMBER_ID = 25
+UNKNOWN_TOPIC_ID = 100
 INVALID_SESSION_TIMEOUT = 26
 REBALANCE_IN_PROGRESS = 27
 NON_EMPTY_GROUP = 68
@@ -32,6 +33,7 @@ MEMBER_ID_REQUIRED = 79
 
 # Reference versions used when an API is not the one under test.
 JOIN, SYNC, HEARTBEAT, LEAVE, COMMIT, FETCH, DESCRIBE, LIST = 9, 5, 4, 5, 9, 9, 5, 5
+OFFSETS_BY_TOPIC_ID = 10  # OffsetCommit and OffsetFetch from v10 name topics by id, not by name
 SESSION_MS = 10_000
 
 
@@ -105,27 +107,45 @@ def describe(client: Client, group: str, version: int = DESCRIBE):
     return g
 
 
+def topic_ids(client: Client, names) -> dict[str, uuid.UUID]:
+    """Each topic's id; for a topic that does not exist, an id no topic has."""
+    return {t.name: t.topic_id if t.error_code == NONE else uuid.uuid4()
+            for t in client.metadata(list(names)).topics}
+
+
 def commit(client: Client, group: str, offsets: dict, generation: int = -1, member_id: str = "",
-           version: int = COMMIT, topic: str | None = None) -> dict:
-    """OffsetCommit {(topic, partition): offset}; returns {(topic, partition): error code}."""
+           version: int = COMMIT, ids: dict | None = None) -> dict:
+    """OffsetCommit {(topic, partition): offset}; returns {(topic, partition): error code}.
+    v10+ send each topic's id (from `ids` if given, else asked of the broker) and read it back."""
     by_topic: dict[str, list] = {}
     for (t, p), off in offsets.items():
         by_topic.setdefault(t, []).append({"partition_index": p, "committed_offset": off,
                                            "committed_leader_epoch": -1, "committed_metadata": f"m{off}"})
+    if version >= OFFSETS_BY_TOPIC_ID and ids is None:
+        ids = topic_ids(client, by_topic)
     r = client.request(8, version, group_id=group, generation_id_or_member_epoch=generation,
                        member_id=member_id, group_instance_id=None, retention_time=-1,
-                       topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()])
-    return {(t.name, p.partition_index): p.error_code for t in r.topics for p in t.partitions}
+                       topics=[{"name": t, "topic_id": (ids or {}).get(t), "partitions": ps}
+                               for t, ps in by_topic.items()])
+    names = {topic_id: name for name, topic_id in (ids or {}).items()}
+    return {(names[t.topic_id] if version >= OFFSETS_BY_TOPIC_ID else t.name, p.partition_index): p.error_code
+            for t in r.topics for p in t.partitions}
 
 
-def fetch_committed(client: Client, group: str, partitions=None, version: int = FETCH) -> dict:
-    """OffsetFetch -> {(topic, partition): (offset, metadata)}; partitions None asks for all."""
+def fetch_committed(client: Client, group: str, partitions=None, version: int = FETCH,
+                    topics_of_group=()) -> dict:
+    """OffsetFetch -> {(topic, partition): (offset, metadata)}; partitions None asks for all.
+    v10+ name topics by id: the answer's ids are read back through `partitions`' topics and,
+    when asking for all, `topics_of_group`."""
     topics = None
+    ids = {}
+    if version >= OFFSETS_BY_TOPIC_ID:
+        ids = topic_ids(client, {t for t, _ in partitions or ()} | set(topics_of_group))
     if partitions is not None:
         by_topic: dict[str, list] = {}
         for t, p in partitions:
             by_topic.setdefault(t, []).append(p)
-        topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+        topics = [{"name": t, "topic_id": ids.get(t), "partition_indexes": ps} for t, ps in by_topic.items()]
     if version >= 8:
         r = client.request(9, version, require_stable=False, groups=[
             {"group_id": group, "member_id": None, "member_epoch": -1, "topics": topics}])
@@ -137,11 +157,13 @@ def fetch_committed(client: Client, group: str, partitions=None, version: int = 
         if version >= 2:
             assert r.error_code == NONE, r
         result_topics = r.topics
+    names = {topic_id: name for name, topic_id in ids.items()}
     out = {}
     for t in result_topics:
+        name = names[t.topic_id] if version >= OFFSETS_BY_TOPIC_ID else t.name
         for p in t.partitions:
-            assert p.error_code == NONE, (t.name, p)
-            out[(t.name, p.partition_index)] = (p.committed_offset, p.metadata)
+            assert p.error_code == NONE, (name, p)
+            out[(name, p.partition_index)] = (p.committed_offset, p.metadata)
     return out
 
 
@@ -306,7 +328,8 @@ def test_offset_commit_by_member_and_fencing(client, version):
     stranger = commit(client, group, {(topic, 0): 100}, generation, "ghost", version)
     assert stranger == {(topic, 0): UNKNOWN_MEMBER_ID}
     missing = commit(client, group, {(unique_topic("nowhere"), 0): 1}, generation, member, version)
-    assert list(missing.values()) == [UNKNOWN_TOPIC_OR_PARTITION]
+    assert list(missing.values()) == [UNKNOWN_TOPIC_ID if version >= OFFSETS_BY_TOPIC_ID
+                                      else UNKNOWN_TOPIC_OR_PARTITION]
     assert fetch_committed(client, group, [(topic, 0), (topic, 1)]) == {
         (topic, 0): (5, "m5"), (topic, 1): (9, "m9")}
 
@@ -364,8 +387,47 @@ def test_offset_fetch(client, version):
     assert named == {(topic, 0): (7, "m7"), (topic, 1): (-1, ""), (topic, 2): (11, "m11")} or \
         named == {(topic, 0): (7, "m7"), (topic, 1): (-1, None), (topic, 2): (11, "m11")}
     if version >= 2:
-        assert fetch_committed(client, group, None, version) == {(topic, 0): (7, "m7"), (topic, 2): (11, "m11")}
+        assert fetch_committed(client, group, None, version, topics_of_group=[topic]) == {
+            (topic, 0): (7, "m7"), (topic, 2): (11, "m11")}
     assert fetch_committed(client, new_group(), [(topic, 0)], version)[(topic, 0)][0] == -1
+
+
+@over_versions(8, lo=OFFSETS_BY_TOPIC_ID)
+def test_offset_commit_by_topic_id(client, version):
+    """Kafka's OffsetCommitRequestTest.testOffsetCommitWithUnknownTopicId: the partitions of an id
+    the broker does not know (never created, or its topic deleted) answer UNKNOWN_TOPIC_ID, and
+    the other topics of the request are committed."""
+    group, topic, gone = new_group(), unique_topic("commit-id"), unique_topic("commit-gone")
+    client.create_topic(topic, 2)
+    gone_id = client.create_topic(gone, 1)
+    r = client.request(20, 6, topics=[{"name": gone, "topic_id": None}], timeout=10_000)
+    assert r.responses[0].error_code == NONE
+    ids = {topic: client.topic_id(topic), gone: gone_id, "never": uuid.uuid4()}
+    got = commit(client, group, {(topic, 0): 3, (gone, 0): 4, ("never", 0): 5, ("never", 1): 6, (topic, 1): 7},
+                 version=version, ids=ids)
+    assert got == {(topic, 0): NONE, (topic, 1): NONE, (gone, 0): UNKNOWN_TOPIC_ID,
+                   ("never", 0): UNKNOWN_TOPIC_ID, ("never", 1): UNKNOWN_TOPIC_ID}
+    assert fetch_committed(client, group, None, topics_of_group=[topic]) == {
+        (topic, 0): (3, "m3"), (topic, 1): (7, "m7")}
+
+
+@over_versions(9, lo=OFFSETS_BY_TOPIC_ID)
+def test_offset_fetch_by_topic_id(client, version):
+    """An id the broker does not know answers UNKNOWN_TOPIC_ID and no offset on each partition
+    asked; the group's other topics answer as usual, by id."""
+    group, topic = new_group(), unique_topic("fetch-id")
+    topic_id = client.create_topic(topic, 2)
+    assert commit(client, group, {(topic, 1): 9}) == {(topic, 1): NONE}
+    stranger = uuid.uuid4()
+    r = client.request(9, version, require_stable=False, groups=[{
+        "group_id": group, "member_id": None, "member_epoch": -1, "topics": [
+            {"topic_id": stranger, "partition_indexes": [0, 1]},
+            {"topic_id": topic_id, "partition_indexes": [0, 1]}]}])
+    (g,) = r.groups
+    assert g.error_code == NONE
+    got = {(t.topic_id, p.partition_index): (p.error_code, p.committed_offset) for t in g.topics for p in t.partitions}
+    assert got == {(stranger, 0): (UNKNOWN_TOPIC_ID, -1), (stranger, 1): (UNKNOWN_TOPIC_ID, -1),
+                   (topic_id, 0): (NONE, -1), (topic_id, 1): (NONE, 9)}
 
 
 # --- DescribeGroups, ListGroups, DeleteGroups ------------------------------------------------

@@ -8,21 +8,21 @@ files the suite needs; we supply them before every run: test/__init__.py (withou
 `import test.testutil` finds the stdlib's `test` package) and test/service.py
 (kafka_python_suite/service.py here).
 
-KAFKA_VERSION is "4.1". The suite passes it to every client as `api_version` and gates tests
+KAFKA_VERSION is "4.3". The suite passes it to every client as `api_version` and gates tests
 and expectations on it:
   - it is a cap, not a promise: each connection still sends ApiVersions and drops to what the
     broker advertises when that is lower, so naming 4.0 costs nothing on a broker with less;
   - below 4.0 the fixtures would look for ZooKeeper, and the tests for DescribeTopicPartitions
     and DescribeQuorum (KRaft-era APIs) are skipped, and describe_configs expectations follow
     the pre-KRaft broker;
-  - 4.1 is the newest Kafka whose versions twinlog serves (docs/apis.md: every API up to Kafka
-    4.1's, EndTxn aside), and kafka-python, told 4.1, sends its own 4.1 table's versions
-    (Fetch v18, Produce v13, ListOffsets v10, Metadata v13, ...), so the suite exercises them;
+  - 4.3 is the newest Kafka whose versions twinlog serves for every API it lists (docs/apis.md),
+    and kafka-python infers exactly 4.3 from them (it keys 4.3 on DescribeLogDirs v5); told the
+    version it infers, it keeps the broker's list, so each client sends the versions both serve;
     4.1-only tests (ListConfigResources) run;
-  - "4.1" rather than "4.1.0": it is the exact key of kafka-python's version table, so no
-    "not supported; using (4, 1)" warning in every client, and test_kafka_version_infer
-    checks that ApiVersions makes kafka-python infer exactly 4.1.
-Override with TWINLOG_KP_SUITE_KAFKA_VERSION to experiment; the allowlist assumes 4.1.
+  - "4.3" rather than "4.3.0": it is the exact key of kafka-python's version table, so no
+    "not supported; using (4, 3)" warning in every client, and test_kafka_version_infer
+    checks that ApiVersions makes kafka-python infer exactly 4.3.
+Override with TWINLOG_KP_SUITE_KAFKA_VERSION to experiment; the allowlist assumes 4.3.
 
 The SASL and SSL modules (SPAWNED_BROKER_MODULES) need a broker of their own with the listener,
 users and certificates their fixture chooses; they run in a second invocation without KAFKA_URI,
@@ -58,7 +58,7 @@ SUITE = HERE / ".deps" / "kafka-python-suite"
 ALLOWLIST = HARNESS / "allowlist.txt"
 DESELECTED = HARNESS / "deselected.txt"
 
-KAFKA_VERSION = os.environ.get("TWINLOG_KP_SUITE_KAFKA_VERSION", "4.1")
+KAFKA_VERSION = os.environ.get("TWINLOG_KP_SUITE_KAFKA_VERSION", "4.3")
 PER_TEST_TIMEOUT_S = 60
 # The whole CI run has 90 minutes; the suite gets at most 10 of them per storage mode.
 SUITE_BUDGET_S = 600

@@ -275,14 +275,38 @@ def test_list_offsets(client, version):
 
 
 @over_versions(2, lo=9)
-def test_list_offsets_latest_tiered_finds_nothing_without_tiered_storage(client, version):
-    """KIP-1005's latest tiered offset (-5): nothing is tiered here, so no offset, as Kafka with
-    remote storage off."""
+def test_list_offsets_tiered_positions_find_nothing_without_tiered_storage(client, version):
+    """KIP-1005's latest tiered offset (-5) and, from v11, KIP-1023's earliest pending upload
+    (-6): nothing is tiered or waits to be here, so no offset and no leader epoch, as Kafka's
+    UnifiedLog answers with remote storage off."""
     name = unique_topic("list-tiered")
     client.create_topic(name)
     client.produced(name, 0, make_batch([b"local only"]))
-    ((code, offset, ts, _),) = _list_offsets(client, version, name, [(0, -5)])
-    assert (code, offset, ts) == (NONE, -1, -1)
+    positions = [-5] + ([-6] if version >= 11 else [])
+    got = _list_offsets(client, version, name, [(0, ts) for ts in positions])
+    assert got == [(NONE, -1, -1, -1)] * len(positions)
+
+
+# The first version that may ask for each position (Kafka's timestampMinSupportedVersion).
+POSITION_VERSIONS = {-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -6: 11}
+
+
+@over_versions(2)
+def test_list_offsets_positions_newer_than_the_version_are_unsupported(client, version):
+    """A position asked for below the version that brought it, or a negative timestamp that is
+    no position (-7), answers UNSUPPORTED_VERSION on its partition, as Kafka's ReplicaManager;
+    the other partitions of the request are answered."""
+    name = unique_topic("list-positions")
+    client.create_topic(name)
+    client.produced(name, 0, make_batch([b"x"]))
+    asked = [-1, -2, -3, -4, -5, -6, -7]
+    got = _list_offsets(client, version, name, [(0, ts) for ts in asked])
+    def expected(ts: int) -> int:
+        first = POSITION_VERSIONS.get(ts)
+        return NONE if first is not None and version >= first else UNSUPPORTED_VERSION
+
+    assert {ts: code for ts, (code, *_) in zip(asked, got)} == {ts: expected(ts) for ts in asked}
+    assert got[0][1] == 1  # latest, answered beside the refused ones
 
 
 # --- pipelining (all versions share the ordering rule) --------------------------------------

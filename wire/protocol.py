@@ -40,10 +40,10 @@ PRODUCE_KEY = 0
 SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     0: (0, 13),  # Produce
     1: (4, 18),  # Fetch
-    2: (1, 10),  # ListOffsets
+    2: (1, 11),  # ListOffsets (v11: KIP-1023's earliest pending upload, -6)
     3: (0, 13),  # Metadata
-    8: (2, 9),  # OffsetCommit
-    9: (1, 9),  # OffsetFetch
+    8: (2, 10),  # OffsetCommit (v10: topics by id)
+    9: (1, 10),  # OffsetFetch (v10: topics by id)
     10: (0, 6),  # FindCoordinator
     11: (0, 9),  # JoinGroup
     12: (0, 4),  # Heartbeat
@@ -70,10 +70,11 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     33: (0, 2),  # AlterConfigs
     34: (1, 2),  # AlterReplicaLogDirs (v0 gone in Kafka 4, KIP-896)
     36: (0, 2),  # SaslAuthenticate
-    # DescribeLogDirs: v0 is gone in Kafka 4. Not v5: kafka-python reads v5 alone as "Kafka 4.3"
-    # and then, for a client configured with api_version=(4, 0), trusts its own 4.0 table
-    # over our ApiVersions (Metadata v13, Produce v12, Fetch v17 with topic ids: not served).
-    35: (1, 4),
+    # DescribeLogDirs (v0 gone in Kafka 4; v5: KIP-1066's is_cordoned). kafka-python reads v5
+    # alone as "Kafka 4.3", and a client configured for an older Kafka then sends that version's
+    # own table instead of ours: every version of those tables must be served (it is, for each
+    # API listed here; compat_tests/test_admin_api_clients.py checks 4.0 to 4.3).
+    35: (1, 5),
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders

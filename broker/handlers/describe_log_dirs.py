@@ -2,12 +2,17 @@
 
 A storage layout is a log directory here: the segment layout keeps each partition's directory
 in the data dir, the commitlog layout keeps its shared files under `<data-dir>/commitlog-store`.
+Both are listed always, empty or not, as Kafka lists every dir of log.dirs: a user moving a
+partition with AlterReplicaLogDirs reads the target's path here, before any topic uses it.
 A partition's size is its log's bytes (Kafka's UnifiedLog.size: the segments; in the commitlog
 layout the bytes of its batches in the shared commitlog). Each partition is listed under the
 dir of the layout it is in, and a future replica (a move under way, log_dir_move.py) under its
 target's, with is_future true. Offset lag is Kafka's: for a current log max(HW - LEO, 0), for a
 future one how far it is behind the current log, max(current LEO - future LEO, 0). Asking for null topics means every partition; partitions
-not hosted here are left out, as Kafka does. v4 adds the volume's total and usable bytes.
+not hosted here are left out, as Kafka does. v4 adds the volume's total and usable bytes (of
+the data dir's volume for the commitlog dir its engine has not made yet: it will be made there).
+v5 adds is_cordoned (KIP-1066: a cordoned dir takes no new partitions); twinlog has no
+cordoning, so every dir answers false, as Kafka does for a dir not in cordoned.log.dirs.
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from pathlib import Path
 from wire.protocol import response_for
 
 from broker.storage.log_dir_move import log_dir
+from broker.storage.modes import MODES
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def _volume_bytes(path: Path) -> tuple[int, int]:
+    while not path.exists() and path.parent != path:
+        path = path.parent
     try:
         st = os.statvfs(path)
     except OSError:
@@ -49,21 +57,19 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"), results=())
     data_dir = Path(broker.config.data_dir).resolve()
     wanted = _wanted(request)
-    by_dir: dict[Path, dict[str, list]] = {log_dir(data_dir, "segment"): {}}
-    if "commitlog" in broker.storage.opened():
-        by_dir[log_dir(data_dir, "commitlog")] = {}
+    by_dir: dict[Path, dict[str, list]] = {log_dir(data_dir, mode): {} for mode in MODES}
     for name, topic in sorted(broker.topics.topics.items()):
         if wanted is not None and name not in wanted:
             continue
         for p in topic.partitions:
             if p is None or (wanted is not None and p.index not in wanted[name]):
                 continue
-            by_dir.setdefault(log_dir(data_dir, topic.mode_of(p.index)), {}).setdefault(name, []).append(
+            by_dir[log_dir(data_dir, topic.mode_of(p.index))].setdefault(name, []).append(
                 make(part_cls, partition_index=p.index, partition_size=p.size_in_bytes,
                      offset_lag=max(p.high_watermark - p.log_end_offset, 0), is_future_key=False))
             future = broker.log_dirs.future(name, p.index)
             if future is not None:
-                by_dir.setdefault(log_dir(data_dir, future.target_mode), {}).setdefault(name, []).append(
+                by_dir[log_dir(data_dir, future.target_mode)].setdefault(name, []).append(
                     make(part_cls, partition_index=p.index, partition_size=future.log.size_in_bytes,
                          offset_lag=max(p.log_end_offset - future.log_end_offset, 0), is_future_key=True))
     results = []

@@ -1,9 +1,16 @@
-"""ListOffsets v1-v10: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
+"""ListOffsets v1-v11: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
 
-v8 adds earliest local (-4, KIP-405) and v9 latest tiered (-5, KIP-1005). Without tiered
+v8 adds earliest local (-4, KIP-405), v9 latest tiered (-5, KIP-1005) and v11 earliest pending
+upload (-6, KIP-1023: the first offset not yet copied to remote storage). Without tiered
 storage the local log is the whole log, so the earliest local offset is the log start, and
-nothing is tiered: -5 finds no offset (-1), as Kafka answers with remote storage off. v10's
-timeout bounds a broker's wait for remote-storage lookups; there are none here.
+nothing is tiered or waits to be: -5 and -6 find no offset (-1, leader epoch -1), as Kafka's
+UnifiedLog answers with remote storage off. v10's timeout bounds a broker's wait for
+remote-storage lookups; there are none here. v11 changes no field: it is the version that
+may ask for -6.
+
+A position asked for below the version that brought it, or a negative timestamp that is no
+position, answers UNSUPPORTED_VERSION on that partition before anything else is looked up,
+as Kafka's ReplicaManager.fetchOffset (isListOffsetsTimestampUnsupported).
 
 By timestamp the answer is the first record whose timestamp is at or after the
 target, found through the time index, and never at or beyond what the asker may
@@ -22,22 +29,32 @@ from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
-POSITIONS = (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP, MAX_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIERED_TIMESTAMP)
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
+# each position and the first version that may ask for it (Kafka's timestampMinSupportedVersion)
+POSITIONS = {LATEST_TIMESTAMP: 1, EARLIEST_TIMESTAMP: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL_TIMESTAMP: 8,
+             LATEST_TIERED_TIMESTAMP: 9, EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11}
+NOTHING_TIERED = (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP)
 
 
-def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[str, int, int]:
-    """(error name, timestamp, offset)."""
-    if timestamp < 0 and timestamp not in POSITIONS:
-        return "invalid_request", -1, -1
-    if timestamp == LATEST_TIERED_TIMESTAMP:
-        return "none", -1, -1
+def unsupported(timestamp: int, version: int) -> bool:
+    """A negative timestamp that is no position, or a position newer than the request's version."""
+    if timestamp >= 0:
+        return False
+    first = POSITIONS.get(timestamp)
+    return first is None or version < first
+
+
+def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[int, int, int]:
+    """(timestamp, offset, leader epoch)."""
+    if timestamp in NOTHING_TIERED:
+        return -1, -1, -1
     if timestamp == EARLIEST_LOCAL_TIMESTAMP:
         timestamp = EARLIEST_TIMESTAMP
     found = partition.fetch_offset_for_timestamp(timestamp, isolation)
     if found is None:
-        return "none", -1, -1
+        return -1, -1, partition.leader_epoch
     offset, ts = found
-    return "none", ts, offset
+    return ts, offset, partition.leader_epoch
 
 
 async def handle(broker, header, request):
@@ -54,6 +71,8 @@ async def handle(broker, header, request):
             epoch = getattr(lp, "current_leader_epoch", -1)
             if lt.name in hidden:  # ACLs: DESCRIBE on the topic, as Kafka's handleListOffsetRequest
                 code, ts, offset, leader_epoch = "topic_authorization_failed", -1, -1, -1
+            elif unsupported(lp.timestamp, header.api_version):
+                code, ts, offset, leader_epoch = "unsupported_version", -1, -1, -1
             elif partition is None:
                 code, ts, offset, leader_epoch = broker.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
             elif partition.epoch_error(epoch) is not None:
@@ -61,8 +80,7 @@ async def handle(broker, header, request):
             elif not partition.is_leader and request.replica_id < 0:
                 code, ts, offset, leader_epoch = "not_leader_or_follower", -1, -1, -1
             else:
-                code, ts, offset = _lookup(partition, lp.timestamp, isolation)
-                leader_epoch = partition.leader_epoch
+                code, (ts, offset, leader_epoch) = "none", _lookup(partition, lp.timestamp, isolation)
             parts.append(make(part_cls, partition_index=lp.partition_index, error_code=error(code),
                               timestamp=ts, offset=offset, leader_epoch=leader_epoch))
         topics.append(make(topic_cls, name=lt.name, partitions=tuple(parts)))

@@ -1,5 +1,9 @@
-"""OffsetCommit v2+: checked against the group's generation (a consumer-protocol group's: the
-member epoch), then written to __consumer_offsets."""
+"""OffsetCommit v2-v10: checked against the group's generation (a consumer-protocol group's: the
+member epoch), then written to __consumer_offsets.
+
+v10 names each topic by its id (offset_topic_ids.py): an id unknown here answers
+UNKNOWN_TOPIC_ID on its partitions and the others are committed, as Kafka's
+handleOffsetCommitRequest does; a group not authorized still fails every partition first."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from wire.protocol import response_for
 
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
+from broker.handlers.offset_topic_ids import requested_name
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -16,21 +21,23 @@ async def handle(broker, header, request):
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetCommitResponseTopic")
     part_cls = nested(cls, "OffsetCommitResponsePartition")
+    names = [requested_name(broker, t) for t in request.topics]  # None: a v10 id unknown here
+    known = [name for name in names if name is not None]
     # ACLs, as Kafka's handleOffsetCommitRequest: READ on the group, else every partition fails;
     # READ on each topic, else its partitions fail and the others are committed
     if not group_allowed(broker, Operation.READ, request.group_id):
-        refused = frozenset(t.name for t in request.topics)
-        refusal = "group_authorization_failed"
+        refusals = {name: "group_authorization_failed" for name in names}
     else:
-        refused = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
-        refusal = "topic_authorization_failed"
+        refusals = {name: "topic_authorization_failed"
+                    for name in denied_names(broker, Operation.READ, ResourceType.TOPIC, known)}
+        refusals[None] = "unknown_topic_id"
     wanted = [
-        offsets.OffsetToCommit(t.name, p.partition_index, p.committed_offset,
+        offsets.OffsetToCommit(name, p.partition_index, p.committed_offset,
                                getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
-        for t in request.topics if t.name not in refused for p in t.partitions
+        for t, name in zip(request.topics, names) if name not in refusals for p in t.partitions
     ]
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
-    if not wanted and refused:
+    if not wanted and any(name in refusals for name in names):
         codes = iter(())
     elif consumer_group is not None:  # a KIP-848 group: member epochs
         codes = iter(await classic_apis.commit(
@@ -41,10 +48,10 @@ async def handle(broker, header, request):
             broker.groups, broker, request.group_id, request.generation_id_or_member_epoch,
             request.member_id, getattr(request, "group_instance_id", None), wanted))
     topics = tuple(
-        make(topic_cls, name=t.name, partitions=tuple(
+        make(topic_cls, name=name, topic_id=getattr(t, "topic_id", None), partitions=tuple(
             make(part_cls, partition_index=p.partition_index,
-                 error_code=error(refusal if t.name in refused else next(codes)))
+                 error_code=error(refusals[name] if name in refusals else next(codes)))
             for p in t.partitions))
-        for t in request.topics
+        for t, name in zip(request.topics, names)
     )
     return make(cls, throttle_time=NO_THROTTLE, topics=topics)

@@ -1,4 +1,4 @@
-"""OffsetFetch v1+: committed offsets of one group (v1-v7) or of several (v8+).
+"""OffsetFetch v1-v10: committed offsets of one group (v1-v7) or of several (v8+).
 
 A partition without a committed offset answers -1 and no error, as Kafka does; null topics
 (v2+) mean every partition the group has committed. With require_stable (v7+) a partition an
@@ -6,6 +6,11 @@ open transaction wrote an offset for answers UNSTABLE_OFFSET_COMMIT (KIP-447: th
 retries until the transaction ends); without it, the last committed offset. A group this broker does not coordinate
 gets NOT_COORDINATOR: at the top (v2-v7), per group (v8+), or on every partition asked (v1,
 which has no top-level error).
+
+v10 names topics by id, asked and answered (offset_topic_ids.py): an id unknown here answers
+UNKNOWN_TOPIC_ID on each partition asked. Asked for every committed topic, a v10 answer leaves
+out the offsets of a topic that no longer exists, since it has no id to name it by (a v9 answer
+lists them by name, as before).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from wire.protocol import response_for
 
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
+from broker.handlers.offset_topic_ids import id_of, requested_name
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -22,7 +28,9 @@ from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: str | None,
             require_stable: bool):
     topic_cls, part_cls = nested(cls, topic_name), nested(cls, part_name)
-    wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
+    by_id = cls.__version__ >= 10
+    named = [] if topics is None else [(requested_name(broker, t), t) for t in topics]
+    wanted = None if topics is None else [(name, list(t.partition_indexes)) for name, t in named if name is not None]
     if not_here:
         fetched = [(topic, [(p, None, "none") for p in partitions]) for topic, partitions in wanted or ()]
     else:
@@ -30,9 +38,13 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
     # ACLs, as Kafka's handleOffsetFetchRequest: DESCRIBE on each topic; one asked by name fails,
     # one of "every committed topic" is left out
     hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
-    out = []
+    out = [make(topic_cls, topic_id=t.topic_id, partitions=tuple(
+        make(part_cls, partition_index=index, committed_offset=-1, committed_leader_epoch=-1, metadata="",
+             error_code=error("unknown_topic_id")) for index in t.partition_indexes))
+        for name, t in named if name is None]
     for topic, partitions in fetched:
-        if topic in hidden and wanted is None:
+        topic_id = id_of(broker, topic) if by_id else None
+        if wanted is None and (topic in hidden or (by_id and topic_id is None)):
             continue
         code = "topic_authorization_failed" if topic in hidden and not not_here else (not_here or "none")
         parts = []
@@ -45,7 +57,7 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
                 committed_leader_epoch=committed.leader_epoch if committed else -1,
                 metadata=committed.metadata if committed else "", error_code=error(partition_code),
             ))
-        out.append(make(topic_cls, name=topic, partitions=tuple(parts)))
+        out.append(make(topic_cls, name=topic, topic_id=topic_id, partitions=tuple(parts)))
     return tuple(out)
 
 
