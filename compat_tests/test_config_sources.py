@@ -105,3 +105,20 @@ def test_describe_configs_of_a_broker_started_with_file_env_and_flag(tmp_path, s
     assert (password.value, password.is_sensitive, password.config_source) == (None, True, STATIC_BROKER_CONFIG)
     assert len(created.partitions) == 4  # the broker runs with the value it reports
     assert f"Warning: {server_properties}: 'log.retention.hours' is not a twinlog setting; skipped" in log
+
+
+def test_advertised_listeners_alone_listen_where_the_broker_would_and_advertise_as_told(tmp_path, monkeypatch):
+    """As a Kafka image's users set only KAFKA_ADVERTISED_LISTENERS: Kafka's listeners then is
+    PLAINTEXT://:9092, here PLAINTEXT on --host/--port. Before, the broker exited with
+    "--advertised-listeners ... need --listeners"."""
+    for key in [k for k in os.environ if k.startswith("TWINLOG_") and k != "TWINLOG_COMPAT_BROKER"]:
+        monkeypatch.delenv(key)
+    proc = BrokerProcess(workdir=tmp_path / "broker")
+    monkeypatch.setenv("TWINLOG_ADVERTISED_LISTENERS", f"PLAINTEXT://localhost:{proc.port}")
+    try:
+        proc.start()
+        with Client.to(proc) as c:
+            brokers = [(b.host, b.port) for b in c.metadata([]).brokers]
+    finally:
+        proc.stop()
+    assert brokers == [("localhost", proc.port)]

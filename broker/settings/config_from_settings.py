@@ -34,7 +34,9 @@ def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str
         if setting.scope == TOPIC and group == "log":
             groups["log"][key] = setting.default
     authorizer = authorizer_settings(groups["acl"])
-    security = security_config(**groups["security"], advertised_host=groups["broker"]["advertised_host"])
+    broker = groups["broker"]
+    security = security_config(**groups["security"], advertised_host=broker["advertised_host"],
+                               default_listener=f"PLAINTEXT://{broker['host']}:{broker['port']}")
     config = BrokerConfig(
         **groups["broker"], log_defaults=LogConfig(**groups["log"]), security=security,
         authorizer=authorizer, consumer_groups=consumer_group_settings(groups["consumer_group"]),

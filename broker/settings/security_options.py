@@ -17,15 +17,19 @@ from broker.settings.security_config import InterBrokerLogin, SecurityConfig
 def security_config(listeners, advertised_listeners, listener_security_protocol_map, inter_broker_listener_name,
                     sasl_enabled_mechanisms, sasl_plain_users, sasl_scram_users, inter_broker_sasl_mechanism,
                     inter_broker_sasl_username, inter_broker_sasl_password, advertised_host=None,
-                    **tls) -> SecurityConfig:
-    """Raises click.UsageError (one line, exit code 2) for what Kafka would refuse at start-up."""
+                    default_listener: str | None = None, **tls) -> SecurityConfig:
+    """Raises click.UsageError (one line, exit code 2) for what Kafka would refuse at start-up.
+    `default_listener`: what --listeners is when only --advertised-listeners or
+    --inter-broker-listener-name is given ("PLAINTEXT://<host>:<port>" of --host and --port), as
+    Kafka's listeners defaults to PLAINTEXT://:9092: a container that sets only
+    KAFKA_ADVERTISED_LISTENERS, as every Kafka image's users do, starts."""
     try:
         parsed = ()
+        if not listeners and (advertised_listeners or inter_broker_listener_name):
+            listeners = default_listener
         if listeners:
             parsed = parse_listeners(listeners, advertised_listeners, listener_security_protocol_map, advertised_host)
             inter_broker_listener(parsed, inter_broker_listener_name)
-        elif advertised_listeners or inter_broker_listener_name:
-            raise InvalidListeners("--advertised-listeners and --inter-broker-listener-name need --listeners")
         for spec in sasl_scram_users:
             parse_add_scram(spec)
     except (InvalidListeners, InvalidCredentialSpec) as exc:
