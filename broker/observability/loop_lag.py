@@ -1,0 +1,171 @@
+"""How late the event loop runs, and what held it when it was late.
+
+Every request, timer and fsync answer of the broker waits for the one event-loop thread, so a
+callback that keeps it for 30 ms adds 30 ms to every client's latency at that moment, and
+nothing else in the broker would say so. This is measured the way Node's monitorEventLoopDelay
+does it: a timer due every INTERVAL_S records how late it fires (`twinlog_event_loop_lag_seconds`,
+metrics.py). A stall of S seconds delays the tick that falls due during it by up to S, so the
+histogram counts stalls at their time share, and one stall longer than INTERVAL_S is always seen.
+
+A tick that fires `stall_threshold_s` late or later is a stall and gets one warning line naming
+what held the loop. The tick cannot know that by itself (it runs after the culprit has
+returned), and asyncio's debug mode, which times every callback, costs too much to leave on. So
+a watchdog thread samples the loop thread's stack (sys._current_frames()) only while the pending
+tick is overdue by half the threshold or more, every tenth of the threshold: it names a callback
+while it still runs, a loop that never comes back included, and costs one wake-up per threshold
+otherwise. The watchdog cannot run during a garbage collection (the collector holds the GIL
+throughout), so collections that take a millisecond or more are timed through gc.callbacks
+and named by the line of the stall they fall in:
+
+    WARNING broker.observability.loop_lag: event loop stalled: a timer ran 153 ms late (threshold
+    100 ms); running: Partition.append (replica/partition.py:412) > ... > Segment.roll
+    (segment/kafka/segment.py:140) (4 of 5 samples), Connection._serve (...) (1); GC: generation 2 38 ms
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+
+from broker.observability.loop_stack import busy_threads, culprit, describe, in_select
+
+log = logging.getLogger(__name__)
+
+INTERVAL_S = 0.02  # the tick's period: 50 wake-ups a second on an idle broker
+MAX_SAMPLES = 50  # per stall: a stall of minutes keeps the first ones
+SHOWN = 3  # distinct callbacks named in a stall's line
+GC_NOTED_S = 0.001  # collections at least this long are kept for the stall lines
+HUNG_S = 5.0  # a stall this long is logged by the watchdog, in case the loop never returns
+
+
+class GcPauses:
+    """The recent garbage collections of GC_NOTED_S or more, in any thread (each holds the GIL,
+    so each stalls the loop); a gc.callbacks entry, called at the start and stop of each one."""
+
+    def __init__(self) -> None:
+        self._started = 0.0
+        self._recent: deque[tuple[float, int, float]] = deque(maxlen=32)  # (ended, generation, seconds)
+
+    def __call__(self, phase: str, info: dict) -> None:
+        now = time.monotonic()
+        if phase == "start":
+            self._started = now
+        elif now - self._started >= GC_NOTED_S:
+            self._recent.append((now, info["generation"], now - self._started))
+
+    def between(self, start: float, end: float) -> list[tuple[int, float]]:
+        return [(generation, took) for ended, generation, took in tuple(self._recent) if start <= ended <= end]
+
+
+class LoopLagMonitor:
+    def __init__(self, loop: asyncio.AbstractEventLoop, stall_threshold_s: float,
+                 observe: Callable[[float], object] | None = None, interval_s: float = INTERVAL_S,
+                 hung_s: float = HUNG_S) -> None:
+        """`observe`: where each tick's lag goes (the histogram), None: nowhere; a threshold of
+        0: no stall lines, no watchdog. `hung_s`: the watchdog's own line for a stall so long."""
+        self._loop = loop
+        self._threshold = stall_threshold_s
+        self._observe = observe
+        self._interval = interval_s
+        self._hung = hung_s
+        self._due = 0.0  # when the pending tick is due (loop.time(), time.monotonic's clock)
+        self._handle: asyncio.TimerHandle | None = None
+        self._samples: tuple[float, list[tuple[str, str]]] = (0.0, [])  # (the overdue tick's due, its stack samples)
+        self._gc = GcPauses()
+        self._stopped = threading.Event()
+        self._watchdog: threading.Thread | None = None
+
+    def start(self) -> None:
+        """From the loop's thread: its stack is the one the watchdog samples."""
+        self._schedule(self._loop.time())
+        if self._threshold > 0:
+            gc.callbacks.append(self._gc)
+            self._watchdog = threading.Thread(target=self._watch, args=(threading.get_ident(),),
+                                              name="loop-watchdog", daemon=True)
+            self._watchdog.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._watchdog is not None:
+            self._watchdog.join()
+            gc.callbacks.remove(self._gc)
+
+    def _schedule(self, now: float) -> None:
+        # From now, not from the last due time: after a stall the next tick measures afresh
+        # instead of firing a burst of late ones.
+        self._due = now + self._interval
+        self._handle = self._loop.call_at(self._due, self._tick)
+
+    def _tick(self) -> None:
+        now = self._loop.time()
+        lag = now - self._due
+        if self._observe is not None:
+            self._observe(lag)
+        if 0 < self._threshold <= lag:
+            self._report(lag, now)
+        self._schedule(now)
+
+    def _report(self, lag: float, now: float) -> None:
+        due, samples = self._samples
+        samples = list(samples) if due == self._due else []
+        # Samples of one culprit (loop_stack.culprit) are counted together, shown as the first.
+        first: dict[str, str] = {}
+        seen = Counter(first.setdefault(key, what) for key, what in samples)
+        if seen:
+            named = [f"{what} ({count} of {len(samples)} samples)" if i == 0 else f"{what} ({count})"
+                     for i, (what, count) in enumerate(seen.most_common(SHOWN))]
+            running = ", ".join(named) + (", ..." if len(seen) > SHOWN else "")
+        else:
+            # The watchdog wakes at half the threshold and the tick had not run by then: it
+            # missed the stall only if it could not take the GIL (or a CPU) in time. Python code
+            # gives the GIL up every switch interval, so one call into C code held it throughout.
+            running = "not sampled: the GIL was held throughout, by one call into C code (in any thread)"
+        pauses = self._gc.between(self._due, now)
+        collected = "; GC: " + ", ".join(f"generation {g} {took * 1000:.0f} ms" for g, took in pauses) if pauses else ""
+        log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms); running: %s%s",
+                    lag * 1000, self._threshold * 1000, running, collected)
+
+    def _watch(self, loop_thread: int) -> None:
+        """The watchdog thread: sleeps until the pending tick is overdue by half the threshold;
+        if it has not run by then, samples the loop's stack until it does."""
+        every = max(self._threshold / 10, 0.001)
+        while not self._stopped.is_set():
+            due = self._due
+            wait = due + self._threshold / 2 - time.monotonic()
+            if wait > 0:
+                self._stopped.wait(wait)
+                continue
+            samples: list[tuple[str, str]] = []
+            self._samples = (due, samples)
+            hung_logged = False
+            while self._due == due and not self._stopped.is_set():
+                if len(samples) < MAX_SAMPLES:
+                    samples.append(sample(loop_thread))
+                if not hung_logged and time.monotonic() - due >= self._hung:
+                    hung_logged = True
+                    log.warning("event loop has not run a timer for %.1f s; running now: %s",
+                                time.monotonic() - due, sample(loop_thread)[1])
+                self._stopped.wait(every)
+
+
+def sample(loop_thread: int) -> tuple[str, str]:
+    """What holds the loop now (loop_stack.py), as (culprit, description): the callback it runs,
+    or, when it is in its selector, the threads that keep it from the GIL."""
+    frames = sys._current_frames()
+    frame = frames.get(loop_thread)
+    if not in_select(frame):
+        return culprit(frame), describe(frame)
+    busy = busy_threads(frames, {loop_thread, threading.get_ident()})
+    if not busy:
+        what = "no callback: the loop in its selector, no other thread running Python (waiting for a CPU)"
+    else:
+        what = "no callback: the loop waiting for the GIL, held by one of " + "; ".join(busy)
+    return what, what

@@ -1,0 +1,119 @@
+"""The loop-lag monitor (broker/observability/loop_lag.py) on a real event loop of its own, with
+real stalls made by the test's own callbacks (compat_tests/test_loop_stalls.py has the broker):
+
+- each tick's lag is observed; a callback that holds the loop 200 ms makes one tick 190 ms or
+  more late, and the stall's warning names that callback, whether it waits in a call that
+  releases the GIL (a sleep) or spins in Python code;
+- a loop held past `hung_s` is named by the watchdog while the callback still runs;
+- a full collection inside a stall is named in its line (the watchdog cannot run during one);
+- a stall shorter than the threshold logs nothing;
+- describe() names a task's coroutine and the innermost frame of what it awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import sys
+import time
+
+from broker.observability.loop_lag import LoopLagMonitor
+from broker.observability.loop_stack import describe
+
+INTERVAL_S = 0.01
+LOGGER = "broker.observability.loop_lag"
+
+
+def _sleep_on_the_loop(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def _spin_on_the_loop(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def _collect_on_the_loop(heap: list) -> None:
+    gc.collect()
+
+
+def run_with_monitor(threshold_s: float, hold, *args, hung_s: float = 5.0) -> list[float]:
+    """Run a fresh loop with a monitor for 10 ticks, then `hold(*args)` as a loop callback, then
+    10 more ticks; the lags observed."""
+    lags: list[float] = []
+
+    async def main() -> None:
+        monitor = LoopLagMonitor(asyncio.get_running_loop(), threshold_s, lags.append, INTERVAL_S, hung_s=hung_s)
+        monitor.start()
+        try:
+            while len(lags) < 10:
+                await asyncio.sleep(INTERVAL_S)
+            asyncio.get_running_loop().call_soon(hold, *args)
+            seen = len(lags)
+            while len(lags) < seen + 10:
+                await asyncio.sleep(INTERVAL_S)
+        finally:
+            monitor.stop()
+
+    asyncio.run(main())
+    return lags
+
+
+def stall_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == LOGGER]
+
+
+def test_a_sleeping_callback_is_measured_and_named(caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    lags = run_with_monitor(0.05, _sleep_on_the_loop, 0.2)
+    assert max(lags) >= 0.19
+    [line] = stall_lines(caplog)
+    assert "event loop stalled: a timer ran" in line
+    assert "_sleep_on_the_loop (broker/tests/test_loop_lag.py:" in line, line
+
+
+def test_a_callback_spinning_in_python_is_named(caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    lags = run_with_monitor(0.05, _spin_on_the_loop, 0.2)
+    assert max(lags) >= 0.19
+    [line] = stall_lines(caplog)
+    assert "_spin_on_the_loop (broker/tests/test_loop_lag.py:" in line, line
+
+
+def test_a_loop_that_does_not_come_back_is_named_while_it_runs(caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    run_with_monitor(0.05, _sleep_on_the_loop, 0.6, hung_s=0.3)
+    hung, stalled = stall_lines(caplog)
+    assert hung.startswith("event loop has not run a timer for") and "_sleep_on_the_loop" in hung, hung
+    assert stalled.startswith("event loop stalled") and "_sleep_on_the_loop" in stalled, stalled
+
+
+def test_a_full_collection_in_a_stall_is_named(caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    heap = [[i] for i in range(1_000_000)]  # about 50 ms to walk
+    run_with_monitor(0.01, _collect_on_the_loop, heap)
+    assert any("GC: generation 2" in line for line in stall_lines(caplog)), stall_lines(caplog)
+
+
+def test_a_short_hold_is_observed_but_not_logged(caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    lags = run_with_monitor(1.0, _sleep_on_the_loop, 0.05)
+    assert len(lags) >= 20 and max(lags) >= 0.04
+    assert stall_lines(caplog) == []
+
+
+async def _inner() -> str:
+    await asyncio.sleep(0)
+    return describe(sys._getframe())
+
+
+async def _outer() -> str:
+    return await _inner()
+
+
+def test_describe_names_the_task_and_where_it_is():
+    what = asyncio.run(_outer())
+    assert what.startswith("_outer (broker/tests/test_loop_lag.py:"), what
+    assert what.endswith(f"_inner (broker/tests/test_loop_lag.py:{_inner.__code__.co_firstlineno + 2})"), what
