@@ -5,7 +5,7 @@ The stall is real client work: a Metadata request for a topic of 5,000 partition
 encoded on the event loop (the response holds an entry per partition), 40-60 ms on a quiet
 2-core machine in either layout. The broker runs with a stall threshold of 10 ms, so each such
 Metadata is a stall with margin. The test checks that
-- twinlog_event_loop_lag_seconds counts a tick and observations over 10 ms;
+- twinlog_event_loop_lag_seconds counts ticks, and observations over 5 ms after the request;
 - a warning line says how late a timer ran and names the callback that held the loop: the
   connection's request loop, serving the request.
 Stalls the machine's scheduler adds only add lines and observations, so they cannot fail it.
@@ -74,5 +74,5 @@ def test_a_heavy_metadata_request_is_a_stall_measured_and_named(stall_broker):
                                   timeout=120, interval=0.2)[0]
     assert late_ms >= THRESHOLD_MS, running
     after = lag_histogram(broker.metrics_port)
-    over = (after["count"] - after["0.01"]) - (before["count"] - before["0.01"])
+    over = (after["count"] - after["0.005"]) - (before["count"] - before["0.005"])
     assert after["count"] > before["count"] and over >= 1, (before, after)

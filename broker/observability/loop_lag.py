@@ -5,21 +5,25 @@ callback that keeps it for 30 ms adds 30 ms to every client's latency at that mo
 nothing else in the broker would say so. This is measured the way Node's monitorEventLoopDelay
 does it: a timer due every INTERVAL_S records how late it fires (`twinlog_event_loop_lag_seconds`,
 metrics.py). A stall of S seconds delays the tick that falls due during it by up to S, so the
-histogram counts stalls at their time share, and one stall longer than INTERVAL_S is always seen.
+histogram counts stalls at their time share. Each wake-up of an idle loop costs ~90 us of CPU
+on the 2-core VM of bench/README.md, so the period is 50 ms (0.2 % of a core idle, with the
+watchdog's), not Node's 10 ms.
 
 A tick that fires `stall_threshold_s` late or later is a stall and gets one warning line naming
-what held the loop. The tick cannot know that by itself (it runs after the culprit has
-returned), and asyncio's debug mode, which times every callback, costs too much to leave on. So
-a watchdog thread samples the loop thread's stack (sys._current_frames()) only while the pending
-tick is overdue by half the threshold or more, every tenth of the threshold: it names a callback
-while it still runs, a loop that never comes back included, and costs one wake-up per threshold
-otherwise. The watchdog cannot run during a garbage collection (the collector holds the GIL
-throughout), so collections that take a millisecond or more are timed through gc.callbacks
-and named by the line of the stall they fall in:
+what held the loop: every stall of threshold + INTERVAL_S or longer does, since a tick falls
+due at least a threshold before it ends. The tick cannot know what held the loop (it runs after
+the culprit has returned), and asyncio's debug mode, which times every callback, costs too
+much to leave on. So a watchdog thread samples the loop thread's stack (sys._current_frames())
+only while the pending tick is overdue by half the threshold or more, every tenth of the
+threshold: it names a callback while it still runs, a loop that never comes back included, and
+otherwise wakes once per half threshold. The watchdog cannot run during a garbage collection
+(the collector holds the GIL throughout), so collections that take a millisecond or more are
+timed through gc.callbacks and named by the line of the stall they fall in:
 
-    WARNING broker.observability.loop_lag: event loop stalled: a timer ran 153 ms late (threshold
-    100 ms); running: Partition.append (replica/partition.py:412) > ... > Segment.roll
-    (segment/kafka/segment.py:140) (4 of 5 samples), Connection._serve (...) (1); GC: generation 2 38 ms
+    WARNING broker.observability.loop_lag: event loop stalled: a timer ran 43 ms late (threshold
+    10 ms); running: KafkaConnection._serve (broker/net/server.py:241) > ... > encode_response
+    (wire/protocol.py:289) > ... > write_int32 (kio/serial/writers.py:49) (4 of 5 samples), ...;
+    GC: generation 2 38 ms
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from broker.observability.loop_stack import busy_threads, culprit, describe, in_
 
 log = logging.getLogger(__name__)
 
-INTERVAL_S = 0.02  # the tick's period: 50 wake-ups a second on an idle broker
+INTERVAL_S = 0.05
 MAX_SAMPLES = 50  # per stall: a stall of minutes keeps the first ones
 SHOWN = 3  # distinct callbacks named in a stall's line
 GC_NOTED_S = 0.001  # collections at least this long are kept for the stall lines
@@ -82,7 +86,10 @@ class LoopLagMonitor:
         self._watchdog: threading.Thread | None = None
 
     def start(self) -> None:
-        """From the loop's thread: its stack is the one the watchdog samples."""
+        """From the loop's thread: its stack is the one the watchdog samples. With nowhere to
+        observe and no threshold, nothing starts."""
+        if self._observe is None and self._threshold <= 0:
+            return
         self._schedule(self._loop.time())
         if self._threshold > 0:
             gc.callbacks.append(self._gc)

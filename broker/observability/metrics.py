@@ -25,7 +25,7 @@ metrics_collector.py; the HTTP side in metrics_http.py.
                                                                    with flush.messages, followers)
     twinlog_startup_recovery_seconds                               opening and recovering the data dir
     twinlog_startup_seconds                                        process start -> ready (/health 200)
-    twinlog_event_loop_lag_seconds                                 how late a timer due every 20 ms ran
+    twinlog_event_loop_lag_seconds                                 how late a timer due every 50 ms ran
                                                                    (Kafka's JVM has no such loop; Node's
                                                                    monitorEventLoopDelay's measure)
 
