@@ -26,7 +26,8 @@ from compat_tests.waiting import wait_until
 
 THRESHOLD_MS = 10
 PARTITIONS = 5_000
-STALL = re.compile(r"event loop stalled: a timer ran (\d+) ms late \(threshold 10 ms\); running: (.*)")
+STALL = re.compile(r"event loop stalled: a timer ran (\d+) ms late \(threshold 10 ms\), "
+                   r"\d+ ms of it waiting for a CPU; running: (.*)")
 # The connection's request loop is the callback; the deepest frame of ours under it follows.
 SERVING = "KafkaConnection._serve (broker/net/server.py:"
 

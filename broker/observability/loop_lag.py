@@ -16,14 +16,13 @@ the culprit has returned), and asyncio's debug mode, which times every callback,
 much to leave on. So a watchdog thread samples the loop thread's stack (sys._current_frames())
 only while the pending tick is overdue by half the threshold or more, every tenth of the
 threshold: it names a callback while it still runs, a loop that never comes back included, and
-otherwise wakes once per half threshold. The watchdog cannot run during a garbage collection
-(the collector holds the GIL throughout), so collections that take a millisecond or more are
-timed through gc.callbacks and named by the line of the stall they fall in:
+otherwise wakes once per half threshold. What no sample shows, a garbage collection and the
+loop thread's wait for a CPU, the line takes from loop_pauses.py:
 
     WARNING broker.observability.loop_lag: event loop stalled: a timer ran 43 ms late (threshold
-    10 ms); running: KafkaConnection._serve (broker/net/server.py:241) > ... > encode_response
-    (wire/protocol.py:289) > ... > write_int32 (kio/serial/writers.py:49) (4 of 5 samples), ...;
-    GC: generation 2 38 ms
+    10 ms), 0 ms of it waiting for a CPU; running: KafkaConnection._serve (broker/net/server.py:241)
+    > ... > encode_response (wire/protocol.py:289) > ... > write_int32 (kio/serial/writers.py:49)
+    (4 of 5 samples), ...; GC: generation 2 38 ms
 """
 
 from __future__ import annotations
@@ -34,9 +33,10 @@ import logging
 import sys
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 
+from broker.observability.loop_pauses import CpuWait, GcPauses
 from broker.observability.loop_stack import busy_threads, culprit, describe, in_select
 
 log = logging.getLogger(__name__)
@@ -44,27 +44,7 @@ log = logging.getLogger(__name__)
 INTERVAL_S = 0.05
 MAX_SAMPLES = 50  # per stall: a stall of minutes keeps the first ones
 SHOWN = 3  # distinct callbacks named in a stall's line
-GC_NOTED_S = 0.001  # collections at least this long are kept for the stall lines
 HUNG_S = 5.0  # a stall this long is logged by the watchdog, in case the loop never returns
-
-
-class GcPauses:
-    """The recent garbage collections of GC_NOTED_S or more, in any thread (each holds the GIL,
-    so each stalls the loop); a gc.callbacks entry, called at the start and stop of each one."""
-
-    def __init__(self) -> None:
-        self._started = 0.0
-        self._recent: deque[tuple[float, int, float]] = deque(maxlen=32)  # (ended, generation, seconds)
-
-    def __call__(self, phase: str, info: dict) -> None:
-        now = time.monotonic()
-        if phase == "start":
-            self._started = now
-        elif now - self._started >= GC_NOTED_S:
-            self._recent.append((now, info["generation"], now - self._started))
-
-    def between(self, start: float, end: float) -> list[tuple[int, float]]:
-        return [(generation, took) for ended, generation, took in tuple(self._recent) if start <= ended <= end]
 
 
 class LoopLagMonitor:
@@ -82,6 +62,8 @@ class LoopLagMonitor:
         self._handle: asyncio.TimerHandle | None = None
         self._samples: tuple[float, list[tuple[str, str]]] = (0.0, [])  # (the overdue tick's due, its stack samples)
         self._gc = GcPauses()
+        self._cpu_wait: CpuWait | None = None
+        self._waited_before = 0.0  # the loop thread's CPU wait at the last tick
         self._stopped = threading.Event()
         self._watchdog: threading.Thread | None = None
 
@@ -93,6 +75,8 @@ class LoopLagMonitor:
         self._schedule(self._loop.time())
         if self._threshold > 0:
             gc.callbacks.append(self._gc)
+            self._cpu_wait = CpuWait()
+            self._waited_before = self._cpu_wait.seconds()
             self._watchdog = threading.Thread(target=self._watch, args=(threading.get_ident(),),
                                               name="loop-watchdog", daemon=True)
             self._watchdog.start()
@@ -104,6 +88,7 @@ class LoopLagMonitor:
         if self._watchdog is not None:
             self._watchdog.join()
             gc.callbacks.remove(self._gc)
+            self._cpu_wait.close()
 
     def _schedule(self, now: float) -> None:
         # From now, not from the last due time: after a stall the next tick measures afresh
@@ -116,11 +101,15 @@ class LoopLagMonitor:
         lag = now - self._due
         if self._observe is not None:
             self._observe(lag)
-        if 0 < self._threshold <= lag:
-            self._report(lag, now)
+        if self._cpu_wait is not None:
+            waited, self._waited_before = self._waited_before, self._cpu_wait.seconds()
+            if self._threshold <= lag:
+                self._report(lag, now, self._waited_before - waited)
         self._schedule(now)
 
-    def _report(self, lag: float, now: float) -> None:
+    def _report(self, lag: float, now: float, cpu_wait: float) -> None:
+        """One stall's line; `cpu_wait`: how long the loop's thread waited for a CPU since the
+        tick before."""
         due, samples = self._samples
         samples = list(samples) if due == self._due else []
         # Samples of one culprit (loop_stack.culprit) are counted together, shown as the first.
@@ -137,8 +126,9 @@ class LoopLagMonitor:
             running = "not sampled: the GIL was held throughout, by one call into C code (in any thread)"
         pauses = self._gc.between(self._due, now)
         collected = "; GC: " + ", ".join(f"generation {g} {took * 1000:.0f} ms" for g, took in pauses) if pauses else ""
-        log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms); running: %s%s",
-                    lag * 1000, self._threshold * 1000, running, collected)
+        log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms), %.0f ms of it waiting for a "
+                    "CPU; running: %s%s", lag * 1000, self._threshold * 1000, min(cpu_wait, lag) * 1000, running,
+                    collected)
 
     def _watch(self, loop_thread: int) -> None:
         """The watchdog thread: sleeps until the pending tick is overdue by half the threshold;

@@ -7,6 +7,8 @@ real stalls made by the test's own callbacks (compat_tests/test_loop_stalls.py h
 - a loop held past `hung_s` is named by the watchdog while the callback still runs;
 - a full collection inside a stall is named in its line (the watchdog cannot run during one);
 - a stall shorter than the threshold logs nothing;
+- a loop thread that shares its core with another process's busy loop is counted waiting for a
+  CPU, in CpuWait and in the stall's line;
 - describe() names a task's coroutine and the innermost frame of what it awaits.
 """
 
@@ -15,10 +17,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
+import re
+import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 from broker.observability.loop_lag import LoopLagMonitor
+from broker.observability.loop_pauses import CpuWait
 from broker.observability.loop_stack import describe
 
 INTERVAL_S = 0.01
@@ -102,6 +109,47 @@ def test_a_short_hold_is_observed_but_not_logged(caplog):
     lags = run_with_monitor(1.0, _sleep_on_the_loop, 0.05)
     assert len(lags) >= 20 and max(lags) >= 0.04
     assert stall_lines(caplog) == []
+
+
+@contextmanager
+def sharing_a_core(seconds: float):
+    """This thread and a process spinning for `seconds` pinned to one core together."""
+    core = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {core})  # pid 0: this thread alone, on Linux
+    spin = (f"import os, time; os.sched_setaffinity(0, {{{core}}}); print(flush=True); "
+            f"end = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass")
+    proc = subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()  # it is pinned and spinning
+        yield
+    finally:
+        proc.wait()
+        os.sched_setaffinity(0, mine)
+
+
+def test_cpu_wait_counts_time_without_a_cpu():
+    wait = CpuWait()
+    try:
+        before = wait.seconds()
+        with sharing_a_core(0.4):
+            _spin_on_the_loop(0.3)
+        assert wait.seconds() - before >= 0.05
+    finally:
+        wait.close()
+
+
+def _spin_beside_another_process(seconds: float) -> None:
+    with sharing_a_core(seconds):
+        _spin_on_the_loop(seconds)
+
+
+def test_a_stall_for_want_of_a_cpu_says_so(caplog):
+    caplog.set_level(logging.WARNING, LOGGER)
+    run_with_monitor(0.05, _spin_beside_another_process, 0.3)
+    [line] = stall_lines(caplog)
+    waited = int(re.search(r"late \(threshold 50 ms\), (\d+) ms of it waiting for a CPU", line).group(1))
+    assert waited >= 50, line
 
 
 async def _inner() -> str:
