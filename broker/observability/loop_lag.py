@@ -20,9 +20,9 @@ otherwise wakes once per half threshold. What no sample shows, a garbage collect
 loop thread's wait for a CPU, the line takes from loop_pauses.py:
 
     WARNING broker.observability.loop_lag: event loop stalled: a timer ran 43 ms late (threshold
-    10 ms), 0 ms of it waiting for a CPU; running: KafkaConnection._serve (broker/net/server.py:241)
-    > ... > encode_response (wire/protocol.py:289) > ... > write_int32 (kio/serial/writers.py:49)
-    (4 of 5 samples), ...; GC: generation 2 38 ms
+    10 ms; the loop's thread waited 0 ms for a CPU since the tick before); running:
+    KafkaConnection._serve (broker/net/server.py:241) > ... > encode_response (wire/protocol.py:289)
+    > ... > write_int32 (kio/serial/writers.py:49) (4 of 5 samples), ...; GC: generation 2 38 ms
 """
 
 from __future__ import annotations
@@ -126,9 +126,11 @@ class LoopLagMonitor:
             running = "not sampled: the GIL was held throughout, by one call into C code (in any thread)"
         pauses = self._gc.between(self._due, now)
         collected = "; GC: " + ", ".join(f"generation {g} {took * 1000:.0f} ms" for g, took in pauses) if pauses else ""
-        log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms), %.0f ms of it waiting for a "
-                    "CPU; running: %s%s", lag * 1000, self._threshold * 1000, min(cpu_wait, lag) * 1000, running,
-                    collected)
+        # The wait is counted from the tick before, not from the late one's due time (no reading
+        # exists of that moment): a loop thread short of CPU all along is blamed for a little more.
+        log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms; the loop's thread waited "
+                    "%.0f ms for a CPU since the tick before); running: %s%s", lag * 1000, self._threshold * 1000,
+                    cpu_wait * 1000, running, collected)
 
     def _watch(self, loop_thread: int) -> None:
         """The watchdog thread: sleeps until the pending tick is overdue by half the threshold;
