@@ -27,7 +27,7 @@ from compat_tests.waiting import wait_until
 THRESHOLD_MS = 10
 PARTITIONS = 5_000
 STALL = re.compile(r"event loop stalled: a timer ran (\d+) ms late \(threshold 10 ms; the loop's thread "
-                   r"waited \d+ ms for a CPU since the tick before\); running: (.*)")
+                   r"waited \d+ ms for a CPU in the last \d+ ms\); running: (.*)")
 # The connection's request loop is the callback; the deepest frame of ours under it follows.
 SERVING = "KafkaConnection._serve (broker/net/server.py:"
 

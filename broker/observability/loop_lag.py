@@ -20,7 +20,7 @@ otherwise wakes once per half threshold. What no sample shows, a garbage collect
 loop thread's wait for a CPU, the line takes from loop_pauses.py:
 
     WARNING broker.observability.loop_lag: event loop stalled: a timer ran 43 ms late (threshold
-    10 ms; the loop's thread waited 0 ms for a CPU since the tick before); running:
+    10 ms; the loop's thread waited 0 ms for a CPU in the last 38 ms); running:
     KafkaConnection._serve (broker/net/server.py:241) > ... > encode_response (wire/protocol.py:289)
     > ... > write_int32 (kio/serial/writers.py:49) (4 of 5 samples), ...; GC: generation 2 38 ms
 """
@@ -60,10 +60,12 @@ class LoopLagMonitor:
         self._hung = hung_s
         self._due = 0.0  # when the pending tick is due (loop.time(), time.monotonic's clock)
         self._handle: asyncio.TimerHandle | None = None
-        self._samples: tuple[float, list[tuple[str, str]]] = (0.0, [])  # (the overdue tick's due, its stack samples)
+        # The overdue tick's due time, the watchdog's stack samples, and its CPU-wait mark: a
+        # (time, the loop thread's CPU wait) reading taken at its first sample.
+        self._samples: tuple[float, list[tuple[str, str]], tuple[float, float]] = (0.0, [], (0.0, 0.0))
         self._gc = GcPauses()
         self._cpu_wait: CpuWait | None = None
-        self._waited_before = 0.0  # the loop thread's CPU wait at the last tick
+        self._tick_mark = (0.0, 0.0)  # (time, the loop thread's CPU wait) at the last tick
         self._stopped = threading.Event()
         self._watchdog: threading.Thread | None = None
 
@@ -76,8 +78,9 @@ class LoopLagMonitor:
         if self._threshold > 0:
             gc.callbacks.append(self._gc)
             self._cpu_wait = CpuWait()
-            self._waited_before = self._cpu_wait.seconds()
-            self._watchdog = threading.Thread(target=self._watch, args=(threading.get_ident(),),
+            self._tick_mark = (self._loop.time(), self._cpu_wait.seconds())
+            self._watchdog = threading.Thread(target=self._watch,
+                                              args=(threading.get_ident(), threading.get_native_id()),
                                               name="loop-watchdog", daemon=True)
             self._watchdog.start()
 
@@ -102,16 +105,17 @@ class LoopLagMonitor:
         if self._observe is not None:
             self._observe(lag)
         if self._cpu_wait is not None:
-            waited, self._waited_before = self._waited_before, self._cpu_wait.seconds()
+            mark, self._tick_mark = self._tick_mark, (now, self._cpu_wait.seconds())
             if self._threshold <= lag:
-                self._report(lag, now, self._waited_before - waited)
+                self._report(lag, now, mark)
         self._schedule(now)
 
-    def _report(self, lag: float, now: float, cpu_wait: float) -> None:
-        """One stall's line; `cpu_wait`: how long the loop's thread waited for a CPU since the
-        tick before."""
-        due, samples = self._samples
-        samples = list(samples) if due == self._due else []
+    def _report(self, lag: float, now: float, tick_mark: tuple[float, float]) -> None:
+        """One stall's line. The loop thread's wait for a CPU is counted from the watchdog's
+        first sample, inside the stall; without one, from the tick before (`tick_mark`), which
+        also counts waits from before the stall."""
+        due, samples, mark = self._samples
+        samples, mark = (list(samples), mark) if due == self._due else ([], tick_mark)
         # Samples of one culprit (loop_stack.culprit) are counted together, shown as the first.
         first: dict[str, str] = {}
         seen = Counter(first.setdefault(key, what) for key, what in samples)
@@ -126,16 +130,21 @@ class LoopLagMonitor:
             running = "not sampled: the GIL was held throughout, by one call into C code (in any thread)"
         pauses = self._gc.between(self._due, now)
         collected = "; GC: " + ", ".join(f"generation {g} {took * 1000:.0f} ms" for g, took in pauses) if pauses else ""
-        # The wait is counted from the tick before, not from the late one's due time (no reading
-        # exists of that moment): a loop thread short of CPU all along is blamed for a little more.
         log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms; the loop's thread waited "
-                    "%.0f ms for a CPU since the tick before); running: %s%s", lag * 1000, self._threshold * 1000,
-                    cpu_wait * 1000, running, collected)
+                    "%.0f ms for a CPU in the last %.0f ms); running: %s%s", lag * 1000, self._threshold * 1000,
+                    (self._tick_mark[1] - mark[1]) * 1000, (now - mark[0]) * 1000, running, collected)
 
-    def _watch(self, loop_thread: int) -> None:
+    def _watch(self, loop_thread: int, loop_native_id: int) -> None:
         """The watchdog thread: sleeps until the pending tick is overdue by half the threshold;
         if it has not run by then, samples the loop's stack until it does."""
         every = max(self._threshold / 10, 0.001)
+        loop_cpu_wait = CpuWait(loop_native_id)
+        try:
+            self._watch_ticks(loop_thread, loop_cpu_wait, every)
+        finally:
+            loop_cpu_wait.close()
+
+    def _watch_ticks(self, loop_thread: int, loop_cpu_wait: CpuWait, every: float) -> None:
         while not self._stopped.is_set():
             due = self._due
             wait = due + self._threshold / 2 - time.monotonic()
@@ -143,7 +152,7 @@ class LoopLagMonitor:
                 self._stopped.wait(wait)
                 continue
             samples: list[tuple[str, str]] = []
-            self._samples = (due, samples)
+            self._samples = (due, samples, (time.monotonic(), loop_cpu_wait.seconds()))
             hung_logged = False
             while self._due == due and not self._stopped.is_set():
                 if len(samples) < MAX_SAMPLES:

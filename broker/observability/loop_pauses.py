@@ -41,12 +41,14 @@ class GcPauses:
 
 
 class CpuWait:
-    """The calling thread's time spent runnable without a CPU, read in a few microseconds
-    (one pread of a descriptor kept open); 0 where /proc has no schedstat."""
+    """A thread's time spent runnable without a CPU, read in a few microseconds (one pread of a
+    descriptor kept open); 0 where /proc has no schedstat."""
 
-    def __init__(self) -> None:
+    def __init__(self, native_id: int | None = None) -> None:
+        """`native_id`: the thread's (threading.get_native_id()); None: the calling thread."""
+        tid = native_id if native_id is not None else threading.get_native_id()
         try:
-            self._fd: int | None = os.open(f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY)
+            self._fd: int | None = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
         except OSError:
             self._fd = None
 
