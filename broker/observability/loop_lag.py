@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from broker.observability.loop_pauses import CpuWait, GcPauses
-from broker.observability.loop_stack import busy_threads, culprit, describe, in_select
+from broker.observability.loop_stack import busy_threads, culprit, describe, in_select, runs
 
 log = logging.getLogger(__name__)
 
@@ -152,23 +152,28 @@ class LoopLagMonitor:
                 self._stopped.wait(wait)
                 continue
             samples: list[tuple[str, str]] = []
-            self._samples = (due, samples, (time.monotonic(), loop_cpu_wait.seconds()))
             hung_logged = False
             while self._due == due and not self._stopped.is_set():
-                if len(samples) < MAX_SAMPLES:
-                    samples.append(sample(loop_thread))
-                if not hung_logged and time.monotonic() - due >= self._hung:
+                taken = sample(loop_thread) if len(samples) < MAX_SAMPLES else None
+                if taken is not None:  # None: the late tick itself is running, the stall is over
+                    if not samples:
+                        self._samples = (due, samples, (time.monotonic(), loop_cpu_wait.seconds()))
+                    samples.append(taken)
+                if not hung_logged and time.monotonic() - due >= self._hung and (now := sample(loop_thread)):
                     hung_logged = True
                     log.warning("event loop has not run a timer for %.1f s; running now: %s",
-                                time.monotonic() - due, sample(loop_thread)[1])
+                                time.monotonic() - due, now[1])
                 self._stopped.wait(every)
 
 
-def sample(loop_thread: int) -> tuple[str, str]:
+def sample(loop_thread: int) -> tuple[str, str] | None:
     """What holds the loop now (loop_stack.py), as (culprit, description): the callback it runs,
-    or, when it is in its selector, the threads that keep it from the GIL."""
+    or, when it is in its selector, the threads that keep it from the GIL; None when it runs the
+    tick (which reads the CPU wait in a call that lets the watchdog in)."""
     frames = sys._current_frames()
     frame = frames.get(loop_thread)
+    if runs(frame, LoopLagMonitor._tick.__code__):
+        return None
     if not in_select(frame):
         return culprit(frame), describe(frame)
     busy = busy_threads(frames, {loop_thread, threading.get_ident()})

@@ -26,7 +26,7 @@ import selectors
 import sysconfig
 import threading
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 
 _LOOP_RUNS_CALLBACK = asyncio.events.Handle._run.__code__
 _SELECT = selectors.EpollSelector.select.__code__ if hasattr(selectors, "EpollSelector") else None
@@ -98,6 +98,15 @@ def culprit(frame: FrameType | None) -> str:
     if named and len(named) > 1 and not _ours(named[-1]):
         named.pop()
     return " > ".join(f"{f.f_code.co_qualname} ({short_path(f.f_code.co_filename)})" for f in named)
+
+
+def runs(frame: FrameType | None, code: CodeType) -> bool:
+    """`code` is on the stack whose innermost frame is `frame`."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def in_select(frame: FrameType | None) -> bool:
