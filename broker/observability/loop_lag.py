@@ -178,7 +178,9 @@ def sample(loop_thread: int) -> tuple[str, str] | None:
         return culprit(frame), describe(frame)
     busy = busy_threads(frames, {loop_thread, threading.get_ident()})
     if not busy:
-        what = "no callback: the loop in its selector, no other thread running Python (waiting for a CPU)"
+        # Not a callback of ours: the thread waits for the GIL (held by C code in some thread)
+        # or for a CPU; the line's CPU-wait figure tells which.
+        what = "no callback: the loop in its selector, no other thread running Python"
     else:
         what = "no callback: the loop waiting for the GIL, held by one of " + "; ".join(busy)
     return what, what
