@@ -48,6 +48,8 @@ HUNG_S = 5.0  # a stall this long is logged by the watchdog, in case the loop ne
 
 
 class LoopLagMonitor:
+    """The tick, the watchdog and the stall lines of one event loop (the module's docstring)."""
+
     def __init__(self, loop: asyncio.AbstractEventLoop, stall_threshold_s: float,
                  observe: Callable[[float], object] | None = None, interval_s: float = INTERVAL_S,
                  hung_s: float = HUNG_S) -> None:
@@ -125,9 +127,10 @@ class LoopLagMonitor:
             running = ", ".join(named) + (", ..." if len(seen) > SHOWN else "")
         else:
             # The watchdog wakes at half the threshold and the tick had not run by then: it
-            # missed the stall only if it could not take the GIL (or a CPU) in time. Python code
-            # gives the GIL up every switch interval, so one call into C code held it throughout.
-            running = "not sampled: the GIL was held throughout, by one call into C code (in any thread)"
+            # missed the stall only if it could not take the GIL or a CPU in time. Python code
+            # gives the GIL up every switch interval, so without a CPU wait one call into C code
+            # held it throughout.
+            running = "not sampled: the watchdog got no turn (the GIL held by one call into C code, or no CPU free)"
         pauses = self._gc.between(self._due, now)
         collected = "; GC: " + ", ".join(f"generation {g} {took * 1000:.0f} ms" for g, took in pauses) if pauses else ""
         log.warning("event loop stalled: a timer ran %.0f ms late (threshold %.0f ms; the loop's thread waited "
