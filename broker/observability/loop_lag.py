@@ -162,10 +162,10 @@ class LoopLagMonitor:
                     if not samples:
                         self._samples = (due, samples, (time.monotonic(), loop_cpu_wait.seconds()))
                     samples.append(taken)
-                if not hung_logged and time.monotonic() - due >= self._hung and (now := sample(loop_thread)):
+                if not hung_logged and time.monotonic() - due >= self._hung and (fresh := sample(loop_thread)):
                     hung_logged = True
                     log.warning("event loop has not run a timer for %.1f s; running now: %s",
-                                time.monotonic() - due, now[1])
+                                time.monotonic() - due, fresh[1])
                 self._stopped.wait(every)
 
 
