@@ -27,6 +27,7 @@ from segment.log import StorageError
 from broker.broker import Broker
 from broker.settings.config import BrokerConfig
 from broker.storage.data_dir_lock import DataDirLock, DataDirUnusable
+from broker.observability.loop_lag import LoopLagMonitor
 from broker.observability.metrics_http import MetricsEndpoint
 from broker.net.listener_sockets import BoundListeners, ListenerBindError
 
@@ -94,11 +95,15 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
     await broker.join_cluster()  # a cluster member registers once it can answer its peers' fetches
     broker.start_background()
     _freeze_startup_heap()
+    lag = LoopLagMonitor(asyncio.get_running_loop(), config.event_loop_stall_threshold_ms / 1000,
+                         metrics.metrics.event_loop_lag.observe if metrics.metrics is not None else None)
+    lag.start()  # serving from here on: start-up's own long steps (recovery) are not stalls of it
     log.info("twinlog listening on %s:%d, data in %s (%s storage)",
              config.host, config.port, config.data_dir, config.storage_mode)
     metrics.ready()
     await stop.wait()
     log.info("shutting down")
+    lag.stop()
     metrics.stopping()
     await broker.controlled_shutdown()
     server.close()

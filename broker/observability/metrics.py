@@ -28,6 +28,9 @@ metrics_collector.py; the HTTP side in metrics_http.py.
                                                                    checkpoint, ...: segment/fsync_count.py)
     twinlog_startup_recovery_seconds                               opening and recovering the data dir
     twinlog_startup_seconds                                        process start -> ready (/health 200)
+    twinlog_event_loop_lag_seconds                                 how late a timer due every 50 ms ran
+                                                                   (Kafka's JVM has no such loop; Node's
+                                                                   monitorEventLoopDelay's measure)
 
 Requests are labelled with Kafka's API names (ProduceRequest -> "Produce"), and a Fetch, as in
 Kafka's request metrics, as "FetchConsumer" or "FetchFollower".
@@ -62,6 +65,9 @@ RECORD_COUNT_AT = slice(57, 61)  # a v2 batch header's record count (wire/record
 # default) and an acks=all produce's timeout.
 TIME_BUCKETS_MS = (0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 FSYNC_BUCKETS_MS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 5000)
+# An idle loop's timer fires within a millisecond (epoll's timeout is in whole milliseconds);
+# a stall a client notices is tens of milliseconds, one that times out requests seconds.
+LAG_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)
 
 
 def request_name(api_key: int, version: int, follower: bool = False) -> str:
@@ -105,6 +111,9 @@ class BrokerMetrics:
         self.startup_seconds = Gauge("twinlog_startup_seconds",
                                      "Seconds from start-up to serving (logs recovered, listener open, "
                                      "cluster metadata applied)", registry=r)
+        self.event_loop_lag = Histogram("twinlog_event_loop_lag_seconds",
+                                        "Seconds a timer due on the event loop ran late (loop_lag.py)",
+                                        buckets=LAG_BUCKETS_S, registry=r)
         self._by_request: dict[tuple[int, int, bool], tuple] = {}
         self._by_error: dict[tuple[str, object], object] = {}
         self._by_topic: dict[str, tuple] = {}

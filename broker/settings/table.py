@@ -350,6 +350,10 @@ SETTINGS: tuple[Setting, ...] = (
     _s("metrics.port", "metrics-port", Int(0, 65535), None,
        "Serve Prometheus metrics on http://HOST:PORT/metrics and readiness on /health (200 once "
        "serving, 503 before); 0: any free port (logged) [default: off].", "broker:metrics_port"),
+    _s("event.loop.stall.threshold.ms", "event-loop-stall-threshold-ms", Int(0), 100,
+       "Log a warning naming what held the event loop when it runs a timer this much late: every "
+       "client of the broker waited that long. 0: no such lines (the lag histogram on --metrics-port "
+       "is kept either way).", "broker:event_loop_stall_threshold_ms"),
     _s("log.level", "log-level", Choice(("DEBUG", "INFO", "WARNING", "ERROR"), fold=str.upper), "INFO",
        "Lowest level of the broker's log lines.", "process:log_level", describe=False),
     # Listeners and SASL: security_config.py says what each means
