@@ -277,7 +277,10 @@ def test_txn_offset_commit_is_checked_against_member_epochs(client, version):
             end_txn(client, m.group, txn["pid"], commit_it=True)
 
     def committed() -> int | None:
-        return fetch(client, m.group).topics[0].partitions[0].committed_offset
+        """None until the transaction's offsets are committed: its markers are written after the
+        EndTxn answer (transactions V2), and until then OffsetFetch may name no topic."""
+        topics = fetch(client, m.group).topics
+        return topics[0].partitions[0].committed_offset if topics else None
 
     if version < 3:  # no member fields: refused while the group has members, as OffsetCommit with epoch -1
         assert commit_at(3) == UNKNOWN_MEMBER_ID

@@ -167,7 +167,9 @@ def test_end_txn_commits_and_aborts(client, version):
     assert produce_txn(client, tid, topic, pid, epoch, 0, [b"kept"]) == 0
     assert end_txn(client, tid, pid, epoch, commit=True, version=version) == NONE
     assert stable(client, topic) == 2  # the record and its COMMIT marker
-    assert add_partitions(client, tid, pid, epoch, topic) == [NONE]
+    # The marker is readable before the coordinator has written CompleteCommit; until then it
+    # answers CONCURRENT_TRANSACTIONS, which clients retry, as Kafka's does.
+    wait_until(lambda: add_partitions(client, tid, pid, epoch, topic) == [NONE], "the next transaction's partition")
     assert produce_txn(client, tid, topic, pid, epoch, 1, [b"dropped"]) == 2
     fenced = PRODUCER_FENCED if version >= 2 else INVALID_PRODUCER_EPOCH
     assert end_txn(client, tid, pid, epoch + 1, commit=False, version=version) == fenced
