@@ -183,24 +183,30 @@ class PendingWrites:
         return bool(self._durable) or (self._acks == -1 and any(p.high_watermark < end for _, p, end in self._stored))
 
     async def completed(self, timeout_s: float) -> list[WriteResult]:
+        """Each result once it counts. What needs no wait is answered without giving up the event
+        loop: a coordinator's next step (a transaction's Complete record after its markers)
+        then follows its write at once, before a client that saw the write can ask again."""
         failed: dict[Partition, StorageError] = {}
-        covered = await asyncio.gather(*(self._commits.sync(p) for p in self._durable), return_exceptions=True)
-        for p, upto in zip(self._durable, covered):
-            if isinstance(upto, StorageError):
-                failed[p] = upto
-            elif isinstance(upto, BaseException):
-                raise upto
-            else:
-                p.publish(upto)
+        if self._durable:
+            covered = await asyncio.gather(*(self._commits.sync(p) for p in self._durable), return_exceptions=True)
+            for p, upto in zip(self._durable, covered):
+                if isinstance(upto, StorageError):
+                    failed[p] = upto
+                elif isinstance(upto, BaseException):
+                    raise upto
+                else:
+                    p.publish(upto)
         results = self.results
-        waiting = []
+        replicated, waiting = [], []  # acks=all: the HW is past the write already, or not yet
         for i, p, end in self._stored:
             if p in failed:
                 results[i] = WriteResult(ErrorCode.kafka_storage_error, str(failed[p]))
             elif self._acks == -1:
-                waiting.append((i, p, end))
-        codes = await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
-        for (i, _, _), code in zip(waiting, codes):
+                (replicated if p.high_watermark >= end else waiting).append((i, p, end))
+        codes = [await p.wait_for_replication(end, timeout_s) for _, p, end in replicated]  # none suspends
+        if waiting:
+            codes += await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
+        for (i, _, _), code in zip(replicated + waiting, codes):
             if code != "none":
                 results[i] = WriteResult(ErrorCode[code])
         return results

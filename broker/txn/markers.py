@@ -69,10 +69,13 @@ class MarkerWriter:
                  if topics.get(t) is not None and (p := topics.partition(t, i)) is not None and p.is_leader]
         led_here = set(local)
         remote = [tp for tp in pending if tp not in led_here]
-        appended, *sent = await asyncio.gather(
-            append_markers(self._broker, [Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
-                                          for t, i in local]),
-            *(self._remote_one(t, i, producer_id, producer_epoch, coordinator_epoch, commit) for t, i in remote))
+        appending = append_markers(self._broker, [Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
+                                                  for t, i in local])
+        if remote:
+            appended, *sent = await asyncio.gather(appending, *(
+                self._remote_one(t, i, producer_id, producer_epoch, coordinator_epoch, commit) for t, i in remote))
+        else:  # awaited directly: markers that need no wait leave the loop to the transaction's next step
+            appended, sent = await appending, []
         codes = dict(zip(local, appended)) | dict(zip(remote, sent))
         return [codes[tp] for tp in pending]
 
