@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 
+from compat_tests.broker_process import BrokerProcess
 from compat_tests.raw_kafka import REF, Client, build_request, make_batch, read_records
 from compat_tests.topics import unique_topic
-from compat_tests.waiting import holds_throughout
+from compat_tests.waiting import holds_throughout, wait_until
 from segment.kafka.store import RECOVERY_CHECKPOINT, read_checkpoint
 
 
@@ -55,6 +56,29 @@ def test_without_periodic_flush_the_checkpoint_waits_for_shutdown(broker_factory
     holds_throughout(1.0, lambda: not on_disk(broker, topic), "the checkpoint unmoved before shutdown")
     broker.stop()
     assert on_disk(broker, topic)
+
+
+def test_the_commitlog_checkpoints_in_the_background_once_a_commitlog_file_of_units_is_written(tmp_path):
+    """No flush.ms, no flush.messages: the commitlog store still checkpoints its queues, in the
+    background, once units filling a commitlog file were dispatched since the last checkpoint
+    (segment/rocket/store.py), so a crash re-dispatches about a file at most. Before the write
+    path, only a flush or shutdown checkpointed it."""
+    from segment.rocket.checkpoint import read_checkpoint as read_rocket_checkpoint
+    from segment.rocket.store import STORE_DIR
+
+    broker = BrokerProcess(storage_mode="commitlog", workdir=tmp_path / "broker",
+                           extra_args=["--commitlog-file-bytes", str(1 << 20)])
+    try:
+        broker.start()
+        topic = unique_topic("ckpt")
+        with Client.to(broker) as c:
+            c.create_topic(topic, 1)
+            for _ in range(24):  # 24 x 64 KiB: past one 1 MiB commitlog file
+                assert c.produce(topic, 0, make_batch([b"x" * 65_536]), acks=1).error_code == 0
+        wait_until(lambda: read_rocket_checkpoint(broker.data_dir / STORE_DIR).commitlog >= 1 << 20,
+                   "a background checkpoint past the first commitlog file", timeout=15)
+    finally:
+        broker.cleanup()
 
 
 def _produce_request(topic: str, records: bytes, acks: int = -1):

@@ -104,9 +104,14 @@ class LogStore(abc.ABC):
         self.flush()
         return flushed
 
+    def background_flush_due(self) -> bool:
+        """On the event loop, about every second (the broker's periodic flush): whether
+        `background_flush` has work. Default: never."""
+        return False
+
     def background_flush(self) -> None:
-        """In a worker thread, about every second (the broker's periodic flush): durability work
-        that no acknowledgement waits for, such as fsyncing derived files. Default: none."""
+        """In a worker thread, once background_flush_due said so: durability work that no
+        acknowledgement waits for, such as fsyncing derived files."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -14,8 +14,10 @@ due partition fsyncs it, and every partition of that store counts as flushed the
 shortest flush.ms among them sets the cadence.
 
 Whatever flush.ms says, each pass also runs the stores' background flush (LogStore.background_flush):
-the commitlog layout's checkpoint, which fsyncs the consume queues and the key index at most
-every 10 s, apart from any acknowledgement, as RocketMQ's FlushConsumeQueueService does.
+the commitlog layout's checkpoint, which fsyncs the consume queues and the key index once a
+minute or per commitlog file of new units, apart from any acknowledgement, as RocketMQ's
+FlushConsumeQueueService does. Whether one is due is asked on the loop: a store with nothing due
+costs no thread.
 flush.messages, the other flush policy, is the write path's (replica/write_path.py).
 """
 
@@ -96,6 +98,8 @@ class PeriodicFlush:
         """Each store's own background durability (LogStore.background_flush: the commitlog's
         checkpoint of its consume queues), which no acknowledgement waits for."""
         for store in self._storage.opened().values():
+            if not store.background_flush_due():
+                continue
             self.in_flight = asyncio.get_running_loop().run_in_executor(None, store.background_flush)
             try:
                 await asyncio.shield(self.in_flight)

@@ -350,11 +350,14 @@ class RocketLogStore(LogStore):
             write_epochs_if_changed(plog.epochs)  # only a new leader epoch writes one
         self._fsync_commitlog()
 
+    def background_flush_due(self) -> bool:
+        return self._checkpoint_due()
+
     def background_flush(self) -> None:
         """The checkpoint once one is due: the consume queues and the index fsynced apart from
         any acknowledgement (RocketMQ's FlushConsumeQueueService). In the write path it stalled
         every produce waiting on it for one fsync per queue file, 20,000 at 10,000 partitions."""
-        if self._checkpoint_due():
+        if self._checkpoint_due():  # still: a flush.ms flush may have checkpointed meanwhile
             self.checkpoint()
 
     def _checkpoint_due(self) -> bool:
