@@ -21,6 +21,12 @@ frame the pool cannot admit stops reading until it can, so the kernel's socket
 buffers, not the broker, hold what its peer keeps sending. A connection that
 neither reads nor writes for connections.max.idle.ms is closed (Kafka's Selector),
 which also frees what a peer that stopped mid-frame had reserved.
+
+Closing: the requests a peer sent before it closed the connection (FIN, or a reset after them)
+are still handled, their answers dropped, as Kafka's Selector serves the completed receives of
+a closing channel: an acks=0 producer that sends and exits (kcat -X acks=0) loses nothing the
+broker received. What the broker closes itself (idle, a protocol error, a failed login) drops
+what is queued.
 """
 
 from __future__ import annotations
@@ -124,6 +130,8 @@ class KafkaConnection(asyncio.Protocol):
         self._backlog: asyncio.Queue = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
         self._behind = 0  # answers put in the backlog and not yet written
         self._writer: asyncio.Task | None = None
+        self._peer_finished = False  # the peer ended its side cleanly: its queued frames are served
+        self._closed = False  # the broker was told (connection_closed)
         self.peer = "?"
 
     def connection_made(self, transport) -> None:
@@ -199,11 +207,12 @@ class KafkaConnection(asyncio.Protocol):
         _idle_closes.closed(self.peer, int((now - self._last_active) * 1000))
         self._transport.abort()
 
+    def eof_received(self) -> None:
+        self._peer_finished = True  # returning None: the transport closes, connection_lost follows
+
     def connection_lost(self, exc) -> None:
         if self._broker.metrics is not None:
             self._broker.metrics.connection_closed()
-        if self._context is not None:
-            self._broker.connection_closed(self._context.connection_id)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         if self._waiting_memory:
@@ -213,9 +222,20 @@ class KafkaConnection(asyncio.Protocol):
         self._decoder.abandon()
         freed_memory.dropped(unfinished)
         self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
+        if self._peer_finished or exc is not None:
+            # the peer ended it (FIN, or a reset): what it sent before is still handled
+            self._peer_finished = True
+            return  # _serve handles what was queued before CLOSED, then ends the rest (_ended)
+        self._ended()
         for task in (self._task, self._writer):
             if task is not None:
                 task.cancel()
+
+    def _ended(self) -> None:
+        """Once no request of this connection will be handled: what it opened ends with it."""
+        if self._context is not None and not self._closed:
+            self._closed = True
+            self._broker.connection_closed(self._context.connection_id)
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
@@ -234,7 +254,7 @@ class KafkaConnection(asyncio.Protocol):
         current_request.set(self._context)
         try:
             turn_started = self._loop.time()
-            while not transport.is_closing():
+            while self._peer_finished or not transport.is_closing():
                 if self._queue.empty():
                     frame = await self._queue.get()
                     turn_started = self._loop.time()
@@ -277,6 +297,10 @@ class KafkaConnection(asyncio.Protocol):
             # frames still queued when the connection went: nobody handles them now
             self._pool.release(self._queued_bytes)
             self._queued_bytes = 0
+            if self._transport.is_closing():
+                self._ended()
+                if self._writer is not None:
+                    self._writer.cancel()  # the answers' tasks run on (dispatch.py); nobody reads them
 
     async def _write_backlog(self) -> None:
         """Write the backlog's answers in request order, each once its fsync is done."""
