@@ -30,6 +30,7 @@ from broker.security.authentication import BrokerSecurity
 from broker.cluster.single_broker_view import SingleBrokerView
 from broker.storage.log_cleaner_service import LogCleanerService
 from broker.storage.log_dir_move import LogDirMoves
+from replica.change_feed import ChangeFeed
 from replica.group_commit import GroupCommits
 from replica.partition import Partition, now_ms
 from replica.write_path import WritePath
@@ -80,7 +81,11 @@ class Broker:
         # Every append this broker makes as a leader: produce, markers, the coordinators' records.
         self.write_path = WritePath(GroupCommits(self.storage.commit_writes, self._flush_together),
                                     self.storage_health.claim, self.storage_health.warn)
-        self.topics = TopicRegistry(config, self.storage)
+        changes = ChangeFeed()  # which partitions' logs changed: the periodic tasks visit those alone
+        self.topics = TopicRegistry(config, self.storage, changes)
+        # subscribed before load: the partitions opened there are their first rounds' work
+        self.periodic_flush = PeriodicFlush(self.topics, self.storage, changes.subscribe())  # flush.ms
+        self.producer_snapshots = ProducerSnapshotTask(changes.subscribe())  # what a restart need not replay
         self.topics.load()
         self.log_dirs = LogDirMoves(data_dir, self.topics, self.storage,
                                      config.alter_log_dirs_max_bytes_per_s)  # AlterReplicaLogDirs' moves
@@ -134,8 +139,6 @@ class Broker:
             member.metadata.add_listener(self.group_loading.on_metadata)
             member.metadata.add_listener(self.txn_loading.on_metadata)
         self._tasks: list[asyncio.Task] = []
-        self.periodic_flush = PeriodicFlush(self.topics, self.storage)  # flush.ms
-        self.producer_snapshots = ProducerSnapshotTask(self.topics)  # what a restart need not replay
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
 

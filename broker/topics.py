@@ -29,6 +29,7 @@ from typing import Callable
 from broker.storage.admin_worker import AdminWorker
 from broker.settings.config import BrokerConfig
 from broker.settings.topic_configs import log_config_for
+from replica.change_feed import ChangeFeed
 from replica.partition import Partition
 from replica.readable_partition import ReadablePartition
 from broker.storage.modes import StorageModes
@@ -44,9 +45,11 @@ INSTALL_CHUNK = 500  # partitions handed to a store between two turns of the eve
 
 
 class TopicRegistry:
-    def __init__(self, config: BrokerConfig, storage: StorageModes) -> None:
+    def __init__(self, config: BrokerConfig, storage: StorageModes, changes: ChangeFeed | None = None) -> None:
+        """`changes`: told of every hosted partition's log changes (replica/change_feed.py)."""
         self._config = config
         self._storage = storage
+        self._changes = changes
         self._data_dir = Path(config.data_dir)
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
@@ -116,7 +119,8 @@ class TopicRegistry:
     def _partition(self, topic: Topic, index: int, log_) -> Partition:
         min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
         return Partition(topic.name, index, log_, self._config.node_id, self._log_config(topic), min_insync_replicas=min_isr,
-                         lag_time_max_ms=self._config.replica_lag_time_max_ms, lead_alone=not self._config.etcd)
+                         lag_time_max_ms=self._config.replica_lag_time_max_ms, lead_alone=not self._config.etcd,
+                         changes=self._changes)
 
     # ----- file work: in the admin worker (prepare / write), then on the loop (install) -----
 

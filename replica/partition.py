@@ -24,11 +24,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
 from segment.log import AppendInfo, FileRegion, FlushGroup, LogConfig, PartitionLog
 from segment.compaction.cleaning_policy import retention_deletes
 from wire.record_batch import BatchHeader
 
+from .change_feed import ChangeFeed
 from .fsynced_end import FsyncedEnd
 from .future_replica import FutureReplica
 from .isr_change import PendingIsrChange
@@ -56,14 +58,17 @@ class Partition:
     read_only = False  # it takes produce, DeleteRecords and OffsetForLeaderEpoch (readable_partition.py)
 
     def __init__(self, topic: str, index: int, log: PartitionLog, node_id: int, config: LogConfig,
-                 min_insync_replicas: int, lag_time_max_ms: int, lead_alone: bool = True) -> None:
+                 min_insync_replicas: int, lag_time_max_ms: int, lead_alone: bool = True,
+                 changes: ChangeFeed | None = None) -> None:
         """`min_insync_replicas`, `lag_time_max_ms`: the broker's settings, whose defaults live in
         its settings table only. `lead_alone`: a single broker leads at once; a cluster member
         waits for make_leader or make_follower (the controller store's state), serving nothing
-        until then."""
+        until then. `changes`: the broker's feed of changed partitions (change_feed.py), told
+        of this one now and after every change to its log."""
         self.topic = topic
         self.index = index
-        self._replica_log = ReplicaLog(f"{topic}-{index}", log, now_ms)
+        changed = (lambda: None) if changes is None else partial(changes.changed, self)
+        self._replica_log = ReplicaLog(f"{topic}-{index}", log, now_ms, changed)
         self.config = config
         self.node_id = node_id
         self.min_insync_replicas = min_insync_replicas
@@ -76,6 +81,7 @@ class Partition:
         self._fsynced = FsyncedEnd(log.log_start_offset)
         self.purgatory = PartitionPurgatory()
         self.isr_change = PendingIsrChange()
+        changed()  # hosted now: each periodic task's first round looks at it
 
     @property
     def _log(self) -> PartitionLog:

@@ -35,11 +35,14 @@ log = logging.getLogger(__name__)
 
 
 class ReplicaLog:
-    def __init__(self, name: str, log: PartitionLog, clock: Callable[[], int]) -> None:
-        """`name`: topic-partition, for messages; `clock`: milliseconds, the appends' timestamps."""
+    def __init__(self, name: str, log: PartitionLog, clock: Callable[[], int],
+                 changed: Callable[[], None] = lambda: None) -> None:
+        """`name`: topic-partition, for messages; `clock`: milliseconds, the appends' timestamps;
+        `changed()`: told after every append, truncation and swap (change_feed.py)."""
         self.name = name
         self.log = log  # replaced by swap_in: read it through this object, never keep it
         self._clock = clock
+        self._changed = changed
         self._snapshots = ProducerSnapshots(log.state_dir)
         self.producers = self._load_producers()
         self._snapshot_at = self.producers.snapshot_offset  # the offset of the newest snapshot taken
@@ -71,6 +74,7 @@ class ReplicaLog:
             raise InvalidTxnState(f"producer {header.producer_id}'s transaction ended while its batch for "
                                   f"{self.name} was verified")
         info = self.log.append(batch, leader_epoch, self._clock(), record_keys)
+        self._changed()
         self._mirrored(batch)
         self.producers.record(header, info.first_offset, info.last_offset, info.max_timestamp)
         if header.is_transactional:
@@ -83,6 +87,7 @@ class ReplicaLog:
         self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
         batch = build_control_batch(producer_id, producer_epoch, coordinator_epoch, commit, now := self._clock())
         info = self.log.append(batch, leader_epoch, now, None)
+        self._changed()
         self._mirrored(batch)
         aborted = self.producers.record_marker(parse_header(batch), info.first_offset, coordinator_epoch, not commit)
         if aborted is not None:
@@ -93,6 +98,7 @@ class ReplicaLog:
     def append_as_follower(self, batch: bytes | memoryview) -> None:
         """One whole batch exactly as the leader stored it."""
         info = self.log.append_as_follower(batch)
+        self._changed()
         self._mirrored(batch)
         header = parse_header(batch)
         aborted = self.producers.record_stored(header, info.first_offset, info.last_offset, info.max_timestamp, batch)
@@ -104,6 +110,7 @@ class ReplicaLog:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         self.stop_mirror()
         self.log.truncate_fully_and_start_at(offset)
+        self._changed()
         self._snapshots.delete_all()  # they describe batches the log no longer holds
         self.producers = self._load_producers()
         self._snapshot_at = -1
@@ -111,6 +118,7 @@ class ReplicaLog:
     def truncate_to(self, offset: int) -> None:
         self.stop_mirror()
         self.log.truncate_to(offset)
+        self._changed()
         # the snapshots past the cut go (durably) before the log can grow back over them
         self._snapshots.truncate_after(self.log.log_end_offset)
         self.producers = self._load_producers()
@@ -178,6 +186,7 @@ class ReplicaLog:
         self._snapshots = ProducerSnapshots(self.log.state_dir)
         self._snapshots.delete_all()
         self._snapshot_at = -1
+        self._changed()
         return old
 
     def _mirrored(self, batch) -> None:

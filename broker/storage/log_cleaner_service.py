@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from segment.compaction.cleaner_checkpoint import CLEANER_CHECKPOINT, CleanerCheckpoint
+from segment.compaction.cleaning_policy import compacts
 from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.partition_log import SegmentPartitionLog
 from segment.rocket import log_cleaner as commitlog_cleaner
@@ -85,8 +86,7 @@ class LogCleanerService:
     def _clean_one(self) -> bool:
         # The last stable offset is read once: it only grows while the round runs (a truncation,
         # which could lower it, rolls the round back at its swap).
-        partitions = self._on_loop(lambda: [(p.topic, p.index, p.log_for_cleaning(), p.last_stable_offset)
-                                            for p in self._broker.topics.all_partitions()])
+        partitions = self._on_loop(self._compacted)
         now = segment_cleaner.now_ms()
         for topic, index, plog, stable in partitions:
             key = (topic, index)
@@ -107,6 +107,18 @@ class LogCleanerService:
                     self._busy.discard(key)
             return True
         return False
+
+    def _compacted(self) -> list[tuple[str, int, object, int]]:
+        """On the loop: (topic, index, log, last stable offset) of each partition whose topic
+        compacts. Topics are skipped whole (their partitions share the config), so a round costs
+        nothing per partition of a topic that only deletes."""
+        found = []
+        for topic in self._broker.topics.topics.values():
+            first = next((p for p in topic.partitions if p is not None), None)
+            if first is not None and compacts(first.config.cleanup_policy):
+                found += [(p.topic, p.index, p.log_for_cleaning(), p.last_stable_offset)
+                          for p in topic.partitions if p is not None]
+        return found
 
     def _clean(self, cleaner, key, plog, first_dirty: int, now: int, stable: int) -> None:
         started, cpu_started = time.monotonic(), time.thread_time()

@@ -1,12 +1,13 @@
 """flush.ms (the broker's log.flush.interval.ms is its default): a partition's appended data
 is fsynced within flush.ms, whatever the producer's acks said.
 
-As Kafka's LogManager.flushDirtyLogs: a partition is due once flush.ms has passed since its
-last flush (or since it was first seen here), and a due flush covers everything written when
-it starts. The check runs on the event loop, at most every MAX_WAIT_MS (a topic altered to a
-shorter flush.ms is noticed within that) and otherwise when the next partition falls due; the
-fsyncs run in a worker thread, the engines' flush being thread-safe against appends (group
-commit relies on it too).
+As Kafka's LogManager.flushDirtyLogs, but only over the partitions written since their last
+flush (replica/change_feed.py), so an idle broker does nothing per partition: a written
+partition is due flush.ms after the first write its last flush did not cover, and a due flush
+covers everything written when it starts. The check runs on the event loop when a partition is
+first written, when the next one falls due, and at least every MAX_WAIT_MS (a topic altered to
+a shorter flush.ms is noticed within that); the fsyncs run in a worker thread, the engines'
+flush being thread-safe against appends (group commit relies on it too).
 
 Layouts: the segment layout fsyncs the due partitions' own files and records their recovery
 points; in the commitlog layout every partition's records lie in one shared commitlog, so a
@@ -25,74 +26,102 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Hashable, TypeVar
+
+from replica.change_feed import Changed
+from replica.partition import Partition
 
 log = logging.getLogger(__name__)
 
-Key = tuple[str, int]
+P = TypeVar("P", bound=Hashable)
 MAX_WAIT_MS = 1000
 MIN_WAIT_MS = 10  # flush.ms=0 flushes at this cadence rather than spinning
 
 
 class FlushSchedule:
-    """Which partitions are due, from their flush.ms and their last flush; the caller's clock."""
+    """Which written partitions are due, from their flush.ms and when they were written; the
+    caller's clock (ms)."""
 
     def __init__(self) -> None:
-        self._last: dict[Key, float] = {}  # when each was last flushed (or first seen), ms
+        self._since: dict = {}  # partition -> when the first write no flush covered was seen
 
-    def due(self, partitions: Iterable[tuple[Key, int]], now_ms: float) -> tuple[list[Key], float]:
-        """Given (key, flush.ms) of every partition hosted now (a negative flush.ms: never),
-        the keys due and how long until the next one is (ms). Forgets partitions not given."""
-        due, wait, seen = [], MAX_WAIT_MS, {}
-        for key, flush_ms in partitions:
-            seen[key] = last = self._last.get(key, now_ms)
-            if flush_ms < 0:
+    def written(self, partitions: Iterable[P], now_ms: float) -> None:
+        for p in partitions:
+            self._since.setdefault(p, now_ms)
+
+    def due(self, flush_ms_of: Callable[[P], int | None], now_ms: float) -> tuple[list[P], float]:
+        """The partitions due now, forgotten here until written again, and how long until the
+        next one is (ms). `flush_ms_of(p)`: its flush.ms; negative (never) or None (no longer
+        hosted) forgets it."""
+        due, wait = [], MAX_WAIT_MS
+        for p, since in list(self._since.items()):
+            flush_ms = flush_ms_of(p)
+            if flush_ms is None or flush_ms < 0:
+                del self._since[p]
                 continue
-            left = last + flush_ms - now_ms
+            left = since + flush_ms - now_ms
             if left <= 0:
-                due.append(key)
-                left = flush_ms  # due again that long after the flush it gets now
-            wait = min(wait, left)
-        self._last = seen
+                due.append(p)
+                del self._since[p]
+            else:
+                wait = min(wait, left)
         return due, max(wait, MIN_WAIT_MS)
 
-    def flushed(self, keys: Iterable[Key], started_ms: float) -> None:
-        """These partitions were fsynced by a flush that started at `started_ms`."""
-        for key in keys:
-            if key in self._last:
-                self._last[key] = started_ms
+    def flushed(self, covered: Callable[[P], bool]) -> None:
+        """A flush that started after every write recorded here covered those `covered(p)` says."""
+        for p in [p for p in self._since if covered(p)]:
+            del self._since[p]
+
+    def __len__(self) -> int:
+        return len(self._since)
 
 
 class PeriodicFlush:
-    """The broker's task running the schedule over its topics' partitions and stores."""
+    """The broker's task running the schedule over its written partitions and its stores."""
 
-    def __init__(self, topics, storage) -> None:
+    def __init__(self, topics, storage, changed: Changed[Partition]) -> None:
         self._topics, self._storage = topics, storage
+        self._changed = changed
         self.schedule = FlushSchedule()
-        self.in_flight: asyncio.Future | None = None  # shutdown waits for it before closing files
+        self.in_flight: asyncio.Future | None = None  # shutdown waits for it
 
-    def _hosted(self) -> dict[str, list[tuple[Key, int]]]:
-        """(key, flush.ms) of every writable partition hosted here, by storage mode."""
-        by_mode: dict[str, list[tuple[Key, int]]] = {}
+    def _hosted(self, p: Partition) -> tuple[str, int] | None:
+        """(storage mode, flush.ms) of a partition still hosted here and writable, else None."""
+        topic = self._topics.topics.get(p.topic)
+        if topic is None or p.read_only or p.index >= len(topic.partitions) or topic.partitions[p.index] is not p:
+            return None
+        return topic.mode_of(p.index), p.config.flush_ms
+
+    def _shortest_flush_ms(self) -> float:
+        """The shortest flush.ms of any hosted topic (MAX_WAIT_MS if none is shorter): how soon
+        a write not yet seen could be due. Per topic, not per partition: they share configs."""
+        shortest = MAX_WAIT_MS
         for topic in self._topics.topics.values():
-            for p in topic.partitions:
-                if p is not None and not p.read_only:
-                    by_mode.setdefault(topic.mode_of(p.index), []).append(((p.topic, p.index), p.config.flush_ms))
-        return by_mode
+            p = next((p for p in topic.partitions if p is not None), None)
+            if p is not None and 0 <= p.config.flush_ms < shortest:
+                shortest = p.config.flush_ms
+        return shortest
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            by_mode = self._hosted()
             now = loop.time() * 1000
-            due, wait_ms = self.schedule.due((entry for entries in by_mode.values() for entry in entries), now)
-            due_set = set(due)
-            for mode, entries in by_mode.items():
-                keys = [key for key, _ in entries if key in due_set]
-                if keys:
-                    await self._flush(mode, keys, now)
+            self.schedule.written(self._changed.take(), now)
+            hosted: dict[Partition, tuple[str, int] | None] = {}
+
+            def flush_ms_of(p: Partition) -> int | None:
+                where = hosted[p] = self._hosted(p)
+                return None if where is None else where[1]
+
+            due, wait_ms = self.schedule.due(flush_ms_of, now)
+            by_mode: dict[str, list[Partition]] = {}
+            for p in due:
+                by_mode.setdefault(hosted[p][0], []).append(p)
+            for mode, partitions in by_mode.items():
+                await self._flush(mode, partitions, now)
             await self._background_flush()
-            await asyncio.sleep(wait_ms / 1000)
+            await asyncio.sleep(max(min(wait_ms, self._shortest_flush_ms()), MIN_WAIT_MS) / 1000)
 
     async def _background_flush(self) -> None:
         """Each store's own background durability (LogStore.background_flush: the commitlog's
@@ -108,9 +137,10 @@ class PeriodicFlush:
             except Exception:
                 log.exception("background flush failed")
 
-    async def _flush(self, mode: str, keys: list[Key], started_ms: float) -> None:
+    async def _flush(self, mode: str, partitions: list[Partition], started_ms: float) -> None:
         store = self._storage.store(mode)
         store.commit_writes()  # on the loop: the flush in its thread covers only what is written
+        keys = [(p.topic, p.index) for p in partitions]
         # Shielded: cancelling the task at shutdown must not leave a flush running in its
         # thread while close() closes the files; close() waits for it instead.
         self.in_flight = asyncio.get_running_loop().run_in_executor(None, store.flush_partitions, keys)
@@ -120,5 +150,13 @@ class PeriodicFlush:
             raise
         except Exception:
             log.exception("periodic flush failed")
+            self.schedule.written(partitions, started_ms)  # due again at the next look
             return
-        self.schedule.flushed(flushed, started_ms)
+        if len(flushed) > len(keys):  # the store's partitions share their files: all were covered
+            also = set(flushed)
+
+            def covered(p: Partition) -> bool:
+                where = self._hosted(p)
+                return where is not None and where[0] == mode and (p.topic, p.index) in also
+
+            self.schedule.flushed(covered)

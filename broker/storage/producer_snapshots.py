@@ -6,7 +6,8 @@ A restart replays the batch headers past a partition's newest snapshot: after a 
 none, after a kill at most what was appended in the last interval (Kafka snapshots at each
 segment roll; a time bound serves both layouts, the commitlog having no per-partition roll).
 Each snapshot is copied on the event loop (a partition's producers, bounded) and encoded,
-written and fsynced in a worker thread, so the loop never waits on a disk.
+written and fsynced in a worker thread, so the loop never waits on a disk. A round visits only
+the partitions whose logs changed since the last (replica/change_feed.py), not every one hosted.
 """
 
 from __future__ import annotations
@@ -15,21 +16,24 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from replica.change_feed import Changed
+from replica.partition import Partition
+
 log = logging.getLogger(__name__)
 
 SNAPSHOT_INTERVAL_S = 10.0
 
 
 class ProducerSnapshotTask:
-    def __init__(self, topics, interval_s: float = SNAPSHOT_INTERVAL_S) -> None:
-        self._topics = topics
+    def __init__(self, changed: Changed[Partition], interval_s: float = SNAPSHOT_INTERVAL_S) -> None:
+        self._changed = changed
         self._interval_s = interval_s
         self.in_flight: asyncio.Future | None = None  # shutdown waits for it
 
     def _take(self) -> list[Callable[[], None]]:
         """On the loop: the writes of every writable partition whose log moved."""
         writes = []
-        for partition in list(self._topics.all_partitions()):
+        for partition in self._changed.take():
             if not partition.read_only and (write := partition.take_producer_snapshot()) is not None:
                 writes.append(write)
         return writes
