@@ -1,0 +1,177 @@
+"""What holding many partitions costs one broker, both layouts (issue 38's breadth targets).
+
+    .venv/bin/python bench/partition_breadth.py [--partitions 50000] [--topics 50]
+        [--modes segment,commitlog] [--idle-seconds 30] [--results-dir DIR]
+
+For each layout a fresh broker (flush left to the page cache, WARNING logs) gets `--topics`
+topics of partitions/topics partitions each, created in one CreateTopics request, and then:
+
+- **create:** from the request until metadata shows a leader for every partition;
+- **idle CPU:** the broker's user + system CPU time (/proc/PID/stat, every thread) over
+  `--idle-seconds` with no client connected, as % of one core. CPU time, not wall time: other
+  load on the machine does not inflate it;
+- **memory:** resident set growth from the empty broker, per partition;
+- **metadata:** wall time of a Metadata request for every topic (confluent-kafka's
+  list_topics, median of 5; includes librdkafka parsing the answer);
+- **restart:** a clean stop, then from the new process's start until one record to every
+  partition is acknowledged (acks=1).
+
+Targets (issue 38): idle CPU <= 2 % of a core, <= 20 KiB per partition, created in <= 30 s,
+restart <= 60 s, Metadata for all <= 500 ms, at 50,000 partitions. Wall-time figures depend on
+what else runs: the report records the load average beside them.
+
+Writes DIR/partition_breadth.json and prints one line per layout. A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from broker_launcher import BrokerProcess, broker_command, cpu_seconds, free_port  # noqa: E402
+from machine_facts import machine_facts  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+SETTLE_S = 5.0  # after creation, before the idle window: the first rounds of the periodic tasks
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--partitions", type=int, default=50_000)
+    ap.add_argument("--topics", type=int, default=50)
+    ap.add_argument("--modes", default="segment,commitlog")
+    ap.add_argument("--idle-seconds", type=float, default=30.0)
+    ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
+    ap.add_argument("--work-dir", type=Path, default=None, help="where the data dirs go (default: a temp dir)")
+    return ap.parse_args(argv)
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def wait_for_leaders(bootstrap: str, topics: list[str], per_topic: int, timeout_s: float) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            md = admin.list_topics(timeout=30).topics
+        except Exception:  # not answering yet (a restart)
+            time.sleep(0.1)
+            continue
+        if all(t in md and len(md[t].partitions) == per_topic and all(p.leader >= 0 for p in md[t].partitions.values())
+               for t in topics):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"no leader for every partition within {timeout_s:.0f} s")
+
+
+def create(bootstrap: str, topics: list[str], per_topic: int) -> float:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    started = time.monotonic()
+    for f in admin.create_topics([NewTopic(t, per_topic, 1) for t in topics], request_timeout=600).values():
+        f.result(timeout=600)
+    wait_for_leaders(bootstrap, topics, per_topic, 600)
+    return time.monotonic() - started
+
+
+def metadata_s(bootstrap: str, runs: int = 5) -> float:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.list_topics(timeout=60)  # connected and warmed
+    took = []
+    for _ in range(runs):
+        started = time.monotonic()
+        admin.list_topics(timeout=60)
+        took.append(time.monotonic() - started)
+    return statistics.median(took)
+
+
+def produce_to_all(bootstrap: str, topics: list[str], per_topic: int, timeout_s: float) -> None:
+    """One record to every partition, acks=1; raises unless every one is acknowledged."""
+    from confluent_kafka import Producer
+
+    errors, acked = [], [0]
+
+    def done(err, _msg):
+        if err is None:
+            acked[0] += 1
+        else:
+            errors.append(err)
+
+    p = Producer({"bootstrap.servers": bootstrap, "acks": 1, "linger.ms": 20, "message.timeout.ms": int(timeout_s * 1000),
+                  "queue.buffering.max.messages": 2_000_000})
+    for t in topics:
+        for i in range(per_topic):
+            p.produce(t, b"x", partition=i, on_delivery=done)
+        p.poll(0)
+    left = p.flush(timeout_s)
+    wanted = len(topics) * per_topic
+    if left or errors or acked[0] != wanted:
+        raise RuntimeError(f"{acked[0]:,} of {wanted:,} acknowledged, {left} unsent, errors {errors[:3]}")
+
+
+def measure(mode: str, args, work: Path) -> dict:
+    per_topic = args.partitions // args.topics
+    topics = [f"breadth-{i}" for i in range(args.topics)]
+    data = work / mode
+    shutil.rmtree(data, ignore_errors=True)
+    port = free_port()
+    command = broker_command("twinlog", None, ["--storage-mode", mode], data / "data", "127.0.0.1", port)
+    broker = BrokerProcess(command, "127.0.0.1", port, data / "broker.log")
+    data.mkdir(parents=True)
+    broker.start()
+    try:
+        empty_kib = rss_kib(broker.proc.pid)
+        create_s = create(broker.bootstrap, topics, per_topic)
+        time.sleep(SETTLE_S)
+        cpu0, t0 = broker.cpu_seconds(), time.monotonic()
+        time.sleep(args.idle_seconds)
+        idle_pct = 100 * (broker.cpu_seconds() - cpu0) / (time.monotonic() - t0)
+        kib_per_partition = (rss_kib(broker.proc.pid) - empty_kib) / (per_topic * args.topics)
+        meta_s = metadata_s(broker.bootstrap)
+        broker.stop()
+        started = time.monotonic()
+        broker.start(timeout=600)
+        produce_to_all(broker.bootstrap, topics, per_topic, 600)
+        restart_s = time.monotonic() - started
+    finally:
+        broker.stop()
+    shutil.rmtree(data, ignore_errors=True)
+    return {"mode": mode, "partitions": per_topic * args.topics, "topics": args.topics, "create_s": create_s,
+            "idle_cpu_pct": idle_pct, "kib_per_partition": kib_per_partition, "metadata_s": meta_s,
+            "restart_s": restart_s, "loadavg": os.getloadavg()}
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="twinlog-breadth-"))
+    results = {"machine": machine_facts(), "rows": []}
+    for mode in args.modes.split(","):
+        row = measure(mode, args, work)
+        results["rows"].append(row)
+        print(f"{mode}: {row['partitions']:,} partitions created in {row['create_s']:.1f} s; idle "
+              f"{row['idle_cpu_pct']:.2f}% of a core; {row['kib_per_partition']:.1f} KiB/partition; "
+              f"metadata {1000 * row['metadata_s']:.0f} ms; restart {row['restart_s']:.1f} s "
+              f"(load {row['loadavg'][0]:.1f})", flush=True)
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    (args.results_dir / "partition_breadth.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
