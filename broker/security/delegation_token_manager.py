@@ -53,12 +53,18 @@ class DelegationTokenManager:
     def tokens(self) -> Mapping[str, TokenInformation]:
         return self.store.tokens()
 
-    def _token_for_hmac(self, hmac: bytes) -> TokenInformation | None:
+    def _current(self) -> Mapping[str, TokenInformation]:
+        """The store's tokens, with the HMAC index and derived credentials brought up to them
+        (the store replaces its mapping on a change, so an unchanged one costs nothing)."""
         tokens = self.store.tokens()
         if tokens is not self._indexed:
             self._by_hmac = {self.hmac(token_id): token_id for token_id in tokens}
             self._credentials = {k: c for k, c in self._credentials.items() if k[0] in tokens}
             self._indexed = tokens
+        return tokens
+
+    def _token_for_hmac(self, hmac: bytes) -> TokenInformation | None:
+        tokens = self._current()
         token_id = self._by_hmac.get(bytes(hmac))
         return None if token_id is None else tokens.get(token_id)
 
@@ -131,10 +137,9 @@ class DelegationTokenManager:
         tokenauth=true login; None for no such token or an expired one."""
         if not self.enabled:
             return None
-        token = self.store.tokens().get(token_id)
+        token = self._current().get(token_id)
         if token is None or token.expired(self._clock()):
             return None
-        self._token_for_hmac(b"")  # drops the credentials of tokens gone since
         key = (token_id, mechanism)
         credential = self._credentials.get(key)
         if credential is None:  # derived once per token and mechanism: PBKDF2 is the costly part
