@@ -29,10 +29,10 @@
                                         every ACL of the cluster (broker/security/acl/model.py's JSON form),
                                         one key so a CreateAcls / DeleteAcls changes it at once
     <prefix>delegation_tokens/<token id> {"token_id", "owner", "requester", "renewers", "issue_ms",
-                                         "max_ms", "expiry_ms"}: one delegation token
-                                        (broker/security/delegation_token.py's JSON form; never its
-                                        HMAC, which each broker derives from delegation.token.secret.key);
-                                        deleted when expired at once or swept
+                                         "max_ms", "expiry_ms", "scram", "key_check"}: one delegation
+                                        token with its SCRAM credentials (broker/security/token_store.py's
+                                        form; never its HMAC, which each broker derives from
+                                        delegation.token.secret.key); deleted when expired at once or swept
     <prefix>group_configs/<group, %-quoted> {"<config>": "<value>", ...}: one group's config
                                         overrides (broker/settings/group_configs.py), as given;
                                         deleted with its last override

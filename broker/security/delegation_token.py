@@ -10,8 +10,13 @@ derived, so every broker with the same key derives the same one, and changing th
 every token.
 
 A client logs in with SCRAM, user name = token id, password = base64 of the HMAC, and the
-`tokenauth=true` extension; the broker derives the SCRAM credential from that password with
-the mechanism's minimum iterations, as Kafka's DelegationTokenManager does.
+`tokenauth=true` extension. The SCRAM credential of each mechanism is derived from that password
+with the mechanism's minimum iterations, as Kafka's DelegationTokenManager does, but once, when
+the token is created (PBKDF2 takes 15-45 ms here: a worker thread's work, never a login's on the
+event loop), and kept with the token like any SCRAM credential (salt, StoredKey, ServerKey:
+nothing a client proof can be made from). `key_check` (SHA-256 of the HMAC) ties those
+credentials to the key they came from: after delegation.token.secret.key changes, a broker's
+HMAC of the id no longer matches it and the token logs no one in, as in Kafka.
 
 Principals are KafkaPrincipal strings, "User:alice"; two principals are the same when type and
 name are (Kafka's KafkaPrincipal.equals).
@@ -20,11 +25,15 @@ name are (Kafka's KafkaPrincipal.equals).
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac as hmac_lib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from wire.scram import SCRAM_MECHANISMS, ScramCredential
+
+from broker.security.sasl_credentials import decode_credential, encode_credential
 
 HMAC_ALGORITHM = "sha512"  # Kafka's HmacSHA512
 
@@ -38,6 +47,8 @@ class TokenInformation:
     issue_ms: int
     max_ms: int
     expiry_ms: int
+    credentials: Mapping[str, ScramCredential] = field(default_factory=dict)  # by SCRAM mechanism
+    key_check: bytes = b""  # SHA-256 of the HMAC the credentials were derived from
 
     def expired(self, now_ms: int) -> bool:
         """Kafka's test, in its controller, its sweeper and here: past either time."""
@@ -49,12 +60,15 @@ class TokenInformation:
     def to_json(self) -> dict:
         return {"token_id": self.token_id, "owner": self.owner, "requester": self.requester,
                 "renewers": list(self.renewers), "issue_ms": self.issue_ms, "max_ms": self.max_ms,
-                "expiry_ms": self.expiry_ms}
+                "expiry_ms": self.expiry_ms,
+                "scram": {m: encode_credential(c) for m, c in sorted(self.credentials.items())},
+                "key_check": base64.b64encode(self.key_check).decode()}
 
     @classmethod
     def from_json(cls, d: dict) -> "TokenInformation":
         return cls(d["token_id"], d["owner"], d["requester"], tuple(d["renewers"]), int(d["issue_ms"]),
-                   int(d["max_ms"]), int(d["expiry_ms"]))
+                   int(d["max_ms"]), int(d["expiry_ms"]),
+                   {m: decode_credential(c) for m, c in d["scram"].items()}, base64.b64decode(d["key_check"]))
 
 
 def split_principal(principal: str) -> tuple[str, str]:
@@ -72,6 +86,13 @@ def token_password(hmac: bytes) -> str:
     return base64.b64encode(hmac).decode()
 
 
-def token_credential(mechanism: str, hmac: bytes) -> ScramCredential:
-    hash_name, _, min_iterations = SCRAM_MECHANISMS[mechanism]
-    return ScramCredential.from_password(hash_name, token_password(hmac), secrets.token_bytes(32), min_iterations)
+def key_check(hmac: bytes) -> bytes:
+    return hashlib.sha256(hmac).digest()
+
+
+def token_credentials(hmac: bytes) -> dict[str, ScramCredential]:
+    """Every SCRAM mechanism's credential for the token's password (PBKDF2: call it in a worker
+    thread)."""
+    return {mechanism: ScramCredential.from_password(hash_name, token_password(hmac), secrets.token_bytes(32),
+                                                     min_iterations)
+            for mechanism, (hash_name, _, min_iterations) in SCRAM_MECHANISMS.items()}

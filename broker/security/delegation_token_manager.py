@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hmac as hmac_lib
 import logging
 import uuid
 from typing import Callable, Mapping
 
 from wire.scram import ScramCredential
 
-from broker.security.delegation_token import TokenInformation, split_principal, token_credential, token_hmac
+from broker.security.delegation_token import (TokenInformation, key_check, split_principal, token_credentials,
+                                              token_hmac)
 from broker.settings.delegation_token_options import DelegationTokenSettings
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,6 @@ class DelegationTokenManager:
         self._clock = clock
         self._indexed: Mapping | None = None  # the store's mapping the HMAC index was built from
         self._by_hmac: dict[bytes, str] = {}
-        self._credentials: dict[tuple[str, str], ScramCredential] = {}  # (token id, mechanism)
 
     @property
     def enabled(self) -> bool:
@@ -53,18 +54,11 @@ class DelegationTokenManager:
     def tokens(self) -> Mapping[str, TokenInformation]:
         return self.store.tokens()
 
-    def _current(self) -> Mapping[str, TokenInformation]:
-        """The store's tokens, with the HMAC index and derived credentials brought up to them
-        (the store replaces its mapping on a change, so an unchanged one costs nothing)."""
-        tokens = self.store.tokens()
-        if tokens is not self._indexed:
-            self._by_hmac = {self.hmac(token_id): token_id for token_id in tokens}
-            self._credentials = {k: c for k, c in self._credentials.items() if k[0] in tokens}
-            self._indexed = tokens
-        return tokens
-
     def _token_for_hmac(self, hmac: bytes) -> TokenInformation | None:
-        tokens = self._current()
+        tokens = self.store.tokens()
+        if tokens is not self._indexed:  # the store replaces its mapping on a change only
+            self._by_hmac = {self.hmac(token_id): token_id for token_id in tokens}
+            self._indexed = tokens
         token_id = self._by_hmac.get(bytes(hmac))
         return None if token_id is None else tokens.get(token_id)
 
@@ -81,8 +75,11 @@ class DelegationTokenManager:
         if max_lifetime_ms > 0:
             lifetime = min(lifetime, max_lifetime_ms)
         max_ms = now + lifetime
-        token = TokenInformation(str(uuid.uuid4()), owner, requester, renewers, now, max_ms,
-                                 min(max_ms, now + self.settings.expiry_time_ms))
+        token_id = str(uuid.uuid4())
+        hmac = self.hmac(token_id)
+        credentials = await asyncio.to_thread(token_credentials, hmac)  # PBKDF2: off the event loop
+        token = TokenInformation(token_id, owner, requester, renewers, now, max_ms,
+                                 min(max_ms, now + self.settings.expiry_time_ms), credentials, key_check(hmac))
         await self.store.put(token)
         log.info("created delegation token %s for owner %s (requested by %s)", token.token_id, owner, requester)
         return "none", token
@@ -134,17 +131,17 @@ class DelegationTokenManager:
 
     def login(self, token_id: str, mechanism: str) -> tuple[ScramCredential, str] | None:
         """The SCRAM credential of a live token and its owner's name, for wire/scram.py's
-        tokenauth=true login; None for no such token or an expired one."""
+        tokenauth=true login; None for no such token, an expired one, or one made under another
+        secret key. Lookups and one HMAC: nothing here costs a login more than microseconds."""
         if not self.enabled:
             return None
-        token = self._current().get(token_id)
-        if token is None or token.expired(self._clock()):
+        token = self.store.tokens().get(token_id)
+        if token is None or token.expired(self._clock()) or mechanism not in token.credentials:
             return None
-        key = (token_id, mechanism)
-        credential = self._credentials.get(key)
-        if credential is None:  # derived once per token and mechanism: PBKDF2 is the costly part
-            credential = self._credentials[key] = token_credential(mechanism, self.hmac(token_id))
-        return credential, split_principal(token.owner)[1]
+        if not hmac_lib.compare_digest(token.key_check, key_check(self.hmac(token_id))):
+            log.warning("delegation token %s was made under another delegation.token.secret.key", token_id)
+            return None
+        return token.credentials[mechanism], split_principal(token.owner)[1]
 
     async def sweep(self) -> int:
         """Removes every expired token; how many went."""

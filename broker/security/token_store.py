@@ -3,10 +3,13 @@ at start.
 
     {"version": 1, "tokens": [{"token_id": "<uuid>", "owner": "User:alice", "requester": "User:alice",
                                "renewers": ["User:bob"], "issue_ms": 1765000000000,
-                               "max_ms": 1765604800000, "expiry_ms": 1765086400000}, ...]}
+                               "max_ms": 1765604800000, "expiry_ms": 1765086400000,
+                               "scram": {"SCRAM-SHA-256": {"salt", "iterations", "stored_key",
+                                                           "server_key"}, "SCRAM-SHA-512": {...}},
+                               "key_check": "<base64 SHA-256 of the HMAC>"}, ...]}
 
-Token information only: the HMACs are derived from delegation.token.secret.key and never written
-(delegation_token.py). Each create, renew, expire and sweep that changes something replaces the
+The token information and its SCRAM credentials (scram-credentials.json's form), never the HMAC
+itself: that is derived from delegation.token.secret.key (delegation_token.py). Each create, renew, expire and sweep that changes something replaces the
 file whole (temp file, fsync, rename, fsync of the directory: after a crash it holds the tokens
 before or after that change, never a mix) before the request is answered, and only then does a
 login or a describe see the change: a token answered to a client survives a crash. Writes are

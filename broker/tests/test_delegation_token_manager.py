@@ -78,3 +78,16 @@ def test_without_a_secret_key_every_call_is_disabled(tmp_path):
         assert await tokens.expire("User:a", b"x", -1) == ("delegation_token_auth_disabled", 0)
         assert tokens.login("t", "SCRAM-SHA-256") is None
     asyncio.run(scenario())
+
+
+def test_a_token_made_under_another_secret_key_logs_no_one_in(tmp_path):
+    async def scenario():
+        tokens, _ = _manager(tmp_path)
+        _, token = await tokens.create("User:alice", "User:alice", (), -1)
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            credential, owner = tokens.login(token.token_id, mechanism)
+            assert owner == "alice" and credential.iterations == 4096
+        rotated, _ = _manager(tmp_path, key="another key")  # the same data dir, read again
+        assert token.token_id in rotated.tokens()
+        assert rotated.login(token.token_id, "SCRAM-SHA-256") is None
+    asyncio.run(scenario())

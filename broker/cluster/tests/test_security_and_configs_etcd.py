@@ -5,13 +5,14 @@ brokers lose nothing."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
 from broker.cluster import ClusterError
 from broker.cluster.etcd_layout import Endpoint
 from broker.security.cluster_token_store import ClusterTokenStore
-from broker.security.delegation_token import TokenInformation
+from broker.security.delegation_token import TokenInformation, key_check, token_credentials
 
 from broker.cluster.tests.harness import Members, run
 
@@ -84,7 +85,8 @@ def test_a_delegation_token_changed_on_one_broker_is_seen_by_the_other(etcd, pre
         async with Members(etcd.endpoint, prefix) as members:
             one, two = await members.start(1, 2)
             here, there = ClusterTokenStore(one), ClusterTokenStore(two)
-            token = TokenInformation("t-1", "User:alice", "User:alice", ("User:bob",), 1000, 9000, 5000)
+            token = TokenInformation("t-1", "User:alice", "User:alice", ("User:bob",), 1000, 9000, 5000,
+                                     token_credentials(b"hmac"), key_check(b"hmac"))
             await here.put(token)
             assert here.tokens() == {"t-1": token}  # this broker's image shows it on return
             await two.wait_for(lambda im: "t-1" in im.delegation_tokens, 5)
@@ -92,7 +94,7 @@ def test_a_delegation_token_changed_on_one_broker_is_seen_by_the_other(etcd, pre
             before = there.tokens()
             await two.update_scram_user("x", lambda creds: {"SCRAM-SHA-256": {"i": 1}})
             assert there.tokens() is before  # an unrelated change keeps the mapping (and the HMAC index)
-            renewed = TokenInformation("t-1", "User:alice", "User:alice", ("User:bob",), 1000, 9000, 7000)
+            renewed = dataclasses.replace(token, expiry_ms=7000)
             await there.put(renewed, replace_only=True)
             await one.wait_for(lambda im: im.delegation_tokens["t-1"].info["expiry_ms"] == 7000, 5)
             assert here.tokens()["t-1"] == renewed
