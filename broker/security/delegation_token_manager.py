@@ -51,9 +51,6 @@ class DelegationTokenManager:
     def hmac(self, token_id: str) -> bytes:
         return token_hmac(self.settings.secret_key, token_id)
 
-    def tokens(self) -> Mapping[str, TokenInformation]:
-        return self.store.tokens()
-
     def _token_for_hmac(self, hmac: bytes) -> TokenInformation | None:
         tokens = self.store.tokens()
         if tokens is not self._indexed:  # the store replaces its mapping on a change only
@@ -160,4 +157,3 @@ class DelegationTokenManager:
                 await self.sweep()
             except Exception:  # etcd away: the next round tries again
                 log.exception("delegation token sweep failed")
-

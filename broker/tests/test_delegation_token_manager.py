@@ -62,7 +62,7 @@ def test_expire_at_once_removes_and_the_sweep_removes_the_expired(tmp_path):
         _, kept = await tokens.create("User:alice", "User:alice", (), -1)
         _, gone = await tokens.create("User:alice", "User:alice", (), -1)
         assert await tokens.expire("User:alice", tokens.hmac(gone.token_id), -5) == ("none", -5)
-        assert list(tokens.tokens()) == [kept.token_id]
+        assert list(tokens.store.tokens()) == [kept.token_id]
         _, brief = await tokens.create("User:alice", "User:alice", (), 200)
         clock.now += 201
         assert await tokens.sweep() == 1
@@ -88,6 +88,6 @@ def test_a_token_made_under_another_secret_key_logs_no_one_in(tmp_path):
             credential, owner = tokens.login(token.token_id, mechanism)
             assert owner == "alice" and credential.iterations == 4096
         rotated, _ = _manager(tmp_path, key="another key")  # the same data dir, read again
-        assert token.token_id in rotated.tokens()
+        assert token.token_id in rotated.store.tokens()
         assert rotated.login(token.token_id, "SCRAM-SHA-256") is None
     asyncio.run(scenario())
