@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
-from broker.handlers.delegation_token_gate import requester, timestamp, token_requests_allowed
+from broker.handlers.delegation_token_gate import requester, token_requests_allowed
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.security.acl.checks import allowed
 from broker.security.acl.model import Operation, ResourceType
