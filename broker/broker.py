@@ -171,6 +171,8 @@ class Broker:
             self.cleaner.start()
         self._tasks.append(asyncio.create_task(self.periodic_flush.run()))
         self._tasks.append(asyncio.create_task(self.producer_snapshots.run()))
+        if self.security.tokens.enabled:  # delegation.token.expiry.check.interval.ms
+            self._tasks.append(asyncio.create_task(self.security.tokens.sweep_loop()))
 
     async def _retention_loop(self) -> None:
         interval = self.config.retention_check_ms / 1000

@@ -27,6 +27,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_config_admin_protocol_versions",
     "compat_tests.test_sasl_protocol_versions",
     "compat_tests.test_acl_protocol_versions",
+    "compat_tests.test_delegation_token_protocol_versions",
     "compat_tests.test_txn_markers",
     "compat_tests.test_txn_protocol_versions",
     "compat_tests.test_txn_v2_protocol_versions",

@@ -76,6 +76,11 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     # API listed here; compat_tests/test_admin_api_clients.py checks 4.0 to 4.3).
     35: (1, 5),
     37: (0, 3),  # CreatePartitions
+    # KIP-48 delegation tokens (v0 gone in Kafka 4, KIP-896)
+    38: (1, 3),  # CreateDelegationToken (v3: another owner, KIP-373)
+    39: (1, 2),  # RenewDelegationToken
+    40: (1, 2),  # ExpireDelegationToken
+    41: (1, 3),  # DescribeDelegationToken
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs

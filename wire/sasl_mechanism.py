@@ -2,7 +2,8 @@
 
 A mechanism (PlainServer, ScramServer) is fed the client's tokens one at a time by the
 connection's authenticator; `step` answers the next server token, `complete` says the exchange
-is over and `username` whom it proved. Anything wrong raises SaslAuthenticationFailed, whose
+is over and `username` whom it proved (`token_authenticated`: by a delegation token, of which
+username is the owner). Anything wrong raises SaslAuthenticationFailed, whose
 message is what Kafka puts in SaslAuthenticate's error_message (clients show it to the user).
 """
 
@@ -20,6 +21,7 @@ class SaslAuthenticationFailed(Exception):
 class ServerMechanism(Protocol):
     complete: bool
     username: str | None
+    token_authenticated: bool
 
     def step(self, token: bytes) -> bytes:
         """The answer to one client token; raises SaslAuthenticationFailed."""

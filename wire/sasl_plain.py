@@ -25,6 +25,7 @@ class PlainServer:
         self._password_ok = password_ok
         self.complete = False
         self.username: str | None = None
+        self.token_authenticated = False  # PLAIN takes no delegation tokens
 
     def step(self, token: bytes) -> bytes:
         if self.complete:

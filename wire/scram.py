@@ -2,7 +2,7 @@
 
 The exchange, two round trips, no channel binding (Kafka's gs2 header is "n,,"):
 
-    client-first   n,,n=<user>,r=<client nonce>[,<extensions>]
+    client-first   n,,n=<user>,r=<client nonce>[,<key>=<value>...]
     server-first   r=<client nonce><server nonce>,s=<base64 salt>,i=<iterations>
     client-final   c=biws,r=<nonce>,p=<base64 ClientProof>
     server-final   v=<base64 ServerSignature>
@@ -14,6 +14,11 @@ The proof is checked by recovering ClientKey = ClientProof XOR HMAC(StoredKey, A
 and comparing H(ClientKey) with StoredKey in constant time.
 Nonces are the caller's (the broker draws them from `secrets`), so a test can replay the RFCs'
 exchanges byte for byte.
+
+Extensions (RFC 5802's extension attributes after the nonce, Kafka's ScramExtensions): the one
+Kafka reads is `tokenauth=true` (KIP-48), a delegation token login: the user name is the token
+id, the password the token's HMAC in base64, and the identity proven is the token's owner. The
+server looks the token up through its own callback; other extensions are ignored, as Kafka's.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass
+from typing import Callable
 
 from .sasl_mechanism import SaslAuthenticationFailed
 
@@ -29,6 +36,9 @@ from .sasl_mechanism import SaslAuthenticationFailed
 SCRAM_MECHANISMS = {"SCRAM-SHA-256": ("sha256", 1, 4096), "SCRAM-SHA-512": ("sha512", 2, 4096)}
 MAX_ITERATIONS = 16384  # Kafka's ScramMechanism.maxIterations
 MECHANISM_BY_TYPE = {kind: name for name, (_, kind, _) in SCRAM_MECHANISMS.items()}
+TOKEN_AUTH = "tokenauth"  # Kafka's ScramLoginModule.TOKEN_AUTH_CONFIG extension
+# Kafka's ScramMessages: an extension is ALPHA key '=' printable ASCII without ',' or '='
+_EXTENSION = re.compile(r"([a-zA-Z]+)=([\x01-\x2b\x2d-\x3c\x3e-\x7f]+)")
 
 
 def _hmac(hash_name: str, key: bytes, msg: bytes) -> bytes:
@@ -83,11 +93,30 @@ def _unb64(text: str) -> bytes:
         raise SaslAuthenticationFailed("Invalid SCRAM message: bad base64") from None
 
 
-class ScramServer:
-    """Server side of one exchange. `lookup(username)` gives the user's credential or None."""
+def _extensions(parts: list[str]) -> dict[str, str]:
+    out = {}
+    for part in parts:
+        m = _EXTENSION.fullmatch(part)
+        if m is None:
+            raise SaslAuthenticationFailed(f"Invalid SCRAM client first message: bad extension {part[:20]!r}")
+        out[m.group(1)] = m.group(2)
+    return out
 
-    def __init__(self, mechanism: str, lookup, server_nonce: str, hash_name: str | None = None) -> None:
+
+# token id -> (the token's credential, its owner's name), or None for no such (or an expired) token
+TokenLookup = Callable[[str], "tuple[ScramCredential, str] | None"]
+
+
+class ScramServer:
+    """Server side of one exchange. `lookup(username)` gives the user's credential or None;
+    `token_lookup(token_id)`, for a `tokenauth=true` login, the token's credential and owner
+    (None: this server takes no token logins)."""
+
+    def __init__(self, mechanism: str, lookup, server_nonce: str, hash_name: str | None = None,
+                 token_lookup: TokenLookup | None = None) -> None:
         self.mechanism = mechanism
+        self._token_lookup = token_lookup
+        self.token_authenticated = False  # the login proved a delegation token; username is its owner
         self._hash = hash_name or SCRAM_MECHANISMS[mechanism][0]
         self._lookup = lookup
         self._server_nonce = server_nonce
@@ -113,16 +142,23 @@ class ScramServer:
         authzid, sep2, bare = bare.partition(",")
         if not sep or not sep2 or gs2 not in ("n", "y"):
             raise SaslAuthenticationFailed("Invalid SCRAM client first message: channel binding is not supported")
-        attrs = _attributes(bare)
+        parts = bare.split(",")
+        attrs = _attributes(",".join(parts[:2]))
         if len(attrs) < 2 or attrs[0][0] != "n" or attrs[1][0] != "r" or not attrs[1][1]:
             raise SaslAuthenticationFailed("Invalid SCRAM client first message")
+        extensions = _extensions(parts[2:])
         username = _decode_username(attrs[0][1])
         if authzid and _decode_username(authzid.removeprefix("a=")) != username:
             raise SaslAuthenticationFailed("Authentication failed: authorization id differs from username")
-        credential = self._lookup(username)
+        if extensions.get(TOKEN_AUTH, "").lower() == "true":  # Java's Boolean.parseBoolean
+            found = self._token_lookup(username) if self._token_lookup is not None else None
+            credential, identity = found if found is not None else (None, None)
+            self.token_authenticated = found is not None
+        else:
+            credential, identity = self._lookup(username), username
         if credential is None:
             raise SaslAuthenticationFailed("Authentication failed: Invalid user credentials")
-        self._credential, self.username = credential, username
+        self._credential, self.username = credential, identity
         self._gs2 = f"{gs2},{authzid},"
         self._nonce = attrs[1][1] + self._server_nonce
         self._first_bare = bare
@@ -160,11 +196,11 @@ class ScramClient:
     """Client side (a follower logging in to its leader; tests)."""
 
     def __init__(self, mechanism: str, username: str, password: str, client_nonce: str,
-                 hash_name: str | None = None) -> None:
+                 hash_name: str | None = None, extensions: dict[str, str] | None = None) -> None:
         self._hash = hash_name or SCRAM_MECHANISMS[mechanism][0]
         self._password = password
         name = username.replace("=", "=3D").replace(",", "=2C")
-        self._first_bare = f"n={name},r={client_nonce}"
+        self._first_bare = f"n={name},r={client_nonce}" + "".join(f",{k}={v}" for k, v in (extensions or {}).items())
         self._client_nonce = client_nonce
         self._server_signature = b""
 

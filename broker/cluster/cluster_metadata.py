@@ -28,8 +28,8 @@ from broker.cluster.reassignment import cancel as cancel_move, complete_if_ready
 from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from broker.cluster.controller import Controller
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, Endpoint, EtcdLayout, GroupConfigs,
-                                        PartitionState, ScramUser, TopicRecord)
+from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, DelegationTokenRecord, Endpoint,
+                                        EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
 from broker.cluster.etcd_store import EtcdStore
 from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
@@ -225,6 +225,15 @@ class ClusterMetadata:
         returns once this broker's image shows the result, so its next check uses it."""
         written = await self._store.update_acls(decide)
         await self._watch.wait_for(lambda image: image.acls == written, 10.0)
+        return written
+
+    async def update_delegation_token(self, token_id: str, decide: Callable[[dict | None], dict | None]
+                                      ) -> DelegationTokenRecord | None:
+        """Create, renew, expire or sweep one delegation token by compare-and-swap
+        (EtcdStore.update_delegation_token); returns once this broker's image shows the result,
+        so a login or a describe here right after sees it."""
+        written = await self._store.update_delegation_token(token_id, decide)
+        await self._watch.wait_for(lambda image: image.delegation_tokens.get(token_id) == written, 10.0)
         return written
 
     async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:

@@ -28,6 +28,11 @@
                                          "principal", "host", "operation", "permission"}, ...]}:
                                         every ACL of the cluster (broker/security/acl/model.py's JSON form),
                                         one key so a CreateAcls / DeleteAcls changes it at once
+    <prefix>delegation_tokens/<token id> {"token_id", "owner", "requester", "renewers", "issue_ms",
+                                         "max_ms", "expiry_ms", "scram", "key_check"}: one delegation
+                                        token with its SCRAM credentials (broker/security/token_store.py's
+                                        form; never its HMAC, which each broker derives from
+                                        delegation.token.secret.key); deleted when expired at once or swept
     <prefix>group_configs/<group, %-quoted> {"<config>": "<value>", ...}: one group's config
                                         overrides (broker/settings/group_configs.py), as given;
                                         deleted with its last override
@@ -82,6 +87,12 @@ class BrokerRegistration:
 class ScramUser:
     name: str
     credentials: dict[str, dict[str, Any]]  # mechanism -> the stored credential's fields
+
+
+@dataclass(frozen=True)
+class DelegationTokenRecord:
+    token_id: str
+    info: dict[str, Any]  # broker/security/delegation_token.py's TokenInformation.to_json()
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,9 @@ class EtcdLayout:
     def scram_key(self, user: str) -> bytes:
         return self.prefix + b"scram/" + quote(user, safe="").encode()
 
+    def delegation_token_key(self, token_id: str) -> bytes:
+        return self.prefix + b"delegation_tokens/" + quote(token_id, safe="").encode()
+
     def group_configs_key(self, group: str) -> bytes:
         return self.prefix + b"group_configs/" + quote(group, safe="").encode()
 
@@ -187,7 +201,7 @@ class EtcdLayout:
     # ---------------------------------------------------------------- values
     @staticmethod
     def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
-               | GroupConfigs | int) -> bytes:
+               | GroupConfigs | DelegationTokenRecord | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -203,6 +217,8 @@ class EtcdLayout:
             body = {"acls": list(record.entries)}
         elif isinstance(record, GroupConfigs):
             body = record.configs
+        elif isinstance(record, DelegationTokenRecord):
+            body = record.info
         elif isinstance(record, ControllerRecord):
             body = {"node_id": record.node_id, "controller_epoch": record.controller_epoch}
         elif isinstance(record, TopicRecord):
@@ -217,7 +233,8 @@ class EtcdLayout:
 
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
-        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, group_configs; None for a key we do not own."""
+        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, group_configs,
+        delegation_tokens; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -237,6 +254,8 @@ class EtcdLayout:
             return kind, AclList(tuple(body["acls"]))
         if kind == "group_configs" and len(parts) == 2:
             return kind, GroupConfigs(unquote(parts[1]), dict(body))
+        if kind == "delegation_tokens" and len(parts) == 2:
+            return kind, DelegationTokenRecord(unquote(parts[1]), dict(body))
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:
@@ -251,10 +270,11 @@ class EtcdLayout:
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
         """A deleted key's identity: ("brokers", id), ("suspicions", suspect, voter), ("controller",), ("topics", name),
-        ("partitions", topic, index), ("scram", user), ("group_configs", group); None for a key we do not own."""
+        ("partitions", topic, index), ("scram", user), ("group_configs", group), ("delegation_tokens", id);
+        None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
-        if parts[0] in ("scram", "group_configs") and len(parts) == 2:
+        if parts[0] in ("scram", "group_configs", "delegation_tokens") and len(parts) == 2:
             parts[1] = unquote(parts[1])
         return tuple(parts)

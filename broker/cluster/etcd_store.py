@@ -19,7 +19,8 @@ from typing import Any, Generic, TypeVar
 import aetcd
 
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import AclList, EtcdLayout, GroupConfigs, PartitionState, ScramUser
+from broker.cluster.etcd_layout import (AclList, DelegationTokenRecord, EtcdLayout, GroupConfigs, PartitionState,
+                                        ScramUser)
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,20 @@ class EtcdStore:
             return self._put_or_delete(key, wanted, bool(wanted.configs))
 
         return await self.compare_and_swap(key, attempt, f"changing the configs of group {group}")
+
+    async def update_delegation_token(self, token_id: str, decide: Callable[[dict | None], dict | None]
+                                      ) -> DelegationTokenRecord | None:
+        """Compare-and-swap one delegation token: `decide(its fields, None when absent)` gives the
+        new fields, or None to delete it (or to leave it absent). Returns what was written."""
+        key = self.layout.delegation_token_key(token_id)
+
+        def attempt(current: DelegationTokenRecord | None) -> Swap[DelegationTokenRecord | None]:
+            wanted = decide(dict(current.info) if current is not None else None)
+            if wanted is None and current is None:
+                return Swap((), None)
+            return self._put_or_delete(key, DelegationTokenRecord(token_id, wanted or {}), wanted is not None)
+
+        return await self.compare_and_swap(key, attempt, f"changing delegation token {token_id}")
 
     def _put_or_delete(self, key: str, value, keep: bool) -> Swap:
         """An attempt's writes: `value` at `key`, or (`keep` false: nothing left) the key deleted."""

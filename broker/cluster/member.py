@@ -54,6 +54,7 @@ from replica.replica_manager import ReplicaManager
 from wire.sasl_stage import SASL_PROTOCOLS
 
 from broker.security.cluster_scram_credentials import ClusterScramCredentials
+from broker.security.cluster_token_store import ClusterTokenStore
 from broker.settings.security_config import inter_broker_of, listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS, client_context
 from broker.topic_names import TopicError
@@ -84,6 +85,7 @@ class ClusterMember:
         self._inter_broker_tls = (client_context(config.security.tls)
                                   if inter_broker.security_protocol in TLS_PROTOCOLS else None)
         broker.security.scram = ClusterScramCredentials(self.metadata)  # etcd's, not the data dir's
+        broker.security.tokens.store = ClusterTokenStore(self.metadata)  # likewise the delegation tokens
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
                                        lag_time_max_ms=config.replica_lag_time_max_ms,
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ControllerRecord, EtcdLayout, GroupConfigs,
-                                        PartitionState, ScramUser, TopicRecord)
+from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ControllerRecord, DelegationTokenRecord,
+                                        EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
 
 PartitionKey = tuple[str, int]
 
@@ -30,6 +30,8 @@ class MetadataImage:
     # SCRAM credentials by user: read by logins, no listener needs their changes
     scram_users: Mapping[str, ScramUser] = field(default_factory=lambda: MappingProxyType({}))
     acls: AclList = AclList(())  # read by the authorizer (broker/security/acl/cluster_store.py)
+    # token id -> a delegation token: read by logins and the token APIs (cluster_token_store.py)
+    delegation_tokens: Mapping[str, DelegationTokenRecord] = field(default_factory=lambda: MappingProxyType({}))
     # group id -> its config overrides: read by share-partitions (broker/groups/group_config_store.py)
     group_configs: Mapping[str, GroupConfigs] = field(default_factory=lambda: MappingProxyType({}))
     # (suspect, voter) -> the suspect's broker_epoch the voter saw refuse (fencing.py)
@@ -117,6 +119,7 @@ class ImageBuilder:
         self.partitions: dict[PartitionKey, PartitionState] = {}
         self.scram_users: dict[str, ScramUser] = {}
         self.acls = AclList(())
+        self.delegation_tokens: dict[str, DelegationTokenRecord] = {}
         self.group_configs: dict[str, GroupConfigs] = {}
         self.suspicions: dict[tuple[int, int], int] = {}
         self.revision = revision
@@ -141,6 +144,8 @@ class ImageBuilder:
             self.acls = record
         elif kind == "group_configs":
             self.group_configs[record.group] = record
+        elif kind == "delegation_tokens":
+            self.delegation_tokens[record.token_id] = record
         elif kind == "suspicions":
             self.suspicions[(record.suspect, record.voter)] = record.broker_epoch
 
@@ -164,6 +169,8 @@ class ImageBuilder:
             self.acls = AclList(())
         elif kind == "group_configs" and len(parts) == 2:
             self.group_configs.pop(parts[1], None)
+        elif kind == "delegation_tokens" and len(parts) == 2:
+            self.delegation_tokens.pop(parts[1], None)
         elif kind == "suspicions" and len(parts) == 3:
             self.suspicions.pop((int(parts[1]), int(parts[2])), None)
 
@@ -176,6 +183,7 @@ class ImageBuilder:
             revision=self.revision,
             scram_users=MappingProxyType(dict(self.scram_users)),
             acls=self.acls,
+            delegation_tokens=MappingProxyType(dict(self.delegation_tokens)),
             group_configs=MappingProxyType(dict(self.group_configs)),
             suspicions=MappingProxyType(dict(self.suspicions)),
         )

@@ -11,6 +11,7 @@ from broker.handlers import api_versions
 from broker.handlers import consumer_group_describe
 from broker.handlers import consumer_group_heartbeat
 from broker.handlers import create_acls
+from broker.handlers import create_delegation_token
 from broker.handlers import create_partitions
 from broker.handlers import create_topics
 from broker.handlers import delete_acls
@@ -22,6 +23,7 @@ from broker.handlers import delete_topics
 from broker.handlers import describe_acls
 from broker.handlers import describe_cluster
 from broker.handlers import describe_configs
+from broker.handlers import describe_delegation_token
 from broker.handlers import describe_groups
 from broker.handlers import describe_log_dirs
 from broker.handlers import describe_producers
@@ -31,6 +33,7 @@ from broker.handlers import describe_transactions
 from broker.handlers import describe_user_scram_credentials
 from broker.handlers import elect_leaders
 from broker.handlers import end_txn
+from broker.handlers import expire_delegation_token
 from broker.handlers import fetch
 from broker.handlers import find_coordinator
 from broker.handlers import heartbeat
@@ -49,6 +52,7 @@ from broker.handlers import offset_delete
 from broker.handlers import offset_fetch
 from broker.handlers import offset_for_leader_epoch
 from broker.handlers import produce
+from broker.handlers import renew_delegation_token
 from broker.handlers import sasl_state_errors
 from broker.handlers import initialize_share_group_state
 from broker.handlers import read_share_group_state
@@ -97,6 +101,10 @@ HANDLERS = {
     35: describe_log_dirs.handle,
     36: sasl_state_errors.handle_authenticate,
     37: create_partitions.handle,
+    38: create_delegation_token.handle,
+    39: renew_delegation_token.handle,
+    40: expire_delegation_token.handle,
+    41: describe_delegation_token.handle,
     42: delete_groups.handle,
     43: elect_leaders.handle,
     44: incremental_alter_configs.handle,

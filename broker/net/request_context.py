@@ -5,7 +5,9 @@ variable `current_request` of the task serving that connection (asyncio copies i
 that task), so a handler reads it without a parameter: Metadata names the brokers' addresses
 on `listener`, the authorizer (ACLs) will check `principal`. The principal is Kafka's
 KafkaPrincipal string: `User:ANONYMOUS` on a PLAINTEXT listener and before SASL completes,
-`User:<name>` after. `connection_id` names the connection for as long as the broker runs: what
+`User:<name>` after; `token_authenticated` says the login presented a delegation token (the
+principal is then the token's owner, and the token APIs refuse the connection, as Kafka's
+KafkaPrincipal.tokenAuthenticated). `connection_id` names the connection for as long as the broker runs: what
 outlives a request and must end with its connection (a share session) is filed under it, and the
 transport reports it closed (Broker.connection_closed).
 """
@@ -28,6 +30,7 @@ class RequestContext:
     peer: str
     principal: str = ANONYMOUS
     session: object | None = field(default=None, repr=False)  # the SaslSession of a SASL listener
+    token_authenticated: bool = False
     connection_id: int = field(default_factory=lambda: next(_connection_ids))
 
 

@@ -1,6 +1,6 @@
 """The broker's side of authentication, made once at start-up: the mechanisms it offers, the
-PLAIN users, the SCRAM credential store (with --sasl-scram-user applied), and the session each
-new connection on a SASL listener gets."""
+PLAIN users, the SCRAM credential store (with --sasl-scram-user applied), the delegation tokens
+a SCRAM login may present instead, and the session each new connection on a SASL listener gets."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ import logging
 
 from wire.sasl_stage import SASL_PROTOCOLS
 
+from replica.partition import now_ms
+
 from broker.net.request_context import RequestContext
+from broker.security.delegation_token_manager import DelegationTokenManager
 from broker.security.sasl_credentials import PlainUsers, ScramCredentialStore, parse_add_scram
+from broker.security.token_store import TokenStore
 from broker.security.sasl_session import SaslSession
 from broker.settings.security_config import listeners_of
 
@@ -27,6 +31,8 @@ class BrokerSecurity:
         for spec in security.sasl_scram_users if config.etcd is None else ():
             mechanism, name, password, iterations = parse_add_scram(spec)
             self.scram.set_password(mechanism, name, password, iterations)
+        # A cluster member replaces the store with etcd's (cluster_token_store.py).
+        self.tokens = DelegationTokenManager(config.delegation_tokens, TokenStore(config.data_dir), now_ms)
         if any(l.security_protocol in SASL_PROTOCOLS for l in listeners_of(config)):
             log.info("SASL mechanisms %s; %d PLAIN users, %d SCRAM users", ", ".join(self.enabled_mechanisms),
                      len(self.plain_users), len(self.scram.describe()))

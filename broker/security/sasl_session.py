@@ -100,7 +100,8 @@ class SaslSession:
             self._mechanism = PlainServer(self._security.plain_users.password_ok)
         else:
             self._mechanism = ScramServer(name, lambda user: self._security.scram.get(user, name),
-                                          secrets.token_urlsafe(18), hash_name=SCRAM_MECHANISMS[name][0])
+                                          secrets.token_urlsafe(18), hash_name=SCRAM_MECHANISMS[name][0],
+                                          token_lookup=lambda token_id: self._security.tokens.login(token_id, name))
         return make(cls, error_code=error("none"), mechanisms=enabled), Outcome.CONTINUE
 
     def _token(self, token: bytes) -> tuple[bytes, Outcome]:
@@ -114,4 +115,5 @@ class SaslSession:
         if not self._mechanism.complete:
             return reply, Outcome.CONTINUE
         self._context.principal = f"User:{self._mechanism.username}"
+        self._context.token_authenticated = self._mechanism.token_authenticated
         return reply, Outcome.COMPLETE

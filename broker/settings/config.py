@@ -14,6 +14,7 @@ from segment.log import LogConfig
 
 from broker.security.acl.authorizer import AuthorizerSettings
 from broker.settings.consumer_group_options import ConsumerGroupSettings
+from broker.settings.delegation_token_options import DelegationTokenSettings
 from broker.settings.share_group_options import ShareSettings
 from broker.settings.security_config import SecurityConfig
 
@@ -75,6 +76,7 @@ class BrokerConfig:
     authorizer: AuthorizerSettings | None  # ACLs checked; None: no authorizer, as Kafka's default
     consumer_groups: ConsumerGroupSettings  # group.consumer.*: KIP-848 groups
     share_groups: ShareSettings  # group.share.*: KIP-932 share groups
+    delegation_tokens: DelegationTokenSettings  # delegation.token.*: KIP-48
     # setting name -> (value, source) as resolved (sources.py): what DescribeConfigs reports for
     # settings that are not fields here, and whether each was set
     settings: dict[str, tuple[object, str]] = field(compare=False)

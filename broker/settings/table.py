@@ -406,6 +406,17 @@ SETTINGS: tuple[Setting, ...] = (
        "Principals every check allows, separated by ';'.", "acl:super_users"),
     _s("allow.everyone.if.no.acl.found", "allow-everyone-if-no-acl-found", Bool(), False,
        "Allow a request on a resource no ACL names [default: refuse].", "acl:allow_everyone_if_no_acl_found"),
+    # Delegation tokens (KIP-48): delegation_token_options.py
+    _s("delegation.token.secret.key", "delegation-token-secret-key", Text("KEY", ConfigType.PASSWORD), None,
+       "Key of the delegation tokens' HMACs; the same on every broker of a cluster. Unset or empty: no "
+       "delegation tokens (the token APIs answer DELEGATION_TOKEN_AUTH_DISABLED).", "token:secret_key",
+       sensitive=True, aliases=("delegation.token.master.key",)),
+    _s("delegation.token.max.lifetime.ms", "delegation-token-max-lifetime-ms", Int(1, long=True), 7 * _DAY,
+       "A token's maximum lifetime: no renew takes it further.", "token:max_lifetime_ms"),
+    _s("delegation.token.expiry.time.ms", "delegation-token-expiry-time-ms", Int(1, long=True), _DAY,
+       "How long a new or renewed token is valid before it needs a renew.", "token:expiry_time_ms"),
+    _s("delegation.token.expiry.check.interval.ms", "delegation-token-expiry-check-interval-ms",
+       Int(1, long=True), 60 * _MINUTE, "How often expired tokens are removed.", "token:expiry_check_interval_ms"),
 )
 
 BROKER_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.scope != TOPIC)

@@ -96,3 +96,32 @@ def test_the_credential_keeps_neither_password_nor_salted_password():
     assert b"pencil" not in repr(cred).encode()
     assert set(vars(cred) if hasattr(cred, "__dict__") else cred.__dataclass_fields__) == {
         "salt", "stored_key", "server_key", "iterations"}
+
+
+def test_a_tokenauth_login_proves_the_tokens_owner():
+    """KIP-48: user name = token id, password = the HMAC in base64, extension tokenauth=true;
+    the server asks its token lookup, never the user credentials, and proves the owner."""
+    cred = ScramCredential.from_password("sha256", "aG1hYw==", b"0123456789abcdef", 4096)
+    tokens = {"token-1": (cred, "alice")}
+    server = ScramServer("SCRAM-SHA-256", {"token-1": cred}.get, "SNONCE", token_lookup=tokens.get)
+    client = ScramClient("SCRAM-SHA-256", "token-1", "aG1hYw==", "cnonce", extensions={"tokenauth": "true"})
+    assert client.first() == b"n,,n=token-1,r=cnonce,tokenauth=true"
+    client.verify(server.step(client.final(server.step(client.first()))))
+    assert (server.complete, server.username, server.token_authenticated) == (True, "alice", True)
+    # without the extension the same id is a user name: here a user of that name, no token
+    plain = ScramServer("SCRAM-SHA-256", {"token-1": cred}.get, "SNONCE", token_lookup=tokens.get)
+    plain.step(b"n,,n=token-1,r=cnonce")
+    assert plain.token_authenticated is False
+
+
+def test_token_logins_are_refused_without_a_token_and_extensions_are_checked():
+    first = b"n,,n=token-1,r=cnonce,tokenauth=true"
+    with pytest.raises(SaslAuthenticationFailed, match="Invalid user credentials"):
+        ScramServer("SCRAM-SHA-256", {}.get, "S", token_lookup={}.get).step(first)  # no such token
+    with pytest.raises(SaslAuthenticationFailed, match="Invalid user credentials"):
+        ScramServer("SCRAM-SHA-256", {}.get, "S").step(first)  # a server that takes no tokens
+    with pytest.raises(SaslAuthenticationFailed, match="bad extension"):
+        ScramServer("SCRAM-SHA-256", {}.get, "S").step(b"n,,n=u,r=cnonce,token-auth=true")
+    cred = ScramCredential.from_password("sha256", "p", b"salt", 4096)
+    server = ScramServer("SCRAM-SHA-256", {"u": cred}.get, "S")
+    assert server.step(b"n,,n=u,r=cnonce,other=x").startswith(b"r=cnonceS")  # unknown ones ignored, as Kafka

@@ -1,14 +1,18 @@
-"""Against a real etcd: listener endpoints in the registration, topic config changes and SCRAM
-credentials by compare-and-swap — concurrent writers from different brokers lose nothing."""
+"""Against a real etcd: listener endpoints in the registration, topic config changes, SCRAM
+credentials and delegation tokens by compare-and-swap — concurrent writers from different
+brokers lose nothing."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
 from broker.cluster import ClusterError
 from broker.cluster.etcd_layout import Endpoint
+from broker.security.cluster_token_store import ClusterTokenStore
+from broker.security.delegation_token import TokenInformation, key_check, token_credentials
 
 from broker.cluster.tests.harness import Members, run
 
@@ -73,4 +77,29 @@ def test_scram_credentials_changed_on_one_broker_are_seen_by_the_other(etcd, pre
             assert await two.update_scram_user("al/ice", lambda creds: {}) is None
             image = await one.wait_for(lambda im: "al/ice" not in im.scram_users, 5)
             assert image.scram_users == {}
+    run(scenario())
+
+
+def test_a_delegation_token_changed_on_one_broker_is_seen_by_the_other(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            here, there = ClusterTokenStore(one), ClusterTokenStore(two)
+            token = TokenInformation("t-1", "User:alice", "User:alice", ("User:bob",), 1000, 9000, 5000,
+                                     token_credentials(b"hmac"), key_check(b"hmac"))
+            await here.put(token)
+            assert here.tokens() == {"t-1": token}  # this broker's image shows it on return
+            await two.wait_for(lambda im: "t-1" in im.delegation_tokens, 5)
+            assert there.tokens() == {"t-1": token}
+            before = there.tokens()
+            await two.update_scram_user("x", lambda creds: {"SCRAM-SHA-256": {"i": 1}})
+            assert there.tokens() is before  # an unrelated change keeps the mapping (and the HMAC index)
+            renewed = dataclasses.replace(token, expiry_ms=7000)
+            await there.put(renewed, replace_only=True)
+            await one.wait_for(lambda im: im.delegation_tokens["t-1"].info["expiry_ms"] == 7000, 5)
+            assert here.tokens()["t-1"] == renewed
+            await here.remove(["t-1"])
+            await there.put(renewed, replace_only=True)  # a renew racing the expire does not revive it
+            assert "t-1" not in there.tokens()
+            await one.wait_for(lambda im: not im.delegation_tokens, 5)
     run(scenario())

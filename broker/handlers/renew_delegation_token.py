@@ -1,0 +1,25 @@
+"""RenewDelegationToken (API 39, v1-2; v0 gone in Kafka 4, KIP-896): push a token's expiry to
+now + the period asked (or delegation.token.expiry.time.ms when the period is not positive, and
+never more than it), never past the token's maximum lifetime.
+
+A connection that may not use the token APIs gets DELEGATION_TOKEN_REQUEST_NOT_ALLOWED with the
+expiry -1 (KafkaApis.handleRenewTokenRequest); the rest is the manager's, in Kafka's order
+(delegation_token_manager.py).
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.handlers.delegation_token_gate import (ERROR_TIMESTAMP, as_ms, requester, timestamp,
+                                                   token_requests_allowed)
+from broker.handlers.response_builder import NO_THROTTLE, error, make
+
+
+async def handle(broker, header, request):
+    if not token_requests_allowed():
+        code, expiry = "delegation_token_request_not_allowed", ERROR_TIMESTAMP
+    else:
+        code, expiry = await broker.security.tokens.renew(requester(), request.hmac, as_ms(request.renew_period))
+    return make(response_for(header), error_code=error(code), expiry_timestamp=timestamp(expiry),
+                throttle_time=NO_THROTTLE)
