@@ -16,6 +16,8 @@ from functools import cache
 
 from kio.schema.errors import ErrorCode
 
+from wire.protocol import EncodedBody
+
 NONE = ErrorCode.none
 
 
@@ -50,6 +52,8 @@ def _holds_errors(cls: type) -> bool:
 
 def errors_in(response) -> list[ErrorCode]:
     """Every error code other than NONE in `response`, as often as it occurs."""
+    if isinstance(response, EncodedBody):
+        return list(response.errors)
     found: list[ErrorCode] = []
     _walk(response, found)
     return found

@@ -282,6 +282,24 @@ class RecordRegions(bytes):
         return self.total
 
 
+class EncodedBody:
+    """A response body a handler wrote itself (wire/metadata_response.py), with what the broker
+    still reads from it: its error codes other than NONE (metrics) and the position of its
+    throttle_time_ms, None where the version has none."""
+
+    __slots__ = ("data", "errors", "throttle_at")
+
+    def __init__(self, data: bytes, errors: list, throttle_at: int | None) -> None:
+        self.data, self.errors, self.throttle_at = data, errors, throttle_at
+
+    def with_throttle(self, ms: int) -> EncodedBody:
+        if self.throttle_at is None:
+            return self
+        data = bytearray(self.data)
+        _I32.pack_into(data, self.throttle_at, ms)
+        return EncodedBody(bytes(data), self.errors, self.throttle_at)
+
+
 def encode_response(header: RequestHeader, body) -> list:
     """Frame a typed response: a list of byte buffers and record regions, starting with the
     size prefix. The prefix is written into the first buffer rather than sent as a chunk of
@@ -292,7 +310,10 @@ def encode_response(header: RequestHeader, body) -> list:
     out.write(_I32.pack(header.correlation_id))
     if header.flexible and header.api_key != API_VERSIONS_KEY:
         out.write(b"\x00")  # response header v1: no tagged fields
-    _writer(type(body))(out, body)
+    if isinstance(body, EncodedBody):
+        out.write(body.data)
+    else:
+        _writer(type(body))(out, body)
     chunks = out.finish()
     _I32.pack_into(chunks[0], 0, out.size - _I32.size)
     return chunks

@@ -1,4 +1,6 @@
-"""Metadata: brokers, topics and partition leaders; auto-creates topics when allowed.
+"""Metadata: brokers, topics and partition leaders; auto-creates topics when allowed. The answer
+is written straight to bytes (wire/metadata_response.py): a Metadata of every topic names every
+partition, and kio's entities cost 835 ms at 10,000 partitions.
 
 Who leads what comes from the cluster view (cluster_view.py): this broker alone, or the
 image of etcd's metadata in a cluster, where a topic lists every partition whether hosted here
@@ -9,17 +11,20 @@ from __future__ import annotations
 import logging
 import uuid
 
-from wire.protocol import response_for
+from kio.schema.errors import ErrorCode
+
+from wire.metadata_response import BrokerEntry, TopicEntry, encode_metadata_response
+from wire.protocol import EncodedBody
 
 from broker.net import advertised_brokers
 from broker.security.acl.checks import cluster_allowed, denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.topic_names import TopicError, illegal_name
 from broker.handlers.partition_limits import MAX_PARTITIONS_PER_REQUEST
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
 UNKNOWN_OPERATIONS = -(2**31)
+LEADER_NOT_AVAILABLE = ErrorCode.leader_not_available
 
 
 def _requested_names(broker, header, request) -> tuple[list[str] | None, list[uuid.UUID]]:
@@ -72,10 +77,6 @@ def _refused(broker, names: list[str] | None, allow_create: bool) -> frozenset[s
 
 
 async def handle(broker, header, request):
-    cls = response_for(header)
-    topic_cls = nested(cls, "MetadataResponseTopic")
-    part_cls = nested(cls, "MetadataResponsePartition")
-    broker_cls = nested(cls, "MetadataResponseBroker")
     view = broker.view
     names, unknown_ids = _requested_names(broker, header, request)
     allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
@@ -88,42 +89,44 @@ async def handle(broker, header, request):
         missing = list(dict.fromkeys(n for n in names if broker.topics.get(n) is None and n not in refused))
         if missing:
             created = await broker.auto_create(missing)
-    topics = [make(topic_cls, error_code=error("unknown_topic_id"), name=None, topic_id=topic_id, is_internal=False,
-                   partitions=()) for topic_id in unknown_ids]
+    errors: list[ErrorCode] = []  # every code but NONE, for the metrics
+
+    def failed(code: ErrorCode, name: str | None, topic_id: uuid.UUID | None = None) -> TopicEntry:
+        errors.append(code)
+        return TopicEntry(code.value, name, topic_id, False, (), UNKNOWN_OPERATIONS)
+
+    topics = [failed(ErrorCode.unknown_topic_id, None, topic_id) for topic_id in unknown_ids]
     for name in names if names is not None else list(broker.topics.topics):
         if name in refused:
             if names is not None:  # asked by name: said to be refused; a list of all just leaves it out
-                topics.append(make(topic_cls, error_code=error("topic_authorization_failed"), name=name,
-                                   topic_id=None, is_internal=False, partitions=()))
+                topics.append(failed(ErrorCode.topic_authorization_failed, name))
             continue
         topic = broker.topics.get(name)
-        code = "none"
-        if isinstance(created.get(name), TopicError):
-            code = created[name].code
         if topic is None:
-            if code == "none":
-                # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.
-                code = "invalid_topic_exception" if illegal_name(name) else "unknown_topic_or_partition"
-            topics.append(make(topic_cls, error_code=error(code), name=name, topic_id=None,
-                               is_internal=False, partitions=()))
+            code = created[name].code if isinstance(created.get(name), TopicError) else None
+            # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.
+            code = code or ("invalid_topic_exception" if illegal_name(name) else "unknown_topic_or_partition")
+            topics.append(failed(ErrorCode[code], name))
             continue
-        partitions = []
-        for index, local in enumerate(topic.partitions):
-            placement = view.placement(topic.name, index, local)
-            if placement is None:
-                continue  # created in etcd, not yet in this broker's image
-            # Kafka answers a partition without a leader with LEADER_NOT_AVAILABLE (clients retry).
-            code = "none" if placement.leader >= 0 else "leader_not_available"
-            partitions.append(make(
-                part_cls, error_code=error(code), partition_index=index, leader_id=placement.leader,
-                leader_epoch=placement.leader_epoch, replica_nodes=placement.replicas,
-                isr_nodes=placement.isr, offline_replicas=placement.offline_replicas))
-        partitions = tuple(partitions)
-        topics.append(make(topic_cls, error_code=error("none"), name=topic.name, topic_id=topic.topic_id,
-                           is_internal=topic.internal, partitions=partitions,
-                           topic_authorized_operations=UNKNOWN_OPERATIONS))
-    brokers = tuple(make(broker_cls, node_id=b.node_id, host=b.host, port=b.port, rack=None)
-                    for b in advertised_brokers.brokers(broker))
-    return make(cls, throttle_time=NO_THROTTLE, brokers=brokers, cluster_id=broker.cluster_id,
-                controller_id=view.controller_id, topics=tuple(topics), cluster_authorized_operations=UNKNOWN_OPERATIONS,
-                error_code=error("none"))
+        topics.append(TopicEntry(0, topic.name, topic.topic_id, topic.internal, _partitions(view, topic, errors),
+                                 UNKNOWN_OPERATIONS))
+    brokers = [BrokerEntry(b.node_id, b.host, b.port, None) for b in advertised_brokers.brokers(broker)]
+    body = encode_metadata_response(header.api_version, 0, brokers, broker.cluster_id, view.controller_id, topics,
+                                    UNKNOWN_OPERATIONS, 0)
+    return EncodedBody(body, errors, 0 if header.api_version >= 3 else None)
+
+
+def _partitions(view, topic, errors: list[ErrorCode]) -> list[tuple]:
+    """PartitionEntry's fields as plain tuples: a NamedTuple's constructor was half this loop."""
+    partitions = []
+    for index, local in enumerate(topic.partitions):
+        placement = view.placement(topic.name, index, local)
+        if placement is None:
+            continue  # created in etcd, not yet in this broker's image
+        code = 0
+        if placement.leader < 0:  # Kafka answers a partition without a leader LEADER_NOT_AVAILABLE (clients retry)
+            code = LEADER_NOT_AVAILABLE.value
+            errors.append(LEADER_NOT_AVAILABLE)
+        partitions.append((code, index, placement.leader, placement.leader_epoch, placement.replicas, placement.isr,
+                           placement.offline_replicas))
+    return partitions
