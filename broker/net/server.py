@@ -222,6 +222,8 @@ class KafkaConnection(asyncio.Protocol):
         self._decoder.abandon()
         freed_memory.dropped(unfinished)
         self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)  # an answer waiting for the peer to read gives up
         if self._peer_finished or exc is not None:
             # the peer ended it (FIN, or a reset): what it sent before is still handled
             self._peer_finished = True
@@ -236,8 +238,6 @@ class KafkaConnection(asyncio.Protocol):
         if self._context is not None and not self._closed:
             self._closed = True
             self._broker.connection_closed(self._context.connection_id)
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)
 
     def pause_writing(self) -> None:
         self._drained = asyncio.get_running_loop().create_future()
