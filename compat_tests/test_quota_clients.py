@@ -180,3 +180,17 @@ def test_a_client_ignoring_throttle_time_is_muted(broker):
 
 def _api_versions():
     return build_request(18, 3, client_software_name="raw", client_software_version="1")
+
+
+def test_request_percentage_throttles_handler_time_by_at_most_one_window(broker):
+    _set_quota(broker, {"user": "ANONYMOUS", "client-id": "raw-busy"}, request_percentage=0.01)
+    with Client.to(broker, client_id="raw-busy") as busy, Client.to(broker, client_id="raw-idle") as idle:
+        throttles = []
+        for _ in range(40):  # Metadata of every topic: ~0.1+ ms of handler time each, far over 0.1 ms/s
+            throttles.append(busy.request(3, 12, topics=None, allow_auto_topic_creation=False,
+                                          include_topic_authorized_operations=False).throttle_time.total_seconds())
+            if throttles[-1] > 0:
+                break
+        assert 0 < throttles[-1] <= 1.0, throttles  # Kafka bounds a request-time throttle by one window
+        assert idle.request(3, 12, topics=None, allow_auto_topic_creation=False,
+                            include_topic_authorized_operations=False).throttle_time.total_seconds() == 0

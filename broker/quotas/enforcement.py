@@ -12,10 +12,43 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import time
 
 from broker.net.request_context import current_request
 
 PRODUCE_KEY = 0
+# Exempt from request_percentage, as Kafka sends these answers exempt from throttling: the
+# SASL exchange, and what brokers ask each other (markers; a follower's fetch is checked below).
+REQUEST_QUOTA_EXEMPT = frozenset({17, 27, 36, 83, 84, 85, 86, 87})
+
+
+class BusyTime:
+    """Awaits a handler's coroutine and counts the time its steps ran, not the time it waited
+    (for data, a lock, a thread): Kafka's request quota counts a request thread's busy time."""
+
+    __slots__ = ("_coro", "busy_s")
+
+    def __init__(self, coro) -> None:
+        self._coro = coro
+        self.busy_s = 0.0
+
+    def __await__(self):
+        coro, value, error = self._coro, None, None
+        while True:
+            began = time.perf_counter()
+            try:
+                waits_on = coro.throw(error) if error is not None else coro.send(value)
+            except StopIteration as done:
+                self.busy_s += time.perf_counter() - began
+                return done.value
+            except BaseException:
+                self.busy_s += time.perf_counter() - began
+                raise
+            self.busy_s += time.perf_counter() - began
+            try:
+                value, error = (yield waits_on), None
+            except BaseException as exc:  # a cancel (or throw) goes on into the handler
+                value, error = None, exc
 
 
 def client_of(context, header) -> tuple[str, str]:
@@ -33,13 +66,16 @@ def mute(context, throttle_ms: int) -> None:
     context.muted_until = max(context.muted_until, until)
 
 
-def after_request(broker, header, frame_size: int, context) -> int:
-    """Records a served request against its client's quotas; returns the throttle time (ms) and
-    mutes the connection for it."""
-    if header.api_key != PRODUCE_KEY:
-        return 0
+def after_request(broker, header, follower: bool, frame_size: int, busy_s: float, context) -> int:
+    """Records a served request against its client's quotas (a produce's bytes; every client
+    request's handler time); returns the throttle time (ms), the longest of them, and mutes the
+    connection for it. `follower`: a follower's Fetch, which no quota counts."""
     user, client = client_of(context, header)
-    throttle = broker.quotas.produce(user, client, frame_size)
+    throttle = 0
+    if header.api_key == PRODUCE_KEY:
+        throttle = broker.quotas.produce(user, client, frame_size)
+    if header.api_key not in REQUEST_QUOTA_EXEMPT and not follower:
+        throttle = max(throttle, broker.quotas.request_time(user, client, busy_s))
     mute(context, throttle)
     return throttle
 
