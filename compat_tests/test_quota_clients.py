@@ -26,6 +26,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from compat_tests.broker_process import BrokerProcess
 from compat_tests.java_client import classpath_jars, compiled_classes
 from compat_tests.raw_kafka import Client, build_request, make_batch
+from compat_tests.test_metrics import scrape, value
 from compat_tests.topics import unique_topic
 
 SAMPLES = 3  # quota.window.num of the broker below; quota.window.size.seconds stays 1
@@ -38,7 +39,7 @@ RECORD = 1000  # value bytes per record; a record's batch overhead is ~1-2 % of 
 
 @pytest.fixture(scope="module")
 def broker():
-    proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)])
+    proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)], metrics=True)
     try:
         proc.start()
         yield proc
@@ -172,10 +173,19 @@ def test_a_client_ignoring_throttle_time_is_muted(broker):
         throttle_s = first.throttle_time.total_seconds()
         assert throttle_s >= 1.0, first  # 300 KB against 50 KB/s with a 2 s first allowance
         cid = raw.send(_api_versions())  # at once, ignoring the throttle time
+        client = dict(user="", client_id="raw-ignorer")  # the quota is the client-id's alone: one rate whoever the user
+        rate = value(scrape(broker.metrics_port), "kafka_server_produce_byte_rate", **client)
+        # ~303 KB over 2 s plus the time since (Kafka's Rate: the first sample counts as 2 + elapsed s)
+        assert 0.9 * 303_000 / 2 <= rate <= 303_000 / 2, rate
         assert other.request(18, 3, client_software_name="o", client_software_version="1").error_code == 0
         assert time.monotonic() - answered < throttle_s / 2  # other connections are served meanwhile
         raw.recv(18, 3, cid, timeout=throttle_s + 10)
         assert time.monotonic() - answered >= 0.9 * throttle_s
+    samples = scrape(broker.metrics_port)  # and the quota and the throttles
+    assert value(samples, "twinlog_client_quota", quota="producer_byte_rate", **client) == 50_000
+    assert value(samples, "twinlog_client_quota_throttle_time_ms_total", quota="producer_byte_rate",
+                 **client) >= 1000 * throttle_s
+    assert value(samples, "twinlog_client_quota_throttled_total", quota="producer_byte_rate", **client) >= 1
 
 
 def _api_versions():
