@@ -149,6 +149,13 @@ class KafkaConnection(asyncio.Protocol):
         self._task = asyncio.create_task(self._serve())
         if self._broker.metrics is not None:
             self._broker.metrics.connection_opened()
+        host = (transport.get_extra_info("peername") or ("",))[0]
+        too_fast_ms = self._broker.quotas.connection_throttle_ms(host)
+        if too_fast_ms:  # over its ip's connection_creation_rate: held unread, then closed (Kafka's)
+            self._muted = True
+            self._apply_reading()
+            self._loop.call_later(too_fast_ms / 1000, transport.close)
+            return
         if self._idle_s >= 0:
             self._idle_timer = self._loop.call_at(self._last_active + self._idle_s, self._check_idle)
 

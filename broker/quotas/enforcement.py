@@ -101,3 +101,26 @@ def with_throttle(response, throttle_ms: int):
     if response.throttle_time >= wanted:
         return response
     return dataclasses.replace(response, throttle_time=wanted)
+
+
+THROTTLED_MUTATION = ("throttling_quota_exceeded", "The throttling quota has been exceeded.")
+
+
+class MutationQuota:
+    """One CreateTopics / DeleteTopics / CreatePartitions request's controller_mutation_rate:
+    `admit(partitions)` per topic, in request order; `throttle()` once, for the answer (it mutes
+    the connection too). `strict`: the request's version refuses a topic over the quota."""
+
+    def __init__(self, broker, header, strict_since: int) -> None:
+        self._quotas = broker.quotas
+        self._context = current_request.get()
+        self._user, self._client = client_of(self._context, header)
+        self._strict = header.api_version >= strict_since
+
+    def admit(self, partitions: int) -> bool:
+        return self._quotas.admit_mutations(self._user, self._client, partitions, self._strict)
+
+    def throttle(self) -> datetime.timedelta:
+        throttle_ms = self._quotas.mutation_throttle_ms(self._user, self._client)
+        mute(self._context, throttle_ms)
+        return datetime.timedelta(milliseconds=throttle_ms)

@@ -24,9 +24,9 @@ import time
 from collections import defaultdict
 from typing import Callable
 
-from broker.quotas.entities import (CLIENT_ID, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, PRODUCER_BYTE_RATE,
-                                    REQUEST_PERCENTAGE, USER, Entity)
-from broker.quotas.rate import SampledRate
+from broker.quotas.entities import (CLIENT_ID, CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE,
+                                    CONTROLLER_MUTATION_RATE, IP, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE, USER, Entity)
+from broker.quotas.rate import SampledRate, TokenBucket
 
 IDLE_RATE_S = 3600  # a rate nobody recorded into for an hour is dropped (Kafka's inactive sensor expiry)
 Tags = tuple[str, str]  # (user, client-id) of a rate, "" where the matched entity has no such part
@@ -55,6 +55,8 @@ class ClientQuotaManager:
         self._resolved: dict[tuple[str, str, str], tuple[float, Tags] | None] = {}
         self._rates: dict[tuple[str, Tags], SampledRate] = {}
         self._bounds: dict[tuple[str, Tags], float] = {}  # the quota each rate was last checked against
+        self._buckets: dict[Tags, TokenBucket] = {}  # controller mutations (a token bucket, as Kafka's)
+        self._connection_rates: dict[str, SampledRate] = {}  # per ip
         # what /metrics shows per (key, tags): throttle time given, and how many throttled answers
         self.throttle_ms_total: dict[tuple[str, Tags], int] = defaultdict(int)
         self.throttled: dict[tuple[str, Tags], int] = defaultdict(int)
@@ -122,8 +124,52 @@ class ClientQuotaManager:
         """Handler time as Kafka's request quota counts it: percent of one thread, per second."""
         return self.record(REQUEST_PERCENTAGE, user, client, busy_s * 100, bound_ms=round(self._window * 1000))
 
-    def mutations_quota(self, user: str, client: str) -> tuple[float, Tags] | None:
-        return self.quota_for(CONTROLLER_MUTATION_RATE, user, client)
+    def admit_mutations(self, user: str, client: str, partitions: int, strict: bool) -> bool:
+        """Takes `partitions` tokens of the client's controller_mutation_rate; False, taking none,
+        when the client is already over it and the request is `strict` (KIP-599: CreateTopics v6+,
+        DeleteTopics v5+, CreatePartitions v3+ refuse the topic; older versions are only throttled)."""
+        found = self.quota_for(CONTROLLER_MUTATION_RATE, user, client)
+        if found is None:
+            return True
+        quota, tags = found
+        now, burst = self._clock(), quota * self._samples * self._window
+        bucket = self._buckets.get(tags)
+        if bucket is None:
+            bucket = self._buckets[tags] = TokenBucket(burst, now)
+        if strict and bucket.exceeded(quota, burst, now):
+            return False
+        bucket.take(partitions, quota, burst, now)
+        return True
+
+    def mutation_throttle_ms(self, user: str, client: str) -> int:
+        """How long the client must wait for its mutation tokens to climb back to zero."""
+        found = self.quota_for(CONTROLLER_MUTATION_RATE, user, client)
+        bucket = self._buckets.get(found[1]) if found is not None else None
+        if bucket is None:
+            return 0
+        quota = found[0]
+        throttle = bucket.throttle_ms(quota, quota * self._samples * self._window, self._clock())
+        if throttle:
+            self.throttle_ms_total[(CONTROLLER_MUTATION_RATE, found[1])] += throttle
+            self.throttled[(CONTROLLER_MUTATION_RATE, found[1])] += 1
+        return throttle
+
+    def connection_throttle_ms(self, ip: str) -> int:
+        """A connection accepted from `ip`: recorded against its connection_creation_rate (the ip's
+        own, else the default ip's); the throttle time (at most one window) before it is closed,
+        as Kafka's ConnectionQuotas closes a connection over the rate after that delay."""
+        if CONNECTION_CREATION_RATE not in self._keys:
+            return 0
+        values = self._quotas.get(((IP, ip),)) or {}
+        quota = values.get(CONNECTION_CREATION_RATE, (self._quotas.get(((IP, None),)) or {}).get(CONNECTION_CREATION_RATE))
+        if quota is None:
+            return 0
+        now = self._clock()
+        rate = self._connection_rates.get(ip)
+        if rate is None:
+            rate = self._connection_rates[ip] = SampledRate(self._samples, self._window)
+        rate.record(1, now)
+        return min(rate.throttle_ms(quota, now), round(self._window * 1000))
 
     def rates(self) -> list[tuple[str, Tags, float, float]]:
         """(key, tags, measured rate per second, quota) of every rate: for /metrics."""
@@ -138,3 +184,6 @@ class ClientQuotaManager:
         for key, rate in list(self._rates.items()):
             if rate.idle_since(now) > IDLE_RATE_S:
                 del self._rates[key], self._bounds[key]
+        for ip, rate in list(self._connection_rates.items()):
+            if rate.idle_since(now) > IDLE_RATE_S:
+                del self._connection_rates[ip]

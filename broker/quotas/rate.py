@@ -71,3 +71,32 @@ class SampledRate:
     def idle_since(self, now: float) -> float:
         """Seconds since the newest sample started (for dropping rates nobody records into)."""
         return now - max(self._starts) if self._starts else float("inf")
+
+
+class TokenBucket:
+    """Kafka's TokenBucket (KIP-599), for controller mutations: `quota` tokens a second, at most
+    `burst` banked (quota * samples * window, a full bucket to start). A mutation takes its
+    partitions' tokens even past zero; while the bucket is below zero the client is over its
+    quota, for as long as the bucket needs to climb back to zero."""
+
+    __slots__ = ("_tokens", "_last")
+
+    def __init__(self, burst: float, now: float) -> None:
+        self._tokens = burst
+        self._last = now
+
+    def _refill(self, quota: float, burst: float, now: float) -> None:
+        self._tokens = min(burst, self._tokens + quota * (now - self._last))
+        self._last = now
+
+    def exceeded(self, quota: float, burst: float, now: float) -> bool:
+        self._refill(quota, burst, now)
+        return self._tokens < 0
+
+    def take(self, tokens: float, quota: float, burst: float, now: float) -> None:
+        self._refill(quota, burst, now)
+        self._tokens -= tokens
+
+    def throttle_ms(self, quota: float, burst: float, now: float) -> int:
+        self._refill(quota, burst, now)
+        return round(-self._tokens / quota * 1000) if self._tokens < 0 else 0
