@@ -46,7 +46,10 @@ def _candidates(user: str, client: str) -> list[tuple[Entity, Tags]]:
 
 
 class ClientQuotaManager:
-    def __init__(self, samples: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, samples: int, window_s: float, source: Callable[[], dict],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """`source()`: the stored quotas (store.py or cluster_store.py), a new object after each change."""
+        self._source = source
         self._samples = samples
         self._window = window_s
         self._clock = clock
@@ -62,14 +65,17 @@ class ClientQuotaManager:
         self.throttled: dict[tuple[str, Tags], int] = defaultdict(int)
         self._last_sweep = clock()
 
-    def update(self, quotas: dict[Entity, dict[str, float]]) -> None:
-        """The stored quotas changed (a store's listener): resolve afresh from the next request."""
-        self._quotas = quotas
-        self._keys = {key for values in quotas.values() for key in values}
-        self._resolved.clear()
+    def _refresh(self) -> None:
+        """Resolve afresh once the stored quotas changed (on this broker, or etcd's on another)."""
+        quotas = self._source()
+        if quotas is not self._quotas:
+            self._quotas = quotas
+            self._keys = {key for values in quotas.values() for key in values}
+            self._resolved.clear()
 
     def quota_for(self, key: str, user: str, client: str) -> tuple[float, Tags] | None:
         """(quota, the tags of the rate it limits), or None when no quota applies."""
+        self._refresh()
         if key not in self._keys:
             return None
         cache_key = (key, user, client)
@@ -158,6 +164,7 @@ class ClientQuotaManager:
         """A connection accepted from `ip`: recorded against its connection_creation_rate (the ip's
         own, else the default ip's); the throttle time (at most one window) before it is closed,
         as Kafka's ConnectionQuotas closes a connection over the rate after that delay."""
+        self._refresh()
         if CONNECTION_CREATION_RATE not in self._keys:
             return 0
         values = self._quotas.get(((IP, ip),)) or {}

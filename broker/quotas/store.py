@@ -30,35 +30,39 @@ Quotas = dict[Entity, dict[str, float]]
 Decide = Callable[[Quotas], tuple[Quotas, object]]  # current quotas -> (the new ones, an outcome)
 
 
+def to_entries(quotas: Quotas) -> tuple[dict, ...]:
+    """The JSON form of the quotas (this file's "entities", etcd's client_quotas key)."""
+    return tuple({"entity": [list(pair) for pair in entity], "quotas": dict(sorted(values.items()))}
+                 for entity, values in sorted(quotas.items(), key=lambda kv: json.dumps(kv[0])))
+
+
+def from_entries(entries) -> Quotas:
+    return {entity_of(tuple(pair) for pair in e["entity"]): {k: float(v) for k, v in e["quotas"].items()}
+            for e in entries}
+
+
 def encode(quotas: Quotas) -> str:
-    entities = [{"entity": [list(pair) for pair in entity], "quotas": dict(sorted(values.items()))}
-                for entity, values in sorted(quotas.items(), key=lambda kv: json.dumps(kv[0]))]
-    return json.dumps({"version": FORMAT_VERSION, "entities": entities}, indent=1)
+    return json.dumps({"version": FORMAT_VERSION, "entities": list(to_entries(quotas))}, indent=1)
 
 
 def decode(text: str) -> Quotas:
     doc = json.loads(text)
     if doc.get("version") != FORMAT_VERSION:
         raise ValueError(f"{FILE_NAME}: unknown version {doc.get('version')!r}")
-    return {entity_of(tuple(pair) for pair in e["entity"]): {k: float(v) for k, v in e["quotas"].items()}
-            for e in doc["entities"]}
+    return from_entries(doc["entities"])
 
 
 class QuotaStore:
-    """One broker's quotas, in its data dir. `listeners` are called with the quotas after each change."""
+    """One broker's quotas, in its data dir. `quotas()` is the same object until a change
+    replaces it, so a reader (manager.py) sees a change by identity."""
 
     def __init__(self, data_dir: Path) -> None:
         self._path = Path(data_dir) / FILE_NAME
         self._quotas: Quotas = decode(self._path.read_text()) if self._path.exists() else {}
         self._write_lock = asyncio.Lock()
-        self._listeners: list[Callable[[Quotas], None]] = []
 
     def quotas(self) -> Quotas:
         return self._quotas
-
-    def add_listener(self, listener: Callable[[Quotas], None]) -> None:
-        self._listeners.append(listener)
-        listener(self._quotas)
 
     async def alter(self, decide: Decide, validate_only: bool):
         """Runs `decide` on the current quotas and stores what it returns (unless validate_only);
@@ -69,6 +73,4 @@ class QuotaStore:
                 return outcome
             await asyncio.to_thread(replace_file, self._path, encode(wanted))  # fsyncs: off the event loop
             self._quotas = wanted
-            for listener in self._listeners:
-                listener(wanted)
             return outcome
