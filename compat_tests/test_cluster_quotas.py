@@ -72,6 +72,9 @@ def test_a_quota_altered_on_one_broker_holds_on_every_broker(cluster):
                what="the removed quota no longer throttles")
     cluster.brokers[2].stop()
     cluster.brokers[2].start()
+    # A member answers from its port's opening, before its first image is loaded (lifecycle.py:
+    # it serves, then joins), so the quotas appear once that image is there.
     with _raw(cluster, 2) as c:
-        assert _described(c, "cq-kept") == {"consumer_byte_rate": 5000.0}
+        wait_until(lambda: _described(c, "cq-kept") == {"consumer_byte_rate": 5000.0}, timeout=15,
+                   what="the restarted broker loads the quotas from etcd")
         assert _described(c, "cq-slow") == {}
