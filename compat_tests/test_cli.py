@@ -269,7 +269,8 @@ def test_quotas_alter_describe_and_delete(cli_broker):
     client = f"cli-{uuid.uuid4().hex[:8]}"
     twinlog(cli_broker, "quotas", "alter", "--clients", client, "--add-config",
             "producer_byte_rate=1048576,consumer_byte_rate=2097152")
-    twinlog(cli_broker, "quotas", "alter", "--users", "alice", "--clients-default", "--add-config", "request_percentage=12.5")
+    twinlog(cli_broker, "quotas", "alter", "--users", "alice", "--clients-default",
+            "--add-config", "request_percentage=12.5")
     described = json.loads(twinlog(cli_broker, "quotas", "describe", "--clients", client, "--format", "json").stdout)
     assert described == [{"entity": {"client-id": client},
                           "quotas": {"producer_byte_rate": 1048576.0, "consumer_byte_rate": 2097152.0}}]
@@ -278,8 +279,10 @@ def test_quotas_alter_describe_and_delete(cli_broker):
     assert [f"client-id={client}", "producer_byte_rate", "1048576"] in rows
     one_line_error(twinlog(cli_broker, "quotas", "alter", "--clients", client, "--add-config", "bogus=1",
                            check=False), "INVALID_REQUEST", "Invalid configuration key bogus")
-    twinlog(cli_broker, "quotas", "alter", "--clients", client, "--delete-config", "producer_byte_rate,consumer_byte_rate")
-    twinlog(cli_broker, "quotas", "alter", "--users", "alice", "--clients-default", "--delete-config", "request_percentage")
+    twinlog(cli_broker, "quotas", "alter", "--clients", client,
+            "--delete-config", "producer_byte_rate,consumer_byte_rate")
+    twinlog(cli_broker, "quotas", "alter", "--users", "alice", "--clients-default",
+            "--delete-config", "request_percentage")
     assert json.loads(twinlog(cli_broker, "quotas", "describe", "--clients", client, "--format", "json").stdout) == []
 
 

@@ -96,8 +96,9 @@ def test_kafka_python_held_to_its_quota_beside_an_unthrottled_client(broker):
     _set_quota(broker, {"client-id": "kp-slow"}, producer_byte_rate=QUOTA)
     acks: dict[str, list] = {"kp-slow": [], "kp-free": []}
     throttles: dict[str, float] = {}
-    runs = [threading.Thread(target=lambda cid=cid: throttles.__setitem__(cid, _kafka_python_run(broker, topic, cid, acks[cid])))
-            for cid in acks]
+    def run(cid: str) -> None:
+        throttles[cid] = _kafka_python_run(broker, topic, cid, acks[cid])
+    runs = [threading.Thread(target=run, args=(cid,)) for cid in acks]
     for t in runs:
         t.start()
     for t in runs:
@@ -123,7 +124,8 @@ def test_librdkafka_held_to_its_quota_and_told_its_throttle(broker):
             producer.poll(0.005)
             continue
         sent += 1
-        producer.produce(topic, value, on_delivery=lambda err, _m: err is None and acks.append(time.monotonic() - start))
+        producer.produce(topic, value,
+                         on_delivery=lambda err, _m: err is None and acks.append(time.monotonic() - start))
         producer.poll(0)
     producer.flush(30)
     assert 0.9 * QUOTA <= _rate(acks) <= 1.1 * QUOTA, (_rate(acks), QUOTA)

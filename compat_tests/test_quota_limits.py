@@ -70,7 +70,8 @@ def test_delete_topics_and_create_partitions_over_the_mutation_rate(broker):
         # muted for that second, so this is served once the bucket is back at zero: c's 8 new
         # partitions go, b's 1 finds it below zero again
         grow = c.request(37, 3, timeout=10_000, validate_only=False, topics=[
-            {"name": f"c-{tag}", "count": 9, "assignments": None}, {"name": f"b-{tag}", "count": 2, "assignments": None}])
+            {"name": f"c-{tag}", "count": 9, "assignments": None},
+            {"name": f"b-{tag}", "count": 2, "assignments": None}])
         assert [x.error_code for x in grow.results] == [NONE, THROTTLING_QUOTA_EXCEEDED]
         assert grow.throttle_time.total_seconds() > 0
 

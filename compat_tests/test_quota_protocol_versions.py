@@ -69,11 +69,13 @@ def test_alter_and_describe_each_kind_of_entity(broker, version):
             (("user", None),): {"producer_byte_rate": 4096.0}}
         assert _describe(c, 1, ("client-id", EXACT, client), ("user", ANY, None)) == {
             (("client-id", client), ("user", user)): {"controller_mutation_rate": 3.5}}
-        assert _describe(c, 1, ("ip", EXACT, "127.0.0.2")) == {(("ip", "127.0.0.2"),): {"connection_creation_rate": 7.0}}
+        assert _describe(c, 1, ("ip", EXACT, "127.0.0.2")) == {
+            (("ip", "127.0.0.2"),): {"connection_creation_rate": 7.0}}
         # remove one key, then the last: the entity goes
         assert _alter(c, version, _entry({"user": user}, remove=["producer_byte_rate"]))[0][0] == NONE
         assert _describe(c, 1, ("user", EXACT, user), strict=True) == {(("user", user),): {"request_percentage": 12.5}}
-        assert _alter(c, version, _entry({"user": user}, remove=["request_percentage", "consumer_byte_rate"]))[0][0] == NONE
+        gone = _alter(c, version, _entry({"user": user}, remove=["request_percentage", "consumer_byte_rate"]))
+        assert gone[0][0] == NONE
         assert _describe(c, 1, ("user", EXACT, user), strict=True) == {}
         # validate_only checks and stores nothing
         assert _alter(c, version, _entry({"user": user}, producer_byte_rate=5.0), validate_only=True)[0][0] == NONE
@@ -117,7 +119,8 @@ def test_alter_refusals(broker, version):
         assert [code for code, _, _ in mixed] == [INVALID_REQUEST, NONE]
         assert _describe(c, 1, ("user", EXACT, "j")) == {}
         assert _describe(c, 1, ("user", EXACT, "k")) == {(("user", "k"),): {"producer_byte_rate": 1000.0}}
-        _alter(c, version, _entry({"user": "k"}, remove=["producer_byte_rate"]), _entry({"user": "h"}, remove=["producer_byte_rate"]))
+        _alter(c, version, _entry({"user": "k"}, remove=["producer_byte_rate"]),
+               _entry({"user": "h"}, remove=["producer_byte_rate"]))
 
 
 @over_versions(48)

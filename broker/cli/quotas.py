@@ -81,7 +81,8 @@ def describe_command(users, users_default, clients, clients_default, ips, ips_de
              "quotas": {v.key: v.value for v in x.values}} for x in answer.entries]
     rows.sort(key=lambda r: sorted((t, n or "") for t, n in r["entity"].items()))
     emit(output_format, rows, lambda: print_table("client quotas", ["ENTITY", "QUOTA", "VALUE"], [
-        [_describe_entity(r["entity"]), key, _number(value)] for r in rows for key, value in sorted(r["quotas"].items())]))
+        [_describe_entity(r["entity"]), key, _number(value)]
+        for r in rows for key, value in sorted(r["quotas"].items())]))
 
 
 @quotas_group.command("alter")

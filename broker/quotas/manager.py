@@ -167,8 +167,8 @@ class ClientQuotaManager:
         self._refresh()
         if CONNECTION_CREATION_RATE not in self._keys:
             return 0
-        values = self._quotas.get(((IP, ip),)) or {}
-        quota = values.get(CONNECTION_CREATION_RATE, (self._quotas.get(((IP, None),)) or {}).get(CONNECTION_CREATION_RATE))
+        default = (self._quotas.get(((IP, None),)) or {}).get(CONNECTION_CREATION_RATE)
+        quota = (self._quotas.get(((IP, ip),)) or {}).get(CONNECTION_CREATION_RATE, default)
         if quota is None:
             return 0
         now = self._clock()

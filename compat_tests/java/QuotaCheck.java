@@ -34,9 +34,10 @@ public class QuotaCheck {
             ClientQuotaEntity entity = new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, clientId));
             admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity,
                 List.of(new ClientQuotaAlteration.Op("producer_byte_rate", quota))))).all().get(30, TimeUnit.SECONDS);
-            Map<ClientQuotaEntity, Map<String, Double>> described = admin.describeClientQuotas(ClientQuotaFilter.containsOnly(
-                List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.CLIENT_ID, clientId))))
-                .entities().get(30, TimeUnit.SECONDS);
+            ClientQuotaFilter filter = ClientQuotaFilter.containsOnly(
+                List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.CLIENT_ID, clientId)));
+            Map<ClientQuotaEntity, Map<String, Double>> described =
+                admin.describeClientQuotas(filter).entities().get(30, TimeUnit.SECONDS);
             out.put("described", described.get(entity));
         }
         Properties props = new Properties();
@@ -61,7 +62,8 @@ public class QuotaCheck {
             }
             producer.flush();
             for (Map.Entry<org.apache.kafka.common.MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
-                if (m.getKey().name().equals("produce-throttle-time-max") && m.getKey().group().equals("producer-metrics")) {
+                String name = m.getKey().name(), group = m.getKey().group();
+                if (name.equals("produce-throttle-time-max") && group.equals("producer-metrics")) {
                     out.put("throttleMax", m.getValue().metricValue());
                 }
             }
