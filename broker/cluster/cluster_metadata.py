@@ -29,8 +29,8 @@ from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSess
 from broker.cluster.controller import Controller
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, ClientQuotaList,
-                                        DelegationTokenRecord, Endpoint,
-                                        EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
+                                        DelegationTokenRecord, Endpoint, EtcdLayout, GroupConfigs, PartitionState,
+                                        ScramUser, TopicRecord)
 from broker.cluster.etcd_store import EtcdStore
 from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
