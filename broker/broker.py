@@ -36,6 +36,9 @@ from replica.partition import Partition, now_ms
 from replica.write_path import WritePath
 from broker import features
 from broker.producer_ids import ProducerIdAllocator
+from broker.quotas.cluster_store import ClusterQuotaStore
+from broker.quotas.manager import ClientQuotaManager
+from broker.quotas.store import QuotaStore
 from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
 from broker.storage.periodic_flush import PeriodicFlush
@@ -102,6 +105,11 @@ class Broker:
         if config.authorizer is not None:
             self.acls = (ClusterAclStore(member.metadata, config.authorizer) if member is not None
                          else AclStore(data_dir, config.authorizer))
+        # Client quotas (Describe/AlterClientQuotas): what is stored (etcd's on a cluster member), and
+        # their enforcement.
+        self.client_quotas = ClusterQuotaStore(member.metadata) if member is not None else QuotaStore(data_dir)
+        self.quotas = ClientQuotaManager(config.quota_window_num, config.quota_window_size_seconds,
+                                         self.client_quotas.quotas)
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
         self.groups = GroupCoordinator(
             self.offsets_store, config.group_initial_rebalance_delay_ms,

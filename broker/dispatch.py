@@ -13,8 +13,11 @@ from wire.protocol import UnsupportedVersion, decode_request, encode_response
 
 from broker.dispatch_types import Deferred
 from broker.handlers import HANDLERS
+from broker.handlers.fetch import replica_id
+from broker.quotas.enforcement import BusyTime, after_request, with_throttle
 
 log = logging.getLogger(__name__)
+FETCH_KEY = 1
 
 
 class ConnectionClosed(Exception):
@@ -49,7 +52,8 @@ async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | 
         return [reply] if reply is not None else None
     started = time.perf_counter()
     try:
-        response = await HANDLERS[header.api_key](broker, header, request)
+        handling = BusyTime(HANDLERS[header.api_key](broker, header, request))  # the request quota's measure
+        response = await handling
     except Exception:
         if broker.metrics is not None:
             broker.metrics.request_failed(header, request, started)
@@ -62,8 +66,11 @@ async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | 
             # sent. The store is offline (logged once by it); the client's retry gets
             # KAFKA_STORAGE_ERROR.
             raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
+    follower = header.api_key == FETCH_KEY and replica_id(request) >= 0
+    throttle_ms = after_request(broker, header, follower, len(frame), handling.busy_s, context)  # quotas: mutes if over
     if isinstance(response, Deferred):
-        return asyncio.ensure_future(_finish(broker, header, request, response.awaitable, started))
+        return asyncio.ensure_future(_finish(broker, header, request, response.awaitable, started, throttle_ms))
+    response = with_throttle(response, throttle_ms)
     if broker.metrics is not None:
         broker.metrics.request_done(header, request, response, started)
     if response is None:
@@ -71,8 +78,8 @@ async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | 
     return encode_response(header, response)
 
 
-async def _finish(broker, header, request, awaitable, started: float) -> list | None:
-    response = await awaitable
+async def _finish(broker, header, request, awaitable, started: float, throttle_ms: int) -> list | None:
+    response = with_throttle(await awaitable, throttle_ms)
     if broker.metrics is not None:
         broker.metrics.request_done(header, request, response, started)
     return None if response is None else encode_response(header, response)

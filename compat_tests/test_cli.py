@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import time
+import uuid
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -261,6 +262,28 @@ def test_a_command_leaves_no_hypothesis_directory_behind(cli_broker, tmp_path):
                          env={**env, "TWINLOG_BOOTSTRAP": cli_broker.bootstrap, **_ENV})
     assert out.returncode == 0, out.stderr
     assert not (tmp_path / ".hypothesis").exists()
+
+
+def test_quotas_alter_describe_and_delete(cli_broker):
+    """`twinlog quotas`, as kafka-configs --entity-type users/clients: set, read back, refused, removed."""
+    client = f"cli-{uuid.uuid4().hex[:8]}"
+    twinlog(cli_broker, "quotas", "alter", "--clients", client, "--add-config",
+            "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+    twinlog(cli_broker, "quotas", "alter", "--users", "alice", "--clients-default",
+            "--add-config", "request_percentage=12.5")
+    described = json.loads(twinlog(cli_broker, "quotas", "describe", "--clients", client, "--format", "json").stdout)
+    assert described == [{"entity": {"client-id": client},
+                          "quotas": {"producer_byte_rate": 1048576.0, "consumer_byte_rate": 2097152.0}}]
+    rows = table(twinlog(cli_broker, "quotas", "describe").stdout, "ENTITY")
+    assert ["client-id=<default>,", "user=alice", "request_percentage", "12.5"] in rows
+    assert [f"client-id={client}", "producer_byte_rate", "1048576"] in rows
+    one_line_error(twinlog(cli_broker, "quotas", "alter", "--clients", client, "--add-config", "bogus=1",
+                           check=False), "INVALID_REQUEST", "Invalid configuration key bogus")
+    twinlog(cli_broker, "quotas", "alter", "--clients", client,
+            "--delete-config", "producer_byte_rate,consumer_byte_rate")
+    twinlog(cli_broker, "quotas", "alter", "--users", "alice", "--clients-default",
+            "--delete-config", "request_percentage")
+    assert json.loads(twinlog(cli_broker, "quotas", "describe", "--clients", client, "--format", "json").stdout) == []
 
 
 def test_cluster_status_and_connection_errors(cli_broker):

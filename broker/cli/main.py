@@ -19,6 +19,7 @@ from broker.cli.consume import consume_command
 from broker.cli.dump import dump_command
 from broker.cli.groups import groups_group
 from broker.cli.produce import produce_command
+from broker.cli.quotas import quotas_group
 from broker.cli.topics import topics_group
 from broker.cli.users import users_group
 from broker.observability.log_rate_limit import install as limit_repeated_log_lines
@@ -59,7 +60,7 @@ def serve_command(ctx: click.Context, **params) -> None:
 
 # The client commands import only click at load time (their modules load the rest when run).
 for command in (config_group, topics_group, produce_command, consume_command, groups_group, cluster_group,
-                acls_group, users_group, dump_command, lookup_command):
+                acls_group, users_group, quotas_group, dump_command, lookup_command):
     main.add_command(command)
 
 

@@ -28,8 +28,9 @@ from broker.cluster.reassignment import cancel as cancel_move, complete_if_ready
 from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from broker.cluster.controller import Controller
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, DelegationTokenRecord, Endpoint,
-                                        EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
+from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, ClientQuotaList,
+                                        DelegationTokenRecord, Endpoint, EtcdLayout, GroupConfigs, PartitionState,
+                                        ScramUser, TopicRecord)
 from broker.cluster.etcd_store import EtcdStore
 from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
@@ -234,6 +235,13 @@ class ClusterMetadata:
         so a login or a describe here right after sees it."""
         written = await self._store.update_delegation_token(token_id, decide)
         await self._watch.wait_for(lambda image: image.delegation_tokens.get(token_id) == written, 10.0)
+        return written
+
+    async def update_client_quotas(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> ClientQuotaList:
+        """AlterClientQuotas: every quota by compare-and-swap (EtcdStore.update_client_quotas);
+        returns once this broker's image shows the result, so its next request is held to it."""
+        written = await self._store.update_client_quotas(decide)
+        await self._watch.wait_for(lambda image: image.client_quotas == written, 10.0)
         return written
 
     async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:

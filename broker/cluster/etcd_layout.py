@@ -36,6 +36,9 @@
     <prefix>group_configs/<group, %-quoted> {"<config>": "<value>", ...}: one group's config
                                         overrides (broker/settings/group_configs.py), as given;
                                         deleted with its last override
+    <prefix>client_quotas               {"entities": [{"entity": [[type, name or null], ...],
+                                         "quotas": {"<key>": <value>, ...}}, ...]}: every client
+                                        quota (broker/quotas/store.py's form), one key as the ACLs
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -98,6 +101,11 @@ class DelegationTokenRecord:
 @dataclass(frozen=True)
 class AclList:
     entries: tuple[dict[str, str], ...]  # AclBinding.to_json() of each ACL, sorted
+
+
+@dataclass(frozen=True)
+class ClientQuotaList:
+    entries: tuple[dict, ...]  # {"entity": [[type, name], ...], "quotas": {...}} each (broker/quotas/store.py)
 
 
 @dataclass(frozen=True)
@@ -195,13 +203,17 @@ class EtcdLayout:
         return self.prefix + b"acls"
 
     @property
+    def client_quotas_key(self) -> bytes:
+        return self.prefix + b"client_quotas"
+
+    @property
     def producer_ids_key(self) -> bytes:
         return self.prefix + b"producer_ids/next"
 
     # ---------------------------------------------------------------- values
     @staticmethod
     def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
-               | GroupConfigs | DelegationTokenRecord | int) -> bytes:
+               | GroupConfigs | DelegationTokenRecord | ClientQuotaList | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -215,6 +227,8 @@ class EtcdLayout:
             body = record.credentials
         elif isinstance(record, AclList):
             body = {"acls": list(record.entries)}
+        elif isinstance(record, ClientQuotaList):
+            body = {"entities": list(record.entries)}
         elif isinstance(record, GroupConfigs):
             body = record.configs
         elif isinstance(record, DelegationTokenRecord):
@@ -233,8 +247,8 @@ class EtcdLayout:
 
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
-        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, group_configs,
-        delegation_tokens; None for a key we do not own."""
+        controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, client_quotas,
+        group_configs, delegation_tokens; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -252,6 +266,8 @@ class EtcdLayout:
             return kind, ScramUser(unquote(parts[1]), body)
         if kind == "acls" and len(parts) == 1:
             return kind, AclList(tuple(body["acls"]))
+        if kind == "client_quotas" and len(parts) == 1:
+            return kind, ClientQuotaList(tuple(body["entities"]))
         if kind == "group_configs" and len(parts) == 2:
             return kind, GroupConfigs(unquote(parts[1]), dict(body))
         if kind == "delegation_tokens" and len(parts) == 2:

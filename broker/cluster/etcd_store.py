@@ -19,8 +19,8 @@ from typing import Any, Generic, TypeVar
 import aetcd
 
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import (AclList, DelegationTokenRecord, EtcdLayout, GroupConfigs, PartitionState,
-                                        ScramUser)
+from broker.cluster.etcd_layout import (AclList, ClientQuotaList, DelegationTokenRecord, EtcdLayout, GroupConfigs,
+                                        PartitionState, ScramUser)
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +142,16 @@ class EtcdStore:
             return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
 
         return await self.compare_and_swap(key, attempt, "changing the ACLs")
+
+    async def update_client_quotas(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> ClientQuotaList:
+        """Compare-and-swap the cluster's client quotas, as update_acls. Returns what was written."""
+        key = self.layout.client_quotas_key
+
+        def attempt(current: ClientQuotaList | None) -> Swap[ClientQuotaList]:
+            wanted = ClientQuotaList(decide(current.entries if current is not None else ()))
+            return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
+
+        return await self.compare_and_swap(key, attempt, "changing the client quotas")
 
     async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:
         """Compare-and-swap one group's config overrides: `decide(current)` gives the new ones

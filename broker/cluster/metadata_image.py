@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ControllerRecord, DelegationTokenRecord,
-                                        EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
+from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ClientQuotaList, ControllerRecord,
+                                        DelegationTokenRecord, EtcdLayout, GroupConfigs, PartitionState, ScramUser,
+                                        TopicRecord)
 
 PartitionKey = tuple[str, int]
 
@@ -32,6 +33,7 @@ class MetadataImage:
     acls: AclList = AclList(())  # read by the authorizer (broker/security/acl/cluster_store.py)
     # token id -> a delegation token: read by logins and the token APIs (cluster_token_store.py)
     delegation_tokens: Mapping[str, DelegationTokenRecord] = field(default_factory=lambda: MappingProxyType({}))
+    client_quotas: ClientQuotaList = ClientQuotaList(())  # read by the quota managers (broker/quotas/cluster_store.py)
     # group id -> its config overrides: read by share-partitions (broker/groups/group_config_store.py)
     group_configs: Mapping[str, GroupConfigs] = field(default_factory=lambda: MappingProxyType({}))
     # (suspect, voter) -> the suspect's broker_epoch the voter saw refuse (fencing.py)
@@ -120,6 +122,7 @@ class ImageBuilder:
         self.scram_users: dict[str, ScramUser] = {}
         self.acls = AclList(())
         self.delegation_tokens: dict[str, DelegationTokenRecord] = {}
+        self.client_quotas = ClientQuotaList(())
         self.group_configs: dict[str, GroupConfigs] = {}
         self.suspicions: dict[tuple[int, int], int] = {}
         self.revision = revision
@@ -142,6 +145,8 @@ class ImageBuilder:
             self.scram_users[record.name] = record
         elif kind == "acls":
             self.acls = record
+        elif kind == "client_quotas":
+            self.client_quotas = record
         elif kind == "group_configs":
             self.group_configs[record.group] = record
         elif kind == "delegation_tokens":
@@ -167,6 +172,8 @@ class ImageBuilder:
             self.scram_users.pop(parts[1], None)
         elif kind == "acls" and len(parts) == 1:
             self.acls = AclList(())
+        elif kind == "client_quotas" and len(parts) == 1:
+            self.client_quotas = ClientQuotaList(())
         elif kind == "group_configs" and len(parts) == 2:
             self.group_configs.pop(parts[1], None)
         elif kind == "delegation_tokens" and len(parts) == 2:
@@ -184,6 +191,7 @@ class ImageBuilder:
             scram_users=MappingProxyType(dict(self.scram_users)),
             acls=self.acls,
             delegation_tokens=MappingProxyType(dict(self.delegation_tokens)),
+            client_quotas=self.client_quotas,
             group_configs=MappingProxyType(dict(self.group_configs)),
             suspicions=MappingProxyType(dict(self.suspicions)),
         )

@@ -2,6 +2,7 @@
 
 from broker.handlers import add_offsets_to_txn
 from broker.handlers import add_partitions_to_txn
+from broker.handlers import alter_client_quotas
 from broker.handlers import alter_configs
 from broker.handlers import alter_partition_reassignments
 from broker.handlers import alter_replica_log_dirs
@@ -21,6 +22,7 @@ from broker.handlers import delete_share_group_offsets
 from broker.handlers import delete_share_group_state
 from broker.handlers import delete_topics
 from broker.handlers import describe_acls
+from broker.handlers import describe_client_quotas
 from broker.handlers import describe_cluster
 from broker.handlers import describe_configs
 from broker.handlers import describe_delegation_token
@@ -111,6 +113,8 @@ HANDLERS = {
     45: alter_partition_reassignments.handle,
     46: list_partition_reassignments.handle,
     47: offset_delete.handle,
+    48: describe_client_quotas.handle,
+    49: alter_client_quotas.handle,
     50: describe_user_scram_credentials.handle,
     51: alter_user_scram_credentials.handle,
     60: describe_cluster.handle,

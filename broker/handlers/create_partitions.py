@@ -1,4 +1,8 @@
-"""CreatePartitions v0-v3: grow a topic's partition count (never shrink)."""
+"""CreatePartitions v0-v3: grow a topic's partition count (never shrink).
+
+The partitions added count against the client's controller_mutation_rate (KIP-599): from v3 a
+topic asked for while the client is over it fails THROTTLING_QUOTA_EXCEEDED; every version is
+answered with the throttle time (broker/quotas/enforcement.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +12,10 @@ from broker.topic_names import TopicError, check_internal_change
 from broker.handlers.partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
 from broker.security.acl.checks import topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import error, make, nested
+from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
+
+STRICT_QUOTA_SINCE = 3
 
 
 def _check(broker, topic, budget: int) -> int:
@@ -44,6 +51,7 @@ async def handle(broker, header, request):
     results = []
     seen = set()
     budget = MAX_PARTITIONS_PER_REQUEST
+    quota = MutationQuota(broker, header, STRICT_QUOTA_SINCE)
     for topic in request.topics:
         try:
             if topic.name in seen:
@@ -51,11 +59,14 @@ async def handle(broker, header, request):
             seen.add(topic.name)
             if not topic_allowed(broker, Operation.ALTER, topic.name):  # ACLs, as Kafka's handleCreatePartitionsRequest
                 raise TopicError("topic_authorization_failed", "Authorization failed.")
-            budget -= _check(broker, topic, budget)
+            added = _check(broker, topic, budget)
+            budget -= added
+            if not request.validate_only and not quota.admit(added):
+                raise TopicError(*THROTTLED_MUTATION)
             if not request.validate_only:
                 assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
                 await broker.add_partitions(topic.name, topic.count, assignments)
             results.append(make(result_cls, name=topic.name, error_code=error("none"), error_message=None))
         except TopicError as exc:
             results.append(make(result_cls, name=topic.name, error_code=error(exc.code), error_message=str(exc)))
-    return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))
+    return make(cls, throttle_time=quota.throttle(), results=tuple(results))

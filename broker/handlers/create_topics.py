@@ -4,6 +4,9 @@ A single broker can only hold one replica: replication_factor above 1 gets
 INVALID_REPLICATION_FACTOR, as Kafka answers when brokers are too few.
 Each topic succeeds or fails on its own; validate_only creates nothing. The valid topics are
 created together (broker.create_topics), their file work off the event loop.
+Their partitions count against the client's controller_mutation_rate (KIP-599): from v6 a topic
+asked for while the client is over it fails THROTTLING_QUOTA_EXCEEDED; every version is answered
+with the throttle time (broker/quotas/enforcement.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ from broker.topic_names import TopicError, check_topic_name
 from broker.handlers.partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
 from broker.security.acl.checks import cluster_allowed, topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import error, make, nested
+from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
+
+STRICT_QUOTA_SINCE = 6
+
 
 def _check(broker, topic, duplicates, too_many_partitions: bool) -> tuple[int, int, list[list[int]] | None, dict[str, str]]:
     """Returns (partitions, replication factor, explicit assignments or None, configs) or raises
@@ -81,6 +88,11 @@ async def handle(broker, header, request):
             checked.setdefault(topic.name, _check(broker, topic, duplicates, too_many_partitions))
         except TopicError as exc:
             checked.setdefault(topic.name, exc)
+    quota = MutationQuota(broker, header, STRICT_QUOTA_SINCE)
+    if not request.validate_only:
+        for name, c in checked.items():
+            if not isinstance(c, TopicError) and not quota.admit(c[0]):
+                checked[name] = TopicError(*THROTTLED_MUTATION)
     valid = {name: c for name, c in checked.items() if not isinstance(c, TopicError)}
     created = {}
     if not request.validate_only:  # all together: one trip of file work, one topics.json write
@@ -106,4 +118,4 @@ async def handle(broker, header, request):
         results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=error("none"),
                             error_message=None, topic_config_error_code=error("none"),
                             num_partitions=partitions, replication_factor=rf, configs=described))
-    return make(cls, throttle_time=NO_THROTTLE, topics=tuple(results))
+    return make(cls, throttle_time=quota.throttle(), topics=tuple(results))

@@ -1,4 +1,8 @@
-"""DeleteTopics v1-v6: by name, or (v6) by topic id."""
+"""DeleteTopics v1-v6: by name, or (v6) by topic id.
+
+A deleted topic's partitions count against the client's controller_mutation_rate (KIP-599): from
+v5 a topic asked for while the client is over it fails THROTTLING_QUOTA_EXCEEDED; every version
+is answered with the throttle time (broker/quotas/enforcement.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,10 @@ from wire.protocol import response_for
 from broker.topic_names import TopicError, check_internal_change
 from broker.security.acl.checks import topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import error, make, nested
+from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
+
+STRICT_QUOTA_SINCE = 5
 
 
 def _targets(request):
@@ -21,6 +28,7 @@ async def handle(broker, header, request):
     cls = response_for(header)
     result_cls = nested(cls, "DeletableTopicResult")
     results = []
+    quota = MutationQuota(broker, header, STRICT_QUOTA_SINCE)
     for name, topic_id in _targets(request):
         if name is None and topic_id is not None:
             topic = broker.topics.by_id.get(topic_id)
@@ -36,10 +44,12 @@ async def handle(broker, header, request):
             existing = broker.topics.get(name)
             if existing is None:
                 raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+            if not quota.admit(len(existing.partitions)):
+                raise TopicError(*THROTTLED_MUTATION)
             await broker.delete_topic(name)
             results.append(make(result_cls, name=name, topic_id=existing.topic_id, error_code=error("none"),
                                 error_message=None))
         except TopicError as exc:
             results.append(make(result_cls, name=name, topic_id=topic_id, error_code=error(exc.code),
                                 error_message=str(exc)))
-    return make(cls, throttle_time=NO_THROTTLE, responses=tuple(results))
+    return make(cls, throttle_time=quota.throttle(), responses=tuple(results))

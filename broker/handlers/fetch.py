@@ -27,6 +27,7 @@ session 0, which clients read as "send full requests".
 from __future__ import annotations
 
 import asyncio
+import datetime
 import time
 
 from replica.readable_partition import FetchIsolation
@@ -37,6 +38,7 @@ from broker.security.acl.checks import cluster_allowed, denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, leader_hint, leader_field, \
     node_endpoints
+from broker.quotas.enforcement import consumer_fetch
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
@@ -189,6 +191,11 @@ async def handle(broker, header, request):
         if total >= request.min_bytes or has_error or left <= 0:
             break
         await _wait_for_data(broker, wanted, left, replica_id(request) >= 0)
+    if replica_id(request) < 0:  # consumers have quotas (consumer_byte_rate), followers none
+        throttle_ms = consumer_fetch(broker, header, total)
+        if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
+            return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=error("none"),
+                        session_id=0, responses=(), node_endpoints=node_endpoints(broker, cls, []))
     return _response(broker, header, cls, results)
 
 

@@ -9,7 +9,8 @@ KafkaPrincipal string: `User:ANONYMOUS` on a PLAINTEXT listener and before SASL 
 principal is then the token's owner, and the token APIs refuse the connection, as Kafka's
 KafkaPrincipal.tokenAuthenticated). `connection_id` names the connection for as long as the broker runs: what
 outlives a request and must end with its connection (a share session) is filed under it, and the
-transport reports it closed (Broker.connection_closed).
+transport reports it closed (Broker.connection_closed). `muted_until`: a client over its quota
+is throttled (broker/quotas/enforcement.py), and the transport serves nothing of it until then.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class RequestContext:
     session: object | None = field(default=None, repr=False)  # the SaslSession of a SASL listener
     token_authenticated: bool = False
     connection_id: int = field(default_factory=lambda: next(_connection_ids))
+    muted_until: float = 0.0  # loop time before which a throttled client's connection reads nothing
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)

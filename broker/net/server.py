@@ -22,6 +22,9 @@ buffers, not the broker, hold what its peer keeps sending. A connection that
 neither reads nor writes for connections.max.idle.ms is closed (Kafka's Selector),
 which also frees what a peer that stopped mid-frame had reserved.
 
+Quotas: a client over its quota is muted (broker/quotas/enforcement.py): its answer goes out
+with throttle_time_ms, then nothing more of it is read or served until the throttle time ends.
+
 Closing: the requests a peer sent before it closed the connection (FIN, or a reset after them)
 are still handled, their answers dropped, as Kafka's Selector serves the completed receives of
 a closing channel: an acks=0 producer that sends and exits (kcat -X acks=0) loses nothing the
@@ -122,6 +125,7 @@ class KafkaConnection(asyncio.Protocol):
         self._drained: asyncio.Future | None = None
         self._paused_reading = False  # too many requests queued
         self._waiting_memory = False  # the next frame waits for the pool
+        self._muted = False  # a throttled client (broker/quotas/enforcement.py): nothing read until unmuted
         self._reading_paused = False  # what the transport was last told
         self._loop = asyncio.get_running_loop()
         self._idle_s = broker.config.connections_max_idle_ms / 1000
@@ -145,6 +149,13 @@ class KafkaConnection(asyncio.Protocol):
         self._task = asyncio.create_task(self._serve())
         if self._broker.metrics is not None:
             self._broker.metrics.connection_opened()
+        host = (transport.get_extra_info("peername") or ("",))[0]
+        too_fast_ms = self._broker.quotas.connection_throttle_ms(host)
+        if too_fast_ms:  # over its ip's connection_creation_rate: held unread, then closed (Kafka's)
+            self._muted = True
+            self._apply_reading()
+            self._loop.call_later(too_fast_ms / 1000, transport.close)
+            return
         if self._idle_s >= 0:
             self._idle_timer = self._loop.call_at(self._last_active + self._idle_s, self._check_idle)
 
@@ -185,7 +196,7 @@ class KafkaConnection(asyncio.Protocol):
         self._apply_reading()
 
     def _apply_reading(self) -> None:
-        pause = self._paused_reading or self._waiting_memory
+        pause = self._paused_reading or self._waiting_memory or self._muted
         if pause == self._reading_paused or self._transport.is_closing():
             return
         self._reading_paused = pause
@@ -196,7 +207,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def _check_idle(self) -> None:
         now = self._loop.time()
-        busy = self._queued_bytes or self._behind or self._waiting_memory
+        busy = self._queued_bytes or self._behind or self._waiting_memory or self._muted
         if busy:
             self._last_active = now  # a request being handled (a long poll, an fsync) is not idleness
         deadline = self._last_active + self._idle_s
@@ -272,6 +283,7 @@ class KafkaConnection(asyncio.Protocol):
                     self._paused_reading = False
                     self._apply_reading()
                 try:
+                    await self._wait_unmuted()
                     if self._behind and frame[:2] != PRODUCE:
                         await self._backlog.join()
                     reply = await dispatch(self._broker, frame, self._context)
@@ -279,6 +291,8 @@ class KafkaConnection(asyncio.Protocol):
                     self._queued_bytes -= len(frame)
                     self._pool.release(len(frame))
                 self._last_active = self._loop.time()
+                if self._context.muted_until > self._last_active:
+                    self._mute()  # throttled: read nothing more until then (this answer still goes now)
                 if not self._behind and not isinstance(reply, asyncio.Task):
                     if reply:
                         await self._send(reply)  # the common case: nothing waits for an fsync
@@ -301,6 +315,29 @@ class KafkaConnection(asyncio.Protocol):
                 self._ended()
                 if self._writer is not None:
                     self._writer.cancel()  # the answers' tasks run on (dispatch.py); nobody reads them
+
+    def _mute(self) -> None:
+        """Stop reading until the context's muted_until; a timer resumes (Kafka mutes the channel)."""
+        if self._muted:
+            return
+        self._muted = True
+        self._apply_reading()
+        self._loop.call_at(self._context.muted_until, self._unmute)
+
+    def _unmute(self) -> None:
+        if self._context.muted_until > self._loop.time():  # throttled again meanwhile
+            self._loop.call_at(self._context.muted_until, self._unmute)
+            return
+        self._muted = False
+        if not self._transport.is_closing():
+            self._apply_reading()
+
+    async def _wait_unmuted(self) -> None:
+        """Requests read before the throttle wait it out too; only this connection's task sleeps."""
+        delay = self._context.muted_until - self._loop.time()
+        if delay > 0:
+            self._mute()
+            await asyncio.sleep(delay)
 
     async def _write_backlog(self) -> None:
         """Write the backlog's answers in request order, each once its fsync is done."""

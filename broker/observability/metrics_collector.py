@@ -31,6 +31,15 @@ scrape without these families (and a log line), never a stuck HTTP thread.
     twinlog_commitlog_dispatch_behind_bytes              commitlog bytes written but not yet
                                                          dispatched to consume queues (RocketMQ's
                                                          dispatchBehindBytes)
+    kafka_server_produce_byte_rate{user,client_id}       a quota'd client's rate now, per second
+    kafka_server_fetch_byte_rate{user,client_id}           (bytes; request: percent of a thread's
+    kafka_server_request_request_time{user,client_id}      time; controller mutations: partitions),
+    kafka_server_controllermutation_rate{user,client_id}   as the quota measures it; the labels are
+                                                           the entity sharing the rate ("" for a part
+                                                           the quota's entity does not name)
+    twinlog_client_quota{quota,user,client_id}           the quota that rate is held to
+    twinlog_client_quota_throttle_time_ms_total{quota,user,client_id}  throttle time given
+    twinlog_client_quota_throttled_total{quota,user,client_id}        answers throttled
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ import concurrent.futures
 import logging
 from dataclasses import dataclass, field
 
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 log = logging.getLogger(__name__)
@@ -59,6 +68,8 @@ class Snapshot:
     members: list[tuple[str, int]] = field(default_factory=list)
     is_controller: bool = True
     dispatch_behind: int | None = None
+    # (quota key, (user, client-id), rate, quota, throttle ms given, answers throttled)
+    quota_rates: list[tuple] = field(default_factory=list)
 
 
 async def take_snapshot(broker, metrics=None) -> Snapshot:
@@ -83,6 +94,9 @@ async def take_snapshot(broker, metrics=None) -> Snapshot:
             partition = broker.topics.partition(topic, index)
             hw = partition.high_watermark if partition is not None else None
             snap.offsets.append((group.group_id, topic, index, committed.offset, hw))
+    quotas = broker.quotas
+    snap.quota_rates = [(key, tags, rate, bound, quotas.throttle_ms_total.get((key, tags), 0),
+                         quotas.throttled.get((key, tags), 0)) for key, tags, rate, bound in quotas.rates()]
     snap.is_controller = broker.view.controller_id == broker.config.node_id
     store = broker.storage.opened().get("commitlog")
     if store is not None:
@@ -169,6 +183,33 @@ def families(snap: Snapshot):
     for group, count in snap.members:
         members.add_metric((group,), count)
     yield from (current, lag, members)
+    yield from _quota_families(snap)
     if snap.dispatch_behind is not None:
         yield GaugeMetricFamily("twinlog_commitlog_dispatch_behind_bytes",
                                 "Commitlog bytes not yet dispatched to consume queues", value=snap.dispatch_behind)
+
+
+_RATE_FAMILIES = {  # quota key -> (family, help): Kafka's per-client sensors, as JMX exporters name them
+    "producer_byte_rate": ("kafka_server_produce_byte_rate", "Produce bytes per second of a quota'd client"),
+    "consumer_byte_rate": ("kafka_server_fetch_byte_rate", "Fetch bytes per second of a quota'd client"),
+    "request_percentage": ("kafka_server_request_request_time", "Handler time of a quota'd client, percent"),
+    "controller_mutation_rate": ("kafka_server_controllermutation_rate",
+                                 "Partition mutations per second of a quota'd client"),
+}
+
+
+def _quota_families(snap: Snapshot):
+    client = ("user", "client_id")
+    rates = {key: GaugeMetricFamily(name, doc, labels=client) for key, (name, doc) in _RATE_FAMILIES.items()}
+    labelled = ("quota", *client)
+    bound = GaugeMetricFamily("twinlog_client_quota", "The quota a client's rate is held to", labels=labelled)
+    throttle = CounterMetricFamily("twinlog_client_quota_throttle_time_ms", "Throttle time given to a client",
+                                   labels=labelled)
+    throttled = CounterMetricFamily("twinlog_client_quota_throttled", "Answers throttled", labels=labelled)
+    for key, (user, client_id), rate, quota, throttle_ms, count in snap.quota_rates:
+        rates[key].add_metric((user, client_id), rate)
+        bound.add_metric((key, user, client_id), quota)
+        throttle.add_metric((key, user, client_id), throttle_ms)
+        throttled.add_metric((key, user, client_id), count)
+    yield from rates.values()
+    yield from (bound, throttle, throttled)

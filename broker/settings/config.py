@@ -52,6 +52,8 @@ class BrokerConfig:
     group_min_session_timeout_ms: int  # group.min.session.timeout.ms
     group_max_session_timeout_ms: int  # group.max.session.timeout.ms
     allow_internal_topic_changes: bool  # DeleteTopics / CreatePartitions on __consumer_offsets
+    quota_window_num: int  # quota.window.num: samples of a client quota's rate
+    quota_window_size_seconds: int  # quota.window.size.seconds: the length of one
     fetch_max_bytes: int  # fetch.max.bytes: the most one Fetch answers
     min_free_bytes: int  # Redpanda's storage_min_free_bytes: produce refused below it
     commitlog_file_bytes: int  # RocketMQ's mappedFileSizeCommitLog

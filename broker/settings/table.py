@@ -158,6 +158,11 @@ SETTINGS: tuple[Setting, ...] = (
     _s("connections.max.idle.ms", "connections-max-idle-ms", Int(-1, long=True), 600_000,
        "Close a connection that has neither read nor written for this long; -1: never.",
        "broker:connections_max_idle_ms"),
+    _s("quota.window.num", "quota-window-num", Int(1), 11,
+       "Samples a client quota's rate is measured over (Kafka's quota.window.num).",
+       "broker:quota_window_num"),
+    _s("quota.window.size.seconds", "quota-window-size-seconds", Int(1), 1,
+       "Seconds of one such sample (Kafka's quota.window.size.seconds).", "broker:quota_window_size_seconds"),
     _s("fetch.max.bytes", "fetch-max-bytes", Int(0), 55 * _MIB,
        "The most one Fetch response holds, whatever the client asks; the first batch still goes "
        "whole, so a consumer always progresses.", "broker:fetch_max_bytes"),

@@ -1,0 +1,51 @@
+"""AlterClientQuotas (API 49): set or remove quotas of user / client-id / ip entities.
+
+One result per entity, Kafka's (ClientQuotaControlManager, broker/quotas/entities.py): an
+entity's changes apply all or none; INVALID_REQUEST for an unknown key, a value not above 0, a
+fraction where the key is integral, an ip that is neither an address nor resolves, an ip with a
+user or client-id, an entity or key named twice. `remove` drops a key (a key not set is no
+error); validate_only checks and stores nothing. ALTER_CONFIGS on the cluster is needed
+(CLUSTER_AUTHORIZATION_FAILED for every entity otherwise). The answer comes once the change is
+stored (broker/quotas/store.py) and this broker enforces it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from wire.protocol import response_for
+
+from broker.quotas.entities import entity_of, hosts_to_resolve, plan_alteration
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    entry_cls, entity_cls = nested(cls, "EntryData"), nested(cls, "EntityData")
+    if not cluster_allowed(broker, Operation.ALTER_CONFIGS):
+        results = {entity_of((d.entity_type, d.entity_name) for d in e.entity):
+                   ("cluster_authorization_failed", "Cluster authorization failed.") for e in request.entries}
+    else:
+        unresolved = {host for host in hosts_to_resolve(request.entries) if not await _resolves(host)}
+        results = await broker.client_quotas.alter(lambda current: _planned(current, request.entries, unresolved),
+                                                   request.validate_only)
+    entries = tuple(
+        make(entry_cls, error_code=error(code), error_message=message,
+             entity=tuple(make(entity_cls, entity_type=t, entity_name=n) for t, n in entity))
+        for entity, (code, message) in results.items())
+    return make(cls, throttle_time=NO_THROTTLE, entries=entries)
+
+
+def _planned(current, entries, unresolved):
+    results, after = plan_alteration(current, entries, unresolved)
+    return after, results
+
+
+async def _resolves(host: str) -> bool:
+    try:
+        await asyncio.get_running_loop().getaddrinfo(host, None)  # the resolver's thread, not the loop
+        return True
+    except (OSError, UnicodeError):
+        return False

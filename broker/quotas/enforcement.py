@@ -1,0 +1,126 @@
+"""Where quotas meet requests: who the client is, what it used, and the throttle it gets.
+
+A throttled client is held back two ways, as Kafka does since KIP-219: its answer carries
+throttle_time_ms (a client that honours it waits by itself), and its connection is muted for
+that long: the transport reads and serves nothing more of it until then (server.py), so a client
+that ignores throttle_time_ms is held back as well. Muting holds only that connection's own task;
+the event loop and every other connection go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import time
+
+from broker.net.request_context import current_request
+
+PRODUCE_KEY = 0
+# Exempt from request_percentage, as Kafka sends these answers exempt from throttling: the
+# SASL exchange, and what brokers ask each other (markers; a follower's fetch is checked below).
+REQUEST_QUOTA_EXEMPT = frozenset({17, 27, 36, 83, 84, 85, 86, 87})
+
+
+class BusyTime:
+    """Awaits a handler's coroutine and counts the time its steps ran, not the time it waited
+    (for data, a lock, a thread): Kafka's request quota counts a request thread's busy time."""
+
+    __slots__ = ("_coro", "busy_s")
+
+    def __init__(self, coro) -> None:
+        self._coro = coro
+        self.busy_s = 0.0
+
+    def __await__(self):
+        coro, value, error = self._coro, None, None
+        while True:
+            began = time.perf_counter()
+            try:
+                waits_on = coro.throw(error) if error is not None else coro.send(value)
+            except StopIteration as done:
+                self.busy_s += time.perf_counter() - began
+                return done.value
+            except BaseException:
+                self.busy_s += time.perf_counter() - began
+                raise
+            self.busy_s += time.perf_counter() - began
+            try:
+                value, error = (yield waits_on), None
+            except BaseException as exc:  # a cancel (or throw) goes on into the handler
+                value, error = None, exc
+
+
+def client_of(context, header) -> tuple[str, str]:
+    """(user, client-id) as quotas name them: the principal's name (ANONYMOUS before a login), the
+    header's client id ("" when null)."""
+    principal = context.principal if context is not None else "User:ANONYMOUS"
+    return principal.split(":", 1)[1], header.client_id or ""
+
+
+def mute(context, throttle_ms: int) -> None:
+    """The connection reads nothing more for `throttle_ms` (from now, or later if already muted)."""
+    if context is None or throttle_ms <= 0:
+        return
+    until = asyncio.get_running_loop().time() + throttle_ms / 1000
+    context.muted_until = max(context.muted_until, until)
+
+
+def after_request(broker, header, follower: bool, frame_size: int, busy_s: float, context) -> int:
+    """Records a served request against its client's quotas (a produce's bytes; every client
+    request's handler time); returns the throttle time (ms), the longest of them, and mutes the
+    connection for it. `follower`: a follower's Fetch, which no quota counts."""
+    user, client = client_of(context, header)
+    throttle = 0
+    if header.api_key == PRODUCE_KEY:
+        throttle = broker.quotas.produce(user, client, frame_size)
+    if header.api_key not in REQUEST_QUOTA_EXEMPT and not follower:
+        throttle = max(throttle, broker.quotas.request_time(user, client, busy_s))
+    mute(context, throttle)
+    return throttle
+
+
+def consumer_fetch(broker, header, response_bytes: int) -> int:
+    """A consumer's fetch of `response_bytes`: the throttle time (ms), the connection muted for
+    it. Throttled, the fetch is answered empty and its bytes are taken back out of the rate, as
+    Kafka's handleFetchRequest does (the client fetches them again once it may)."""
+    context = current_request.get()
+    user, client = client_of(context, header)
+    throttle = broker.quotas.fetch(user, client, response_bytes)
+    if throttle:
+        broker.quotas.unrecord_fetch(user, client, response_bytes)
+        mute(context, throttle)
+    return throttle
+
+
+def with_throttle(response, throttle_ms: int):
+    """The response with its throttle_time_ms raised to `throttle_ms` (responses that have one)."""
+    if response is None or throttle_ms <= 0 or not hasattr(response, "throttle_time"):
+        return response
+    wanted = datetime.timedelta(milliseconds=throttle_ms)
+    if response.throttle_time >= wanted:
+        return response
+    return dataclasses.replace(response, throttle_time=wanted)
+
+
+THROTTLED_MUTATION = ("throttling_quota_exceeded", "The throttling quota has been exceeded.")
+
+
+class MutationQuota:
+    """One CreateTopics / DeleteTopics / CreatePartitions request's controller_mutation_rate:
+    `admit(partitions)` per topic, in request order; `throttle()` once, for the answer (it mutes
+    the connection too). `strict`: the request's version refuses a topic over the quota."""
+
+    def __init__(self, broker, header, strict_since: int) -> None:
+        self._quotas = broker.quotas
+        self._context = current_request.get()
+        self._user, self._client = client_of(self._context, header)
+        self._strict = header.api_version >= strict_since
+
+    def admit(self, partitions: int) -> bool:
+        return self._quotas.admit_mutations(self._user, self._client, partitions, self._strict)
+
+    def throttle(self) -> datetime.timedelta:
+        throttle_ms = self._quotas.mutation_throttle_ms(self._user, self._client)
+        mute(self._context, throttle_ms)
+        return datetime.timedelta(milliseconds=throttle_ms)

@@ -1,0 +1,85 @@
+"""Client quotas' pure logic against Kafka's numbers: the sampled rate and its throttle time,
+the token bucket, the precedence of entities, and AlterClientQuotas' per-entity outcome."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from broker.quotas.entities import plan_alteration
+from broker.quotas.manager import ClientQuotaManager
+from broker.quotas.rate import SampledRate, TokenBucket
+
+
+def test_a_new_rate_counts_its_first_sample_as_the_whole_window_but_one():
+    rate = SampledRate(samples=11, window_s=1.0)
+    rate.record(1000, now=0.0)
+    assert rate.measure(0.5) == (1000 / 10.5, 10.5)  # 0.5 s elapsed + 10 missing whole windows
+    assert rate.throttle_ms(100.0, 0.0) == 0  # 1000 bytes over 10 s is exactly 100/s
+    rate.record(100, now=0.0)
+    # Kafka's throttle: (rate - quota) / quota * window = (110 - 100) / 100 * 10 s
+    assert rate.throttle_ms(100.0, 0.0) == 1000
+
+
+def test_samples_expire_after_the_whole_window():
+    rate = SampledRate(samples=3, window_s=1.0)
+    rate.record(300, now=0.0)
+    rate.record(30, now=1.5)  # a new sample: the first is 1 s old
+    assert rate.measure(2.0)[0] == pytest.approx(330 / 2.0)
+    assert rate.measure(3.0)[0] == pytest.approx(30 / 2.5)  # the first is 3 s old: gone; 1.5 s + 1 window
+
+
+def test_the_token_bucket_starts_full_and_refills_at_the_quota():
+    bucket = TokenBucket(burst=6, now=0.0)
+    assert not bucket.exceeded(2.0, 6, 0.0)
+    bucket.take(10, 2.0, 6, 0.0)
+    assert bucket.exceeded(2.0, 6, 0.0) and bucket.throttle_ms(2.0, 6, 0.0) == 2000
+    assert bucket.throttle_ms(2.0, 6, 1.5) == 500
+    assert not bucket.exceeded(2.0, 6, 2.0)
+
+
+@pytest.mark.parametrize("set_on,tags", [
+    ((("client-id", "c"), ("user", "u")), ("u", "c")),
+    ((("client-id", None), ("user", "u")), ("u", "c")),
+    ((("user", "u"),), ("u", "")),
+    ((("client-id", "c"), ("user", None)), ("u", "c")),
+    ((("client-id", None), ("user", None)), ("u", "c")),
+    ((("user", None),), ("u", "")),
+    ((("client-id", "c"),), ("", "c")),
+    ((("client-id", None),), ("", "c")),
+])
+def test_each_level_of_kafkas_precedence_and_who_shares_its_rate(set_on, tags):
+    quotas = {set_on: {"producer_byte_rate": 10.0}}
+    manager = ClientQuotaManager(11, 1.0, lambda: quotas)
+    assert manager.quota_for("producer_byte_rate", "u", "c") == (10.0, tags)
+    assert manager.quota_for("consumer_byte_rate", "u", "c") is None
+
+
+def test_the_first_match_wins_and_a_change_is_seen():
+    quotas = {(("user", "u"),): {"producer_byte_rate": 5.0}, (("client-id", "c"),): {"producer_byte_rate": 7.0}}
+    manager = ClientQuotaManager(11, 1.0, lambda: quotas)
+    assert manager.quota_for("producer_byte_rate", "u", "c") == (5.0, ("u", ""))
+    assert manager.quota_for("producer_byte_rate", "v", "c") == (7.0, ("", "c"))
+    quotas = {(("client-id", "c"),): {"producer_byte_rate": 9.0}}  # a new object, as the stores make
+    assert manager.quota_for("producer_byte_rate", "u", "c") == (9.0, ("", "c"))
+
+
+def _entry(pairs, **ops):
+    return NS(entity=[NS(entity_type=t, entity_name=n) for t, n in pairs],
+              ops=[NS(key=k, value=v, remove=v is None) for k, v in ops.items()])
+
+
+def test_an_entity_named_twice_gets_one_refusal_and_its_first_change_stands():
+    results, after = plan_alteration({}, [_entry([("user", "a")], producer_byte_rate=10.0),
+                                          _entry([("user", "a")], consumer_byte_rate=20.0)], set())
+    assert list(results.values()) == [("invalid_request",
+                                       "Ignoring duplicate entity ClientQuotaEntity(entries={user=a})")]
+    assert after == {(("user", "a"),): {"producer_byte_rate": 10.0}}
+
+
+def test_an_invalid_key_leaves_the_entity_unchanged():
+    current = {(("user", "a"),): {"producer_byte_rate": 10.0}}
+    results, after = plan_alteration(current, [_entry([("user", "a")], producer_byte_rate=None, bogus=1.0)], set())
+    assert results[(("user", "a"),)] == ("invalid_request", "Invalid configuration key bogus")
+    assert after == current
