@@ -14,6 +14,8 @@ import dataclasses
 import datetime
 import time
 
+from wire.protocol import EncodedBody
+
 from broker.net.request_context import current_request
 
 PRODUCE_KEY = 0
@@ -95,7 +97,11 @@ def consumer_fetch(broker, header, response_bytes: int) -> int:
 
 def with_throttle(response, throttle_ms: int):
     """The response with its throttle_time_ms raised to `throttle_ms` (responses that have one)."""
-    if response is None or throttle_ms <= 0 or not hasattr(response, "throttle_time"):
+    if response is None or throttle_ms <= 0:
+        return response
+    if isinstance(response, EncodedBody):  # a Metadata answer, already bytes (its handler says 0)
+        return response.with_throttle(throttle_ms)
+    if not hasattr(response, "throttle_time"):
         return response
     wanted = datetime.timedelta(milliseconds=throttle_ms)
     if response.throttle_time >= wanted:
