@@ -10,6 +10,7 @@ from pathlib import Path
 
 from broker.settings.config import BrokerConfig
 from broker.settings.group_configs import share_config_for
+from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -111,6 +112,9 @@ class Broker:
         # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
         self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None
                               else GroupConfigStore(data_dir))
+        # Dynamic broker configs (AlterConfigs of BROKER): etcd's on a cluster member.
+        self.broker_configs = (ClusterBrokerConfigStore(member.metadata) if member is not None
+                               else BrokerConfigStore(data_dir))
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
         self.share_state_store = ShareStateStore(self)
         self.share_states = ShareStateCoordinator(self, self.share_state_store)

@@ -36,6 +36,10 @@
     <prefix>group_configs/<group, %-quoted> {"<config>": "<value>", ...}: one group's config
                                         overrides (broker/settings/group_configs.py), as given;
                                         deleted with its last override
+    <prefix>broker_configs/<name>       {"<config>": "<value>", ...}: dynamic broker configs of
+                                        one broker id, or of the cluster default (name empty)
+                                        (broker/settings/dynamic_broker_configs.py), as given;
+                                        deleted with its last config
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -104,6 +108,12 @@ class AclList:
 class GroupConfigs:
     group: str
     configs: dict[str, str]  # config name -> the value as given (group_configs.py checks it)
+
+
+@dataclass(frozen=True)
+class BrokerConfigs:
+    name: str  # a broker id, or "" for the cluster default
+    configs: dict[str, str]  # config name -> the value as given (dynamic_broker_configs.py checks it)
 
 
 @dataclass(frozen=True)
@@ -190,6 +200,9 @@ class EtcdLayout:
     def group_configs_key(self, group: str) -> bytes:
         return self.prefix + b"group_configs/" + quote(group, safe="").encode()
 
+    def broker_configs_key(self, name: str) -> bytes:
+        return self.prefix + b"broker_configs/" + name.encode()
+
     @property
     def acls_key(self) -> bytes:
         return self.prefix + b"acls"
@@ -201,7 +214,7 @@ class EtcdLayout:
     # ---------------------------------------------------------------- values
     @staticmethod
     def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
-               | GroupConfigs | DelegationTokenRecord | int) -> bytes:
+               | GroupConfigs | DelegationTokenRecord | BrokerConfigs | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -215,7 +228,7 @@ class EtcdLayout:
             body = record.credentials
         elif isinstance(record, AclList):
             body = {"acls": list(record.entries)}
-        elif isinstance(record, GroupConfigs):
+        elif isinstance(record, (GroupConfigs, BrokerConfigs)):
             body = record.configs
         elif isinstance(record, DelegationTokenRecord):
             body = record.info
@@ -234,7 +247,7 @@ class EtcdLayout:
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
         controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, group_configs,
-        delegation_tokens; None for a key we do not own."""
+        delegation_tokens, broker_configs; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -256,6 +269,8 @@ class EtcdLayout:
             return kind, GroupConfigs(unquote(parts[1]), dict(body))
         if kind == "delegation_tokens" and len(parts) == 2:
             return kind, DelegationTokenRecord(unquote(parts[1]), dict(body))
+        if kind == "broker_configs" and len(parts) == 2:
+            return kind, BrokerConfigs(parts[1], dict(body))
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:
@@ -270,8 +285,8 @@ class EtcdLayout:
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
         """A deleted key's identity: ("brokers", id), ("suspicions", suspect, voter), ("controller",), ("topics", name),
-        ("partitions", topic, index), ("scram", user), ("group_configs", group), ("delegation_tokens", id);
-        None for a key we do not own."""
+        ("partitions", topic, index), ("scram", user), ("group_configs", group), ("delegation_tokens", id),
+        ("broker_configs", name); None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ControllerRecord, DelegationTokenRecord,
+from broker.cluster.etcd_layout import (AclList, BrokerConfigs, BrokerRegistration, ControllerRecord, DelegationTokenRecord,
                                         EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
 
 PartitionKey = tuple[str, int]
@@ -34,6 +34,8 @@ class MetadataImage:
     delegation_tokens: Mapping[str, DelegationTokenRecord] = field(default_factory=lambda: MappingProxyType({}))
     # group id -> its config overrides: read by share-partitions (broker/groups/group_config_store.py)
     group_configs: Mapping[str, GroupConfigs] = field(default_factory=lambda: MappingProxyType({}))
+    # broker id or "" (the cluster default) -> its dynamic configs (broker/settings/dynamic_broker_store.py)
+    broker_configs: Mapping[str, BrokerConfigs] = field(default_factory=lambda: MappingProxyType({}))
     # (suspect, voter) -> the suspect's broker_epoch the voter saw refuse (fencing.py)
     suspicions: Mapping[tuple[int, int], int] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -121,6 +123,7 @@ class ImageBuilder:
         self.acls = AclList(())
         self.delegation_tokens: dict[str, DelegationTokenRecord] = {}
         self.group_configs: dict[str, GroupConfigs] = {}
+        self.broker_configs: dict[str, BrokerConfigs] = {}
         self.suspicions: dict[tuple[int, int], int] = {}
         self.revision = revision
 
@@ -146,6 +149,8 @@ class ImageBuilder:
             self.group_configs[record.group] = record
         elif kind == "delegation_tokens":
             self.delegation_tokens[record.token_id] = record
+        elif kind == "broker_configs":
+            self.broker_configs[record.name] = record
         elif kind == "suspicions":
             self.suspicions[(record.suspect, record.voter)] = record.broker_epoch
 
@@ -171,6 +176,8 @@ class ImageBuilder:
             self.group_configs.pop(parts[1], None)
         elif kind == "delegation_tokens" and len(parts) == 2:
             self.delegation_tokens.pop(parts[1], None)
+        elif kind == "broker_configs" and len(parts) == 2:
+            self.broker_configs.pop(parts[1], None)
         elif kind == "suspicions" and len(parts) == 3:
             self.suspicions.pop((int(parts[1]), int(parts[2])), None)
 
@@ -185,5 +192,6 @@ class ImageBuilder:
             acls=self.acls,
             delegation_tokens=MappingProxyType(dict(self.delegation_tokens)),
             group_configs=MappingProxyType(dict(self.group_configs)),
+            broker_configs=MappingProxyType(dict(self.broker_configs)),
             suspicions=MappingProxyType(dict(self.suspicions)),
         )

@@ -28,9 +28,11 @@ from typing import NamedTuple
 from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config import BrokerConfig
+from broker.settings.dynamic_broker_configs import DYNAMIC, is_sensitive
+from broker.settings.kinds import Text
 from broker.settings.sources import DEFAULT
 from broker.settings.setting import BOTH, TOPIC, Setting
-from broker.settings.table import BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from broker.settings.table import BROKER_SETTINGS, BY_KEY, GROUP_CONFIGS, TOPIC_CONFIGS
 
 _DERIVED = {"listeners", "advertised.listeners"}
 
@@ -91,10 +93,27 @@ def _entry(name: str, value: str | None, setting: Setting, synonyms: tuple[Synon
                        setting.doc)
 
 
-def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
-    """One entry per described broker setting, sorted by name."""
-    return sorted(_entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=True)
-                  for s in BROKER_SETTINGS if s.describe)
+def broker_entries(config: BrokerConfig, own: dict[str, str], default: dict[str, str]) -> list[ConfigEntry]:
+    """One entry per described broker setting and per dynamic config set, sorted by name: `own`
+    the dynamic configs of this broker's id, `default` the cluster default's, which come first
+    in the synonyms, as Kafka orders them (dynamic_broker_store.py keeps them)."""
+    out = {}
+    for s in BROKER_SETTINGS:
+        if s.describe:
+            out[s.name] = _entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=s.name not in DYNAMIC)
+    for name in {*own, *default}:
+        setting = BY_KEY.get(name) or Setting(name, name, Text(), None, "", None, sensitive=is_sensitive(name))
+        dynamic = tuple(Synonym(name, None if setting.sensitive else layer[name], source)
+                        for layer, source in ((own, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                              (default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)) if name in layer)
+        below = out[name].synonyms if name in out else ()
+        out[name] = _entry(name, dynamic[0].value, setting, dynamic + below, read_only=False)
+    return sorted(out.values())
+
+
+def default_broker_entries(config: BrokerConfig, default: dict[str, str]) -> list[ConfigEntry]:
+    """The cluster default resource (an empty name): its dynamic configs alone, as Kafka answers."""
+    return [e for e in broker_entries(config, {}, default) if e.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
 
 
 def topic_entries(config: BrokerConfig, storage_mode: str, overrides: dict[str, str]) -> list[ConfigEntry]:

@@ -103,3 +103,22 @@ def test_a_delegation_token_changed_on_one_broker_is_seen_by_the_other(etcd, pre
             assert "t-1" not in there.tokens()
             await one.wait_for(lambda im: not im.delegation_tokens, 5)
     run(scenario())
+
+
+def test_dynamic_broker_configs_by_compare_and_swap_are_seen_by_every_broker(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            names = [f"c{i}" for i in range(6)]
+            # the cluster default changed from both brokers at once: every config lands
+            await asyncio.gather(*(m.update_broker_configs("", lambda cur, n=n: {**cur, n: "1"})
+                                   for m, n in zip([one, two] * 3, names)))
+            await one.update_broker_configs("2", lambda cur: {"sasl.kerberos.min.time.before.relogin": "58000"})
+            image = await two.wait_for(lambda im: len(getattr(im.broker_configs.get(""), "configs", {})) == 6
+                                       and "2" in im.broker_configs, 5)
+            assert image.broker_configs[""].configs == {n: "1" for n in names}
+            assert image.broker_configs["2"].configs == {"sasl.kerberos.min.time.before.relogin": "58000"}
+            assert await two.update_broker_configs("", lambda cur: {}) is None  # the last one: the key goes
+            image = await one.wait_for(lambda im: "" not in im.broker_configs, 5)
+            assert set(image.broker_configs) == {"2"}
+    run(scenario())
