@@ -29,7 +29,8 @@ from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSess
 from broker.cluster.controller import Controller
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerConfigs, BrokerRegistration, DelegationTokenRecord,
-                                        Endpoint, EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
+                                        Endpoint, EtcdLayout, FinalizedFeatures, GroupConfigs, PartitionState, ScramUser,
+                                        TopicRecord)
 from broker.cluster.etcd_store import EtcdStore
 from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
@@ -241,6 +242,13 @@ class ClusterMetadata:
         returns once this broker's image shows the result, so its next fetch uses it."""
         written = await self._store.update_group_configs(group, decide)
         await self._watch.wait_for(lambda image: image.group_configs.get(group) == written, 10.0)
+        return written
+
+    async def update_features(self, decide: Callable[[FinalizedFeatures | None], FinalizedFeatures]) -> FinalizedFeatures:
+        """UpdateFeatures, by compare-and-swap (EtcdStore.update_features); returns once this
+        broker's image shows the result, so its next ApiVersions answer has it."""
+        written = await self._store.update_features(decide)
+        await self._watch.wait_for(lambda image: image.features == written, 10.0)
         return written
 
     async def update_broker_configs(self, name: str, decide: Callable[[dict], dict]) -> BrokerConfigs | None:

@@ -40,6 +40,9 @@
                                         one broker id, or of the cluster default (name empty)
                                         (broker/settings/dynamic_broker_configs.py), as given;
                                         deleted with its last config
+    <prefix>features                    {"levels": {"<feature>": <level>, ...}, "epoch": <n>}: the
+                                        feature levels UpdateFeatures finalized (broker/features.py)
+                                        and the epoch of that change; absent until the first one
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -108,6 +111,12 @@ class AclList:
 class GroupConfigs:
     group: str
     configs: dict[str, str]  # config name -> the value as given (group_configs.py checks it)
+
+
+@dataclass(frozen=True)
+class FinalizedFeatures:
+    levels: dict[str, int]  # feature -> finalized level (0 included: finalized off)
+    epoch: int  # Kafka's finalized-features epoch of the change that wrote these
 
 
 @dataclass(frozen=True)
@@ -204,6 +213,10 @@ class EtcdLayout:
         return self.prefix + b"broker_configs/" + name.encode()
 
     @property
+    def features_key(self) -> bytes:
+        return self.prefix + b"features"
+
+    @property
     def acls_key(self) -> bytes:
         return self.prefix + b"acls"
 
@@ -214,7 +227,7 @@ class EtcdLayout:
     # ---------------------------------------------------------------- values
     @staticmethod
     def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
-               | GroupConfigs | DelegationTokenRecord | BrokerConfigs | int) -> bytes:
+               | GroupConfigs | DelegationTokenRecord | BrokerConfigs | FinalizedFeatures | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -228,6 +241,8 @@ class EtcdLayout:
             body = record.credentials
         elif isinstance(record, AclList):
             body = {"acls": list(record.entries)}
+        elif isinstance(record, FinalizedFeatures):
+            body = {"levels": record.levels, "epoch": record.epoch}
         elif isinstance(record, (GroupConfigs, BrokerConfigs)):
             body = record.configs
         elif isinstance(record, DelegationTokenRecord):
@@ -247,7 +262,7 @@ class EtcdLayout:
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
         controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, group_configs,
-        delegation_tokens, broker_configs; None for a key we do not own."""
+        delegation_tokens, broker_configs, features; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -265,6 +280,8 @@ class EtcdLayout:
             return kind, ScramUser(unquote(parts[1]), body)
         if kind == "acls" and len(parts) == 1:
             return kind, AclList(tuple(body["acls"]))
+        if kind == "features" and len(parts) == 1:
+            return kind, FinalizedFeatures(dict(body["levels"]), body["epoch"])
         if kind == "group_configs" and len(parts) == 2:
             return kind, GroupConfigs(unquote(parts[1]), dict(body))
         if kind == "delegation_tokens" and len(parts) == 2:

@@ -19,8 +19,8 @@ from typing import Any, Generic, TypeVar
 import aetcd
 
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import (AclList, BrokerConfigs, DelegationTokenRecord, EtcdLayout, GroupConfigs,
-                                        PartitionState, ScramUser)
+from broker.cluster.etcd_layout import (AclList, BrokerConfigs, DelegationTokenRecord, EtcdLayout, FinalizedFeatures,
+                                        GroupConfigs, PartitionState, ScramUser)
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +142,17 @@ class EtcdStore:
             return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
 
         return await self.compare_and_swap(key, attempt, "changing the ACLs")
+
+    async def update_features(self, decide: Callable[[FinalizedFeatures | None], FinalizedFeatures]) -> FinalizedFeatures:
+        """Compare-and-swap the cluster's finalized features: `decide(current)` gives the new
+        record (or raises to refuse), called again after a lost race. Returns what was written."""
+        key = self.layout.features_key
+
+        def attempt(current: FinalizedFeatures | None) -> Swap[FinalizedFeatures]:
+            wanted = decide(current)
+            return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
+
+        return await self.compare_and_swap(key, attempt, "changing the finalized features")
 
     async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:
         """Compare-and-swap one group's config overrides: `decide(current)` gives the new ones

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from broker.cluster.etcd_layout import (AclList, BrokerConfigs, BrokerRegistration, ControllerRecord, DelegationTokenRecord,
-                                        EtcdLayout, GroupConfigs, PartitionState, ScramUser, TopicRecord)
+                                        EtcdLayout, FinalizedFeatures, GroupConfigs, PartitionState, ScramUser, TopicRecord)
 
 PartitionKey = tuple[str, int]
 
@@ -36,6 +36,7 @@ class MetadataImage:
     group_configs: Mapping[str, GroupConfigs] = field(default_factory=lambda: MappingProxyType({}))
     # broker id or "" (the cluster default) -> its dynamic configs (broker/settings/dynamic_broker_store.py)
     broker_configs: Mapping[str, BrokerConfigs] = field(default_factory=lambda: MappingProxyType({}))
+    features: FinalizedFeatures | None = None  # what UpdateFeatures finalized (broker/features.py)
     # (suspect, voter) -> the suspect's broker_epoch the voter saw refuse (fencing.py)
     suspicions: Mapping[tuple[int, int], int] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -124,6 +125,7 @@ class ImageBuilder:
         self.delegation_tokens: dict[str, DelegationTokenRecord] = {}
         self.group_configs: dict[str, GroupConfigs] = {}
         self.broker_configs: dict[str, BrokerConfigs] = {}
+        self.features: FinalizedFeatures | None = None
         self.suspicions: dict[tuple[int, int], int] = {}
         self.revision = revision
 
@@ -151,6 +153,8 @@ class ImageBuilder:
             self.delegation_tokens[record.token_id] = record
         elif kind == "broker_configs":
             self.broker_configs[record.name] = record
+        elif kind == "features":
+            self.features = record
         elif kind == "suspicions":
             self.suspicions[(record.suspect, record.voter)] = record.broker_epoch
 
@@ -193,5 +197,6 @@ class ImageBuilder:
             delegation_tokens=MappingProxyType(dict(self.delegation_tokens)),
             group_configs=MappingProxyType(dict(self.group_configs)),
             broker_configs=MappingProxyType(dict(self.broker_configs)),
+            features=self.features,
             suspicions=MappingProxyType(dict(self.suspicions)),
         )
