@@ -12,9 +12,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from compat_tests.raw_kafka import Client
 from compat_tests.served_versions import over_versions
 
-NONE, INVALID_REQUEST, INVALID_CONFIG = 0, 42, 40
+NONE, INVALID_REQUEST = 0, 42
 BROKER = 4
-SET, DELETE, APPEND = 0, 1, 2
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 2, 3, 4, 5
 NODE = "1"  # the test brokers' broker.id
 RELOGIN = "sasl.kerberos.min.time.before.relogin"
@@ -68,6 +68,13 @@ def test_incremental_alter_configs_of_a_broker(client, version):
     assert described(client, NODE)["num.io.threads"] == (
         "6", DYNAMIC_BROKER_CONFIG, [("6", DYNAMIC_BROKER_CONFIG), ("4", DYNAMIC_DEFAULT_BROKER_CONFIG)])
     assert incremental(client, version, NODE, [("num.io.threads", DELETE, None), (RELOGIN, DELETE, None)]) == (NONE, None)
+    # APPEND / SUBTRACT on a list, from Kafka's default when none is stored
+    rules = "sasl.kerberos.principal.to.local.rules"
+    assert incremental(client, version, NODE, [(rules, APPEND, "RULE:x")]) == (NONE, None)
+    assert described(client, NODE)[rules][:2] == ("DEFAULT,RULE:x", DYNAMIC_BROKER_CONFIG)
+    assert incremental(client, version, NODE, [(rules, SUBTRACT, "DEFAULT")]) == (NONE, None)
+    assert described(client, NODE)[rules][:2] == ("RULE:x", DYNAMIC_BROKER_CONFIG)
+    assert incremental(client, version, NODE, [(rules, DELETE, None)]) == (NONE, None)
     assert described(client, NODE)["num.io.threads"][:2] == ("4", DYNAMIC_DEFAULT_BROKER_CONFIG)
     assert RELOGIN not in described(client, NODE)
 
@@ -80,7 +87,8 @@ def test_incremental_alter_configs_of_a_broker(client, version):
         ("", [(RELOGIN, SET, "1")], INVALID_REQUEST,
          f"Cannot update these configs at default cluster level, broker id must be specified: Set({RELOGIN})"),
         (NODE, [(RELOGIN, SET, "1"), (RELOGIN, SET, "2")], INVALID_REQUEST, None),
-        (NODE, [("num.io.threads", APPEND, "1")], INVALID_CONFIG, "Unknown config name: num.io.threads"),
+        (NODE, [("num.io.threads", APPEND, "1")], INVALID_REQUEST,
+         "Config value append is not allowed for config key: num.io.threads"),
         ("7", [(RELOGIN, SET, "1")], INVALID_REQUEST, "Unexpected broker id, expected 1, but received 7"),
         ("one", [(RELOGIN, SET, "1")], INVALID_REQUEST, "Node id must be an integer, but it is: one"),
     ]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from wire.config_codes import AlterConfigOp, ConfigType
+from wire.config_codes import AlterConfigOp
 
 from broker.settings.table import BY_KEY
 from broker.settings.topic_config_changes import DELETE, SET, ConfigChangeError, ConfigOp
@@ -82,6 +82,9 @@ OTHERS = frozenset({
     "share.coordinator.cached.buffer.max.bytes",
 })
 DYNAMIC = SECURITY_PER_LISTENER | LISTENER | LOG | OTHERS
+# The LIST-typed ones twinlog keeps (APPEND / SUBTRACT take them), with Kafka's defaults
+KAFKA_LISTS = {"sasl.kerberos.principal.to.local.rules": "DEFAULT", "ssl.cipher.suites": "",
+               "ssl.enabled.protocols": "TLSv1.2,TLSv1.3", "metric.reporters": "", "config.providers": ""}
 
 _LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(.*)")
 
@@ -122,8 +125,8 @@ def check_change(configs: dict[str, str | None], per_broker: bool) -> dict[str, 
 
 def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker: bool) -> dict[str, str]:
     """IncrementalAlterConfigs of a BROKER resource: SET, DELETE, and APPEND / SUBTRACT on a LIST
-    config, over the stored configs (none stored: the empty list), then check_change of the
-    result, all or nothing as Kafka applies a resource."""
+    config (over the stored value, else Kafka's default), then check_change of the result, all or
+    nothing as Kafka applies a resource."""
     names = [o.name for o in ops]
     if len(set(names)) != len(names):
         duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -135,21 +138,17 @@ def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker:
             continue
         if o.value is None or o.op not in (SET, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
             raise ConfigChangeError("invalid_request", f"Invalid operation {o.op} with value {o.value} for {o.name}")
-        if o.op != SET:
-            setting = BY_KEY.get(_base(o.name))
-            if setting is None:
-                raise ConfigChangeError("invalid_config", f"Unknown config name: {o.name}")
-            if setting.kind.config_type != ConfigType.LIST:
-                verb = "append" if o.op == AlterConfigOp.APPEND else "subtract"
-                raise ConfigChangeError("invalid_request",
-                                        f"Config value {verb} is not allowed for config key: {o.name}")
-            items = [i for i in out.get(o.name, "").split(",") if i]
-            given = [i for i in o.value.split(",") if i]
-            items = (items + [i for i in given if i not in items] if o.op == AlterConfigOp.APPEND
-                     else [i for i in items if i not in given])
-            out[o.name] = ",".join(items)
+        base = _base(o.name)
+        if o.op == SET or base not in DYNAMIC or base in BY_KEY:
+            out[o.name] = o.value  # a config not taken here is refused below, whatever the operation
+        elif base in KAFKA_LISTS:  # Kafka's prepareIncrementalConfigs: from the stored value, else the default
+            items = out.get(o.name, KAFKA_LISTS[base]).split(",")
+            given = o.value.split(",")
+            items = items + given if o.op == AlterConfigOp.APPEND else [i for i in items if i not in given]
+            out[o.name] = ",".join(i for i in items if i)
         else:
-            out[o.name] = o.value
+            verb = "append" if o.op == AlterConfigOp.APPEND else "subtract"
+            raise ConfigChangeError("invalid_request", f"Config value {verb} is not allowed for config key: {o.name}")
     return check_change(out, per_broker)
 
 
