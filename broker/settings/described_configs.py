@@ -5,15 +5,18 @@ Values are read where the broker keeps them (BrokerConfig's fields, its LogConfi
 defaults), so a port bound at start (`--port 0`) shows as the real port; settings that are not
 fields show the value resolved at start.
 
-Sources and synonyms follow Kafka's ConfigHelper. A broker setting has a STATIC_BROKER_CONFIG
-synonym when a flag, a TWINLOG_* variable or the config file set it (all three are Kafka's
-static, server.properties, layer), then a DEFAULT_CONFIG synonym with the table's default. A
-topic config has a DYNAMIC_TOPIC_CONFIG synonym when the topic sets it, then the synonyms of
-its broker setting (scope both); a topic config with no broker setting has none. An entry's
-value and source are its first synonym's: a topic that does not set min.insync.replicas, on a
-broker started with --min-insync-replicas 2, reports 2 from STATIC_BROKER_CONFIG, the value
-the broker enforces. A group config is alike: a GROUP_CONFIG synonym when the group sets it,
-then its broker setting's synonyms.
+Sources and synonyms follow Kafka's ConfigHelper. A dynamic broker config (Kafka's runtime
+configs twinlog keeps, none of them a setting of the table: dynamic_broker_configs.py) has a
+DYNAMIC_BROKER_CONFIG synonym when this broker's id sets it, then a
+DYNAMIC_DEFAULT_BROKER_CONFIG one when the cluster default does; the table's settings are
+read-only. A broker setting has a STATIC_BROKER_CONFIG synonym when a flag, a TWINLOG_* variable or
+the config file set it (all three are Kafka's static, server.properties, layer), then a
+DEFAULT_CONFIG synonym with the table's default. A topic config has a DYNAMIC_TOPIC_CONFIG
+synonym when the topic sets it, then the synonyms of its broker setting (scope both); a topic
+config with no broker setting has none. An entry's value and source are its first synonym's: a
+topic that does not set min.insync.replicas, on a broker started with --min-insync-replicas 2,
+reports 2 from STATIC_BROKER_CONFIG, the value the broker enforces. A group config is alike: a
+GROUP_CONFIG synonym when the group sets it, then its broker setting's synonyms.
 
 Sensitive values are null with is_sensitive, as Kafka answers. listeners and
 advertised.listeners are always STATIC_BROKER_CONFIG: without --listeners they are the
@@ -28,11 +31,11 @@ from typing import NamedTuple
 from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config import BrokerConfig
-from broker.settings.dynamic_broker_configs import DYNAMIC, is_sensitive
+from broker.settings.dynamic_broker_configs import is_sensitive
 from broker.settings.kinds import Text
 from broker.settings.sources import DEFAULT
 from broker.settings.setting import BOTH, TOPIC, Setting
-from broker.settings.table import BROKER_SETTINGS, BY_KEY, GROUP_CONFIGS, TOPIC_CONFIGS
+from broker.settings.table import BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS
 
 _DERIVED = {"listeners", "advertised.listeners"}
 
@@ -100,14 +103,13 @@ def broker_entries(config: BrokerConfig, own: dict[str, str], default: dict[str,
     out = {}
     for s in BROKER_SETTINGS:
         if s.describe:
-            out[s.name] = _entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=s.name not in DYNAMIC)
-    for name in {*own, *default}:
-        setting = BY_KEY.get(name) or Setting(name, name, Text(), None, "", None, sensitive=is_sensitive(name))
-        dynamic = tuple(Synonym(name, None if setting.sensitive else layer[name], source)
-                        for layer, source in ((own, ConfigSource.DYNAMIC_BROKER_CONFIG),
-                                              (default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)) if name in layer)
-        below = out[name].synonyms if name in out else ()
-        out[name] = _entry(name, dynamic[0].value, setting, dynamic + below, read_only=False)
+            out[s.name] = _entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=True)
+    for name in {*own, *default}:  # never one of the settings above: a change to those is refused
+        setting = Setting(name, name, Text(), None, "", None, sensitive=is_sensitive(name))
+        synonyms = tuple(Synonym(name, None if setting.sensitive else layer[name], source)
+                         for layer, source in ((own, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                               (default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)) if name in layer)
+        out[name] = _entry(name, synonyms[0].value, setting, synonyms, read_only=False)
     return sorted(out.values())
 
 
