@@ -10,6 +10,7 @@ from pathlib import Path
 
 from broker.settings.config import BrokerConfig
 from broker.settings.group_configs import share_config_for
+from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -35,6 +36,7 @@ from replica.group_commit import GroupCommits
 from replica.partition import Partition, now_ms
 from replica.write_path import WritePath
 from broker import features
+from broker.feature_store import ClusterFeatureStore, FeatureStore
 from broker.producer_ids import ProducerIdAllocator
 from broker.quotas.cluster_store import ClusterQuotaStore
 from broker.quotas.manager import ClientQuotaManager
@@ -119,6 +121,9 @@ class Broker:
         # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
         self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None
                               else GroupConfigStore(data_dir))
+        # Dynamic broker configs (AlterConfigs of BROKER): etcd's on a cluster member.
+        self.broker_configs = (ClusterBrokerConfigStore(member.metadata) if member is not None
+                               else BrokerConfigStore(data_dir))
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
         self.share_state_store = ShareStateStore(self)
         self.share_states = ShareStateCoordinator(self, self.share_state_store)
@@ -133,13 +138,16 @@ class Broker:
         self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self._share_end_offsets, self.other_group_kind)
-        self.features = features.advertised(config.transaction_version, now_ms())  # ApiVersions v3+
+        # Finalized feature levels (UpdateFeatures; ApiVersions v3+ shows them): etcd's on a cluster member.
+        bootstrap = features.bootstrap_levels(config.transaction_version)
+        self.features = (ClusterFeatureStore(member.metadata, bootstrap) if member is not None
+                         else FeatureStore(data_dir, bootstrap))
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
-            config.txn_id_expiration_ms, config.transaction_version)
+            config.txn_id_expiration_ms, lambda: self.features.level(features.TRANSACTION_VERSION))
         # A leader's check with the coordinator before a transaction's first batch (KIP-890).
         self.txn_verifier = PartitionVerifier(self, member)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)

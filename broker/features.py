@@ -1,21 +1,27 @@
-"""The features ApiVersions v3+ advertises (KIP-584): what this broker supports and what the
-cluster has finalized, with the epoch of that finalized set.
+"""Kafka's features (KIP-584): what this broker supports, what the cluster has finalized, and
+UpdateFeatures' rules for changing a finalized level, as Kafka's FeatureControlManager has them.
 
-Two features are advertised, the ones clients act on. `share.version` (KIP-932) at 1: share
-groups are served (ShareGroupHeartbeat, ShareFetch ... v1), as Kafka 4.1+ finalizes it when they
-are enabled. And `transaction.version` (KIP-890). Supported
-0-2, Kafka 4's range; finalized at the level of the broker's transaction.version setting, which
-decides whether the Java client 4.x uses transactions V2 (it does from a finalized level of 2:
-EndTxn v5, Produce v12, TxnOffsetCommit v5, no AddPartitionsToTxn or AddOffsetsToTxn). Level 0
-is not listed as finalized, as Kafka leaves out a feature at level 0. Requests are served by
-their version whatever the level, as Kafka's are, so a client that switched to V2 keeps working
-if the level is lowered.
+Three features, each switching what twinlog does:
+
+- `transaction.version` (KIP-890), 0-2: from 2 the Java client 4.x uses transactions V2 (EndTxn
+  v5, Produce v12, TxnOffsetCommit v5), and the transaction coordinator bumps the producer epoch
+  when it aborts a fenced producer's transaction (broker/txn/ending.py);
+- `group.version` (KIP-848), 0-1: from 1 ConsumerGroupHeartbeat and ConsumerGroupDescribe are
+  served; at 0 they answer UNSUPPORTED_VERSION, as Kafka's isConsumerGroupProtocolEnabled;
+- `share.version` (KIP-932), 0-1: from 1 share groups are served (ShareGroupHeartbeat,
+  ShareGroupDescribe, ShareFetch, ShareAcknowledge and the share-group offset admin APIs); at 0
+  they answer UNSUPPORTED_VERSION, as Kafka's isShareGroupProtocolEnabled.
+
+Before any UpdateFeatures the levels are the bootstrap ones: `transaction.version` from the
+broker setting of that name, `group.version` and `share.version` at 1 (Kafka 4.3's defaults for a
+new cluster). An UpdateFeatures writes the whole finalized set with a new epoch (feature_store.py:
+features.json in the data dir, etcd on a cluster), and from then on that set is the truth, the
+setting only the bootstrap, as Kafka's storage-format features are.
 
 Kafka's finalized-features epoch is the metadata offset of the last feature change, and a
-client takes the features of the broker with the highest epoch it has seen. Here the level is
-read at start-up, so the epoch is the time the broker started (ms): a level changed by restarting
-the brokers reaches clients already running, as a feature update reaches them in Kafka. Every
-broker of a cluster should have the same level; a client otherwise follows the one started last.
+client takes the features of the broker with the highest epoch it has seen. Here it is the
+broker's start time (ms) until an UpdateFeatures, whose epoch is above every epoch before it.
+Level 0 is not listed as finalized, as Kafka leaves out a feature at level 0.
 """
 
 from __future__ import annotations
@@ -23,8 +29,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 TRANSACTION_VERSION = "transaction.version"
+GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
-SUPPORTED = {TRANSACTION_VERSION: (0, 2), SHARE_VERSION: (0, 1)}
+SUPPORTED = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1)}
+
+# UpdateFeatures' upgrade types (v1+; v0's allow_downgrade maps to UPGRADE / SAFE_DOWNGRADE)
+UNKNOWN, UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 0, 1, 2, 3
+
+
+OFF_MESSAGE = "The version of API is not supported."  # Kafka's answer while a feature is at 0
+
+
+def switched_off(store, name: str) -> bool:
+    """Whether the APIs `name` gates answer UNSUPPORTED_VERSION now (level 0), as Kafka's
+    isConsumerGroupProtocolEnabled / isShareGroupProtocolEnabled."""
+    return store.level(name) < 1
 
 
 class Features(NamedTuple):
@@ -33,7 +52,39 @@ class Features(NamedTuple):
     epoch: int
 
 
-def advertised(transaction_version: int, started_ms: int) -> Features:
-    finalized = {TRANSACTION_VERSION: transaction_version} if transaction_version > 0 else {}
-    finalized[SHARE_VERSION] = 1  # share groups are always on: their APIs are served (share_fetch.py ...)
-    return Features(SUPPORTED, finalized, started_ms)
+class FeatureUpdateError(Exception):
+    """INVALID_UPDATE_VERSION with Kafka's message: the whole request fails, as Kafka's
+    updateFeatures answers the first error for every feature."""
+
+
+def bootstrap_levels(transaction_version: int) -> dict[str, int]:
+    return {TRANSACTION_VERSION: transaction_version, GROUP_VERSION: 1, SHARE_VERSION: 1}
+
+
+def advertised(levels: dict[str, int], epoch: int) -> Features:
+    return Features(SUPPORTED, {name: level for name, level in levels.items() if level > 0}, epoch)
+
+
+def updated(current: dict[str, int], updates: list[tuple[str, int, int]], node_id: int) -> dict[str, int]:
+    """The finalized levels after `updates` [(feature, level, upgrade type)], checked in order by
+    Kafka's rules; raises FeatureUpdateError at the first that fails, changing nothing."""
+    out = dict(current)
+    for name, level, upgrade_type in updates:
+        def invalid(reason: str) -> FeatureUpdateError:
+            return FeatureUpdateError(f"Invalid update version {level} for feature {name}. {reason}")
+        if upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+            raise invalid("The controller does not support the given upgrade type.")
+        if level < 0:
+            raise invalid("A feature version cannot be less than 0.")
+        lo, hi = SUPPORTED.get(name, (0, 0))
+        if name not in SUPPORTED or not lo <= level <= hi:
+            raise invalid(f"Local controller {node_id} " + (
+                "does not support this feature." if hi == 0 else f"only supports versions {lo}-{hi}"))
+        now = out.get(name, 0)
+        if level < now and upgrade_type == UPGRADE:
+            raise invalid("Can't downgrade the version of this feature without setting the upgrade type to "
+                          "either safe or unsafe downgrade.")
+        if level > now and upgrade_type != UPGRADE:
+            raise invalid("Can't downgrade to a newer version.")
+        out[name] = level
+    return out

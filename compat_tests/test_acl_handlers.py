@@ -124,7 +124,18 @@ def test_a_user_without_acls_is_refused_everywhere(broker):
                          include_synonyms=False, include_documentation=False).results[0].error_code == CLUSTER_AUTH
         assert c.request(35, 4, topics=None).error_code == CLUSTER_AUTH
         assert c.request(50, 0, users=None).error_code == CLUSTER_AUTH
+        downgrade = [dict(feature="transaction.version", max_version_level=1, upgrade_type=2)]
+        assert c.request(57, 2, timeout=5000, feature_updates=downgrade, validate_only=False
+                         ).error_code == CLUSTER_AUTH
+        relogin = [dict(name="sasl.kerberos.min.time.before.relogin", config_operation=0, value="58000")]
+        assert c.request(44, 1, validate_only=False, resources=[
+            dict(resource_type=CONFIG_BROKER, resource_name="", configs=relogin)]).responses[0].error_code == CLUSTER_AUTH
     with Client.to(broker) as admin:  # nothing carol asked for happened
+        r = admin.request(18, 4, client_software_name="twinlog-compat", client_software_version="1")
+        assert {f.name: f.max_version_level for f in r.finalized_features}["transaction.version"] == 2
+        r = admin.request(32, 4, include_synonyms=False, include_documentation=False, resources=[
+            dict(resource_type=CONFIG_BROKER, resource_name="", configuration_keys=None)])
+        assert r.results[0].configs == ()
         assert admin.metadata(["carol-new", "carol-made"]).topics[0].error_code != NONE
         assert admin.log_end_offset("t") == 1
         assert admin.list_offset("t", 0, -2).offset == 0

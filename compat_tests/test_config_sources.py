@@ -87,7 +87,7 @@ def test_describe_configs_of_a_broker_started_with_file_env_and_flag(tmp_path, s
         proc.start()
         with Client.to(proc) as c:
             r = c.request(32, 4, include_synonyms=False, include_documentation=False, resources=[
-                {"resource_type": BROKER_RESOURCE, "resource_name": "", "configuration_keys": None}])
+                {"resource_type": BROKER_RESOURCE, "resource_name": "1", "configuration_keys": None}])
             (result,) = r.results
             entries = {e.name: e for e in result.configs}
             c.create_topic("broker-default-partitions", -1)  # -1: num.partitions

@@ -91,6 +91,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     49: (0, 1),  # AlterClientQuotas
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
+    57: (0, 2),  # UpdateFeatures (KIP-584): transaction.version, group.version, share.version
     60: (0, 2),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions

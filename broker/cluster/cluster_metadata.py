@@ -28,9 +28,9 @@ from broker.cluster.reassignment import cancel as cancel_move, complete_if_ready
 from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
 from broker.cluster.controller import Controller
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerRegistration, ClientQuotaList,
-                                        DelegationTokenRecord, Endpoint, EtcdLayout, GroupConfigs, PartitionState,
-                                        ScramUser, TopicRecord)
+from broker.cluster.etcd_layout import (DEFAULT_PREFIX, AclList, BrokerConfigs, BrokerRegistration, ClientQuotaList,
+                                        DelegationTokenRecord, Endpoint, EtcdLayout, FinalizedFeatures, GroupConfigs,
+                                        PartitionState, ScramUser, TopicRecord)
 from broker.cluster.etcd_store import EtcdStore
 from broker.cluster.fencing import Fencing
 from broker.cluster.metadata_image import MetadataImage
@@ -249,6 +249,20 @@ class ClusterMetadata:
         returns once this broker's image shows the result, so its next fetch uses it."""
         written = await self._store.update_group_configs(group, decide)
         await self._watch.wait_for(lambda image: image.group_configs.get(group) == written, 10.0)
+        return written
+
+    async def update_features(self, decide: Callable[[FinalizedFeatures | None], FinalizedFeatures]) -> FinalizedFeatures:
+        """UpdateFeatures, by compare-and-swap (EtcdStore.update_features); returns once this
+        broker's image shows the result, so its next ApiVersions answer has it."""
+        written = await self._store.update_features(decide)
+        await self._watch.wait_for(lambda image: image.features == written, 10.0)
+        return written
+
+    async def update_broker_configs(self, name: str, decide: Callable[[dict], dict]) -> BrokerConfigs | None:
+        """AlterConfigs of a BROKER resource, by compare-and-swap (EtcdStore.update_broker_configs);
+        returns once this broker's image shows the result, so its next DescribeConfigs shows it."""
+        written = await self._store.update_broker_configs(name, decide)
+        await self._watch.wait_for(lambda image: image.broker_configs.get(name) == written, 10.0)
         return written
 
     async def cluster_id(self, proposal: str) -> str:

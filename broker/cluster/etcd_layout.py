@@ -39,6 +39,13 @@
     <prefix>client_quotas               {"entities": [{"entity": [[type, name or null], ...],
                                          "quotas": {"<key>": <value>, ...}}, ...]}: every client
                                         quota (broker/quotas/store.py's form), one key as the ACLs
+    <prefix>broker_configs/<name>       {"<config>": "<value>", ...}: dynamic broker configs of
+                                        one broker id, or of the cluster default (name empty)
+                                        (broker/settings/dynamic_broker_configs.py), as given;
+                                        deleted with its last config
+    <prefix>features                    {"levels": {"<feature>": <level>, ...}, "epoch": <n>}: the
+                                        feature levels UpdateFeatures finalized (broker/features.py)
+                                        and the epoch of that change; absent until the first one
     <prefix>cluster_id                  {"cluster_id"}: Kafka's cluster.id, written once by the
                                         first broker (ClusterMetadata.cluster_id); not in the image
 
@@ -112,6 +119,18 @@ class ClientQuotaList:
 class GroupConfigs:
     group: str
     configs: dict[str, str]  # config name -> the value as given (group_configs.py checks it)
+
+
+@dataclass(frozen=True)
+class FinalizedFeatures:
+    levels: dict[str, int]  # feature -> finalized level (0 included: finalized off)
+    epoch: int  # Kafka's finalized-features epoch of the change that wrote these
+
+
+@dataclass(frozen=True)
+class BrokerConfigs:
+    name: str  # a broker id, or "" for the cluster default
+    configs: dict[str, str]  # config name -> the value as given (dynamic_broker_configs.py checks it)
 
 
 @dataclass(frozen=True)
@@ -198,6 +217,13 @@ class EtcdLayout:
     def group_configs_key(self, group: str) -> bytes:
         return self.prefix + b"group_configs/" + quote(group, safe="").encode()
 
+    def broker_configs_key(self, name: str) -> bytes:
+        return self.prefix + b"broker_configs/" + name.encode()
+
+    @property
+    def features_key(self) -> bytes:
+        return self.prefix + b"features"
+
     @property
     def acls_key(self) -> bytes:
         return self.prefix + b"acls"
@@ -213,7 +239,8 @@ class EtcdLayout:
     # ---------------------------------------------------------------- values
     @staticmethod
     def encode(record: BrokerRegistration | ControllerRecord | TopicRecord | PartitionState | ScramUser | AclList
-               | GroupConfigs | DelegationTokenRecord | ClientQuotaList | int) -> bytes:
+               | GroupConfigs | DelegationTokenRecord | ClientQuotaList | BrokerConfigs | FinalizedFeatures
+               | int) -> bytes:
         if isinstance(record, int):
             return str(record).encode()
         if isinstance(record, BrokerRegistration):
@@ -229,7 +256,9 @@ class EtcdLayout:
             body = {"acls": list(record.entries)}
         elif isinstance(record, ClientQuotaList):
             body = {"entities": list(record.entries)}
-        elif isinstance(record, GroupConfigs):
+        elif isinstance(record, FinalizedFeatures):
+            body = {"levels": record.levels, "epoch": record.epoch}
+        elif isinstance(record, (GroupConfigs, BrokerConfigs)):
             body = record.configs
         elif isinstance(record, DelegationTokenRecord):
             body = record.info
@@ -248,7 +277,7 @@ class EtcdLayout:
     def decode(self, key: bytes, value: bytes):
         """The record a key holds: (kind, record), kind one of brokers, controller,
         controller_epoch, suspicions, topics, partitions, producer_ids, scram, acls, client_quotas,
-        group_configs, delegation_tokens; None for a key we do not own."""
+        group_configs, delegation_tokens, broker_configs, features; None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")
@@ -268,10 +297,14 @@ class EtcdLayout:
             return kind, AclList(tuple(body["acls"]))
         if kind == "client_quotas" and len(parts) == 1:
             return kind, ClientQuotaList(tuple(body["entities"]))
+        if kind == "features" and len(parts) == 1:
+            return kind, FinalizedFeatures(dict(body["levels"]), body["epoch"])
         if kind == "group_configs" and len(parts) == 2:
             return kind, GroupConfigs(unquote(parts[1]), dict(body))
         if kind == "delegation_tokens" and len(parts) == 2:
             return kind, DelegationTokenRecord(unquote(parts[1]), dict(body))
+        if kind == "broker_configs" and len(parts) == 2:
+            return kind, BrokerConfigs(parts[1], dict(body))
         if kind == "controller" and len(parts) == 1:
             return kind, ControllerRecord(body["node_id"], body["controller_epoch"])
         if kind == "topics" and len(parts) == 2:
@@ -286,8 +319,8 @@ class EtcdLayout:
 
     def parse_key(self, key: bytes) -> tuple[str, ...] | None:
         """A deleted key's identity: ("brokers", id), ("suspicions", suspect, voter), ("controller",), ("topics", name),
-        ("partitions", topic, index), ("scram", user), ("group_configs", group), ("delegation_tokens", id);
-        None for a key we do not own."""
+        ("partitions", topic, index), ("scram", user), ("group_configs", group), ("delegation_tokens", id),
+        ("broker_configs", name); None for a key we do not own."""
         if not key.startswith(self.prefix):
             return None
         parts = key[len(self.prefix):].decode().split("/")

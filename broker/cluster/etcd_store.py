@@ -19,8 +19,8 @@ from typing import Any, Generic, TypeVar
 import aetcd
 
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import (AclList, ClientQuotaList, DelegationTokenRecord, EtcdLayout, GroupConfigs,
-                                        PartitionState, ScramUser)
+from broker.cluster.etcd_layout import (AclList, BrokerConfigs, ClientQuotaList, DelegationTokenRecord, EtcdLayout,
+                                        FinalizedFeatures, GroupConfigs, PartitionState, ScramUser)
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +153,17 @@ class EtcdStore:
 
         return await self.compare_and_swap(key, attempt, "changing the client quotas")
 
+    async def update_features(self, decide: Callable[[FinalizedFeatures | None], FinalizedFeatures]) -> FinalizedFeatures:
+        """Compare-and-swap the cluster's finalized features: `decide(current)` gives the new
+        record (or raises to refuse), called again after a lost race. Returns what was written."""
+        key = self.layout.features_key
+
+        def attempt(current: FinalizedFeatures | None) -> Swap[FinalizedFeatures]:
+            wanted = decide(current)
+            return Swap([self.client.transactions.put(key, self.layout.encode(wanted))], wanted)
+
+        return await self.compare_and_swap(key, attempt, "changing the finalized features")
+
     async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:
         """Compare-and-swap one group's config overrides: `decide(current)` gives the new ones
         (or raises to refuse); an empty map deletes the key. Returns what was written (None: deleted)."""
@@ -177,6 +188,16 @@ class EtcdStore:
             return self._put_or_delete(key, DelegationTokenRecord(token_id, wanted or {}), wanted is not None)
 
         return await self.compare_and_swap(key, attempt, f"changing delegation token {token_id}")
+    async def update_broker_configs(self, name: str, decide: Callable[[dict], dict]) -> BrokerConfigs | None:
+        """Compare-and-swap the dynamic configs of broker `name` ("" the cluster default), as
+        update_group_configs does a group's. Returns what was written (None: deleted)."""
+        key = self.layout.broker_configs_key(name)
+
+        def attempt(current: BrokerConfigs | None) -> Swap[BrokerConfigs | None]:
+            wanted = BrokerConfigs(name, decide(dict(current.configs) if current is not None else {}))
+            return self._put_or_delete(key, wanted, bool(wanted.configs))
+
+        return await self.compare_and_swap(key, attempt, f"changing the dynamic configs of broker {name!r}")
 
     def _put_or_delete(self, key: str, value, keep: bool) -> Swap:
         """An attempt's writes: `value` at `key`, or (`keep` false: nothing left) the key deleted."""

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from broker.cluster.etcd_layout import (AclList, BrokerRegistration, ClientQuotaList, ControllerRecord,
-                                        DelegationTokenRecord, EtcdLayout, GroupConfigs, PartitionState, ScramUser,
-                                        TopicRecord)
+from broker.cluster.etcd_layout import (AclList, BrokerConfigs, BrokerRegistration, ClientQuotaList,
+                                        ControllerRecord, DelegationTokenRecord, EtcdLayout, FinalizedFeatures,
+                                        GroupConfigs, PartitionState, ScramUser, TopicRecord)
 
 PartitionKey = tuple[str, int]
 
@@ -36,6 +36,9 @@ class MetadataImage:
     client_quotas: ClientQuotaList = ClientQuotaList(())  # read by the quota managers (broker/quotas/cluster_store.py)
     # group id -> its config overrides: read by share-partitions (broker/groups/group_config_store.py)
     group_configs: Mapping[str, GroupConfigs] = field(default_factory=lambda: MappingProxyType({}))
+    # broker id or "" (the cluster default) -> its dynamic configs (broker/settings/dynamic_broker_store.py)
+    broker_configs: Mapping[str, BrokerConfigs] = field(default_factory=lambda: MappingProxyType({}))
+    features: FinalizedFeatures | None = None  # what UpdateFeatures finalized (broker/features.py)
     # (suspect, voter) -> the suspect's broker_epoch the voter saw refuse (fencing.py)
     suspicions: Mapping[tuple[int, int], int] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -124,6 +127,8 @@ class ImageBuilder:
         self.delegation_tokens: dict[str, DelegationTokenRecord] = {}
         self.client_quotas = ClientQuotaList(())
         self.group_configs: dict[str, GroupConfigs] = {}
+        self.broker_configs: dict[str, BrokerConfigs] = {}
+        self.features: FinalizedFeatures | None = None
         self.suspicions: dict[tuple[int, int], int] = {}
         self.revision = revision
 
@@ -151,6 +156,10 @@ class ImageBuilder:
             self.group_configs[record.group] = record
         elif kind == "delegation_tokens":
             self.delegation_tokens[record.token_id] = record
+        elif kind == "broker_configs":
+            self.broker_configs[record.name] = record
+        elif kind == "features":
+            self.features = record
         elif kind == "suspicions":
             self.suspicions[(record.suspect, record.voter)] = record.broker_epoch
 
@@ -178,6 +187,8 @@ class ImageBuilder:
             self.group_configs.pop(parts[1], None)
         elif kind == "delegation_tokens" and len(parts) == 2:
             self.delegation_tokens.pop(parts[1], None)
+        elif kind == "broker_configs" and len(parts) == 2:
+            self.broker_configs.pop(parts[1], None)
         elif kind == "suspicions" and len(parts) == 3:
             self.suspicions.pop((int(parts[1]), int(parts[2])), None)
 
@@ -193,5 +204,7 @@ class ImageBuilder:
             delegation_tokens=MappingProxyType(dict(self.delegation_tokens)),
             client_quotas=self.client_quotas,
             group_configs=MappingProxyType(dict(self.group_configs)),
+            broker_configs=MappingProxyType(dict(self.broker_configs)),
+            features=self.features,
             suspicions=MappingProxyType(dict(self.suspicions)),
         )

@@ -66,6 +66,7 @@ from broker.handlers import share_group_heartbeat
 from broker.handlers import write_share_group_state
 from broker.handlers import sync_group
 from broker.handlers import txn_offset_commit
+from broker.handlers import update_features
 from broker.handlers import write_txn_markers
 
 HANDLERS = {
@@ -117,6 +118,7 @@ HANDLERS = {
     49: alter_client_quotas.handle,
     50: describe_user_scram_credentials.handle,
     51: alter_user_scram_credentials.handle,
+    57: update_features.handle,
     60: describe_cluster.handle,
     61: describe_producers.handle,
     65: describe_transactions.handle,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from wire.config_codes import ConfigResourceType
 
 from broker.handlers.config_alteration import answer
+from broker.settings.dynamic_broker_configs import check_change
 from broker.settings.group_configs import validate_group_configs
 from broker.settings.topic_config_changes import replace_all
 
@@ -13,8 +14,10 @@ from broker.settings.topic_config_changes import replace_all
 def _change(broker, res):
     wanted = {c.name: c.value for c in res.configs}
     if res.resource_type == ConfigResourceType.GROUP:
-        return list(wanted), lambda _current, _d, _m: validate_group_configs(wanted, broker.config.share_groups)
-    return list(wanted), lambda current, _defaults, mode: replace_all(current, wanted, mode)
+        return lambda _current, _d, _m: validate_group_configs(wanted, broker.config.share_groups)
+    if res.resource_type == ConfigResourceType.BROKER:
+        return lambda _current, _d, _m: check_change(wanted, per_broker=bool(res.resource_name))
+    return lambda current, _defaults, mode: replace_all(current, wanted, mode)
 
 
 async def handle(broker, header, request):

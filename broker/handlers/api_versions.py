@@ -19,7 +19,7 @@ FIRST_MIN_ZERO_VERSION = 4
 def _features(broker, header, cls) -> dict:
     if header.api_version < FIRST_FEATURES_VERSION:
         return {}
-    features = broker.features
+    features = broker.features.features()
     supported = nested(cls, "SupportedFeatureKey")
     finalized = nested(cls, "FinalizedFeatureKey")
     return dict(

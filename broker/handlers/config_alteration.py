@@ -13,10 +13,10 @@ Groups: the new overrides come from broker/settings/group_configs.py (checked ag
 broker's bounds) and are kept by broker/groups/group_config_store.py (group_configs.json, or
 etcd by compare-and-swap on a cluster) before the answer; a group need not exist.
 
-Brokers: every broker setting here is fixed at start-up (flags), so a change to any of them
-is refused the way Kafka refuses a config it cannot update dynamically
-(ConfigAdminManager.validateBrokerConfigChange: INVALID_REQUEST, "Cannot update these configs
-dynamically"), validate_only included. Other resource types are INVALID_REQUEST as well.
+Brokers (this broker's id, or the cluster default with an empty name): the configs Kafka takes
+at runtime, checked by its rules (broker/settings/dynamic_broker_configs.py), kept by
+broker/settings/dynamic_broker_store.py (broker_configs.json, or etcd by compare-and-swap on a
+cluster) before the answer. Other resource types are INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ log = logging.getLogger(__name__)
 TOPIC, BROKER, GROUP = ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.GROUP
 
 # (current overrides, defaults, the topic's storage mode) -> new overrides; raises ConfigChangeError.
-# A group's takes ({}, "") for the last two: its defaults are the broker's, checked by the change.
+# A group's and a broker's take ({}, "") for the last two.
 ConfigChange = Callable[[dict[str, str], dict[str, str], str], dict[str, str]]
-# (broker, a request's resource) -> (the config names it touches, its ConfigChange)
-ResourceChange = Callable[[object, object], tuple[list[str], ConfigChange]]
+# (broker, a request's resource) -> its ConfigChange
+ResourceChange = Callable[[object, object], ConfigChange]
 
 
 async def answer(broker, header, request, change_of: ResourceChange):
@@ -57,8 +57,7 @@ async def answer(broker, header, request, change_of: ResourceChange):
         if refusal is not None:  # ACLs, as Kafka's AlterConfigs handlers
             code, message = refusal, "Authorization failed."
         else:
-            keys, change = change_of(broker, res)
-            code, message = await _alter(broker, res.resource_type, res.resource_name, keys, change,
+            code, message = await _alter(broker, res.resource_type, res.resource_name, change_of(broker, res),
                                          request.validate_only, (res.resource_type, res.resource_name) in repeated)
         results.append(make(result_cls, error_code=error(code), error_message=message,
                             resource_type=res.resource_type, resource_name=res.resource_name))
@@ -72,9 +71,8 @@ def _duplicated(resources) -> set[tuple[int, str]]:
     return {key for key, n in counts.items() if n > 1}
 
 
-async def _alter(broker, resource_type: int, name: str, keys: list[str], change: ConfigChange,
+async def _alter(broker, resource_type: int, name: str, change: ConfigChange,
                 validate_only: bool, duplicate: bool) -> tuple[str, str | None]:
-    """`keys`: the config names the request touches (for the broker's refusal message)."""
     if duplicate:
         return "invalid_request", f"Duplicate resource in the request: {name}"
     try:
@@ -85,7 +83,8 @@ async def _alter(broker, resource_type: int, name: str, keys: list[str], change:
                 raise ConfigChangeError("invalid_request", "Group name must not be empty")
             await broker.group_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
         elif resource_type == BROKER:
-            _refuse_broker(broker, name, keys)
+            _check_broker_id(broker, name)
+            await broker.broker_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
         else:
             raise ConfigChangeError("invalid_request", f"Unsupported resource type {resource_type}")
     except (ConfigChangeError, TopicError) as exc:
@@ -102,11 +101,14 @@ async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: b
     await broker.view.alter_topic_configs(name, lambda current, mode: change(current, defaults, mode), validate_only)
 
 
-def _refuse_broker(broker, name: str, keys: list[str]) -> None:
-    if name not in ("", str(broker.config.node_id)):
+def _check_broker_id(broker, name: str) -> None:
+    """Kafka's validateResourceNameIsCurrentNodeId: empty (the cluster default) or this broker."""
+    if not name:
+        return
+    try:
+        node_id = int(name)
+    except ValueError:
+        raise ConfigChangeError("invalid_request", f"Node id must be an integer, but it is: {name}") from None
+    if node_id != broker.config.node_id:
         raise ConfigChangeError("invalid_request",
-                                f"Unexpected broker id, expected {broker.config.node_id} or empty string, but received {name}")
-    if keys:
-        raise ConfigChangeError("invalid_request",
-                                f"Cannot update these configs dynamically: {sorted(set(keys))} "
-                                "(every broker setting of twinlog is fixed at start-up)")
+                                f"Unexpected broker id, expected {broker.config.node_id}, but received {name}")

@@ -14,6 +14,7 @@ from broker.groups.consumer.consumer_group import ConsumerGroup
 from broker.groups.consumer.target_assignment import preferred_assignor
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
+from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
@@ -30,7 +31,9 @@ async def handle(broker, header, request):
             code = "group_authorization_failed"
         group = coordinator.groups.get(group_id)
         message = None
-        if not code and group is None:
+        if switched_off(broker.features, GROUP_VERSION):
+            code, message = "unsupported_version", OFF_MESSAGE
+        elif not code and group is None:
             code = "group_id_not_found"
             message = (f"Group {group_id} is not a consumer group." if group_id in broker.groups.groups
                        else f"Group {group_id} not found.")

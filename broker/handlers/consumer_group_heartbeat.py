@@ -18,6 +18,7 @@ from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.consumer.topic_partitions import of
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
+from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
@@ -28,6 +29,8 @@ def _ms(value) -> int:
 async def handle(broker, header, request):
     cls = response_for(header)
     names = request.subscribed_topic_names
+    if switched_off(broker.features, GROUP_VERSION):
+        return heartbeat_answer(cls, "unsupported_version", OFF_MESSAGE)
     if not group_allowed(broker, Operation.READ, request.group_id):
         return heartbeat_answer(cls, "group_authorization_failed", None)
     if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):

@@ -10,7 +10,7 @@ from wire.protocol import response_for
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
-from broker.settings.described_configs import broker_entries, group_entries, topic_entries
+from broker.settings.described_configs import broker_entries, default_broker_entries, group_entries, topic_entries
 
 
 def _entries(broker, res) -> tuple[str, str | None, list]:
@@ -30,7 +30,10 @@ def _entries(broker, res) -> tuple[str, str | None, list]:
     if res.resource_type == ConfigResourceType.BROKER:
         if res.resource_name not in ("", str(broker.config.node_id)):
             return "invalid_request", f"Unexpected broker id {res.resource_name}", []
-        return "none", None, broker_entries(broker.config)
+        default = broker.broker_configs.configs("")
+        if not res.resource_name:
+            return "none", None, default_broker_entries(broker.config, default)
+        return "none", None, broker_entries(broker.config, broker.broker_configs.configs(res.resource_name), default)
     return "invalid_request", f"Unsupported resource type {res.resource_type}", []
 
 

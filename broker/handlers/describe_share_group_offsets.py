@@ -14,12 +14,16 @@ from wire.protocol import response_for
 from broker.groups.share.share_group_admin import UNINITIALIZED
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
+from broker.features import SHARE_VERSION, switched_off
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 
 def refusal(broker, group_id: str, operation: Operation) -> str:
     """Why a share-group offsets request is refused for the whole group ("" when it is not), as
-    Kafka's three handlers check it: an empty id, another coordinator, no `operation` on it."""
+    Kafka's three handlers check it: share groups switched off (share.version 0), an empty id,
+    another coordinator, no `operation` on it."""
+    if switched_off(broker.features, SHARE_VERSION):
+        return "unsupported_version"
     if not group_id:
         return "invalid_group_id"
     code = broker.groups.coordinator_error(group_id)

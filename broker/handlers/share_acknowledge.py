@@ -19,6 +19,7 @@ from broker.groups.share.share_sessions import CLOSE_EPOCH, SessionRefused
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
+from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
 
@@ -27,6 +28,8 @@ async def handle(broker, header, request):
     cls = response_for(header)
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
+    if switched_off(broker.features, SHARE_VERSION):
+        return _top(broker, header, cls, group_id, "unsupported_version", OFF_MESSAGE)
     if not group_id or not member_id:
         return _top(broker, header, cls, group_id, "invalid_request", "GroupId and MemberId must be set.")
     if not group_allowed(broker, Operation.READ, group_id):

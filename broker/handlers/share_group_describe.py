@@ -11,6 +11,7 @@ from wire.protocol import response_for
 
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
+from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
@@ -27,7 +28,9 @@ async def handle(broker, header, request):
             code = "group_authorization_failed"
         group = broker.share_groups.groups.get(group_id)
         message = None
-        if not code and group is None:
+        if switched_off(broker.features, SHARE_VERSION):
+            code, message = "unsupported_version", OFF_MESSAGE
+        elif not code and group is None:
             code = "group_id_not_found"
             message = (f"Group {group_id} is not a share group." if broker.other_group_kind(group_id)
                        else f"Group {group_id} not found.")

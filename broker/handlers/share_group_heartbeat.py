@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
 from broker.net.client_address import client_host
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
@@ -19,6 +20,8 @@ from broker.handlers.consumer_group_heartbeat import heartbeat_answer
 async def handle(broker, header, request):
     cls = response_for(header)
     names = request.subscribed_topic_names
+    if switched_off(broker.features, SHARE_VERSION):
+        return heartbeat_answer(cls, "unsupported_version", OFF_MESSAGE)
     if not group_allowed(broker, Operation.READ, request.group_id):
         return heartbeat_answer(cls, "group_authorization_failed", None)
     if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):

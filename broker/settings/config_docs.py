@@ -19,13 +19,27 @@ capitals, dots as underscores), or a Kafka `server.properties` passed as `--conf
 otherwise it has its default. A key the file has and twinlog does not know is skipped with one
 warning line, so a stock file loads; a bad value, wherever it came from, is one `Error:` line
 naming the key (exit code 2). `twinlog config show [--config FILE] [flags]` prints what each
-setting resolves to and where it came from. Every broker setting is fixed at start-up:
-AlterConfigs and IncrementalAlterConfigs on a broker are refused, as Kafka refuses a setting it
-cannot change dynamically.
+setting resolves to and where it came from. Every setting in this table is fixed at start-up.
 
-DescribeConfigs on the broker reports each setting with Kafka's source: STATIC_BROKER_CONFIG
-when a flag, the environment or the file set it, DEFAULT_CONFIG otherwise (passwords are null
-and sensitive); with synonyms asked for, the set value comes first, then the default.
+**Dynamic broker configs.** AlterConfigs and IncrementalAlterConfigs on a broker resource (this
+broker's id, or the cluster default with an empty name) take the configs Kafka lists as dynamic
+(its DynamicBrokerConfig) that twinlog has no setting of its own for: `sasl.kerberos.*`,
+`sasl.login.refresh.*`, `num.io.threads`, `background.threads`, `metric.reporters`,
+`max.connections.per.ip`, `listener.name.<listener>.<config>`, ... They are kept
+(`broker_configs.json` in the data dir; etcd on a cluster, seen by every broker) and described,
+and change nothing here: twinlog has none of the machinery they tune. Kafka's refusals and
+messages, all INVALID_REQUEST: a config Kafka cannot change at runtime ("Cannot update these
+configs dynamically: Set(...)"), a keystore/truststore config without a listener prefix, a
+per-broker config (listener, SASL, SSL) at the cluster default, another broker's id. A config
+that is one of twinlog's own settings below (`log.retention.ms`, `message.max.bytes`, ...) is
+refused the same way even where Kafka takes it at runtime, with "(twinlog applies its own
+settings at start-up only)": it is never kept and silently not applied.
+
+DescribeConfigs on the broker reports each setting with Kafka's source: DYNAMIC_BROKER_CONFIG
+or DYNAMIC_DEFAULT_BROKER_CONFIG for a dynamic config set on this broker or the cluster default,
+STATIC_BROKER_CONFIG when a flag, the environment or the file set it, DEFAULT_CONFIG otherwise
+(passwords are null and sensitive); with synonyms asked for, the one in force comes first. The
+cluster default resource (an empty name) lists its dynamic configs alone, as Kafka's does.
 """
 
 _TOPICS = """\

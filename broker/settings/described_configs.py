@@ -5,15 +5,18 @@ Values are read where the broker keeps them (BrokerConfig's fields, its LogConfi
 defaults), so a port bound at start (`--port 0`) shows as the real port; settings that are not
 fields show the value resolved at start.
 
-Sources and synonyms follow Kafka's ConfigHelper. A broker setting has a STATIC_BROKER_CONFIG
-synonym when a flag, a TWINLOG_* variable or the config file set it (all three are Kafka's
-static, server.properties, layer), then a DEFAULT_CONFIG synonym with the table's default. A
-topic config has a DYNAMIC_TOPIC_CONFIG synonym when the topic sets it, then the synonyms of
-its broker setting (scope both); a topic config with no broker setting has none. An entry's
-value and source are its first synonym's: a topic that does not set min.insync.replicas, on a
-broker started with --min-insync-replicas 2, reports 2 from STATIC_BROKER_CONFIG, the value
-the broker enforces. A group config is alike: a GROUP_CONFIG synonym when the group sets it,
-then its broker setting's synonyms.
+Sources and synonyms follow Kafka's ConfigHelper. A dynamic broker config (Kafka's runtime
+configs twinlog keeps, none of them a setting of the table: dynamic_broker_configs.py) has a
+DYNAMIC_BROKER_CONFIG synonym when this broker's id sets it, then a
+DYNAMIC_DEFAULT_BROKER_CONFIG one when the cluster default does; the table's settings are
+read-only. A broker setting has a STATIC_BROKER_CONFIG synonym when a flag, a TWINLOG_* variable or
+the config file set it (all three are Kafka's static, server.properties, layer), then a
+DEFAULT_CONFIG synonym with the table's default. A topic config has a DYNAMIC_TOPIC_CONFIG
+synonym when the topic sets it, then the synonyms of its broker setting (scope both); a topic
+config with no broker setting has none. An entry's value and source are its first synonym's: a
+topic that does not set min.insync.replicas, on a broker started with --min-insync-replicas 2,
+reports 2 from STATIC_BROKER_CONFIG, the value the broker enforces. A group config is alike: a
+GROUP_CONFIG synonym when the group sets it, then its broker setting's synonyms.
 
 Sensitive values are null with is_sensitive, as Kafka answers. listeners and
 advertised.listeners are always STATIC_BROKER_CONFIG: without --listeners they are the
@@ -28,6 +31,8 @@ from typing import NamedTuple
 from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config import BrokerConfig
+from broker.settings.dynamic_broker_configs import is_sensitive
+from broker.settings.kinds import Text
 from broker.settings.sources import DEFAULT
 from broker.settings.setting import BOTH, TOPIC, Setting
 from broker.settings.table import BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS
@@ -91,10 +96,26 @@ def _entry(name: str, value: str | None, setting: Setting, synonyms: tuple[Synon
                        setting.doc)
 
 
-def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
-    """One entry per described broker setting, sorted by name."""
-    return sorted(_entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=True)
-                  for s in BROKER_SETTINGS if s.describe)
+def broker_entries(config: BrokerConfig, own: dict[str, str], default: dict[str, str]) -> list[ConfigEntry]:
+    """One entry per described broker setting and per dynamic config set, sorted by name: `own`
+    the dynamic configs of this broker's id, `default` the cluster default's, which come first
+    in the synonyms, as Kafka orders them (dynamic_broker_store.py keeps them)."""
+    out = {}
+    for s in BROKER_SETTINGS:
+        if s.describe:
+            out[s.name] = _entry(s.name, _shown(config, s), s, _broker_synonyms(config, s), read_only=True)
+    for name in {*own, *default}:  # never one of the settings above: a change to those is refused
+        setting = Setting(name, name, Text(), None, "", None, sensitive=is_sensitive(name))
+        synonyms = tuple(Synonym(name, None if setting.sensitive else layer[name], source)
+                         for layer, source in ((own, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                               (default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)) if name in layer)
+        out[name] = _entry(name, synonyms[0].value, setting, synonyms, read_only=False)
+    return sorted(out.values())
+
+
+def default_broker_entries(config: BrokerConfig, default: dict[str, str]) -> list[ConfigEntry]:
+    """The cluster default resource (an empty name): its dynamic configs alone, as Kafka answers."""
+    return [e for e in broker_entries(config, {}, default) if e.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
 
 
 def topic_entries(config: BrokerConfig, storage_mode: str, overrides: dict[str, str]) -> list[ConfigEntry]:

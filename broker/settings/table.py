@@ -193,7 +193,9 @@ SETTINGS: tuple[Setting, ...] = (
        "How often the coordinator aborts transactions open longer than their timeout.",
        "broker:txn_abort_timed_out_interval_ms"),
     _s("transaction.version", "transaction-version", Int(0, 2), 2,
-       "The finalized level of Kafka's transaction.version feature, which ApiVersions advertises: at 2 "
+       "The level Kafka's transaction.version feature starts finalized at, until an UpdateFeatures "
+       "finalizes another (kept in features.json, or etcd on a cluster, which then wins over this setting); "
+       "ApiVersions advertises it: at 2 "
        "clients of transactions V2 (the Java client 4.x) end every transaction with an epoch bump and let "
        "partition leaders and the group coordinator add partitions to it (KIP-890); at 0 or 1 they use "
        "AddPartitionsToTxn and AddOffsetsToTxn as before. Requests are served by their version whatever "

@@ -18,7 +18,7 @@ prepared (`resume`).
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from wire.error_codes import ErrorCode
 
@@ -50,7 +50,7 @@ class EndResult(NamedTuple):
 
 class TransactionCoordinator:
     def __init__(self, store: state_store.TxnStateStore, producer_ids, markers: MarkerWriter,
-                 max_timeout_ms: int, id_expiration_ms: int, transaction_version: int) -> None:
+                 max_timeout_ms: int, id_expiration_ms: int, transaction_version: Callable[[], int]) -> None:
         self.transactions: dict[str, TxnMetadata] = {}
         self._store = store
         self._producer_ids = producer_ids

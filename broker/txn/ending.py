@@ -32,13 +32,14 @@ COMPLETE_RETRY_S = 0.5
 
 class TransactionEndings:
     def __init__(self, write: Callable[[TxnMetadata, TxnRecord | None], Awaitable[str]],
-                 ours: Callable[[TxnMetadata], bool], markers: MarkerWriter, transaction_version: int) -> None:
+                 ours: Callable[[TxnMetadata], bool], markers: MarkerWriter,
+                 transaction_version: Callable[[], int]) -> None:
         """`write`: the coordinator's write of an id's new record (its error name); `ours`:
         whether the id is still the coordinator's."""
         self._write = write
         self._ours = ours
         self._markers = markers
-        # The cluster's transaction.version: from 2 a fencing abort bumps the epoch once more, as
+        # The cluster's transaction.version, read at each fence (UpdateFeatures applies at once): from 2 a fencing abort bumps the epoch once more, as
         # Kafka's coordinator ends it with the server's version, so the fenced producer's retried
         # EndTxn v5 (its epoch + 1 is the fence's) is fenced rather than answered.
         self._transaction_version = transaction_version
@@ -83,7 +84,7 @@ class TransactionEndings:
     async def _abort_fenced(self, meta: TxnMetadata, fenced_from: TxnRecord) -> None:
         outcome = transition(meta.state, Event.FENCE_ABORT)
         bump = {}
-        if self._transaction_version >= V2 and meta.producer_epoch < MAX_EPOCH:
+        if self._transaction_version() >= V2 and meta.producer_epoch < MAX_EPOCH:
             bump = {"producer_epoch": meta.producer_epoch + 1, "client_transaction_version": V2}
         code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, **bump))
         if code != "none":

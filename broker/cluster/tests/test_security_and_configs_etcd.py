@@ -1,6 +1,6 @@
-"""Against a real etcd: listener endpoints in the registration, topic config changes, SCRAM
-credentials and delegation tokens by compare-and-swap — concurrent writers from different
-brokers lose nothing."""
+"""Against a real etcd: listener endpoints in the registration; topic config changes, SCRAM
+credentials, delegation tokens, dynamic broker configs and finalized features by
+compare-and-swap — concurrent writers from different brokers lose nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from broker.cluster import ClusterError
 from broker.cluster.etcd_layout import Endpoint
+from broker.feature_store import ClusterFeatureStore
 from broker.security.cluster_token_store import ClusterTokenStore
 from broker.security.delegation_token import TokenInformation, key_check, token_credentials
 
@@ -102,4 +103,44 @@ def test_a_delegation_token_changed_on_one_broker_is_seen_by_the_other(etcd, pre
             await there.put(renewed, replace_only=True)  # a renew racing the expire does not revive it
             assert "t-1" not in there.tokens()
             await one.wait_for(lambda im: not im.delegation_tokens, 5)
+    run(scenario())
+
+
+def test_dynamic_broker_configs_by_compare_and_swap_are_seen_by_every_broker(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            names = [f"c{i}" for i in range(6)]
+            # the cluster default changed from both brokers at once: every config lands
+            await asyncio.gather(*(m.update_broker_configs("", lambda cur, n=n: {**cur, n: "1"})
+                                   for m, n in zip([one, two] * 3, names)))
+            await one.update_broker_configs("2", lambda cur: {"sasl.kerberos.min.time.before.relogin": "58000"})
+            image = await two.wait_for(lambda im: len(getattr(im.broker_configs.get(""), "configs", {})) == 6
+                                       and "2" in im.broker_configs, 5)
+            assert image.broker_configs[""].configs == {n: "1" for n in names}
+            assert image.broker_configs["2"].configs == {"sasl.kerberos.min.time.before.relogin": "58000"}
+            assert await two.update_broker_configs("", lambda cur: {}) is None  # the last one: the key goes
+            image = await one.wait_for(lambda im: "" not in im.broker_configs, 5)
+            assert set(image.broker_configs) == {"2"}
+    run(scenario())
+
+
+def test_finalized_features_by_compare_and_swap_are_seen_by_every_broker(etcd, prefix):
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            one, two = await members.start(1, 2)
+            bootstrap = {"transaction.version": 2, "group.version": 1, "share.version": 1}
+            stores = [ClusterFeatureStore(m, bootstrap) for m in (one, two)]
+            assert stores[1].features().finalized == bootstrap  # no UpdateFeatures yet: the bootstrap levels
+            before = stores[1].features().epoch
+            # both brokers change a feature at once: neither change is lost
+            await asyncio.gather(stores[0].update(lambda cur: {**cur, "transaction.version": 1}, False),
+                                 stores[1].update(lambda cur: {**cur, "share.version": 0}, False))
+            await two.wait_for(lambda im: im.features is not None and im.features.levels.get("share.version") == 0
+                               and im.features.levels.get("transaction.version") == 1, 5)
+            seen = stores[1].features()
+            assert seen.finalized == {"transaction.version": 1, "group.version": 1} and seen.epoch > before
+            assert stores[1].level("share.version") == 0
+            await stores[0].update(lambda cur: {**cur, "group.version": 0}, True)  # validate_only
+            assert stores[0].level("group.version") == 1
     run(scenario())

@@ -1,0 +1,53 @@
+"""UpdateFeatures v0-2 (KIP-584): finalize transaction.version, group.version or share.version
+at another level, by Kafka's rules (broker/features.py) and with its answers:
+
+- ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED;
+- all or nothing: the first update that fails fails the request, INVALID_UPDATE_VERSION with
+  Kafka's message, and nothing changes; validate_only (v1+) checks and changes nothing;
+- v0 names a downgrade by allow_downgrade (a safe downgrade), v1+ by upgrade_type;
+- v0-1 repeat the request's error in a result per feature; v2 answers the error alone, as
+  Kafka's UpdateFeaturesResponse.createWithErrors.
+
+The new levels are kept (broker/feature_store.py) before the answer, and ApiVersions shows them
+with a higher finalized-features epoch from then on.
+"""
+
+from __future__ import annotations
+
+from wire.protocol import response_for
+
+from broker.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError, updated
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.security.acl.checks import cluster_allowed
+from broker.security.acl.model import Operation
+
+RESULTS_DROPPED_VERSION = 2
+
+
+def _upgrade_type(update) -> int:
+    if hasattr(update, "upgrade_type"):
+        return update.upgrade_type
+    return SAFE_DOWNGRADE if update.allow_downgrade else UPGRADE
+
+
+async def _apply(broker, request) -> tuple[str, str | None]:
+    if not cluster_allowed(broker, Operation.ALTER):
+        return "cluster_authorization_failed", None
+    updates = [(u.feature, u.max_version_level, _upgrade_type(u)) for u in request.feature_updates]
+    try:
+        await broker.features.update(lambda current: updated(current, updates, broker.config.node_id),
+                                     getattr(request, "validate_only", False))
+    except FeatureUpdateError as exc:
+        return "invalid_update_version", str(exc)
+    return "none", None
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    code, message = await _apply(broker, request)
+    extra = {}
+    if header.api_version < RESULTS_DROPPED_VERSION:
+        result_cls = nested(cls, "UpdatableFeatureResult")
+        extra["results"] = tuple(make(result_cls, feature=u.feature, error_code=error(code), error_message=message)
+                                 for u in request.feature_updates)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, **extra)
