@@ -85,7 +85,7 @@ def test_describe_configs_walks_the_whole_table(tmp_path, broker_factory):
         created = c.request(19, 7, validate_only=False, timeout=10_000, topics=[{
             "name": topic, "num_partitions": 1, "replication_factor": 1, "assignments": [],
             "configs": [{"name": k, "value": v} for k, v in OVERRIDES.items()]}])
-        brokers = describe(c, BROKER_RESOURCE, "")
+        brokers = describe(c, BROKER_RESOURCE, "1")  # this broker (node.id 1): the cluster default ("") lists its dynamic configs alone
         topics = describe(c, TOPIC_RESOURCE, topic)
         refused = c.produce(topic, 0, make_batch([b"needs two in-sync replicas"], keys=[b"k"]), acks=-1)
         accepted = c.produce(topic, 0, make_batch([b"one is enough"], keys=[b"k"]), acks=1)  # compacted: keyed
