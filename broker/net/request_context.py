@@ -29,6 +29,9 @@ class RequestContext:
     principal: str = ANONYMOUS
     session: object | None = field(default=None, repr=False)  # the SaslSession of a SASL listener
     connection_id: int = field(default_factory=lambda: next(_connection_ids))
+    # The metrics' instruments of the request last dispatched here (metrics.py RequestInstruments;
+    # None with metrics off): the transport times the writing of that request's answer with them.
+    instruments: object | None = field(default=None, repr=False)
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)
