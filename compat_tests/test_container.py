@@ -10,7 +10,10 @@
 - the pytest plugin's `twinlog_container` fixture in a user's project of its own, and a failing
   test's report carrying the container's log;
 - etcd and three brokers in containers on their own network: `docker kill` of a partition's
-  leader loses no acknowledged acks=all record, and producing goes on through the new leader.
+  leader loses no acknowledged acks=all record, and producing goes on through the new leader;
+- the image: Docker's health check turns healthy once the broker answers, and its command fails
+  while the broker is stopped (SIGSTOP) and passes again once it runs; the metrics port is
+  exposed and serves /metrics; the final image holds no compiler, headers, Cython or setuptools.
 
 The module builds the image of this tree first (starting dockerd and making the base where
 needed; seconds when nothing changed). No engine is a failure saying what to install or start.
@@ -30,6 +33,8 @@ import uuid
 from importlib import metadata
 
 import docker
+import urllib.request
+
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaConsumer, KafkaProducer
@@ -41,6 +46,7 @@ from broker.testing.image import build_etcd_image, build_image
 from compat_tests.broker_process import ROOT
 from broker.testing.ports import free_port
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
 
 DATA = "/var/lib/twinlog/data"
 # Per layout: the file a clean stop leaves (or removes) and the line a start without it logs.
@@ -204,6 +210,53 @@ def test_the_container_fixture_in_a_users_project(twinlog_image, tmp_path):
     out = run.stdout + run.stderr
     assert "1 failed, 1 passed" in out, out
     assert "twinlog container log" in out and "twinlog listening on" in out, out
+
+
+METRICS_PORT = 9308  # the Dockerfile's TWINLOG_METRICS_PORT and EXPOSE
+
+
+def _health(container: TwinlogContainer) -> str:
+    wrapped = container.get_wrapped_container()
+    wrapped.reload()
+    return wrapped.attrs["State"]["Health"]["Status"]
+
+
+def test_the_health_check_follows_the_broker_and_metrics_are_exposed(twinlog_image):
+    client = docker.from_env()
+    try:
+        config = client.images.get(twinlog_image).attrs["Config"]
+    finally:
+        client.close()
+    assert f"{METRICS_PORT}/tcp" in config["ExposedPorts"] and "9092/tcp" in config["ExposedPorts"]
+    check = config["Healthcheck"]["Test"]
+    assert check[0] == "CMD", check
+    with TwinlogContainer(twinlog_image, host_port=free_port()).with_exposed_ports(METRICS_PORT) as broker:
+        wait_until(lambda: _health(broker) == "healthy", "the container healthy", timeout=60)
+        assert broker.exec(check[1:]).exit_code == 0
+        # The broker stops answering, its process alive (from the host: PID 1 of the container
+        # ignores a SIGSTOP sent from inside it)
+        broker.get_wrapped_container().kill(signal="SIGSTOP")
+        try:
+            stopped = broker.exec(check[1:])
+            assert stopped.exit_code != 0, stopped.output
+        finally:
+            broker.get_wrapped_container().kill(signal="SIGCONT")
+        assert broker.exec(check[1:]).exit_code == 0
+        port = broker.get_exposed_port(METRICS_PORT)
+        with urllib.request.urlopen(f"http://{broker.host}:{port}/metrics", timeout=10) as reply:
+            assert b"kafka_server_replicamanager_partitioncount" in reply.read()
+
+
+def test_the_final_image_holds_no_build_tools(twinlog_image):
+    client = docker.from_env()
+    try:
+        found = client.containers.run(twinlog_image, remove=True, entrypoint=[
+            "python3", "-c", "import shutil, os, importlib.util as u; print([shutil.which('gcc'), shutil.which('cc'), "
+            "os.path.exists('/usr/include/python3.11/Python.h'), os.path.exists('/usr/include/stdio.h'), "
+            "u.find_spec('Cython'), u.find_spec('setuptools')])"])
+    finally:
+        client.close()
+    assert found.decode().strip() == "[None, None, False, False, None, None]", found
 
 
 def _exists_in(container: TwinlogContainer, path: str) -> bool:
