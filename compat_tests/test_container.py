@@ -11,6 +11,9 @@
   test's report carrying the container's log;
 - etcd and three brokers in containers on their own network: `docker kill` of a partition's
   leader loses no acknowledged acks=all record, and producing goes on through the new leader;
+- `pip install -e '.[testing]'` alone, in a fresh venv: enough to import TwinlogContainer and
+  run a user's test with the `twinlog_container` fixture, and none of the test suite's clients
+  or Spark come with it;
 - the image: Docker's health check turns healthy once the broker answers, and its command fails
   while the broker is stopped (SIGSTOP) and passes again once it runs; the metrics port is
   exposed and serves /metrics; the final image holds no compiler, headers, Cython or setuptools.
@@ -257,6 +260,40 @@ def test_the_final_image_holds_no_build_tools(twinlog_image):
     finally:
         client.close()
     assert found.decode().strip() == "[None, None, False, False, None, None]", found
+
+
+def _copy_of_the_tree(target) -> None:
+    """The tree's files as `make image` sends them (git-listed, as on disk), without build output:
+    an editable install builds the record walk in place, and must not touch this tree's."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() and not name.startswith(("compat_tests/", "bench/")):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(source.read_bytes())
+
+
+def test_the_testing_extra_alone_runs_the_container_fixture(twinlog_image, tmp_path):
+    tree, venv, project = tmp_path / "twinlog", tmp_path / "venv", tmp_path / "project"
+    _copy_of_the_tree(tree)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    installed = subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e",
+                                f"{tree}[testing]"], capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    absent = subprocess.run([python, "-c", "import importlib.util as u; print([m for m in ('confluent_kafka', "
+                             "'kafka', 'aiokafka', 'pyspark', 'pyarrow', 'hypothesis') if u.find_spec(m)])"],
+                            capture_output=True, text=True, timeout=60)
+    assert absent.stdout.strip() == "[]", absent.stdout + absent.stderr
+    project.mkdir()
+    (project / "test_user.py").write_text(USER_TESTS.replace("IMAGE", twinlog_image))
+    run = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_user.py"], cwd=project,
+                         capture_output=True, text=True, timeout=180,
+                         env={"PATH": os.environ["PATH"], "TESTCONTAINERS_RYUK_DISABLED": "true"})
+    out = run.stdout + run.stderr
+    assert "1 failed, 1 passed" in out, out
+    assert "twinlog container log" in out and "twinlog listening on" in out, out
 
 
 def _exists_in(container: TwinlogContainer, path: str) -> bool:
