@@ -49,8 +49,9 @@ Kafka's request metrics, as "FetchConsumer" or "FetchFollower".
 The hot path pays a few counter increments per request: each (API, version) and each topic
 has its label children looked up once and cached here (RequestInstruments), so a Produce costs
 a dict lookup, a requests increment, three time observations, and a bytes and messages
-increment per topic; the failed-request walk runs only for an answer that holds an error. prometheus_client's
-values take a lock each, which is what lets the HTTP thread read them without the event loop.
+increment per topic; the failed-request walk runs only for an answer that holds an error.
+prometheus_client's values take a lock each, which is what lets the HTTP thread read them
+without the event loop.
 """
 
 from __future__ import annotations
