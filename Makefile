@@ -53,6 +53,15 @@ image: $(STAMP)
 	@command -v dockerd >/dev/null && command -v debootstrap >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null; }
 	$(BIN)/python -m broker.testing.image --tag twinlog
 
+# requirements.lock, the image's pinned Python packages (with hashes), from pyproject.toml's
+# dependencies and build requirements: run after changing either. pip-tools in a venv of its own.
+LOCK_VENV := build/pip-tools
+.PHONY: lock
+lock:
+	@test -x $(LOCK_VENV)/bin/pip-compile || { python3 -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/pip install -q pip-tools; }
+	$(LOCK_VENV)/bin/pip-compile -q --generate-hashes --all-build-deps --strip-extras --allow-unsafe \
+	  --no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
+
 # System packages (kcat, docker.io), the Java client jars, kafka-python's own test suite and the
 # container tests' images.
 test-deps: $(TEST_STAMP)

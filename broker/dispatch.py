@@ -24,9 +24,10 @@ class ConnectionClosed(Exception):
     """The request cannot be answered; the connection must close (already logged)."""
 
 
-async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | None:
+async def dispatch(broker, frame: bytes, context=None, received: float | None = None) -> list | asyncio.Task | None:
     """Returns the response chunks, None when no response is due (acks=0), or, for a
-    handler's Deferred answer, a task resolving to one of those.
+    handler's Deferred answer, a task resolving to (one of those, time.perf_counter() when it
+    was ready).
 
     The task is not the connection's: if the client goes away it still runs to the end, so
     what its request appended is still published after the fsync.
@@ -35,7 +36,10 @@ async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | 
     `context` (request_context.py): the connection's; before it authenticated, its SASL
     session answers or refuses the frame (sasl_session.py), and only ApiVersions goes on.
     """
-    session = context.session if context is not None else None
+    session = None
+    if context is not None:
+        context.instruments = None  # set again below once the frame is a request counted
+        session = context.session
     if session is not None and not session.authenticated:
         reply = session.gate(frame)
         if reply is not None:
@@ -51,12 +55,13 @@ async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | 
             ) from None
         return [reply] if reply is not None else None
     started = time.perf_counter()
+    metrics = broker.metrics
     try:
         handling = BusyTime(HANDLERS[header.api_key](broker, header, request))  # the request quota's measure
         response = await handling
     except Exception:
-        if broker.metrics is not None:
-            broker.metrics.request_failed(header, request, started)
+        if metrics is not None:
+            metrics.request_failed(header, request, started, received)
         raise
     finally:
         try:
@@ -69,17 +74,23 @@ async def dispatch(broker, frame: bytes, context=None) -> list | asyncio.Task | 
     follower = header.api_key == FETCH_KEY and replica_id(request) >= 0
     throttle_ms = after_request(broker, header, follower, len(frame), handling.busy_s, context)  # quotas: mutes if over
     if isinstance(response, Deferred):
-        return asyncio.ensure_future(_finish(broker, header, request, response.awaitable, started, throttle_ms))
+        if metrics is not None and context is not None:
+            context.instruments = metrics.instruments(header, request)
+        return asyncio.ensure_future(_finish(broker, header, request, response.awaitable, started, received,
+                                             throttle_ms))
     response = with_throttle(response, throttle_ms)
-    if broker.metrics is not None:
-        broker.metrics.request_done(header, request, response, started)
+    if metrics is not None:
+        instruments = metrics.request_done(header, request, response, started, received)
+        if context is not None:
+            context.instruments = instruments
     if response is None:
         return None
     return encode_response(header, response)
 
 
-async def _finish(broker, header, request, awaitable, started: float, throttle_ms: int) -> list | None:
+async def _finish(broker, header, request, awaitable, started: float, received: float | None,
+                  throttle_ms: int) -> tuple[list | None, float]:
     response = with_throttle(await awaitable, throttle_ms)
     if broker.metrics is not None:
-        broker.metrics.request_done(header, request, response, started)
-    return None if response is None else encode_response(header, response)
+        broker.metrics.request_done(header, request, response, started, received)
+    return None if response is None else encode_response(header, response), time.perf_counter()

@@ -10,7 +10,13 @@
 - the pytest plugin's `twinlog_container` fixture in a user's project of its own, and a failing
   test's report carrying the container's log;
 - etcd and three brokers in containers on their own network: `docker kill` of a partition's
-  leader loses no acknowledged acks=all record, and producing goes on through the new leader.
+  leader loses no acknowledged acks=all record, and producing goes on through the new leader;
+- `pip install -e '.[testing]'` alone, in a fresh venv: enough to import TwinlogContainer and
+  run a user's test with the `twinlog_container` fixture, and none of the test suite's clients
+  or Spark come with it;
+- the image: Docker's health check turns healthy once the broker answers, and its command fails
+  while the broker is stopped (SIGSTOP) and passes again once it runs; the metrics port is
+  exposed and serves /metrics; the final image holds no compiler, headers, Cython or setuptools.
 
 The module builds the image of this tree first (starting dockerd and making the base where
 needed; seconds when nothing changed). No engine is a failure saying what to install or start.
@@ -30,6 +36,8 @@ import uuid
 from importlib import metadata
 
 import docker
+import urllib.request
+
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaConsumer, KafkaProducer
@@ -41,6 +49,7 @@ from broker.testing.image import build_etcd_image, build_image
 from compat_tests.broker_process import ROOT
 from broker.testing.ports import free_port
 from compat_tests.topics import unique_topic
+from compat_tests.waiting import wait_until
 
 DATA = "/var/lib/twinlog/data"
 # Per layout: the file a clean stop leaves (or removes) and the line a start without it logs.
@@ -201,6 +210,87 @@ def test_the_container_fixture_in_a_users_project(twinlog_image, tmp_path):
     run = subprocess.run([sys.executable, "-m", "pytest", *load, "-p", "no:cacheprovider", "-q", "test_user.py"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=180,
                          env={"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "TESTCONTAINERS_RYUK_DISABLED": "true"})
+    out = run.stdout + run.stderr
+    assert "1 failed, 1 passed" in out, out
+    assert "twinlog container log" in out and "twinlog listening on" in out, out
+
+
+METRICS_PORT = 9308  # the Dockerfile's TWINLOG_METRICS_PORT and EXPOSE
+
+
+def _health(container: TwinlogContainer) -> str:
+    wrapped = container.get_wrapped_container()
+    wrapped.reload()
+    return wrapped.attrs["State"]["Health"]["Status"]
+
+
+def test_the_health_check_follows_the_broker_and_metrics_are_exposed(twinlog_image):
+    client = docker.from_env()
+    try:
+        config = client.images.get(twinlog_image).attrs["Config"]
+    finally:
+        client.close()
+    assert f"{METRICS_PORT}/tcp" in config["ExposedPorts"] and "9092/tcp" in config["ExposedPorts"]
+    check = config["Healthcheck"]["Test"]
+    assert check[0] == "CMD", check
+    with TwinlogContainer(twinlog_image, host_port=free_port()).with_exposed_ports(METRICS_PORT) as broker:
+        wait_until(lambda: _health(broker) == "healthy", "the container healthy", timeout=60)
+        assert broker.exec(check[1:]).exit_code == 0
+        # The broker stops answering, its process alive (from the host: PID 1 of the container
+        # ignores a SIGSTOP sent from inside it)
+        broker.get_wrapped_container().kill(signal="SIGSTOP")
+        try:
+            stopped = broker.exec(check[1:])
+            assert stopped.exit_code != 0, stopped.output
+        finally:
+            broker.get_wrapped_container().kill(signal="SIGCONT")
+        assert broker.exec(check[1:]).exit_code == 0
+        port = broker.get_exposed_port(METRICS_PORT)
+        with urllib.request.urlopen(f"http://{broker.host}:{port}/metrics", timeout=10) as reply:
+            assert b"kafka_server_replicamanager_partitioncount" in reply.read()
+
+
+def test_the_final_image_holds_no_build_tools(twinlog_image):
+    client = docker.from_env()
+    try:
+        found = client.containers.run(twinlog_image, remove=True, entrypoint=[
+            "python3", "-c", "import shutil, os, importlib.util as u; print([shutil.which('gcc'), shutil.which('cc'), "
+            "os.path.exists('/usr/include/python3.11/Python.h'), os.path.exists('/usr/include/stdio.h'), "
+            "u.find_spec('Cython'), u.find_spec('setuptools')])"])
+    finally:
+        client.close()
+    assert found.decode().strip() == "[None, None, False, False, None, None]", found
+
+
+def _copy_of_the_tree(target) -> None:
+    """The tree's files as `make image` sends them (git-listed, as on disk), without build output:
+    an editable install builds the record walk in place, and must not touch this tree's."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() and not name.startswith(("compat_tests/", "bench/")):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(source.read_bytes())
+
+
+def test_the_testing_extra_alone_runs_the_container_fixture(twinlog_image, tmp_path):
+    tree, venv, project = tmp_path / "twinlog", tmp_path / "venv", tmp_path / "project"
+    _copy_of_the_tree(tree)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    installed = subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e",
+                                f"{tree}[testing]"], capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    absent = subprocess.run([python, "-c", "import importlib.util as u; print([m for m in ('confluent_kafka', "
+                             "'kafka', 'aiokafka', 'pyspark', 'pyarrow', 'hypothesis') if u.find_spec(m)])"],
+                            capture_output=True, text=True, timeout=60)
+    assert absent.stdout.strip() == "[]", absent.stdout + absent.stderr
+    project.mkdir()
+    (project / "test_user.py").write_text(USER_TESTS.replace("IMAGE", twinlog_image))
+    run = subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_user.py"], cwd=project,
+                         capture_output=True, text=True, timeout=180,
+                         env={"PATH": os.environ["PATH"], "TESTCONTAINERS_RYUK_DISABLED": "true"})
     out = run.stdout + run.stderr
     assert "1 failed, 1 passed" in out, out
     assert "twinlog container log" in out and "twinlog listening on" in out, out

@@ -24,8 +24,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
 from compat_tests.broker_process import BrokerProcess, api_versions_roundtrip, free_port
-from compat_tests.raw_kafka import Client, make_batch
+from compat_tests.raw_kafka import Client, build_request, encode_request, make_batch
 from compat_tests.topics import create_topic, unique_topic
+from compat_tests.waiting import wait_until
 
 PAYLOAD = 100
 SENT = {0: 10, 1: 5}  # records produced per partition
@@ -157,6 +158,76 @@ def test_metrics_after_real_traffic(metrics_broker, storage_mode):
     assert [p.error_code for t in both.responses for p in t.partition_responses] == [0] * len(SENT)
     assert value(scrape(port), "twinlog_storage_fsyncs_total", file=data_file) - fsyncs_before == \
         (1 if storage_mode == "commitlog" else len(SENT))
+
+
+PIPELINED = 50  # requests sent in one write: each waits behind the ones before it
+
+
+def _pipeline(raw: Client, frame: bytes, count: int = PIPELINED) -> list[bytes]:
+    """`count` copies of one request frame in a single write, then their answers."""
+    raw.send_bytes(frame * count)
+    return [raw.recv_payload() for _ in range(count)]
+
+
+def test_request_times_and_failed_produces(metrics_broker):
+    """Kafka's RequestQueueTimeMs, ResponseQueueTimeMs and TotalTimeMs move with pipelined
+    requests, and FailedProduceRequestsPerSec counts a refused append (NOT_ENOUGH_REPLICAS: one
+    replica, min.insync.replicas=2) but not an error Kafka expects (a partition not hosted)."""
+    broker, port = metrics_broker, metrics_broker.metrics_port
+    topic = unique_topic("failing")
+    create_topic(broker.bootstrap, topic, partitions=1, configs={"min.insync.replicas": "2"})
+    before = scrape(port)
+    api_versions = encode_request(build_request(18, 3, client_software_name="t", client_software_version="1"), 1)
+    with Client(broker.host, broker.port) as raw:
+        assert len(_pipeline(raw, api_versions)) == PIPELINED
+        assert raw.produce(topic, 0, make_batch([b"x"]), acks=-1).error_code == 19  # NOT_ENOUGH_REPLICAS
+        assert raw.produce(topic, 0, make_batch([b"x"]), acks=1).error_code == 0
+        assert raw.produce(topic, 5, make_batch([b"x"]), acks=1).error_code == 3  # UNKNOWN_TOPIC_OR_PARTITION
+        # acks=1 with flush.messages=1: answers wait for the fsync, then behind each other
+        produce = encode_request(build_request(0, 9, transactional_id=None, acks=1, timeout=10_000, topic_data=[
+            {"name": topic, "partition_data": [{"index": 0, "records": make_batch([b"y"])}]}]), 2)
+        assert len(_pipeline(raw, produce)) == PIPELINED
+    after = scrape(port)
+
+    def grown(name, **labels):
+        return total(after, name, **labels) - total(before, name, **labels)
+
+    requests = grown("kafka_network_requestmetrics_requests_total", request="ApiVersions")
+    assert requests >= PIPELINED
+    assert grown("kafka_network_requestmetrics_requestqueuetimems_count", request="ApiVersions") == requests
+    assert grown("kafka_network_requestmetrics_totaltimems_count", request="ApiVersions") == requests
+    # the 50th frame waited for the 49 before it to be handled
+    assert grown("kafka_network_requestmetrics_requestqueuetimems_sum", request="ApiVersions") > 0
+    assert grown("kafka_network_requestmetrics_totaltimems_sum", request="ApiVersions") >= \
+        grown("kafka_network_requestmetrics_requestqueuetimems_sum", request="ApiVersions")
+    assert grown("kafka_network_requestmetrics_responsequeuetimems_count", request="Produce") == PIPELINED + 3
+    assert grown("kafka_network_requestmetrics_responsequeuetimems_sum", request="Produce") > 0
+    assert value(after, "kafka_server_brokertopicmetrics_failedproducerequests_total", topic=topic) == 1
+    assert grown("kafka_network_requestmetrics_errors_total", request="Produce",
+                 error="UNKNOWN_TOPIC_OR_PARTITION") == 1
+
+
+def idle_ratios(port: int) -> tuple[float, float]:
+    """The loop's idle share since the previous scrape: (as the handlers', as the network's)."""
+    samples = scrape(port)
+    return (value(samples, "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent"),
+            value(samples, "kafka_network_socketserver_networkprocessoravgidlepercent"))
+
+
+def test_idle_ratio_falls_under_load(metrics_broker):
+    """The handler (and network) idle ratio of an idle broker is near 1; while a client keeps
+    pipelining Metadata requests at it for a second, well below."""
+    broker, port = metrics_broker, metrics_broker.metrics_port
+    quiet = wait_until(lambda: (r := idle_ratios(port))[0] > 0.8 and r, "an idle broker's loop to show idle")
+    assert quiet[0] == quiet[1]  # one loop does both jobs
+    metadata = encode_request(build_request(3, 12, topics=None, allow_auto_topic_creation=False,
+                                            include_topic_authorized_operations=False), 1)
+    with Client(broker.host, broker.port) as raw:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            _pipeline(raw, metadata)
+    busy, _ = idle_ratios(port)
+    assert busy < 0.5, (busy, quiet)
 
 
 def _health_across_start_and_stop(broker: BrokerProcess, port: int) -> tuple[list, list]:

@@ -143,6 +143,7 @@ class _FetchState:
     truncating: bool = True
     delayed_until: float = 0.0
     out_of_range_at: int | None = None  # the LEO the leader last called out of range
+    lag: int = 0  # the leader's HW in its last answer less our LEO after it (Kafka's FetcherLagMetrics)
 
 
 class ReplicaFetcher:
@@ -179,6 +180,11 @@ class ReplicaFetcher:
                 continue
             self._states[tp] = _FetchState(partition, leader_epoch)
         self._wakeup.set()
+
+    def max_lag(self) -> int:
+        """The most offsets any followed partition was behind its leader's HW at its last fetch
+        (Kafka's ReplicaFetcherManager MaxLag)."""
+        return max((s.lag for s in self._states.values()), default=0)
 
     def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
         """Stop following; an answer already on its way for them is ignored."""
@@ -365,6 +371,7 @@ class ReplicaFetcher:
                 partition.truncate_fully_and_start_at(header.base_offset)
             partition.append_as_follower(records[pos : pos + header.size])
         partition.update_follower_high_watermark(min(result.high_watermark, partition.log_end_offset))
+        state.lag = max(0, result.high_watermark - partition.log_end_offset)
 
     def _out_of_range(self, tp: TopicPartition, state: _FetchState, result: FetchResult) -> None:
         partition = state.partition

@@ -150,6 +150,10 @@ class ReplicaManager:
             for partition in list(self._partitions.values()):
                 partition.shrink_isr_if_lagging()
 
+    def fetcher_max_lag(self) -> int:
+        """The most offsets a partition followed here is behind its leader (metrics)."""
+        return max((f.max_lag() for f in self._fetchers.values()), default=0)
+
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return {tp: p.high_watermark for tp, p in self._partitions.items()}
 

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import aetcd
 
+from broker.cluster.cluster_events import ClusterEvents
 from broker.cluster.leader_election import alter_partition, preferred, unclean
 from broker.cluster.reassignment import cancel as cancel_move, complete_if_ready, start as start_move
 from broker.cluster.broker_session import DEFAULT_SESSION_TIMEOUT_MS, BrokerSession
@@ -83,7 +84,8 @@ class ClusterMetadata:
         self._store = EtcdStore(self._client, EtcdLayout(prefix))
         self.session = BrokerSession(self._store, node_id, host, port, session_timeout_ms, tuple(endpoints))
         self._watch = MetadataWatch(self._store)
-        self.controller = Controller(self._store, self.session, unclean_leader_election)
+        self.events = ClusterEvents()  # ISR changes and elections, for /metrics (cluster_events.py)
+        self.controller = Controller(self._store, self.session, self.events, unclean_leader_election)
         self._watch.add_listener(self.controller.on_metadata)
         self._fencing = Fencing(self._store, self.session, self.controller.guard)
         self._watch.add_listener(self._fencing.on_metadata)
@@ -190,13 +192,15 @@ class ClusterMetadata:
         """ElectLeaders(PREFERRED); ClusterError ELECTION_NOT_NEEDED or
         PREFERRED_LEADER_NOT_AVAILABLE when it cannot or need not happen."""
         alive = self.image.live_broker_ids()
-        return await self._store.update_partition(topic, index, lambda s: preferred(s, alive))
+        return await self.events.electing(lambda rule: self._store.update_partition(topic, index, rule),
+                                          lambda s: preferred(s, alive))
 
     async def elect_unclean(self, topic: str, index: int) -> PartitionState:
         """ElectLeaders(UNCLEAN) for an offline partition; ClusterError ELECTION_NOT_NEEDED or
         ELIGIBLE_LEADERS_NOT_AVAILABLE."""
         alive = self.image.live_broker_ids()
-        return await self._store.update_partition(topic, index, lambda s: unclean(s, alive))
+        return await self.events.electing(lambda rule: self._store.update_partition(topic, index, rule),
+                                          lambda s: unclean(s, alive))
 
     async def reassign(self, topic: str, index: int, target: Sequence[int],
                        allow_replication_factor_change: bool = True) -> PartitionState | None:

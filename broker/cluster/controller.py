@@ -24,6 +24,7 @@ import aetcd
 
 from broker.cluster.leader_election import on_broker_change
 from broker.cluster.broker_session import BrokerSession
+from broker.cluster.cluster_events import ClusterEvents
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import ControllerRecord, TopicRecord
 from broker.cluster.etcd_store import EtcdStore, Guard
@@ -35,9 +36,11 @@ UNCLEAN_CONFIG = "unclean.leader.election.enable"
 
 
 class Controller:
-    def __init__(self, store: EtcdStore, session: BrokerSession, unclean_leader_election: bool = False) -> None:
+    def __init__(self, store: EtcdStore, session: BrokerSession, events: ClusterEvents,
+                 unclean_leader_election: bool = False) -> None:
         self._store = store
         self._session = session
+        self._events = events
         self._unclean_default = unclean_leader_election
         self.epoch = 0  # our controller epoch while we hold the key, else 0
         self._create_revision = 0
@@ -107,8 +110,9 @@ class Controller:
             if on_broker_change(state, alive, unclean) is None:
                 continue
             try:
-                new = await self._store.update_partition(
-                    topic, index, lambda s: on_broker_change(s, alive, unclean), [self._guard()])
+                new = await self._events.electing(
+                    lambda rule: self._store.update_partition(topic, index, rule, [self._guard()]),
+                    lambda s: on_broker_change(s, alive, unclean))
             except ClusterError as exc:
                 if exc.code == "not_controller":
                     log.warning("%s", exc)

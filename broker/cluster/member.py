@@ -160,7 +160,8 @@ class ClusterMember:
             return None
         address = registration.endpoint(self._inter_broker_name) or registration
         return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login,
-                                     tls=self._inter_broker_tls)
+                                     tls=self._inter_broker_tls,
+                                     partition_max_bytes=self._broker.config.replica_fetch_max_bytes)
 
     def peer_address(self, node_id: int):
         """(host, port, SASL login, TLS context) of a broker's inter-broker listener, as the
@@ -173,6 +174,7 @@ class ClusterMember:
 
     async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
         current = partition.state
+        isr = partition.isr  # the leader's, which the proposal changes
         try:
             state = await self.metadata.alter_partition(partition.topic, partition.index, current.leader_epoch,
                                                         current.partition_epoch, new_isr)
@@ -184,6 +186,7 @@ class ClusterMember:
             return None
         log.info("%s-%d: ISR %s -> %s (partition epoch %d)", partition.topic, partition.index,
                  list(current.isr), list(state.isr), state.partition_epoch)
+        self.metadata.events.isr_changed(isr, state.isr)
         return _replica_state(state)
 
     # ----- topic admin through etcd ---------------------------------------------------------

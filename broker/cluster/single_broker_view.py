@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from broker.cluster import leader_election, reassignment
+from broker.cluster.cluster_events import ReplicationFigures
 from broker.cluster.etcd_layout import PartitionState
 from broker.cluster.view import BrokerAddress, DecideConfigs, Placement, WantedTopic
 from broker.topic_names import TopicError
@@ -39,6 +40,9 @@ class SingleBrokerView:
     @property
     def controller_id(self) -> int:
         return self._node
+
+    def replication_figures(self) -> ReplicationFigures:
+        return ReplicationFigures()  # alone in every ISR, leading all: nothing changes, lags or goes offline
 
     def placement(self, topic: str, index: int, local) -> Placement | None:
         if local is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol, Sequence
 
+from broker.cluster.cluster_events import ReplicationFigures
 from broker.cluster.reassignment import in_progress
 from broker.topic_names import TopicError
 
@@ -88,6 +89,9 @@ class ClusterView(Protocol):
     async def wait_until_shown(self, written: Sequence[PartitionState], timeout_s: float) -> None:
         """Until this broker's metadata shows the written states; asyncio.TimeoutError after."""
 
+    def replication_figures(self) -> ReplicationFigures:
+        """ISR changes, elections, offline partitions, replica lag, for /metrics (on the loop)."""
+
     async def start(self) -> None:
         """Join the cluster before the broker serves its background work."""
 
@@ -129,6 +133,16 @@ class ClusterImageView:
     def controller_id(self) -> int:
         controller = self._image().controller
         return controller.node_id if controller is not None else -1
+
+    def replication_figures(self) -> ReplicationFigures:
+        member, image = self._member, self._image()
+        events = member.metadata.events
+        controller = image.controller
+        offline = (sum(1 for state in image.partitions.values() if state.offline)
+                   if controller is not None and controller.node_id == member.node_id else 0)
+        return ReplicationFigures(events.isr_shrinks, events.isr_expands, events.leader_elections,
+                                  events.unclean_leader_elections, events.election_seconds, offline,
+                                  member.replicas.fetcher_max_lag())
 
     def placement(self, topic: str, index: int, local=None) -> Placement | None:
         image = self._image()

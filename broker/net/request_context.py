@@ -34,6 +34,9 @@ class RequestContext:
     token_authenticated: bool = False
     connection_id: int = field(default_factory=lambda: next(_connection_ids))
     muted_until: float = 0.0  # loop time before which a throttled client's connection reads nothing
+    # The metrics' instruments of the request last dispatched here (metrics.py RequestInstruments;
+    # None with metrics off): the transport times the writing of that request's answer with them.
+    instruments: object | None = field(default=None, repr=False)
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)

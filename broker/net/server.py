@@ -39,6 +39,7 @@ import logging
 import os
 import socket
 import time
+from collections import deque
 
 from wire.framing import FrameDecoder, PeerProtocolError
 from wire.request_memory_pool import RequestMemoryPool
@@ -119,6 +120,8 @@ class KafkaConnection(asyncio.Protocol):
         self._pool = pool
         self._decoder = FrameDecoder(broker.config.max_request_size, pool)
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        # time.perf_counter() when each queued frame was read, in queue order (request queue time)
+        self._received_at: deque[float] = deque()
         self._queued_bytes = 0  # reserved by frames queued or being handled, given back when handled
         self._transport: asyncio.Transport | None = None
         self._task: asyncio.Task | None = None
@@ -185,9 +188,11 @@ class KafkaConnection(asyncio.Protocol):
         self._take(frames)
 
     def _take(self, frames: list[bytes]) -> None:
+        received = time.perf_counter()
         for frame in frames:
             self._queued_bytes += len(frame)
             self._queue.put_nowait(frame)
+            self._received_at.append(received)
         if self._queue.qsize() >= MAX_QUEUED_REQUESTS:
             self._paused_reading = True
         if self._decoder.waiting_for and not self._waiting_memory:
@@ -279,6 +284,7 @@ class KafkaConnection(asyncio.Protocol):
                     frame = self._queue.get_nowait()
                 if frame is CLOSED:
                     break
+                received = self._received_at.popleft()
                 if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
                     self._paused_reading = False
                     self._apply_reading()
@@ -286,23 +292,27 @@ class KafkaConnection(asyncio.Protocol):
                     await self._wait_unmuted()
                     if self._behind and frame[:2] != PRODUCE:
                         await self._backlog.join()
-                    reply = await dispatch(self._broker, frame, self._context)
+                    reply = await dispatch(self._broker, frame, self._context, received)
                 finally:
                     self._queued_bytes -= len(frame)
                     self._pool.release(len(frame))
                 self._last_active = self._loop.time()
                 if self._context.muted_until > self._last_active:
                     self._mute()  # throttled: read nothing more until then (this answer still goes now)
+                instruments = self._context.instruments
                 if not self._behind and not isinstance(reply, asyncio.Task):
                     if reply:
+                        ready = time.perf_counter()
                         await self._send(reply)  # the common case: nothing waits for an fsync
+                        if instruments is not None:
+                            instruments.answer_written(received, ready, ready)
                     if self._context.session is not None and self._context.session.failed:
                         transport.close()  # authentication failed: answered, then closed, as Kafka
                     continue
                 if self._writer is None:
                     self._writer = asyncio.create_task(self._write_backlog())
                 self._behind += 1
-                await self._backlog.put(reply)
+                await self._backlog.put((reply, instruments, received, time.perf_counter()))
         except asyncio.CancelledError:
             pass
         except Exception as exc:
@@ -343,13 +353,16 @@ class KafkaConnection(asyncio.Protocol):
         """Write the backlog's answers in request order, each once its fsync is done."""
         try:
             while True:
-                reply = await self._backlog.get()
+                reply, instruments, received, ready = await self._backlog.get()
                 try:
                     if isinstance(reply, asyncio.Task):
                         # shielded: a client that leaves must not cancel the publish
-                        reply = await asyncio.shield(reply)
+                        reply, ready = await asyncio.shield(reply)
                     if reply:
+                        writing = time.perf_counter()
                         await self._send(reply)
+                        if instruments is not None:
+                            instruments.answer_written(received, ready, writing)
                 finally:
                     self._behind -= 1
                     self._backlog.task_done()

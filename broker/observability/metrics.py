@@ -11,12 +11,23 @@ metrics_collector.py; the HTTP side in metrics_http.py.
 
     kafka_network_requestmetrics_requests_total{request,version}   RequestsPerSec
     kafka_network_requestmetrics_errors_total{request,error}       ErrorsPerSec (NONE not counted)
-    kafka_network_requestmetrics_totaltimems{request}              TotalTimeMs: frame decoded ->
-                                                                   answer ready (not yet sent)
+    kafka_network_requestmetrics_totaltimems{request}              TotalTimeMs: frame read -> answer
+                                                                   written to the socket (no answer:
+                                                                   -> handled)
+    kafka_network_requestmetrics_requestqueuetimems{request}       RequestQueueTimeMs: frame read ->
+                                                                   its handling starts (behind the
+                                                                   connection's earlier frames)
+    kafka_network_requestmetrics_responsequeuetimems{request}      ResponseQueueTimeMs: answer ready ->
+                                                                   its writing starts (behind earlier
+                                                                   answers waiting for an fsync)
     kafka_server_brokertopicmetrics_bytesin_total{topic}           BytesInPerSec (appended batches)
     kafka_server_brokertopicmetrics_messagesin_total{topic}        MessagesInPerSec
     kafka_server_brokertopicmetrics_bytesout_total{topic}          BytesOutPerSec (consumers' fetches)
     kafka_server_brokertopicmetrics_replicationbytesout_total      ReplicationBytesOutPerSec
+    kafka_server_brokertopicmetrics_failedproducerequests_total{topic}  FailedProduceRequestsPerSec: partitions
+    kafka_server_brokertopicmetrics_failedfetchrequests_total{topic}    FailedFetchRequestsPerSec    whose append
+                                                                   or read failed, less the errors Kafka's
+                                                                   ReplicaManager expects (EXPECTED_ERRORS)
     kafka_server_socket_server_metrics_connection_count            connection-count
     kafka_server_socket_server_metrics_connection_creation_total   connection-creation-total
     kafka_server_socket_server_metrics_connection_close_total      connection-close-total
@@ -36,9 +47,11 @@ Requests are labelled with Kafka's API names (ProduceRequest -> "Produce"), and 
 Kafka's request metrics, as "FetchConsumer" or "FetchFollower".
 
 The hot path pays a few counter increments per request: each (API, version) and each topic
-has its label children looked up once and cached here, so a Produce costs a dict lookup, a
-requests and a time observation, and a bytes and messages increment per topic. prometheus_client's
-values take a lock each, which is what lets the HTTP thread read them without the event loop.
+has its label children looked up once and cached here (RequestInstruments), so a Produce costs
+a dict lookup, a requests increment, three time observations, and a bytes and messages
+increment per topic; the failed-request walk runs only for an answer that holds an error.
+prometheus_client's values take a lock each, which is what lets the HTTP thread read them
+without the event loop.
 """
 
 from __future__ import annotations
@@ -60,6 +73,7 @@ PRODUCE, FETCH = 0, 1
 # Kafka's meters have no creation time, and a `_created` series per label set doubles the output.
 disable_created_metrics()
 
+BYTES_IN, MESSAGES_IN, BYTES_OUT, FAILED_PRODUCE, FAILED_FETCH = range(5)  # a topic's children (_topic)
 RECORD_COUNT_AT = slice(57, 61)  # a v2 batch header's record count (wire/record_batch.py)
 # Kafka's request times run from well under a millisecond to a long poll's max_wait (500 ms by
 # default) and an acks=all produce's timeout.
@@ -68,6 +82,22 @@ FSYNC_BUCKETS_MS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 
 # An idle loop's timer fires within a millisecond (epoll's timeout is in whole milliseconds);
 # a stall a client notices is tens of milliseconds, one that times out requests seconds.
 LAG_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)
+
+
+# Kafka's ReplicaManager marks a failed produce or fetch for a partition whose append or read
+# threw, except the exceptions it expects (appendToLocalLog, readFromLog); the errors answered
+# before the log is reached (KafkaApis: authorization, an unknown topic) or after it (the
+# purgatory's timeout) are not counted either.
+EXPECTED_ERRORS = {
+    PRODUCE: frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "NOT_LEADER_OR_FOLLOWER",
+                        "MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE", "CORRUPT_MESSAGE", "KAFKA_STORAGE_ERROR",
+                        "TOPIC_AUTHORIZATION_FAILED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+                        "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "INVALID_REQUIRED_ACKS"}),
+    FETCH: frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "NOT_LEADER_OR_FOLLOWER",
+                      "UNKNOWN_LEADER_EPOCH", "FENCED_LEADER_EPOCH", "REPLICA_NOT_AVAILABLE", "KAFKA_STORAGE_ERROR",
+                      "INCONSISTENT_TOPIC_ID", "OFFSET_OUT_OF_RANGE", "OFFSET_MOVED_TO_TIERED_STORAGE",
+                      "TOPIC_AUTHORIZATION_FAILED"}),
+}
 
 
 def request_name(api_key: int, version: int, follower: bool = False) -> str:
@@ -87,14 +117,28 @@ class BrokerMetrics:
                               "Error codes in answers (each partition's counts), per API and error",
                               ("request", "error"), registry=r)
         self.total_time = Histogram("kafka_network_requestmetrics_totaltimems",
-                                    "Milliseconds from a request's frame to its answer, per API",
+                                    "Milliseconds from a request's frame read to its answer written, per API",
                                     ("request",), buckets=TIME_BUCKETS_MS, registry=r)
+        self.request_queue_time = Histogram("kafka_network_requestmetrics_requestqueuetimems",
+                                            "Milliseconds a request's frame waited before its handling started",
+                                            ("request",), buckets=TIME_BUCKETS_MS, registry=r)
+        self.response_queue_time = Histogram("kafka_network_requestmetrics_responsequeuetimems",
+                                             "Milliseconds an answer waited before its writing started",
+                                             ("request",), buckets=TIME_BUCKETS_MS, registry=r)
         self.bytes_in = Counter("kafka_server_brokertopicmetrics_bytesin",
                                 "Bytes of record batches appended from producers, per topic", ("topic",), registry=r)
         self.messages_in = Counter("kafka_server_brokertopicmetrics_messagesin",
                                    "Records appended from producers, per topic", ("topic",), registry=r)
         self.bytes_out = Counter("kafka_server_brokertopicmetrics_bytesout",
                                  "Bytes of record batches sent to consumers, per topic", ("topic",), registry=r)
+        self.failed_produce = Counter("kafka_server_brokertopicmetrics_failedproducerequests",
+                                      "Partitions whose append failed (less Kafka's expected errors), per topic",
+                                      ("topic",), registry=r)
+        self.failed_fetch = Counter("kafka_server_brokertopicmetrics_failedfetchrequests",
+                                    "Partitions whose read failed (less Kafka's expected errors), per topic",
+                                    ("topic",), registry=r)
+        # The per-topic counters, in the order of a topic's cached children (_topic: BYTES_IN...)
+        self._per_topic = (self.bytes_in, self.messages_in, self.bytes_out, self.failed_produce, self.failed_fetch)
         self.replication_bytes_out = Counter("kafka_server_brokertopicmetrics_replicationbytesout",
                                              "Bytes of record batches sent to followers", registry=r)
         self.connections = Gauge("kafka_server_socket_server_metrics_connection_count",
@@ -114,49 +158,69 @@ class BrokerMetrics:
         self.event_loop_lag = Histogram("twinlog_event_loop_lag_seconds",
                                         "Seconds a timer due on the event loop ran late (loop_lag.py)",
                                         buckets=LAG_BUCKETS_S, registry=r)
-        self._by_request: dict[tuple[int, int, bool], tuple] = {}
+        self._by_request: dict[tuple[int, int, bool], RequestInstruments] = {}
         self._by_error: dict[tuple[str, object], object] = {}
         self._by_topic: dict[str, tuple] = {}
         # The broker's topics by id (attach, metrics_http.py): Produce v13 and Fetch v13+ name
         # topics by id, and the per-topic series are named by topic name.
         self.topics_by_id: Mapping = {}
 
-    # ----- per request (dispatch.py) ---------------------------------------------------------
+    # ----- per request (dispatch.py, server.py) ----------------------------------------------
 
-    def request_done(self, header, request, response, started: float) -> None:
-        """A request answered (`response` None: acks=0); `started`: time.perf_counter() at decode."""
+    def instruments(self, header, request) -> "RequestInstruments":
+        """The request's API's and version's label children (made on its first request)."""
         api_key = header.api_key
         follower = api_key == FETCH and fetch_replica_id(request) >= 0
         key = (api_key, header.api_version, follower)
         instruments = self._by_request.get(key)
         if instruments is None:
-            instruments = self._by_request[key] = self._instruments(*key)
-        name, requests, total_time = instruments
-        requests.inc()
-        total_time.observe((time.perf_counter() - started) * 1000)
+            instruments = self._by_request[key] = RequestInstruments(self, api_key, header.api_version, follower)
+        return instruments
+
+    def request_done(self, header, request, response, started: float,
+                     received: float | None = None) -> "RequestInstruments":
+        """A request handled (`response` None: acks=0); `received`, `started`: time.perf_counter()
+        when its frame was read and when its handling started (None: at once). The total time of
+        an answer is observed once it is written (RequestInstruments.answer_written)."""
+        instruments = self.instruments(header, request)
+        instruments.requests.inc()
+        instruments.request_queue_time.observe((started - received) * 1000 if received is not None else 0.0)
+        api_key = header.api_key
         if response is None:
+            instruments.total_time.observe((time.perf_counter() - (received or started)) * 1000)
             if api_key == PRODUCE:
                 self._bytes_in(request, ())
-            return
+            return instruments
+        name = instruments.name
         failed = errors_in(response)
         for code in failed:
             self._error(name, code.name.upper()).inc()
         if api_key == PRODUCE:
-            self._bytes_in(request, self._failed_partitions(response) if failed else ())
+            refused = self._failed_partitions(response) if failed else ()
+            self._bytes_in(request, refused)
+            if refused:
+                self._count_failed(PRODUCE, refused.values())
         elif api_key == FETCH:
-            self._bytes_out(response, follower)
+            self._bytes_out(response, instruments.follower)
+            if failed:
+                self._count_failed(FETCH, ((self._name(t), p.error_code) for t in response.responses
+                                           for p in t.partitions if p.error_code.value != 0))
+        return instruments
 
-    def request_failed(self, header, request, started: float) -> None:
+    def request_failed(self, header, request, started: float, received: float | None = None) -> None:
         """The handler raised: the connection closes, Kafka would answer UNKNOWN_SERVER_ERROR."""
-        follower = header.api_key == FETCH and fetch_replica_id(request) >= 0
-        name, requests, total_time = self._instruments(header.api_key, header.api_version, follower)
-        requests.inc()
-        total_time.observe((time.perf_counter() - started) * 1000)
-        self._error(name, "UNKNOWN_SERVER_ERROR").inc()
+        instruments = self.instruments(header, request)
+        instruments.requests.inc()
+        instruments.request_queue_time.observe((started - received) * 1000 if received is not None else 0.0)
+        instruments.total_time.observe((time.perf_counter() - (received or started)) * 1000)
+        self._error(instruments.name, "UNKNOWN_SERVER_ERROR").inc()
 
-    def _instruments(self, api_key: int, version: int, follower: bool) -> tuple:
-        name = request_name(api_key, version, follower)
-        return name, self.requests.labels(name, str(version)), self.total_time.labels(name)
+    def _count_failed(self, api_key: int, errors) -> None:
+        """Each (topic, error code) of a partition Kafka's ReplicaManager counts as failed."""
+        expected = EXPECTED_ERRORS[api_key]
+        for topic, code in errors:
+            if topic is not None and code.name.upper() not in expected:
+                self._topic(topic)[FAILED_PRODUCE if api_key == PRODUCE else FAILED_FETCH].inc()
 
     def _error(self, name: str, error: str):
         child = self._by_error.get((name, error))
@@ -167,8 +231,7 @@ class BrokerMetrics:
     def _topic(self, topic: str) -> tuple:
         children = self._by_topic.get(topic)
         if children is None:
-            children = self._by_topic[topic] = (
-                self.bytes_in.labels(topic), self.messages_in.labels(topic), self.bytes_out.labels(topic))
+            children = self._by_topic[topic] = tuple(counter.labels(topic) for counter in self._per_topic)
         return children
 
     def _bytes_in(self, request, failed) -> None:
@@ -181,9 +244,9 @@ class BrokerMetrics:
                     size += len(records)
                     count += int.from_bytes(records[RECORD_COUNT_AT], "big")
             if size and name is not None:
-                bytes_in, messages_in, _ = self._topic(name)
-                bytes_in.inc(size)
-                messages_in.inc(count)
+                children = self._topic(name)
+                children[BYTES_IN].inc(size)
+                children[MESSAGES_IN].inc(count)
 
     def _bytes_out(self, response, follower: bool) -> None:
         for topic_response in response.responses:
@@ -193,7 +256,7 @@ class BrokerMetrics:
             if follower:
                 self.replication_bytes_out.inc(size)
             elif (name := self._name(topic_response)) is not None:
-                self._topic(name)[2].inc(size)
+                self._topic(name)[BYTES_OUT].inc(size)
 
     def _name(self, entry) -> str | None:
         """A request's or response's topic entry's topic name (Fetch calls it `topic`, Produce
@@ -203,16 +266,22 @@ class BrokerMetrics:
             return topic.name if topic is not None else None
         return entry.topic if hasattr(entry, "topic") else entry.name
 
-    def _failed_partitions(self, response) -> set[tuple[str | None, int]]:
-        return {(self._name(t), p.index) for t in response.responses for p in t.partition_responses
-                if p.error_code.value != 0}
+    def _failed_partitions(self, response) -> dict[tuple[str | None, int], tuple]:
+        """(topic, partition) -> (topic, error code) of each refused partition of a Produce answer."""
+        refused = {}
+        for t in response.responses:
+            name = self._name(t)
+            for p in t.partition_responses:
+                if p.error_code.value != 0:
+                    refused[(name, p.index)] = (name, p.error_code)
+        return refused
 
     def forget_topics(self, hosted: set[str]) -> None:
         """Drop the series of topics no longer hosted (Kafka removes a deleted topic's metrics).
         On the event loop, which alone changes the cache."""
         for topic in [t for t in self._by_topic if t not in hosted]:
             del self._by_topic[topic]
-            for counter in (self.bytes_in, self.messages_in, self.bytes_out):
+            for counter in self._per_topic:
                 try:
                     counter.remove(topic)
                 except KeyError:
@@ -236,6 +305,25 @@ class BrokerMetrics:
             self.fsync_time.observe((time.perf_counter() - started) * 1000)
         return timed
 
+
+class RequestInstruments:
+    """One (API, version, fetch from a follower or not)'s label children, made once."""
+
+    __slots__ = ("name", "follower", "requests", "total_time", "request_queue_time", "response_queue_time")
+
+    def __init__(self, metrics: BrokerMetrics, api_key: int, version: int, follower: bool) -> None:
+        self.name = name = request_name(api_key, version, follower)
+        self.follower = follower
+        self.requests = metrics.requests.labels(name, str(version))
+        self.total_time = metrics.total_time.labels(name)
+        self.request_queue_time = metrics.request_queue_time.labels(name)
+        self.response_queue_time = metrics.response_queue_time.labels(name)
+
+    def answer_written(self, received: float, ready: float, writing: float) -> None:
+        """The answer is written (server.py): its frame was read at `received`, the answer was
+        ready at `ready` and its writing started at `writing` (time.perf_counter())."""
+        self.response_queue_time.observe((writing - ready) * 1000)
+        self.total_time.observe((time.perf_counter() - received) * 1000)
 
 
 class FsyncCounts:

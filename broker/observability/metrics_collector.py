@@ -24,6 +24,17 @@ scrape without these families (and a log line), never a stuck HTTP thread.
     kafka_server_replicamanager_underreplicatedpartitions
     kafka_server_replicamanager_underminisrpartitioncount
     kafka_controller_kafkacontroller_activecontrollercount  1 on the controller (one broker: 1)
+    kafka_controller_kafkacontroller_offlinepartitionscount  partitions without a leader (on the
+                                                         controller; 0 on the other brokers)
+    kafka_server_replicamanager_isrshrinks_total         IsrShrinksPerSec / IsrExpandsPerSec: ISR
+    kafka_server_replicamanager_isrexpands_total         changes accepted for partitions led here
+    kafka_controller_controllerstats_leaderelectionrateandtimems  LeaderElectionRateAndTimeMs: a
+                                                         summary (count, sum in ms) of the elections
+                                                         this broker wrote (cluster_events.py)
+    kafka_controller_controllerstats_uncleanleaderelections_total  UncleanLeaderElectionsPerSec
+    kafka_server_replicafetchermanager_maxlag{clientid="Replica"}  MaxLag: offsets the furthest
+                                                         behind partition followed here lags its
+                                                         leader's HW
     kafka_consumergroup_current_offset{consumergroup,topic,partition}  committed offset
     kafka_consumergroup_lag{consumergroup,topic,partition}   HW - committed offset (partitions
                                                              hosted here; groups coordinated here)
@@ -49,8 +60,10 @@ import concurrent.futures
 import logging
 from dataclasses import dataclass, field
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector
+
+from broker.cluster.cluster_events import ReplicationFigures
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +80,7 @@ class Snapshot:
     offsets: list[tuple[str, str, int, int, int | None]] = field(default_factory=list)
     members: list[tuple[str, int]] = field(default_factory=list)
     is_controller: bool = True
+    replication: ReplicationFigures = field(default_factory=ReplicationFigures)
     dispatch_behind: int | None = None
     # (quota key, (user, client-id), rate, quota, throttle ms given, answers throttled)
     quota_rates: list[tuple] = field(default_factory=list)
@@ -98,6 +112,7 @@ async def take_snapshot(broker, metrics=None) -> Snapshot:
     snap.quota_rates = [(key, tags, rate, bound, quotas.throttle_ms_total.get((key, tags), 0),
                          quotas.throttled.get((key, tags), 0)) for key, tags, rate, bound in quotas.rates()]
     snap.is_controller = broker.view.controller_id == broker.config.node_id
+    snap.replication = broker.view.replication_figures()
     store = broker.storage.opened().get("commitlog")
     if store is not None:
         snap.dispatch_behind = store.commitlog.write_pos - store.dispatcher.dispatched
@@ -165,6 +180,7 @@ def families(snap: Snapshot):
                             "Partitions led here whose ISR is below min.insync.replicas", value=under_min_isr)
     yield GaugeMetricFamily("kafka_controller_kafkacontroller_activecontrollercount",
                             "1 on the cluster's controller", value=int(snap.is_controller))
+    yield from replication_families(snap.replication)
     info = GaugeMetricFamily("twinlog_topic_info", "1 per topic, labelled with its storage layout",
                              labels=("topic", "storage_mode"))
     for name, mode in snap.topics:
@@ -213,3 +229,23 @@ def _quota_families(snap: Snapshot):
         throttled.add_metric((key, user, client_id), count)
     yield from rates.values()
     yield from (bound, throttle, throttled)
+
+
+def replication_families(r: ReplicationFigures):
+    yield GaugeMetricFamily("kafka_controller_kafkacontroller_offlinepartitionscount",
+                            "Partitions without a leader (on the controller)", value=r.offline_partitions)
+    yield CounterMetricFamily("kafka_server_replicamanager_isrshrinks",
+                              "ISR shrinks accepted for partitions led here", value=r.isr_shrinks)
+    yield CounterMetricFamily("kafka_server_replicamanager_isrexpands",
+                              "ISR expands accepted for partitions led here", value=r.isr_expands)
+    yield SummaryMetricFamily("kafka_controller_controllerstats_leaderelectionrateandtimems",
+                              "Leader elections this broker wrote, and the milliseconds each took",
+                              count_value=r.leader_elections, sum_value=r.election_seconds * 1000)
+    yield CounterMetricFamily("kafka_controller_controllerstats_uncleanleaderelections",
+                              "Leader elections this broker wrote that chose a replica outside the ISR",
+                              value=r.unclean_leader_elections)
+    lag = GaugeMetricFamily("kafka_server_replicafetchermanager_maxlag",
+                            "Offsets the furthest-behind partition followed here lags its leader's HW",
+                            labels=("clientid",))
+    lag.add_metric(("Replica",), r.fetcher_max_lag)
+    yield lag

@@ -26,6 +26,7 @@ from prometheus_client import make_wsgi_app
 from prometheus_client.process_collector import ProcessCollector
 
 from broker.observability.console.http_app import ConsoleApp
+from broker.observability.loop_idle import LoopIdle
 from broker.observability.metrics import BrokerMetrics
 from broker.observability.metrics_collector import BrokerStateCollector
 
@@ -99,6 +100,7 @@ class MetricsEndpoint:
             return
         self.metrics.recovery_seconds.set(time.monotonic() - self.started)
         self.metrics.registry.register(BrokerStateCollector(broker, loop, self.metrics))
+        self.metrics.registry.register(LoopIdle(threading.get_native_id()))  # called on the loop's thread
         self._console.attach(broker, loop)
         self.metrics.topics_by_id = broker.topics.by_id
         broker.metrics = self.metrics

@@ -93,14 +93,26 @@ def _sample(metrics: BrokerMetrics, name: str, **labels) -> float | None:
 
 def test_produce_counts_requests_errors_and_only_appended_bytes():
     metrics = BrokerMetrics()
-    request = _produce({"a": {0: _batch(3), 1: _batch(5)}, "b": {0: _batch(2, 80)}})
-    answer = _produce_answer({"a": {0: "none", 1: "not_leader_or_follower"}, "b": {0: "none"}})
-    metrics.request_done(_header(0, 9), request, answer, time.perf_counter())
+    request = _produce({"a": {0: _batch(3), 1: _batch(5), 2: _batch(1)}, "b": {0: _batch(2, 80)}})
+    answer = _produce_answer({"a": {0: "none", 1: "not_leader_or_follower", 2: "not_enough_replicas"},
+                              "b": {0: "none"}})
+    received = time.perf_counter()
+    started = received + 0.004  # 4 ms behind the connection's earlier frames
+    instruments = metrics.request_done(_header(0, 9), request, answer, started, received)
+    assert _sample(metrics, "kafka_network_requestmetrics_totaltimems_count", request="Produce") == 0
+    instruments.answer_written(received, started + 0.001, started + 0.003)  # 2 ms behind earlier answers
     metrics.request_done(_header(0, 9), _produce({"a": {0: _batch(4)}}), None, time.perf_counter())  # acks=0
     assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="Produce", version="9") == 2
     assert _sample(metrics, "kafka_network_requestmetrics_totaltimems_count", request="Produce") == 2
+    assert _sample(metrics, "kafka_network_requestmetrics_requestqueuetimems_count", request="Produce") == 2
+    assert 3.99 < _sample(metrics, "kafka_network_requestmetrics_requestqueuetimems_sum", request="Produce") < 4.01
+    assert _sample(metrics, "kafka_network_requestmetrics_responsequeuetimems_count", request="Produce") == 1
+    assert 1.99 < _sample(metrics, "kafka_network_requestmetrics_responsequeuetimems_sum", request="Produce") < 2.01
     assert _sample(metrics, "kafka_network_requestmetrics_errors_total", request="Produce",
                    error="NOT_LEADER_OR_FOLLOWER") == 1
+    # Kafka's ReplicaManager expects NOT_LEADER_OR_FOLLOWER; NOT_ENOUGH_REPLICAS is a failed append
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_failedproducerequests_total", topic="a") == 1
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_failedproducerequests_total", topic="b") == 0
     assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesin_total", topic="a") == 200
     assert _sample(metrics, "kafka_server_brokertopicmetrics_messagesin_total", topic="a") == 7
     assert _sample(metrics, "kafka_server_brokertopicmetrics_bytesin_total", topic="b") == 80
@@ -117,6 +129,23 @@ def _fetch_answer(topic: str, sizes: list[int]):
             make(part_cls, partition_index=i, error_code=ErrorCode.none, high_watermark=0, last_stable_offset=0,
                  log_start_offset=0, aborted_transactions=None, preferred_read_replica=-1,
                  records=RecordRegions([b"x" * size])) for i, size in enumerate(sizes))),))
+
+
+def test_failed_fetches_leave_out_the_errors_kafka_expects():
+    metrics = BrokerMetrics()
+    cls = response_class(1, 12)
+    topic_cls, part_cls = nested(cls, "FetchableTopicResponse"), nested(cls, "PartitionData")
+    answer = make(cls, throttle_time=None, error_code=ErrorCode.none, session_id=0, responses=(
+        make(topic_cls, topic="t", partitions=tuple(
+            make(part_cls, partition_index=i, error_code=ErrorCode[code], high_watermark=0, last_stable_offset=0,
+                 log_start_offset=0, aborted_transactions=None, preferred_read_replica=-1, records=None)
+            for i, code in enumerate(["offset_out_of_range", "corrupt_message", "not_leader_or_follower"]))),))
+    consumer = make(request_class(1, 12), replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=0,
+                    topics=(), forgotten_topics_data=())
+    metrics.request_done(_header(1, 12), consumer, answer, time.perf_counter())
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_failedfetchrequests_total", topic="t") == 1
+    assert _sample(metrics, "kafka_network_requestmetrics_errors_total", request="FetchConsumer",
+                   error="OFFSET_OUT_OF_RANGE") == 1
 
 
 def test_fetch_bytes_out_apart_from_followers():

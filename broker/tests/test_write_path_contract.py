@@ -65,7 +65,8 @@ async def send(broker, api_key: int, version: int, **values):
 
 
 async def answer(pending, api_key: int, version: int):
-    return _decoded(await pending, api_key, version)
+    chunks, _ready = await pending
+    return _decoded(chunks, api_key, version)
 
 
 def _decoded(chunks, api_key: int, version: int):
