@@ -38,16 +38,19 @@ from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
 from broker.groups.share import share_group_replay
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.streams.coordinator import StreamsGroupCoordinator
 
 log = logging.getLogger(__name__)
 
 
 class GroupLoading:
     def __init__(self, coordinator: GroupCoordinator, consumer_groups: ConsumerGroupCoordinator,
-                 share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool) -> None:
+                 share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool,
+                 streams_groups: StreamsGroupCoordinator) -> None:
         self._coordinator = coordinator
         self._consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
         self._share_groups = share_groups  # KIP-932 groups: theirs too
+        self._streams_groups = streams_groups  # KIP-1071 groups: in memory only, dropped on unload
         self._store = store
         self._cluster = cluster
         if cluster:
@@ -103,6 +106,10 @@ class GroupLoading:
                  if count is None or offsets_log.partition_for(g.group_id, count) == index]
         for consumer_group in moved:
             self._consumer_groups.unload(consumer_group)
+        streams = self._streams_groups
+        for streams_group in [g for g in streams.groups.values()
+                              if count is None or offsets_log.partition_for(g.group_id, count) == index]:
+            streams.unload(streams_group)
         shared = [g for g in self._share_groups.groups
                   if count is None or offsets_log.partition_for(g, count) == index]
         for group_id in shared:

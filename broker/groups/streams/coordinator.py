@@ -1,0 +1,346 @@
+"""The KIP-1071 streams group coordinator: StreamsGroupHeartbeat, sessions, and the target.
+
+Every heartbeat runs under its group's lock, in the steps of Kafka's
+GroupMetadataManager.streamsGroupHeartbeat: the member (joining at epoch 0, leaving at -1),
+the topology (the first member's initializes it), the topology configured against the topics
+as they are now (topology.py: statuses, tasks per subtopology, internal topics to create),
+the group epoch bumped when any of that changed, a new target (sticky_assignor.py) when the
+group epoch is ahead of the assignment's, and the member's step toward its target
+(reconciliation.py). Internal topics the topology needs are created by the caller
+(handlers/streams_group_heartbeat.py) from what the heartbeat returns, as Kafka's KafkaApis
+does; the next heartbeat finds them and the group becomes ready.
+
+A member that stops heartbeating for group.streams.session.timeout.ms is removed, one that
+does not revoke within its rebalance timeout too. Which broker coordinates a group is the
+classic coordinator's answer (`coordinator_error`).
+
+Streams groups live in memory only: they are not written to `__consumer_offsets`, so a
+restart or a coordinator move starts them empty (members rejoin on UNKNOWN_MEMBER_ID).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field, replace
+
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.consumer.reconciliation import MemberState
+from broker.groups.streams import sticky_assignor
+from broker.groups.streams.heartbeat_request import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsHeartbeat
+from broker.groups.streams.reconciliation import CurrentTasks, Fenced, reconcile
+from broker.groups.streams.streams_group import MemberMetadata, StreamsGroup, StreamsMember
+from broker.groups.streams.tasks import Tasks
+from broker.groups.streams.topology import (
+    SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, TopicInfo, configure,
+)
+from broker.settings.streams_group_options import StreamsGroupSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StreamsHeartbeatResult:
+    error: str = "none"
+    message: str | None = None
+    member_id: str = ""
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    tasks: Tasks | None = None  # None: unchanged, not sent
+    statuses: tuple[tuple[int, str], ...] = ()
+    endpoint_epoch: int = 0
+    endpoints: tuple | None = None  # ((host, port), active and standby {topic: partitions}) per member with one
+    to_create: tuple[TopicInfo, ...] = field(default=())
+
+
+class Refused(Exception):
+    def __init__(self, error: str, message: str | None = None) -> None:
+        super().__init__(message or error)
+        self.error, self.message = error, message
+
+
+class StreamsGroupCoordinator:
+    def __init__(self, classic: GroupCoordinator, topics, other_kind, settings: StreamsGroupSettings) -> None:
+        """`topics()`: the broker's topics by name; `other_kind(group_id)`: the kind of another
+        group holding that id ("consumer", "classic", "share") or None."""
+        self.groups: dict[str, StreamsGroup] = {}
+        self.classic = classic
+        self.topics = topics
+        self.other_kind = other_kind
+        self.settings = settings
+
+    def coordinator_error(self, group_id: str) -> str | None:
+        return self.classic.coordinator_error(group_id)
+
+    async def heartbeat(self, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
+        not_here = self.coordinator_error(req.group_id)
+        if not_here:
+            return StreamsHeartbeatResult(not_here)
+        if self.other_kind(req.group_id) is not None:
+            return StreamsHeartbeatResult("group_id_not_found", f"Group {req.group_id} is not a streams group.")
+        group = self.groups.get(req.group_id)
+        if group is None:
+            if req.member_epoch != 0:
+                return StreamsHeartbeatResult("group_id_not_found", f"Streams group {req.group_id} not found.")
+            group = self.groups[req.group_id] = StreamsGroup(req.group_id)
+        async with group.lock:
+            if self.groups.get(group.group_id) is not group:
+                return StreamsHeartbeatResult("not_coordinator")
+            saved = _Saved(group)
+            try:
+                result = (self._leave(group, req) if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)
+                          else self._heartbeat(group, req))
+            except Refused as exc:
+                saved.restore(group)
+                if not group.members and group.epoch == 0:
+                    del self.groups[group.group_id]  # created by this request: it never existed
+                return StreamsHeartbeatResult(exc.error, exc.message)
+            member = group.members.get(result.member_id)
+            if member is not None:
+                self._arm_session(group, member)
+                self._arm_revocation(group, member)
+            return result
+
+    # --- one heartbeat, under the group's lock ---------------------------------------------------
+
+    def _leave(self, group: StreamsGroup, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
+        member = group.members.get(req.member_id)
+        if member is None:
+            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+        log.info("group %s: member %s left", group.group_id, member.member_id)
+        self._remove(group, member)
+        return StreamsHeartbeatResult(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
+
+    def _heartbeat(self, group: StreamsGroup, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
+        member, bump = self._member_for(group, req)
+        metadata = _updated(member.metadata, req)
+        if metadata != member.metadata:
+            member.metadata = metadata
+            bump = True
+        statuses = []
+        if req.topology is not None:
+            if group.topology is None:
+                group.topology = req.topology
+                log.info("group %s: member %s initialized the topology at epoch %d", group.group_id,
+                         member.member_id, req.topology.epoch)
+            elif group.topology.epoch <= req.topology.epoch and group.topology != req.topology:
+                raise Refused("invalid_request", "Topology updates are not supported yet.")
+        if group.topology is not None and metadata.topology_epoch < group.topology.epoch:
+            statuses.append((STALE_TOPOLOGY, f"The member's topology epoch {metadata.topology_epoch} is behind the "
+                                             f"group's topology epoch {group.topology.epoch}."))
+        configured = self._configure(group)
+        if configured != group.configured:
+            group.configured = configured
+            bump = True
+        validated = group.topology.epoch if configured.ready else -1
+        if validated != group.validated_epoch:
+            group.validated_epoch = validated
+            bump = True
+        if configured.ready and req.owned is not None:
+            _check_owned(configured.tasks, req.owned)
+        if bump:
+            group.epoch += 1
+        self._maybe_assign(group)
+        before = member.current
+        try:
+            current = reconcile(before, metadata.process_id, target_epoch=group.assignment_epoch,
+                                target=group.targets.get(member.member_id, Tasks()), holders=group.holders(),
+                                owned=req.owned)
+        except Fenced as exc:
+            raise Refused("fenced_member_epoch", str(exc)) from None
+        member.current = current
+        if req.shutdown_application:
+            group.shutdown_requested_by = member.member_id
+        send = req.member_epoch == 0 or current.assigned != before.assigned
+        if send and metadata.user_endpoint is not None:
+            group.endpoint_epoch += 1
+        if configured.status is not None:
+            statuses.append(configured.status)
+        if group.shutdown_requested_by is not None:
+            statuses.append((SHUTDOWN_APPLICATION, f"Streams group member {group.shutdown_requested_by} encountered "
+                                                   "a fatal error and requested a shutdown for the entire application."))
+        endpoints = None
+        if group.endpoint_epoch != req.endpoint_information_epoch:
+            endpoints = tuple((m.metadata.user_endpoint, self._partitions(group, m.current.assigned.active),
+                               self._partitions(group, m.current.assigned.standby))
+                              for m in group.members.values() if m.metadata.user_endpoint is not None)
+        return StreamsHeartbeatResult(
+            member_id=member.member_id, member_epoch=current.epoch,
+            heartbeat_interval_ms=self.settings.heartbeat_interval_ms, tasks=current.assigned if send else None,
+            statuses=tuple(statuses), endpoint_epoch=group.endpoint_epoch, endpoints=endpoints,
+            to_create=tuple(configured.to_create.values()))
+
+    def _partitions(self, group: StreamsGroup, tasks: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+        """The topic partitions a member's tasks read (Kafka's EndpointToPartitionsManager):
+        a task p of a subtopology reads partition p of each of its source topics that has it."""
+        counts = (group.configured.partitions if group.configured else {})
+        topics = self.topics()
+        out: dict[str, set[int]] = {}
+        for sub in group.topology.subtopologies:
+            for name in (*sub.source_topics, *(r.name for r in sub.repartition_source_topics)):
+                count = counts.get(name) or (len(topics[name].partitions) if name in topics else 0)
+                for p in tasks.get(sub.subtopology_id, ()):
+                    if p < count:
+                        out.setdefault(name, set()).add(p)
+        return {t: frozenset(ps) for t, ps in out.items()}
+
+    def _member_for(self, group: StreamsGroup, req: StreamsHeartbeat) -> tuple[StreamsMember, bool]:
+        """(the member, whether it is new: a new member moves the group epoch)."""
+        member = group.members.get(req.member_id)
+        if req.member_epoch == 0:
+            if member is None:
+                member = group.members[req.member_id] = StreamsMember(req.member_id)
+                return member, True
+            if member.current.state is MemberState.UNKNOWN:
+                member.current = CurrentTasks()
+            return member, False  # its join answer was lost: it keeps what it has
+        if member is None:
+            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+        _check_epoch(member, req)
+        return member, False
+
+    def _configure(self, group: StreamsGroup):
+        topics = self.topics()
+
+        def partitions_of(name: str) -> int | None:
+            topic = topics.get(name)
+            return None if topic is None else len(topic.partitions)
+
+        try:
+            return configure(group.topology, partitions_of)
+        except InvalidTopology as exc:
+            raise Refused("streams_invalid_topology", str(exc)) from None
+
+    def _maybe_assign(self, group: StreamsGroup) -> None:
+        if group.epoch <= group.assignment_epoch:
+            return
+        configured, topology = group.configured, group.topology
+        if configured is not None and configured.ready:
+            views = {mid: sticky_assignor.MemberView(m.metadata.process_id, group.targets.get(mid, Tasks()))
+                     for mid, m in group.members.items()}
+            stateful = {s.subtopology_id for s in topology.subtopologies if s.stateful}
+            group.targets = sticky_assignor.assign(views, configured.tasks, stateful,
+                                                   self.settings.num_standby_replicas)
+        else:
+            group.targets = {mid: Tasks() for mid in group.members}  # nothing to run until it is ready
+        group.assignment_epoch = group.epoch
+        log.info("group %s: epoch %d, tasks assigned to %d members", group.group_id, group.epoch, len(group.members))
+
+    def _remove(self, group: StreamsGroup, member: StreamsMember) -> None:
+        group.remove(member)
+        if group.shutdown_requested_by == member.member_id and not group.members:
+            group.shutdown_requested_by = None
+        group.epoch += 1
+
+    # --- timers ----------------------------------------------------------------------------------
+
+    def _arm_session(self, group: StreamsGroup, member: StreamsMember) -> None:
+        if member.expiry is not None:
+            member.expiry.cancel()
+        member.expiry = asyncio.get_running_loop().call_later(
+            self.settings.session_timeout_ms / 1000,
+            lambda: asyncio.ensure_future(self._expire(group, member, "session timed out", None)))
+
+    def _arm_revocation(self, group: StreamsGroup, member: StreamsMember) -> None:
+        """A member asked to revoke has its rebalance timeout to do it, as in Kafka."""
+        if member.current.state is not MemberState.UNREVOKED_PARTITIONS:
+            if member.revocation_deadline is not None:
+                member.revocation_deadline.cancel()
+                member.revocation_deadline = None
+            return
+        if member.revocation_deadline is None:
+            epoch = member.current.epoch
+            member.revocation_deadline = asyncio.get_running_loop().call_later(
+                max(member.metadata.rebalance_timeout_ms, 0) / 1000,
+                lambda: asyncio.ensure_future(self._expire(group, member, "did not revoke in time", epoch)))
+
+    async def _expire(self, group: StreamsGroup, member: StreamsMember, why: str, revoking_at: int | None) -> None:
+        async with group.lock:
+            if self.groups.get(group.group_id) is not group or group.members.get(member.member_id) is not member:
+                return
+            if revoking_at is not None:
+                member.revocation_deadline = None
+                if member.current.state is not MemberState.UNREVOKED_PARTITIONS or member.current.epoch != revoking_at:
+                    return
+            log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
+            self._remove(group, member)
+
+    # --- unloading, deleting ---------------------------------------------------------------------
+
+    def delete(self, group_id: str) -> str | None:
+        """DeleteGroups of a streams group: "non_empty_group" while it has members, else "none"
+        once it is gone (its committed offsets are the classic group's); None: no such group."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return None
+        if group.members:
+            return "non_empty_group"
+        self.unload(group)
+        return "none"
+
+    def unload(self, group: StreamsGroup) -> None:
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+        group.dead = True
+        for member in group.members.values():
+            member.cancel_timers()
+
+
+class _Saved:
+    """The group as it was before a heartbeat, put back if the heartbeat is refused halfway."""
+
+    def __init__(self, group: StreamsGroup) -> None:
+        self.members = {mid: (m, m.metadata, m.current) for mid, m in group.members.items()}
+        self.fields = (group.epoch, group.assignment_epoch, dict(group.targets), group.topology, group.configured,
+                       group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by)
+
+    def restore(self, group: StreamsGroup) -> None:
+        for mid, member in group.members.items():
+            if mid not in self.members:
+                member.cancel_timers()
+        group.members = {}
+        for mid, (member, metadata, current) in self.members.items():
+            member.metadata, member.current = metadata, current
+            group.members[mid] = member
+        (group.epoch, group.assignment_epoch, group.targets, group.topology, group.configured,
+         group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by) = self.fields
+
+
+def _check_epoch(member: StreamsMember, req: StreamsHeartbeat) -> None:
+    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid: the member's epoch, or the one before it
+    if the answer that moved it on was lost and it holds no more than it is assigned now."""
+    epoch = member.current.epoch
+    if req.member_epoch > epoch:
+        raise Refused("fenced_member_epoch", f"The streams group member has a greater member epoch "
+                       f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
+                       "The member must abandon all its tasks and rejoin.")
+    if req.member_epoch < epoch and not (req.member_epoch == member.current.previous_epoch and req.owned is not None
+                                         and req.owned.is_subset(member.current.assigned)):
+        raise Refused("fenced_member_epoch", f"The streams group member has a smaller member epoch "
+                       f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
+                       "The member must abandon all its tasks and rejoin.")
+
+
+def _check_owned(tasks: dict[str, int], owned: Tasks) -> None:
+    """Kafka's throwIfRequestContainsInvalidTasks: only tasks the configured topology has."""
+    for kind in ("active", "standby", "warmup"):
+        for s, ps in owned.of(kind).items():
+            if s not in tasks:
+                raise Refused("invalid_request", f"Subtopology {s} does not exist in the topology.")
+            bad = sorted(p for p in ps if p >= tasks[s] or p < 0)
+            if bad:
+                raise Refused("invalid_request", f"Task {bad[0]} for subtopology {s} is invalid. Number of tasks "
+                              f"for this subtopology: {tasks[s]}")
+
+
+def _updated(m: MemberMetadata, req: StreamsHeartbeat) -> MemberMetadata:
+    """The member's metadata with what this heartbeat changed (null fields: unchanged)."""
+    return replace(
+        m, process_id=m.process_id if req.process_id is None else req.process_id,
+        instance_id=m.instance_id if req.instance_id is None else req.instance_id,
+        rack_id=m.rack_id if req.rack_id is None else req.rack_id,
+        client_id=req.client_id, client_host=req.client_host,
+        topology_epoch=m.topology_epoch if req.topology is None else req.topology.epoch,
+        rebalance_timeout_ms=m.rebalance_timeout_ms if req.rebalance_timeout_ms == -1 else req.rebalance_timeout_ms,
+        user_endpoint=m.user_endpoint if req.user_endpoint is None else req.user_endpoint,
+        client_tags=m.client_tags if req.client_tags is None else req.client_tags)
