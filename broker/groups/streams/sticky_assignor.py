@@ -1,9 +1,10 @@
 """Broker-side task assignment of a streams group: Kafka's StickyTaskAssignor, in its rules.
 
-Active tasks first. A task stays with the member that ran it (each member keeps up to its
-fair share, floor(tasks / members)); the rest go one by one to the member with the fewest
-active tasks, preferring the one that ran the task, then one that kept it as a standby (its
-state is warm there), then the smallest member id. No member ends more than one task apart.
+Active tasks first. A task stays with the member that ran it, then goes to a member that kept
+it as a standby (its state is warm there), each while that member is under its fair share
+(floor(tasks / members)) or at it while some member may still run one more (tasks % members of
+them may); the rest go one by one to the member with the fewest active tasks. No member ends
+more than one task apart from another.
 
 Then `standbys` standby replicas of each stateful task, each on a member of another process
 than the task's active one and than its other standbys (a standby on the same process would
@@ -44,22 +45,31 @@ def assign(members: dict[str, MemberView], tasks: dict[str, int], stateful: set[
 
 
 def _actives(members: dict[str, MemberView], every: list[Task]) -> dict[Task, str]:
-    fair = len(every) // len(members)
+    fair, extra = divmod(len(every), len(members))  # `extra` members may run one task more
     load = {mid: 0 for mid in members}
     owner: dict[Task, str] = {}
-    ran = {t: mid for mid, m in sorted(members.items()) for t in _pairs(m.previous.active)}
-    for task in every:
-        mid = ran.get(task)
-        if mid is not None and load[mid] < fair:
-            owner[task] = mid
-            load[mid] += 1
-    warm = {t: mid for mid, m in sorted(members.items()) for t in _pairs(m.previous.standby)}
-    for task in every:
-        if task in owner:
-            continue
-        mid = min(members, key=lambda m: (load[m], m != ran.get(task), m != warm.get(task), m))
+
+    def take(task: Task, mid: str | None) -> None:
+        """`mid` gets `task` if under its fair share, or at it while a member may still run one more."""
+        nonlocal extra
+        if mid is None or task in owner or load[mid] > fair or (load[mid] == fair and not extra):
+            return
+        if load[mid] == fair:
+            extra -= 1
         owner[task] = mid
         load[mid] += 1
+
+    ran = {t: mid for mid, m in sorted(members.items()) for t in _pairs(m.previous.active)}
+    warm = {t: mid for mid, m in sorted(members.items()) for t in _pairs(m.previous.standby)}
+    for task in every:
+        take(task, ran.get(task))
+    for task in every:
+        take(task, warm.get(task))  # its state is warm there
+    for task in every:
+        if task not in owner:
+            mid = min(members, key=lambda m: (load[m], m != ran.get(task), m))
+            owner[task] = mid
+            load[mid] += 1
     return owner
 
 
