@@ -117,7 +117,7 @@ class Broker:
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self.consumer_groups = ConsumerGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                         config.consumer_groups)
-        self.streams_groups = StreamsGroupCoordinator(self.groups, lambda: self.topics.topics,
+        self.streams_groups = StreamsGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                       lambda g: self.other_group_kind(g, "streams"), config.streams_groups)
         # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
         self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None

@@ -352,3 +352,35 @@ def test_a_group_id_of_another_type_is_refused_both_ways(client):
     (deleted,) = client.request(DELETE_GROUPS, 2, groups_names=[app]).results
     assert deleted.error_code == NONE
     assert describe(client, app).error_code == GROUP_ID_NOT_FOUND
+
+
+def test_the_group_survives_a_broker_restart(broker, client):
+    app = new_group()
+    source = unique_topic("streams-in")
+    client.create_topic(source, partitions=4)
+    a = Member(client, app, repartitioning_topology(source, app))
+    a.join()
+    a.heartbeat()
+    b = Member(client, app, a.topology)
+    b.join()
+    settle(a, b)
+    b.heartbeat(user_endpoint={"host": "b.example", "port": 50_000}, client_tags=[{"key": "zone", "value": "z1"}])
+    settle(a, b)  # new metadata moved the group epoch: the members reconcile to it
+    before = describe(client, app)
+    assert before.group_state == "Stable"
+    client.close()
+    broker.stop()
+    broker.start()
+    with Client.to(broker) as again:
+        after = describe(again, app)
+        assert (after.group_epoch, after.assignment_epoch, after.group_state) == \
+            (before.group_epoch, before.assignment_epoch, "Stable")
+        assert after.topology == before.topology
+        assert sorted(after.members, key=lambda m: m.member_id) == sorted(before.members, key=lambda m: m.member_id)
+        a.client = b.client = again
+        active_before = (set(a.active), set(b.active))
+        settle(a, b, rounds=2)  # both carry on at their epochs: nobody is fenced, nothing moves
+        assert (a.active, b.active) == active_before
+        a.leave()
+        settle(b)
+        assert b.active == {(s, p) for s in "01" for p in range(4)}

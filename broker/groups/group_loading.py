@@ -37,6 +37,7 @@ from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
 from broker.groups.share import share_group_replay
+from broker.groups.streams import replay as streams_replay
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
 
@@ -50,7 +51,7 @@ class GroupLoading:
         self._coordinator = coordinator
         self._consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
         self._share_groups = share_groups  # KIP-932 groups: theirs too
-        self._streams_groups = streams_groups  # KIP-1071 groups: in memory only, dropped on unload
+        self._streams_groups = streams_groups  # KIP-1071 groups: theirs too
         self._store = store
         self._cluster = cluster
         if cluster:
@@ -91,8 +92,9 @@ class GroupLoading:
                  partition.leader_epoch, len(loaded))
 
     def _replaying(self, records):
-        """Records past the consumer and share groups' replays, on to offsets.load."""
-        return replaying(self._consumer_groups, share_group_replay.replaying(self._share_groups, records))
+        """Records past the consumer, share and streams groups' replays, on to offsets.load."""
+        return replaying(self._consumer_groups, share_group_replay.replaying(
+            self._share_groups, streams_replay.replaying(self._streams_groups, records)))
 
     def _unload(self, index: int) -> None:
         self._coordinator.local_partitions.discard(index)

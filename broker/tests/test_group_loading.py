@@ -125,7 +125,7 @@ def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, 
     share = config_with(**share_options).share_groups
     share_groups = ShareGroupCoordinator(SharePartitions(None, share, lambda _group: share_config_for(share, {})), store,
                                          lambda: member.topics.topics, lambda _g: None, coord.coordinator_error)
-    streams_groups = StreamsGroupCoordinator(coord, lambda: member.topics.topics, lambda _g: None,
+    streams_groups = StreamsGroupCoordinator(coord, store, lambda: member.topics.topics, lambda _g: None,
                                              config_with().streams_groups)
     return coord, consumer_groups, share_groups, GroupLoading(coord, consumer_groups, share_groups, store,
                                                              cluster=True, streams_groups=streams_groups)

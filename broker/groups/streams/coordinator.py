@@ -10,12 +10,14 @@ group epoch is ahead of the assignment's, and the member's step toward its targe
 (handlers/streams_group_heartbeat.py) from what the heartbeat returns, as Kafka's KafkaApis
 does; the next heartbeat finds them and the group becomes ready.
 
+Every change becomes records of Kafka's streams group types (records.py) in
+`__consumer_offsets`; the answer waits until they are stored as a commit is, and if they are
+not the group is put back as it was and the member gets the error, so what a member was told
+survives a restart or a coordinator move (replay.py loads it back).
+
 A member that stops heartbeating for group.streams.session.timeout.ms is removed, one that
 does not revoke within its rebalance timeout too. Which broker coordinates a group is the
 classic coordinator's answer (`coordinator_error`).
-
-Streams groups live in memory only: they are not written to `__consumer_offsets`, so a
-restart or a coordinator move starts them empty (members rejoin on UNKNOWN_MEMBER_ID).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.reconciliation import MemberState
+from broker.groups.share.share_coordinator import write_error
+from broker.groups.streams import records as rec
 from broker.groups.streams import sticky_assignor
 from broker.groups.streams.heartbeat_request import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsHeartbeat
 from broker.groups.streams.reconciliation import CurrentTasks, Fenced, reconcile
@@ -60,11 +65,13 @@ class Refused(Exception):
 
 
 class StreamsGroupCoordinator:
-    def __init__(self, classic: GroupCoordinator, topics, other_kind, settings: StreamsGroupSettings) -> None:
+    def __init__(self, classic: GroupCoordinator, store: OffsetsStore, topics, other_kind,
+                 settings: StreamsGroupSettings) -> None:
         """`topics()`: the broker's topics by name; `other_kind(group_id)`: the kind of another
         group holding that id ("consumer", "classic", "share") or None."""
         self.groups: dict[str, StreamsGroup] = {}
         self.classic = classic
+        self.store = store
         self.topics = topics
         self.other_kind = other_kind
         self.settings = settings
@@ -86,15 +93,21 @@ class StreamsGroupCoordinator:
         async with group.lock:
             if self.groups.get(group.group_id) is not group:
                 return StreamsHeartbeatResult("not_coordinator")
-            saved = _Saved(group)
+            saved, records = _Saved(group), []
             try:
-                result = (self._leave(group, req) if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)
-                          else self._heartbeat(group, req))
+                result = (self._leave(group, req, records) if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)
+                          else self._heartbeat(group, req, records))
             except Refused as exc:
                 saved.restore(group)
-                if not group.members and group.epoch == 0:
-                    del self.groups[group.group_id]  # created by this request: it never existed
+                self._forget_if_new(group)
                 return StreamsHeartbeatResult(exc.error, exc.message)
+            stored = (await self.store.append(group.group_id, records)).name if records else "none"
+            if stored != "none":
+                log.info("group %s: writing a heartbeat's records failed: %s", group.group_id, stored)
+                saved.restore(group)
+                self._rearm(group)
+                self._forget_if_new(group)
+                return StreamsHeartbeatResult(write_error(stored))
             member = group.members.get(result.member_id)
             if member is not None:
                 self._arm_session(group, member)
@@ -103,24 +116,32 @@ class StreamsGroupCoordinator:
 
     # --- one heartbeat, under the group's lock ---------------------------------------------------
 
-    def _leave(self, group: StreamsGroup, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
+    def _forget_if_new(self, group: StreamsGroup) -> None:
+        """A group this failed request created, and nothing stored: it never existed."""
+        if not group.members and group.epoch == 0 and self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+
+    def _leave(self, group: StreamsGroup, req: StreamsHeartbeat, records: list) -> StreamsHeartbeatResult:
         member = group.members.get(req.member_id)
         if member is None:
             raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
         log.info("group %s: member %s left", group.group_id, member.member_id)
-        self._remove(group, member)
+        self._remove(group, member, records)
         return StreamsHeartbeatResult(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
-    def _heartbeat(self, group: StreamsGroup, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
+    def _heartbeat(self, group: StreamsGroup, req: StreamsHeartbeat, records: list) -> StreamsHeartbeatResult:
         member, bump = self._member_for(group, req)
         metadata = _updated(member.metadata, req)
-        if metadata != member.metadata:
+        if bump or metadata != member.metadata:
             member.metadata = metadata
+            records.append((rec.key(rec.MEMBER_METADATA, group.group_id, member.member_id),
+                            rec.member_metadata_value(metadata)))
             bump = True
         statuses = []
         if req.topology is not None:
             if group.topology is None:
                 group.topology = req.topology
+                records.append((rec.key(rec.TOPOLOGY, group.group_id), rec.topology_value(req.topology)))
                 log.info("group %s: member %s initialized the topology at epoch %d", group.group_id,
                          member.member_id, req.topology.epoch)
             elif group.topology.epoch <= req.topology.epoch and group.topology != req.topology:
@@ -139,8 +160,8 @@ class StreamsGroupCoordinator:
         if configured.ready and req.owned is not None:
             _check_owned(configured.tasks, req.owned)
         if bump:
-            group.epoch += 1
-        self._maybe_assign(group)
+            self._bump(group, records)
+        self._maybe_assign(group, records)
         before = member.current
         try:
             current = reconcile(before, metadata.process_id, target_epoch=group.assignment_epoch,
@@ -148,7 +169,10 @@ class StreamsGroupCoordinator:
                                 owned=req.owned)
         except Fenced as exc:
             raise Refused("fenced_member_epoch", str(exc)) from None
-        member.current = current
+        if current != before:
+            member.current = current
+            records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
+                            rec.current_value(current)))
         if req.shutdown_application:
             group.shutdown_requested_by = member.member_id
         send = req.member_epoch == 0 or current.assigned != before.assigned
@@ -211,7 +235,12 @@ class StreamsGroupCoordinator:
         except InvalidTopology as exc:
             raise Refused("streams_invalid_topology", str(exc)) from None
 
-    def _maybe_assign(self, group: StreamsGroup) -> None:
+    def _bump(self, group: StreamsGroup, records: list) -> None:
+        group.epoch += 1
+        records.append((rec.key(rec.GROUP_METADATA, group.group_id),
+                        rec.group_metadata_value(group.epoch, group.validated_epoch)))
+
+    def _maybe_assign(self, group: StreamsGroup, records: list) -> None:
         if group.epoch <= group.assignment_epoch:
             return
         configured, topology = group.configured, group.topology
@@ -219,18 +248,43 @@ class StreamsGroupCoordinator:
             views = {mid: sticky_assignor.MemberView(m.metadata.process_id, group.targets.get(mid, Tasks()))
                      for mid, m in group.members.items()}
             stateful = {s.subtopology_id for s in topology.subtopologies if s.stateful}
-            group.targets = sticky_assignor.assign(views, configured.tasks, stateful,
-                                                   self.settings.num_standby_replicas)
+            targets = sticky_assignor.assign(views, configured.tasks, stateful, self.settings.num_standby_replicas)
         else:
-            group.targets = {mid: Tasks() for mid in group.members}  # nothing to run until it is ready
+            targets = {mid: Tasks() for mid in group.members}  # nothing to run until it is ready
+        for mid, target in targets.items():
+            if mid not in group.targets or target != group.targets[mid]:
+                records.append((rec.key(rec.TARGET_MEMBER, group.group_id, mid), rec.tasks_value(target)))
+        group.targets = targets
         group.assignment_epoch = group.epoch
+        records.append((rec.key(rec.TARGET_METADATA, group.group_id), rec.epoch_value(group.assignment_epoch)))
         log.info("group %s: epoch %d, tasks assigned to %d members", group.group_id, group.epoch, len(group.members))
 
-    def _remove(self, group: StreamsGroup, member: StreamsMember) -> None:
+    def _remove(self, group: StreamsGroup, member: StreamsMember, records: list) -> None:
+        for record_type in (rec.CURRENT_ASSIGNMENT, rec.TARGET_MEMBER, rec.MEMBER_METADATA):
+            records.append((rec.key(record_type, group.group_id, member.member_id), None))
         group.remove(member)
         if group.shutdown_requested_by == member.member_id and not group.members:
             group.shutdown_requested_by = None
-        group.epoch += 1
+        self._bump(group, records)
+
+    def restored(self, group_ids) -> None:
+        """After a replay (replay.py): each loaded group's topology configured against the topics
+        as they are, and a fresh session for each member, as Kafka's onLoaded gives."""
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if group is None:
+                continue
+            if group.topology is not None:
+                try:
+                    group.configured = self._configure(group)
+                except Refused:
+                    group.configured = None
+            self._rearm(group)
+
+    def _rearm(self, group: StreamsGroup) -> None:
+        for member in group.members.values():
+            if member.expiry is None:
+                self._arm_session(group, member)
 
     # --- timers ----------------------------------------------------------------------------------
 
@@ -262,21 +316,37 @@ class StreamsGroupCoordinator:
                 member.revocation_deadline = None
                 if member.current.state is not MemberState.UNREVOKED_PARTITIONS or member.current.epoch != revoking_at:
                     return
+            else:
+                member.expiry = None
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
-            self._remove(group, member)
+            saved, records = _Saved(group), []
+            self._remove(group, member, records)
+            stored = (await self.store.append(group.group_id, records)).name
+            if stored != "none":
+                log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored)
+                saved.restore(group)
+                self._rearm(group)  # tried again at the next session timeout
 
     # --- unloading, deleting ---------------------------------------------------------------------
 
-    def delete(self, group_id: str) -> str | None:
+    async def delete(self, group_id: str) -> str | None:
         """DeleteGroups of a streams group: "non_empty_group" while it has members, else "none"
-        once it is gone (its committed offsets are the classic group's); None: no such group."""
+        once its tombstones are stored (its committed offsets are the classic group's); None: no
+        such group."""
         group = self.groups.get(group_id)
         if group is None:
             return None
-        if group.members:
-            return "non_empty_group"
-        self.unload(group)
-        return "none"
+        async with group.lock:
+            if group.members:
+                return "non_empty_group"
+            if self.groups.get(group_id) is not group:
+                return None
+            records = [(rec.key(t, group_id), None) for t in (rec.TARGET_METADATA, rec.TOPOLOGY, rec.GROUP_METADATA)]
+            stored = (await self.store.append(group_id, records)).name
+            if stored != "none":
+                return write_error(stored)
+            self.unload(group)
+            return "none"
 
     def unload(self, group: StreamsGroup) -> None:
         if self.groups.get(group.group_id) is group:
