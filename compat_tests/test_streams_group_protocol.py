@@ -22,8 +22,10 @@ from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH = 0, 42, 25, 69, 110
+UNKNOWN_SERVER_ERROR = -1
 INCONSISTENT_GROUP_PROTOCOL, NON_EMPTY_GROUP, STREAMS_INVALID_TOPOLOGY = 23, 68, 130
 JOIN_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, CONSUMER_HEARTBEAT = 11, 15, 16, 42, 68
+SHARE_HEARTBEAT = 76
 HEARTBEAT, DESCRIBE = 88, 89
 MISSING_SOURCE_TOPICS, MISSING_INTERNAL_TOPICS, STALE_TOPOLOGY = 1, 3, 0
 HEARTBEAT_MS, SESSION_MS = 500, 3000
@@ -255,6 +257,7 @@ def test_bad_heartbeats_get_kafkas_errors(client, version):
     regex["subtopologies"][0]["source_topic_regex"] = ["in-.*"]
     assert refused(a, topology=regex) == (INVALID_REQUEST, "Regular expressions for source topics are not supported yet.")
     assert refused(a, member_epoch=1, topology=None) == (GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
+    assert refused(a, instance_id="static-1") == (UNKNOWN_SERVER_ERROR, None), "no static members in Kafka 4.3"
     a.join()
     assert refused(a, member_epoch=a.epoch + 1)[0] == FENCED_MEMBER_EPOCH
     assert refused(a, member_epoch=1, member_id="stranger", topology=None)[0] == UNKNOWN_MEMBER_ID
@@ -333,6 +336,9 @@ def test_a_group_id_of_another_type_is_refused_both_ways(client):
     r = client.request(CONSUMER_HEARTBEAT, 1, group_id=app, member_id=str(uuid.uuid4()), member_epoch=0,
                        rebalance_timeout=30_000, subscribed_topic_names=[source], topic_partitions=[])
     assert (r.error_code, r.error_message) == (GROUP_ID_NOT_FOUND, f"Group {app} is not a consumer group.")
+    r = client.request(SHARE_HEARTBEAT, 1, group_id=app, member_id=str(uuid.uuid4()), member_epoch=0, rack_id=None,
+                       subscribed_topic_names=[source])
+    assert (r.error_code, r.error_message) == (GROUP_ID_NOT_FOUND, f"Group {app} is not a share group.")
     consumer_group = new_group()
     r = client.request(CONSUMER_HEARTBEAT, 1, group_id=consumer_group, member_id=str(uuid.uuid4()), member_epoch=0,
                        rebalance_timeout=30_000, subscribed_topic_names=[source], topic_partitions=[])

@@ -95,6 +95,10 @@ class StreamsGroupCoordinator:
                 return StreamsHeartbeatResult("not_coordinator")
             saved, records = _Saved(group), []
             try:
+                if req.instance_id is not None:
+                    # Kafka 4.3 throws UnsupportedOperationException here, answered as an unknown
+                    # server error without its message.
+                    raise Refused("unknown_server_error")
                 result = (self._leave(group, req, records) if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)
                           else self._heartbeat(group, req, records))
             except Refused as exc:
@@ -407,7 +411,6 @@ def _updated(m: MemberMetadata, req: StreamsHeartbeat) -> MemberMetadata:
     """The member's metadata with what this heartbeat changed (null fields: unchanged)."""
     return replace(
         m, process_id=m.process_id if req.process_id is None else req.process_id,
-        instance_id=m.instance_id if req.instance_id is None else req.instance_id,
         rack_id=m.rack_id if req.rack_id is None else req.rack_id,
         client_id=req.client_id, client_host=req.client_host,
         topology_epoch=m.topology_epoch if req.topology is None else req.topology.epoch,
