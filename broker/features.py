@@ -1,9 +1,10 @@
 """The features ApiVersions v3+ advertises (KIP-584): what this broker supports and what the
 cluster has finalized, with the epoch of that finalized set.
 
-Two features are advertised, the ones clients act on. `share.version` (KIP-932) at 1: share
+Three features are advertised, the ones clients act on. `share.version` (KIP-932) at 1: share
 groups are served (ShareGroupHeartbeat, ShareFetch ... v1), as Kafka 4.1+ finalizes it when they
-are enabled. And `transaction.version` (KIP-890). Supported
+are enabled. `streams.version` (KIP-1071) at 1: streams groups are served (StreamsGroupHeartbeat
+v0), as Kafka 4.2+ finalizes it. And `transaction.version` (KIP-890). Supported
 0-2, Kafka 4's range; finalized at the level of the broker's transaction.version setting, which
 decides whether the Java client 4.x uses transactions V2 (it does from a finalized level of 2:
 EndTxn v5, Produce v12, TxnOffsetCommit v5, no AddPartitionsToTxn or AddOffsetsToTxn). Level 0
@@ -24,7 +25,8 @@ from typing import NamedTuple
 
 TRANSACTION_VERSION = "transaction.version"
 SHARE_VERSION = "share.version"
-SUPPORTED = {TRANSACTION_VERSION: (0, 2), SHARE_VERSION: (0, 1)}
+STREAMS_VERSION = "streams.version"
+SUPPORTED = {TRANSACTION_VERSION: (0, 2), SHARE_VERSION: (0, 1), STREAMS_VERSION: (0, 1)}
 
 
 class Features(NamedTuple):
@@ -36,4 +38,5 @@ class Features(NamedTuple):
 def advertised(transaction_version: int, started_ms: int) -> Features:
     finalized = {TRANSACTION_VERSION: transaction_version} if transaction_version > 0 else {}
     finalized[SHARE_VERSION] = 1  # share groups are always on: their APIs are served (share_fetch.py ...)
+    finalized[STREAMS_VERSION] = 1  # so are streams groups (streams_group_heartbeat.py)
     return Features(SUPPORTED, finalized, started_ms)
