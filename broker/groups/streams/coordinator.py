@@ -34,10 +34,10 @@ from broker.groups.streams import records as rec
 from broker.groups.streams import sticky_assignor
 from broker.groups.streams.heartbeat_request import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsHeartbeat
 from broker.groups.streams.reconciliation import CurrentTasks, Fenced, reconcile
-from broker.groups.streams.streams_group import MemberMetadata, StreamsGroup, StreamsMember
+from broker.groups.streams.streams_group import GroupSnapshot, MemberMetadata, StreamsGroup, StreamsMember
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import (
-    SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, TopicInfo, configure,
+    SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, TopicInfo, configure, task_partitions,
 )
 from broker.settings.streams_group_options import StreamsGroupSettings
 
@@ -93,7 +93,7 @@ class StreamsGroupCoordinator:
         async with group.lock:
             if self.groups.get(group.group_id) is not group:
                 return StreamsHeartbeatResult("not_coordinator")
-            saved, records = _Saved(group), []
+            saved, records = GroupSnapshot(group), []
             try:
                 if req.instance_id is not None:
                     # Kafka 4.3 throws UnsupportedOperationException here, answered as an unknown
@@ -189,28 +189,16 @@ class StreamsGroupCoordinator:
                                                    "a fatal error and requested a shutdown for the entire application."))
         endpoints = None
         if group.endpoint_epoch != req.endpoint_information_epoch:
-            endpoints = tuple((m.metadata.user_endpoint, self._partitions(group, m.current.assigned.active),
-                               self._partitions(group, m.current.assigned.standby))
+            partitions_of = self._partitions_of()
+            endpoints = tuple((m.metadata.user_endpoint,
+                               task_partitions(group.topology, m.current.assigned.active, partitions_of),
+                               task_partitions(group.topology, m.current.assigned.standby, partitions_of))
                               for m in group.members.values() if m.metadata.user_endpoint is not None)
         return StreamsHeartbeatResult(
             member_id=member.member_id, member_epoch=current.epoch,
             heartbeat_interval_ms=self.settings.heartbeat_interval_ms, tasks=current.assigned if send else None,
             statuses=tuple(statuses), endpoint_epoch=group.endpoint_epoch, endpoints=endpoints,
             to_create=tuple(configured.to_create.values()))
-
-    def _partitions(self, group: StreamsGroup, tasks: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
-        """The topic partitions a member's tasks read (Kafka's EndpointToPartitionsManager):
-        a task p of a subtopology reads partition p of each of its source topics that has it."""
-        counts = (group.configured.partitions if group.configured else {})
-        topics = self.topics()
-        out: dict[str, set[int]] = {}
-        for sub in group.topology.subtopologies:
-            for name in (*sub.source_topics, *(r.name for r in sub.repartition_source_topics)):
-                count = counts.get(name) or (len(topics[name].partitions) if name in topics else 0)
-                for p in tasks.get(sub.subtopology_id, ()):
-                    if p < count:
-                        out.setdefault(name, set()).add(p)
-        return {t: frozenset(ps) for t, ps in out.items()}
 
     def _member_for(self, group: StreamsGroup, req: StreamsHeartbeat) -> tuple[StreamsMember, bool]:
         """(the member, whether it is new: a new member moves the group epoch)."""
@@ -227,15 +215,19 @@ class StreamsGroupCoordinator:
         _check_epoch(member, req)
         return member, False
 
-    def _configure(self, group: StreamsGroup):
+    def _partitions_of(self):
+        """name -> the partition count of that topic now, None if there is none."""
         topics = self.topics()
 
         def partitions_of(name: str) -> int | None:
             topic = topics.get(name)
             return None if topic is None else len(topic.partitions)
 
+        return partitions_of
+
+    def _configure(self, group: StreamsGroup):
         try:
-            return configure(group.topology, partitions_of)
+            return configure(group.topology, self._partitions_of())
         except InvalidTopology as exc:
             raise Refused("streams_invalid_topology", str(exc)) from None
 
@@ -323,7 +315,7 @@ class StreamsGroupCoordinator:
             else:
                 member.expiry = None
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
-            saved, records = _Saved(group), []
+            saved, records = GroupSnapshot(group), []
             self._remove(group, member, records)
             stored = (await self.store.append(group.group_id, records)).name
             if stored != "none":
@@ -358,26 +350,6 @@ class StreamsGroupCoordinator:
         group.dead = True
         for member in group.members.values():
             member.cancel_timers()
-
-
-class _Saved:
-    """The group as it was before a heartbeat, put back if the heartbeat is refused halfway."""
-
-    def __init__(self, group: StreamsGroup) -> None:
-        self.members = {mid: (m, m.metadata, m.current) for mid, m in group.members.items()}
-        self.fields = (group.epoch, group.assignment_epoch, dict(group.targets), group.topology, group.configured,
-                       group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by)
-
-    def restore(self, group: StreamsGroup) -> None:
-        for mid, member in group.members.items():
-            if mid not in self.members:
-                member.cancel_timers()
-        group.members = {}
-        for mid, (member, metadata, current) in self.members.items():
-            member.metadata, member.current = metadata, current
-            group.members[mid] = member
-        (group.epoch, group.assignment_epoch, group.targets, group.topology, group.configured,
-         group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by) = self.fields
 
 
 def _check_epoch(member: StreamsMember, req: StreamsHeartbeat) -> None:

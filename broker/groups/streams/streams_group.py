@@ -113,3 +113,24 @@ class StreamsGroup:
         member.cancel_timers()
         self.members.pop(member.member_id, None)
         self.targets.pop(member.member_id, None)
+
+
+class GroupSnapshot:
+    """The group as it was before a change, put back if the change is refused halfway or its
+    records are not stored (members stay the same objects: their timers stay theirs)."""
+
+    def __init__(self, group: StreamsGroup) -> None:
+        self.members = {mid: (m, m.metadata, m.current) for mid, m in group.members.items()}
+        self.fields = (group.epoch, group.assignment_epoch, dict(group.targets), group.topology, group.configured,
+                       group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by)
+
+    def restore(self, group: StreamsGroup) -> None:
+        for mid, member in group.members.items():
+            if mid not in self.members:
+                member.cancel_timers()
+        group.members = {}
+        for mid, (member, metadata, current) in self.members.items():
+            member.metadata, member.current = metadata, current
+            group.members[mid] = member
+        (group.epoch, group.assignment_epoch, group.targets, group.topology, group.configured,
+         group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by) = self.fields

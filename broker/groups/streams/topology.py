@@ -128,6 +128,20 @@ def configure(topology: Topology, partitions_of: Callable[[str], int | None]) ->
     return ConfiguredTopology(tasks, None, partitions)
 
 
+def task_partitions(topology: Topology, tasks: dict[str, frozenset[int]],
+                    partitions_of: Callable[[str], int | None]) -> dict[str, frozenset[int]]:
+    """The topic partitions tasks read (Kafka's EndpointToPartitionsManager): task p of a
+    subtopology reads partition p of each of its source topics that has one."""
+    out: dict[str, set[int]] = {}
+    for sub in topology.subtopologies:
+        for name in (*sub.source_topics, *(r.name for r in sub.repartition_source_topics)):
+            count = partitions_of(name) or 0
+            for p in tasks.get(sub.subtopology_id, ()):
+                if p < count:
+                    out.setdefault(name, set()).add(p)
+    return {t: frozenset(ps) for t, ps in out.items()}
+
+
 def _repartition_counts(topology: Topology, partitions_of: Callable[[str], int | None]) -> dict[str, int]:
     """Each repartition topic's count: its own if fixed, else the widest source of its writers."""
     decided = {t.name: t.partitions for s in topology.subtopologies for t in s.repartition_source_topics
