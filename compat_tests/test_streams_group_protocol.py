@@ -290,6 +290,27 @@ def test_a_member_that_stops_heartbeating_is_removed_and_its_tasks_move(client):
     assert b.active == {("0", 0), ("0", 1)} and b.standby == set(), "no other process for a standby"
 
 
+def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_removed(client):
+    app = new_group()
+    source = unique_topic("streams-in")
+    client.create_topic(source, partitions=2)
+    a, b = (Member(client, app, stateful_topology(source, app)) for _ in range(2))
+    a.heartbeat(rebalance_timeout=1500)
+    a.heartbeat()
+    b.join()
+    revoking = a.heartbeat()
+    assert len(a.active) == 1, "a is asked to give one task up"
+    kept = {("0", 0), ("0", 1)}
+
+    def a_removed() -> bool:
+        r = a.request(active_tasks=as_ids(kept))  # still reporting both: it never revokes
+        return r.error_code == UNKNOWN_MEMBER_ID
+
+    wait_until(a_removed, "the member that never revoked removed", timeout=30)
+    settle(b)
+    assert b.active == kept and revoking.member_epoch == 2
+
+
 # --- the group as the other group APIs see it ---------------------------------------------------
 
 @over_versions(DESCRIBE)
