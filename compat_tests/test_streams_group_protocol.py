@@ -22,7 +22,7 @@ from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH = 0, 42, 25, 69, 110
-UNKNOWN_SERVER_ERROR = -1
+UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID = 111, 82
 INCONSISTENT_GROUP_PROTOCOL, NON_EMPTY_GROUP, STREAMS_INVALID_TOPOLOGY = 23, 68, 130
 JOIN_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, CONSUMER_HEARTBEAT = 11, 15, 16, 42, 68
 SHARE_HEARTBEAT = 76
@@ -151,6 +151,7 @@ def test_three_members_share_the_tasks_and_a_leaver_hands_them_over(client, vers
     assert statuses(first) == {MISSING_INTERNAL_TOPICS: f"Internal topics are missing: {app}-store-changelog"}
     assert first.active_tasks == () and first.member_epoch == 1
     assert int(first.heartbeat_interval.total_seconds() * 1000) == HEARTBEAT_MS
+    assert (first.acceptable_recovery_lag, first.task_offset_interval.total_seconds()) == (10_000, 60)
     a.heartbeat()  # the changelog now exists: the group is ready, a gets every task
     assert a.active == {("0", p) for p in range(6)} and not a.last.status
     b, c = Member(client, app, a.topology, version), Member(client, app, a.topology, version)
@@ -257,7 +258,6 @@ def test_bad_heartbeats_get_kafkas_errors(client, version):
     regex["subtopologies"][0]["source_topic_regex"] = ["in-.*"]
     assert refused(a, topology=regex) == (INVALID_REQUEST, "Regular expressions for source topics are not supported yet.")
     assert refused(a, member_epoch=1, topology=None) == (GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
-    assert refused(a, instance_id="static-1") == (UNKNOWN_SERVER_ERROR, None), "no static members in Kafka 4.3"
     a.join()
     assert refused(a, member_epoch=a.epoch + 1)[0] == FENCED_MEMBER_EPOCH
     assert refused(a, member_epoch=1, member_id="stranger", topology=None)[0] == UNKNOWN_MEMBER_ID
@@ -309,6 +309,35 @@ def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_removed(c
     wait_until(a_removed, "the member that never revoked removed", timeout=30)
     settle(b)
     assert b.active == kept and revoking.member_epoch == 2
+
+
+def test_a_static_member_keeps_its_tasks_while_away_and_takes_them_back_under_a_new_id(client):
+    app = new_group()
+    source = unique_topic("streams-in")
+    client.create_topic(source, partitions=2)
+    a, b = (Member(client, app, stateful_topology(source, app)) for _ in range(2))
+    a.heartbeat(instance_id="instance-a")
+    a.heartbeat()
+    b.join()
+    settle(a, b)
+    held, epoch = set(a.active), describe(client, app).group_epoch
+    r = a.request(epoch=-2, instance_id="instance-a")
+    assert (r.error_code, r.member_epoch) == (NONE, -2)
+    settle(b)
+    assert not b.active & held, "a static member that stepped out keeps its tasks"
+    holder, late = Member(client, app, a.topology), Member(client, app, a.topology)
+    holder.heartbeat(instance_id="instance-b")
+    r = late.request(instance_id="instance-b")
+    assert (r.error_code, r.error_message) == (UNRELEASED_INSTANCE_ID, f"Static member {late.member_id} with instance "
+                                               f"id instance-b cannot join the group because the instance id is "
+                                               f"owned by {holder.member_id} member.")
+    holder.leave()
+    back = Member(client, app, a.topology, process=a.process)
+    back.heartbeat(instance_id="instance-a")
+    assert back.active == held and describe(client, app).group_epoch == epoch + 2, \
+        "it takes its tasks back; only the other static member's coming and going moved the epoch"
+    assert a.request(epoch=a.epoch, instance_id="instance-a").error_code == FENCED_INSTANCE_ID
+    assert back.request(instance_id="instance-z", epoch=back.epoch).error_code == UNKNOWN_MEMBER_ID
 
 
 # --- the group as the other group APIs see it ---------------------------------------------------

@@ -25,6 +25,11 @@ from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 log = logging.getLogger(__name__)
+
+# Kafka's defaults of the group configs streams.acceptable.recovery.lag and
+# streams.task.offset.interval.ms, which every answer carries (no group sets its own here).
+ACCEPTABLE_RECOVERY_LAG = 10_000
+TASK_OFFSET_INTERVAL = datetime.timedelta(milliseconds=60_000)
 from broker.topic_names import TopicError
 
 
@@ -101,7 +106,7 @@ def _answer(cls, result, statuses):
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
                 member_id=result.member_id, member_epoch=result.member_epoch,
                 heartbeat_interval=datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
-                acceptable_recovery_lag=0, task_offset_interval=datetime.timedelta(0),
+                acceptable_recovery_lag=ACCEPTABLE_RECOVERY_LAG, task_offset_interval=TASK_OFFSET_INTERVAL,
                 status=tuple(make(status_cls, status_code=c, status_detail=d) for c, d in statuses) or None,
                 active_tasks=None if tasks is None else task_ids(tasks.active),
                 standby_tasks=None if tasks is None else task_ids(tasks.standby),

@@ -33,8 +33,9 @@ from broker.groups.share.share_coordinator import write_error
 from broker.groups.streams import records as rec
 from broker.groups.streams import sticky_assignor
 from broker.groups.streams.heartbeat_request import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsHeartbeat
+from broker.groups.streams.member_checks import Refused, check_epoch, check_owned, check_static, updated
 from broker.groups.streams.reconciliation import CurrentTasks, Fenced, reconcile
-from broker.groups.streams.streams_group import GroupSnapshot, MemberMetadata, StreamsGroup, StreamsMember
+from broker.groups.streams.streams_group import GroupSnapshot, StreamsGroup, StreamsMember
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import (
     SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, TopicInfo, configure, task_partitions,
@@ -56,12 +57,6 @@ class StreamsHeartbeatResult:
     endpoint_epoch: int = 0
     endpoints: tuple | None = None  # ((host, port), active and standby {topic: partitions}) per member with one
     to_create: tuple[TopicInfo, ...] = field(default=())
-
-
-class Refused(Exception):
-    def __init__(self, error: str, message: str | None = None) -> None:
-        super().__init__(message or error)
-        self.error, self.message = error, message
 
 
 class StreamsGroupCoordinator:
@@ -95,10 +90,6 @@ class StreamsGroupCoordinator:
                 return StreamsHeartbeatResult("not_coordinator")
             saved, records = GroupSnapshot(group), []
             try:
-                if req.instance_id is not None:
-                    # Kafka 4.3 throws UnsupportedOperationException here, answered as an unknown
-                    # server error without its message.
-                    raise Refused("unknown_server_error")
                 result = (self._leave(group, req, records) if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)
                           else self._heartbeat(group, req, records))
             except Refused as exc:
@@ -126,21 +117,27 @@ class StreamsGroupCoordinator:
             del self.groups[group.group_id]
 
     def _leave(self, group: StreamsGroup, req: StreamsHeartbeat, records: list) -> StreamsHeartbeatResult:
-        member = group.members.get(req.member_id)
+        member = group.members.get(req.member_id) if req.instance_id is None else check_static(group, req)
         if member is None:
             raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+        if req.member_epoch == STATIC_LEAVE_EPOCH:
+            # It will be back: its tasks stay its own until then or until its session ends.
+            member.current = replace(member.current, epoch=STATIC_LEAVE_EPOCH)
+            records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
+                            rec.current_value(member.current)))
+            return StreamsHeartbeatResult(member_id=member.member_id, member_epoch=STATIC_LEAVE_EPOCH)
         log.info("group %s: member %s left", group.group_id, member.member_id)
         self._remove(group, member, records)
         return StreamsHeartbeatResult(member_id=member.member_id, member_epoch=LEAVE_EPOCH)
 
     def _heartbeat(self, group: StreamsGroup, req: StreamsHeartbeat, records: list) -> StreamsHeartbeatResult:
-        member, bump = self._member_for(group, req)
-        metadata = _updated(member.metadata, req)
-        if bump or metadata != member.metadata:
+        member, new, bump = self._member_for(group, req, records)
+        metadata = updated(member.metadata, req)
+        if new or metadata != member.metadata:
+            bump = bump or metadata != member.metadata
             member.metadata = metadata
             records.append((rec.key(rec.MEMBER_METADATA, group.group_id, member.member_id),
                             rec.member_metadata_value(metadata)))
-            bump = True
         statuses = []
         if req.topology is not None:
             if group.topology is None:
@@ -162,7 +159,7 @@ class StreamsGroupCoordinator:
             group.validated_epoch = validated
             bump = True
         if configured.ready and req.owned is not None:
-            _check_owned(configured.tasks, req.owned)
+            check_owned(configured.tasks, req.owned)
         if bump:
             self._bump(group, records)
         self._maybe_assign(group, records)
@@ -200,20 +197,39 @@ class StreamsGroupCoordinator:
             statuses=tuple(statuses), endpoint_epoch=group.endpoint_epoch, endpoints=endpoints,
             to_create=tuple(configured.to_create.values()))
 
-    def _member_for(self, group: StreamsGroup, req: StreamsHeartbeat) -> tuple[StreamsMember, bool]:
-        """(the member, whether it is new: a new member moves the group epoch)."""
+    def _member_for(self, group: StreamsGroup, req: StreamsHeartbeat,
+                    records: list) -> tuple[StreamsMember, bool, bool]:
+        """(the member, whether it is new to the group, whether that alone moves the group epoch)."""
+        holder = None if req.instance_id is None else check_static(group, req)
         member = group.members.get(req.member_id)
         if req.member_epoch == 0:
+            if holder is not None and holder is not member:
+                return self._replace_static(group, holder, req.member_id, records), True, False
             if member is None:
                 member = group.members[req.member_id] = StreamsMember(req.member_id)
-                return member, True
+                return member, True, True
             if member.current.state is MemberState.UNKNOWN:
                 member.current = CurrentTasks()
-            return member, False  # its join answer was lost: it keeps what it has
+            return member, False, False  # its join answer was lost: it keeps what it has
         if member is None:
             raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
-        _check_epoch(member, req)
-        return member, False
+        check_epoch(member, req)
+        return member, False, False
+
+    def _replace_static(self, group: StreamsGroup, old: StreamsMember, member_id: str,
+                        records: list) -> StreamsMember:
+        """A static member back under a new member id takes over its old self's tasks and target;
+        the group epoch stays (the assignor sees the same group), as Kafka does."""
+        target = group.targets.get(old.member_id, Tasks())
+        for record_type in (rec.CURRENT_ASSIGNMENT, rec.TARGET_MEMBER, rec.MEMBER_METADATA):
+            records.append((rec.key(record_type, group.group_id, old.member_id), None))
+        group.remove(old)
+        member = group.members[member_id] = StreamsMember(member_id, old.metadata,
+                                                           CurrentTasks(assigned=old.current.assigned))
+        group.targets[member_id] = target
+        records.append((rec.key(rec.TARGET_MEMBER, group.group_id, member_id), rec.tasks_value(target)))
+        records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member_id), rec.current_value(member.current)))
+        return member
 
     def _partitions_of(self):
         """name -> the partition count of that topic now, None if there is none."""
@@ -350,42 +366,3 @@ class StreamsGroupCoordinator:
         group.dead = True
         for member in group.members.values():
             member.cancel_timers()
-
-
-def _check_epoch(member: StreamsMember, req: StreamsHeartbeat) -> None:
-    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid: the member's epoch, or the one before it
-    if the answer that moved it on was lost and it holds no more than it is assigned now."""
-    epoch = member.current.epoch
-    if req.member_epoch > epoch:
-        raise Refused("fenced_member_epoch", f"The streams group member has a greater member epoch "
-                       f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
-                       "The member must abandon all its tasks and rejoin.")
-    if req.member_epoch < epoch and not (req.member_epoch == member.current.previous_epoch and req.owned is not None
-                                         and req.owned.is_subset(member.current.assigned)):
-        raise Refused("fenced_member_epoch", f"The streams group member has a smaller member epoch "
-                       f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
-                       "The member must abandon all its tasks and rejoin.")
-
-
-def _check_owned(tasks: dict[str, int], owned: Tasks) -> None:
-    """Kafka's throwIfRequestContainsInvalidTasks: only tasks the configured topology has."""
-    for kind in ("active", "standby", "warmup"):
-        for s, ps in owned.of(kind).items():
-            if s not in tasks:
-                raise Refused("invalid_request", f"Subtopology {s} does not exist in the topology.")
-            bad = sorted(p for p in ps if p >= tasks[s] or p < 0)
-            if bad:
-                raise Refused("invalid_request", f"Task {bad[0]} for subtopology {s} is invalid. Number of tasks "
-                              f"for this subtopology: {tasks[s]}")
-
-
-def _updated(m: MemberMetadata, req: StreamsHeartbeat) -> MemberMetadata:
-    """The member's metadata with what this heartbeat changed (null fields: unchanged)."""
-    return replace(
-        m, process_id=m.process_id if req.process_id is None else req.process_id,
-        rack_id=m.rack_id if req.rack_id is None else req.rack_id,
-        client_id=req.client_id, client_host=req.client_host,
-        topology_epoch=m.topology_epoch if req.topology is None else req.topology.epoch,
-        rebalance_timeout_ms=m.rebalance_timeout_ms if req.rebalance_timeout_ms == -1 else req.rebalance_timeout_ms,
-        user_endpoint=m.user_endpoint if req.user_endpoint is None else req.user_endpoint,
-        client_tags=m.client_tags if req.client_tags is None else req.client_tags)
