@@ -100,6 +100,8 @@ def test_any_history_ends_balanced_with_each_task_once():
         actives = _active(targets)
         loads = [len(a) for a in actives.values()]
         assert max(loads) - min(loads) <= 1 and sum(loads) == sum(tasks.values())
+        stateful = [sum(1 for s, _ in a if s == "0") for a in actives.values()]
+        assert max(stateful) - min(stateful) <= 1, "the stateful tasks balanced on their own"
         assert set().union(*actives.values()) == {(s, p) for s, n in tasks.items() for p in range(n)}
         for m, t in targets.items():
             for s, ps in t.standby.items():

@@ -1,10 +1,11 @@
 """Broker-side task assignment of a streams group: Kafka's StickyTaskAssignor, in its rules.
 
-Active tasks first. A task stays with the member that ran it, then goes to a member that kept
-it as a standby (its state is warm there), each while that member is under its fair share
-(floor(tasks / members)) or at it while some member may still run one more (tasks % members of
-them may); the rest go one by one to the member with the fewest active tasks. No member ends
-more than one task apart from another.
+Active tasks first, the stateful ones, then the stateless ones on top of them (so each kind is
+balanced, as Kafka's assignor balances them independently). A task stays with the member that
+ran it, then goes to a member that kept it as a standby (its state is warm there), each while
+that member is under its fair share (floor(tasks / members)) or at it while some member may
+still run one more (tasks % members of them may); the rest go one by one to the member with
+the fewest active tasks. No member ends more than one task apart from another.
 
 Then `standbys` standby replicas of each stateful task, each on a member of another process
 than the task's active one and than its other standbys (a standby on the same process would
@@ -37,16 +38,19 @@ def assign(members: dict[str, MemberView], tasks: dict[str, int], stateful: set[
     if not members:
         return {}
     every = [(s, p) for s in sorted(tasks) for p in range(tasks[s])]
-    active = _actives(members, every)
+    load = {mid: 0 for mid in members}
+    active = _actives(members, [t for t in every if t[0] in stateful], load)
+    active.update(_actives(members, [t for t in every if t[0] not in stateful], load))
     standby = _standbys(members, active, [t for t in every if t[0] in stateful], standbys)
     return {mid: Tasks(active=of_pairs(t for t, m in active.items() if m == mid),
                        standby=of_pairs(t for t, ms in standby.items() for m in ms if m == mid))
             for mid in members}
 
 
-def _actives(members: dict[str, MemberView], every: list[Task]) -> dict[Task, str]:
-    fair, extra = divmod(len(every), len(members))  # `extra` members may run one task more
-    load = {mid: 0 for mid in members}
+def _actives(members: dict[str, MemberView], every: list[Task], load: dict[str, int]) -> dict[Task, str]:
+    """Places `every` on top of the active tasks each member has already (`load`, updated)."""
+    fair, extra = divmod(len(every) + sum(load.values()), len(members))  # `extra` members may run one more
+    extra -= sum(1 for n in load.values() if n > fair)
     owner: dict[Task, str] = {}
 
     def take(task: Task, mid: str | None) -> None:
