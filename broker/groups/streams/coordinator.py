@@ -38,7 +38,7 @@ from broker.groups.streams.reconciliation import CurrentTasks, Fenced, reconcile
 from broker.groups.streams.streams_group import GroupSnapshot, StreamsGroup, StreamsMember
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import (
-    SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, TopicInfo, configure, task_partitions,
+    SHUTDOWN_APPLICATION, STALE_TOPOLOGY, ConfiguredTopology, InvalidTopology, TopicInfo, configure, task_partitions,
 )
 from broker.settings.streams_group_options import StreamsGroupSettings
 
@@ -241,7 +241,9 @@ class StreamsGroupCoordinator:
 
         return partitions_of
 
-    def _configure(self, group: StreamsGroup):
+    def _configure(self, group: StreamsGroup) -> ConfiguredTopology:
+        if group.topology is None:  # its topology record was deleted: nothing to run
+            return ConfiguredTopology(None)
         try:
             return configure(group.topology, self._partitions_of())
         except InvalidTopology as exc:
@@ -286,11 +288,10 @@ class StreamsGroupCoordinator:
             group = self.groups.get(group_id)
             if group is None:
                 continue
-            if group.topology is not None:
-                try:
-                    group.configured = self._configure(group)
-                except Refused:
-                    group.configured = None
+            try:
+                group.configured = self._configure(group)
+            except Refused:
+                group.configured = None
             self._rearm(group)
 
     def _rearm(self, group: StreamsGroup) -> None:
