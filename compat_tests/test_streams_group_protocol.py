@@ -17,12 +17,15 @@ from __future__ import annotations
 import uuid
 
 from compat_tests.raw_kafka import Client
+from compat_tests.test_config_admin_protocol_versions import offset_delete
+from compat_tests.test_consumer_group_protocol import commit, fetch
 from compat_tests.served_versions import over_versions
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH = 0, 42, 25, 69, 110
 UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID = 111, 82
+STALE_MEMBER_EPOCH, UNSUPPORTED_VERSION, GROUP_SUBSCRIBED_TO_TOPIC = 113, 35, 86
 INCONSISTENT_GROUP_PROTOCOL, NON_EMPTY_GROUP, STREAMS_INVALID_TOPOLOGY = 23, 68, 130
 JOIN_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, CONSUMER_HEARTBEAT = 11, 15, 16, 42, 68
 SHARE_HEARTBEAT = 76
@@ -341,6 +344,30 @@ def test_a_static_member_keeps_its_tasks_while_away_and_takes_them_back_under_a_
 
 
 # --- the group as the other group APIs see it ---------------------------------------------------
+
+def test_members_commit_and_fetch_offsets_at_their_epochs(client):
+    """Kafka Streams commits its tasks' offsets with OffsetCommit v9+, naming its member epoch."""
+    app = new_group()
+    source = unique_topic("streams-in")
+    client.create_topic(source, partitions=1)
+    a = Member(client, app, stateful_topology(source, app))
+    a.join()
+    a.heartbeat()
+    assert commit(client, app, source, 7, a.epoch, a.member_id) == NONE
+    assert commit(client, app, source, 8, a.epoch + 1, a.member_id) == STALE_MEMBER_EPOCH
+    assert commit(client, app, source, 8, a.epoch, "stranger") == UNKNOWN_MEMBER_ID
+    assert commit(client, app, source, 8, -1, "") == UNKNOWN_MEMBER_ID  # not while it has members
+    assert commit(client, app, source, 8, a.epoch, a.member_id, version=8) == UNSUPPORTED_VERSION
+    g = fetch(client, app, a.member_id, a.epoch)
+    assert (g.error_code, g.topics[0].partitions[0].committed_offset) == (NONE, 7)
+    assert fetch(client, app, a.member_id, a.epoch - 1).error_code == STALE_MEMBER_EPOCH
+    assert fetch(client, app).error_code == NONE  # an admin reads without naming a member
+    assert offset_delete(client, 0, app, {source: [0]}) == (NONE, {(source, 0): GROUP_SUBSCRIBED_TO_TOPIC})
+    a.leave()
+    assert commit(client, app, source, 9, -1, "") == NONE  # an empty group takes a simple commit
+    assert offset_delete(client, 0, app, {source: [0]}) == (NONE, {(source, 0): NONE})
+
+
 
 @over_versions(DESCRIBE)
 def test_describe_shows_topology_members_and_assignments(client, version):
