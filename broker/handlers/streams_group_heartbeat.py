@@ -2,8 +2,8 @@
 carries the member's epoch, its tasks when they changed, the topology's statuses and, when the
 member's view is behind, which partitions each user endpoint serves.
 
-ACLs as Kafka's handleStreamsGroupHeartbeat: READ on the group, DESCRIBE on the topics a joining
-member's topology reads and writes. The internal topics the topology needs are created here,
+ACLs as Kafka's handleStreamsGroupHeartbeat, before the request's own checks: READ on the group,
+DESCRIBE on the topics a joining member's topology reads and writes. The internal topics the topology needs are created here,
 after the heartbeat, as Kafka's KafkaApis does (CREATE on the cluster or on each topic; without
 it the status says so); the answer still carries MISSING_INTERNAL_TOPICS, and the next heartbeat
 finds them.
@@ -23,6 +23,7 @@ from broker.groups.streams.topology import MISSING_INTERNAL_TOPICS, Subtopology,
 from broker.security.acl.checks import cluster_allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.topic_names import TopicError
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 # streams.task.offset.interval.ms, which every answer carries (no group sets its own here).
 ACCEPTABLE_RECOVERY_LAG = 10_000
 TASK_OFFSET_INTERVAL = datetime.timedelta(milliseconds=60_000)
-from broker.topic_names import TopicError
 
 
 async def handle(broker, header, request):
@@ -48,13 +48,6 @@ async def handle(broker, header, request):
         client_tags=None if request.client_tags is None else tuple((kv.key, kv.value) for kv in request.client_tags),
         shutdown_application=request.shutdown_application, client_id=header.client_id or "",
         client_host=client_host.get())
-    try:
-        check(req, tuple(t is not None for t in owned_lists),
-              any(s.source_topic_regex for s in request.topology.subtopologies) if request.topology else False,
-              [(t.name, t.partitions) for s in request.topology.subtopologies for t in s.state_changelog_topics]
-              if request.topology else [])
-    except InvalidHeartbeat as exc:
-        return _error(cls, exc.error, exc.message)
     if not group_allowed(broker, Operation.READ, request.group_id):
         return _error(cls, "group_authorization_failed", None)
     if topology is not None:
@@ -62,6 +55,13 @@ async def handle(broker, header, request):
         names |= {t.name for t in topology.internal_topics()}
         if denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
             return _error(cls, "topic_authorization_failed", None)
+    try:
+        check(req, tuple(t is not None for t in owned_lists),
+              any(s.source_topic_regex for s in request.topology.subtopologies) if request.topology else False,
+              [(t.name, t.partitions) for s in request.topology.subtopologies for t in s.state_changelog_topics]
+              if request.topology else [])
+    except InvalidHeartbeat as exc:
+        return _error(cls, exc.error, exc.message)
     result = await broker.streams_groups.heartbeat(req)
     if result.error != "none":
         return _error(cls, result.error, result.message)
