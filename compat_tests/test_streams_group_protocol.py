@@ -376,7 +376,8 @@ def test_describe_shows_topology_members_and_assignments(client, version):
     client.create_topic(source, partitions=2)
     a = Member(client, app, stateful_topology(source, app))
     a.join()
-    a.heartbeat(process_id=None)
+    a.heartbeat(task_offsets=[{"subtopology_id": "0", "partition": 1, "offset": 40}],
+                task_end_offsets=[{"subtopology_id": "0", "partition": 1, "offset": 42}])
     g = describe(client, app, version)
     assert (g.error_code, g.group_id, g.group_state, g.group_epoch, g.assignment_epoch) == (NONE, app, "Stable", 2, 2)
     (sub,) = g.topology.subtopologies
@@ -387,6 +388,8 @@ def test_describe_shows_topology_members_and_assignments(client, version):
     assert (m.member_id, m.member_epoch, m.process_id, m.topology_epoch, m.is_classic) == (
         a.member_id, 2, a.process, 1, False)
     assert tasks_of(m.assignment.active_tasks) == tasks_of(m.target_assignment.active_tasks) == a.active
+    assert [(o.subtopology_id, o.partition, o.offset) for o in m.task_offsets + m.task_end_offsets] == [
+        ("0", 1, 40), ("0", 1, 42)], "the task offsets the member last reported"
     missing = describe(client, new_group(), version)
     assert (missing.error_code, missing.error_message) == (GROUP_ID_NOT_FOUND, f"Group {missing.group_id} not found.")
 

@@ -52,6 +52,10 @@ def _describe(cls, group: StreamsGroup):
         return make(assignment_cls, active_tasks=task_ids(tasks.active), standby_tasks=task_ids(tasks.standby),
                     warmup_tasks=task_ids(tasks.warmup))
 
+    def offsets(reported):
+        return tuple(make(nested(cls, "TaskOffset"), subtopology_id=s, partition=p, offset=o)
+                     for (s, p), o in sorted(reported.items()))
+
     members = []
     for m in group.members.values():
         md = m.metadata
@@ -61,8 +65,9 @@ def _describe(cls, group: StreamsGroup):
             nested(cls, "Member"), member_id=m.member_id, member_epoch=m.current.epoch, instance_id=md.instance_id,
             rack_id=md.rack_id, client_id=md.client_id, client_host=md.client_host, topology_epoch=md.topology_epoch,
             process_id=md.process_id, user_endpoint=endpoint,
-            client_tags=tuple(make(kv_cls, key=k, value=v) for k, v in md.client_tags), task_offsets=(),
-            task_end_offsets=(), assignment=assignment(m.current.assigned),
+            client_tags=tuple(make(kv_cls, key=k, value=v) for k, v in md.client_tags),
+            task_offsets=offsets(m.task_offsets), task_end_offsets=offsets(m.task_end_offsets),
+            assignment=assignment(m.current.assigned),
             target_assignment=assignment(group.targets.get(m.member_id, Tasks())),
             is_classic=False))
     return make(nested(cls, "DescribedGroup"), error_code=error("none"), error_message=None, group_id=group.group_id,

@@ -46,7 +46,9 @@ async def handle(broker, header, request):
         user_endpoint=None if request.user_endpoint is None else (request.user_endpoint.host,
                                                                   int(request.user_endpoint.port)),
         client_tags=None if request.client_tags is None else tuple((kv.key, kv.value) for kv in request.client_tags),
-        shutdown_application=request.shutdown_application, client_id=header.client_id or "",
+        shutdown_application=request.shutdown_application,
+        task_offsets=_offsets(request.task_offsets), task_end_offsets=_offsets(request.task_end_offsets),
+        client_id=header.client_id or "",
         client_host=client_host.get())
     if not group_allowed(broker, Operation.READ, request.group_id):
         return _error(cls, "group_authorization_failed", None)
@@ -142,6 +144,10 @@ def _tasks(ids) -> dict[str, frozenset[int]]:
     for t in ids:
         out[t.subtopology_id] = out.get(t.subtopology_id, frozenset()) | frozenset(t.partitions)
     return {s: ps for s, ps in out.items() if ps}
+
+
+def _offsets(reported) -> dict[tuple[str, int], int] | None:
+    return None if reported is None else {(o.subtopology_id, o.partition): o.offset for o in reported}
 
 
 def _ms(value) -> int:

@@ -174,6 +174,10 @@ class StreamsGroupCoordinator:
             member.current = current
             records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
                             rec.current_value(current)))
+        if req.task_offsets is not None:
+            member.task_offsets = req.task_offsets
+        if req.task_end_offsets is not None:
+            member.task_end_offsets = req.task_end_offsets
         if req.shutdown_application:
             group.shutdown_requested_by = member.member_id
         send = req.member_epoch == 0 or current.assigned != before.assigned

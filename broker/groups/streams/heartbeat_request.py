@@ -32,6 +32,8 @@ class StreamsHeartbeat:
     user_endpoint: tuple[str, int] | None = None
     client_tags: tuple[tuple[str, str], ...] | None = None
     shutdown_application: bool = False
+    task_offsets: dict[tuple[str, int], int] | None = None  # (subtopology, partition) -> offset sum
+    task_end_offsets: dict[tuple[str, int], int] | None = None
     client_id: str = ""
     client_host: str = ""
 

@@ -56,6 +56,10 @@ class StreamsMember:
     current: CurrentTasks = field(default_factory=CurrentTasks)
     expiry: asyncio.TimerHandle | None = None  # session timeout
     revocation_deadline: asyncio.TimerHandle | None = None  # rebalance timeout while revoking
+    # What the member last reported of its tasks' progress (offset sums), for StreamsGroupDescribe;
+    # in memory only, as Kafka keeps them
+    task_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    task_end_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def cancel_timers(self) -> None:
         for timer in (self.expiry, self.revocation_deadline):
