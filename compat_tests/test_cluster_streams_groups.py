@@ -45,6 +45,8 @@ def test_a_streams_group_moves_with_its_offsets_partition_when_the_coordinator_i
     old = wait_until(lambda: find_coordinator(cluster, group), "a coordinator for the group")
     proc = cluster.brokers[old]
     with Client(proc.host, proc.port, timeout=10) as client:
+        # FindCoordinator may name a broker before it has loaded the offsets partition it leads.
+        wait_until(lambda: describe(client, group).error_code != NOT_COORDINATOR, "the coordinator loaded")
         a, b = (Member(client, group, stateful_topology(source, group)) for _ in range(2))
         a.join()
         wait_until(lambda: a.heartbeat() and a.active, "the changelog created and the tasks assigned")
