@@ -17,6 +17,7 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.streams.coordinator import StreamsGroupCoordinator
 from broker.groups.share.partition_end_offsets import PartitionEndOffsets
 from broker.groups.share.share_group_admin import ShareGroupAdmin
 from broker.groups.share.share_partitions import SharePartitions
@@ -118,6 +119,8 @@ class Broker:
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self.consumer_groups = ConsumerGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                         config.consumer_groups)
+        self.streams_groups = StreamsGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
+                                                      lambda g: self.other_group_kind(g, "streams"), config.streams_groups)
         # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
         self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None
                               else GroupConfigStore(data_dir))
@@ -134,7 +137,7 @@ class Broker:
             self.offsets_store, lambda: self.topics.topics,
             self.other_group_kind, self.groups.coordinator_error)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
-                                          cluster=member is not None)
+                                          cluster=member is not None, streams_groups=self.streams_groups)
         self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self._share_end_offsets, self.other_group_kind)
@@ -158,10 +161,14 @@ class Broker:
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
 
-    def other_group_kind(self, group_id: str) -> str | None:
-        """Which kind of group other than a share group holds `group_id`, if one does."""
+    def other_group_kind(self, group_id: str, asking: str = "share") -> str | None:
+        """Which kind of group other than `asking` ("share" or "streams") holds `group_id`, if one does."""
         if group_id in self.consumer_groups.groups:
             return "consumer"
+        if asking != "streams" and group_id in self.streams_groups.groups:
+            return "streams"
+        if asking != "share" and group_id in self.share_groups.groups:
+            return "share"
         classic = self.groups.groups.get(group_id)
         return "classic" if classic is not None and classic.members else None
 

@@ -1,7 +1,7 @@
 """Kafka's features (KIP-584): what this broker supports, what the cluster has finalized, and
 UpdateFeatures' rules for changing a finalized level, as Kafka's FeatureControlManager has them.
 
-Three features, each switching what twinlog does:
+Four features, each switching what twinlog does:
 
 - `transaction.version` (KIP-890), 0-2: from 2 the Java client 4.x uses transactions V2 (EndTxn
   v5, Produce v12, TxnOffsetCommit v5), and the transaction coordinator bumps the producer epoch
@@ -10,11 +10,13 @@ Three features, each switching what twinlog does:
   served; at 0 they answer UNSUPPORTED_VERSION, as Kafka's isConsumerGroupProtocolEnabled;
 - `share.version` (KIP-932), 0-1: from 1 share groups are served (ShareGroupHeartbeat,
   ShareGroupDescribe, ShareFetch, ShareAcknowledge and the share-group offset admin APIs); at 0
-  they answer UNSUPPORTED_VERSION, as Kafka's isShareGroupProtocolEnabled.
+  they answer UNSUPPORTED_VERSION, as Kafka's isShareGroupProtocolEnabled;
+- `streams.version` (KIP-1071), 0-1: from 1 streams groups are served (StreamsGroupHeartbeat,
+  StreamsGroupDescribe); at 0 they answer UNSUPPORTED_VERSION, as Kafka 4.2+'s.
 
 Before any UpdateFeatures the levels are the bootstrap ones: `transaction.version` from the
-broker setting of that name, `group.version` and `share.version` at 1 (Kafka 4.3's defaults for a
-new cluster). An UpdateFeatures writes the whole finalized set with a new epoch (feature_store.py:
+broker setting of that name, `group.version`, `share.version` and `streams.version` at 1 (Kafka 4.3's
+defaults for a new cluster). An UpdateFeatures writes the whole finalized set with a new epoch (feature_store.py:
 features.json in the data dir, etcd on a cluster), and from then on that set is the truth, the
 setting only the bootstrap, as Kafka's storage-format features are.
 
@@ -31,7 +33,8 @@ from typing import NamedTuple
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
-SUPPORTED = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1)}
+STREAMS_VERSION = "streams.version"
+SUPPORTED = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1), STREAMS_VERSION: (0, 1)}
 
 # UpdateFeatures' upgrade types (v1+; v0's allow_downgrade maps to UPGRADE / SAFE_DOWNGRADE)
 UNKNOWN, UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 0, 1, 2, 3
@@ -58,7 +61,7 @@ class FeatureUpdateError(Exception):
 
 
 def bootstrap_levels(transaction_version: int) -> dict[str, int]:
-    return {TRANSACTION_VERSION: transaction_version, GROUP_VERSION: 1, SHARE_VERSION: 1}
+    return {TRANSACTION_VERSION: transaction_version, GROUP_VERSION: 1, SHARE_VERSION: 1, STREAMS_VERSION: 1}
 
 
 def advertised(levels: dict[str, int], epoch: int) -> Features:

@@ -282,3 +282,27 @@ def test_describe_producers_needs_read_on_the_topic(broker):
     with _as(broker, "dave") as c:
         assert describe(c, "t") == TOPIC_AUTH
         assert describe(c, "d.1") == NONE
+
+
+def _streams_join(c, group: str, source: str, member_id: str = "m-1"):
+    """A StreamsGroupHeartbeat join whose topology reads `source` and keeps a `source`-prefixed changelog."""
+    topology = dict(epoch=1, subtopologies=[dict(
+        subtopology_id="0", source_topics=[source], source_topic_regex=[], repartition_sink_topics=[],
+        state_changelog_topics=[dict(name=f"{source}-{group}-changelog", partitions=0, replication_factor=0,
+                                     topic_configs=[])],
+        repartition_source_topics=[], copartition_groups=[])])
+    return c.request(88, 0, group_id=group, member_id=member_id, member_epoch=0, endpoint_information_epoch=0,
+                     rebalance_timeout=30_000, topology=topology, active_tasks=[], standby_tasks=[], warmup_tasks=[],
+                     process_id="p", client_tags=[], task_offsets=None, task_end_offsets=None)
+
+
+def test_streams_groups_need_read_on_the_group_and_describe_on_the_topology_topics(broker):
+    with _as(broker, "carol") as c:
+        assert _streams_join(c, "dg", "d.1", member_id="").error_code == GROUP_AUTH, "ACLs before the request's checks"
+        assert c.request(89, 0, group_ids=["dg"], include_authorized_operations=False
+                         ).groups[0].error_code == GROUP_AUTH
+    with _as(broker, "dave") as c:
+        assert _streams_join(c, "dg", "t").error_code == TOPIC_AUTH
+        first = _streams_join(c, "dg", "d.1")  # dave may create d.* topics: the changelog is created
+        assert (first.error_code, [s.status_code for s in first.status]) == (NONE, [3])
+        assert c.metadata(["d.1-dg-changelog"]).topics[0].error_code == NONE

@@ -59,12 +59,15 @@ def test_api_versions(client, version):
     if version >= 1:
         assert r.throttle_time == NO_THROTTLE
     if version >= 3:  # KIP-584 features: transaction.version, finalized at the default level 2 (KIP-890),
-        # group.version 1 (KIP-848) and share.version 1 (KIP-932), as a new Kafka 4.3 cluster
+        # group.version 1 (KIP-848), share.version 1 (KIP-932), streams.version 1 (KIP-1071), as a new
+        # Kafka 4.3 cluster
         assert [(f.name, f.max_version_level, f.min_version_level) for f in r.finalized_features] == [
-            ("group.version", 1, 1), ("share.version", 1, 1), ("transaction.version", 2, 2)]
+            ("group.version", 1, 1), ("share.version", 1, 1), ("streams.version", 1, 1),
+            ("transaction.version", 2, 2)]
         assert r.finalized_features_epoch > 0
         supported = [(f.name, f.min_version, f.max_version) for f in r.supported_features]
-        assert supported == ([("group.version", 0, 1), ("share.version", 0, 1), ("transaction.version", 0, 2)]
+        assert supported == ([("group.version", 0, 1), ("share.version", 0, 1), ("streams.version", 0, 1),
+                              ("transaction.version", 0, 2)]
                              if version >= 4 else [])  # v3: no range from 0
     # The connection stays usable for the client's next request.
     assert client.request(18, 0).error_code == NONE

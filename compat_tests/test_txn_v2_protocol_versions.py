@@ -132,7 +132,7 @@ def test_a_lower_transaction_version_is_advertised_and_v2_requests_still_served(
     with Client.to(low) as c:
         r = c.request(18, 4, client_software_name="twinlog-compat", client_software_version="1.0")
         assert [(f.name, f.max_version_level) for f in r.finalized_features] == [
-            ("group.version", 1), ("share.version", 1), ("transaction.version", 1)]
+            ("group.version", 1), ("share.version", 1), ("streams.version", 1), ("transaction.version", 1)]
         tid, topic = txn_id(), unique_topic("txn-tv1")
         c.create_topic(topic)
         i = init(c, tid)
@@ -144,7 +144,7 @@ def test_a_lower_transaction_version_is_advertised_and_v2_requests_still_served(
     with Client.to(off) as c:
         r = c.request(18, 4, client_software_name="twinlog-compat", client_software_version="1.0")
         assert ([f.name for f in r.finalized_features], r.finalized_features_epoch > 0) == (
-            ["group.version", "share.version"], True)  # transaction.version's level 0 is not listed
+            ["group.version", "share.version", "streams.version"], True)  # transaction.version's level 0 is not listed
 
 
 def test_an_end_at_the_last_epoch_moves_the_producer_to_a_new_id(client):

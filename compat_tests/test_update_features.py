@@ -18,8 +18,8 @@ from compat_tests.served_versions import over_versions
 
 NONE, UNSUPPORTED_VERSION, INVALID_UPDATE_VERSION = 0, 35, 95
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
-TV, GV, SV = "transaction.version", "group.version", "share.version"
-DEFAULTS = {TV: 2, GV: 1, SV: 1}  # the test brokers' bootstrap levels
+TV, GV, SV, STV = "transaction.version", "group.version", "share.version", "streams.version"
+DEFAULTS = {TV: 2, GV: 1, SV: 1, STV: 1}  # the test brokers' bootstrap levels
 
 
 def finalized(client: Client) -> tuple[int, dict[str, int]]:
@@ -65,8 +65,9 @@ def test_update_features(client, version):
     refusals = [
         ([(TV, 3, UPGRADE)], "Invalid update version 3 for feature transaction.version. "
                              "Local controller 1 only supports versions 0-2"),
-        ([(GV, 0, SAFE_DOWNGRADE), ("streams.version", 1, UPGRADE)],
-         "Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."),
+        ([(GV, 0, SAFE_DOWNGRADE), ("eligible.leader.replicas.version", 1, UPGRADE)],
+         "Invalid update version 1 for feature eligible.leader.replicas.version. Local controller 1 does not support "
+         "this feature."),
         ([(SV, 0, UPGRADE)], "Invalid update version 0 for feature share.version. Can't downgrade the version of "
                              "this feature without setting the upgrade type to either safe or unsafe downgrade."),
         ([(TV, -1, SAFE_DOWNGRADE)], "Invalid update version -1 for feature transaction.version. "
@@ -109,19 +110,24 @@ def _share_heartbeat(client: Client, group: str) -> int:
     return r.error_code
 
 
-def test_group_and_share_versions_switch_their_protocols(client):
+def test_group_share_and_streams_versions_switch_their_protocols(client):
     restore(client)
     assert _consumer_heartbeat(client, f"g-{uuid.uuid4().hex[:8]}") == NONE
     assert _share_heartbeat(client, f"s-{uuid.uuid4().hex[:8]}") == NONE
     try:
-        assert update(client, 2, [(GV, 0, SAFE_DOWNGRADE), (SV, 0, SAFE_DOWNGRADE)]).error_code == NONE
+        off = [(GV, 0, SAFE_DOWNGRADE), (SV, 0, SAFE_DOWNGRADE), (STV, 0, SAFE_DOWNGRADE)]
+        assert update(client, 2, off).error_code == NONE
         assert _consumer_heartbeat(client, f"g-{uuid.uuid4().hex[:8]}") == UNSUPPORTED_VERSION
         assert _share_heartbeat(client, f"s-{uuid.uuid4().hex[:8]}") == UNSUPPORTED_VERSION
         described = client.request(69, 0, group_ids=["any"], include_authorized_operations=False)
         assert [g.error_code for g in described.groups] == [UNSUPPORTED_VERSION]
         share_described = client.request(77, 1, group_ids=["any"], include_authorized_operations=False)
         assert [g.error_code for g in share_described.groups] == [UNSUPPORTED_VERSION]
-        assert update(client, 2, [(GV, 1, UPGRADE), (SV, 1, UPGRADE)]).error_code == NONE
+        streams_described = client.request(89, 0, group_ids=["any"], include_authorized_operations=False)
+        assert [g.error_code for g in streams_described.groups] == [UNSUPPORTED_VERSION]
+        assert update(client, 2, [(GV, 1, UPGRADE), (SV, 1, UPGRADE), (STV, 1, UPGRADE)]).error_code == NONE
+        streams_described = client.request(89, 0, group_ids=["any"], include_authorized_operations=False)
+        assert [g.error_code for g in streams_described.groups] != [UNSUPPORTED_VERSION]
         assert _consumer_heartbeat(client, f"g-{uuid.uuid4().hex[:8]}") == NONE
         assert _share_heartbeat(client, f"s-{uuid.uuid4().hex[:8]}") == NONE
     finally:

@@ -112,6 +112,9 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     85: (0, 1),  # WriteShareGroupState (v1: KIP-1226's DeliveryCompleteCount)
     86: (0, 0),  # DeleteShareGroupState
     87: (0, 1),  # ReadShareGroupStateSummary (v1: KIP-1226's DeliveryCompleteCount)
+    # KIP-1071 streams groups (Kafka 4.2+'s versions)
+    88: (0, 0),  # StreamsGroupHeartbeat
+    89: (0, 0),  # StreamsGroupDescribe
     # KIP-932's admin side, served by the group coordinator (Kafka 4.2's versions)
     90: (0, 1),  # DescribeShareGroupOffsets (v1: KIP-1226's lag)
     91: (0, 0),  # AlterShareGroupOffsets

@@ -37,17 +37,21 @@ from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
 from broker.groups.share import share_group_replay
+from broker.groups.streams import replay as streams_replay
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
+from broker.groups.streams.coordinator import StreamsGroupCoordinator
 
 log = logging.getLogger(__name__)
 
 
 class GroupLoading:
     def __init__(self, coordinator: GroupCoordinator, consumer_groups: ConsumerGroupCoordinator,
-                 share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool) -> None:
+                 share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool,
+                 streams_groups: StreamsGroupCoordinator) -> None:
         self._coordinator = coordinator
         self._consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
         self._share_groups = share_groups  # KIP-932 groups: theirs too
+        self._streams_groups = streams_groups  # KIP-1071 groups: theirs too
         self._store = store
         self._cluster = cluster
         if cluster:
@@ -88,8 +92,9 @@ class GroupLoading:
                  partition.leader_epoch, len(loaded))
 
     def _replaying(self, records):
-        """Records past the consumer and share groups' replays, on to offsets.load."""
-        return replaying(self._consumer_groups, share_group_replay.replaying(self._share_groups, records))
+        """Records past the consumer, share and streams groups' replays, on to offsets.load."""
+        return replaying(self._consumer_groups, share_group_replay.replaying(
+            self._share_groups, streams_replay.replaying(self._streams_groups, records)))
 
     def _unload(self, index: int) -> None:
         self._coordinator.local_partitions.discard(index)
@@ -103,6 +108,10 @@ class GroupLoading:
                  if count is None or offsets_log.partition_for(g.group_id, count) == index]
         for consumer_group in moved:
             self._consumer_groups.unload(consumer_group)
+        streams = self._streams_groups
+        for streams_group in [g for g in streams.groups.values()
+                              if count is None or offsets_log.partition_for(g.group_id, count) == index]:
+            streams.unload(streams_group)
         shared = [g for g in self._share_groups.groups
                   if count is None or offsets_log.partition_for(g, count) == index]
         for group_id in shared:

@@ -64,6 +64,8 @@ from broker.handlers import share_fetch
 from broker.handlers import share_group_describe
 from broker.handlers import share_group_heartbeat
 from broker.handlers import write_share_group_state
+from broker.handlers import streams_group_describe
+from broker.handlers import streams_group_heartbeat
 from broker.handlers import sync_group
 from broker.handlers import txn_offset_commit
 from broker.handlers import update_features
@@ -136,6 +138,8 @@ HANDLERS = {
     85: write_share_group_state.handle,
     86: delete_share_group_state.handle,
     87: read_share_group_state_summary.handle,
+    88: streams_group_heartbeat.handle,
+    89: streams_group_describe.handle,
     90: describe_share_group_offsets.handle,
     91: alter_share_group_offsets.handle,
     92: delete_share_group_offsets.handle,

@@ -3,7 +3,7 @@ the answer carries the member's epoch and, when it changed, its assignment.
 
 v0 lets the coordinator name a joining member; from v1 the member names itself (and may
 subscribe by regex). ACLs as Kafka's handleConsumerGroupHeartbeat: READ on the group, and
-DESCRIBE on each topic it subscribes to by name. A group id a share group holds is
+DESCRIBE on each topic it subscribes to by name. A group id a share or streams group holds is
 GROUP_ID_NOT_FOUND, as Kafka's GroupMetadataManager answers for a group of another type.
 """
 
@@ -35,7 +35,8 @@ async def handle(broker, header, request):
         return heartbeat_answer(cls, "group_authorization_failed", None)
     if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
         return heartbeat_answer(cls, "topic_authorization_failed", None)
-    if request.group_id in broker.share_groups.groups and not broker.groups.coordinator_error(request.group_id):
+    taken = request.group_id in broker.share_groups.groups or request.group_id in broker.streams_groups.groups
+    if taken and not broker.groups.coordinator_error(request.group_id):
         return heartbeat_answer(cls, "group_id_not_found", f"Group {request.group_id} is not a consumer group.")
     owned = None if request.topic_partitions is None else of(
         (t.topic_id, p) for t in request.topic_partitions for p in t.partitions)

@@ -26,6 +26,11 @@ async def handle(broker, header, request):
         code = await broker.share_admin.delete_group(group_id)
         if code is not None:
             codes[group_id] = code
+    for group_id in allowed:  # a streams group: refused while it has members, as Kafka's NON_EMPTY_GROUP
+        if group_id not in codes and not broker.groups.coordinator_error(group_id):
+            code = await broker.streams_groups.delete(group_id)
+            if code == "non_empty_group" or (code == "none" and group_id not in broker.groups.groups):
+                codes[group_id] = code  # else its committed offsets go with the classic delete below
     classic = [g for g in allowed if g not in consumer and g not in codes]
     codes.update(zip(classic, await offsets.delete_groups(broker.groups, classic)))
     for group_id, group in consumer.items():

@@ -1,5 +1,6 @@
 """DescribeGroups: state, protocol and members; a group never seen is reported Dead, as Kafka does
-(so is a consumer-protocol or share group: ConsumerGroupDescribe and ShareGroupDescribe describe those), and from v6 (KIP-1043)
+(so is a consumer-protocol, share or streams group: ConsumerGroupDescribe, ShareGroupDescribe and
+StreamsGroupDescribe describe those), and from v6 (KIP-1043)
 Dead with GROUP_ID_NOT_FOUND and Kafka's message beside it (GroupMetadataManager.describeGroups:
 clients reading only the state still read Dead); one this broker does not coordinate gets
 NOT_COORDINATOR with an empty description."""
@@ -32,7 +33,7 @@ async def handle(broker, header, request):
             continue
         group = broker.groups.groups.get(group_id)
         not_found = None
-        if group_id in broker.consumer_groups.groups or group_id in broker.share_groups.groups:
+        if any(group_id in kind.groups for kind in (broker.consumer_groups, broker.share_groups, broker.streams_groups)):
             not_found = f"Group {group_id} is not a classic group."
         elif group is None:
             not_found = f"Group {group_id} not found."

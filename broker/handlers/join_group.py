@@ -31,7 +31,12 @@ async def handle(broker, header, request):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id=request.member_id, members=())
-    if request.group_id in broker.share_groups.groups and not broker.groups.coordinator_error(request.group_id):
+    # A streams group with members keeps its id, as Kafka's classicGroupJoin; an empty one gives it up.
+    streams = broker.streams_groups.groups.get(request.group_id)
+    if streams is not None and not streams.members and not broker.groups.coordinator_error(request.group_id):
+        await broker.streams_groups.delete(request.group_id)
+    taken = request.group_id in broker.share_groups.groups or request.group_id in broker.streams_groups.groups
+    if taken and not broker.groups.coordinator_error(request.group_id):
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("inconsistent_group_protocol"), generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id="", members=())

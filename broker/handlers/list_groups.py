@@ -1,6 +1,7 @@
 """ListGroups: every live group; v4 filters by state, v5 by type: classic, or consumer for a
 KIP-848 group (whose classic object, if any, only holds its committed offsets), share for a
-KIP-932 share group (protocol type "share", as Kafka lists them)."""
+KIP-932 share group (protocol type "share", as Kafka lists them), streams for a KIP-1071
+streams group (protocol type "streams")."""
 
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ async def handle(broker, header, request):
         lambda g: group_allowed(broker, Operation.DESCRIBE, g))
     consumer_groups = broker.consumer_groups.groups
     listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in broker.groups.groups.values()
-              if g.state is not GroupState.DEAD and g.group_id not in consumer_groups]
+              if g.state is not GroupState.DEAD and g.group_id not in consumer_groups
+              and g.group_id not in broker.streams_groups.groups]
     listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in consumer_groups.values()]
     listed += [(g.group_id, "share", g.state, "share") for g in broker.share_groups.groups.values()]
+    listed += [(g.group_id, "streams", g.state.value, "streams") for g in broker.streams_groups.groups.values()]
     for group_id, protocol_type, state, group_type in listed:
         if not visible(group_id) or (states and state.lower() not in states) or (types and group_type not in types):
             continue

@@ -11,6 +11,7 @@ from wire.protocol import response_for
 
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
+from broker.groups.streams import offset_rules
 from broker.handlers.offset_topic_ids import requested_name
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
@@ -37,8 +38,14 @@ async def handle(broker, header, request):
         for t, name in zip(request.topics, names) if name not in refusals for p in t.partitions
     ]
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
+    streams_group = broker.streams_groups.groups.get(request.group_id)
     if not wanted and any(name in refusals for name in names):
         codes = iter(())
+    elif streams_group is not None and not broker.groups.coordinator_error(request.group_id):
+        code = offset_rules.commit_error(streams_group, request.member_id, request.generation_id_or_member_epoch,
+                                         header.api_version)
+        codes = iter([code] * len(wanted) if code else await offsets.write(broker.groups, broker,
+                                                                           request.group_id, wanted))
     elif consumer_group is not None:  # a KIP-848 group: member epochs
         codes = iter(await classic_apis.commit(
             broker.consumer_groups, broker, consumer_group, request.member_id,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_apis
+from broker.groups.streams import offset_rules
 from broker.groups.offset_deletion import delete_offsets
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
@@ -21,8 +22,10 @@ async def handle(broker, header, request):
     unreadable = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics if t.name not in unreadable]
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
-    code, codes = await delete_offsets(broker.groups, request.group_id, wanted, consumer_group and
-                                       classic_apis.subscribed_to(consumer_group))
+    streams_group = broker.streams_groups.groups.get(request.group_id)
+    subscribed = ((consumer_group and classic_apis.subscribed_to(consumer_group))
+                  or (streams_group and offset_rules.reads_topic(streams_group)))
+    code, codes = await delete_offsets(broker.groups, request.group_id, wanted, subscribed)
     codes = dict(codes) | {(t.name, p.partition_index): "topic_authorization_failed"
                            for t in request.topics if t.name in unreadable for p in t.partitions}
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]

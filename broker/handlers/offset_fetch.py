@@ -19,6 +19,7 @@ from wire.protocol import response_for
 
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
+from broker.groups.streams import offset_rules
 from broker.handlers.offset_topic_ids import id_of, requested_name
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
@@ -63,11 +64,13 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
 
 def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> str | None:
     """The group's error: DESCRIBE on it (ACLs, as Kafka), whether it is coordinated here, and
-    (v9+, a consumer-protocol group) the member's epoch."""
+    (v9+, a consumer-protocol or streams group) the member's epoch."""
     if not group_allowed(broker, Operation.DESCRIBE, group_id):
         return "group_authorization_failed"
+    streams_group = broker.streams_groups.groups.get(group_id)
     return (broker.groups.coordinator_error(group_id)
-            or classic_apis.fetch_error(broker.consumer_groups, group_id, member_id, member_epoch))
+            or classic_apis.fetch_error(broker.consumer_groups, group_id, member_id, member_epoch)
+            or (streams_group and offset_rules.fetch_error(streams_group, member_id, member_epoch)))
 
 
 async def handle(broker, header, request):

@@ -17,6 +17,7 @@ from wire.protocol import response_for
 
 from broker.groups import offsets, txn_offsets
 from broker.groups.consumer import classic_apis
+from broker.groups.streams import offset_rules
 from broker.security.acl.checks import allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -50,8 +51,13 @@ async def handle(broker, header, request):
     generation, member_id = getattr(request, "generation_id", -1), getattr(request, "member_id", "")
     enrol_in = request.transactional_id if header.api_version >= FIRST_V2_VERSION else None
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
+    streams_group = broker.streams_groups.groups.get(request.group_id)
     if not wanted:
         codes = iter(())
+    elif streams_group is not None and not broker.groups.coordinator_error(request.group_id):
+        code = offset_rules.commit_error(streams_group, member_id, generation, None)
+        codes = iter([code] * len(wanted) if code else await txn_offsets.write(
+            broker.groups, broker, request.group_id, request.producer_id, request.producer_epoch, wanted, enrol_in))
     elif consumer_group is not None:  # a KIP-848 group: the generation field is the member epoch
         codes = iter(await classic_apis.txn_commit(
             broker.consumer_groups, broker, consumer_group, member_id, generation,

@@ -16,6 +16,7 @@ from broker.security.acl.authorizer import AuthorizerSettings
 from broker.settings.consumer_group_options import ConsumerGroupSettings
 from broker.settings.delegation_token_options import DelegationTokenSettings
 from broker.settings.share_group_options import ShareSettings
+from broker.settings.streams_group_options import StreamsGroupSettings
 from broker.settings.security_config import SecurityConfig
 
 
@@ -80,6 +81,7 @@ class BrokerConfig:
     consumer_groups: ConsumerGroupSettings  # group.consumer.*: KIP-848 groups
     share_groups: ShareSettings  # group.share.*: KIP-932 share groups
     delegation_tokens: DelegationTokenSettings  # delegation.token.*: KIP-48
+    streams_groups: StreamsGroupSettings  # group.streams.*: KIP-1071 streams groups
     # setting name -> (value, source) as resolved (sources.py): what DescribeConfigs reports for
     # settings that are not fields here, and whether each was set
     settings: dict[str, tuple[object, str]] = field(compare=False)

@@ -17,6 +17,7 @@ from broker.settings.consumer_group_options import consumer_group_settings
 from broker.settings.delegation_token_options import delegation_token_settings
 from broker.settings.security_options import security_config
 from broker.settings.share_group_options import share_group_settings
+from broker.settings.streams_group_options import streams_group_settings
 from broker.settings.sources import Resolved, resolve
 from broker.settings.setting import TOPIC
 from broker.settings.table import SETTINGS
@@ -25,7 +26,7 @@ from broker.settings.table import SETTINGS
 def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str, object]]:
     """The BrokerConfig, and the CLI's own values (log_level) by name."""
     groups: dict[str, dict[str, object]] = {"broker": {}, "log": {}, "security": {}, "acl": {}, "consumer_group": {},
-                                          "share_group": {}, "token": {},
+                                          "share_group": {}, "token": {}, "streams_group": {},
                                           "process": {}}
     for r in resolved.values():
         group, _, key = r.setting.target.partition(":")
@@ -42,7 +43,8 @@ def broker_config(resolved: dict[str, Resolved]) -> tuple[BrokerConfig, dict[str
         **groups["broker"], log_defaults=LogConfig(**groups["log"]), security=security,
         authorizer=authorizer, consumer_groups=consumer_group_settings(groups["consumer_group"]),
         share_groups=share_group_settings(groups["share_group"]),
-        delegation_tokens=delegation_token_settings(groups["token"]), settings={name: (r.value, r.source) for name, r in resolved.items()})
+        delegation_tokens=delegation_token_settings(groups["token"]),
+        streams_groups=streams_group_settings(groups["streams_group"]), settings={name: (r.value, r.source) for name, r in resolved.items()})
     return config, groups["process"]
 
 

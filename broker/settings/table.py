@@ -244,6 +244,17 @@ SETTINGS: tuple[Setting, ...] = (
        Choice(("bidirectional", "upgrade", "downgrade", "disabled")), "bidirectional",
        "Whether a classic group becomes a consumer group when a member of the new protocol joins "
        "(upgrade), and back when the last one leaves (downgrade).", "consumer_group:migration_policy"),
+    # KIP-1071 streams groups: streams_group_options.py gathers them
+    _s("group.streams.heartbeat.interval.ms", "group-streams-heartbeat-interval-ms", Int(1), 5_000,
+       "How often members of streams groups heartbeat.", "streams_group:heartbeat_interval_ms"),
+    _s("group.streams.session.timeout.ms", "group-streams-session-timeout-ms", Int(1), 45_000,
+       "A streams-group member that does not heartbeat for this long is removed and its tasks "
+       "reassigned.", "streams_group:session_timeout_ms"),
+    _s("group.streams.num.standby.replicas", "group-streams-num-standby-replicas", Int(0), 0,
+       "Standby tasks per stateful task of a streams group, each on another process than the "
+       "task's active one.", "streams_group:num_standby_replicas"),
+    _s("group.streams.max.standby.replicas", "group-streams-max-standby-replicas", Int(0), 2,
+       "Largest group.streams.num.standby.replicas allowed.", "streams_group:max_standby_replicas"),
     # KIP-932 share groups: share_group_options.py gathers them
     _s("group.share.record.lock.duration.ms", "group-share-record-lock-duration-ms", Int(1), 30_000,
        "How long a share-group member holds the records it acquired: unacknowledged by then, they "

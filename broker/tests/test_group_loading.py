@@ -30,6 +30,7 @@ from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.share.share_group_changes import said_by
 from broker.groups.share.share_partitions import SharePartitions
+from broker.groups.streams.coordinator import StreamsGroupCoordinator
 from broker.settings.group_configs import share_config_for
 from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
@@ -124,8 +125,10 @@ def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, 
     share = config_with(**share_options).share_groups
     share_groups = ShareGroupCoordinator(SharePartitions(None, share, lambda _group: share_config_for(share, {})), store,
                                          lambda: member.topics.topics, lambda _g: None, coord.coordinator_error)
+    streams_groups = StreamsGroupCoordinator(coord, store, lambda: member.topics.topics, lambda _g: None,
+                                             config_with().streams_groups)
     return coord, consumer_groups, share_groups, GroupLoading(coord, consumer_groups, share_groups, store,
-                                                             cluster=True)
+                                                             cluster=True, streams_groups=streams_groups)
 
 
 def _lead_every_offsets_partition(member, loading) -> None:

@@ -53,7 +53,8 @@ def test_every_option_of_serve_has_help_text_and_every_old_flag_is_kept():
 
 
 # BrokerConfig's fields that hold more than one setting (built by config_from_settings.py)
-COMPOSITE = {"log_defaults", "security", "authorizer", "consumer_groups", "share_groups", "delegation_tokens", "settings"}
+COMPOSITE = {"log_defaults", "security", "authorizer", "consumer_groups", "share_groups", "delegation_tokens", "streams_groups",
+             "settings"}
 
 
 def test_each_config_field_is_filled_by_one_row_and_has_no_default_of_its_own():

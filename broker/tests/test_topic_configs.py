@@ -80,12 +80,12 @@ def test_a_topic_keeps_the_layout_it_was_created_in(tmp_path):
 
 def test_broker_entries_hide_sensitive_values_in_synonyms_too(tmp_path):
     config = config_with(data_dir=tmp_path, ssl_key_password="s3cret", retention_ms=1000)
-    entries = {e.name: e for e in broker_entries(config)}
+    entries = {e.name: e for e in broker_entries(config, {}, {})}
     password = entries["ssl.key.password"]
     assert (password.value, password.sensitive, password.synonyms) == (None, True, (Synonym("ssl.key.password", None, STATIC),))
     assert entries["log.retention.ms"].synonyms == (Synonym("log.retention.ms", "1000", STATIC),
                                                     Synonym("log.retention.ms", "604800000", DEFAULT))
-    assert [e.name for e in broker_entries(config)] == sorted(entries)
+    assert [e.name for e in broker_entries(config, {}, {})] == sorted(entries)
 
 
 def test_the_list_configs_are_the_tables_list_typed_topic_configs():

@@ -15,7 +15,7 @@ member heartbeating the new coordinator at its epoch goes on with its assignment
 and one that does not come back is fenced at its session timeout, its records tombstoned, as
 in Kafka; an idle group is still there. Which records are done with is the share-partitions'
 state (share_partitions.py, kept in `__share_group_state`: state_persister.py). A group id taken
-by a classic or consumer group is not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
+by a classic, consumer or streams group is not a share group (GROUP_ID_NOT_FOUND, as Kafka answers).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class ShareHeartbeatResult:
 class ShareGroupCoordinator:
     def __init__(self, partitions: SharePartitions, store, topics, other_group_kind, coordinator_error) -> None:
         """`store`: the OffsetsStore the group's records go to; `topics()`: the broker's topics by
-        name; `other_group_kind(group_id)`: "classic" or "consumer" when that id is taken by such
+        name; `other_group_kind(group_id)`: "classic", "consumer" or "streams" when that id is taken by such
         a group, else None; `coordinator_error(group_id)`: NOT_COORDINATOR when another broker
         coordinates it."""
         self.groups: dict[str, ShareGroup] = {}

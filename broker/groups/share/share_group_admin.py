@@ -61,7 +61,7 @@ class ShareGroupAdmin:
     def __init__(self, share_groups, persister, store, topics, end_offsets, other_group_kind) -> None:
         """`share_groups`: the ShareGroupCoordinator; `store`: the ShareStateStore (does the state
         topic exist); `topics`: the broker's topic table; `end_offsets`: PartitionEndOffsets (the
-        leaders' end offsets, for the lag); `other_group_kind(group_id)`: "classic" or "consumer"
+        leaders' end offsets, for the lag); `other_group_kind(group_id)`: "classic", "consumer" or "streams"
         when such a group holds the id."""
         self._share_groups = share_groups
         self._persister = persister

@@ -1,0 +1,1 @@
+"""KIP-1071 streams groups: topology, task assignment, the coordinator."""

@@ -1,0 +1,157 @@
+"""StreamsGroupHeartbeat (KIP-1071) v0: join, heartbeat and leave a streams group; the answer
+carries the member's epoch, its tasks when they changed, the topology's statuses and, when the
+member's view is behind, which partitions each user endpoint serves.
+
+ACLs as Kafka's handleStreamsGroupHeartbeat, before the request's own checks: READ on the group,
+DESCRIBE on the topics a joining member's topology reads and writes. The internal topics the topology needs are created here,
+after the heartbeat, as Kafka's KafkaApis does (CREATE on the cluster or on each topic; without
+it the status says so); the answer still carries MISSING_INTERNAL_TOPICS, and the next heartbeat
+finds them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+
+from wire.protocol import response_for
+
+from broker.features import OFF_MESSAGE, STREAMS_VERSION, switched_off
+from broker.net.client_address import client_host
+from broker.groups.streams.heartbeat_request import InvalidHeartbeat, StreamsHeartbeat, check
+from broker.groups.streams.tasks import Tasks
+from broker.groups.streams.topology import MISSING_INTERNAL_TOPICS, Subtopology, TopicInfo, Topology
+from broker.security.acl.checks import cluster_allowed, denied_names, group_allowed
+from broker.security.acl.model import Operation, ResourceType
+from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.topic_names import TopicError
+
+log = logging.getLogger(__name__)
+
+# Kafka's defaults of the group configs streams.acceptable.recovery.lag and
+# streams.task.offset.interval.ms, which every answer carries (no group sets its own here).
+ACCEPTABLE_RECOVERY_LAG = 10_000
+TASK_OFFSET_INTERVAL = datetime.timedelta(milliseconds=60_000)
+
+
+async def handle(broker, header, request):
+    cls = response_for(header)
+    if switched_off(broker.features, STREAMS_VERSION):
+        return _error(cls, "unsupported_version", OFF_MESSAGE)
+    owned_lists = (request.active_tasks, request.standby_tasks, request.warmup_tasks)
+    topology = None if request.topology is None else _topology(request.topology)
+    req = StreamsHeartbeat(
+        group_id=request.group_id, member_id=request.member_id, member_epoch=request.member_epoch,
+        endpoint_information_epoch=request.endpoint_information_epoch, instance_id=request.instance_id,
+        rack_id=request.rack_id, rebalance_timeout_ms=_ms(request.rebalance_timeout), topology=topology,
+        owned=None if any(t is None for t in owned_lists) else Tasks(*(_tasks(t) for t in owned_lists)),
+        process_id=request.process_id,
+        user_endpoint=None if request.user_endpoint is None else (request.user_endpoint.host,
+                                                                  int(request.user_endpoint.port)),
+        client_tags=None if request.client_tags is None else tuple((kv.key, kv.value) for kv in request.client_tags),
+        shutdown_application=request.shutdown_application,
+        task_offsets=_offsets(request.task_offsets), task_end_offsets=_offsets(request.task_end_offsets),
+        client_id=header.client_id or "",
+        client_host=client_host.get())
+    if not group_allowed(broker, Operation.READ, request.group_id):
+        return _error(cls, "group_authorization_failed", None)
+    if topology is not None:
+        names = {n for s in topology.subtopologies for n in (*s.source_topics, *s.repartition_sink_topics)}
+        names |= {t.name for t in topology.internal_topics()}
+        if denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
+            return _error(cls, "topic_authorization_failed", None)
+    try:
+        check(req, tuple(t is not None for t in owned_lists),
+              any(s.source_topic_regex for s in request.topology.subtopologies) if request.topology else False,
+              [(t.name, t.partitions) for s in request.topology.subtopologies for t in s.state_changelog_topics]
+              if request.topology else [])
+    except InvalidHeartbeat as exc:
+        return _error(cls, exc.error, exc.message)
+    result = await broker.streams_groups.heartbeat(req)
+    if result.error != "none":
+        return _error(cls, result.error, result.message)
+    statuses = list(result.statuses)
+    if result.to_create:
+        denied = [] if cluster_allowed(broker, Operation.CREATE) else sorted(
+            denied_names(broker, Operation.CREATE, ResourceType.TOPIC, [t.name for t in result.to_create]))
+        if denied:
+            statuses.append((MISSING_INTERNAL_TOPICS, f"Unauthorized to CREATE on topics {', '.join(denied)}."))
+        else:
+            await _create(broker, result.to_create)
+    return _answer(cls, result, statuses)
+
+
+async def _create(broker, topics: tuple[TopicInfo, ...]) -> None:
+    """The internal topics, with the counts the topology derived (a topic another request created
+    meanwhile is fine: the next heartbeat checks its partition count)."""
+    created = await broker.create_topics([(t.name, t.partitions, t.replication_factor or -1, dict(t.configs), None)
+                                          for t in topics])
+    for name, outcome in created.items():
+        if isinstance(outcome, TopicError) and outcome.code != "topic_already_exists":
+            log.info("streams internal topic %s not created: %s", name, outcome)
+
+
+def _answer(cls, result, statuses):
+    status_cls, task_cls = nested(cls, "Status"), nested(cls, "TaskIds")
+
+    def task_ids(tasks):
+        return tuple(make(task_cls, subtopology_id=s, partitions=tuple(sorted(ps))) for s, ps in sorted(tasks.items()))
+
+    endpoints = None
+    if result.endpoints is not None:
+        ep_cls, tp_cls, owner_cls = nested(cls, "Endpoint"), nested(cls, "TopicPartition"), nested(cls, "EndpointToPartitions")
+
+        def partitions(by_topic):
+            return tuple(make(tp_cls, topic=t, partitions=tuple(sorted(ps))) for t, ps in sorted(by_topic.items()))
+
+        endpoints = tuple(make(owner_cls, user_endpoint=make(ep_cls, host=host, port=port),
+                               active_partitions=partitions(active), standby_partitions=partitions(standby))
+                          for (host, port), active, standby in result.endpoints)
+    tasks = result.tasks
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+                member_id=result.member_id, member_epoch=result.member_epoch,
+                heartbeat_interval=datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
+                acceptable_recovery_lag=ACCEPTABLE_RECOVERY_LAG, task_offset_interval=TASK_OFFSET_INTERVAL,
+                status=tuple(make(status_cls, status_code=c, status_detail=d) for c, d in statuses) or None,
+                active_tasks=None if tasks is None else task_ids(tasks.active),
+                standby_tasks=None if tasks is None else task_ids(tasks.standby),
+                warmup_tasks=None if tasks is None else task_ids(tasks.warmup),
+                endpoint_information_epoch=result.endpoint_epoch, partitions_by_user_endpoint=endpoints)
+
+
+def _error(cls, code: str, message: str | None):
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, member_id="",
+                member_epoch=0, heartbeat_interval=datetime.timedelta(0), acceptable_recovery_lag=0,
+                task_offset_interval=datetime.timedelta(0), status=None, active_tasks=None, standby_tasks=None,
+                warmup_tasks=None, endpoint_information_epoch=0, partitions_by_user_endpoint=None)
+
+
+def _topology(t) -> Topology:
+    def info(i) -> TopicInfo:
+        return TopicInfo(i.name, i.partitions, i.replication_factor, tuple((kv.key, kv.value) for kv in i.topic_configs))
+
+    def sub(s) -> Subtopology:
+        repartition = tuple(info(i) for i in s.repartition_source_topics)
+        groups = tuple(frozenset([*(s.source_topics[i] for i in g.source_topics if 0 <= i < len(s.source_topics)),
+                                  *(repartition[i].name for i in g.repartition_source_topics
+                                    if 0 <= i < len(repartition))])
+                       for g in s.copartition_groups)
+        return Subtopology(s.subtopology_id, tuple(s.source_topics), tuple(s.repartition_sink_topics),
+                           tuple(info(i) for i in s.state_changelog_topics), repartition, groups)
+
+    return Topology(t.epoch, tuple(sorted((sub(s) for s in t.subtopologies), key=lambda s: s.subtopology_id)))
+
+
+def _tasks(ids) -> dict[str, frozenset[int]]:
+    out: dict[str, frozenset[int]] = {}
+    for t in ids:
+        out[t.subtopology_id] = out.get(t.subtopology_id, frozenset()) | frozenset(t.partitions)
+    return {s: ps for s, ps in out.items() if ps}
+
+
+def _offsets(reported) -> dict[tuple[str, int], int] | None:
+    return None if reported is None else {(o.subtopology_id, o.partition): o.offset for o in reported}
+
+
+def _ms(value) -> int:
+    return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)
