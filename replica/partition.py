@@ -38,6 +38,7 @@ from .leader_state import LeaderState
 from .partition_errors import (DeleteOffsetOutOfRange, NotEnoughReplicas, NotEnoughReplicasAfterAppend,
                                NotLeader, RecordsNotDeletable)
 from .partition_state import PartitionState
+from .producer_snapshot import PendingSnapshot
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
 from .record_checks import check_records
@@ -391,7 +392,7 @@ class Partition:
 
     # ----- producer-state snapshots and a log-dir move (replica_log.py) -----------------
 
-    def take_producer_snapshot(self) -> Callable[[], None] | None:
+    def take_producer_snapshot(self) -> PendingSnapshot | None:
         return self._replica_log.take_producer_snapshot()
 
     def mirror_into(self, future: FutureReplica) -> None:

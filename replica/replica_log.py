@@ -27,7 +27,7 @@ from wire.record_batch import BatchHeader, parse_header
 
 from .future_replica import FutureReplica
 from .partition_errors import InvalidTxnState
-from .producer_snapshot import ProducerSnapshots
+from .producer_snapshot import PendingSnapshot, ProducerSnapshots
 from .producer_state import ProducerStateTable
 from .txn_verification import VerificationGuard, VerificationGuards
 
@@ -133,21 +133,14 @@ class ReplicaLog:
                      self.name, table.snapshot_offset, table.replayed)
         return table
 
-    def take_producer_snapshot(self) -> Callable[[], None] | None:
+    def take_producer_snapshot(self) -> PendingSnapshot | None:
         """On the loop: copy the producer state at the log end, if the log moved since the last
-        snapshot; returns the call that writes it (in a worker thread: it fsyncs), or None."""
+        snapshot; returns the write to make in a worker thread, or None."""
         end = self.log.log_end_offset
         if end == self._snapshot_at or (self._snapshot_at == -1 and end == self.log.log_start_offset):
             return None  # nothing new, or an empty log never snapshotted: a replay reads nothing
-        snap, generation, snapshots = self.producers.snapshot(end), self._snapshots.generation, self._snapshots
         self._snapshot_at = end
-
-        def write() -> None:
-            try:
-                snapshots.write(snap, generation)
-            except OSError as exc:  # the log still holds every batch: a restart replays more
-                log.warning("%s: producer-state snapshot at %d not written: %s", self.name, end, exc)
-        return write
+        return PendingSnapshot(self.name, self._snapshots, self.producers.snapshot(end), self._snapshots.generation)
 
     # ----- a log-dir move (broker/storage/log_dir_move.py) ------------------------------
 

@@ -13,17 +13,33 @@ takes a lock, which costs nothing beside an fsync.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from collections import Counter
 
 _counts: Counter[str] = Counter()
 _lock = threading.Lock()
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def fsync(fd: int, kind: str) -> None:
     """os.fsync(fd), counted under `kind` once it returned (a failed fsync is not counted)."""
     os.fsync(fd)
+    with _lock:
+        _counts[kind] += 1
+
+
+def syncfs(path: str, kind: str) -> None:
+    """syncfs(2) of the filesystem holding `path` (every dirty file of it at once), counted as
+    one under `kind`. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _libc.syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), path)
+    finally:
+        os.close(fd)
     with _lock:
         _counts[kind] += 1
 

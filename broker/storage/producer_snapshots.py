@@ -5,8 +5,9 @@ since its last one, and once at a clean shutdown, after the last append.
 A restart replays the batch headers past a partition's newest snapshot: after a clean stop
 none, after a kill at most what was appended in the last interval (Kafka snapshots at each
 segment roll; a time bound serves both layouts, the commitlog having no per-partition roll).
-Each snapshot is copied on the event loop (a partition's producers, bounded) and encoded,
-written and fsynced in a worker thread, so the loop never waits on a disk. A round visits only
+Each snapshot is copied on the event loop (a partition's producers, bounded) and encoded and
+written in a worker thread, a round's files made durable by one syncfs (write_round), so the
+loop never waits on a disk. A round visits only
 the partitions whose logs changed since the last (replica/change_feed.py), not every one hosted.
 """
 
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 
 from replica.change_feed import Changed
 from replica.partition import Partition
+from replica.producer_snapshot import PendingSnapshot, write_round
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class ProducerSnapshotTask:
         self._interval_s = interval_s
         self.in_flight: asyncio.Future | None = None  # shutdown waits for it
 
-    def _take(self) -> list[Callable[[], None]]:
+    def _take(self) -> list[PendingSnapshot]:
         """On the loop: the writes of every writable partition whose log moved."""
         writes = []
         for partition in self._changed.take():
@@ -43,7 +44,7 @@ class ProducerSnapshotTask:
         writes = self._take()
         if not writes:
             return
-        self.in_flight = asyncio.get_running_loop().run_in_executor(None, _run, writes)
+        self.in_flight = asyncio.get_running_loop().run_in_executor(None, write_round, writes)
         await asyncio.shield(self.in_flight)  # a cancelled task leaves the writes to finish
 
     async def run(self) -> None:
@@ -65,7 +66,3 @@ class ProducerSnapshotTask:
                 log.exception("producer-state snapshots failed")
         await self.write_all()
 
-
-def _run(writes: list[Callable[[], None]]) -> None:
-    for write in writes:
-        write()

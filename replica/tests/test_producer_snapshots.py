@@ -14,8 +14,9 @@ from hypothesis import given, settings, strategies as st
 from replica.future_replica import FutureReplica
 from replica.partition import Partition
 from replica.partition_state import PartitionState
-from replica.producer_snapshot import ProducerSnapshots, snapshot_name
+from replica.producer_snapshot import PendingSnapshot, ProducerSnapshots, Snapshot, snapshot_name, write_round
 from replica.producer_state import ProducerStateTable
+from segment.fsync_count import fsyncs
 from segment.kafka.store import SegmentLogStore
 from segment.rocket.store import RocketLogStore
 from segment.tests.log_configs import log_config
@@ -298,3 +299,21 @@ def test_snapshot_and_tail_equal_a_whole_replay(kind, steps, clean, tmp_path_fac
         assert p.producers.active() == b.replayed_whole()
     finally:
         b.store.close()
+
+
+def test_a_round_of_snapshots_is_made_durable_by_one_sync(tmp_path):
+    """write_round: 50 partitions' snapshots cost one syncfs, not 50 fsyncs, and each is in place
+    and readable after it; a stale one (its partition truncated meanwhile) is dropped."""
+    dirs = [tmp_path / f"p{i}" for i in range(50)]
+    stores = []
+    for d in dirs:
+        d.mkdir()
+        stores.append(ProducerSnapshots(d))
+    pending = [PendingSnapshot(f"t-{i}", s, Snapshot(100 + i, (), ()), s.generation) for i, s in enumerate(stores)]
+    stores[7].truncate_after(-1)  # a truncation after the copy: that write is stale
+    before = fsyncs().get("snapshot", 0)
+    write_round(pending)
+    assert fsyncs().get("snapshot", 0) - before == 1
+    assert [s.offsets() for s in stores] == [[] if i == 7 else [100 + i] for i in range(50)]
+    assert stores[3].latest_at_or_below(1000).offset == 103
+    assert not any(p.name.endswith(".tmp") for d in dirs for p in d.iterdir())
