@@ -62,7 +62,8 @@ class ConnectSetupError(RuntimeError):
 
 
 def _classpath() -> str:
-    if not any(CONNECT_JAR_DIR.glob("connect-runtime-*.jar")) or not any(CONNECT_JAR_DIR.glob("jetty-security-12*.jar")):
+    needed = ("connect-runtime-*.jar", "jetty-security-12*.jar")
+    if not all(any(CONNECT_JAR_DIR.glob(pattern)) for pattern in needed):
         raise ConnectSetupError(f"no Connect jars in {CONNECT_JAR_DIR}: run `bash compat_tests/install_deps.sh`")
     return str(CONNECT_JAR_DIR / "*")
 
