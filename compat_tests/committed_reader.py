@@ -2,8 +2,9 @@
 
 `committed_values(bootstrap, topic)` reads partition 0 from offset 0 with confluent-kafka
 (librdkafka), isolation.level=read_committed, up to the partition EOF at or past the last stable
-offset the broker reports when the read starts. Records of aborted transactions and of a
-transaction still open are not among them; each committed record is there once.
+offset when the read starts. Records of aborted transactions and of a transaction still open
+are not among them; each committed record is there once. `bootstrap` may list several brokers:
+librdkafka finds the partition's leader.
 """
 
 from __future__ import annotations
@@ -12,20 +13,25 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from compat_tests.raw_kafka import Client
+
+def _consumer(bootstrap: str) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": "compat-committed-reader",
+                     "enable.auto.commit": False, "enable.partition.eof": True,
+                     "isolation.level": "read_committed"})
 
 
-def last_stable_offset(bootstrap: str, topic: str, partition: int = 0) -> int:
-    host, port = bootstrap.rsplit(":", 1)
-    with Client(host, int(port)) as c:
-        return c.fetch(topic, partition, 0).last_stable_offset
+def last_stable_offset(bootstrap: str, topic: str, timeout: float = 10.0) -> int:
+    # ListOffsets(latest) at read_committed answers the last stable offset, not the high watermark.
+    consumer = _consumer(bootstrap)
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout, cached=False)[1]
+    finally:
+        consumer.close()
 
 
 def committed_values(bootstrap: str, topic: str, timeout: float = 60.0) -> list[bytes | None]:
     until = last_stable_offset(bootstrap, topic)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "compat-committed-reader",
-                         "enable.auto.commit": False, "enable.partition.eof": True,
-                         "isolation.level": "read_committed"})
+    consumer = _consumer(bootstrap)
     consumer.assign([TopicPartition(topic, 0, 0)])
     got: list[bytes | None] = []
     deadline = time.monotonic() + timeout
