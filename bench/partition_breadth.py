@@ -43,7 +43,8 @@ from broker_launcher import BrokerProcess, broker_command, cpu_seconds, free_por
 from machine_facts import machine_facts  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
-SETTLE_S = 5.0  # after creation, before the idle window: the first rounds of the periodic tasks
+SETTLE_S = 5.0
+RESTART_LIMIT_S = 600.0  # a restart not done by then is reported as not done, with how far it got  # after creation, before the idle window: the first rounds of the periodic tasks
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -107,8 +108,9 @@ def metadata_s(bootstrap: str, runs: int = 5) -> float:
     return statistics.median(took)
 
 
-def produce_to_all(bootstrap: str, topics: list[str], per_topic: int, timeout_s: float) -> None:
-    """One record to every partition, acks=1; raises unless every one is acknowledged."""
+def produce_to_all(bootstrap: str, topics: list[str], per_topic: int, timeout_s: float) -> int:
+    """One record to every partition, acks=1; returns how many were acknowledged within
+    `timeout_s` (every one, or fewer: the restart did not make it)."""
     from confluent_kafka import Producer
 
     errors, acked = [], [0]
@@ -125,10 +127,8 @@ def produce_to_all(bootstrap: str, topics: list[str], per_topic: int, timeout_s:
         for i in range(per_topic):
             p.produce(t, b"x", partition=i, on_delivery=done)
         p.poll(0)
-    left = p.flush(timeout_s)
-    wanted = len(topics) * per_topic
-    if left or errors or acked[0] != wanted:
-        raise RuntimeError(f"{acked[0]:,} of {wanted:,} acknowledged, {left} unsent, errors {errors[:3]}")
+    p.flush(timeout_s)
+    return acked[0]
 
 
 def measure(mode: str, args, work: Path) -> dict:
@@ -152,15 +152,15 @@ def measure(mode: str, args, work: Path) -> dict:
         meta_s = metadata_s(broker.bootstrap)
         broker.stop()
         started = time.monotonic()
-        broker.start(timeout=600)
-        produce_to_all(broker.bootstrap, topics, per_topic, 600)
-        restart_s = time.monotonic() - started
+        broker.start(timeout=RESTART_LIMIT_S)
+        acked = produce_to_all(broker.bootstrap, topics, per_topic, RESTART_LIMIT_S)
+        restart_s = time.monotonic() - started if acked == per_topic * args.topics else None
     finally:
         broker.stop()
     shutil.rmtree(data, ignore_errors=True)
     return {"mode": mode, "partitions": per_topic * args.topics, "topics": args.topics, "create_s": create_s,
             "idle_cpu_pct": idle_pct, "kib_per_partition": kib_per_partition, "metadata_s": meta_s,
-            "restart_s": restart_s, "loadavg": os.getloadavg()}
+            "restart_s": restart_s, "restart_acked": acked, "loadavg": os.getloadavg()}
 
 
 def main(argv=None) -> None:
@@ -172,7 +172,9 @@ def main(argv=None) -> None:
         results["rows"].append(row)
         print(f"{mode}: {row['partitions']:,} partitions created in {row['create_s']:.1f} s; idle "
               f"{row['idle_cpu_pct']:.2f}% of a core; {row['kib_per_partition']:.1f} KiB/partition; "
-              f"metadata {1000 * row['metadata_s']:.0f} ms; restart {row['restart_s']:.1f} s "
+              f"metadata {1000 * row['metadata_s']:.0f} ms; restart " + (
+                  f"{row['restart_s']:.1f} s " if row["restart_s"] is not None else
+                  f"not done in {RESTART_LIMIT_S:.0f} s ({row['restart_acked']:,} acknowledged) ") +
               f"(load {row['loadavg'][0]:.1f})", flush=True)
     args.results_dir.mkdir(parents=True, exist_ok=True)
     (args.results_dir / "partition_breadth.json").write_text(json.dumps(results, indent=2))
