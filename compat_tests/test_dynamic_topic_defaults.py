@@ -3,7 +3,8 @@ IncrementalAlterConfigs / AlterConfigs of message.max.bytes and min.insync.repli
 cluster default and on this broker's id are applied at once to every topic without its own
 override and to new topics, enforced on produce, described with Kafka's sources and synonyms
 (this broker's > the cluster default's > static > default), restored to the static value when
-deleted, and kept across a restart.
+deleted, and kept across a restart. log.cleanup.policy, Kafka's broker name of cleanup.policy
+(no broker setting here), is applied the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from compat_tests.topics import unique_topic
 
 TOPIC = 2
 DYNAMIC_TOPIC_CONFIG = 1
-MESSAGE_TOO_LARGE, NOT_ENOUGH_REPLICAS = 10, 19
+MESSAGE_TOO_LARGE, NOT_ENOUGH_REPLICAS, INVALID_RECORD = 10, 19, 87
 STATIC_MAX = "100000"  # --message-max-bytes: the static layer under the dynamic ones
 DEFAULT_MAX = str((1 << 20) + 12)  # the table's default
 STATIC_SYNONYMS = [("message.max.bytes", STATIC_MAX, STATIC_BROKER_CONFIG),
@@ -105,3 +106,23 @@ def test_topic_defaults_survive_a_restart(broker_factory):
         assert topic_config(c, topic, "retention.ms")[:2] == ("3600000", DYNAMIC_BROKER_CONFIG)
         assert produce_code(c, topic, 5000) == MESSAGE_TOO_LARGE
         assert produce_code(c, topic, 100) == NONE
+
+
+def test_a_kafka_broker_name_of_a_topic_config_is_applied(broker_factory):
+    proc = broker_factory()
+    topic = unique_topic("dyn-cleanup")
+    with Client.to(proc) as c:
+        c.create_topic(topic)
+        assert c.produce(topic, 0, make_batch([b"no key"]), acks=1).error_code == NONE
+        assert incremental(c, 1, "", [("log.cleanup.policy", SET, "compact")]) == (NONE, None)
+        assert topic_config(c, topic, "cleanup.policy") == ("compact", DYNAMIC_DEFAULT_BROKER_CONFIG, [
+            ("log.cleanup.policy", "compact", DYNAMIC_DEFAULT_BROKER_CONFIG)])
+        assert described(c, "")["log.cleanup.policy"][:2] == ("compact", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        # a compacted topic refuses records without a key
+        assert c.produce(topic, 0, make_batch([b"no key"]), acks=1).error_code == INVALID_RECORD
+        assert c.produce(topic, 0, make_batch([b"v"], keys=[b"k"]), acks=1).error_code == NONE
+        code, message = incremental(c, 1, "", [("log.cleanup.policy", SET, "shred")])
+        assert code == INVALID_REQUEST and message.startswith("Invalid value shred for configuration log.cleanup.policy")
+        assert incremental(c, 1, "", [("log.cleanup.policy", DELETE, None)]) == (NONE, None)
+        assert topic_config(c, topic, "cleanup.policy") == ("delete", DEFAULT_CONFIG, [])
+        assert c.produce(topic, 0, make_batch([b"no key"]), acks=1).error_code == NONE

@@ -36,8 +36,12 @@ per-broker config (listener, SASL, SSL) at the cluster default, another broker's
 The topic defaults among them that are settings here are applied at once: `log.segment.bytes`,
 `log.retention.ms`, `log.retention.bytes`, `log.flush.interval.messages`,
 `log.flush.interval.ms`, `log.index.interval.bytes`, `message.max.bytes` and
-`min.insync.replicas`. Every topic that does not set the config itself takes the new value on
-its live partitions, and new topics start with it; this broker's value beats the cluster
+`min.insync.replicas`, and Kafka's broker names of topic configs that have no broker setting
+here: `log.roll.ms`, `log.roll.jitter.ms`, `log.cleanup.policy`,
+`log.cleaner.min.cleanable.ratio`, `log.cleaner.min.compaction.lag.ms`,
+`log.cleaner.max.compaction.lag.ms`, `log.cleaner.delete.retention.ms` and
+`log.message.timestamp.*`. Every topic that does not set the config itself takes the new value
+on its live partitions, and new topics start with it; this broker's value beats the cluster
 default's, which beats the static one (flag, environment, file); deleting it brings the static
 value back. A bad value is INVALID_REQUEST with Kafka's "Invalid value ... for configuration
 ...". Any other config that is one of twinlog's own settings below (`log.cleaner.threads`,
