@@ -11,6 +11,7 @@ from pathlib import Path
 from broker.settings.config import BrokerConfig
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
+from broker.settings.dynamic_topic_defaults import in_force, log_defaults, min_insync_replicas
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -127,6 +128,7 @@ class Broker:
         # Dynamic broker configs (AlterConfigs of BROKER): etcd's on a cluster member.
         self.broker_configs = (ClusterBrokerConfigStore(member.metadata) if member is not None
                                else BrokerConfigStore(data_dir))
+        self.apply_broker_configs()  # a cluster member's once its metadata image is in (member.py)
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
         self.share_state_store = ShareStateStore(self)
         self.share_states = ShareStateCoordinator(self, self.share_state_store)
@@ -171,6 +173,15 @@ class Broker:
             return "share"
         classic = self.groups.groups.get(group_id)
         return "classic" if classic is not None and classic.members else None
+
+    def broker_config_layers(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The dynamic broker configs in force here: this broker's id's, the cluster default's."""
+        return self.broker_configs.configs(str(self.config.node_id)), self.broker_configs.configs("")
+
+    def apply_broker_configs(self) -> None:
+        """The topic defaults the dynamic broker configs set take effect on every partition here."""
+        dynamic = in_force(*self.broker_config_layers())
+        self.topics.set_defaults(log_defaults(self.config, dynamic), min_insync_replicas(self.config, dynamic))
 
     def connection_closed(self, connection_id: int) -> None:
         """The transport's word that a client connection closed: what it opened ends with it."""

@@ -57,6 +57,9 @@ class TopicRegistry:
         self.worker = AdminWorker()
         self._admin = asyncio.Lock()  # one change at a time: each writes topics.json whole
         self.layouts: ReplicaLayouts | None = None  # a cluster member's (load)
+        # the defaults of a topic's configs: the static ones, then the dynamic broker configs' (set_defaults)
+        self.log_defaults = config.log_defaults
+        self.min_insync_replicas = config.min_insync_replicas
 
     def load(self) -> None:
         saved = topics_file.read(self._data_dir)
@@ -110,14 +113,14 @@ class TopicRegistry:
         return self._partition(topic, index, store.open_partition(topic.name, index, self._log_config(topic)))
 
     def _log_config(self, topic: Topic):
-        return log_config_for(self._config.log_defaults, topic.configs)
+        return log_config_for(self.log_defaults, topic.configs)
 
     def _delete_delay_s(self, topic: Topic) -> float:
         """file.delete.delay.ms: how long a deleted partition's renamed files stay."""
         return self._log_config(topic).file_delete_delay_ms / 1000
 
     def _partition(self, topic: Topic, index: int, log_) -> Partition:
-        min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
+        min_isr = int(topic.configs.get("min.insync.replicas", self.min_insync_replicas))
         return Partition(topic.name, index, log_, self._config.node_id, self._log_config(topic), min_insync_replicas=min_isr,
                          lag_time_max_ms=self._config.replica_lag_time_max_ms, lead_alone=not self._config.etcd,
                          changes=self._changes)
@@ -320,10 +323,20 @@ class TopicRegistry:
         """The topic's configs take effect on its live partitions: retention, roll, cleanup
         policy and flush at the log's next check, min.insync.replicas at the next produce."""
         cfg = self._log_config(topic)
-        min_isr = int(topic.configs.get("min.insync.replicas", self._config.min_insync_replicas))
+        min_isr = int(topic.configs.get("min.insync.replicas", self.min_insync_replicas))
         for p in topic.partitions:
             if p is not None:
                 p.update_config(cfg, min_isr)
+
+    def set_defaults(self, log_defaults, min_insync_replicas: int) -> None:
+        """New topic defaults (dynamic broker configs: dynamic_topic_defaults.py): new partitions
+        open with them, and every hosted topic's partitions take them (apply_configs), its own
+        overrides still on top."""
+        if (log_defaults, min_insync_replicas) == (self.log_defaults, self.min_insync_replicas):
+            return
+        self.log_defaults, self.min_insync_replicas = log_defaults, min_insync_replicas
+        for topic in self.topics.values():
+            self.apply_configs(topic)
 
     def all_partitions(self):
         """Every partition hosted here (in a cluster, a topic lists None for the others)."""

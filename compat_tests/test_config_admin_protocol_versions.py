@@ -97,11 +97,11 @@ def test_incremental_alter_configs(broker, client, version):
     assert described(client, topic)["segment.bytes"][1]
     missing = unique_topic("missing")
     assert incremental(client, version, [(TOPIC, missing, [("retention.ms", SET, "1")])])[0][0] == UNKNOWN_TOPIC_OR_PARTITION
-    # A resource named twice: both refused. Broker settings are fixed at start-up: refused as Kafka
-    # refuses a config it cannot update dynamically.
+    # A resource named twice: both refused. Broker settings other than the topic defaults are fixed
+    # at start-up: refused as Kafka refuses a config it cannot update dynamically.
     twice = [(TOPIC, topic, [("retention.ms", SET, "1000")])] * 2
     assert [c for c, _ in incremental(client, version, twice)] == [INVALID_REQUEST, INVALID_REQUEST]
-    code, message = incremental(client, version, [(BROKER, "1", [("log.retention.ms", SET, "1000")])])[0]
+    code, message = incremental(client, version, [(BROKER, "1", [("log.cleaner.threads", SET, "2")])])[0]
     assert code == INVALID_REQUEST and "dynamically" in message
     assert incremental(client, version, [(BROKER, "", [])]) == [(NONE, None)]
     assert described(client, topic)["retention.ms"] == ("86400000", False)

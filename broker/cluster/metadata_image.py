@@ -70,6 +70,7 @@ class MetadataChange:
     topics_created: frozenset[str] = frozenset()
     topics_deleted: frozenset[str] = frozenset()
     topics_changed: frozenset[str] = frozenset()  # configs or replica lists (added partitions)
+    broker_configs_changed: bool = False  # dynamic broker configs: topic defaults among them (member.py)
     # (topic, index) -> (before, after); None on the side where the partition does not exist
     partitions: Mapping[PartitionKey, tuple[PartitionState | None, PartitionState | None]] = \
         field(default_factory=dict)
@@ -77,7 +78,7 @@ class MetadataChange:
     def __bool__(self) -> bool:
         return bool(self.brokers_joined or self.brokers_gone or self.brokers_shutting_down or self.controller_changed
                     or self.suspicions_changed or self.topics_created or self.topics_deleted or self.topics_changed
-                    or self.partitions)
+                    or self.broker_configs_changed or self.partitions)
 
     @property
     def brokers_restarted(self) -> frozenset[int]:
@@ -106,6 +107,7 @@ class MetadataChange:
             topics_deleted=frozenset(old.topics.keys() - new.topics.keys()),
             topics_changed=frozenset(t for t in new.topics.keys() & old.topics.keys()
                                      if new.topics[t] != old.topics[t]),
+            broker_configs_changed=old.broker_configs != new.broker_configs,
             partitions=MappingProxyType(partitions),
         )
 

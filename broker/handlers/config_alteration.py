@@ -16,7 +16,9 @@ etcd by compare-and-swap on a cluster) before the answer; a group need not exist
 Brokers (this broker's id, or the cluster default with an empty name): the configs Kafka takes
 at runtime, checked by its rules (broker/settings/dynamic_broker_configs.py), kept by
 broker/settings/dynamic_broker_store.py (broker_configs.json, or etcd by compare-and-swap on a
-cluster) before the answer. Other resource types are INVALID_REQUEST.
+cluster) before the answer; the topic defaults among them take effect on this broker's
+partitions before the answer too (Broker.apply_broker_configs), on the other members' when
+their metadata images show them. Other resource types are INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ async def _alter(broker, resource_type: int, name: str, change: ConfigChange,
         elif resource_type == BROKER:
             _check_broker_id(broker, name)
             await broker.broker_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
+            broker.apply_broker_configs()
         else:
             raise ConfigChangeError("invalid_request", f"Unsupported resource type {resource_type}")
     except (ConfigChangeError, TopicError) as exc:
@@ -96,7 +99,8 @@ async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: b
     topic = broker.topics.topics.get(name)  # not .get(): a key-lookup view has no configs to change
     if topic is None:
         raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
-    defaults = {e.name: e.value for e in topic_entries(broker.config, topic.storage_mode, {})}
+    entries = topic_entries(broker.config, *broker.broker_config_layers(), topic.storage_mode, {})
+    defaults = {e.name: e.value for e in entries}
     # a cluster changes etcd's overrides, not this broker's copy
     await broker.view.alter_topic_configs(name, lambda current, mode: change(current, defaults, mode), validate_only)
 

@@ -113,7 +113,7 @@ async def handle(broker, header, request):
         described = None if config_cls is None else tuple(
             make(config_cls, name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                  is_sensitive=e.sensitive)
-            for e in topic_entries(broker.config, broker.config.storage_mode, configs)
+            for e in topic_entries(broker.config, *broker.broker_config_layers(), broker.config.storage_mode, configs)
         )
         results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=error("none"),
                             error_message=None, topic_config_error_code=error("none"),

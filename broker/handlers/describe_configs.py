@@ -22,7 +22,8 @@ def _entries(broker, res) -> tuple[str, str | None, list]:
         topic = broker.topics.get(res.resource_name)
         if topic is None:
             return "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []
-        return "none", None, topic_entries(broker.config, topic.storage_mode, topic.configs)
+        layers = broker.broker_config_layers()
+        return "none", None, topic_entries(broker.config, *layers, topic.storage_mode, topic.configs)
     if res.resource_type == ConfigResourceType.GROUP:  # a group need not exist, as in Kafka
         if not res.resource_name:
             return "invalid_request", "Group name must not be empty", []

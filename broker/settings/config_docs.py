@@ -19,7 +19,8 @@ capitals, dots as underscores), or a Kafka `server.properties` passed as `--conf
 otherwise it has its default. A key the file has and twinlog does not know is skipped with one
 warning line, so a stock file loads; a bad value, wherever it came from, is one `Error:` line
 naming the key (exit code 2). `twinlog config show [--config FILE] [flags]` prints what each
-setting resolves to and where it came from. Every setting in this table is fixed at start-up.
+setting resolves to and where it came from. Every setting in this table is fixed at start-up,
+but the topic defaults below that Kafka changes at runtime.
 
 **Dynamic broker configs.** AlterConfigs and IncrementalAlterConfigs on a broker resource (this
 broker's id, or the cluster default with an empty name) take the configs Kafka lists as dynamic
@@ -30,10 +31,22 @@ broker's id, or the cluster default with an empty name) take the configs Kafka l
 and change nothing here: twinlog has none of the machinery they tune. Kafka's refusals and
 messages, all INVALID_REQUEST: a config Kafka cannot change at runtime ("Cannot update these
 configs dynamically: Set(...)"), a keystore/truststore config without a listener prefix, a
-per-broker config (listener, SASL, SSL) at the cluster default, another broker's id. A config
-that is one of twinlog's own settings below (`log.retention.ms`, `message.max.bytes`, ...) is
-refused the same way even where Kafka takes it at runtime, with "(twinlog applies its own
-settings at start-up only)": it is never kept and silently not applied.
+per-broker config (listener, SASL, SSL) at the cluster default, another broker's id.
+
+The topic defaults among them that are settings here are applied at once: `log.segment.bytes`,
+`log.retention.ms`, `log.retention.bytes`, `log.flush.interval.messages`,
+`log.flush.interval.ms`, `log.index.interval.bytes`, `message.max.bytes` and
+`min.insync.replicas`, and Kafka's broker names of topic configs that have no broker setting
+here: `log.roll.ms`, `log.roll.jitter.ms`, `log.cleanup.policy`,
+`log.cleaner.min.cleanable.ratio`, `log.cleaner.min.compaction.lag.ms`,
+`log.cleaner.max.compaction.lag.ms`, `log.cleaner.delete.retention.ms` and
+`log.message.timestamp.*`. Every topic that does not set the config itself takes the new value
+on its live partitions, and new topics start with it; this broker's value beats the cluster
+default's, which beats the static one (flag, environment, file); deleting it brings the static
+value back. A bad value is INVALID_REQUEST with Kafka's "Invalid value ... for configuration
+...". Any other config that is one of twinlog's own settings below (`log.cleaner.threads`,
+`max.connections`, ...) is refused even where Kafka takes it at runtime, with "(twinlog applies
+its own settings at start-up only)": it is never kept and silently not applied.
 
 DescribeConfigs on the broker reports each setting with Kafka's source: DYNAMIC_BROKER_CONFIG
 or DYNAMIC_DEFAULT_BROKER_CONFIG for a dynamic config set on this broker or the cluster default,

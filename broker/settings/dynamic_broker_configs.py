@@ -16,9 +16,12 @@ the configs the resource would have after its operations, stored ones included.
 
 What twinlog takes: a dynamic config it has no setting for (sasl.kerberos.*, num.io.threads,
 ...: machinery twinlog does not have) is kept and described, and changes nothing, as Kafka's
-own such configs do when the feature is off. A dynamic config that is one of twinlog's settings
-(log.retention.ms, max.connections, ...) is applied at start-up only, so a change to it is
-refused by rule 1 with that reason, rather than kept and silently not applied.
+own such configs do when the feature is off. The topic defaults twinlog applies live
+(log.retention.ms, log.segment.bytes, min.insync.replicas, ...: dynamic_topic_defaults.py) are
+kept, their values checked by their settings, and every topic without its own override takes
+them. Any other dynamic config that is one of twinlog's settings (max.connections, ...) is
+applied at start-up only, so a change to it is refused by rule 1 with that reason, rather than
+kept and silently not applied.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import re
 
 from wire.config_codes import AlterConfigOp
 
+from broker.settings.dynamic_topic_defaults import LIVE, check_values
 from broker.settings.table import BY_KEY
 from broker.settings.topic_config_changes import DELETE, SET, ConfigChangeError, ConfigOp
 
@@ -111,7 +115,7 @@ def check_change(configs: dict[str, str | None], per_broker: bool) -> dict[str, 
     if unprefixed:
         raise ConfigChangeError("invalid_request", "These security configs can be dynamically updated only "
                                 f"per-listener using the listener prefix: {_kafka_set(unprefixed)}")
-    at_start = [n for n in configs if _base(n) in BY_KEY]
+    at_start = [n for n in configs if _base(n) in BY_KEY and n not in LIVE]
     if at_start:
         raise ConfigChangeError("invalid_request", f"Cannot update these configs dynamically: {_kafka_set(at_start)} "
                                 "(twinlog applies its own settings at start-up only)")
@@ -120,6 +124,7 @@ def check_change(configs: dict[str, str | None], per_broker: bool) -> dict[str, 
         if broker_only:
             raise ConfigChangeError("invalid_request", "Cannot update these configs at default cluster level, "
                                     f"broker id must be specified: {_kafka_set(broker_only)}")
+    check_values(configs)
     return configs
 
 
@@ -139,7 +144,7 @@ def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker:
         if o.value is None or o.op not in (SET, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
             raise ConfigChangeError("invalid_request", f"Invalid operation {o.op} with value {o.value} for {o.name}")
         base = _base(o.name)
-        if o.op == SET or base not in DYNAMIC or base in BY_KEY:
+        if o.op == SET or base not in DYNAMIC or (base in BY_KEY and o.name not in LIVE):
             out[o.name] = o.value  # a config not taken here is refused below, whatever the operation
         elif base in KAFKA_LISTS:  # Kafka's prepareIncrementalConfigs: from the stored value, else the default
             items = out.get(o.name, KAFKA_LISTS[base]).split(",")

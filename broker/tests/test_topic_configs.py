@@ -22,7 +22,7 @@ def config(tmp_path):
 
 
 def test_every_topic_config_takes_the_value_describe_shows_for_it(config):
-    shown = {e.name: e.value for e in topic_entries(config, "segment", {})}
+    shown = {e.name: e.value for e in topic_entries(config, {}, {}, "segment", {})}
     assert sorted(shown) == sorted(TOPIC_CONFIGS)
     assert validate_topic_configs(shown) == shown  # what a client reads back, it may write back
 
@@ -60,7 +60,7 @@ def test_overrides_reach_the_log_config_as_values_and_the_rest_are_the_brokers(t
 
 def test_a_topic_default_is_the_brokers_effective_value_with_its_source(tmp_path):
     config = config_with(data_dir=tmp_path, min_insync_replicas=2)
-    entries = {e.name: e for e in topic_entries(config, "segment", {"retention.ms": "5000"})}
+    entries = {e.name: e for e in topic_entries(config, {}, {}, "segment", {"retention.ms": "5000"})}
     min_isr = entries["min.insync.replicas"]
     assert (min_isr.value, min_isr.source, min_isr.config_type) == ("2", STATIC, ConfigType.INT)
     assert min_isr.synonyms == (Synonym("min.insync.replicas", "2", STATIC), Synonym("min.insync.replicas", "1", DEFAULT))
@@ -74,7 +74,7 @@ def test_a_topic_default_is_the_brokers_effective_value_with_its_source(tmp_path
 
 def test_a_topic_keeps_the_layout_it_was_created_in(tmp_path):
     config = config_with(data_dir=tmp_path, storage_mode="commitlog")
-    (mode,) = [e for e in topic_entries(config, "segment", {}) if e.name == "storage.mode"]
+    (mode,) = [e for e in topic_entries(config, {}, {}, "segment", {}) if e.name == "storage.mode"]
     assert (mode.value, mode.source) == ("segment", STATIC)
 
 
