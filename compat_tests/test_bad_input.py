@@ -196,7 +196,7 @@ def test_truncated_header(broker, guard, case):
 
 # --- API keys and versions -----------------------------------------------------------------
 
-@pytest.mark.parametrize("api_key", [9999, -1, 57, 67])  # 57: UpdateFeatures, not served
+@pytest.mark.parametrize("api_key", [9999, -1, 55, 67])  # Kafka's DescribeQuorum, AllocateProducerIds: not served
 def test_unknown_api_key(broker, guard, api_key):
     assert api_key not in SERVED_VERSIONS
     with RawKafka.to(broker) as bad:

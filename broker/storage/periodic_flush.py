@@ -105,9 +105,13 @@ class PeriodicFlush:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
+        looked = loop.time() * 1000
         while True:
             now = loop.time() * 1000
-            self.schedule.written(self._changed.take(), now)
+            # A write seen now was made after the last look: counting it from then flushes it
+            # within flush.ms of the write, not flush.ms after this look.
+            self.schedule.written(self._changed.take(), looked)
+            looked = now
             hosted: dict[Partition, tuple[str, int] | None] = {}
 
             def flush_ms_of(p: Partition) -> int | None:
