@@ -128,7 +128,7 @@ def test_confluent_admin(broker):
     assert configs["retention.ms"] == "7200000" and configs["cleanup.policy"] == "delete"
 
     broker_res = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[
-        ConfigEntry("log.retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)])
+        ConfigEntry("log.cleaner.threads", "3", incremental_operation=AlterConfigOpType.SET)])
     with pytest.raises(Exception, match="dynamically"):
         admin.incremental_alter_configs([broker_res])[broker_res].result(10)
 

@@ -116,11 +116,12 @@ def test_second_worker_joins_and_tasks_rebalance(broker, worker, tmp_path):
     second = ConnectWorker(broker.bootstrap, tmp_path / "second", worker.group_id)
     try:
         second.start()
-        spread = wait_until(lambda: (w := task_workers(worker, "spread-sink")) and len(set(w)) == 2 and w,
-                            "the four tasks spread over both workers", timeout=90)
+        # The incremental cooperative assignor balances the tasks, two each, over one or more
+        # rounds (a round may leave them 3/1 on the way: seen once on a loaded machine).
+        spread = wait_until(lambda: (w := task_workers(worker, "spread-sink")) and len(set(w)) == 2
+                            and w.count(worker.worker_id) == 2 and w,
+                            "the four tasks spread two and two over both workers", timeout=90)
         assert sorted(set(spread)) == sorted([worker.worker_id, second.worker_id])
-        # The incremental cooperative assignor balances tasks: two each.
-        assert spread.count(worker.worker_id) == 2
 
         group = wait_until(lambda: (g := describe_group(broker, worker.group_id)).group_state == "Stable"
                            and len(g.members) == 2 and g, "the Connect group Stable with two members")

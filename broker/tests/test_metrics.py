@@ -22,7 +22,7 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
@@ -51,7 +51,9 @@ def every_error(entity) -> list[ErrorCode]:
 
 
 @pytest.mark.parametrize("api_key", sorted(SERVED_VERSIONS))
-@settings(max_examples=5)
+# StreamsGroupDescribe's answer nests topologies in members in groups: most drawn answers are past
+# Hypothesis's size limit, and the few that fit are enough for this walk
+@settings(max_examples=5, suppress_health_check=[HealthCheck.data_too_large])
 @given(data=st.data())
 def test_errors_in_finds_every_error_code(api_key, data):
     version = SERVED_VERSIONS[api_key][1]
