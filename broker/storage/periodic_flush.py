@@ -3,11 +3,12 @@ is fsynced within flush.ms, whatever the producer's acks said.
 
 As Kafka's LogManager.flushDirtyLogs, but only over the partitions written since their last
 flush (replica/change_feed.py), so an idle broker does nothing per partition: a written
-partition is due flush.ms after the first write its last flush did not cover, and a due flush
-covers everything written when it starts. The check runs on the event loop when a partition is
-first written, when the next one falls due, and at least every MAX_WAIT_MS (a topic altered to
-a shorter flush.ms is noticed within that); the fsyncs run in a worker thread, the engines'
-flush being thread-safe against appends (group commit relies on it too).
+partition is due flush.ms after the first write its last flush did not cover (counted from the
+look before the one that saw it), and a due flush covers everything written when it starts. The
+check runs on the event loop every shortest flush.ms of the hosted topics, at least every
+MAX_WAIT_MS (a topic altered to a shorter flush.ms is noticed within that); the fsyncs run in a
+worker thread, the engines' flush being thread-safe against appends (group commit relies on it
+too).
 
 Layouts: the segment layout fsyncs the due partitions' own files and records their recovery
 points; in the commitlog layout every partition's records lie in one shared commitlog, so a
@@ -44,7 +45,7 @@ class FlushSchedule:
     caller's clock (ms)."""
 
     def __init__(self) -> None:
-        self._since: dict = {}  # partition -> when the first write no flush covered was seen
+        self._since: dict = {}  # partition -> since when it holds writes no flush covered
 
     def written(self, partitions: Iterable[P], now_ms: float) -> None:
         for p in partitions:
