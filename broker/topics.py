@@ -151,6 +151,8 @@ class TopicRegistry:
 
     def _removed(self, partition: Partition) -> None:
         partition.wake_all()  # parked fetches answer now, without it
+        if self._changes is not None:
+            self._changes.forget(partition)
 
     def _retire(self, topic: Topic, indexes: list[int]) -> None:
         """The stores forget these partitions now; the worker removes their files later."""

@@ -9,6 +9,7 @@ import re
 import time
 
 from compat_tests.raw_kafka import Client
+from compat_tests.test_admin_stalls import delete_topic
 from compat_tests.test_describe_producers import NONE, describe, produce
 from compat_tests.test_txn_markers import producer_id
 from compat_tests.topics import unique_topic
@@ -63,3 +64,16 @@ def test_restarts_replay_only_what_no_snapshot_covers(fresh_broker):
         assert after[0][0] == NONE and any(p[5] == 20 for p in after[0][1])  # the open transaction
         fetched = client.fetch(topic, 0, 0)
         assert fetched.last_stable_offset == 20
+
+
+def test_a_deleted_topic_is_not_snapshotted(fresh_broker):
+    """A topic written and deleted before the next snapshot round: the round (here the one a
+    clean shutdown takes) skips it, where it once read the deleted log and failed."""
+    topic = unique_topic("snapshot-deleted")
+    with Client.to(fresh_broker) as client:
+        client.create_topic(topic)
+        produce(client, topic, producer_id(client), 0, [b"v"], int(time.time() * 1000))
+        assert delete_topic(client, topic) == 0
+    since = fresh_broker.log_size()
+    assert fresh_broker.stop() == 0
+    assert "Traceback" not in fresh_broker.log_text(since)

@@ -36,6 +36,9 @@ class Changed(Generic[P]):
         taken, self._pending = list(self._pending), {}
         return taken
 
+    def discard(self, partition: P) -> None:
+        self._pending.pop(partition, None)
+
     def __len__(self) -> int:
         return len(self._pending)
 
@@ -54,3 +57,9 @@ class ChangeFeed(Generic[P]):
     def changed(self, partition: P) -> None:
         for subscriber in self._subscribers:
             subscriber.add(partition)
+
+    def forget(self, partition: P) -> None:
+        """No longer hosted (its topic deleted, its replica removed here): no task visits its
+        log, whose files are being retired, once it is gone."""
+        for subscriber in self._subscribers:
+            subscriber.discard(partition)
