@@ -13,8 +13,9 @@ not survive what it is there for): a member that had the standby keeps it, other
 least-loaded member (actives and standbys counted). A task with fewer eligible processes gets
 fewer standbys, as in Kafka.
 
-Warm-up tasks (Kafka's for moving state before an active moves) are not produced: an active
-moves at once, its new owner restoring from the changelog.
+No warm-up tasks, as Kafka 4.3's StickyTaskAssignor gives none (its warm-up map stays empty;
+warm-ups came after 4.3, docs/streams-groups.md): an active moves at once, its new owner
+restoring from the changelog.
 """
 
 from __future__ import annotations
