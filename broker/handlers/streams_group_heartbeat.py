@@ -28,8 +28,9 @@ from broker.topic_names import TopicError
 
 log = logging.getLogger(__name__)
 
-# Kafka's defaults of the group configs streams.acceptable.recovery.lag and
-# streams.task.offset.interval.ms, which every answer carries (no group sets its own here).
+# The acceptable recovery lag and task offset interval every answer carries: the values Kafka
+# 4.3's coordinator sends (docs/streams-groups.md: its assignor makes no warm-up tasks, the one
+# use of the lag; the group config for it came after 4.3).
 ACCEPTABLE_RECOVERY_LAG = 10_000
 TASK_OFFSET_INTERVAL = datetime.timedelta(milliseconds=60_000)
 
