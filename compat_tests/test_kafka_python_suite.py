@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -133,11 +134,11 @@ def run_suite(workdir: Path, name: str, targets: list[str], env_extra: dict[str,
         **env_extra,
     })
     cmd = [sys.executable, "-m", "pytest", *targets,
-           "-p", "outcome_recorder", "-p", "no:cacheprovider",
+           "-p", "outcome_recorder", "-p", "client_log_levels", "-p", "no:cacheprovider",
            f"--timeout={PER_TEST_TIMEOUT_S}",
            # "signal" fails just the stuck test; the suite's default "thread" exits the run.
            "--timeout-method=signal",
-           "-o", "log_level=WARNING", "-q", "-rfE", "--durations=15"]
+           "-o", "log_level=DEBUG", "-q", "-rfE", "--durations=15"]
     for nodeid in deselect:
         cmd += ["--deselect", nodeid]
     with open(output_path, "wb") as out:
@@ -178,6 +179,23 @@ def run_with_spawned_brokers(storage_mode: str, workdir: Path):
            "TWINLOG_SUITE_STORAGE_MODE": storage_mode}
     return run_suite(workdir, "spawned", list(SPAWNED_BROKER_MODULES), env,
                      list(read_id_list(DESELECTED)), SPAWNED_BUDGET_S)
+
+
+def failure_report(output: str, nodeid: str, max_lines: int = 300) -> str:
+    """The failure section pytest printed for `nodeid` (its traceback and the client's captured
+    logs), the last `max_lines` of it; "" when the output has none."""
+    name = nodeid.rsplit("::", 1)[-1]
+    header = re.compile(r"^_{3,} (.+?) _{3,}$")
+    lines, section = output.splitlines(), None
+    for i, line in enumerate(lines):
+        match = header.match(line)
+        if match and section is not None:
+            return "\n".join(lines[section:i][-max_lines:])
+        if match and match.group(1) == name:
+            section = i
+        elif section is not None and line.startswith("=" * 10):
+            return "\n".join(lines[section:i][-max_lines:])
+    return "\n".join(lines[section:][-max_lines:]) if section is not None else ""
 
 
 def outcome_table(outcomes: dict[str, dict]) -> str:
@@ -224,8 +242,9 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     print(f"kafka-python {KAFKA_VERSION} suite vs {broker!r}: {dict(sorted(counts.items()))} "
           f"in {elapsed:.0f}s (exit codes {[run[0] for run in runs]})")
     print(table)
-    output_tails = {}
+    output_tails, outputs = {}, ""
     for rc, _, output_path in runs:
+        outputs += output_path.read_text(errors="replace")
         output_tail = "\n".join(output_path.read_text(errors="replace").splitlines()[-40:])
         output_tails[output_path] = output_tail
         assert broker.is_running(), f"the broker died during the suite\n{broker.log_tail(80)}"
@@ -248,4 +267,6 @@ def test_kafka_python_integration_suite(broker_factory, tmp_path):
     assert not regressions, (
         f"{len(regressions)} allowlisted kafka-python test(s) did not pass:\n"
         + "\n".join(f"  {o['outcome']:<10} {n}  {o['reason']}" for n, o in sorted(regressions.items()))
-        + "".join(f"\n\nsuite output tail ({path}):\n{tail}" for path, tail in output_tails.items()))
+        + "".join(f"\n\nsuite output tail ({path}):\n{tail}" for path, tail in output_tails.items())
+        + "".join(f"\n\n{n}, as the suite reported it:\n{failure_report(outputs, n)}" for n in sorted(regressions))
+        + f"\n\nbroker log tail:\n{broker.log_tail(60)}")
