@@ -17,7 +17,7 @@ Nothing is lost by closing:
   (a flush, a checkpoint, a clean shutdown) opens a descriptor for the fsync. Eviction happens
   on the event loop, in the middle of a request, mostly to files that request has just written
   (a produce to more partitions than the bound): an fsync at each one stalled every client
-  1-4 s for a 5,000-partition produce (FINDINGS.md). PostgreSQL's checkpointer syncs closed
+  1-4 s for a 5,000-partition produce (measured when it did). PostgreSQL's checkpointer syncs closed
   files the same way. A writeback error while no descriptor is open is reported to the first
   fsync of the next one (Linux 4.16 and later: an error nobody has seen is not lost to a new
   opener), so that `sync` raises it; the one gap, as for PostgreSQL, is a kernel that drops
