@@ -123,6 +123,15 @@ class ClientQuotaManager:
     def fetch(self, user: str, client: str, response_bytes: int) -> int:
         return self.record(CONSUMER_BYTE_RATE, user, client, response_bytes)
 
+    def fetch_window_bytes(self, user: str, client: str) -> int | None:
+        """The most one fetch may carry and not be throttled with nothing else recorded in the
+        window (Kafka's getMaxValueInQuotaWindow): consumer_byte_rate over every sample but the
+        current one. None when no quota holds the client."""
+        found = self.quota_for(CONSUMER_BYTE_RATE, user, client)
+        if found is None:
+            return None
+        return int(found[0] * (self._samples - 1) * self._window)
+
     def unrecord_fetch(self, user: str, client: str, response_bytes: int) -> None:
         self.unrecord(CONSUMER_BYTE_RATE, user, client, response_bytes)
 
