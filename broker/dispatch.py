@@ -14,7 +14,7 @@ from wire.protocol import UnsupportedVersion, decode_request, encode_response
 from broker.dispatch_types import Deferred
 from broker.handlers import HANDLERS
 from broker.handlers.fetch import replica_id
-from broker.quotas.enforcement import BusyTime, after_request, with_throttle
+from broker.quotas.enforcement import BusyTime, after_request, handling as quota_handling, with_throttle
 
 log = logging.getLogger(__name__)
 FETCH_KEY = 1
@@ -56,14 +56,16 @@ async def dispatch(broker, frame: bytes, context=None, received: float | None = 
         return [reply] if reply is not None else None
     started = time.perf_counter()
     metrics = broker.metrics
+    handling = BusyTime(HANDLERS[header.api_key](broker, header, request))  # the request quota's measure
+    handling_token = quota_handling.set(handling)  # a consumer's Fetch reads it (enforcement.py)
     try:
-        handling = BusyTime(HANDLERS[header.api_key](broker, header, request))  # the request quota's measure
         response = await handling
     except Exception:
         if metrics is not None:
             metrics.request_failed(header, request, started, received)
         raise
     finally:
+        quota_handling.reset(handling_token)
         try:
             broker.storage.commit_writes()  # what it appended reaches the files before any answer
         except StorageError as exc:
@@ -72,7 +74,7 @@ async def dispatch(broker, frame: bytes, context=None, received: float | None = 
             # KAFKA_STORAGE_ERROR.
             raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
     follower = header.api_key == FETCH_KEY and replica_id(request) >= 0
-    throttle_ms = after_request(broker, header, follower, len(frame), handling.busy_s, context)  # quotas: mutes if over
+    throttle_ms = after_request(broker, header, follower, len(frame), handling, context)  # quotas: mutes if over
     if isinstance(response, Deferred):
         if metrics is not None and context is not None:
             context.instruments = metrics.instruments(header, request)

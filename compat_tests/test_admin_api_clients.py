@@ -7,9 +7,9 @@ kafka-python infers the broker's Kafka version from ApiVersions (its newest mark
 wins) and, when that is newer than a client's configured api_version, sends that version's own
 table instead of what the broker listed: so ApiVersions must not claim a generation whose
 versions we do not serve (DescribeLogDirs v5 alone read as 4.3; see wire/protocol.py). Every API
-listed is served up to Kafka 4.3's version; 4.3's table also holds APIs not served here (client
-quotas, delegation tokens, UpdateFeatures, streams groups, KRaft's own), which a client
-configured for 4.2 or 4.3 would send only when its user calls them.
+listed is served up to Kafka 4.3's version; 4.3's table also holds APIs not served here (KRaft's
+own, client telemetry), which a client configured for 4.2 or 4.3 would send only when its user
+calls them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The quotas that are not byte rates, over raw sockets: controller_mutation_rate (KIP-599's token
 bucket: CreateTopics v6+, DeleteTopics v5+, CreatePartitions v3+ refuse a topic asked for while
 the client is over it with THROTTLING_QUOTA_EXCEEDED, older versions create it and are only
-throttled) and connection_creation_rate per ip (a connection over it is closed unanswered).
+throttled) and connection_creation_rate per ip (a connection over it is closed unanswered), the
+ip given as an address or as a host name.
 
 The broker runs with quota.window.num=3, so a mutation quota of Q banks 3 * Q partitions.
 """
@@ -80,11 +81,12 @@ def _connect_from(broker, source: str) -> socket.socket:
     return socket.create_connection((broker.host, broker.port), timeout=5, source_address=(source, 0))
 
 
-def test_connections_over_the_ip_rate_are_closed_unanswered(broker):
-    _set_quota(broker, {"ip": "127.0.0.2"}, connection_creation_rate=2)  # 2 s of first window: 4 connections
+def _answered_and_closed(broker, source: str, connections: int = 8) -> tuple[int, int]:
+    """Opens `connections` connections from `source`, one after another, each asking ApiVersions:
+    how many were answered, how many closed unanswered."""
     answered, closed = 0, 0
-    for _ in range(8):
-        with _connect_from(broker, "127.0.0.2") as sock:
+    for _ in range(connections):
+        with _connect_from(broker, source) as sock:
             raw = RawKafka.__new__(RawKafka)
             raw.sock, raw.client_id, raw.timeout, raw._next_id = sock, "ip-test", 5.0, 1
             cid = raw.send(build_request(18, 3, client_software_name="t", client_software_version="1"))
@@ -93,6 +95,24 @@ def test_connections_over_the_ip_rate_are_closed_unanswered(broker):
                 answered += 1
             except ConnectionError:
                 closed += 1
-    assert answered == 4 and closed == 4, (answered, closed)
+    return answered, closed
+
+
+def test_connections_over_the_ip_rate_are_closed_unanswered(broker):
+    _set_quota(broker, {"ip": "127.0.0.2"}, connection_creation_rate=2)  # 2 s of first window: 4 connections
+    assert _answered_and_closed(broker, "127.0.0.2") == (4, 4)
     with Client.to(broker) as other:  # another ip is not held back
         assert other.request(18, 3, client_software_name="o", client_software_version="1").error_code == NONE
+
+
+def test_an_ip_quota_set_by_host_name_holds_the_address_it_resolves_to():
+    """As Kafka's broker: `localhost` resolved when the quota is set (InetAddress.getByName, IPv4
+    first) holds connections from 127.0.0.1. Its own broker: the quota holds every test client."""
+    proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)])
+    try:
+        proc.start()
+        _set_quota(proc, {"ip": "localhost"}, connection_creation_rate=2)
+        assert _answered_and_closed(proc, "127.0.0.1") == (4, 4)
+        assert _answered_and_closed(proc, "127.0.0.3", 1) == (1, 0)  # another address is not held
+    finally:
+        proc.cleanup()

@@ -2,16 +2,15 @@
 
 One result per entity, Kafka's (ClientQuotaControlManager, broker/quotas/entities.py): an
 entity's changes apply all or none; INVALID_REQUEST for an unknown key, a value not above 0, a
-fraction where the key is integral, an ip that is neither an address nor resolves, an ip with a
-user or client-id, an entity or key named twice. `remove` drops a key (a key not set is no
-error); validate_only checks and stores nothing. ALTER_CONFIGS on the cluster is needed
+fraction where the key is integral, an ip that is neither an address nor resolves (a host name
+that resolves holds its address's connections, broker/quotas/ip_hosts.py), an ip with a user or
+client-id, an entity or key named twice. `remove` drops a key (a key not set is no error);
+validate_only checks and stores nothing. ALTER_CONFIGS on the cluster is needed
 (CLUSTER_AUTHORIZATION_FAILED for every entity otherwise). The answer comes once the change is
 stored (broker/quotas/store.py) and this broker enforces it.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from wire.protocol import response_for
 
@@ -28,7 +27,9 @@ async def handle(broker, header, request):
         results = {entity_of((d.entity_type, d.entity_name) for d in e.entity):
                    ("cluster_authorization_failed", "Cluster authorization failed.") for e in request.entries}
     else:
-        unresolved = {host for host in hosts_to_resolve(request.entries) if not await _resolves(host)}
+        # resolved now, off the event loop: this broker holds the host's address once it answers
+        unresolved = {host for host in hosts_to_resolve(request.entries)
+                      if await broker.quotas.hosts.resolve(host) is None}
         results = await broker.client_quotas.alter(lambda current: _planned(current, request.entries, unresolved),
                                                    request.validate_only)
     entries = tuple(
@@ -41,11 +42,3 @@ async def handle(broker, header, request):
 def _planned(current, entries, unresolved):
     results, after = plan_alteration(current, entries, unresolved)
     return after, results
-
-
-async def _resolves(host: str) -> bool:
-    try:
-        await asyncio.get_running_loop().getaddrinfo(host, None)  # the resolver's thread, not the loop
-        return True
-    except (OSError, UnicodeError):
-        return False

@@ -38,7 +38,7 @@ from broker.security.acl.checks import cluster_allowed, denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, leader_hint, leader_field, \
     node_endpoints
-from broker.quotas.enforcement import consumer_fetch
+from broker.quotas.enforcement import consumer_fetch, consumer_fetch_limit
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
@@ -181,18 +181,24 @@ async def handle(broker, header, request):
                     session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
     wanted = _unique_partitions(broker, request)
+    consumer = replica_id(request) < 0  # consumers have quotas, followers none
     # Kafka's fetch.max.bytes: a client's max_bytes (2^31-1 is legal) never makes one response,
-    # and the reads behind it, larger than the broker allows.
+    # and the reads behind it, larger than the broker allows; nor, for a consumer, larger than
+    # its consumer_byte_rate lets through in one window (enforcement.py), min_bytes with it.
     max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
+    quota_limit = consumer_fetch_limit(broker, header) if consumer else None
+    if quota_limit is not None:
+        max_bytes = min(max_bytes, quota_limit)
+    min_bytes = min(request.min_bytes, max_bytes)
     while True:
         results, total = await _read_partitions(broker, request, wanted, max_bytes)
         has_error = any(code != "none" for _, _, parts in results for _, code, *_ in parts)
         left = deadline - time.monotonic()
-        if total >= request.min_bytes or has_error or left <= 0:
+        if total >= min_bytes or has_error or left <= 0:
             break
-        await _wait_for_data(broker, wanted, left, replica_id(request) >= 0)
-    if replica_id(request) < 0:  # consumers have quotas (consumer_byte_rate), followers none
-        throttle_ms = consumer_fetch(broker, header, total)
+        await _wait_for_data(broker, wanted, left, not consumer)
+    if consumer:
+        throttle_ms = consumer_fetch(broker, header, total)  # its byte rate and its request time
         if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
             return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=error("none"),
                         session_id=0, responses=(), node_endpoints=node_endpoints(broker, cls, []))

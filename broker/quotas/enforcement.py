@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import datetime
 import time
+from contextvars import ContextVar
 
 from wire.protocol import EncodedBody
 
@@ -26,31 +27,49 @@ REQUEST_QUOTA_EXEMPT = frozenset({17, 27, 36, 83, 84, 85, 86, 87})
 
 class BusyTime:
     """Awaits a handler's coroutine and counts the time its steps ran, not the time it waited
-    (for data, a lock, a thread): Kafka's request quota counts a request thread's busy time."""
+    (for data, a lock, a thread): Kafka's request quota counts a request thread's busy time.
+    `request_time_recorded`: the handler already checked it against request_percentage (a
+    consumer's Fetch, consumer_fetch below), so after_request does not count it again."""
 
-    __slots__ = ("_coro", "busy_s")
+    __slots__ = ("_coro", "busy_s", "_step_began", "request_time_recorded")
 
     def __init__(self, coro) -> None:
         self._coro = coro
-        self.busy_s = 0.0
+        self.busy_s = 0.0  # the steps ended so far
+        self._step_began = None  # perf_counter() when the running step began, None between steps
+        self.request_time_recorded = False
+
+    def so_far(self) -> float:
+        """Busy seconds until now, the running step's included (the handler asking mid-step)."""
+        running = time.perf_counter() - self._step_began if self._step_began is not None else 0.0
+        return self.busy_s + running
 
     def __await__(self):
         coro, value, error = self._coro, None, None
         while True:
-            began = time.perf_counter()
+            self._step_began = time.perf_counter()
             try:
                 waits_on = coro.throw(error) if error is not None else coro.send(value)
             except StopIteration as done:
-                self.busy_s += time.perf_counter() - began
+                self._end_step()
                 return done.value
             except BaseException:
-                self.busy_s += time.perf_counter() - began
+                self._end_step()
                 raise
-            self.busy_s += time.perf_counter() - began
+            self._end_step()
             try:
                 value, error = (yield waits_on), None
             except BaseException as exc:  # a cancel (or throw) goes on into the handler
                 value, error = None, exc
+
+    def _end_step(self) -> None:
+        self.busy_s += time.perf_counter() - self._step_began
+        self._step_began = None
+
+
+# The request this task is handling (dispatch.py sets it around the handler), so a consumer's
+# Fetch can check the handler time it used so far before it decides what to answer.
+handling: ContextVar[BusyTime | None] = ContextVar("handling", default=None)
 
 
 def client_of(context, header) -> tuple[str, str]:
@@ -68,27 +87,46 @@ def mute(context, throttle_ms: int) -> None:
     context.muted_until = max(context.muted_until, until)
 
 
-def after_request(broker, header, follower: bool, frame_size: int, busy_s: float, context) -> int:
+def after_request(broker, header, follower: bool, frame_size: int, handled: BusyTime, context) -> int:
     """Records a served request against its client's quotas (a produce's bytes; every client
     request's handler time); returns the throttle time (ms), the longest of them, and mutes the
-    connection for it. `follower`: a follower's Fetch, which no quota counts."""
+    connection for it. `follower`: a follower's Fetch, which no quota counts.
+
+    Every version is answered at once, its throttle_time_ms set, and then muted, as Kafka 4.3's
+    broker does: its AbstractResponse.shouldClientThrottle(version) only tells a client whether
+    to wait by itself, and an older client that does not is held back by the mute alone."""
     user, client = client_of(context, header)
     throttle = 0
     if header.api_key == PRODUCE_KEY:
         throttle = broker.quotas.produce(user, client, frame_size)
-    if header.api_key not in REQUEST_QUOTA_EXEMPT and not follower:
-        throttle = max(throttle, broker.quotas.request_time(user, client, busy_s))
+    if header.api_key not in REQUEST_QUOTA_EXEMPT and not follower and not handled.request_time_recorded:
+        throttle = max(throttle, broker.quotas.request_time(user, client, handled.busy_s))
     mute(context, throttle)
     return throttle
 
 
+def consumer_fetch_limit(broker, header) -> int | None:
+    """The most a consumer's fetch may read, None when no consumer_byte_rate holds it. Kafka caps
+    a consumer's fetch max bytes to this (getMaxValueInQuotaWindow): a larger fetch would be
+    throttled, so answered empty, even if nothing else were recorded in the window, and the
+    consumer would never progress."""
+    user, client = client_of(current_request.get(), header)
+    return broker.quotas.fetch_window_bytes(user, client)
+
+
 def consumer_fetch(broker, header, response_bytes: int) -> int:
-    """A consumer's fetch of `response_bytes`: the throttle time (ms), the connection muted for
-    it. Throttled, the fetch is answered empty and its bytes are taken back out of the rate, as
-    Kafka's handleFetchRequest does (the client fetches them again once it may)."""
+    """A consumer's fetch of `response_bytes`, checked before it is answered as Kafka's
+    handleFetchRequest does: its bytes against consumer_byte_rate and the handler time it used
+    against request_percentage. Returns the throttle time (ms), the longer of the two, the
+    connection muted for it. Throttled by either, the fetch is answered empty and its bytes are
+    taken back out of the byte rate (the client fetches them again once it may)."""
     context = current_request.get()
     user, client = client_of(context, header)
     throttle = broker.quotas.fetch(user, client, response_bytes)
+    handled = handling.get()
+    if handled is not None:
+        handled.request_time_recorded = True
+        throttle = max(throttle, broker.quotas.request_time(user, client, handled.so_far()))
     if throttle:
         broker.quotas.unrecord_fetch(user, client, response_bytes)
         mute(context, throttle)

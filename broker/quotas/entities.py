@@ -12,8 +12,9 @@ answers UNSUPPORTED_VERSION.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
+
+from broker.quotas.ip_hosts import address
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 ENTITY_TYPES = (USER, CLIENT_ID, IP)
@@ -61,19 +62,11 @@ def describe_entity(entity: Entity) -> str:
     return "ClientQuotaEntity(entries={" + ", ".join(f"{t}={n}" for t, n in entity) + "})"
 
 
-def is_ip_address(name: str | None) -> bool:
-    try:
-        ipaddress.ip_address(name)
-        return True
-    except ValueError:
-        return False
-
-
 def hosts_to_resolve(entries) -> set[str]:
     """The ip entity names that are not addresses: Kafka takes them if they resolve
-    (InetAddress.getByName), which the handler asks off the event loop."""
+    (InetAddress.getByName), which the handler asks off the event loop (ip_hosts.py)."""
     return {d.entity_name for e in entries for d in e.entity
-            if d.entity_type == IP and d.entity_name and not is_ip_address(d.entity_name)}
+            if d.entity_type == IP and d.entity_name and address(d.entity_name) is None}
 
 
 def check_entity(pairs: list[tuple[str, str | None]], unresolved: set[str]) -> dict:

@@ -26,6 +26,7 @@ from typing import Callable
 
 from broker.quotas.entities import (CLIENT_ID, CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE,
                                     CONTROLLER_MUTATION_RATE, IP, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE, USER, Entity)
+from broker.quotas.ip_hosts import HostAddresses, address
 from broker.quotas.rate import SampledRate, TokenBucket
 
 IDLE_RATE_S = 3600  # a rate nobody recorded into for an hour is dropped (Kafka's inactive sensor expiry)
@@ -59,7 +60,10 @@ class ClientQuotaManager:
         self._rates: dict[tuple[str, Tags], SampledRate] = {}
         self._bounds: dict[tuple[str, Tags], float] = {}  # the quota each rate was last checked against
         self._buckets: dict[Tags, TokenBucket] = {}  # controller mutations (a token bucket, as Kafka's)
-        self._connection_rates: dict[str, SampledRate] = {}  # per ip
+        self._connection_rates: dict[str, SampledRate] = {}  # per ip address
+        self.hosts = HostAddresses()  # ip entities named by host (AlterClientQuotas resolves through it too)
+        self._ip_quotas: dict[str | None, float] = {}  # connection_creation_rate by address (None: default)
+        self._ip_quotas_of: tuple[object, int] | None = None  # (the quotas, hosts.generation) it was built from
         # what /metrics shows per (key, tags): throttle time given, and how many throttled answers
         self.throttle_ms_total: dict[tuple[str, Tags], int] = defaultdict(int)
         self.throttled: dict[tuple[str, Tags], int] = defaultdict(int)
@@ -123,6 +127,15 @@ class ClientQuotaManager:
     def fetch(self, user: str, client: str, response_bytes: int) -> int:
         return self.record(CONSUMER_BYTE_RATE, user, client, response_bytes)
 
+    def fetch_window_bytes(self, user: str, client: str) -> int | None:
+        """The most one fetch may carry and not be throttled with nothing else recorded in the
+        window (Kafka's getMaxValueInQuotaWindow): consumer_byte_rate over every sample but the
+        current one. None when no quota holds the client."""
+        found = self.quota_for(CONSUMER_BYTE_RATE, user, client)
+        if found is None:
+            return None
+        return int(found[0] * (self._samples - 1) * self._window)
+
     def unrecord_fetch(self, user: str, client: str, response_bytes: int) -> None:
         self.unrecord(CONSUMER_BYTE_RATE, user, client, response_bytes)
 
@@ -161,14 +174,15 @@ class ClientQuotaManager:
         return throttle
 
     def connection_throttle_ms(self, ip: str) -> int:
-        """A connection accepted from `ip`: recorded against its connection_creation_rate (the ip's
-        own, else the default ip's); the throttle time (at most one window) before it is closed,
-        as Kafka's ConnectionQuotas closes a connection over the rate after that delay."""
+        """A connection accepted from `ip`: recorded against its connection_creation_rate (its
+        address's own, else the default ip's); the throttle time (at most one window) before it
+        is closed, as Kafka's ConnectionQuotas closes a connection over the rate after that delay."""
         self._refresh()
         if CONNECTION_CREATION_RATE not in self._keys:
             return 0
-        default = (self._quotas.get(((IP, None),)) or {}).get(CONNECTION_CREATION_RATE)
-        quota = (self._quotas.get(((IP, ip),)) or {}).get(CONNECTION_CREATION_RATE, default)
+        ip = address(ip) or ip
+        quotas = self._ip_quotas_now()
+        quota = quotas.get(ip, quotas.get(None))
         if quota is None:
             return 0
         now = self._clock()
@@ -177,6 +191,22 @@ class ClientQuotaManager:
             rate = self._connection_rates[ip] = SampledRate(self._samples, self._window)
         rate.record(1, now)
         return min(rate.throttle_ms(quota, now), round(self._window * 1000))
+
+    def _ip_quotas_now(self) -> dict[str | None, float]:
+        """connection_creation_rate by the address each ip entity holds (ip_hosts.py), None for
+        the default ip; built again when the quotas change or a host name resolves. Two entities
+        holding one address: the one written as an address wins over a host name."""
+        source = (self._quotas, self.hosts.generation)
+        if self._ip_quotas_of != source:
+            named = [(entity[0][1], values[CONNECTION_CREATION_RATE]) for entity, values in self._quotas.items()
+                     if entity[0][0] == IP and CONNECTION_CREATION_RATE in values]
+            by_address: dict[str | None, float] = {}
+            for name, quota in sorted(named, key=lambda nq: nq[0] is not None and address(nq[0]) is None):
+                held = None if name is None else self.hosts.address_of(name)
+                if name is None or held is not None:
+                    by_address.setdefault(held, quota)
+            self._ip_quotas, self._ip_quotas_of = by_address, source
+        return self._ip_quotas
 
     def rates(self) -> list[tuple[str, Tags, float, float]]:
         """(key, tags, measured rate per second, quota) of every rate: for /metrics."""

@@ -1,12 +1,16 @@
 """Client quotas' pure logic against Kafka's numbers: the sampled rate and its throttle time,
-the token bucket, the precedence of entities, and AlterClientQuotas' per-entity outcome."""
+the token bucket, the precedence of entities, AlterClientQuotas' per-entity outcome, a fetch's
+cap to one quota window, and the handler time a request used so far."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from types import SimpleNamespace as NS
 
 import pytest
 
+from broker.quotas.enforcement import BusyTime
 from broker.quotas.entities import plan_alteration
 from broker.quotas.manager import ClientQuotaManager
 from broker.quotas.rate import SampledRate, TokenBucket
@@ -83,3 +87,31 @@ def test_an_invalid_key_leaves_the_entity_unchanged():
     results, after = plan_alteration(current, [_entry([("user", "a")], producer_byte_rate=None, bogus=1.0)], set())
     assert results[(("user", "a"),)] == ("invalid_request", "Invalid configuration key bogus")
     assert after == current
+
+
+def test_one_fetch_may_carry_the_quota_over_every_sample_but_the_current_one():
+    quotas = {(("client-id", "c"),): {"consumer_byte_rate": 1234.0}}
+    manager = ClientQuotaManager(11, 1.0, lambda: quotas)
+    assert manager.fetch_window_bytes("u", "c") == 12340  # Kafka's getMaxValueInQuotaWindow: 1234 * 10 * 1 s
+    assert ClientQuotaManager(3, 2.0, lambda: quotas).fetch_window_bytes("u", "c") == 4936  # 1234 * 2 * 2 s
+    assert manager.fetch_window_bytes("u", "other") is None  # no quota: no cap
+
+
+def test_busy_time_so_far_counts_the_running_step_and_not_the_waits():
+    seen = []
+
+    async def handler():
+        await asyncio.sleep(0.05)  # waiting: not busy
+        began = time.perf_counter()
+        while time.perf_counter() - began < 0.02:  # busy, inside the step still running
+            pass
+        seen.append(busy.so_far())
+
+    busy = BusyTime(handler())
+
+    async def drive():
+        await busy
+
+    asyncio.run(drive())
+    assert 0.02 <= seen[0] < 0.045, seen  # a consumer's Fetch asks mid-step (enforcement.consumer_fetch)
+    assert busy.busy_s >= seen[0]
