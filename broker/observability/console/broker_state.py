@@ -21,7 +21,9 @@ import concurrent.futures
 from dataclasses import dataclass
 
 from segment.rocket.key_lookup import lookup_key
+from wire.scram import SCRAM_MECHANISMS
 
+from broker.observability.console.login import Credentials
 from broker.observability.metrics_collector import CHUNK, SNAPSHOT_TIMEOUT_S, take_snapshot
 
 MAX_LOOKUP_RECORDS = 500
@@ -31,8 +33,8 @@ class LoopBusy(Exception):
     """The event loop did not answer within the timeout."""
 
 
-class LookupRefused(Exception):
-    """A key lookup that cannot be answered: `status` is the HTTP status to give."""
+class RequestRefused(Exception):
+    """A console request that cannot be answered: `status` is the HTTP status to give."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -95,9 +97,9 @@ async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
     """The records of `topic` with `key`, from the partitions hosted here."""
     source = broker.topics.topics.get(topic)
     if source is None:
-        raise LookupRefused(404, f"unknown topic {topic!r}")
+        raise RequestRefused(404, f"unknown topic {topic!r}")
     if source.storage_mode != "commitlog":
-        raise LookupRefused(400, f"topic {topic!r} uses storage.mode={source.storage_mode}: key lookup needs a "
+        raise RequestRefused(400, f"topic {topic!r} uses storage.mode={source.storage_mode}: key lookup needs a "
                                  "topic created with storage.mode=commitlog (the layout with a key index)")
     hits = lookup_key(broker.storage.store("commitlog"), topic, key)
     return LookupAnswer([{
@@ -105,3 +107,25 @@ async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
         "value": None if h.value is None else h.value.decode("utf-8", "backslashreplace"),
         "headers": [[name, None if v is None else v.decode("utf-8", "backslashreplace")] for name, v in h.headers],
     } for h in hits[:MAX_LOOKUP_RECORDS]], len(hits) > MAX_LOOKUP_RECORDS)
+
+
+async def group_lag_totals(broker) -> dict[str, int]:
+    """{group: records behind} over the partitions hosted here: the lag chart's samples."""
+    totals: dict[str, int] = {}
+    for row in await group_rows(broker):
+        if row["lag"] is not None:
+            totals[row["group"]] = totals.get(row["group"], 0) + max(0, row["lag"])
+    return totals
+
+
+async def sasl_users_exist(broker) -> bool:
+    """Whether the broker has SASL users (PLAIN or SCRAM): the console then needs a login."""
+    security = broker.security
+    return len(security.plain_users) > 0 or bool(security.scram.describe())
+
+
+async def credentials_of(broker, user: str, password: str) -> Credentials:
+    """What the broker keeps for `user`; the SCRAM hashing is left to the caller's thread."""
+    security = broker.security
+    scram = tuple((m, c) for m in SCRAM_MECHANISMS if (c := security.scram.get(user, m)) is not None)
+    return Credentials(security.plain_users.password_ok(user, password), scram)
