@@ -70,7 +70,8 @@ class ConsoleApp:
     def __call__(self, environ, start_response):
         path, method = environ.get("PATH_INFO", "/"), environ.get("REQUEST_METHOD", "GET")
         if path == "/console":  # where the console was before it moved to /
-            start_response("302 Found", [("Location", "/"), *_COMMON_HEADERS])
+            query = environ.get("QUERY_STRING", "")
+            start_response("302 Found", [("Location", f"/?{query}" if query else "/"), *_COMMON_HEADERS])
             return [b""]
         if path == "/" or path in self._static:
             if method not in ("GET", "HEAD"):
