@@ -27,7 +27,7 @@ from prometheus_client import make_wsgi_app
 from prometheus_client.process_collector import ProcessCollector
 
 from broker.observability.console import broker_state
-from broker.observability.console.history import ChartSampler, History
+from broker.observability.console.charts import ChartSampler, History
 from broker.observability.console.http_app import ConsoleApp
 from broker.observability.loop_idle import LoopIdle
 from broker.observability.metrics import BrokerMetrics

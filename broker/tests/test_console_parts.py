@@ -1,5 +1,5 @@
-"""The console's pure parts: how a record's fields are shown (record_display.py), the charts'
-samples and SVG (history.py, svg_chart.py), the login's checks and sessions (login.py), and the
+"""The console's pure parts: how a record's fields are shown (message_browser.shown), the charts'
+samples and SVG (charts.py), the login's checks and sessions (login.py), and the
 parsing of the page's requests (message_browser.BrowseQuery, topic_configs.parse_changes)."""
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from wire.scram import ScramCredential
 
 from broker.observability.console import login
 from broker.observability.console.broker_state import RequestRefused
-from broker.observability.console.history import MAX_GROUPS_CHARTED, History
-from broker.observability.console.message_browser import MAX_RECORDS, BrowseQuery
-from broker.observability.console.record_display import DISPLAY_BYTES, shown
-from broker.observability.console.svg_chart import Series, line_chart
+from broker.observability.console.charts import MAX_GROUPS_CHARTED, History, Series, line_chart
+from broker.observability.console.message_browser import DISPLAY_BYTES, MAX_RECORDS, BrowseQuery, shown
 from broker.observability.console.topic_configs import parse_changes
 
 

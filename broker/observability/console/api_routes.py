@@ -11,9 +11,9 @@ loop; decoding records and drawing charts happen afterwards, in the HTTP thread.
                                           records of one partition (message_browser.py)
     GET  /api/configs?topic=T             the topic's configs (DescribeConfigs' handler)
     POST /api/configs?topic=T             {"changes": [{name, op, value}]} (IncrementalAlterConfigs')
-    GET  /api/brokers                     every member and its partitions (cluster_state.py)
-    GET  /api/acls                        the authorizer's bindings (cluster_state.py)
-    GET  /api/charts/throughput.svg       bytes in and out per second, the last hour (history.py)
+    GET  /api/brokers                     every member and its partitions (broker_state.py)
+    GET  /api/acls                        the authorizer's bindings (broker_state.py)
+    GET  /api/charts/throughput.svg       bytes in and out per second, the last hour (charts.py)
     GET  /api/charts/lag.svg              each group's lag, the last hour
 """
 
@@ -22,10 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from broker.observability.console import broker_state, cluster_state, message_browser, topic_configs
+from broker.observability.console import broker_state, message_browser, topic_configs
 from broker.observability.console.broker_state import RequestRefused
-from broker.observability.console.history import HISTORY_S, History
-from broker.observability.console.svg_chart import Series, line_chart
+from broker.observability.console.charts import HISTORY_S, History, Series, line_chart
 
 SVG = "image/svg+xml"
 
@@ -79,11 +78,11 @@ def alter_configs(call: Call):
 
 
 def brokers(call: Call):
-    return call.read(cluster_state.broker_rows(call.broker))
+    return call.read(broker_state.broker_rows(call.broker))
 
 
 def acls(call: Call):
-    return call.read(cluster_state.acl_rows(call.broker))
+    return call.read(broker_state.acl_rows(call.broker))
 
 
 def throughput_chart(call: Call):

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs
 
 from broker.observability.console import api_routes, broker_state, login
 from broker.observability.console.broker_state import LoopBusy, RequestRefused
-from broker.observability.console.history import History
+from broker.observability.console.charts import History
 from broker.observability.console.topic_configs import console_context
 
 log = logging.getLogger(__name__)

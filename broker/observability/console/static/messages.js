@@ -1,6 +1,6 @@
 "use strict";
 // The message browser: one partition from an offset, a time or the end. The server says how
-// each key, value and header value is best shown (record_display.py): JSON pretty-printed,
+// each key, value and header value is best shown (message_browser.py): JSON pretty-printed,
 // text, or bytes as hex; all of it is written as text.
 (function () {
   const twinlog = window.twinlog;
