@@ -5,8 +5,9 @@ the PLAINTEXT clients' ANONYMOUS are super users, so the real clients below need
 - the API answers 401 before a login, and the page shows only the login form; a wrong password
   is refused in the page; the right one opens the console as admin;
 - a POST without the console's header is refused as cross-site (403), even with the cookie;
-- the message browser shows records produced by confluent-kafka, from the end and from an
-  offset, in both layouts: keys, header values, JSON values pretty-printed, binary as hex;
+- the message browser shows records produced by confluent-kafka, from an offset, from the end
+  and from a time, in both layouts: keys, timestamps, header values, JSON values pretty-printed,
+  binary as hex;
 - a topic config changed in the page is what a real client's DescribeConfigs reads back, and a
   bad value shows Kafka's INVALID_CONFIG message;
 - the lag chart shows a real consumer group's lag; the throughput chart has samples;
@@ -19,9 +20,11 @@ Everything is read from the page (its DOM and text), not from pixels. Cost: ~15 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -62,14 +65,20 @@ def call(port: int, path: str, body: dict | None = None, cookie: str = "", csrf:
         return exc.code, exc.headers, json.loads(exc.read())
 
 
-def produce(bootstrap: str, topic: str) -> None:
+def produce(bootstrap: str, topic: str, base_ms: int) -> None:
+    """Record i has the timestamp base_ms + i s."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
-    producer.produce(topic, key=b"order-7", value=json.dumps(DOC).encode(), partition=0,
+    producer.produce(topic, key=b"order-7", value=json.dumps(DOC).encode(), partition=0, timestamp=base_ms,
                      headers=[("trace-id", b"abc-123"), ("source", b"till-4")])
-    producer.produce(topic, key=b"raw", value=b"\x00\xffbinary", partition=0)
+    producer.produce(topic, key=b"raw", value=b"\x00\xffbinary", partition=0, timestamp=base_ms + 1000)
     for i in range(LAG + 1):
-        producer.produce(topic, value=f"plain {i}".encode(), partition=0)
+        producer.produce(topic, value=f"plain {i}".encode(), partition=0, timestamp=base_ms + (i + 2) * 1000)
     assert producer.flush(15) == 0
+
+
+def iso(ms: int) -> str:
+    """As the page writes a time (JavaScript's toISOString)."""
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def read_messages(page, topic: str, start: str, position: str = "") -> list[list[str]]:
@@ -93,8 +102,9 @@ def test_secured_console_in_chromium(secured):
     group = f"console-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, partitions=1)
     create_topic(broker.bootstrap, segment_topic, partitions=1, configs={"storage.mode": "segment"})
-    produce(broker.bootstrap, topic)
-    produce(broker.bootstrap, segment_topic)
+    base_ms = int(time.time() * 1000) - 60_000
+    produce(broker.bootstrap, topic, base_ms)
+    produce(broker.bootstrap, segment_topic, base_ms)
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
         consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)  # 2 + LAG + 1 produced
@@ -143,8 +153,11 @@ def test_secured_console_in_chromium(secured):
             assert value == json.dumps(DOC, indent=2)  # pretty-printed, as the page shows it
             assert headers.splitlines() == ["trace-id: abc-123", "source: till-4"]
             assert rows[1][4] == "00 ff 62 69 6e 61 72 79"  # binary, shown as hex
+            assert [row[2] for row in rows] == [iso(base_ms + i * 1000) for i in range(LAG + 3)]
             last = read_messages(page, name, "end")
             assert len(last) == LAG + 3 and last[-1][4] == f"plain {LAG}"
+            since = read_messages(page, name, "timestamp", iso(base_ms + 2500))  # the time index finds offset 3
+            assert [(row[1], row[4]) for row in since] == [(str(i + 2), f"plain {i}") for i in range(1, LAG + 1)]
 
         # topic configs: edited in the page, read back by a real client
         page.evaluate("document.querySelector('#tabs button[data-view=topics]').click()")

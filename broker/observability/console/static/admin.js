@@ -19,11 +19,15 @@
     }
   }
 
+  let configsAsked = 0;  // an answer for a topic chosen before the last one is dropped
+
   async function configs() {
     const topic = document.getElementById("cfg-topic").value;
     if (!topic) return;
+    const asked = ++configsAsked;
     try {
       const answer = await twinlog.getJson("/api/configs?" + new URLSearchParams({topic}));
+      if (asked !== configsAsked) return;
       const fresh = document.createElement("tbody");
       for (const c of answer.configs) {
         const tr = fresh.insertRow();
@@ -42,7 +46,7 @@
       document.querySelector("#configs tbody").replaceWith(fresh);
       twinlog.say("cfg-status", answer.configs.length + " configs of " + topic);
     } catch (err) {
-      twinlog.say("cfg-status", err.message, true);
+      if (asked === configsAsked) twinlog.say("cfg-status", err.message, true);
     }
   }
 

@@ -39,13 +39,17 @@
     return from === "offset" ? text || "0" : "0";
   }
 
+  let readsAsked = 0;  // the answer to an earlier click is dropped once a later one was made
+
   async function read() {
+    const asked = ++readsAsked;
     twinlog.say("msg-status", "reading…");
     try {
       const query = new URLSearchParams({topic: document.getElementById("msg-topic").value,
         partition: document.getElementById("msg-partition").value, from: document.getElementById("msg-from").value,
         position: position(), limit: document.getElementById("msg-limit").value});
       const answer = await twinlog.getJson("/api/messages?" + query);
+      if (asked !== readsAsked) return;
       const fresh = document.createElement("tbody");
       for (const r of answer.records) {
         const tr = fresh.insertRow();
@@ -65,7 +69,7 @@
         " (" + answer.layout + ") from offset " + answer.start_offset + "; log start " + answer.log_start_offset +
         ", high watermark " + answer.high_watermark);
     } catch (err) {
-      twinlog.say("msg-status", err.message, true);
+      if (asked === readsAsked) twinlog.say("msg-status", err.message, true);
     }
   }
 
