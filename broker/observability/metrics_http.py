@@ -56,7 +56,7 @@ def _server_class(host: str) -> type[_Server]:
 class MetricsEndpoint:
     """What lifecycle.py calls: start (before the logs open), attach, ready, close."""
 
-    def __init__(self, host: str, port: int | None, console_sample_interval_ms: int = 10_000) -> None:
+    def __init__(self, host: str, port: int | None, console_sample_interval_ms: int) -> None:
         """`port` None: metrics are off; every call below is then a no-op. Raises OSError when
         the port cannot be bound."""
         self.started = time.monotonic()
@@ -69,7 +69,7 @@ class MetricsEndpoint:
         if port is None:
             return
         self.metrics = BrokerMetrics()
-        self._console = ConsoleApp(history=History(console_sample_interval_ms / 1000))
+        self._console = ConsoleApp(History(console_sample_interval_ms / 1000))
         ProcessCollector(registry=self.metrics.registry)  # CPU, memory, open fds of the broker
         self._server = make_server(host, port, self._app(make_wsgi_app(self.metrics.registry)),
                                    server_class=_server_class(host), handler_class=_QuietHandler)

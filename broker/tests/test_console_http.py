@@ -17,6 +17,7 @@ import re
 import time
 from wsgiref.util import setup_testing_defaults
 
+from broker.observability.console.charts import History
 from broker.observability.console.http_app import ConsoleApp
 
 
@@ -35,7 +36,7 @@ def call(app: ConsoleApp, path: str, query: str = "", method: str = "GET", heade
 
 
 def test_before_attach_the_page_loads_and_the_api_says_starting():
-    app = ConsoleApp()
+    app = ConsoleApp(History(1))
     status, headers, page = call(app, "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     assert b"<table id=\"partitions\">" in page
@@ -49,7 +50,7 @@ def test_before_attach_the_page_loads_and_the_api_says_starting():
 
 
 def test_csp_allows_this_origin_only_and_the_page_has_nothing_inline():
-    app = ConsoleApp()
+    app = ConsoleApp(History(1))
     _, headers, page = call(app, "/")
     csp = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";"))
     assert csp["default-src"] == "'none'"
@@ -59,15 +60,15 @@ def test_csp_allows_this_origin_only_and_the_page_has_nothing_inline():
 
 
 def test_the_old_address_redirects_to_the_console_with_its_query():
-    status, headers, _ = call(ConsoleApp(), "/console", "topic=t&key=k")
+    status, headers, _ = call(ConsoleApp(History(1)), "/console", "topic=t&key=k")
     assert (status, headers["Location"]) == (302, "/?topic=t&key=k")
-    assert call(ConsoleApp(), "/static/../console.html")[0] == 404  # only the listed files are served
+    assert call(ConsoleApp(History(1)), "/static/../console.html")[0] == 404  # only the listed files are served
 
 
 def test_a_loop_that_does_not_answer_gives_503_after_the_timeout():
     loop = asyncio.new_event_loop()  # never run: a coroutine sent to it never starts
     try:
-        app = ConsoleApp(timeout_s=0.2)
+        app = ConsoleApp(History(1), timeout_s=0.2)
         app.attach(broker=object(), loop=loop)
         started = time.monotonic()
         status, _, body = call(app, "/api/partitions")
@@ -78,11 +79,12 @@ def test_a_loop_that_does_not_answer_gives_503_after_the_timeout():
 
 
 def test_bad_requests_are_json_errors():
-    app = ConsoleApp()
+    app = ConsoleApp(History(1))
     app.attach(broker=object(), loop=None)
     assert call(app, "/api/partitions", method="DELETE")[0] == 405
     assert call(app, "/api/nothing")[0] == 404
     assert call(app, "/api/partitions", method="POST")[0] == 404  # a GET-only endpoint
+    assert call(app, "/api/login")[0] == 404  # POST only
     status, _, body = call(app, "/api/configs", "topic=t", method="POST", body=b"{}",
                            headers={"CONTENT_TYPE": "application/json"})
     assert status == 403 and "X-Twinlog-Console" in json.loads(body)["error"]

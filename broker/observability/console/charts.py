@@ -89,9 +89,8 @@ class ChartSampler:
         self._thread.start()
 
     def stop(self) -> None:
+        """Not joined: stop() runs on the event loop, which a sample in flight may be waiting for."""
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(5)
 
     def sample_now(self) -> None:
         try:
@@ -102,10 +101,9 @@ class ChartSampler:
         self._history.add(time.time(), counter_total(self._metrics.bytes_in), counter_total(self._metrics.bytes_out), lag)
 
     def _run(self) -> None:
-        while True:
+        while not self._stop.is_set():
             self.sample_now()
-            if self._stop.wait(self._history.interval_s):
-                return
+            self._stop.wait(self._history.interval_s)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'se
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 MAX_BODY_BYTES = 64 * 1024
+# answered whether or not a session is open
+_SESSION_ENDPOINTS = {("GET", "/api/session"), ("HEAD", "/api/session"), ("POST", "/api/login"),
+                      ("POST", "/api/logout")}
 _COMMON_HEADERS = [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
                    ("Cache-Control", "no-store")]
 
@@ -52,13 +55,13 @@ def _static_files() -> dict[str, bytes]:
 class ConsoleApp:
     """Serves before the broker is attached too: the page loads, the API answers 503."""
 
-    def __init__(self, timeout_s: float = broker_state.SNAPSHOT_TIMEOUT_S, history: History | None = None) -> None:
+    def __init__(self, history: History, timeout_s: float = broker_state.SNAPSHOT_TIMEOUT_S) -> None:
         self._timeout_s = timeout_s
         self._page = resources.files(__package__).joinpath("console.html").read_bytes()
         self._static = _static_files()
         self._broker = None
         self._loop = None
-        self.history = history if history is not None else History(interval_s=10.0)
+        self.history = history
         self.sessions = login.Sessions()
 
     def attach(self, broker, loop) -> None:
@@ -93,7 +96,7 @@ class ConsoleApp:
         if method not in ("GET", "HEAD", "POST"):
             return self._json(start_response, 405, {"error": "only GET and POST are served"})
         routes = api_routes.POSTS if method == "POST" else api_routes.GETS
-        if path not in routes and path not in ("/api/session", "/api/login", "/api/logout"):
+        if path not in routes and (method, path) not in _SESSION_ENDPOINTS:
             return self._json(start_response, 404, {"error": f"no such endpoint: {method} {path}"})
         if method == "POST" and (why := login.cross_site(environ)) is not None:
             return self._json(start_response, 403, {"error": f"refused as cross-site: {why}"})
@@ -101,14 +104,14 @@ class ConsoleApp:
             return self._json(start_response, 503, {"error": "the broker is starting: its logs are still opening"})
         login_required = self._read(broker_state.sasl_users_exist(self._broker))
         session = self.sessions.find(environ.get("HTTP_COOKIE")) if login_required else None
-        if path == "/api/session":
+        if path == "/api/session":  # GET or HEAD
             return self._json(start_response, 200, {"login_required": login_required,
                                                     "user": session.user if session else None})
-        if path == "/api/logout" and method == "POST":
+        if path == "/api/logout":
             self.sessions.close(environ.get("HTTP_COOKIE"))
             return self._json(start_response, 200, {"user": None}, login.clear_cookie())
         body = self._body(environ) if method == "POST" else None
-        if path == "/api/login" and method == "POST":
+        if path == "/api/login":
             return self._login(start_response, body, login_required)
         if login_required and session is None:
             return self._json(start_response, 401, {"error": "log in with a SASL user of the broker"})
