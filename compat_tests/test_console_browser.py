@@ -1,9 +1,9 @@
 """The console (issue 37 item 3) in headless Chromium against a real broker with SASL users.
 
-One broker (commitlog by default) with a SCRAM user `admin` and the authorizer on (admin and
+One broker (commitlog by default) with a SCRAM user `admin`, a PLAIN user `bob` and the authorizer on (admin and
 the PLAINTEXT clients' ANONYMOUS are super users, so the real clients below need no login):
 - the API answers 401 before a login, and the page shows only the login form; a wrong password
-  is refused in the page; the right one opens the console as admin;
+  is refused in the page; the right one opens the console as admin; a PLAIN user logs in too;
 - a POST without the console's header is refused as cross-site (403), even with the cookie;
 - the message browser shows records produced by confluent-kafka, from an offset, from the end
   and from a time, in both layouts: keys, timestamps, header values, JSON values pretty-printed,
@@ -37,14 +37,18 @@ from compat_tests.topics import create_topic, unique_topic
 from compat_tests.waiting import wait_until
 
 PASSWORD = "console-secret"
+BOB_PASSWORD = "bob-secret"  # a PLAIN user
+XSS = '<img id="xss" src="x">'
 DOC = {"order": 7, "items": ["tea", "milk"], "paid": True}
 LAG = 3  # records the group has not read
 
 
 @pytest.fixture(scope="module")
-def secured():
+def secured(tmp_path_factory):
+    jaas = tmp_path_factory.mktemp("console") / "plain.jaas"
+    jaas.write_text(f'user_bob="{BOB_PASSWORD}";\n')
     broker = BrokerProcess(storage_mode="commitlog", metrics=True, extra_args=[
-        "--sasl-scram-user", f"SCRAM-SHA-256=[name=admin,password={PASSWORD}]",
+        "--sasl-scram-user", f"SCRAM-SHA-256=[name=admin,password={PASSWORD}]", "--sasl-plain-users", str(jaas),
         "--authorizer", "--super-users", "User:admin;User:ANONYMOUS", "--console-sample-interval-ms", "300"])
     try:
         yield broker.start()
@@ -69,7 +73,7 @@ def produce(bootstrap: str, topic: str, base_ms: int) -> None:
     """Record i has the timestamp base_ms + i s."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
     producer.produce(topic, key=b"order-7", value=json.dumps(DOC).encode(), partition=0, timestamp=base_ms,
-                     headers=[("trace-id", b"abc-123"), ("source", b"till-4")])
+                     headers=[("trace-id", b"abc-123"), ("source", b"till-4"), ("html", XSS.encode())])
     producer.produce(topic, key=b"raw", value=b"\x00\xffbinary", partition=0, timestamp=base_ms + 1000)
     for i in range(LAG + 1):
         producer.produce(topic, value=f"plain {i}".encode(), partition=0, timestamp=base_ms + (i + 2) * 1000)
@@ -118,6 +122,8 @@ def test_secured_console_in_chromium(secured):
     # no session: the API refuses, and a POST without the console's header is cross-site
     status, _, body = call(port, "/api/partitions")
     assert status == 401 and "log in" in body["error"]
+    assert call(port, "/api/login", {"user": "bob", "password": BOB_PASSWORD})[2] == {"user": "bob"}  # PLAIN
+    assert call(port, "/api/login", {"user": "bob", "password": PASSWORD})[0] == 401
     status, headers, _ = call(port, "/api/login", {"user": "admin", "password": PASSWORD})
     cookie = headers["Set-Cookie"].split(";")[0]
     assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
@@ -151,7 +157,8 @@ def test_secured_console_in_chromium(secured):
             offset, key, value, headers = rows[0][1], rows[0][3], rows[0][4], rows[0][5]
             assert (offset, key) == ("0", "order-7")
             assert value == json.dumps(DOC, indent=2)  # pretty-printed, as the page shows it
-            assert headers.splitlines() == ["trace-id: abc-123", "source: till-4"]
+            assert headers.splitlines() == ["trace-id: abc-123", "source: till-4", f"html: {XSS}"]
+            assert page.evaluate("document.getElementById('xss')") is None  # text, not markup
             assert rows[1][4] == "00 ff 62 69 6e 61 72 79"  # binary, shown as hex
             assert [row[2] for row in rows] == [iso(base_ms + i * 1000) for i in range(LAG + 3)]
             last = read_messages(page, name, "end")
