@@ -76,7 +76,7 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
         raise _fail("%s", exc) from None
     config = sock.config  # with the ports bound
     try:
-        metrics = MetricsEndpoint(config.host, config.metrics_port)  # /health: 503 while the logs recover
+        metrics = MetricsEndpoint(config.host, config.metrics_port, config.console_sample_interval_ms)  # /health: 503 while the logs recover
     except OSError as exc:
         sock.close()
         raise _fail("cannot serve metrics on %s:%d: %s", config.host, config.metrics_port, exc.strerror or exc) from None

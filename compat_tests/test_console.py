@@ -1,4 +1,5 @@
-"""The console page on `--metrics-port` (issue 16 item 7), against a real broker and a real browser.
+"""The console on `--metrics-port` without SASL users (open, no login), against a real broker and
+a real browser (test_console_browser.py has the secured one and the other views).
 
 One broker (commitlog by default) with a commitlog topic and a segment topic, both written by
 confluent-kafka, and a group offset committed on the commitlog topic:
@@ -6,7 +7,7 @@ confluent-kafka, and a group offset committed on the commitlog topic:
   LEO = HW = records produced, log start 0, leader / replicas / ISR of a single broker; the
   group's committed offset and lag; the records of one key, in offset order; a clear error for
   a key lookup on the segment topic, an unknown topic, a request without a key;
-- Debian's headless Chromium loads /console (with a key lookup in its address) and runs its
+- Debian's headless Chromium loads /console, which redirects to / (with a key lookup in its address) and runs its
   script: the DOM it dumps has the topic's rows with their LEO, the group's lag, and the looked-up
   records, whose value carries markup that must come out as text, not as an element (XSS);
 - the screenshot it takes is a 1200x800 PNG with the tables drawn (enough non-background pixels).
@@ -133,6 +134,7 @@ def test_console_json_and_page_in_chromium(console_broker, tmp_path):
     produce(broker.bootstrap, topic, segment_topic)
     commit(broker.bootstrap, group, topic)
 
+    assert get(port, "/api/session") == (200, {"login_required": False, "user": None})  # no SASL users: open
     status, partitions = get(port, "/api/partitions")
     assert status == 200
     rows = {(r["topic"], r["partition"]): r for r in partitions}
@@ -160,6 +162,7 @@ def test_console_json_and_page_in_chromium(console_broker, tmp_path):
     assert get(port, "/api/lookup", topic="no-such-topic", key="alpha")[0] == 404
     assert get(port, "/api/lookup", topic=topic)[0] == 400
 
+    # the console's old address redirects to / with its query
     page = f"http://127.0.0.1:{port}/console?" + urllib.parse.urlencode({"topic": topic, "key": XSS})
     started = time.monotonic()
     dumped = chromium("--dump-dom", page)

@@ -4,7 +4,8 @@
     /health    200 "ok" once the broker serves: its logs opened and recovered, the Kafka
                listener open and, in a cluster, the first metadata image applied; 503
                "starting" before that and "stopping" once SIGTERM arrived
-    /console   the console page, and /api/... the JSON it reads (console/http_app.py)
+    /          the console (console/http_app.py): its page, /static/... and /api/...;
+               /console redirects to /
 
 The port opens before the logs do (lifecycle.py), so a probe sees 503 during a long recovery
 instead of a refused connection. The server runs in its own threads (wsgiref with one thread
@@ -25,6 +26,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import make_wsgi_app
 from prometheus_client.process_collector import ProcessCollector
 
+from broker.observability.console import broker_state
+from broker.observability.console.charts import ChartSampler, History
 from broker.observability.console.http_app import ConsoleApp
 from broker.observability.loop_idle import LoopIdle
 from broker.observability.metrics import BrokerMetrics
@@ -53,7 +56,7 @@ def _server_class(host: str) -> type[_Server]:
 class MetricsEndpoint:
     """What lifecycle.py calls: start (before the logs open), attach, ready, close."""
 
-    def __init__(self, host: str, port: int | None) -> None:
+    def __init__(self, host: str, port: int | None, console_sample_interval_ms: int) -> None:
         """`port` None: metrics are off; every call below is then a no-op. Raises OSError when
         the port cannot be bound."""
         self.started = time.monotonic()
@@ -62,17 +65,18 @@ class MetricsEndpoint:
         self._thread: threading.Thread | None = None
         self._server = None
         self._console: ConsoleApp | None = None
+        self._sampler: ChartSampler | None = None
         if port is None:
             return
         self.metrics = BrokerMetrics()
-        self._console = ConsoleApp()
+        self._console = ConsoleApp(History(console_sample_interval_ms / 1000))
         ProcessCollector(registry=self.metrics.registry)  # CPU, memory, open fds of the broker
         self._server = make_server(host, port, self._app(make_wsgi_app(self.metrics.registry)),
                                    server_class=_server_class(host), handler_class=_QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="metrics-http", daemon=True)
         self._thread.start()
-        log.info("metrics on http://%s:%d/metrics, readiness on /health, console on /console", host, self.port)
+        log.info("metrics on http://%s:%d/metrics, readiness on /health, console on /", host, self.port)
 
     @property
     def port(self) -> int | None:
@@ -85,12 +89,12 @@ class MetricsEndpoint:
                 status = "200 OK" if self.state == READY else "503 Service Unavailable"
                 start_response(status, [("Content-Type", "text/plain; charset=utf-8")])
                 return [f"{self.state}\n".encode()]
-            if path in ("/metrics", "/"):
+            if path == "/metrics":
                 return metrics_app(environ, start_response)
             if self._console.handles(path):
                 return self._console(environ, start_response)
             start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"not found: try /metrics, /health or /console\n"]
+            return [b"not found: try /metrics, /health or / (the console)\n"]
         return app
 
     def attach(self, broker, loop) -> None:
@@ -102,6 +106,9 @@ class MetricsEndpoint:
         self.metrics.registry.register(BrokerStateCollector(broker, loop, self.metrics))
         self.metrics.registry.register(LoopIdle(threading.get_native_id()))  # called on the loop's thread
         self._console.attach(broker, loop)
+        self._sampler = ChartSampler(self._console.history, self.metrics,
+                                     lambda: broker_state.read_on_loop(loop, broker_state.group_lag_totals(broker)))
+        self._sampler.start()
         self.metrics.topics_by_id = broker.topics.by_id
         broker.metrics = self.metrics
 
@@ -118,5 +125,7 @@ class MetricsEndpoint:
     def close(self) -> None:
         if self._server is None:
             return
+        if self._sampler is not None:
+            self._sampler.stop()
         self._server.shutdown()  # returns within serve_forever's 0.1 s poll
         self._server.server_close()

@@ -34,6 +34,7 @@ class BrokerConfig:
     queued_max_request_bytes: int  # queued.max.request.bytes, over all connections
     connections_max_idle_ms: int  # connections.max.idle.ms (-1: never close)
     metrics_port: int | None  # metrics.port: Prometheus /metrics and /health (None: off; 0: any free port)
+    console_sample_interval_ms: int  # console.sample.interval.ms: how often the console's charts sample
     event_loop_stall_threshold_ms: int  # event.loop.stall.threshold.ms: log what held a loop this late (0: off)
     retention_check_ms: int  # log.retention.check.interval.ms
     offsets_topic_partitions: int  # offsets.topic.num.partitions

@@ -371,6 +371,9 @@ SETTINGS: tuple[Setting, ...] = (
     _s("metrics.port", "metrics-port", Int(0, 65535), None,
        "Serve Prometheus metrics on http://HOST:PORT/metrics and readiness on /health (200 once "
        "serving, 503 before); 0: any free port (logged) [default: off].", "broker:metrics_port"),
+    _s("console.sample.interval.ms", "console-sample-interval-ms", Int(100, 60_000), 10_000,
+       "How often the console (on --metrics-port) samples bytes in and out and each group's lag for "
+       "its charts; it keeps the last hour of samples in memory.", "broker:console_sample_interval_ms"),
     _s("event.loop.stall.threshold.ms", "event-loop-stall-threshold-ms", Int(0), 100,
        "Log a warning naming what held the event loop when it runs a timer this much late: every "
        "client of the broker waited that long. 0: no such lines (the lag histogram on --metrics-port "

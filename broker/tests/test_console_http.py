@@ -1,26 +1,30 @@
-"""The console's HTTP side without a broker process (compat_tests/test_console.py has the real one):
+"""The console's HTTP side without a broker process (compat_tests/test_console*.py have the real one):
 
-- before the broker is attached the page loads and every endpoint answers 503 in JSON;
-- the Content-Security-Policy allows exactly the page's own inline script and style (by hash);
+- before the broker is attached the page and its scripts load and every endpoint answers 503;
+- the Content-Security-Policy allows scripts, styles and requests from this origin only, and the
+  page has no inline script or style for it to allow;
+- /console redirects to / with its query;
 - a loop that does not answer gives a 503 after the timeout, not a stuck HTTP thread;
-- a request that is not GET, an unknown endpoint and a lookup without a key are JSON errors.
+- a request that is not GET or POST, an unknown endpoint, a cross-site POST are JSON errors.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
+import io
 import json
 import re
 import time
 from wsgiref.util import setup_testing_defaults
 
+from broker.observability.console.charts import History
 from broker.observability.console.http_app import ConsoleApp
 
 
-def call(app: ConsoleApp, path: str, query: str = "", method: str = "GET") -> tuple[int, dict, bytes]:
-    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method}
+def call(app: ConsoleApp, path: str, query: str = "", method: str = "GET", headers: dict | None = None,
+         body: bytes = b"") -> tuple[int, dict, bytes]:
+    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO(body),
+               "CONTENT_LENGTH": str(len(body)), **(headers or {})}
     setup_testing_defaults(environ)
     answer = {}
 
@@ -32,32 +36,39 @@ def call(app: ConsoleApp, path: str, query: str = "", method: str = "GET") -> tu
 
 
 def test_before_attach_the_page_loads_and_the_api_says_starting():
-    app = ConsoleApp()
-    status, headers, page = call(app, "/console")
+    app = ConsoleApp(History(1))
+    status, headers, page = call(app, "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     assert b"<table id=\"partitions\">" in page
-    for path in ("/api/partitions", "/api/groups", "/api/lookup"):
+    for script in re.findall(rb'<script src="([^"]+)"', page):
+        status, headers, _ = call(app, script.decode())
+        assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+    for path in ("/api/partitions", "/api/groups", "/api/lookup", "/api/messages", "/api/session"):
         status, headers, body = call(app, path, "topic=t&key=k")
         assert (status, headers["Content-Type"]) == (503, "application/json")
         assert "starting" in json.loads(body)["error"]
 
 
-def test_csp_allows_the_inline_script_and_style_by_hash_only():
-    app = ConsoleApp()
-    _, headers, page = call(app, "/console")
+def test_csp_allows_this_origin_only_and_the_page_has_nothing_inline():
+    app = ConsoleApp(History(1))
+    _, headers, page = call(app, "/")
     csp = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";"))
-    for tag in ("script", "style"):
-        (inline,) = re.findall(rf"<{tag}>(.*?)</{tag}>", page.decode(), re.S)
-        digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
-        assert csp[f"{tag}-src"] == f"'sha256-{digest}'"
-    assert csp["default-src"] == "'none'" and csp["connect-src"] == "'self'"
+    assert csp["default-src"] == "'none'"
+    assert csp["script-src"] == csp["style-src"] == csp["connect-src"] == "'self'"
+    assert re.search(rb"<script>|<style>|\son\w+=", page) is None  # nothing the CSP would have to allow
     assert b"http://" not in page and b"https://" not in page  # nothing loaded from elsewhere
+
+
+def test_the_old_address_redirects_to_the_console_with_its_query():
+    status, headers, _ = call(ConsoleApp(History(1)), "/console", "topic=t&key=k")
+    assert (status, headers["Location"]) == (302, "/?topic=t&key=k")
+    assert call(ConsoleApp(History(1)), "/static/../console.html")[0] == 404  # only the listed files are served
 
 
 def test_a_loop_that_does_not_answer_gives_503_after_the_timeout():
     loop = asyncio.new_event_loop()  # never run: a coroutine sent to it never starts
     try:
-        app = ConsoleApp(timeout_s=0.2)
+        app = ConsoleApp(History(1), timeout_s=0.2)
         app.attach(broker=object(), loop=loop)
         started = time.monotonic()
         status, _, body = call(app, "/api/partitions")
@@ -68,9 +79,16 @@ def test_a_loop_that_does_not_answer_gives_503_after_the_timeout():
 
 
 def test_bad_requests_are_json_errors():
-    app = ConsoleApp()
+    app = ConsoleApp(History(1))
     app.attach(broker=object(), loop=None)
-    assert call(app, "/api/partitions", method="POST")[0] == 405
+    assert call(app, "/api/partitions", method="DELETE")[0] == 405
     assert call(app, "/api/nothing")[0] == 404
-    status, _, body = call(app, "/api/lookup", "topic=t")
-    assert status == 400 and "key=" in json.loads(body)["error"]
+    assert call(app, "/api/partitions", method="POST")[0] == 404  # a GET-only endpoint
+    assert call(app, "/api/login")[0] == 404  # POST only
+    status, _, body = call(app, "/api/configs", "topic=t", method="POST", body=b"{}",
+                           headers={"CONTENT_TYPE": "application/json"})
+    assert status == 403 and "X-Twinlog-Console" in json.loads(body)["error"]
+    status, _, body = call(app, "/api/configs", "topic=t", method="POST", body=b"{}",
+                           headers={"CONTENT_TYPE": "application/json", "HTTP_X_TWINLOG_CONSOLE": "1",
+                                    "HTTP_HOST": "127.0.0.1:9", "HTTP_ORIGIN": "http://evil.example"})
+    assert status == 403 and "evil.example" in json.loads(body)["error"]

@@ -202,7 +202,7 @@ def _get(port: int, path: str) -> tuple[int, str]:
 
 
 def test_health_follows_the_broker_states_over_http():
-    endpoint = MetricsEndpoint("127.0.0.1", 0)
+    endpoint = MetricsEndpoint("127.0.0.1", 0, console_sample_interval_ms=1000)
     try:
         assert _get(endpoint.port, "/health") == (503, "starting\n")
         endpoint.ready()
@@ -210,6 +210,8 @@ def test_health_follows_the_broker_states_over_http():
         status, text = _get(endpoint.port, "/metrics")
         assert status == 200 and "twinlog_startup_seconds" in text
         assert _get(endpoint.port, "/nothing")[0] == 404
+        status, text = _get(endpoint.port, "/")  # the console; metrics only on /metrics
+        assert status == 200 and "<title>twinlog console</title>" in text
         endpoint.stopping()
         assert _get(endpoint.port, "/health") == (503, "stopping\n")
     finally:
@@ -217,7 +219,7 @@ def test_health_follows_the_broker_states_over_http():
 
 
 def test_metrics_off_serves_nothing():
-    endpoint = MetricsEndpoint("127.0.0.1", None)
+    endpoint = MetricsEndpoint("127.0.0.1", None, console_sample_interval_ms=1000)
     assert endpoint.port is None and endpoint.metrics is None
     endpoint.ready()
     endpoint.close()

@@ -7,11 +7,16 @@ metrics_collector.CHUNK partitions that yield the loop in between, and gives up 
 SNAPSHOT_TIMEOUT_S instead of holding an HTTP thread on a stuck loop. The offsets, sizes and
 group lag come from metrics_collector.take_snapshot itself, so the page and /metrics never
 disagree; this module adds who leads each partition and its replicas and ISR (from the
-cluster view Metadata answers from), and the key lookup.
+cluster view Metadata answers from), the key lookup, every member of the cluster with the
+partitions it holds and leads (the same view: a cluster shows every member, not only this one),
+the ACL bindings, each group's total lag for the lag chart, and what the login checks (the SASL
+users' stores; a SCRAM password is hashed by the caller, off the loop).
 
 A key lookup reads the commitlog's key index through segment/rocket/key_lookup.py, the path the
 key-lookup topics (key_topic.py) serve Fetch from; it answers at most MAX_LOOKUP_RECORDS
-records (the first ones in (partition, offset) order) and says when it cut the rest.
+records (the first ones in (partition, offset) order) and says when it cut the rest. The
+brokers and ACLs answers are bounded too: at most MAX_PARTITIONS_LISTED partitions per broker
+and MAX_ACLS_LISTED bindings, with counts of all and a flag saying when the list was cut.
 """
 
 from __future__ import annotations
@@ -21,18 +26,24 @@ import concurrent.futures
 from dataclasses import dataclass
 
 from segment.rocket.key_lookup import lookup_key
+from wire.scram import SCRAM_MECHANISMS
 
+from broker.observability.console.login import Credentials
 from broker.observability.metrics_collector import CHUNK, SNAPSHOT_TIMEOUT_S, take_snapshot
+from broker.security.acl.model import AclFilter, Operation, PatternType, Permission, ResourceType
 
 MAX_LOOKUP_RECORDS = 500
+MAX_PARTITIONS_LISTED = 2000
+MAX_ACLS_LISTED = 2000
+_EVERY_ACL = AclFilter(ResourceType.ANY, None, PatternType.ANY, None, None, Operation.ANY, Permission.ANY)
 
 
 class LoopBusy(Exception):
     """The event loop did not answer within the timeout."""
 
 
-class LookupRefused(Exception):
-    """A key lookup that cannot be answered: `status` is the HTTP status to give."""
+class RequestRefused(Exception):
+    """A console request that cannot be answered: `status` is the HTTP status to give."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -95,9 +106,9 @@ async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
     """The records of `topic` with `key`, from the partitions hosted here."""
     source = broker.topics.topics.get(topic)
     if source is None:
-        raise LookupRefused(404, f"unknown topic {topic!r}")
+        raise RequestRefused(404, f"unknown topic {topic!r}")
     if source.storage_mode != "commitlog":
-        raise LookupRefused(400, f"topic {topic!r} uses storage.mode={source.storage_mode}: key lookup needs a "
+        raise RequestRefused(400, f"topic {topic!r} uses storage.mode={source.storage_mode}: key lookup needs a "
                                  "topic created with storage.mode=commitlog (the layout with a key index)")
     hits = lookup_key(broker.storage.store("commitlog"), topic, key)
     return LookupAnswer([{
@@ -105,3 +116,68 @@ async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
         "value": None if h.value is None else h.value.decode("utf-8", "backslashreplace"),
         "headers": [[name, None if v is None else v.decode("utf-8", "backslashreplace")] for name, v in h.headers],
     } for h in hits[:MAX_LOOKUP_RECORDS]], len(hits) > MAX_LOOKUP_RECORDS)
+
+
+async def group_lag_totals(broker) -> dict[str, int]:
+    """{group: records behind} over the partitions hosted here: the lag chart's samples."""
+    totals: dict[str, int] = {}
+    for row in await group_rows(broker):
+        if row["lag"] is not None:
+            totals[row["group"]] = totals.get(row["group"], 0) + max(0, row["lag"])
+    return totals
+
+
+async def sasl_users_exist(broker) -> bool:
+    """Whether the broker has SASL users (PLAIN or SCRAM): the console then needs a login."""
+    security = broker.security
+    return len(security.plain_users) > 0 or bool(security.scram.describe())
+
+
+async def credentials_of(broker, user: str, password: str) -> Credentials:
+    """What the broker keeps for `user`; the SCRAM hashing is left to the caller's thread."""
+    security = broker.security
+    scram = tuple((m, c) for m in SCRAM_MECHANISMS if (c := security.scram.get(user, m)) is not None)
+    return Credentials(security.plain_users.password_ok(user, password), scram)
+
+
+async def broker_rows(broker) -> dict:
+    """{controller_id, this_broker, brokers: [{node_id, host, port, replicas, leaders,
+    partitions: [{topic, partition, leader, in_isr}], truncated}]}"""
+    view = broker.view
+    rows = {b.node_id: {"node_id": b.node_id, "host": b.host, "port": b.port, "replicas": 0, "leaders": 0,
+                        "partitions": [], "truncated": False} for b in view.brokers()}
+    seen = 0
+    for topic in list(broker.topics.topics.values()):
+        for index, local in enumerate(list(topic.partitions)):
+            seen += 1
+            if seen % CHUNK == 0:
+                await asyncio.sleep(0)
+            placement = view.placement(topic.name, index, local)
+            if placement is None:
+                continue  # created in etcd, not yet in this broker's image
+            for node in placement.replicas:
+                row = rows.get(node)
+                if row is None:  # a replica on a broker that is not registered now
+                    continue
+                row["replicas"] += 1
+                row["leaders"] += placement.leader == node
+                if len(row["partitions"]) < MAX_PARTITIONS_LISTED:
+                    row["partitions"].append({"topic": topic.name, "partition": index,
+                                              "leader": placement.leader == node, "in_isr": node in placement.isr})
+                else:
+                    row["truncated"] = True
+    for row in rows.values():
+        row["partitions"].sort(key=lambda p: (p["topic"], p["partition"]))
+    return {"controller_id": view.controller_id, "this_broker": broker.config.node_id,
+            "brokers": [rows[n] for n in sorted(rows)]}
+
+
+async def acl_rows(broker) -> dict:
+    """{authorizer: bool, acls: [{resource_type, resource_name, pattern_type, principal, host,
+    operation, permission}], total, truncated}"""
+    store = broker.acls
+    if store is None:
+        return {"authorizer": False, "acls": [], "total": 0, "truncated": False}
+    bindings = store.describe(_EVERY_ACL)
+    return {"authorizer": True, "acls": [b.to_json() for b in bindings[:MAX_ACLS_LISTED]],
+            "total": len(bindings), "truncated": len(bindings) > MAX_ACLS_LISTED}
