@@ -23,13 +23,12 @@ import pytest
 from confluent_kafka import Producer as RdProducer
 from kafka import KafkaConsumer, KafkaProducer
 
-from compat_tests.broker_process import BrokerProcess
 from compat_tests.java_client import classpath_jars, compiled_classes
+from compat_tests.quota_broker import SAMPLES, quota_broker, set_quota
 from compat_tests.raw_kafka import Client, build_request, make_batch
 from compat_tests.test_metrics import scrape, value
 from compat_tests.topics import unique_topic
 
-SAMPLES = 3  # quota.window.num of the broker below; quota.window.size.seconds stays 1
 CYCLE_S = SAMPLES * 1.0
 MEASURED = (CYCLE_S, 4 * CYCLE_S)  # seconds after the client starts: the three cycles after the first
 RUN_S = 4 * CYCLE_S + 1
@@ -40,20 +39,7 @@ RECORD = 1000  # value bytes per record; a record's batch overhead is ~1-2 % of 
 
 @pytest.fixture(scope="module")
 def broker():
-    proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)], metrics=True)
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-def _set_quota(broker, entity: dict, **values):
-    with Client.to(broker) as c:
-        r = c.request(49, 1, validate_only=False, entries=[{
-            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity.items()],
-            "ops": [{"key": k, "value": float(v), "remove": False} for k, v in values.items()]}])
-        assert [x.error_code for x in r.entries] == [0]
+    yield from quota_broker(metrics=True)
 
 
 def _topic(broker) -> str:
@@ -94,7 +80,7 @@ def _throttle_max(metrics: dict) -> float:
 
 def test_kafka_python_held_to_its_quota_beside_an_unthrottled_client(broker):
     topic = _topic(broker)
-    _set_quota(broker, {"client-id": "kp-slow"}, producer_byte_rate=QUOTA)
+    set_quota(broker, {"client-id": "kp-slow"}, producer_byte_rate=QUOTA)
     acks: dict[str, list] = {"kp-slow": [], "kp-free": []}
     throttles: dict[str, float] = {}
     def run(cid: str) -> None:
@@ -113,7 +99,7 @@ def test_kafka_python_held_to_its_quota_beside_an_unthrottled_client(broker):
 
 def test_librdkafka_held_to_its_quota_and_told_its_throttle(broker):
     topic = _topic(broker)
-    _set_quota(broker, {"client-id": "rdk-slow"}, producer_byte_rate=QUOTA)
+    set_quota(broker, {"client-id": "rdk-slow"}, producer_byte_rate=QUOTA)
     throttles, acks = [], []
     producer = RdProducer({"bootstrap.servers": broker.bootstrap, "client.id": "rdk-slow", "linger.ms": 5,
                            "batch.size": 16384,  # the others' batch size: requests fine against the rate
@@ -153,7 +139,7 @@ def test_consumer_held_to_its_fetch_quota(broker):
     with Client.to(broker) as c:
         for _ in range(250):  # 4 MB to read, in batches of 16 KB: fetches fine against the rate
             assert c.produce(topic, 0, make_batch([b"y" * RECORD] * 16)).error_code == 0
-    _set_quota(broker, {"client-id": "kc-slow"}, consumer_byte_rate=QUOTA)
+    set_quota(broker, {"client-id": "kc-slow"}, consumer_byte_rate=QUOTA)
     consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, client_id="kc-slow",
                              auto_offset_reset="earliest", enable_auto_commit=False, max_partition_fetch_bytes=32_000)
     # Measured from the first throttled answer on: by then the client has used the rate's whole
@@ -174,7 +160,7 @@ def test_consumer_held_to_its_fetch_quota(broker):
 
 def test_a_client_ignoring_throttle_time_is_muted(broker):
     topic = _topic(broker)
-    _set_quota(broker, {"client-id": "raw-ignorer"}, producer_byte_rate=50_000)
+    set_quota(broker, {"client-id": "raw-ignorer"}, producer_byte_rate=50_000)
     with Client.to(broker, client_id="raw-ignorer") as raw, Client.to(broker, client_id="other") as other:
         first = raw.request(0, 9, transactional_id=None, acks=1, timeout=10_000, topic_data=[{
             "name": topic, "partition_data": [{"index": 0, "records": make_batch([b"z" * 1000] * 300)}]}])
@@ -202,7 +188,7 @@ def _api_versions():
 
 
 def test_request_percentage_throttles_handler_time_by_at_most_one_window(broker):
-    _set_quota(broker, {"user": "ANONYMOUS", "client-id": "raw-busy"}, request_percentage=0.01)
+    set_quota(broker, {"user": "ANONYMOUS", "client-id": "raw-busy"}, request_percentage=0.01)
     with Client.to(broker, client_id="raw-busy") as busy, Client.to(broker, client_id="raw-idle") as idle:
         throttles = []
         for _ in range(40):  # Metadata of every topic: ~0.1+ ms of handler time each, far over 0.1 ms/s

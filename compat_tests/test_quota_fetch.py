@@ -16,30 +16,16 @@ import uuid
 
 import pytest
 
-from compat_tests.broker_process import BrokerProcess
+from compat_tests.quota_broker import quota_broker, set_quota
 from compat_tests.raw_kafka import Client, fetch_values, make_batch, split_batches
 from compat_tests.topics import unique_topic
 
-SAMPLES = 3
 FETCH_VERSION = 12  # by topic name
 
 
 @pytest.fixture(scope="module")
 def broker():
-    proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-def _set_quota(broker, entity: dict, **values):
-    with Client.to(broker) as c:
-        r = c.request(49, 1, validate_only=False, entries=[{
-            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity.items()],
-            "ops": [{"key": k, "value": float(v), "remove": False} for k, v in values.items()]}])
-        assert [x.error_code for x in r.entries] == [0], r
+    yield from quota_broker()
 
 
 def _topic_of_batches(broker, count: int, value_size: int) -> str:
@@ -59,7 +45,7 @@ def _fetch(c, topic, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20):
 def test_a_consumer_fetch_is_capped_to_one_quota_window(broker):
     topic = _topic_of_batches(broker, 10, 9_000)  # 10 batches of ~9,070 bytes
     client = f"cap-{uuid.uuid4().hex[:6]}"
-    _set_quota(broker, {"client-id": client}, consumer_byte_rate=10_000)  # 20,000 bytes at once
+    set_quota(broker, {"client-id": client}, consumer_byte_rate=10_000)  # 20,000 bytes at once
     with Client.to(broker, client_id=client) as c:
         r = _fetch(c, topic)
     # Uncapped it would read all ~90 KB, be over the quota and so be answered empty.
@@ -76,7 +62,7 @@ def test_a_consumer_fetch_is_capped_to_one_quota_window(broker):
 def test_min_bytes_is_capped_with_max_bytes(broker):
     topic = _topic_of_batches(broker, 1, 25_000)  # one batch, larger than the window allows
     client = f"minb-{uuid.uuid4().hex[:6]}"
-    _set_quota(broker, {"client-id": client}, consumer_byte_rate=10_000)  # 20,000 bytes at once
+    set_quota(broker, {"client-id": client}, consumer_byte_rate=10_000)  # 20,000 bytes at once
     with Client.to(broker, client_id=client) as c:
         started = time.monotonic()
         r = _fetch(c, topic, max_wait_ms=5_000, min_bytes=50_000)
@@ -90,7 +76,7 @@ def test_min_bytes_is_capped_with_max_bytes(broker):
 def test_a_fetch_over_request_percentage_carries_no_data(broker):
     topic = _topic_of_batches(broker, 20, 1_000)
     client = f"busy-{uuid.uuid4().hex[:6]}"
-    _set_quota(broker, {"client-id": client}, request_percentage=0.01)  # 0.1 ms of handler time a second
+    set_quota(broker, {"client-id": client}, request_percentage=0.01)  # 0.1 ms of handler time a second
     with Client.to(broker, client_id=client) as c:
         for _ in range(40):  # a fetch of 20 batches takes well over 0.2 ms (2 s of allowance)
             r = _fetch(c, topic)

@@ -16,28 +16,15 @@ import uuid
 import pytest
 
 from compat_tests.broker_process import BrokerProcess
+from compat_tests.quota_broker import SAMPLES, quota_broker, set_quota
 from compat_tests.raw_kafka import Client, RawKafka, build_request
 
 NONE, THROTTLING_QUOTA_EXCEEDED = 0, 89
-SAMPLES = 3
 
 
 @pytest.fixture(scope="module")
 def broker():
-    proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-def _set_quota(broker, entity: dict, **values):
-    with Client.to(broker) as c:
-        r = c.request(49, 1, validate_only=False, entries=[{
-            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity.items()],
-            "ops": [{"key": k, "value": float(v), "remove": False} for k, v in values.items()]}])
-        assert [x.error_code for x in r.entries] == [0], r
+    yield from quota_broker()
 
 
 def _create(c, version, *topics: tuple[str, int]):
@@ -49,7 +36,7 @@ def _create(c, version, *topics: tuple[str, int]):
 @pytest.mark.parametrize("version,strict", [(7, True), (6, True), (5, False)])
 def test_create_topics_over_the_mutation_rate(broker, version, strict):
     client = f"mut-{version}-{uuid.uuid4().hex[:6]}"
-    _set_quota(broker, {"client-id": client}, controller_mutation_rate=2)  # 6 partitions banked
+    set_quota(broker, {"client-id": client}, controller_mutation_rate=2)  # 6 partitions banked
     with Client.to(broker, client_id=client) as c:
         tag = uuid.uuid4().hex[:6]
         sent = time.monotonic()
@@ -68,7 +55,7 @@ def test_delete_topics_and_create_partitions_over_the_mutation_rate(broker):
     tag = uuid.uuid4().hex[:6]
     with Client.to(broker) as c:  # unthrottled: the topics to delete and grow
         assert _create(c, 7, (f"a-{tag}", 8), (f"b-{tag}", 1), (f"c-{tag}", 1))[0] == [NONE] * 3
-    _set_quota(broker, {"client-id": client}, controller_mutation_rate=2)
+    set_quota(broker, {"client-id": client}, controller_mutation_rate=2)
     with Client.to(broker, client_id=client) as c:
         sent = time.monotonic()
         r = c.request(20, 6, timeout=10_000, topics=[{"name": f"a-{tag}", "topic_id": None},
@@ -107,7 +94,7 @@ def _answered_and_closed(broker, source: str, connections: int = 8) -> tuple[int
 
 
 def test_connections_over_the_ip_rate_are_closed_unanswered(broker):
-    _set_quota(broker, {"ip": "127.0.0.2"}, connection_creation_rate=2)  # 2 s of first window: 4 connections
+    set_quota(broker, {"ip": "127.0.0.2"}, connection_creation_rate=2)  # 2 s of first window: 4 connections
     assert _answered_and_closed(broker, "127.0.0.2") == (4, 4)
     with Client.to(broker) as other:  # another ip is not held back
         assert other.request(18, 3, client_software_name="o", client_software_version="1").error_code == NONE
@@ -119,7 +106,7 @@ def test_an_ip_quota_set_by_host_name_holds_the_address_it_resolves_to():
     proc = BrokerProcess(extra_args=["--quota-window-num", str(SAMPLES)])
     try:
         proc.start()
-        _set_quota(proc, {"ip": "localhost"}, connection_creation_rate=2)
+        set_quota(proc, {"ip": "localhost"}, connection_creation_rate=2)
         assert _answered_and_closed(proc, "127.0.0.1") == (4, 4)
         assert _answered_and_closed(proc, "127.0.0.3", 1) == (1, 0)  # another address is not held
     finally:
