@@ -134,7 +134,8 @@ def run_suite(workdir: Path, name: str, targets: list[str], env_extra: dict[str,
         **env_extra,
     })
     cmd = [sys.executable, "-m", "pytest", *targets,
-           "-p", "outcome_recorder", "-p", "client_log_levels", "-p", "no:cacheprovider",
+           "-p", "outcome_recorder", "-p", "client_log_levels", "-p", "metadata_race_fix",
+           "-p", "no:cacheprovider",
            f"--timeout={PER_TEST_TIMEOUT_S}",
            # "signal" fails just the stuck test; the suite's default "thread" exits the run.
            "--timeout-method=signal",
