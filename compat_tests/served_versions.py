@@ -39,6 +39,7 @@ CONFORMANCE_MODULES = (
     "compat_tests.test_share_admin_protocol",
     "compat_tests.test_quota_protocol_versions",
     "compat_tests.test_streams_group_protocol",
+    "compat_tests.test_update_features",
 )
 
 
