@@ -35,15 +35,19 @@ per-broker config (listener, SASL, SSL) at the cluster default, another broker's
 
 The topic defaults among them that are settings here are applied at once: `log.segment.bytes`,
 `log.retention.ms`, `log.retention.bytes`, `log.flush.interval.messages`,
-`log.flush.interval.ms`, `log.index.interval.bytes`, `message.max.bytes` and
-`min.insync.replicas`, and Kafka's broker names of topic configs that have no broker setting
+`log.flush.interval.ms`, `log.index.interval.bytes`, `message.max.bytes`,
+`min.insync.replicas` and `unclean.leader.election.enable`, and Kafka's broker names of topic configs that have no broker setting
 here: `log.roll.ms`, `log.roll.jitter.ms`, `log.cleanup.policy`,
 `log.cleaner.min.cleanable.ratio`, `log.cleaner.min.compaction.lag.ms`,
 `log.cleaner.max.compaction.lag.ms`, `log.cleaner.delete.retention.ms` and
 `log.message.timestamp.*`. Every topic that does not set the config itself takes the new value
 on its live partitions, and new topics start with it; this broker's value beats the cluster
 default's, which beats the static one (flag, environment, file); deleting it brings the static
-value back. A bad value is INVALID_REQUEST with Kafka's "Invalid value ... for configuration
+value back. `unclean.leader.election.enable` is the controller's, resolved as Kafka's controller
+does (the topic's own value, else the controller's broker id, else the cluster default, else
+static): a partition whose whole ISR is gone gets a live out-of-sync replica as leader as soon
+as the change is seen, where KRaft waits for its next periodic check (5 minutes by default).
+A bad value is INVALID_REQUEST with Kafka's "Invalid value ... for configuration
 ...". Any other config that is one of twinlog's own settings below (`log.cleaner.threads`,
 `max.connections`, ...) is refused even where Kafka takes it at runtime, with "(twinlog applies
 its own settings at start-up only)": it is never kept and silently not applied.

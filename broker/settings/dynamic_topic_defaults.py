@@ -8,7 +8,9 @@ name) > the static value (flag, TWINLOG_* variable, config file) > the table's d
 topic's own override beats all of them (topic_configs.py log_config_for).
 
 A hosted topic's partitions take a changed default at once (TopicRegistry.set_defaults); one
-that sets the config itself keeps its own. log.segment.delete.delay.ms is not here: the
+that sets the config itself keeps its own. unclean.leader.election.enable is the controller's:
+it reads the layers from its metadata image (broker/cluster/controller.py unclean_allowed), so
+its broker id's value counts there, as on Kafka's controller. log.segment.delete.delay.ms is not here: the
 commitlog layout's shared files take it when the store opens, so it stays refused.
 """
 
@@ -25,7 +27,8 @@ from broker.settings.topic_config_changes import ConfigChangeError
 
 # Kafka's DynamicLogConfig.ReconfigurableConfigs that are broker settings here with a live target
 _BROKER_SETTINGS = ("log.segment.bytes", "log.retention.ms", "log.retention.bytes", "log.flush.interval.messages",
-                    "log.flush.interval.ms", "log.index.interval.bytes", "message.max.bytes", "min.insync.replicas")
+                    "log.flush.interval.ms", "log.index.interval.bytes", "message.max.bytes", "min.insync.replicas",
+                    "unclean.leader.election.enable")
 # ... and those whose topic config has no broker setting here (Kafka's ServerTopicConfigSynonyms):
 # the topic config's row checks and places the value
 _TOPIC_CONFIGS = {

@@ -357,7 +357,8 @@ SETTINGS: tuple[Setting, ...] = (
        "broker:broker_session_timeout_ms"),
     _s("unclean.leader.election.enable", "unclean-leader-election", Bool(), False,
        "Elect a replica outside the ISR when the whole ISR is gone (loses acknowledged records); a "
-       "cluster's controller reads each topic's own.", "broker:unclean_leader_election", negatable=True,
+       "cluster's controller reads each topic's own, else the dynamic broker config of its own id, else "
+       "the cluster default's, and elects as soon as a change enables it.", "broker:unclean_leader_election", negatable=True,
        topic="unclean.leader.election.enable"),
     _s("log.cleaner.enable", "log-cleaner-enable", Bool(), True,
        "Compact topics whose cleanup.policy has compact.", "broker:log_cleaner_enable", negatable=True),
