@@ -39,6 +39,7 @@ _TOPIC_CONFIGS = {
     "log.cleaner.delete.retention.ms": "delete.retention.ms", "log.message.timestamp.type": "message.timestamp.type",
     "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
     "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
+    **{n: n for n in ("compression.type", "compression.gzip.level", "compression.lz4.level", "compression.zstd.level")},
 }
 # the dynamic broker config's name -> the row of the table it sets
 LIVE: dict[str, Setting] = {**{n: BY_NAME[n] for n in _BROKER_SETTINGS},
