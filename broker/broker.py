@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 from broker.settings.config import BrokerConfig
+from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.settings.dynamic_topic_defaults import in_force, log_defaults, min_insync_replicas
@@ -103,7 +104,8 @@ class Broker:
             self.view = ClusterImageView(member)
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
-            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics)
+            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics,
+                                         cordoned=lambda: fully_cordoned(self.broker_config_layers()[0]))
             self.producer_ids = ProducerIdAllocator(data_dir)
         self.acls = None  # ACLs: none without --authorizer; etcd's on a cluster member
         if config.authorizer is not None:

@@ -3,7 +3,7 @@ and broker/tests/test_config_docs.py fails when the file in the tree is not what
 
 from __future__ import annotations
 
-from broker.settings.dynamic_broker_configs import DYNAMIC
+from broker.settings.dynamic_broker_configs import DYNAMIC, LOG_DIRS
 from broker.settings.dynamic_no_effect import NO_EFFECT, accepted_without_effect
 from broker.settings.dynamic_topic_defaults import LIVE
 from broker.settings.setting import BOTH, Setting
@@ -43,7 +43,8 @@ codec in the one named (the topic configs' table says how). `unclean.leader.elec
 the controller's, resolved as Kafka's controller does (the topic's own value, else the
 controller's broker id, else the cluster default, else static): a partition whose whole ISR is
 gone gets a live out-of-sync replica as leader as soon as the change is seen, where KRaft waits
-for its next periodic check (5 minutes by default).
+for its next periodic check (5 minutes by default). `cordoned.log.dirs` (KIP-1066, on a broker
+id only) names log dirs of that broker that take no new replica (docs/apis.md, DescribeLogDirs).
 
 {applied}
 
@@ -123,7 +124,7 @@ def _dynamic_lists() -> dict[str, str]:
         groups.setdefault(NO_EFFECT[name], []).append(name)
     rows = [f"| {_cell(why)} | {', '.join(f'`{n}`' for n in names)} |" for why, names in groups.items()]
     refused = sorted(n for n in DYNAMIC if n in BY_KEY and n not in LIVE)
-    return {"applied": ", ".join(f"`{n}`" for n in sorted(LIVE)), "no_effect": "\n".join(rows),
+    return {"applied": ", ".join(f"`{n}`" for n in sorted(LIVE.keys() | LOG_DIRS)), "no_effect": "\n".join(rows),
             "refused": ", ".join(f"`{n}`" for n in refused)}
 
 

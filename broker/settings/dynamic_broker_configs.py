@@ -58,7 +58,9 @@ LISTENER = frozenset({
     "max.connections", "max.connection.creation.rate", "num.network.threads",
 })
 CLUSTER_LEVEL_LISTENER = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
-PER_BROKER = (SECURITY_PER_LISTENER | LISTENER) - CLUSTER_LEVEL_LISTENER
+# DynamicLogConfig's own (KIP-1066): a broker's log dirs, so per broker (cordoned_log_dirs.py)
+LOG_DIRS = frozenset({"cordoned.log.dirs"})
+PER_BROKER = (SECURITY_PER_LISTENER | LISTENER) - CLUSTER_LEVEL_LISTENER | LOG_DIRS
 
 # DynamicLogConfig: the broker synonyms of topic configs (ServerTopicConfigSynonyms)
 LOG = frozenset({
@@ -86,7 +88,7 @@ OTHERS = frozenset({
     # ShareCoordinatorConfig.RECONFIGURABLE_CONFIGS
     "share.coordinator.cached.buffer.max.bytes",
 })
-DYNAMIC = SECURITY_PER_LISTENER | LISTENER | LOG | OTHERS
+DYNAMIC = SECURITY_PER_LISTENER | LISTENER | LOG | LOG_DIRS | OTHERS
 # The LIST-typed ones twinlog keeps (APPEND / SUBTRACT take them), with Kafka's defaults
 KAFKA_LISTS = {"sasl.kerberos.principal.to.local.rules": "DEFAULT", "ssl.cipher.suites": "",
                "ssl.enabled.protocols": "TLSv1.2,TLSv1.3", "metric.reporters": "", "config.providers": ""}

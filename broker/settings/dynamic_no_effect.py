@@ -8,13 +8,13 @@ documentation and its line in docs/configuration.md, so what a user is told is w
 does. A `listener.name.<listener>.<config>` form has its config's reason.
 
 The configs twinlog applies are elsewhere: the topic defaults and the controller's unclean
-election (dynamic_topic_defaults.py LIVE). twinlog's own settings that Kafka takes at runtime
+election (dynamic_topic_defaults.py LIVE), and cordoned.log.dirs (cordoned_log_dirs.py). twinlog's own settings that Kafka takes at runtime
 are refused (start-up only), never kept and ignored.
 """
 
 from __future__ import annotations
 
-from broker.settings.dynamic_broker_configs import DYNAMIC, base_name
+from broker.settings.dynamic_broker_configs import DYNAMIC, LOG_DIRS, base_name
 from broker.settings.dynamic_topic_defaults import LIVE
 from broker.settings.table import BY_KEY
 
@@ -70,7 +70,7 @@ NO_EFFECT: dict[str, str] = {name: reason for names, reason in _REASONS.items() 
 def accepted_without_effect() -> list[str]:
     """Every dynamic config twinlog takes and does not act on: those with no setting here and no
     live target (each must have a reason above; broker/tests/test_dynamic_no_effect.py)."""
-    return sorted(n for n in DYNAMIC if n not in LIVE and n not in BY_KEY)
+    return sorted(n for n in DYNAMIC if n not in LIVE and n not in BY_KEY and n not in LOG_DIRS)
 
 
 def reason(name: str) -> str | None:
