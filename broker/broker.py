@@ -12,7 +12,8 @@ from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
-from broker.settings.dynamic_topic_defaults import in_force, log_defaults, min_insync_replicas
+from broker.settings.dynamic_topic_defaults import (in_force, log_defaults, min_insync_replicas,
+                                                    txn_partition_verification)
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -179,6 +180,10 @@ class Broker:
     def broker_config_layers(self) -> tuple[dict[str, str], dict[str, str]]:
         """The dynamic broker configs in force here: this broker's id's, the cluster default's."""
         return self.broker_configs.configs(str(self.config.node_id)), self.broker_configs.configs("")
+
+    def txn_partition_verification(self) -> bool:
+        """transaction.partition.verification.enable now: its dynamic value, else the static one."""
+        return txn_partition_verification(self.config, in_force(*self.broker_config_layers()))
 
     def apply_broker_configs(self) -> None:
         """The topic defaults the dynamic broker configs set take effect on every partition here."""

@@ -90,8 +90,9 @@ _DYNAMIC_SOURCES = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEF
 
 
 def _dynamic_synonyms(setting: Setting, own: dict[str, str], default: dict[str, str]) -> tuple[Synonym, ...]:
-    """The dynamic broker configs that set this setting's topic config default, under their name."""
-    name = BROKER_NAME.get(setting.topic)
+    """The dynamic broker configs that set this setting (a broker setting taken live) or its topic
+    config's default, under their name."""
+    name = setting.name if setting.name in LIVE else BROKER_NAME.get(setting.topic)
     return tuple(Synonym(name, setting.kind.described(setting.kind.parse_topic(layer[name])), source)
                  for layer, source in zip((own, default), _DYNAMIC_SOURCES) if name is not None and name in layer)
 

@@ -57,9 +57,6 @@ _REASONS = {
         "Without tiered storage the local log is the whole log, which retention.ms and retention.bytes govern.",
     ("producer.id.expiration.ms",):
         "An idle producer's id and sequence state is not expired on a timer here.",
-    ("transaction.partition.verification.enable",):
-        "A transaction's first batch in a partition is always verified with its coordinator (KIP-890), as "
-        "at Kafka's default true.",
     ("share.coordinator.cached.buffer.max.bytes",):
         "The share coordinator writes its state records through the broker's write path with no cache "
         "buffer of its own.",

@@ -194,6 +194,12 @@ SETTINGS: tuple[Setting, ...] = (
        "transaction-abort-timed-out-transaction-cleanup-interval-ms", Int(1), 10_000,
        "How often the coordinator aborts transactions open longer than their timeout.",
        "broker:txn_abort_timed_out_interval_ms"),
+    _s("transaction.partition.verification.enable", "transaction-partition-verification-enable", Bool(), True,
+       "A partition's leader asks the transaction coordinator whether a transaction's first batch in it "
+       "belongs to the producer's open transaction before appending it (KIP-890 part 1; clients of "
+       "Produce v12+, transactions V2, have the partition added whatever this says). Off: such a batch of "
+       "an older client is appended unasked, and a late one may hold the last stable offset until the "
+       "transaction times out.", "broker:txn_partition_verification", negatable=True),
     _s("transaction.version", "transaction-version", Int(0, 2), 2,
        "The level Kafka's transaction.version feature starts finalized at, until an UpdateFeatures "
        "finalizes another (kept in features.json, or etcd on a cluster, which then wins over this setting); "
