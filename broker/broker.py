@@ -9,9 +9,11 @@ import uuid
 from pathlib import Path
 
 from broker.settings.config import BrokerConfig
+from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
-from broker.settings.dynamic_topic_defaults import in_force, log_defaults, min_insync_replicas
+from broker.settings.dynamic_topic_defaults import (in_force, log_defaults, min_insync_replicas,
+                                                    txn_partition_verification)
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -103,7 +105,8 @@ class Broker:
             self.view = ClusterImageView(member)
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
-            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics)
+            self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics,
+                                         cordoned=lambda: fully_cordoned(self.broker_config_layers()[0]))
             self.producer_ids = ProducerIdAllocator(data_dir)
         self.acls = None  # ACLs: none without --authorizer; etcd's on a cluster member
         if config.authorizer is not None:
@@ -177,6 +180,10 @@ class Broker:
     def broker_config_layers(self) -> tuple[dict[str, str], dict[str, str]]:
         """The dynamic broker configs in force here: this broker's id's, the cluster default's."""
         return self.broker_configs.configs(str(self.config.node_id)), self.broker_configs.configs("")
+
+    def txn_partition_verification(self) -> bool:
+        """transaction.partition.verification.enable now: its dynamic value, else the static one."""
+        return txn_partition_verification(self.config, in_force(*self.broker_config_layers()))
 
     def apply_broker_configs(self) -> None:
         """The topic defaults the dynamic broker configs set take effect on every partition here."""

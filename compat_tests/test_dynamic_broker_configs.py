@@ -148,3 +148,20 @@ def test_librdkafka_sets_a_dynamic_broker_config(broker):
     assert configs[RELOGIN].source == DYNAMIC_BROKER_CONFIG
     for future in admin.alter_configs([ConfigResource(ResourceType.BROKER, NODE, set_config={})]).values():
         future.result(timeout=15)
+
+
+def test_a_kept_config_without_effect_says_so_in_its_documentation(broker_factory):
+    """DescribeConfigs v3+'s documentation of a dynamic config twinlog keeps but does not act on
+    is why it changes nothing here (broker/settings/dynamic_no_effect.py), for its listener form too."""
+    proc = broker_factory()
+    prefixed = "listener.name.plaintext.ssl.cipher.suites"
+    with Client.to(proc) as client:
+        assert incremental(client, 1, NODE, [("num.io.threads", SET, "16"), (prefixed, SET, "TLS_AES_128_GCM_SHA256"),
+                                             ("log.retention.ms", SET, "3600000")]) == (NONE, None)
+        r = client.request(32, 4, include_synonyms=False, include_documentation=True, resources=[
+            {"resource_type": BROKER, "resource_name": NODE,
+             "configuration_keys": ["num.io.threads", prefixed, "log.retention.ms"]}])
+        docs = {c.name: c.documentation for c in r.results[0].configs}
+    assert docs["num.io.threads"].startswith("A broker is one asyncio event loop")
+    assert docs[prefixed].startswith("TLS here is Python's ssl module")
+    assert docs["log.retention.ms"] == "How long records are kept; -1: forever."  # applied: its own doc

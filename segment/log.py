@@ -92,6 +92,12 @@ class LogConfig:
     min_compaction_lag_ms: int  # min.compaction.lag.ms
     max_compaction_lag_ms: int  # max.compaction.lag.ms
     delete_retention_ms: int  # delete.retention.ms: how long tombstones stay
+    # compression.type: the codec the leader writes producers' batches in (wire/recompression.py);
+    # "producer" keeps each batch's own. The levels are the topic's compression.*.level for it.
+    compression_type: str
+    compression_gzip_level: int
+    compression_lz4_level: int
+    compression_zstd_level: int
 
     def random_segment_jitter(self) -> int:
         """segment.jitter.ms drawn for one segment, as Kafka's LogConfig.randomSegmentJitter:

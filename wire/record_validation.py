@@ -51,6 +51,7 @@ class RecordsTooLarge(BatchTooLarge):
 class CheckedRecords(NamedTuple):
     keys: set[bytes] | None  # the distinct non-null keys, when asked for
     uncompressed_bytes: int  # bytes of records the check decompressed (0 for an uncompressed batch)
+    records: memoryview  # the records region, uncompressed (wire/recompression.py takes it from here)
 
 
 def check_records(batch, header: BatchHeader, want_keys: bool = False,
@@ -59,7 +60,8 @@ def check_records(batch, header: BatchHeader, want_keys: bool = False,
     CRC are sound). Raises InvalidRecord, InvalidBatch or RecordsTooLarge as tabled above."""
     codec = header.compression
     if codec == 0:
-        return CheckedRecords(walk_records(batch, HEADER_SIZE, header.size, header.record_count, want_keys), 0)
+        return CheckedRecords(walk_records(batch, HEADER_SIZE, header.size, header.record_count, want_keys), 0,
+                              memoryview(batch)[HEADER_SIZE : header.size])
     payload = memoryview(batch)[HEADER_SIZE : header.size]
     try:
         data = wire_records.decompress_records(codec, payload, max_uncompressed_bytes)  # no copy: 16 MiB
@@ -68,4 +70,4 @@ def check_records(batch, header: BatchHeader, want_keys: bool = False,
         raise RecordsTooLarge(str(exc)) from None
     except wire_records.InvalidRecords as exc:
         raise InvalidBatch(str(exc)) from None
-    return CheckedRecords(walk_records(data, 0, len(data), header.record_count, want_keys), len(data))
+    return CheckedRecords(walk_records(data, 0, len(data), header.record_count, want_keys), len(data), data)

@@ -215,7 +215,7 @@ class ClusterMetadata:
         """AlterPartitionReassignments with null replicas (reassignment.cancel); ClusterError
         NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT or UNKNOWN_TOPIC_OR_PARTITION."""
         alive = self.image.live_broker_ids()
-        unclean_allowed = self.controller.unclean_allowed(self.image.topics.get(topic))
+        unclean_allowed = self.controller.unclean_allowed(self.image, topic)
         return await self._store.update_partition(topic, index, lambda s: cancel_move(s, alive, unclean_allowed))
 
     async def update_scram_user(self, user: str, decide: Callable[[dict], dict]) -> ScramUser | None:

@@ -26,7 +26,7 @@ from broker.cluster.leader_election import on_broker_change
 from broker.cluster.broker_session import BrokerSession
 from broker.cluster.cluster_events import ClusterEvents
 from broker.cluster.cluster_error import ClusterError
-from broker.cluster.etcd_layout import ControllerRecord, TopicRecord
+from broker.cluster.etcd_layout import ControllerRecord
 from broker.cluster.etcd_store import EtcdStore, Guard
 from broker.cluster.metadata_image import MetadataChange, MetadataImage
 
@@ -94,10 +94,22 @@ class Controller:
         return Guard(self._store.layout.controller_key, self._create_revision, "not_controller",
                      f"Broker {self._session.node_id} is no longer the controller (epoch {self.epoch}).")
 
-    def unclean_allowed(self, topic: TopicRecord | None) -> bool:
-        """unclean.leader.election.enable: the topic's config, else the broker default."""
-        value = topic.configs.get(UNCLEAN_CONFIG) if topic is not None else None
-        return self._unclean_default if value is None else value.strip().lower() == "true"
+    def unclean_allowed(self, image: MetadataImage, topic: str) -> bool:
+        """unclean.leader.election.enable as Kafka's controller resolves it
+        (ConfigurationControlManager.getTopicConfig): the topic's config, else the dynamic config
+        of this controller's broker id, else the cluster default's (an empty name), else the
+        static setting. A change to any of them is a metadata change, so the reconcile it
+        triggers elects at once (KRaft waits for its periodic unclean.leader.election.interval.ms
+        check, 5 minutes by default)."""
+        record = image.topics.get(topic)
+        layers = ((record.configs if record is not None else {}),
+                  *(c.configs for c in (image.broker_configs.get(str(self._session.node_id)),
+                                        image.broker_configs.get("")) if c is not None))
+        for configs in layers:
+            value = configs.get(UNCLEAN_CONFIG)
+            if value is not None:
+                return value.strip().lower() == "true"
+        return self._unclean_default
 
     async def reconcile(self, image: MetadataImage, fenced: Collection[int] = ()) -> int:
         """Apply the election rules to every partition the image shows needing it; returns how
@@ -106,7 +118,7 @@ class Controller:
         alive = image.live_broker_ids() - set(fenced)
         written = 0
         for (topic, index), state in sorted(image.partitions.items()):
-            unclean = self.unclean_allowed(image.topics.get(topic))
+            unclean = self.unclean_allowed(image, topic)
             if on_broker_change(state, alive, unclean) is None:
                 continue
             try:

@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 
 
 class SingleBrokerView:
-    def __init__(self, node_id: int, host: str, port: Callable[[], int], topics: TopicRegistry) -> None:
+    def __init__(self, node_id: int, host: str, port: Callable[[], int], topics: TopicRegistry,
+                 cordoned: Callable[[], bool] = lambda: False) -> None:
         self._node, self._host, self._port = node_id, host, port
         self._topics = topics
+        self._cordoned = cordoned  # all its log dirs cordoned (KIP-1066): no new partition may go here
 
     def brokers(self) -> list[BrokerAddress]:
         return [BrokerAddress(self._node, self._host, self._port())]
@@ -59,6 +61,8 @@ class SingleBrokerView:
             if rf not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
                 results[name] = TopicError("invalid_replication_factor",
                                            f"Replication factor: {rf} larger than available brokers: 1.")
+            elif not assignments and self._cordoned():
+                results[name] = self._no_uncordoned_broker(1 if rf == -1 else rf)
             else:
                 creatable.append((name, partitions, configs))
         results.update(await self._topics.create(creatable))
@@ -68,7 +72,16 @@ class SingleBrokerView:
         await self._topics.delete(name)
 
     async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+        if not assignments and self._cordoned():
+            raise self._no_uncordoned_broker(1)
         await self._topics.add_partitions(name, total)
+
+    @staticmethod
+    def _no_uncordoned_broker(rf: int) -> TopicError:
+        """Kafka's placement message when no broker may take the replicas (placement.py's)."""
+        return TopicError("invalid_replication_factor",
+                          f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
+                          "cannot be reached because only 0 broker(s) are registered.")
 
     async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
         topic = self._topics.topics.get(name)

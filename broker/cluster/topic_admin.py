@@ -23,6 +23,7 @@ from broker.cluster.etcd_layout import PartitionState, TopicRecord
 from broker.cluster.etcd_store import EtcdStore, Swap
 from broker.cluster.metadata_image import MetadataImage
 from broker.cluster.placement import assign_replicas, check_assignments, start_index_for
+from broker.settings.cordoned_log_dirs import fully_cordoned
 
 
 def _unknown_topic(name: str) -> ClusterError:
@@ -48,8 +49,9 @@ class TopicAdmin:
         if assignments:
             replicas = check_assignments(assignments, live)
         else:
-            replicas = assign_replicas(live, num_partitions, replication_factor,
-                                       start_index_for(name, max(1, len(live))))
+            open_ = self._uncordoned(live)
+            replicas = assign_replicas(open_, num_partitions, replication_factor,
+                                       start_index_for(name, max(1, len(open_))))
         record = TopicRecord(name, uuid.uuid4(), dict(configs), storage_mode, tuple(map(tuple, replicas)))
         layout, tx = self._store.layout, self._store.client.transactions
         topic_key = layout.topic_key(name)
@@ -60,6 +62,13 @@ class TopicAdmin:
         if not created:
             raise ClusterError("topic_already_exists", f"Topic '{name}' already exists.")
         return record
+
+    def _uncordoned(self, live: set[int]) -> set[int]:
+        """The live brokers Kafka's placement may give new replicas: not those whose log dirs
+        are all cordoned (KIP-1066, broker/settings/cordoned_log_dirs.py). Explicit assignments
+        may still name them, as Kafka 4.3.1 allows."""
+        configs = self._image().broker_configs
+        return {b for b in live if not (str(b) in configs and fully_cordoned(configs[str(b)].configs))}
 
     async def delete_topic(self, name: str) -> TopicRecord:
         layout, tx = self._store.layout, self._store.client.transactions
@@ -128,7 +137,7 @@ class TopicAdmin:
                                    f"Increasing the number of partitions by {total - current} but "
                                    f"{len(assignments)} assignments provided.")
             return check_assignments(assignments, live, expected_length=rf)
-        brokers = sorted(live)
+        brokers = sorted(self._uncordoned(live))
         first_leader = record.replicas[0][0] if record.replicas else 0
         # Kafka continues the topic's layout: start where partition 0's leader sits
         start = next((i for i, b in enumerate(brokers) if b >= first_leader), 0)

@@ -5,7 +5,8 @@ The answer comes at once, as Kafka's ReplicaManager.alterReplicaLogDirs: NONE me
 started (or the replica is already there); DescribeLogDirs shows the future replica until it
 is swapped in. Errors as Kafka answers them: CLUSTER_AUTHORIZATION_FAILED for every partition
 without ALTER on the cluster; LOG_DIR_NOT_FOUND for a path that is not one of this broker's
-log dirs (compared as absolute paths); UNKNOWN_TOPIC_OR_PARTITION for a partition no topic has;
+log dirs (compared as absolute paths); INVALID_REPLICA_ASSIGNMENT for a dir this broker's
+cordoned.log.dirs names (KIP-1066: it takes no new replica); UNKNOWN_TOPIC_OR_PARTITION for a partition no topic has;
 REPLICA_NOT_AVAILABLE for one hosted on other brokers only (Kafka keeps that code here for
 NOT_LEADER_OR_FOLLOWER). In a cluster the Admin client sends the request to the broker holding
 the replica, as Kafka's does; that broker moves its own replica, leader or follower, and
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from wire.protocol import response_for
 
+from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
@@ -24,6 +26,8 @@ from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 def _answer(broker, mode: str | None, name: str, index: int) -> str:
     if mode is None:
         return "log_dir_not_found"
+    if mode in cordoned_modes(broker.broker_config_layers()[0].get(CONFIG), broker.log_dirs.dirs()):
+        return "invalid_replica_assignment"
     topic = broker.topics.topics.get(name)
     if topic is None or not 0 <= index < len(topic.partitions):
         return "unknown_topic_or_partition"

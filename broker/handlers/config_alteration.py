@@ -33,6 +33,7 @@ from wire.protocol import response_for
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
+from broker.settings import cordoned_log_dirs
 from broker.settings.described_configs import topic_entries
 from broker.settings.topic_config_changes import ConfigChangeError
 from broker.topic_names import TopicError
@@ -86,7 +87,8 @@ async def _alter(broker, resource_type: int, name: str, change: ConfigChange,
             await broker.group_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
         elif resource_type == BROKER:
             _check_broker_id(broker, name)
-            await broker.broker_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
+            await broker.broker_configs.alter(name, lambda current: _checked_dirs(broker, change(current, {}, "")),
+                                              validate_only)
             broker.apply_broker_configs()
         else:
             raise ConfigChangeError("invalid_request", f"Unsupported resource type {resource_type}")
@@ -103,6 +105,14 @@ async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: b
     defaults = {e.name: e.value for e in entries}
     # a cluster changes etcd's overrides, not this broker's copy
     await broker.view.alter_topic_configs(name, lambda current, mode: change(current, defaults, mode), validate_only)
+
+
+def _checked_dirs(broker, configs: dict[str, str]) -> dict[str, str]:
+    """cordoned.log.dirs may name only this broker's log dirs (it is per broker: a change at the
+    cluster default was refused before this)."""
+    if cordoned_log_dirs.CONFIG in configs:
+        cordoned_log_dirs.check(configs[cordoned_log_dirs.CONFIG], broker.log_dirs.dirs())
+    return configs
 
 
 def _check_broker_id(broker, name: str) -> None:

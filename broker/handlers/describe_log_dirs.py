@@ -11,8 +11,8 @@ target's, with is_future true. Offset lag is Kafka's: for a current log max(HW -
 future one how far it is behind the current log, max(current LEO - future LEO, 0). Asking for null topics means every partition; partitions
 not hosted here are left out, as Kafka does. v4 adds the volume's total and usable bytes (of
 the data dir's volume for the commitlog dir its engine has not made yet: it will be made there).
-v5 adds is_cordoned (KIP-1066: a cordoned dir takes no new partitions); twinlog has no
-cordoning, so every dir answers false, as Kafka does for a dir not in cordoned.log.dirs.
+v5 adds is_cordoned (KIP-1066: a cordoned dir takes no new partitions): true for a dir this
+broker's dynamic cordoned.log.dirs names (broker/settings/cordoned_log_dirs.py).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from wire.protocol import response_for
 
+from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
 from broker.storage.log_dir_move import log_dir
 from broker.storage.modes import MODES
 from broker.security.acl.checks import cluster_allowed
@@ -56,6 +57,8 @@ async def handle(broker, header, request):
     if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"), results=())
     data_dir = Path(broker.config.data_dir).resolve()
+    own, _ = broker.broker_config_layers()
+    cordoned = {log_dir(data_dir, m) for m in cordoned_modes(own.get(CONFIG), broker.log_dirs.dirs())}
     wanted = _wanted(request)
     by_dir: dict[Path, dict[str, list]] = {log_dir(data_dir, mode): {} for mode in MODES}
     for name, topic in sorted(broker.topics.topics.items()):
@@ -77,5 +80,5 @@ async def handle(broker, header, request):
         total, usable = _volume_bytes(path)
         listed = tuple(make(topic_cls, name=name, partitions=tuple(parts)) for name, parts in topics.items())
         results.append(make(result_cls, error_code=error("none"), log_dir=str(path), topics=listed,
-                            total_bytes=total, usable_bytes=usable, is_cordoned=False))
+                            total_bytes=total, usable_bytes=usable, is_cordoned=path in cordoned))
     return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), results=tuple(results))

@@ -5,7 +5,8 @@ partition or a fenced producer fails only that partition and stores nothing
 for it. A transaction's first batch in a partition is first verified with its
 coordinator (produce_verification.py). Every record is read before anything is
 appended (produce_records.py: framing as Kafka's LogValidator, compressed batches that inflate far in a worker
-thread), but never re-encoded: offsets are assigned in the header. A batch with records
+thread), but never re-encoded: offsets are assigned in the header. Only a topic whose
+compression.type names another codec than the batch's has it compressed again in that codec. A batch with records
 the topic's configs refuse (no key on a compacted topic, a timestamp outside
 message.timestamp.before/after.max.ms) fails with each record's batch index and reason
 (record_errors, v8+) and Kafka's error_message (replica/record_checks.py).
@@ -45,7 +46,7 @@ from broker.security.acl.model import Operation, ResourceType
 from broker.dispatch_types import Deferred
 from broker.handlers.current_leader import PRODUCE_HINT_ERRORS, PRODUCE_HINT_VERSION, leader_field, leader_hint, \
     node_endpoints
-from broker.handlers.produce_records import PendingBatch, check_batches
+from broker.handlers.produce_records import PendingBatch, check_batches, rewrite_for
 from broker.handlers.produce_verification import verify_first_batches
 from replica.write_path import WORK_SLICE_S, PendingWrites, RecordsWrite, WriteResult
 from broker.topic_names import INTERNAL_TOPICS
@@ -95,7 +96,8 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
         # Kafka authorizes a transactional batch by WRITE on the request's transactional id
         # (checked in handle); a request naming none has nothing to authorize it.
         return "transactional_id_authorization_failed", "a transactional batch needs an authorized transactional id"
-    return partition, PendingBatch(records, header, partition.wants_record_keys)
+    return partition, PendingBatch(records, header, partition.wants_record_keys,
+                                   rewrite=rewrite_for(partition.config, header, f"{topic_name}-{index}"))
 
 
 async def handle(broker, header, request):

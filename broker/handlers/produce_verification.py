@@ -7,7 +7,8 @@ epoch) would open one there. Below v12 it is appended only if the coordinator sa
 partition is in the producer's current transaction (part 1, transaction.partition.verification
 at Kafka's default): otherwise it is a late batch of an ended transaction, or of one the producer
 never told the coordinator about, and appending it would hold the partition's last stable offset
-until the transaction timeout. From v12 the client is one of transactions V2, which sends no
+until the transaction timeout; transaction.partition.verification.enable=false (static or
+dynamic) turns this part off, as in Kafka. From v12 the client is one of transactions V2, which sends no
 AddPartitionsToTxn: the leader asks the coordinator to add the partition (part 2), and a late
 batch is refused by its epoch instead (the coordinator bumped it at the end). Either way the
 partition makes a guard before the question (replica/txn_verification.py), so a marker arriving
@@ -58,6 +59,8 @@ async def verify_first_batches(broker, transactional_id: str | None, admitted,
     batch the coordinator refused gets its error in `pending.error`."""
     if transactional_id is None:  # a transactional batch needs one to be admitted, unless no ACLs check it
         return {}
+    if api_version < FIRST_ADD_PARTITION_VERSION and not broker.txn_partition_verification():
+        return {}  # part 1 turned off (Kafka's maybeSendPartitionsToTransactionCoordinator); V2 still adds
     by_producer: dict[tuple[int, int], list[tuple[int, str, int, object, PendingBatch]]] = {}
     for entry in admitted:
         partition, pending = entry[3], entry[4]

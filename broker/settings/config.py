@@ -45,6 +45,7 @@ class BrokerConfig:
     txn_topic_segment_bytes: int  # transaction.state.log.segment.bytes
     txn_max_timeout_ms: int  # transaction.max.timeout.ms
     txn_abort_timed_out_interval_ms: int  # transaction.abort.timed.out.transaction.cleanup.interval.ms
+    txn_partition_verification: bool  # transaction.partition.verification.enable
     txn_id_expiration_ms: int  # transactional.id.expiration.ms
     transaction_version: int  # transaction.version: the finalized feature level (KIP-890's transactions V2 at 2)
     add_partitions_retry_backoff_ms: int  # add.partitions.to.txn.retry.backoff.ms

@@ -3,8 +3,11 @@ and broker/tests/test_config_docs.py fails when the file in the tree is not what
 
 from __future__ import annotations
 
+from broker.settings.dynamic_broker_configs import DYNAMIC, LOG_DIRS
+from broker.settings.dynamic_no_effect import NO_EFFECT, accepted_without_effect
+from broker.settings.dynamic_topic_defaults import LIVE
 from broker.settings.setting import BOTH, Setting
-from broker.settings.table import BROKER_SETTINGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from broker.settings.table import BROKER_SETTINGS, BY_KEY, GROUP_CONFIGS, TOPIC_CONFIGS
 
 _INTRO = """\
 # Configuration
@@ -24,29 +27,37 @@ but the topic defaults below that Kafka changes at runtime.
 
 **Dynamic broker configs.** AlterConfigs and IncrementalAlterConfigs on a broker resource (this
 broker's id, or the cluster default with an empty name) take the configs Kafka lists as dynamic
-(its DynamicBrokerConfig) that twinlog has no setting of its own for: `sasl.kerberos.*`,
-`sasl.login.refresh.*`, `num.io.threads`, `background.threads`, `metric.reporters`,
-`max.connections.per.ip`, `listener.name.<listener>.<config>`, ... They are kept
-(`broker_configs.json` in the data dir; etcd on a cluster, seen by every broker) and described,
-and change nothing here: twinlog has none of the machinery they tune. Kafka's refusals and
-messages, all INVALID_REQUEST: a config Kafka cannot change at runtime ("Cannot update these
-configs dynamically: Set(...)"), a keystore/truststore config without a listener prefix, a
-per-broker config (listener, SASL, SSL) at the cluster default, another broker's id.
+(its DynamicBrokerConfig), with Kafka's refusals and messages, all INVALID_REQUEST: a config
+Kafka cannot change at runtime ("Cannot update these configs dynamically: Set(...)"), a
+keystore/truststore config without a listener prefix, a per-broker config (listener, SASL, SSL)
+at the cluster default, another broker's id. What is taken is kept (`broker_configs.json` in the
+data dir; etcd on a cluster, seen by every broker) and described. Each is one of three kinds.
 
-The topic defaults among them that are settings here are applied at once: `log.segment.bytes`,
-`log.retention.ms`, `log.retention.bytes`, `log.flush.interval.messages`,
-`log.flush.interval.ms`, `log.index.interval.bytes`, `message.max.bytes` and
-`min.insync.replicas`, and Kafka's broker names of topic configs that have no broker setting
-here: `log.roll.ms`, `log.roll.jitter.ms`, `log.cleanup.policy`,
-`log.cleaner.min.cleanable.ratio`, `log.cleaner.min.compaction.lag.ms`,
-`log.cleaner.max.compaction.lag.ms`, `log.cleaner.delete.retention.ms` and
-`log.message.timestamp.*`. Every topic that does not set the config itself takes the new value
-on its live partitions, and new topics start with it; this broker's value beats the cluster
-default's, which beats the static one (flag, environment, file); deleting it brings the static
-value back. A bad value is INVALID_REQUEST with Kafka's "Invalid value ... for configuration
-...". Any other config that is one of twinlog's own settings below (`log.cleaner.threads`,
-`max.connections`, ...) is refused even where Kafka takes it at runtime, with "(twinlog applies
-its own settings at start-up only)": it is never kept and silently not applied.
+*Applied at once* (the list below): the topic defaults among them, and Kafka's broker names of
+topic configs that have no broker setting here. Every topic that does not set the config itself
+takes the new value on its live partitions, and new topics start with it; this broker's value
+beats the cluster default's, which beats the static one (flag, environment, file); deleting it
+brings the static value back. A bad value is INVALID_REQUEST with Kafka's "Invalid value ... for
+configuration ...". `compression.type` makes the leader rewrite a producer's batch in another
+codec in the one named (the topic configs' table says how). `unclean.leader.election.enable` is
+the controller's, resolved as Kafka's controller does (the topic's own value, else the
+controller's broker id, else the cluster default, else static): a partition whose whole ISR is
+gone gets a live out-of-sync replica as leader as soon as the change is seen, where KRaft waits
+for its next periodic check (5 minutes by default). `cordoned.log.dirs` (KIP-1066, on a broker
+id only) names log dirs of that broker that take no new replica (docs/apis.md, DescribeLogDirs).
+
+{applied}
+
+*Accepted and kept, with no effect here*: twinlog has none of the machinery they tune. Their
+DescribeConfigs documentation says the same.
+
+| why they change nothing | configs |
+|---|---|
+{no_effect}
+
+*Refused* with "(twinlog applies its own settings at start-up only)", even where Kafka takes
+them at runtime: twinlog's own settings below that are not applied live ({refused}). They are
+never kept and silently not applied.
 
 DescribeConfigs on the broker reports each setting with Kafka's source: DYNAMIC_BROKER_CONFIG
 or DYNAMIC_DEFAULT_BROKER_CONFIG for a dynamic config set on this broker or the cluster default,
@@ -107,8 +118,18 @@ def _topic_row(name: str, s: Setting) -> str:
     return f"| `{name}` | {_type(s)} | {default} | {_cell(s.kind.valid)} | {_cell(s.doc)} |"
 
 
+def _dynamic_lists() -> dict[str, str]:
+    groups: dict[str, list[str]] = {}
+    for name in accepted_without_effect():
+        groups.setdefault(NO_EFFECT[name], []).append(name)
+    rows = [f"| {_cell(why)} | {', '.join(f'`{n}`' for n in names)} |" for why, names in groups.items()]
+    refused = sorted(n for n in DYNAMIC if n in BY_KEY and n not in LIVE)
+    return {"applied": ", ".join(f"`{n}`" for n in sorted(LIVE.keys() | LOG_DIRS)), "no_effect": "\n".join(rows),
+            "refused": ", ".join(f"`{n}`" for n in refused)}
+
+
 def configuration_markdown() -> str:
-    lines = [_INTRO, "## Broker settings", "",
+    lines = [_INTRO.format(**_dynamic_lists()), "## Broker settings", "",
              "| name | flag, environment | type | default | valid values | topic config | description |",
              "|---|---|---|---|---|---|---|"]
     lines += [_broker_row(s) for s in BROKER_SETTINGS]

@@ -8,7 +8,8 @@ fields show the value resolved at start.
 Sources and synonyms follow Kafka's ConfigHelper. A dynamic broker config (AlterConfigs of a
 BROKER resource: dynamic_broker_configs.py) has a DYNAMIC_BROKER_CONFIG synonym when this
 broker's id sets it, then a DYNAMIC_DEFAULT_BROKER_CONFIG one when the cluster default does.
-Those are Kafka's runtime configs twinlog only keeps, and the topic defaults it applies live
+Those are Kafka's runtime configs twinlog only keeps (their documentation says why they change
+nothing here: dynamic_no_effect.py), and the topic defaults it applies live
 (dynamic_topic_defaults.py LIVE): those that are settings of the table come before their
 static synonyms below, and they alone of the table's settings are not read-only. A broker
 setting has a STATIC_BROKER_CONFIG synonym when a flag, a TWINLOG_* variable or the config file
@@ -36,6 +37,7 @@ from wire.config_codes import ConfigSource, ConfigType
 
 from broker.settings.config import BrokerConfig
 from broker.settings.dynamic_broker_configs import is_sensitive
+from broker.settings.dynamic_no_effect import reason as no_effect_reason
 from broker.settings.dynamic_topic_defaults import BROKER_NAME, LIVE
 from broker.settings.kinds import Text
 from broker.settings.sources import DEFAULT
@@ -88,8 +90,9 @@ _DYNAMIC_SOURCES = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEF
 
 
 def _dynamic_synonyms(setting: Setting, own: dict[str, str], default: dict[str, str]) -> tuple[Synonym, ...]:
-    """The dynamic broker configs that set this setting's topic config default, under their name."""
-    name = BROKER_NAME.get(setting.topic)
+    """The dynamic broker configs that set this setting (a broker setting taken live) or its topic
+    config's default, under their name."""
+    name = setting.name if setting.name in LIVE else BROKER_NAME.get(setting.topic)
     return tuple(Synonym(name, setting.kind.described(setting.kind.parse_topic(layer[name])), source)
                  for layer, source in zip((own, default), _DYNAMIC_SOURCES) if name is not None and name in layer)
 
@@ -122,7 +125,8 @@ def broker_entries(config: BrokerConfig, own: dict[str, str], default: dict[str,
             synonyms = _broker_synonyms(config, s, own, default)
             out[s.name] = _entry(s.name, _in_force(config, s, synonyms), s, synonyms, read_only=s.name not in LIVE)
     for name in {*own, *default} - out.keys():  # Kafka's configs with no broker setting here
-        setting = Setting(name, name, Text(), None, "", None, sensitive=is_sensitive(name))
+        doc = no_effect_reason(name) or ""  # its documentation says it changes nothing, and why
+        setting = Setting(name, name, Text(), None, doc, None, sensitive=is_sensitive(name))
         synonyms = tuple(Synonym(name, None if setting.sensitive else layer[name], source)
                          for layer, source in ((own, ConfigSource.DYNAMIC_BROKER_CONFIG),
                                                (default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)) if name in layer)

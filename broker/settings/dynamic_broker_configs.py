@@ -15,13 +15,14 @@ the configs the resource would have after its operations, stored ones included.
 `listener.name.<listener>.<config>` takes the config's rules (Kafka's ListenerConfigRegex).
 
 What twinlog takes: a dynamic config it has no setting for (sasl.kerberos.*, num.io.threads,
-...: machinery twinlog does not have) is kept and described, and changes nothing, as Kafka's
-own such configs do when the feature is off. The topic defaults twinlog applies live
-(log.retention.ms, log.segment.bytes, min.insync.replicas, ...: dynamic_topic_defaults.py) are
-kept, their values checked by their settings, and every topic without its own override takes
-them. Any other dynamic config that is one of twinlog's settings (max.connections, ...) is
-applied at start-up only, so a change to it is refused by rule 1 with that reason, rather than
-kept and silently not applied.
+max.connections, ...: machinery twinlog does not have) is kept and described, and changes
+nothing; dynamic_no_effect.py says why for each, in its DescribeConfigs documentation and the
+docs. The topic defaults twinlog applies live (log.retention.ms, compression.type,
+min.insync.replicas, ...) and the controller's unclean.leader.election.enable
+(dynamic_topic_defaults.py) are kept, their values checked by their settings, and act at once.
+Any other dynamic config that is one of twinlog's settings (log.cleaner.threads, listeners, ...)
+is applied at start-up only, so a change to it is refused by rule 1 with that reason, rather
+than kept and silently not applied.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ LISTENER = frozenset({
     "max.connections", "max.connection.creation.rate", "num.network.threads",
 })
 CLUSTER_LEVEL_LISTENER = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
-PER_BROKER = (SECURITY_PER_LISTENER | LISTENER) - CLUSTER_LEVEL_LISTENER
+# DynamicLogConfig's own (KIP-1066): a broker's log dirs, so per broker (cordoned_log_dirs.py)
+LOG_DIRS = frozenset({"cordoned.log.dirs"})
+PER_BROKER = (SECURITY_PER_LISTENER | LISTENER) - CLUSTER_LEVEL_LISTENER | LOG_DIRS
 
 # DynamicLogConfig: the broker synonyms of topic configs (ServerTopicConfigSynonyms)
 LOG = frozenset({
@@ -85,7 +88,7 @@ OTHERS = frozenset({
     # ShareCoordinatorConfig.RECONFIGURABLE_CONFIGS
     "share.coordinator.cached.buffer.max.bytes",
 })
-DYNAMIC = SECURITY_PER_LISTENER | LISTENER | LOG | OTHERS
+DYNAMIC = SECURITY_PER_LISTENER | LISTENER | LOG | LOG_DIRS | OTHERS
 # The LIST-typed ones twinlog keeps (APPEND / SUBTRACT take them), with Kafka's defaults
 KAFKA_LISTS = {"sasl.kerberos.principal.to.local.rules": "DEFAULT", "ssl.cipher.suites": "",
                "ssl.enabled.protocols": "TLSv1.2,TLSv1.3", "metric.reporters": "", "config.providers": ""}
@@ -93,7 +96,7 @@ KAFKA_LISTS = {"sasl.kerberos.principal.to.local.rules": "DEFAULT", "ssl.cipher.
 _LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(.*)")
 
 
-def _base(name: str) -> str:
+def base_name(name: str) -> str:
     prefixed = _LISTENER_CONFIG.fullmatch(name)
     return prefixed.group(1) if prefixed else name
 
@@ -108,19 +111,19 @@ def check_change(configs: dict[str, str | None], per_broker: bool) -> dict[str, 
     nulls = [n for n, v in configs.items() if v is None]
     if nulls:
         raise ConfigChangeError("invalid_request", "Null value not supported for : " + ", ".join(nulls))
-    static = [n for n in configs if _base(n) not in DYNAMIC]
+    static = [n for n in configs if base_name(n) not in DYNAMIC]
     if static:
         raise ConfigChangeError("invalid_request", f"Cannot update these configs dynamically: {_kafka_set(static)}")
     unprefixed = [n for n in configs if n in SECURITY_PER_LISTENER]
     if unprefixed:
         raise ConfigChangeError("invalid_request", "These security configs can be dynamically updated only "
                                 f"per-listener using the listener prefix: {_kafka_set(unprefixed)}")
-    at_start = [n for n in configs if _base(n) in BY_KEY and n not in LIVE]
+    at_start = [n for n in configs if base_name(n) in BY_KEY and n not in LIVE]
     if at_start:
         raise ConfigChangeError("invalid_request", f"Cannot update these configs dynamically: {_kafka_set(at_start)} "
                                 "(twinlog applies its own settings at start-up only)")
     if not per_broker:
-        broker_only = [n for n in configs if n in PER_BROKER or (n != _base(n) and _base(n) not in CLUSTER_LEVEL_LISTENER)]
+        broker_only = [n for n in configs if n in PER_BROKER or (n != base_name(n) and base_name(n) not in CLUSTER_LEVEL_LISTENER)]
         if broker_only:
             raise ConfigChangeError("invalid_request", "Cannot update these configs at default cluster level, "
                                     f"broker id must be specified: {_kafka_set(broker_only)}")
@@ -143,7 +146,7 @@ def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker:
             continue
         if o.value is None or o.op not in (SET, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
             raise ConfigChangeError("invalid_request", f"Invalid operation {o.op} with value {o.value} for {o.name}")
-        base = _base(o.name)
+        base = base_name(o.name)
         if o.op == SET or base not in DYNAMIC or (base in BY_KEY and o.name not in LIVE):
             out[o.name] = o.value  # a config not taken here is refused below, whatever the operation
         elif base in KAFKA_LISTS:  # Kafka's prepareIncrementalConfigs: from the stored value, else the default
@@ -159,5 +162,5 @@ def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker:
 
 def is_sensitive(name: str) -> bool:
     """Kafka's PASSWORD configs: described as null, as Kafka answers."""
-    base = _base(name)
+    base = base_name(name)
     return base.endswith(".password") or base in ("sasl.jaas.config", "ssl.keystore.key")

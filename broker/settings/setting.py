@@ -17,7 +17,7 @@ broker's group.share.record.lock.duration.ms (group_configs.py checks and resolv
 topic defaults the engines get), "security:<kwarg>" (security_config), "acl:<kwarg>"
 (authorizer_settings), "consumer_group:<kwarg>" (consumer_group_settings), "share_group:<kwarg>" (share_group_settings), "token:<kwarg>"
 (delegation_token_settings), "streams_group:<kwarg>" (streams_group_settings), "process:<name>" (the CLI's own), or None for a topic config the broker
-only keeps (compression.type: batches are stored as the producer compressed them).
+only keeps (preallocate: segments here grow as written).
 
 It is apart from the table so that the modules deriving options, files, DescribeConfigs and
 docs from a row read its shape here, and the table holds the rows alone.

@@ -28,8 +28,8 @@ _MIB, _MINUTE, _DAY = 1024 * 1024, 60_000, 24 * 3600 * 1000
 
 
 _PEM = FilePath(must_exist=True)
-_NOT_RECOMPRESSED = ("Kept and shown only: the broker stores batches as the producer compressed them, so it "
-                     "never compresses at a level of its own.")
+_LEVEL = ("The level the broker compresses at when compression.type makes it rewrite a producer's batch "
+          "in this codec; a batch kept as the producer compressed it keeps the producer's level.")
 _NO_THROTTLE = ("Kept and shown only: the broker has no replication quotas (leader/follower."
                 "replication.throttled.rate), so the replicas listed are not throttled.")
 _NO_TIERING = "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
@@ -128,10 +128,12 @@ SETTINGS: tuple[Setting, ...] = (
     _topic("delete.retention.ms", Int(0, long=True), _DAY, "How long tombstones stay in a compacted log.",
            "log:delete_retention_ms"),
     _topic("compression.type", Choice(("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")), "producer",
-           "Kept and shown only: batches are stored as the producer compressed them.", None),
-    _topic("compression.gzip.level", Int(-1, 9), -1, _NOT_RECOMPRESSED, None),
-    _topic("compression.lz4.level", Int(1, 17), 9, _NOT_RECOMPRESSED, None),
-    _topic("compression.zstd.level", Int(-131072, 22), 3, _NOT_RECOMPRESSED, None),
+           "producer: batches are stored as the producer compressed them. A codec (or uncompressed): the "
+           "leader rewrites a producer's batch in another codec in this one before appending it, as Kafka's "
+           "LogValidator; a batch already in it is stored untouched.", "log:compression_type"),
+    _topic("compression.gzip.level", Int(-1, 9), -1, _LEVEL, "log:compression_gzip_level"),
+    _topic("compression.lz4.level", Int(1, 17), 9, _LEVEL, "log:compression_lz4_level"),
+    _topic("compression.zstd.level", Int(-131072, 22), 3, _LEVEL, "log:compression_zstd_level"),
     _topic("preallocate", Bool(), False,
            "Kept and shown only: Kafka preallocates a segment to keep its file contiguous on "
            "filesystems that fragment (its reason is Windows); here a segment and the commitlog "
@@ -192,6 +194,12 @@ SETTINGS: tuple[Setting, ...] = (
        "transaction-abort-timed-out-transaction-cleanup-interval-ms", Int(1), 10_000,
        "How often the coordinator aborts transactions open longer than their timeout.",
        "broker:txn_abort_timed_out_interval_ms"),
+    _s("transaction.partition.verification.enable", "transaction-partition-verification-enable", Bool(), True,
+       "A partition's leader asks the transaction coordinator whether a transaction's first batch in it "
+       "belongs to the producer's open transaction before appending it (KIP-890 part 1; clients of "
+       "Produce v12+, transactions V2, have the partition added whatever this says). Off: such a batch of "
+       "an older client is appended unasked, and a late one may hold the last stable offset until the "
+       "transaction times out.", "broker:txn_partition_verification", negatable=True),
     _s("transaction.version", "transaction-version", Int(0, 2), 2,
        "The level Kafka's transaction.version feature starts finalized at, until an UpdateFeatures "
        "finalizes another (kept in features.json, or etcd on a cluster, which then wins over this setting); "
@@ -357,7 +365,8 @@ SETTINGS: tuple[Setting, ...] = (
        "broker:broker_session_timeout_ms"),
     _s("unclean.leader.election.enable", "unclean-leader-election", Bool(), False,
        "Elect a replica outside the ISR when the whole ISR is gone (loses acknowledged records); a "
-       "cluster's controller reads each topic's own.", "broker:unclean_leader_election", negatable=True,
+       "cluster's controller reads each topic's own, else the dynamic broker config of its own id, else "
+       "the cluster default's, and elects as soon as a change enables it.", "broker:unclean_leader_election", negatable=True,
        topic="unclean.leader.election.enable"),
     _s("log.cleaner.enable", "log-cleaner-enable", Bool(), True,
        "Compact topics whose cleanup.policy has compact.", "broker:log_cleaner_enable", negatable=True),

@@ -74,6 +74,10 @@ class LogDirMoves:
         self._max_bytes_per_s = max_bytes_per_s  # replica.alter.log.dirs.io.max.bytes.per.second
         self._moves: dict[tuple[str, int], _Move] = {}
 
+    def dirs(self) -> dict[str, Path]:
+        """This broker's log dirs, storage mode -> path, as DescribeLogDirs names them."""
+        return {m: log_dir(self.data_dir, m) for m in MODES}
+
     def mode_of_dir(self, path: str) -> str | None:
         """The layout whose log dir is `path` (absolute, as Kafka compares them), or None."""
         wanted = Path(path).resolve() if path.startswith("/") else None

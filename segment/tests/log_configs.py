@@ -15,7 +15,8 @@ _ORDINARY = dict(
     message_timestamp_type="CreateTime", message_timestamp_before_max_ms=2**63 - 1,
     message_timestamp_after_max_ms=2**63 - 1, file_delete_delay_ms=60_000, cleanup_policy="delete",
     min_cleanable_dirty_ratio=0.5, min_compaction_lag_ms=0, max_compaction_lag_ms=2**63 - 1,
-    delete_retention_ms=24 * 3600 * 1000,
+    delete_retention_ms=24 * 3600 * 1000, compression_type="producer", compression_gzip_level=-1,
+    compression_lz4_level=9, compression_zstd_level=3,
 )
 
 

@@ -131,3 +131,46 @@ def test_failover_time_with_a_two_second_session(etcd, prefix):
             print(f"session loss -> new leader in another broker's image: {elapsed:.2f} s (TTL 2 s)")
             assert elapsed < 3.0, elapsed
     run(scenario())
+
+
+def test_dynamic_unclean_election_config_elects_at_once(etcd, prefix):
+    """unclean.leader.election.enable as Kafka's controller resolves it: the topic's config, else
+    the dynamic config of the controller's own broker id, else the cluster default's, else the
+    static setting (off here). Each change is a metadata change, so it elects at once."""
+    def set_unclean(member, name: str, value: str | None):
+        decide = (lambda c: {**c, "unclean.leader.election.enable": value}) if value is not None else \
+            (lambda c: {k: v for k, v in c.items() if k != "unclean.leader.election.enable"})
+        return member.update_broker_configs(name, decide)
+
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            await members.start(1, 2, 3)
+            ctl = members.live[3]
+            await ctl.create_topic("gauges", 1, 2, {}, "segment", assignments=[[1, 2]])
+            await ctl.create_topic("pinned", 1, 2, {"unclean.leader.election.enable": "false"}, "segment",
+                                   assignments=[[1, 2]])
+            await ctl.wait_for(lambda im: im.partition("pinned", 0) is not None, 5)
+            await members.crash(2)
+            await ctl.wait_for(lambda im: all(im.partition(t, 0).isr == (1,) for t in ("gauges", "pinned")), 5)
+            await members.crash(1)
+            await ctl.wait_for(lambda im: all(im.partition(t, 0).offline for t in ("gauges", "pinned")), 5)
+            await members.start(2)  # out of sync: only an unclean election may make it lead
+            image = await ctl.wait_for(lambda im: 2 in im.live_broker_ids() and im.controller is not None, 5)
+            assert image.controller.node_id == 3
+
+            await set_unclean(ctl, "2", "true")  # another broker's own value is not the controller's
+            assert await ctl.controller.reconcile(ctl.image) == 0
+            await set_unclean(ctl, "3", "false")  # the controller's id beats the cluster default
+            await set_unclean(ctl, "", "true")
+            assert await ctl.controller.reconcile(ctl.image) == 0
+            assert ctl.image.partition("gauges", 0).offline
+
+            await set_unclean(ctl, "3", None)  # the cluster default's true now counts
+            image = await ctl.wait_for(lambda im: im.partition("gauges", 0).leader == 2, 5)
+            assert image.partition("gauges", 0).isr == (2,)
+            assert await ctl.controller.reconcile(ctl.image) == 0  # the topic's own false beats every layer
+            assert ctl.image.partition("pinned", 0).offline
+            await set_unclean(ctl, "3", "true")
+            assert await ctl.controller.reconcile(ctl.image) == 0
+            assert ctl.image.partition("pinned", 0).offline
+    run(scenario())

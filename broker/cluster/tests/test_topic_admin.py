@@ -100,3 +100,28 @@ def test_producer_id_blocks_unique_under_concurrency(etcd, prefix):
             starts = await asyncio.gather(*(b.allocate_producer_id_block(1000) for b in brokers for _ in range(15)))
             assert sorted(starts) == list(range(0, 45_000, 1000))
     run(scenario())
+
+
+def test_a_broker_with_every_log_dir_cordoned_gets_no_new_replica(etcd, prefix):
+    """KIP-1066: Kafka's placement skips a broker whose cordoned.log.dirs covers all its dirs
+    (`*`, or both of its layouts' dirs); explicit assignments may still name it, as in Kafka
+    4.3.1; with too few brokers left, INVALID_REPLICATION_FACTOR."""
+    async def scenario():
+        async with Members(etcd.endpoint, prefix) as members:
+            admin, _, third = await members.start(1, 2, 3)
+            await third.update_broker_configs("3", lambda c: {**c, "cordoned.log.dirs": "*"})
+            await admin.wait_for(lambda im: "3" in im.broker_configs, 5)
+            record = await admin.create_topic("fenced-off", 6, 2, {}, "segment")
+            assert all(3 not in r for r in record.replicas)
+            grown = await admin.add_partitions("fenced-off", 9)
+            assert all(3 not in r for r in grown.replicas)
+            explicit = await admin.add_partitions("fenced-off", 10, assignments=[[3, 1]])
+            assert explicit.replicas[9] == (3, 1)
+            with pytest.raises(ClusterError) as refused:
+                await admin.create_topic("too-wide", 1, 3, {}, "segment")
+            assert refused.value.code == "invalid_replication_factor"
+
+            await third.update_broker_configs("3", lambda c: {**c, "cordoned.log.dirs": "/d/one"})  # one dir open
+            await admin.wait_for(lambda im: im.broker_configs["3"].configs["cordoned.log.dirs"] == "/d/one", 5)
+            assert any(3 in r for r in (await admin.create_topic("open-again", 6, 2, {}, "segment")).replicas)
+    run(scenario())
