@@ -75,7 +75,8 @@ class LogStore(abc.ABC):
         return removal
 
     def reclaim(self) -> None:
-        """On the event loop, after a removal: free shared files only removed partitions needed."""
+        """On the event loop, after a removal or a retention round: free shared files that only
+        removed partitions or records below the log starts needed."""
 
     @abc.abstractmethod
     def existing_partitions(self) -> list[tuple[str, int]]:
