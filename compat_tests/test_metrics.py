@@ -190,7 +190,15 @@ def test_request_times_and_failed_produces(metrics_broker):
         produce = encode_request(build_request(0, 9, transactional_id=None, acks=1, timeout=10_000, topic_data=[
             {"name": topic, "partition_data": [{"index": 0, "records": make_batch([b"y"])}]}]), 2)
         assert len(_pipeline(raw, produce)) == PIPELINED
-    after = scrape(port)
+    produce_answers = "kafka_network_requestmetrics_responsequeuetimems_count"
+    # An answer's times are recorded once it is written, which the client may see first: wait for
+    # the last of this connection's (its answers are written in order, ApiVersions' before these).
+    def recorded():
+        scraped = scrape(port)
+        grew = total(scraped, produce_answers, request="Produce") - total(before, produce_answers, request="Produce")
+        return scraped if grew >= PIPELINED + 3 else None
+
+    after = wait_until(recorded, "the produce answers' times recorded")
 
     def grown(name, **labels):
         return total(after, name, **labels) - total(before, name, **labels)
