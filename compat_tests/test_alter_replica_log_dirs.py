@@ -267,8 +267,9 @@ def test_kill_9_during_a_move_loses_nothing(fresh_broker, storage_mode, moment):
         wait_until(lambda: load.count() > 100, "acks before the move")
         since = fresh_broker.log_size()
         assert alter(c, dir_of(fresh_broker, target), topic) == {0: NONE}
-        if moment == "during":
-            wait_until(lambda: (dir_of(fresh_broker, target), True) in placement(c, topic), "the future replica")
+        if moment == "during":  # the future replica is made: its log line, read as it appears
+            # (DescribeLogDirs once missed a whole 110 ms move between two of its polls)
+            wait_until(lambda: "moving " in fresh_broker.log_text(since), "the move's start", interval=0.005)
         elif moment.startswith("seeded"):
             time.sleep(random.Random(moment).uniform(0.05, 0.6))  # a seeded point in the move, not a wait
         elif moment == "at-swap":
