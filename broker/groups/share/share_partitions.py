@@ -35,6 +35,7 @@ from replica.readable_partition import FetchIsolation
 
 from broker.groups.share.aborted_batches import AbortedBatches
 from broker.groups.share.fetched_batches import batches
+from broker.groups.share.keyed_locks import KeyedLocks
 from broker.groups.share.share_partition import (AckType, AcquiredRange, InvalidAcknowledgement, RecordState,
                                                  SharePartition, StateRange)
 from broker.groups.share.state_coordinator import UNINITIALIZED
@@ -64,7 +65,7 @@ class SharePartitions:
         self.config_of = config_of  # a group's own, over the broker's
         self._partitions: dict[Key, SharePartition] = {}
         self._leader_epochs: dict[Key, int] = {}  # the data partition's leader epoch each was read at
-        self._locks: dict[Key, asyncio.Lock] = {}  # one read or write of a key's state at a time
+        self._locks: KeyedLocks[Key] = KeyedLocks()  # one read or write of a key's state at a time
         self._written: dict[Key, tuple] = {}  # the last snapshot stored per key
         self._released: set[asyncio.Future] = set()  # fetches waiting for records to come back
 
@@ -75,7 +76,7 @@ class SharePartitions:
         sp = self._partitions.get(key)
         if sp is not None and self._leader_epochs.get(key) == epoch:
             return sp
-        async with self._locks.setdefault(key, asyncio.Lock()):
+        async with self._locks.hold(key):
             sp = self._partitions.get(key)
             if sp is not None and self._leader_epochs.get(key) == epoch:
                 return sp
@@ -172,7 +173,7 @@ class SharePartitions:
         """Store the share-partition's state as it is once earlier writes of it are done (a burst
         of changes costs one write, not one each); raises ShareStateUnavailable when it could
         not be stored."""
-        async with self._locks.setdefault(key, asyncio.Lock()):
+        async with self._locks.hold(key):
             sp = self._partitions[key]
             snapshot = sp.snapshot()
             if self._written.get(key) == snapshot:

@@ -19,7 +19,6 @@ nothing; a delete writes a tombstone and forgets the key's leader epoch, as Kafk
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from typing import NamedTuple
@@ -29,6 +28,7 @@ from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 
 from broker.groups.share import state_log
+from broker.groups.share.keyed_locks import KeyedLocks
 from broker.groups.share.share_partition import StateRange
 from broker.internal_topic_log import coordinator_error
 from broker.groups.share.state_store import ShareStateStore
@@ -52,7 +52,7 @@ class ShareStateCoordinator:
         self._loaded: dict[int, int] = {}  # state partition -> the leader epoch it was loaded at
         self._states: dict[Key, state_log.ShareState] = {}
         self._read_epochs: dict[Key, int] = {}  # leader epochs reads recorded
-        self._locks: dict[Key, asyncio.Lock] = {}
+        self._locks: KeyedLocks[Key] = KeyedLocks()
 
     async def read(self, key: Key, leader_epoch: int) -> StateAnswer:
         refused = await self._refusal(key)
@@ -69,7 +69,7 @@ class ShareStateCoordinator:
         refused = await self._refusal(key)
         if refused is not None:
             return refused
-        async with self._locks.setdefault(key, asyncio.Lock()):
+        async with self._locks.hold(key):
             kept = self._states.get(key)
             if leader_epoch < self._leader_epoch(key):
                 return StateAnswer("fenced_leader_epoch", f"leader epoch {leader_epoch} is not the latest")
@@ -87,7 +87,7 @@ class ShareStateCoordinator:
         refused = await self._refusal(key)
         if refused is not None:
             return refused
-        async with self._locks.setdefault(key, asyncio.Lock()):
+        async with self._locks.hold(key):
             kept = self._states.get(key)
             if kept is not None and state_epoch <= kept.state_epoch:
                 return StateAnswer("fenced_state_epoch", f"state epoch {state_epoch} is not above {kept.state_epoch}")
@@ -108,7 +108,7 @@ class ShareStateCoordinator:
         refused = await self._refusal(key)
         if refused is not None:
             return refused
-        async with self._locks.setdefault(key, asyncio.Lock()):
+        async with self._locks.hold(key):
             if key not in self._states:
                 return StateAnswer("none")
             answer = await self._store_state(key, None)
