@@ -63,25 +63,32 @@ class SegmentPartitionLog(PartitionLog):
         self.dir = Path(directory)
         self._files = files  # the store's bound on open segment files
         self._write_checkpoints = write_checkpoints  # the store's recovery-point and log-start files
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True)
+            self.made_empty = True  # nothing in it to list, read or recover: one empty segment
+        except FileExistsError:
+            self.made_empty = False
         self.config = config
         self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
         self.offline: str | None = None  # why the log stopped serving (LogOffline), until restart
-        self.segments, scanned = load_segments(self.dir, recovery_point, clean, _now_ms(), self._new_segment)
+        if self.made_empty:
+            self.segments, scanned = [self._new_segment(0, _now_ms(), made_empty=True)], []
+        else:
+            self.segments, scanned = load_segments(self.dir, recovery_point, clean, _now_ms(), self._new_segment)
         first = self.segments[0].base_offset
         self._log_start = max(log_start_offset, first)
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
         self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self.log_end_offset
         self._roll_jitter_ms = self.config.random_segment_jitter()
-        self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
+        self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT, missing=self.made_empty)
         recover_epoch_cache(self.epochs, self)
         rebuild_txn_indexes(self, scanned)
 
     # ----- opening ---------------------------------------------------------
 
-    def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
-        return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files)
+    def _new_segment(self, base_offset: int, now_ms: int, made_empty: bool = False) -> LogSegment:
+        return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files, made_empty)
 
     # ----- interface -------------------------------------------------------
 
