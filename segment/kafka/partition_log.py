@@ -18,7 +18,9 @@ Crash behaviour: opening the log trusts what the recovery point covers and cuts 
 (log_loader.py). The leader-epoch cache is then checked against the batches left
 (epoch_recovery.py), and the `.txnindex` entries of the scanned segments are rebuilt from the
 log (txn_replay.py) if the scanned part holds a marker: that replay reads the headers from the
-log start, as it needs the transactions open where the scan began.
+log start, as it needs the transactions open where the scan began. Only a directory this open
+made itself (a new partition: mkdir succeeded) is taken as empty without being listed; one
+already there, however it got there, is loaded and recovered as above.
 truncate_fully_and_start_at leaves one empty segment named by the new start, made
 durable with a directory fsync, and writes the store's checkpoints at once: a log
 start lowered below the checkpointed one is in no file name.
