@@ -92,14 +92,15 @@ def cut_from_start(entries: list[EpochEntry], start_offset: int) -> list[EpochEn
 
 
 class LeaderEpochCache:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, missing: bool = False) -> None:
+        """`missing`: the caller knows there is no file (its directory was just made)."""
         self.path = Path(path)
         self._entries: list[EpochEntry] = []
         self._written: list[EpochEntry] | None = None  # the list the file holds, if written by us
         self._write_lock = threading.Lock()
         self.loaded = False  # the file existed and parsed; if not, recovery rebuilds from the log
         try:
-            lines = read_entry_lines(self.path)
+            lines = None if missing else read_entry_lines(self.path)
             if lines is not None:
                 self._entries = _parse(lines)
                 self._written = self._entries

@@ -155,6 +155,11 @@ class PartitionLog(abc.ABC):
 
     config: LogConfig  # set by each engine; update_config replaces it
 
+    # True for a log its engine has just created in a directory it made itself (a new
+    # partition): no file of the partition existed, so the replica layer lists and reads none
+    # (producer snapshots, replica_log.py). An engine sets it when it opens the log.
+    made_empty = False
+
     @property
     @abc.abstractmethod
     def state_dir(self) -> Path:

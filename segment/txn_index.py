@@ -61,10 +61,11 @@ def encode(txns: list[AbortedTxn]) -> bytes:
 
 
 class TransactionIndex:
-    def __init__(self, path: Path, files: OpenFiles) -> None:
+    def __init__(self, path: Path, files: OpenFiles, missing: bool = False) -> None:
+        """`missing`: the caller knows there is no file yet (its directory was just made)."""
         self.path = path
         try:
-            size = path.stat().st_size  # without opening it: a store opens thousands of these
+            size = None if missing else path.stat().st_size  # without opening it: a store opens thousands of these
         except FileNotFoundError:
             size = None
         self.file = SegmentFile(path, files, created=size is not None)

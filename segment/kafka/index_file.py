@@ -39,13 +39,15 @@ class IndexFile:
 
     ENTRY: struct.Struct
 
-    def __init__(self, path: Path, base_offset: int, files: OpenFiles) -> None:
+    def __init__(self, path: Path, base_offset: int, files: OpenFiles, made_empty: bool = False) -> None:
+        """`made_empty`: the caller has just created the file empty (a new partition), so it
+        is neither opened nor sized here."""
         self.path = path
         self.base_offset = base_offset
-        self.file = SegmentFile(path, files)
+        self.file = SegmentFile(path, files, created=made_empty)
         self._keys: array | None = None  # None until read (`loaded`)
         self._values: array | None = None
-        size = self.file.size()
+        size = 0 if made_empty else self.file.size()
         self._count = size // self.ENTRY.size
         if size % self.ENTRY.size:
             self.file.truncate(self._count * self.ENTRY.size)  # a torn last entry

@@ -53,16 +53,24 @@ def segment_name(base_offset: int) -> str:
 
 class LogSegment:
     def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, created_ms: int,
-                 files: OpenFiles) -> None:
+                 files: OpenFiles, made_empty: bool = False) -> None:
+        """`made_empty`: the first segment of a partition whose directory was just made: its
+        three files are created here, empty, and closed at once (the store's bound on open
+        files holds); none is listed, sized or kept open. Creating them now, in the admin
+        worker, spares the first produce, on the event loop, from creating them."""
         self.base_offset = base_offset
         self.index_interval = index_interval_bytes
         stem = directory / segment_name(base_offset)
         self.log_path = stem.with_suffix(".log")
-        self.log = SegmentFile(self.log_path, files)
-        self.index = OffsetIndex(stem.with_suffix(".index"), base_offset, files)
-        self.time_index = TimeIndex(stem.with_suffix(".timeindex"), base_offset, files)
-        self.txn_index = TransactionIndex(stem.with_suffix(".txnindex"), files)
-        self.size = self.log.size()
+        index_path, time_index_path = stem.with_suffix(".index"), stem.with_suffix(".timeindex")
+        if made_empty:
+            for path in (self.log_path, index_path, time_index_path):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        self.log = SegmentFile(self.log_path, files, created=made_empty)
+        self.index = OffsetIndex(index_path, base_offset, files, made_empty)
+        self.time_index = TimeIndex(time_index_path, base_offset, files, made_empty)
+        self.txn_index = TransactionIndex(stem.with_suffix(".txnindex"), files, missing=made_empty)
+        self.size = 0 if made_empty else self.log.size()
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1

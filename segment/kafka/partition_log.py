@@ -18,7 +18,9 @@ Crash behaviour: opening the log trusts what the recovery point covers and cuts 
 (log_loader.py). The leader-epoch cache is then checked against the batches left
 (epoch_recovery.py), and the `.txnindex` entries of the scanned segments are rebuilt from the
 log (txn_replay.py) if the scanned part holds a marker: that replay reads the headers from the
-log start, as it needs the transactions open where the scan began.
+log start, as it needs the transactions open where the scan began. Only a directory this open
+made itself (a new partition: mkdir succeeded) is taken as empty without being listed; one
+already there, however it got there, is loaded and recovered as above.
 truncate_fully_and_start_at leaves one empty segment named by the new start, made
 durable with a directory fsync, and writes the store's checkpoints at once: a log
 start lowered below the checkpointed one is in no file name.
@@ -63,25 +65,32 @@ class SegmentPartitionLog(PartitionLog):
         self.dir = Path(directory)
         self._files = files  # the store's bound on open segment files
         self._write_checkpoints = write_checkpoints  # the store's recovery-point and log-start files
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True)
+            self.made_empty = True  # nothing in it to list, read or recover: one empty segment
+        except FileExistsError:
+            self.made_empty = False
         self.config = config
         self._lock = threading.Lock()  # guards the segment list against flush() in a worker thread
         self.offline: str | None = None  # why the log stopped serving (LogOffline), until restart
-        self.segments, scanned = load_segments(self.dir, recovery_point, clean, _now_ms(), self._new_segment)
+        if self.made_empty:
+            self.segments, scanned = [self._new_segment(0, _now_ms(), made_empty=True)], []
+        else:
+            self.segments, scanned = load_segments(self.dir, recovery_point, clean, _now_ms(), self._new_segment)
         first = self.segments[0].base_offset
         self._log_start = max(log_start_offset, first)
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
         self.recovery_point = min(max(recovery_point, 0), self.log_end_offset) if clean else self.log_end_offset
         self._roll_jitter_ms = self.config.random_segment_jitter()
-        self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT)
+        self.epochs = LeaderEpochCache(self.dir / LEADER_EPOCH_CHECKPOINT, missing=self.made_empty)
         recover_epoch_cache(self.epochs, self)
         rebuild_txn_indexes(self, scanned)
 
     # ----- opening ---------------------------------------------------------
 
-    def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
-        return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files)
+    def _new_segment(self, base_offset: int, now_ms: int, made_empty: bool = False) -> LogSegment:
+        return LogSegment(self.dir, base_offset, self.config.index_interval_bytes, now_ms, self._files, made_empty)
 
     # ----- interface -------------------------------------------------------
 

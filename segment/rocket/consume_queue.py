@@ -74,14 +74,18 @@ class ConsumeQueue:
     def __init__(self, directory: Path, topic: str, partition: int, entries_per_file: int,
                  files: OpenFiles) -> None:
         self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True)
+            self.made_empty = True  # a new queue: nothing in its directory to list or read
+        except FileExistsError:
+            self.made_empty = False
         self.topic, self.partition = topic, partition
         self.per_file = entries_per_file
         self.open_files = files
         self.empty_end = 0  # log end offset while the queue holds no entry (set by the owner)
         self.files: list[QueueFile] = []
         self._dirty: set[QueueFile] = set()
-        names = sorted(int(p.name) for p in self.dir.iterdir() if p.name.isdigit())
+        names = [] if self.made_empty else sorted(int(p.name) for p in self.dir.iterdir() if p.name.isdigit())
         for first in names:
             f = QueueFile(self.dir, first, files)
             if self.files and (first != self.files[-1].first_index + self.files[-1].count):
@@ -93,13 +97,14 @@ class ConsumeQueue:
             self.files.append(QueueFile(self.dir, 0, files))
         for f in self.files[:-1]:
             f.set_sealed(True)
-        for p in self.dir.glob("*.time"):
+        for p in [] if self.made_empty else self.dir.glob("*.time"):
             if not p.name[:-5].isdigit() or int(p.name[:-5]) not in [f.first_index for f in self.files]:
                 p.unlink()
         self._firsts = [f.first_index for f in self.files]
         self._first_bases = [self._raw(f, 0)[2] for f in self.files if f.count]
         self._reload_last()
-        self.aborted = TransactionIndex(self.dir / ABORTED_TXNS, files)  # its entries: the partition log's
+        # its entries: the partition log's
+        self.aborted = TransactionIndex(self.dir / ABORTED_TXNS, files, missing=self.made_empty)
 
     # ----- geometry -------------------------------------------------------------
 

@@ -87,7 +87,9 @@ class QueueStore(Protocol):
 
 
 class RocketPartitionLog(PartitionLog):
-    def __init__(self, store: QueueStore, queue: ConsumeQueue, config: LogConfig) -> None:
+    def __init__(self, store: QueueStore, queue: ConsumeQueue, config: LogConfig, made_empty: bool = False) -> None:
+        """`made_empty`: `queue` was just created in a directory it made (PartitionLog.made_empty)."""
+        self.made_empty = made_empty
         self.store = store
         self.queue = queue
         self.topic, self.partition = queue.topic, queue.partition
@@ -97,7 +99,7 @@ class RocketPartitionLog(PartitionLog):
         self._size = 0
         self.counted: MeasuredSize | None = None
         self._set_size(self._size_at_open())
-        self.epochs = LeaderEpochCache(queue.dir / LEADER_EPOCH_CHECKPOINT)
+        self.epochs = LeaderEpochCache(queue.dir / LEADER_EPOCH_CHECKPOINT, missing=made_empty)
         recover_epoch_cache(self.epochs, self)
 
     # ----- sizes and bounds ----------------------------------------------------

@@ -176,12 +176,14 @@ class RocketLogStore(LogStore):
     def prepare_partition(self, topic: str, partition: int, config: LogConfig) -> RocketPartitionLog:
         key = (topic, partition)
         queue = self.queues.get(key)
+        made_empty = False  # an open queue (found at start) may hold entries, whatever made it
         if queue is None:
             queue = self._make_queue(topic, partition)
+            made_empty = queue.made_empty
             # A new queue's log start; setdefault is one atomic dict step, and the checkpoint
             # (the only other thread that reads the dict) copies it whole.
             self.log_start.setdefault(key, 0)
-        return RocketPartitionLog(self, queue, config)
+        return RocketPartitionLog(self, queue, config, made_empty)
 
     def discard_prepared(self, plog: RocketPartitionLog) -> None:
         if self.queues.get((plog.topic, plog.partition)) is not plog.queue:
