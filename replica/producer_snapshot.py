@@ -40,6 +40,7 @@ Only truncation's deletes must be durable; a write's rename may be lost with no 
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import struct
@@ -131,27 +132,44 @@ def snapshot_name(offset: int) -> str:
 
 class ProducerSnapshots:
     """The snapshot files of one partition's directory. Writes run in a worker thread; the
-    truncations and reads on the event loop."""
+    truncations and reads on the event loop. The directory is listed once (at the first read,
+    or the first change if none came before) and its snapshots then kept in memory: they
+    change only through this object. A listing per partition at every write and three at
+    every open held the event loop during the opens of thousands of partitions."""
 
     def __init__(self, directory: Path) -> None:
         self.dir = Path(directory)
         self._lock = threading.Lock()  # a write's rename against a truncation's deletes
         self._generation = 0  # bumped by each truncation: a write begun before it is dropped
+        self._known: list[int] | None = None  # the snapshot offsets present, oldest first, once listed
 
     def offsets(self) -> list[int]:
         """Offsets of the snapshot files present, oldest first."""
+        with self._lock:
+            return list(self._offsets())
+
+    def _offsets(self) -> list[int]:
+        """(under _lock) the kept offsets, from a listing of the directory the first time."""
+        if self._known is None:
+            self._known = _snapshot_offsets(self._names())
+        return self._known
+
+    def _names(self) -> list[str]:
         try:
-            names = [p.name for p in self.dir.iterdir()]
+            return [p.name for p in self.dir.iterdir()]
         except FileNotFoundError:
             return []
-        return sorted(int(n[:-len(SUFFIX)]) for n in names if n.endswith(SUFFIX) and n[:-len(SUFFIX)].isdigit())
 
     def latest_at_or_below(self, end: int) -> Snapshot | None:
         """The newest whole snapshot at or below `end` (the log end); deletes those past it,
         skips corrupt ones (logged) and removes a write a crash interrupted."""
+        names = self._names()
+        with self._lock:
+            self._known = _snapshot_offsets(names)
         self.truncate_after(end)
-        for leftover in self.dir.glob(f"*{SUFFIX}.tmp"):
-            leftover.unlink(missing_ok=True)
+        for name in names:
+            if name.endswith(f"{SUFFIX}.tmp"):
+                (self.dir / name).unlink(missing_ok=True)
         for offset in reversed(self.offsets()):
             path = self.dir / snapshot_name(offset)
             try:
@@ -168,9 +186,11 @@ class ProducerSnapshots:
         """Delete every snapshot past `end`, durably, and drop any write in flight."""
         with self._lock:
             self._generation += 1
-            doomed = [o for o in self.offsets() if o > end]
+            known = self._offsets()
+            doomed = [o for o in known if o > end]
             for offset in doomed:
                 (self.dir / snapshot_name(offset)).unlink(missing_ok=True)
+            self._known = [o for o in known if o <= end]
             if doomed:
                 fsync_dir(self.dir)
 
@@ -203,13 +223,21 @@ class ProducerSnapshots:
                 return False
             # No directory fsync: a rename or delete a power loss undoes leaves an older whole
             # snapshot or none, and either is a correct (slower) start.
+            known = self._offsets()
             os.replace(tmp, self.dir / snapshot_name(offset))
-            for older in self.offsets()[:-KEEP]:
+            if offset not in known:
+                bisect.insort(known, offset)
+            for older in known[:-KEEP]:
                 (self.dir / snapshot_name(older)).unlink(missing_ok=True)
+            del known[:-KEEP]
         return True
 
     def delete_all(self) -> None:
         self.truncate_after(-1)
+
+
+def _snapshot_offsets(names: list[str]) -> list[int]:
+    return sorted(int(n[:-len(SUFFIX)]) for n in names if n.endswith(SUFFIX) and n[:-len(SUFFIX)].isdigit())
 
 
 class PendingSnapshot:

@@ -34,17 +34,21 @@ in a flush thread, so file writes take a lock.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from bisect import bisect_right
 from pathlib import Path
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 from segment.storage_errors import WriteRefused
-from segment.offset_checkpoint import MalformedCheckpoint, read_entry_lines, write_entry_lines
+from segment.fsync_count import syncfs
+from segment.offset_checkpoint import MalformedCheckpoint, entry_lines_text, read_entry_lines, write_entry_lines
 
 log = logging.getLogger(__name__)
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+ROUND_SUFFIX = ".round.tmp"  # write_epochs_round's temp file, beside replace_file's ".tmp"
+ROUND_MIN = 4  # write_epochs_round writes this many changed files or fewer one by one
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
@@ -190,18 +194,110 @@ class LeaderEpochCache:
         otherwise cost two fsyncs at each flush and at shutdown. 4,000 of them kept a loaded
         broker from stopping within 20 s."""
         entries = self._entries  # replaced, never changed in place: a consistent snapshot
-        if entries is self._written or (not entries and self._written is None and not self.path.exists()):
+        if self._unchanged(entries):
             return
         self._write(entries)
+
+    def _unchanged(self, entries: list[EpochEntry]) -> bool:
+        return entries is self._written or (not entries and self._written is None and not self.path.exists())
 
     def _write(self, entries: list[EpochEntry]) -> None:
         with self._write_lock:
             try:
-                write_entry_lines(self.path, [f"{e.epoch} {e.start_offset}" for e in entries])
+                write_entry_lines(self.path, _lines(entries))
             except OSError as exc:
                 raise WriteRefused(f"cannot write {self.path}: {exc.strerror or exc}") from exc
             self._written = entries
             self.loaded = True
+
+
+    # ----- write_epochs_round's steps ---------------------------------------------
+
+    def _stage(self) -> _Staged | None:
+        """Write the cache to its round's temp file, not yet durable; None if the file holds it."""
+        with self._write_lock:
+            entries, written = self._entries, self._written
+            if self._unchanged(entries):
+                return None
+            tmp = self.path.with_name(self.path.name + ROUND_SUFFIX)
+            tmp.write_text(entry_lines_text(_lines(entries)))
+            return _Staged(self, entries, written, tmp)
+
+    def _publish(self, staged: _Staged) -> bool:
+        """Rename a durable staged file into place, unless a truncation rewrote the file since
+        (its cut is newer than what was staged): then the temp file goes."""
+        with self._write_lock:
+            if self._written is not staged.written:
+                staged.tmp.unlink(missing_ok=True)
+                return False
+            os.replace(staged.tmp, self.path)
+            return True
+
+    def _published(self, staged: _Staged) -> None:
+        """The renames of the round are durable: the file holds `staged.entries`."""
+        with self._write_lock:
+            if self._written is staged.written:
+                self._written = staged.entries
+                self.loaded = True
+
+
+class _Staged(NamedTuple):
+    cache: LeaderEpochCache
+    entries: list[EpochEntry]
+    written: list[EpochEntry] | None  # what the file held when staged
+    tmp: Path
+
+
+def _lines(entries: list[EpochEntry]) -> list[str]:
+    return [f"{e.epoch} {e.start_offset}" for e in entries]
+
+
+def write_epochs_round(caches: Iterable[LeaderEpochCache]) -> None:
+    """Make the file of every changed cache hold it, as write_if_changed does, with two syncfs
+    per filesystem in all instead of two fsyncs per file: every temp file written, one sync,
+    every rename, one sync (replace_file's order: the content durable before the rename,
+    the rename durable before the file counts as written). A clean stop of 10,000 commitlog
+    partitions that had each taken a batch since the start spent 31 s in those fsyncs
+    (py-spy). A failure is a warning, as in write_epochs_if_changed: the caches stay changed
+    and the next round or flush tries again. A syncfs writes back every dirty file of the
+    filesystem, whoever wrote it: up to ROUND_MIN changed files are written one by one."""
+    changed = [cache for cache in caches if not cache._unchanged(cache._entries)]
+    if len(changed) <= ROUND_MIN:
+        for cache in changed:
+            write_epochs_if_changed(cache)
+        return
+    staged: list[_Staged] = []
+    for cache in changed:
+        try:
+            one = cache._stage()
+        except OSError as exc:
+            log.warning("leader-epoch cache not written (rebuilt from the log if it crashes): %s: %s", cache.path, exc)
+            continue
+        if one is not None:
+            staged.append(one)
+    if not staged:
+        return
+    try:
+        _sync_filesystems(staged)
+        renamed = [s for s in staged if s.cache._publish(s)]
+        _sync_filesystems(renamed)
+    except OSError as exc:
+        log.warning("leader-epoch caches not written (rebuilt from the log if it crashes): %s", exc)
+        for s in staged:
+            s.tmp.unlink(missing_ok=True)
+        return
+    for s in renamed:
+        s.cache._published(s)
+
+
+def _sync_filesystems(staged: list[_Staged]) -> None:
+    """One syncfs for each filesystem the files are on. Raises OSError."""
+    done: set[int] = set()
+    for s in staged:
+        device = os.stat(s.cache.path.parent).st_dev
+        if device not in done:
+            syncfs(str(s.cache.path.parent), "checkpoint")
+            done.add(device)
 
 
 def write_epochs_if_changed(cache: LeaderEpochCache) -> None:

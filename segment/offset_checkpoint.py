@@ -52,8 +52,13 @@ def read_entry_lines(path: Path) -> list[str] | None:
     return entries
 
 
+def entry_lines_text(entries: list[str]) -> str:
+    """A checkpoint file's whole text."""
+    return f"{VERSION}\n{len(entries)}\n" + "".join(line + "\n" for line in entries)
+
+
 def write_entry_lines(path: Path, entries: list[str]) -> None:
-    replace_file(path, f"{VERSION}\n{len(entries)}\n" + "".join(line + "\n" for line in entries))
+    replace_file(path, entry_lines_text(entries))
 
 
 def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from replica.future_replica import FutureReplica
 from replica.partition import Partition
 from replica.partition_state import PartitionState
-from replica.producer_snapshot import PendingSnapshot, ProducerSnapshots, Snapshot, snapshot_name, write_round
+from replica.producer_snapshot import PendingSnapshot, ProducerSnapshots, Snapshot, encode, snapshot_name, write_round
 from replica.producer_state import ProducerStateTable
 from segment.fsync_count import fsyncs
 from segment.kafka.store import SegmentLogStore
@@ -337,3 +337,30 @@ def test_a_round_of_snapshots_is_made_durable_by_one_sync(tmp_path):
     assert [s.offsets() for s in stores] == [[] if i == 7 else [100 + i] for i in range(50)]
     assert stores[3].latest_at_or_below(1000).offset == 103
     assert not any(p.name.endswith(".tmp") for d in dirs for p in d.iterdir())
+
+
+def test_a_partition_lists_its_directory_once_not_at_every_round(tmp_path, monkeypatch):
+    """Opening reads the directory once (it was three times), and the rounds that write and
+    trim snapshots after never list it: the kept offsets match a fresh listing throughout."""
+    import os
+
+    listings = []
+    for name in ("listdir", "scandir"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda path=".", _real=real: listings.append(path) or _real(path))
+    d = tmp_path / "p"
+    d.mkdir()
+    for offset in (10, 20, 30):  # left by the last run, and a write a crash interrupted
+        (d / snapshot_name(offset)).write_bytes(encode(Snapshot(offset, (), ())))
+    (d / (snapshot_name(40) + ".tmp")).write_bytes(b"torn")
+    snaps = ProducerSnapshots(d)
+    assert snaps.latest_at_or_below(25).offset == 20  # the one past the log end goes
+    assert len(listings) == 1
+    for offset in (50, 60, 70):
+        write_round([PendingSnapshot("t-0", snaps, Snapshot(offset, (), ()), snaps.generation)])
+    snaps.truncate_after(65)
+    assert len(listings) == 1
+    monkeypatch.undo()
+    # the two newest kept after each write (60, 70), then the one past 65 truncated
+    assert snaps.offsets() == ProducerSnapshots(d).offsets() == [60]
+    assert sorted(p.name for p in d.iterdir()) == [snapshot_name(60)]

@@ -17,6 +17,7 @@ only which segments the log starts with.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -32,11 +33,17 @@ def load_segments(directory: Path, recovery_point: int, clean: bool, now_ms: int
     """The log's segments, oldest first (an empty log gets one at 0), the older ones sealed; and
     those of them a scan recovered (their .txnindex is rebuilt). `clean`: the broker stopped
     cleanly, so every segment is trusted."""
-    for leftover in directory.glob("*.tmp"):
-        leftover.unlink()
-    recover_interrupted_clean(directory)
-    bases = sorted(int(p.stem) for p in directory.glob("*.log") if p.stem.isdigit())
-    for path in directory.iterdir():  # indexes without a log are orphans
+    # One listing of the directory, not six (a start lists every partition's)
+    names = [n for n in os.listdir(directory) if not n.startswith(".")]
+    for name in names:
+        if name.endswith(".tmp"):
+            (directory / name).unlink()
+    if any(name.endswith((".cleaned", ".swap")) for name in names):
+        recover_interrupted_clean(directory)  # changes the directory: read it again
+        names = [n for n in os.listdir(directory) if not n.startswith(".")]
+    paths = [directory / name for name in names if not name.endswith(".tmp")]
+    bases = sorted(int(p.stem) for p in paths if p.suffix == ".log" and p.stem.isdigit())
+    for path in paths:  # indexes without a log are orphans
         if path.suffix in (".index", ".timeindex", ".txnindex") and (not path.stem.isdigit() or int(path.stem) not in bases):
             path.unlink()
     started = time.monotonic()

@@ -186,6 +186,10 @@ class ConsumeQueue:
         return lo
 
     def first_phys_at_or_after(self, phys: int) -> int:
+        if self.last is None or self.last.phys < phys:
+            # No file read: a start asks every queue for the checkpoint's position, which is
+            # past the last entry of all but the few written since it (Dispatcher._drop_from).
+            return self.next_index
         return self._bisect(lambda e: e.phys >= phys)
 
     def first_reaching(self, timestamp_ms: int) -> int:

@@ -125,3 +125,21 @@ def test_delete_files_below_and_empty_queue(tmp_path):
     q.put(5, 5, 24, 24, 0)
     assert q.entry(8).base_offset == 24 and q.end_offset == 25
     q.close()
+
+
+def test_a_position_past_the_last_entry_is_answered_without_reading_the_files(tmp_path, monkeypatch):
+    """A start asks every queue where the checkpoint's commitlog position falls (recovery's
+    drop); for all but the queues written since it, that is past the last entry. 20 queues
+    here, as thousands at a start: no entry read, and the answers a bisection gives."""
+    from segment.rocket.queue_file import QueueFile
+
+    queues = [build(tmp_path / str(i), [1, 2, 3, 1, 2])[0] for i in range(20)]
+    for q in queues:
+        q.write_pending()
+    past = {id(q): q.last.phys + 1 for q in queues}
+    reads = []
+    real = QueueFile.read
+    monkeypatch.setattr(QueueFile, "read", lambda self, rel, n: reads.append(rel) or real(self, rel, n))
+    assert [q.first_phys_at_or_after(past[id(q)]) for q in queues] == [q.next_index for q in queues]
+    assert reads == []
+    assert [q.first_phys_at_or_after(q.last.phys) for q in queues] == [q.next_index - 1 for q in queues]

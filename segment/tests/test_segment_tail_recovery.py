@@ -91,3 +91,30 @@ def test_aborted_transactions_on_both_sides_of_the_recovery_point(tmp_path):
     assert plog.log_end_offset == 44
     assert plog.aborted_txns(0, 100) == expected
     store.close()
+
+
+def test_opening_a_partition_lists_its_directory_once(tmp_path, monkeypatch):
+    """A start opens every partition: its segments, leftovers of an interrupted write and
+    orphan indexes come from one listing of the directory (they took six), with the same
+    outcome (the leftovers gone, the log whole)."""
+    import os
+
+    store = SegmentLogStore(tmp_path / "data")
+    log = store.open_partition("t", 0, CFG)
+    for _ in range(3):
+        log.append(make_batch(2), 0, 1_000)
+    store.close()
+    part = tmp_path / "data" / "t-0"
+    (part / "leader-epoch-checkpoint.tmp").write_text("torn")
+    (part / f"{99:020d}.index").write_bytes(b"")  # no log of its own
+    listings = []
+    for name in ("listdir", "scandir"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda path=".", _real=real, _name=name: listings.append(str(path)) or _real(path))
+    store = SegmentLogStore(tmp_path / "data")
+    log = store.open_partition("t", 0, CFG)
+    monkeypatch.undo()
+    assert [p for p in listings if p == str(part)] == [str(part)]
+    assert not (part / "leader-epoch-checkpoint.tmp").exists() and not (part / f"{99:020d}.index").exists()
+    assert log.log_end_offset == 6
+    store.close()
