@@ -18,14 +18,11 @@ Cost: one broker start and two Chromium runs, ~6 s.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from html.parser import HTMLParser
 
@@ -34,6 +31,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from PIL import Image
 
 from compat_tests.broker_process import BrokerProcess
+from compat_tests.console_api import get
 from compat_tests.topics import create_topic, unique_topic
 
 XSS = '<b id="xss">bold</b><img src=x onerror="document.title=1">'
@@ -54,15 +52,6 @@ def console_broker():
         yield broker
     finally:
         broker.cleanup()
-
-
-def get(port: int, path: str, **query) -> tuple[int, object]:
-    url = f"http://127.0.0.1:{port}{path}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
-    try:
-        with urllib.request.urlopen(url, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 class TableCells(HTMLParser):

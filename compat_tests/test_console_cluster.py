@@ -12,16 +12,12 @@ Cost: one etcd and three broker starts, ~10 s.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
-
 import pytest
 from confluent_kafka import Producer
 
 from compat_tests.broker_process import free_port
 from compat_tests.cluster import Cluster
+from compat_tests.console_api import get
 from compat_tests.topics import unique_topic
 from compat_tests.waiting import wait_until
 
@@ -37,15 +33,6 @@ def cluster():
         yield c.start()
     finally:
         c.cleanup()
-
-
-def get(port: int, path: str, **query) -> tuple[int, dict]:
-    url = f"http://127.0.0.1:{port}{path}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
-    try:
-        with urllib.request.urlopen(url, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def test_one_console_shows_every_member_and_its_partitions(cluster):
