@@ -76,6 +76,19 @@ def _refused(broker, names: list[str] | None, allow_create: bool) -> frozenset[s
     return refused
 
 
+def _not_here_yet(created) -> str | None:
+    """The code for a topic this request auto-created, or found created meanwhile, that this
+    broker's metadata does not show yet (a cluster member applies etcd's news a moment later):
+    LEADER_NOT_AVAILABLE, retriable, as Kafka's AutoTopicCreationManager answers a topic whose
+    creation it sent. TOPIC_ALREADY_EXISTS is no Metadata answer: the Java consumer's
+    partitionsFor takes it as fatal. Any other refusal is the creation's own; None: not created."""
+    if created is None:
+        return None
+    if not isinstance(created, TopicError) or created.code == "topic_already_exists":
+        return "leader_not_available"
+    return created.code
+
+
 async def handle(broker, header, request):
     view = broker.view
     names, unknown_ids = _requested_names(broker, header, request)
@@ -103,7 +116,7 @@ async def handle(broker, header, request):
             continue
         topic = broker.topics.get(name)
         if topic is None:
-            code = created[name].code if isinstance(created.get(name), TopicError) else None
+            code = _not_here_yet(created.get(name))
             # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.
             code = code or ("invalid_topic_exception" if illegal_name(name) else "unknown_topic_or_partition")
             topics.append(failed(ErrorCode[code], name))
