@@ -13,7 +13,7 @@ BrokerProcess (kill -9, the Tansu peer), per-broker flags and byte-level replica
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
@@ -154,3 +154,13 @@ class Cluster:
         for proc in self.brokers.values():
             proc.cleanup()
         self.etcd.cleanup()
+
+
+def running_cluster(storage_mode: str | tuple[str, ...] = "segment", **options) -> Iterator[Cluster]:
+    """The body of a cluster fixture: three brokers (Cluster's `options`) started, and stopped with
+    their etcd when the fixture's scope ends."""
+    cluster = Cluster(storage_mode, **options)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.cleanup()

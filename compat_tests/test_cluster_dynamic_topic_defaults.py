@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from compat_tests.cluster import Cluster
+from compat_tests.cluster import Cluster, running_cluster
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.test_dynamic_broker_configs import (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, NONE,
                                                       SET, incremental)
@@ -20,11 +20,7 @@ from compat_tests.waiting import wait_until
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster("segment")
-    try:
-        yield c.start()
-    finally:
-        c.cleanup()
+    yield from running_cluster()
 
 
 def _raw(cluster: Cluster, node: int) -> Client:

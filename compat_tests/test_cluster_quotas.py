@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat_tests.cluster import Cluster
+from compat_tests.cluster import Cluster, running_cluster
 from compat_tests.raw_kafka import Client, make_batch
 from compat_tests.waiting import wait_until
 
@@ -21,11 +21,7 @@ EXACT = 0
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster("segment")
-    try:
-        yield c.start()
-    finally:
-        c.cleanup()
+    yield from running_cluster()
 
 
 def _raw(cluster: Cluster, node: int, client_id: str = "twinlog-raw") -> Client:

@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from compat_tests.cluster import Cluster
+from compat_tests.cluster import running_cluster
 from compat_tests.raw_kafka import Client, build_request
 from compat_tests.topics import unique_topic
 
@@ -22,11 +22,7 @@ TOPICS = 10
 
 @pytest.fixture
 def cluster():
-    c = Cluster("segment")
-    try:
-        yield c.start()
-    finally:
-        c.cleanup()
+    yield from running_cluster()
 
 
 def test_a_topic_just_created_elsewhere_is_retriable_not_existing(cluster):
