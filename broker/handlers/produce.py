@@ -97,7 +97,7 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
         # (checked in handle); a request naming none has nothing to authorize it.
         return "transactional_id_authorization_failed", "a transactional batch needs an authorized transactional id"
     return partition, PendingBatch(records, header, partition.wants_record_keys,
-                                   rewrite=rewrite_for(partition.config, header, f"{topic_name}-{index}"))
+                                   rewrite=rewrite_for(partition.config, header, topic_name, index))
 
 
 async def handle(broker, header, request):

@@ -55,14 +55,15 @@ class PendingBatch:
     rewrite: Rewrite | None = None  # the codec the topic stores it in, when not the batch's
 
 
-def rewrite_for(config: LogConfig, header: BatchHeader, partition: str) -> Rewrite | None:
-    """How a batch must be rewritten for a topic's compression.type, or None to store it as sent."""
+def rewrite_for(config: LogConfig, header: BatchHeader, topic: str, index: int) -> Rewrite | None:
+    """How a batch must be rewritten for a topic's compression.type, or None to store it as sent
+    (the common case, on every produce: it builds nothing)."""
     codec = target_codec(config.compression_type, header.compression)
     if codec is None:
         return None
     level = {1: config.compression_gzip_level, 3: config.compression_lz4_level,
              4: config.compression_zstd_level}.get(codec)
-    return Rewrite(codec, level, config.max_message_bytes, partition)
+    return Rewrite(codec, level, config.max_message_bytes, f"{topic}-{index}")
 
 
 def _rewrite(pending: PendingBatch, checked: CheckedRecords) -> None:
