@@ -37,12 +37,13 @@ import struct
 import uuid
 from typing import NamedTuple, Sequence
 
+from wire.body_writer import NO_TAGS, BodyWriter
+
 _H = struct.Struct(">h")
 _I = struct.Struct(">i")
 _PART_V0 = struct.Struct(">hii")  # error_code, partition_index, leader_id
 _PART_V7 = struct.Struct(">hiii")  # ... leader_epoch
 FLEXIBLE_FROM = 9
-NO_TAGS = b"\x00"
 ZERO_UUID = bytes(16)
 
 
@@ -72,47 +73,11 @@ class TopicEntry(NamedTuple):
     topic_authorized_operations: int
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-class _Writer:
-    """The primitives of one version: compact (flexible) or classic lengths."""
-
-    def __init__(self, version: int) -> None:
-        self.version = version
-        self.flexible = version >= FLEXIBLE_FROM
-        self._ints: dict[tuple[int, ...], bytes] = {}  # replica lists repeat: encode each once
-
-    def length(self, n: int | None) -> bytes:
-        if self.flexible:
-            return _uvarint(0 if n is None else n + 1)
-        return _I.pack(-1 if n is None else n)
-
-    def string(self, s: str | None) -> bytes:
-        if s is None:
-            return _uvarint(0) if self.flexible else _H.pack(-1)
-        data = s.encode()
-        return (_uvarint(len(data) + 1) if self.flexible else _H.pack(len(data))) + data
-
-    def int32s(self, values: Sequence[int]) -> bytes:
-        key = tuple(values)
-        encoded = self._ints.get(key)
-        if encoded is None:
-            encoded = self._ints[key] = self.length(len(key)) + struct.pack(f">{len(key)}i", *key)
-        return encoded
-
-
 def encode_metadata_response(version: int, throttle_time_ms: int, brokers: Sequence[BrokerEntry],
                              cluster_id: str | None, controller_id: int, topics: Sequence[TopicEntry],
                              cluster_authorized_operations: int, error_code: int) -> bytes:
     """The response body (no header) at `version`, as kio would write it."""
-    w = _Writer(version)
+    w = BodyWriter(version >= FLEXIBLE_FROM)
     out = bytearray()
     if version >= 3:
         out += _I.pack(throttle_time_ms)
@@ -129,7 +94,7 @@ def encode_metadata_response(version: int, throttle_time_ms: int, brokers: Seque
         out += _I.pack(controller_id)
     out += w.length(len(topics))
     for t in topics:
-        _topic(w, out, t)
+        _topic(w, version, out, t)
     if 8 <= version <= 10:
         out += _I.pack(cluster_authorized_operations)
     if version >= 13:
@@ -139,8 +104,7 @@ def encode_metadata_response(version: int, throttle_time_ms: int, brokers: Seque
     return bytes(out)
 
 
-def _topic(w: _Writer, out: bytearray, t: TopicEntry) -> None:
-    version = w.version
+def _topic(w: BodyWriter, version: int, out: bytearray, t: TopicEntry) -> None:
     out += _H.pack(t.error_code) + w.string(t.name)
     if version >= 10:
         out += t.topic_id.bytes if t.topic_id is not None else ZERO_UUID

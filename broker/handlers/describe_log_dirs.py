@@ -13,6 +13,8 @@ not hosted here are left out, as Kafka does. v4 adds the volume's total and usab
 the data dir's volume for the commitlog dir its engine has not made yet: it will be made there).
 v5 adds is_cordoned (KIP-1066: a cordoned dir takes no new partitions): true for a dir this
 broker's dynamic cordoned.log.dirs names (broker/settings/cordoned_log_dirs.py).
+The answer is written straight to bytes (wire/describe_log_dirs_response.py): through kio, one
+request for 10,000 partitions held the event loop 200-400 ms.
 """
 
 from __future__ import annotations
@@ -20,14 +22,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from wire.protocol import response_for
+from wire.describe_log_dirs_response import LogDirEntry, TopicEntry, encode_describe_log_dirs_response
+from wire.error_codes import ErrorCode
+from wire.protocol import EncodedBody, response_for
 
 from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
 from broker.storage.log_dir_move import log_dir
 from broker.storage.modes import MODES
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make
+
+NONE = int(ErrorCode.none)
 
 
 def _volume_bytes(path: Path) -> tuple[int, int]:
@@ -50,35 +56,29 @@ def _wanted(request) -> dict[str, set[int]] | None:
 
 
 async def handle(broker, header, request):
-    cls = response_for(header)
-    result_cls = nested(cls, "DescribeLogDirsResult")
-    topic_cls = nested(cls, "DescribeLogDirsTopic")
-    part_cls = nested(cls, "DescribeLogDirsPartition")
     if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"), results=())
+        return make(response_for(header), throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
+                    results=())
     data_dir = Path(broker.config.data_dir).resolve()
+    dir_of = {mode: log_dir(data_dir, mode) for mode in MODES}
     own, _ = broker.broker_config_layers()
-    cordoned = {log_dir(data_dir, m) for m in cordoned_modes(own.get(CONFIG), broker.log_dirs.dirs())}
+    cordoned = {dir_of[m] for m in cordoned_modes(own.get(CONFIG), broker.log_dirs.dirs())}
     wanted = _wanted(request)
-    by_dir: dict[Path, dict[str, list]] = {log_dir(data_dir, mode): {} for mode in MODES}
+    by_dir: dict[Path, dict[str, list]] = {path: {} for path in dir_of.values()}
     for name, topic in sorted(broker.topics.topics.items()):
         if wanted is not None and name not in wanted:
             continue
         for p in topic.partitions:
             if p is None or (wanted is not None and p.index not in wanted[name]):
                 continue
-            by_dir[log_dir(data_dir, topic.mode_of(p.index))].setdefault(name, []).append(
-                make(part_cls, partition_index=p.index, partition_size=p.size_in_bytes,
-                     offset_lag=max(p.high_watermark - p.log_end_offset, 0), is_future_key=False))
+            by_dir[dir_of[topic.mode_of(p.index)]].setdefault(name, []).append(
+                (p.index, p.size_in_bytes, max(p.high_watermark - p.log_end_offset, 0), False))
             future = broker.log_dirs.future(name, p.index)
             if future is not None:
-                by_dir[log_dir(data_dir, future.target_mode)].setdefault(name, []).append(
-                    make(part_cls, partition_index=p.index, partition_size=future.log.size_in_bytes,
-                         offset_lag=max(p.log_end_offset - future.log_end_offset, 0), is_future_key=True))
-    results = []
-    for path, topics in by_dir.items():
-        total, usable = _volume_bytes(path)
-        listed = tuple(make(topic_cls, name=name, partitions=tuple(parts)) for name, parts in topics.items())
-        results.append(make(result_cls, error_code=error("none"), log_dir=str(path), topics=listed,
-                            total_bytes=total, usable_bytes=usable, is_cordoned=path in cordoned))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), results=tuple(results))
+                by_dir[dir_of[future.target_mode]].setdefault(name, []).append(
+                    (p.index, future.log.size_in_bytes, max(p.log_end_offset - future.log_end_offset, 0), True))
+    results = [LogDirEntry(NONE, str(path), [TopicEntry(name, parts) for name, parts in topics.items()],
+                           *_volume_bytes(path), path in cordoned)
+               for path, topics in by_dir.items()]
+    body = encode_describe_log_dirs_response(header.api_version, 0, NONE, results)
+    return EncodedBody(body, [], 0)  # throttle_time_ms leads the body at every version
