@@ -24,7 +24,7 @@ A follower's truncation inside the window (its new leader's log diverged) ends t
 no swap; the move copies the log again from its start and commits then.
 
 Crash rule: topics.json decides. At start each partition opens in the layout topics.json
-names, and its files in the other layout are orphans, removed (TopicRegistry._remove_orphans).
+names, and its files in the other layout are orphans, removed (PartitionFiles.remove_orphans).
 Before the commit the future is such an orphan (the move rolls back: it starts again only if
 asked again); after it, the old log is (the move finishes). From step 3 to the swap every
 acknowledged append is in both logs, so either answer holds all of them: never two live
