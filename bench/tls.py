@@ -11,7 +11,7 @@ acks=1, linger.ms 5, one partition per topic:
   of what was acknowledged;
 - consume: that topic from its start to its end by a fresh consumer on the same protocol;
   MB/s. Under TLS the broker cannot sendfile the record bytes: it preads the file regions in
-  pieces of up to 256 KB and writes them through the TLS transport (broker/net/server.py).
+  pieces of up to 256 KB and writes them through the TLS transport (broker/net/answer_writer.py).
 Each also gives the broker's CPU time per MB (the client's TLS work is on the same machine,
 so rates are bound by both ends; the broker's CPU per MB is its own cost).
 

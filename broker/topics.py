@@ -1,6 +1,6 @@
 """The topics this broker hosts (topic.py: one of them, with each partition's layout here).
 
-Each partition opens in the engine of its layout (storage/modes.py). The topics are persisted
+Each partition opens in the engine of its layout (partition_files.py). The topics are persisted
 in `<data-dir>/topics.json` (broker/storage/topics_file.py: its layout, replaced whole on every
 change; a cluster member's keeps only the layouts). After a crash either the old or the new
 file is whole; partition directories of a topic missing from the file are removed at start-up
@@ -26,23 +26,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from broker.partition_files import PartitionFiles
 from broker.storage.admin_worker import AdminWorker
 from broker.settings.config import BrokerConfig
 from broker.settings.topic_configs import log_config_for
 from replica.change_feed import ChangeFeed
-from replica.partition import Partition
 from replica.readable_partition import ReadablePartition
 from broker.storage.modes import StorageModes
 from broker.storage import topics_file
 from broker.storage.replica_layouts import ReplicaLayouts
 from broker import key_topic
 from broker.topic import Topic
-from broker.heap_freezer import HeapFreezer
 from broker.topic_names import TopicError, check_topic_name, collision_key, illegal_name
 
 log = logging.getLogger(__name__)
-
-INSTALL_CHUNK = 500  # partitions handed to a store between two turns of the event loop
 
 
 class TopicRegistry:
@@ -50,13 +47,12 @@ class TopicRegistry:
         """`changes`: told of every hosted partition's log changes (replica/change_feed.py)."""
         self._config = config
         self._storage = storage
-        self._changes = changes
         self._data_dir = Path(config.data_dir)
         self.topics: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
         self._key_topic_ids = key_topic.KeyTopicIds()
-        self._heap = HeapFreezer()  # partitions are most of the long-lived heap (heap_freezer.py)
         self.worker = AdminWorker()
+        self.files = PartitionFiles(config, storage, self.worker, changes)
         self._admin = asyncio.Lock()  # one change at a time: each writes topics.json whole
         self.layouts: ReplicaLayouts | None = None  # a cluster member's (load)
         # the defaults of a topic's configs: the static ones, then the dynamic broker configs' (set_defaults)
@@ -89,89 +85,31 @@ class TopicRegistry:
         for name, t in saved.items():
             topic = Topic(name, t.topic_id, dict(t.configs), t.storage_mode, moved=dict(t.moved))
             self._register(topic)
+            config, min_isr = self._log_config(topic), self._min_isr(topic)  # once for all its partitions
             for index in range(t.partitions):
-                topic.partitions.append(self._open(topic, index))
-        self._remove_orphans("its topic is not in topics.json")
-
-    def _remove_orphans(self, why: str) -> None:
-        """Detach every partition on disk no topic hosts here; the worker removes them while
-        the broker answers (10,000 in the commitlog layout took 270 s when it did not)."""
-        for mode, store in self._storage.opened().items():
-            hosted = {(t.name, p.index) for t in self.topics.values()
-                      for p in t.partitions if p is not None and t.mode_of(p.index) == mode}
-            removal = store.detach_orphans(hosted)
-            if len(removal):
-                shown = ", ".join(d.name for d in removal.directories[:5])
-                log.warning("removing %d %s partition directories (%s%s): %s", len(removal), mode, shown,
-                            ", ..." if len(removal) > 5 else "", why)
-                self.worker.retire(removal, None, delay_s=0)
+                topic.partitions.append(self.files.open(topic, index, config, min_isr))
+        self.files.remove_orphans(self.topics.values(), "its topic is not in topics.json")
 
     def _register(self, topic: Topic) -> None:
         self.topics[topic.name] = topic
         self.by_id[topic.topic_id] = topic
 
-    def _open(self, topic: Topic, index: int) -> Partition:
-        store = self._storage.store(topic.mode_of(index))
-        return self._partition(topic, index, store.open_partition(topic.name, index, self._log_config(topic)))
-
     def _log_config(self, topic: Topic):
         return log_config_for(self.log_defaults, topic.configs)
+
+    def _min_isr(self, topic: Topic) -> int:
+        return int(topic.configs.get("min.insync.replicas", self.min_insync_replicas))
 
     def _delete_delay_s(self, topic: Topic) -> float:
         """file.delete.delay.ms: how long a deleted partition's renamed files stay."""
         return self._log_config(topic).file_delete_delay_ms / 1000
 
-    def _partition(self, topic: Topic, index: int, log_, config=None) -> Partition:
-        """`config`: the topic's LogConfig, when the caller made it once for many partitions
-        (a third of the loop's time per partition when 20,000 were created)."""
-        min_isr = int(topic.configs.get("min.insync.replicas", self.min_insync_replicas))
-        config = config or self._log_config(topic)
-        self._heap.grew()
-        return Partition(topic.name, index, log_, self._config.node_id, config, min_insync_replicas=min_isr,
-                         lag_time_max_ms=self._config.replica_lag_time_max_ms, lead_alone=not self._config.etcd,
-                         changes=self._changes)
-
-    # ----- file work: in the admin worker (prepare / write), then on the loop (install) -----
-
-    async def _open_many(self, topic: Topic, indexes: list[int]) -> list[Partition]:
-        """Open (create) the topic's partitions, each in its layout: files in the worker, then
-        the store serves them, INSTALL_CHUNK at a time between turns of the loop. Raises
-        TopicError (and leaves no file behind) if the files cannot be made."""
-        prepared: list[tuple[object, list[int], list]] = []
-        config = self._log_config(topic)
-        for mode, in_mode in topic.by_mode(indexes).items():
-            store = self._storage.store(mode)
-            plogs = await self.worker.run(_prepare_all, store, topic.name, in_mode, config)
-            if isinstance(plogs, OSError):
-                for store, _, made in prepared:
-                    for plog in made:
-                        store.discard_prepared(plog)
-                raise TopicError("kafka_storage_error", f"Cannot create the partitions of {topic.name}: {plogs}")
-            prepared.append((store, in_mode, plogs))
-        opened = {}
-        for store, in_mode, plogs in prepared:
-            for index, plog in zip(in_mode, plogs):
-                opened[index] = self._partition(topic, index, store.install_partition(plog), config)
-                if len(opened) % INSTALL_CHUNK == 0:
-                    await asyncio.sleep(0)
-        return [opened[index] for index in indexes]
-
-    def _removed(self, partition: Partition) -> None:
-        partition.wake_all()  # parked fetches answer now, without it
-        self._heap.shrank()
-        if self._changes is not None:
-            self._changes.forget(partition)
-
-    def _retire(self, topic: Topic, indexes: list[int]) -> None:
-        """The stores forget these partitions now; the worker removes their files later."""
-        for mode, in_mode in topic.by_mode(indexes).items():
-            self.retire_files(topic, mode, in_mode)
+    async def _open_many(self, topic: Topic, indexes: list[int]) -> list:
+        return await self.files.open_many(topic, indexes, self._log_config(topic), self._min_isr(topic))
 
     def retire_files(self, topic: Topic, mode: str, indexes: list[int]) -> None:
         """The `mode` store forgets these partitions' files now; the worker removes them later."""
-        store = self._storage.store(mode)
-        self.worker.retire(store.detach_partitions([(topic.name, i) for i in indexes]), store.reclaim,
-                           self._delete_delay_s(topic))
+        self.files.retire_in(topic, mode, indexes, self._delete_delay_s(topic))
 
     async def _save(self, extra: list[Topic] = ()) -> None:
         """Write topics.json (in the worker) as the registry is, plus `extra` topics about to
@@ -275,12 +213,10 @@ class TopicRegistry:
         hosted = [p.index for p in topic.partitions if p is not None]
         for p in topic.partitions:
             if p is not None:
-                self._removed(p)
-        removals = [(store := self._storage.store(mode), store.detach_partitions([(name, i) for i in indexes]))
-                    for mode, indexes in topic.by_mode(hosted).items()]
+                self.files.removed(p)
+        detached = self.files.detach(topic, hosted)
         await self._save()  # before the rename: a crash in between must not keep the topic without its files
-        for store, removal in removals:
-            self.worker.retire(removal, store.reclaim, self._delete_delay_s(topic))
+        self.files.retire(detached, self._delete_delay_s(topic))
         log.info("deleted topic %s (%d partitions here; files removed in the background)", name, len(hosted))
         return topic
 
@@ -333,7 +269,7 @@ class TopicRegistry:
         """The topic's configs take effect on its live partitions: retention, roll, cleanup
         policy and flush at the log's next check, min.insync.replicas at the next produce."""
         cfg = self._log_config(topic)
-        min_isr = int(topic.configs.get("min.insync.replicas", self.min_insync_replicas))
+        min_isr = self._min_isr(topic)
         for p in topic.partitions:
             if p is not None:
                 p.update_config(cfg, min_isr)
@@ -387,10 +323,10 @@ class TopicRegistry:
                 topic.partitions.append(None)
             dropped = [i for i, p in enumerate(topic.partitions) if p is not None and not hosted[i]]
             for index in dropped:
-                self._removed(topic.partitions[index])
+                self.files.removed(topic.partitions[index])
                 topic.partitions[index] = None
             if dropped:
-                self._retire(topic, dropped)
+                self.files.retire(self.files.detach(topic, dropped), self._delete_delay_s(topic))
                 topic.moved = {i: m for i, m in topic.moved.items() if i not in dropped}
             opening = [i for i, p in enumerate(topic.partitions) if p is None and hosted[i]]
             if opening:
@@ -405,19 +341,5 @@ class TopicRegistry:
     async def remove_orphans(self) -> None:
         """Remove partition files of topics etcd does not have (after the first image)."""
         async with self._admin:
-            self._remove_orphans("not hosted here in the cluster's metadata")
+            self.files.remove_orphans(self.topics.values(), "not hosted here in the cluster's metadata")
 
-
-def _prepare_all(store, topic: str, indexes: list[int], config) -> list | OSError:
-    """In the worker: every partition's files, or none of them (the OSError that stopped it:
-    out of file descriptors, no space)."""
-    prepared = []
-    try:
-        for index in indexes:
-            prepared.append(store.prepare_partition(topic, index, config))
-    except OSError as exc:
-        # Their directories stay, empty: no topic has them, so the next start removes them.
-        for plog in prepared:
-            store.discard_prepared(plog)
-        return exc
-    return prepared

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from functools import partial
 
 from segment.log import AppendInfo, FileRegion, FlushGroup, LogConfig, PartitionLog
@@ -32,17 +31,14 @@ from wire.record_batch import BatchHeader
 
 from .change_feed import ChangeFeed
 from .fsynced_end import FsyncedEnd
-from .future_replica import FutureReplica
-from .isr_change import PendingIsrChange
+from .isr_maintenance import IsrMaintenance
 from .leader_state import LeaderState
-from .partition_errors import (DeleteOffsetOutOfRange, NotEnoughReplicas, NotEnoughReplicasAfterAppend,
-                               NotLeader, RecordsNotDeletable)
+from .partition_errors import DeleteOffsetOutOfRange, NotLeader, RecordsNotDeletable
 from .partition_state import PartitionState
-from .producer_snapshot import PendingSnapshot
 from .producer_state import ProducerStateTable
 from .purgatory import PartitionPurgatory
 from .record_checks import check_records
-from .readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP, FetchIsolation
+from .readable_partition import FetchIsolation
 from .replica_log import ReplicaLog
 from .txn_verification import VerificationGuard
 
@@ -81,8 +77,14 @@ class Partition:
         self._follower_hw = 0
         self._fsynced = FsyncedEnd(log.log_start_offset)
         self.purgatory = PartitionPurgatory()
-        self.isr_change = PendingIsrChange()
+        self.isr_maintenance = IsrMaintenance(self)  # the leader's dealings with its followers
         changed()  # hosted now: each periodic task's first round looks at it
+
+    @property
+    def replica_log(self) -> ReplicaLog:
+        """The log with its producer state, for the broker's storage services that keep it, and
+        decide nothing about replication: producer-state snapshots and a log-dir move."""
+        return self._replica_log
 
     @property
     def _log(self) -> PartitionLog:
@@ -136,12 +138,7 @@ class Partition:
         return self._log.size_in_bytes
 
     def epoch_error(self, current_leader_epoch: int) -> str | None:
-        """Kafka's check of a client's current_leader_epoch (-1: the client does not say)."""
-        if current_leader_epoch > self.state.leader_epoch:
-            return "unknown_leader_epoch"
-        if 0 <= current_leader_epoch < self.state.leader_epoch:
-            return "fenced_leader_epoch"
-        return None
+        return self.state.epoch_error(current_leader_epoch)
 
     def last_fetchable_offset(self, isolation: FetchIsolation) -> int:
         """Where a read stops: the log end (a follower), the HW (a consumer), the LSO (read_committed)."""
@@ -160,13 +157,7 @@ class Partition:
     def fetch_offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation) -> tuple[int, int] | None:
         """Kafka's Partition.fetchOffsetForTimestamp: a position, or the record found through the
         time index, never one at or past what `isolation` may read."""
-        upper = self.last_fetchable_offset(isolation)
-        if timestamp == EARLIEST_TIMESTAMP:
-            return self._log.log_start_offset, NO_TIMESTAMP
-        if timestamp == LATEST_TIMESTAMP:
-            return upper, NO_TIMESTAMP
-        found = self._log.max_timestamp() if timestamp == MAX_TIMESTAMP else self._log.offset_for_timestamp(timestamp)
-        return found if found is not None and found[0] < upper else None
+        return self._replica_log.offset_for_timestamp(timestamp, self.last_fetchable_offset(isolation))
 
     # ----- the log's upkeep: DeleteRecords, retention, config, fsync, cleaning ----------
 
@@ -244,7 +235,7 @@ class Partition:
         record_checks.py), ProducerFenced / OutOfOrderSequence before writing,
         InvalidTxnState, or a StorageError from the log."""
         self._check_leader()
-        self._check_enough_replicas(acks)
+        self.isr_maintenance.check_enough_replicas(acks)
         check_records(batch, self.config, f"{self.topic}-{self.index}", now_ms())
         return self._replica_log.append_as_leader(batch, header, self.state.leader_epoch, record_keys,
                                                   coordinator, verified)
@@ -255,17 +246,9 @@ class Partition:
         NotEnoughReplicas (nothing appended: the coordinator retries, rather than a marker per
         retry piling up), ProducerFenced, CoordinatorFenced, StorageError."""
         self._check_leader()
-        self._check_enough_replicas(acks)
+        self.isr_maintenance.check_enough_replicas(acks)
         return self._replica_log.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit,
                                                    self.state.leader_epoch)
-
-    def _check_enough_replicas(self, acks: int) -> None:
-        """Kafka's appendRecordsToLeader: acks=all with fewer than min.insync.replicas in the ISR
-        appends nothing."""
-        if acks == -1 and len(self.leader.isr) < self.min_insync_replicas:
-            raise NotEnoughReplicas(
-                f"The size of the current ISR {sorted(self.leader.isr)} is insufficient to satisfy the "
-                f"min.isr requirement of {self.min_insync_replicas} for partition {self.topic}-{self.index}")
 
     def publish(self, upto: int | None = None) -> None:
         """Count appended data as the leader's (to the log end, or to `upto`, the end an
@@ -302,47 +285,19 @@ class Partition:
     def flushed(self, upto: int, generation: int) -> None:
         self._fsynced.flushed(upto, generation, self._log.log_end_offset)
 
-    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
-        """acks=all: wait until the HW reaches `required_offset` (the batch's last offset + 1);
-        returns a Kafka error name ("none" when acknowledged)."""
-        if self.leader is None:
-            return NotLeader.code
-        failed = await self.purgatory.wait_for_high_watermark(required_offset, self.leader.high_watermark, timeout_s)
-        if failed is not None:
-            return failed
-        if self.leader is None:
-            return NotLeader.code
-        if len(self.leader.isr) < self.min_insync_replicas:
-            return NotEnoughReplicasAfterAppend.code
-        return "none"
-
-    # ----- leader: followers' fetches -------------------------------------------------
+    # ----- leader: followers' fetches, the ISR and acks=all (isr_maintenance.py) ----------
 
     def follower_fetched(self, replica_id: int, fetch_offset: int) -> None:
-        """A follower's Fetch at fetch_offset: it holds everything below it."""
-        if self.leader is None:
-            return
-        before = self.leader.high_watermark
-        self.leader.follower_fetched(replica_id, fetch_offset)
-        if self.leader.high_watermark != before:
-            # Only a moved HW wakes anyone, and only acks=all produces and consumers: waking
-            # every parked fetch on each follower fetch made two followers' long-polls wake
-            # each other in a loop (66% of a core per broker with an idle 50-partition RF=3
-            # topic); a follower reads to the LEO, which a follower's fetch does not move.
-            self.purgatory.high_watermark_moved(self.leader.high_watermark)
-            self.purgatory.high_watermark_advanced()
-        if self.leader.may_join(replica_id):
-            self.isr_change.propose(self, sorted(self.leader.isr | {replica_id}), self._isr_accepted)
+        self.isr_maintenance.follower_fetched(replica_id, fetch_offset)
 
     def shrink_isr_if_lagging(self) -> None:
-        """Called periodically (every lag time / 2, as Kafka's isr-expiration task)."""
-        if self.leader is None:
-            return
-        lagging = self.leader.lagging()
-        if lagging:
-            self.isr_change.propose(self, sorted(self.leader.isr - lagging), self._isr_accepted)
+        self.isr_maintenance.shrink_if_lagging()
 
-    def _isr_accepted(self, state: PartitionState) -> None:
+    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
+        return await self.isr_maintenance.wait_for_replication(required_offset, timeout_s)
+
+    def isr_accepted(self, state: PartitionState) -> None:
+        """The controller store took an ISR change this leader proposed."""
         if self.leader is not None and state.leader_epoch == self.state.leader_epoch:
             self.state = state
             self.leader.set_isr(state.isr)
@@ -389,28 +344,6 @@ class Partition:
         self._replica_log.truncate_to(offset)
         self._fsynced.truncated(self._log.log_end_offset)
         self._follower_hw = min(self._follower_hw, self._log.log_end_offset)
-
-    # ----- producer-state snapshots and a log-dir move (replica_log.py) -----------------
-
-    def take_producer_snapshot(self) -> PendingSnapshot | None:
-        return self._replica_log.take_producer_snapshot()
-
-    def mirror_into(self, future: FutureReplica) -> None:
-        self._replica_log.mirror_into(future)
-
-    @property
-    def mirroring(self) -> bool:
-        return self._replica_log.mirroring
-
-    def swap_in(self, future: FutureReplica) -> PartitionLog:
-        """Serve from the future log from now on (its producer state is this partition's)."""
-        return self._replica_log.swap_in(future)
-
-    def stop_mirror(self) -> None:
-        self._replica_log.stop_mirror()
-
-    def regions_for(self, future: FutureReplica, max_bytes: int) -> list[FileRegion]:
-        return self._replica_log.regions_for(future, max_bytes)
 
     # ----- role changes (from metadata) -------------------------------------------------
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionState:
@@ -17,3 +19,12 @@ class PartitionState:
     partition_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+
+    def epoch_error(self, current_leader_epoch: int) -> str | None:
+        """Kafka's check of a client's current_leader_epoch against this one (-1: the client
+        does not say): the error's name, None when it may ask."""
+        if current_leader_epoch > self.leader_epoch:
+            return ErrorCode.unknown_leader_epoch.name
+        if 0 <= current_leader_epoch < self.leader_epoch:
+            return ErrorCode.fenced_leader_epoch.name
+        return None

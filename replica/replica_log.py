@@ -29,6 +29,7 @@ from .future_replica import FutureReplica
 from .partition_errors import InvalidTxnState
 from .producer_snapshot import PendingSnapshot, ProducerSnapshots
 from .producer_state import ProducerStateTable
+from .readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, NO_TIMESTAMP
 from .txn_verification import VerificationGuard, VerificationGuards
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,19 @@ class ReplicaLog:
             return None  # nothing new, or an empty log never snapshotted: a replay reads nothing
         self._snapshot_at = end
         return PendingSnapshot(self.name, self._snapshots, self.producers.snapshot(end), self._snapshots.generation)
+
+    # ----- reads that need more than the log's own ---------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int, upper: int) -> tuple[int, int] | None:
+        """Kafka's Partition.fetchOffsetForTimestamp: a position (EARLIEST_TIMESTAMP,
+        LATEST_TIMESTAMP: `upper`), or the record found through the time index, never one at
+        or past `upper` (what the reader may see)."""
+        if timestamp == EARLIEST_TIMESTAMP:
+            return self.log.log_start_offset, NO_TIMESTAMP
+        if timestamp == LATEST_TIMESTAMP:
+            return upper, NO_TIMESTAMP
+        found = self.log.max_timestamp() if timestamp == MAX_TIMESTAMP else self.log.offset_for_timestamp(timestamp)
+        return found if found is not None and found[0] < upper else None
 
     # ----- a log-dir move (broker/storage/log_dir_move.py) ------------------------------
 

@@ -136,8 +136,8 @@ class ClusterMember:
             for index, partition in enumerate(topic.partitions):
                 state = image.partition(name, index)
                 if partition is not None and state is not None:
-                    if partition.isr_change.proposer is None:
-                        partition.isr_change.proposer = self._propose_isr
+                    if not partition.isr_maintenance.proposing:
+                        partition.isr_maintenance.propose_through(self._propose_isr)
                     self.replicas.apply(partition, _replica_state(state))
         if self._first_image:
             self._first_image = False

@@ -6,10 +6,10 @@ group_loading.py); any other group gets NOT_COORDINATOR, and a group whose parti
 unloaded: forgotten, with its parked requests answered NOT_COORDINATOR, so the client looks up the
 new coordinator, which has replayed the group from the log. Requests that must wait (a JoinGroup
 until every member has rejoined, a follower's SyncGroup until the leader's assignment arrives) park
-a future on their member; timers on the event loop expire sessions and bound each phase by the
-rebalance timeout. What a request may do in each state is decided by state.TRANSITIONS; this module
-does the waiting, the timing and the bookkeeping. Committed offsets live in offsets.py, sharing the
-group objects held here.
+a future on their member; timers on the event loop (rebalance.py) expire sessions and bound each
+phase by the rebalance timeout. What a request may do in each state is decided by
+state.TRANSITIONS; this module does the waiting and the bookkeeping, rebalance.py the timing.
+Committed offsets live in offsets.py, sharing the group objects held here.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from broker.groups import offsets_log
 from broker.groups import offsets_store
 from broker.groups.group import Group, Member
 from broker.groups.join_messages import JoinRequest, JoinResult, answer_waiters, join_result
+from broker.groups.rebalance import Rebalancer
 from broker.groups.state import Event, GroupState, transition
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class GroupCoordinator:
                  session_timeout_range_ms: tuple[int, int] = (6_000, 1_800_000)) -> None:
         self.groups: dict[str, Group] = {}
         self._store = store
-        self._initial_delay = initial_rebalance_delay_ms / 1000
+        self.rebalance = Rebalancer(initial_rebalance_delay_ms, self._persist_group)
         # group.min.session.timeout.ms / group.max.session.timeout.ms
         self.session_timeout_range_ms = session_timeout_range_ms
         # None: every group is ours (one broker). In a cluster: the offsets partitions this
@@ -73,7 +74,7 @@ class GroupCoordinator:
             member_id = f"{req.client_id}-{uuid.uuid4()}"
             if req.require_known_member:
                 group.pending_members.add(member_id)
-                self._expire_pending_later(group, member_id, req.session_timeout_ms)
+                self.rebalance.expire_pending_later(group, member_id, req.session_timeout_ms)
                 return JoinResult("member_id_required", member_id)
             return await self._add_and_rebalance(group, req, member_id)
 
@@ -99,7 +100,7 @@ class GroupCoordinator:
         old = group.member_by_instance(req.group_instance_id)
         member_id = f"{req.group_instance_id}-{uuid.uuid4()}"
         if old is not None:
-            self._remove_member(group, old, "fenced_instance_id")
+            self.rebalance.remove_member(group, old, "fenced_instance_id")
         return await self._add_and_rebalance(group, req, member_id)
 
     async def _add_and_rebalance(self, group: Group, req: JoinRequest, member_id: str) -> JoinResult:
@@ -120,80 +121,13 @@ class GroupCoordinator:
         if previous is not None and not previous.done():
             # The same member joined again (a client retry): both requests get the one answer.
             waiter.add_done_callback(lambda done: previous.done() or previous.set_result(done.result()))
-        self._start_rebalance(group)
-        self._maybe_complete_join(group)
+        self.rebalance.start(group)
+        self.rebalance.maybe_complete_join(group)
         return await waiter
 
     def _current_generation(self, group: Group, member: Member) -> JoinResult:
-        self._heartbeat(group, member)
+        self.rebalance.keep_alive(group, member)
         return join_result(group, member)
-
-    # --- the join phase ---------------------------------------------------------------------
-
-    def _start_rebalance(self, group: Group) -> None:
-        if group.state is GroupState.PREPARING_REBALANCE:
-            if group.join_timer is not None and group.join_deadline:
-                self._extend_initial_delay(group)
-            return
-        was_empty = group.state is GroupState.EMPTY
-        self._set_state(group, transition(group.state, Event.JOIN).next)
-        self._cancel_sync(group)
-        self._abort_syncs(group)  # a SyncGroup parked while the assignment is being stored
-        loop = asyncio.get_running_loop()
-        if was_empty and self._initial_delay > 0:
-            # Kafka's group.initial.rebalance.delay.ms: let a starting fleet of consumers arrive
-            # before the first assignment, extending while new members keep joining.
-            group.join_deadline = loop.time() + group.max_rebalance_timeout_ms() / 1000
-            delay = min(self._initial_delay, group.join_deadline - loop.time())
-            group.join_timer = loop.call_later(delay, self._complete_join, group)
-        else:
-            group.join_deadline = 0.0
-            group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._complete_join, group)
-
-    def _extend_initial_delay(self, group: Group) -> None:
-        loop = asyncio.get_running_loop()
-        remaining = group.join_deadline - loop.time()
-        if remaining <= 0:
-            return
-        group.join_timer.cancel()
-        group.join_timer = loop.call_later(min(self._initial_delay, remaining), self._complete_join, group)
-
-    def _maybe_complete_join(self, group: Group) -> None:
-        # The initial delay always runs out; any other join phase ends as soon as all are in.
-        if group.state is GroupState.PREPARING_REBALANCE and not group.join_deadline and group.all_joined():
-            self._complete_join(group)
-
-    def _complete_join(self, group: Group) -> None:
-        if group.state is not GroupState.PREPARING_REBALANCE:
-            return
-        if group.join_timer is not None:
-            group.join_timer.cancel()
-            group.join_timer = None
-        group.join_deadline = 0.0
-        for member in [m for m in group.members.values() if m.join_waiter is None]:
-            log.info("group %s: member %s did not rejoin in time; removing it", group.group_id, member.member_id)
-            self._remove_member(group, member, None, rebalance=False)
-        group.pending_members.clear()
-        group.generation += 1
-        if not group.members:
-            self._set_state(group, transition(group.state, Event.JOIN_PHASE_DONE_EMPTY).next)
-            group.protocol_name = group.leader_id = None
-            self._persist_group(group)
-            return
-        self._set_state(group, transition(group.state, Event.JOIN_PHASE_DONE).next)
-        group.protocol_name = group.select_protocol()
-        if group.leader_id not in group.members:
-            group.leader_id = next(iter(group.members))
-        log.info("group %s: generation %d, protocol %s, leader %s, %d members", group.group_id,
-                 group.generation, group.protocol_name, group.leader_id, len(group.members))
-        for member in group.members.values():
-            member.assignment = b""
-            waiter, member.join_waiter = member.join_waiter, None
-            if not waiter.done():
-                waiter.set_result(join_result(group, member))
-            self._heartbeat(group, member)
-        loop = asyncio.get_running_loop()
-        group.sync_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._sync_expired, group)
 
     # --- sync -------------------------------------------------------------------------------
 
@@ -216,7 +150,7 @@ class GroupCoordinator:
         outcome = transition(group.state, Event.LEADER_SYNC if is_leader else Event.FOLLOWER_SYNC)
         if outcome.error:
             return outcome.error, b""
-        self._heartbeat(group, member)
+        self.rebalance.keep_alive(group, member)
         if group.state is GroupState.STABLE:
             return "none", member.assignment
         member.sync_waiter = asyncio.get_running_loop().create_future()
@@ -224,7 +158,7 @@ class GroupCoordinator:
         if is_leader:
             for m in group.members.values():
                 m.assignment = assignments.get(m.member_id, b"")
-            self._cancel_sync(group)
+            self.rebalance.cancel_sync(group)
             generation_synced = group.generation
             # As Kafka: the group stays CompletingRebalance (members' SyncGroups park) until the
             # assignment is stored, so nobody holds an assignment a new coordinator would not
@@ -237,33 +171,12 @@ class GroupCoordinator:
                         m.sync_waiter.set_result((code, m.assignment if code == "none" else b""))
                     m.sync_waiter = None
                 if code == "none":
-                    self._set_state(group, outcome.next)
+                    self.rebalance.set_state(group, outcome.next)
                 else:  # an assignment that is not stored is not given out: rebalance
-                    self._rebalance_after_change(group, Event.SYNC_TIMEOUT)
+                    self.rebalance.after_change(group, Event.SYNC_TIMEOUT)
         return await waiter
 
-    def _sync_expired(self, group: Group) -> None:
-        group.sync_timer = None
-        if group.state is not GroupState.COMPLETING_REBALANCE:
-            return
-        log.info("group %s: no assignment from leader %s in time; rebalancing", group.group_id, group.leader_id)
-        for member in [m for m in group.members.values() if m.sync_waiter is None]:
-            self._remove_member(group, member, None, rebalance=False)
-        self._rebalance_after_change(group, Event.SYNC_TIMEOUT)
-
-    def _cancel_sync(self, group: Group) -> None:
-        if group.sync_timer is not None:
-            group.sync_timer.cancel()
-            group.sync_timer = None
-
-    def _abort_syncs(self, group: Group) -> None:
-        """Members parked in SyncGroup learn that a new rebalance began."""
-        for m in group.members.values():
-            if m.sync_waiter is not None and not m.sync_waiter.done():
-                m.sync_waiter.set_result(("rebalance_in_progress", b""))
-            m.sync_waiter = None
-
-    # --- heartbeats, leaving, expiry ----------------------------------------------------------
+    # --- heartbeats, leaving, unloading ----------------------------------------------------------
 
     def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> str:
         not_here = self.coordinator_error(group_id)
@@ -277,7 +190,7 @@ class GroupCoordinator:
         member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code
-        self._heartbeat(group, member)
+        self.rebalance.keep_alive(group, member)
         return transition(group.state, Event.HEARTBEAT).error or "none"
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[str, list[str]]:
@@ -300,7 +213,7 @@ class GroupCoordinator:
                     continue
             elif member_id in group.pending_members:
                 group.pending_members.discard(member_id)
-                self._maybe_complete_join(group)
+                self.rebalance.maybe_complete_join(group)
                 codes.append("none")
                 continue
             else:
@@ -309,40 +222,9 @@ class GroupCoordinator:
                     codes.append("unknown_member_id")
                     continue
             log.info("group %s: member %s left", group.group_id, member.member_id)
-            self._remove_member(group, member, "unknown_member_id")
+            self.rebalance.remove_member(group, member, "unknown_member_id")
             codes.append("none")
         return "none", codes
-
-    def _heartbeat(self, group: Group, member: Member) -> None:
-        member.cancel_expiry()
-        member.expiry = asyncio.get_running_loop().call_later(
-            member.session_timeout_ms / 1000, self._session_expired, group, member)
-
-    def _session_expired(self, group: Group, member: Member) -> None:
-        member.expiry = None
-        if group.members.get(member.member_id) is not member:
-            return
-        if member.join_waiter is not None or member.sync_waiter is not None:
-            return  # waiting in a rebalance counts as alive
-        log.info("group %s: member %s session expired (%d ms)", group.group_id, member.member_id,
-                 member.session_timeout_ms)
-        self._remove_member(group, member, None)
-
-    def _expire_pending_later(self, group: Group, member_id: str, timeout_ms: int) -> None:
-        def expire() -> None:
-            if member_id in group.pending_members:
-                group.pending_members.discard(member_id)
-                self._maybe_complete_join(group)
-
-        asyncio.get_running_loop().call_later(timeout_ms / 1000, expire)
-
-    def _remove_member(self, group: Group, member: Member, waiter_error: str | None,
-                       rebalance: bool = True) -> None:
-        group.members.pop(member.member_id, None)
-        member.cancel_expiry()
-        answer_waiters(member, waiter_error or "unknown_member_id")
-        if rebalance:
-            self._rebalance_after_change(group, Event.MEMBER_GONE)
 
     def unload(self, group: Group) -> None:
         """This broker no longer coordinates the group (its offsets partition is led elsewhere):
@@ -372,32 +254,14 @@ class GroupCoordinator:
         self._stop_waiting(group, "rebalance_in_progress")
         group.members = {}
         group.protocol_name = group.leader_id = None
-        self._set_state(group, GroupState.EMPTY)
+        self.rebalance.set_state(group, GroupState.EMPTY)
 
     def adopt(self, group: Group) -> None:
         """A consumer group turned classic again: its members' sessions run here now, and a
         rebalance lets the classic protocol assign."""
         for member in group.members.values():
-            self._heartbeat(group, member)
-        self._rebalance_after_change(group, Event.MEMBER_GONE)
-
-    def _rebalance_after_change(self, group: Group, event: Event) -> None:
-        before = group.state
-        self._set_state(group, transition(before, event).next)
-        if group.state is GroupState.PREPARING_REBALANCE:
-            if before is not GroupState.PREPARING_REBALANCE:
-                self._cancel_sync(group)
-                self._abort_syncs(group)
-                loop = asyncio.get_running_loop()
-                group.join_deadline = 0.0
-                group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000,
-                                                   self._complete_join, group)
-            self._maybe_complete_join(group)
-
-    def _set_state(self, group: Group, state: GroupState) -> None:
-        if state is not group.state:
-            group.state = state
-            group.state_timestamp = now_ms()
+            self.rebalance.keep_alive(group, member)
+        self.rebalance.after_change(group, Event.MEMBER_GONE)
 
     # --- persistence of group metadata -----------------------------------------------------
 

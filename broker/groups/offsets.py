@@ -70,7 +70,7 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     if code:
         return [code] * len(wanted)
     if member is not None:
-        coord._heartbeat(group, member)
+        coord.rebalance.keep_alive(group, member)
     return await write(coord, broker, group_id, wanted)
 
 
@@ -188,7 +188,7 @@ def load(coord: GroupCoordinator, records: Iterable[StoredRecord | StoredMarker]
     for group_id in loaded:
         group = coord.groups[group_id]
         for member in group.members.values():
-            coord._heartbeat(group, member)
+            coord.rebalance.keep_alive(group, member)
     if count:
         log.info("loaded %d groups from %d %s records", len(loaded), count, offsets_log.TOPIC)
     return loaded

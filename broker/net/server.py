@@ -1,4 +1,4 @@
-"""The asyncio transport: reads frames, writes response bytes and file regions; nothing else.
+"""The asyncio transport: reads frames, writes response bytes and file regions (answer_writer.py); nothing else.
 
 Requests on one connection are answered in order (clients pipeline and match
 responses by order as well as correlation id); connections are independent.
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import socket
 import time
 from collections import deque
@@ -45,6 +44,7 @@ from wire.framing import FrameDecoder, PeerProtocolError
 from wire.request_memory_pool import RequestMemoryPool
 
 from broker.net import freed_memory
+from broker.net.answer_writer import AnswerWriter
 from broker.net.client_address import client_host
 from broker.dispatch import ConnectionClosed, dispatch
 from broker.net.request_context import current_request
@@ -56,10 +56,6 @@ log = logging.getLogger(__name__)
 
 CLOSED = object()  # queued by connection_lost in place of a frame
 
-SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
-WRITE_BATCH = 256 * 1024  # small regions are joined into writes of about this size
-# A chunk already in memory (a share fetch cuts the regions it was given at batch boundaries, as views).
-IN_MEMORY = (bytes, bytearray, memoryview)
 MAX_QUEUED_REQUESTS = 64
 SERVE_SLICE_S = 0.005  # the longest a connection serves its queued frames before yielding the loop
 MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
@@ -87,35 +83,10 @@ class _IdleCloseLog:
 _idle_closes = _IdleCloseLog()
 
 
-class _FdFile:
-    """The file-object face asyncio's sendfile wants, over a borrowed fd (never closed here)."""
-
-    mode = "rb"
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._pos = 0
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        self._pos = pos
-        return pos
-
-    def readinto(self, buf) -> int:
-        n = os.preadv(self._fd, [buf], self._pos)
-        self._pos += n
-        return n
-
-
 class KafkaConnection(asyncio.Protocol):
     def __init__(self, broker, pool: RequestMemoryPool, listener) -> None:
         self._broker = broker
         self._listener = listener
-        # Under TLS the kernel cannot send file regions (os.sendfile would bypass the encryption):
-        # they are read into memory, WRITE_BATCH bytes at a time.
-        self._tls = listener.security_protocol in TLS_PROTOCOLS
         self._context = None  # request_context.RequestContext, once connected
         self._pool = pool
         self._decoder = FrameDecoder(broker.config.max_request_size, pool)
@@ -124,8 +95,8 @@ class KafkaConnection(asyncio.Protocol):
         self._received_at: deque[float] = deque()
         self._queued_bytes = 0  # reserved by frames queued or being handled, given back when handled
         self._transport: asyncio.Transport | None = None
+        self._answers = AnswerWriter(listener.security_protocol in TLS_PROTOCOLS, self._wrote)
         self._task: asyncio.Task | None = None
-        self._drained: asyncio.Future | None = None
         self._paused_reading = False  # too many requests queued
         self._waiting_memory = False  # the next frame waits for the pool
         self._muted = False  # a throttled client (broker/quotas/enforcement.py): nothing read until unmuted
@@ -143,6 +114,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self._transport = transport
+        self._answers.connected(transport)
         self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
         self._context = self._broker.security.context_for(self._listener, self.peer)
         if self._listener.security_protocol == "SSL":
@@ -238,8 +210,7 @@ class KafkaConnection(asyncio.Protocol):
         self._decoder.abandon()
         freed_memory.dropped(unfinished)
         self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)  # an answer waiting for the peer to read gives up
+        self._answers.resume()  # an answer waiting for the peer to read gives up
         if self._peer_finished or exc is not None:
             # the peer ended it (FIN, or a reset): what it sent before is still handled
             self._peer_finished = True
@@ -256,12 +227,13 @@ class KafkaConnection(asyncio.Protocol):
             self._broker.connection_closed(self._context.connection_id)
 
     def pause_writing(self) -> None:
-        self._drained = asyncio.get_running_loop().create_future()
+        self._answers.pause()
 
     def resume_writing(self) -> None:
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)
-        self._drained = None
+        self._answers.resume()
+
+    def _wrote(self) -> None:
+        self._last_active = self._loop.time()
 
     async def _serve(self) -> None:
         transport = self._transport
@@ -303,7 +275,7 @@ class KafkaConnection(asyncio.Protocol):
                 if not self._behind and not isinstance(reply, asyncio.Task):
                     if reply:
                         ready = time.perf_counter()
-                        await self._send(reply)  # the common case: nothing waits for an fsync
+                        await self._answers.send(reply)  # the common case: nothing waits for an fsync
                         if instruments is not None:
                             instruments.answer_written(received, ready, ready)
                     if self._context.session is not None and self._context.session.failed:
@@ -360,7 +332,7 @@ class KafkaConnection(asyncio.Protocol):
                         reply, ready = await asyncio.shield(reply)
                     if reply:
                         writing = time.perf_counter()
-                        await self._send(reply)
+                        await self._answers.send(reply)
                         if instruments is not None:
                             instruments.answer_written(received, ready, writing)
                 finally:
@@ -377,66 +349,6 @@ class KafkaConnection(asyncio.Protocol):
         else:
             log.error("closing connection from %s after an internal error", self.peer, exc_info=exc)
         self._transport.abort()
-
-    async def _send(self, chunks: list) -> None:
-        """Write one answer. Small pieces (a fetch of many small batches has thousands) are read
-        and joined into WRITE_BATCH-byte writes, each waiting for the transport to drain and
-        giving the loop to other connections, so one answer neither monopolizes the event loop
-        nor piles up in memory. A peer that left stops the answer: writes into a lost transport
-        only count up asyncio's 'socket.send() raised exception' warnings (4,000,195 lines for
-        one probe's fetch), and sendfile on it raises."""
-        transport = self._transport
-        loop = asyncio.get_running_loop()
-        joined: list[bytes] = []
-        size = 0
-        for chunk in chunks:
-            if transport.is_closing():
-                return
-            if isinstance(chunk, IN_MEMORY) or chunk.size < SENDFILE_MIN or self._tls:
-                for piece in _pieces(chunk):
-                    joined.append(piece)
-                    size += len(piece)
-                    if size >= WRITE_BATCH:
-                        await self._write(b"".join(joined), more=True)
-                        joined, size = [], 0
-                        if transport.is_closing():
-                            return
-                continue
-            if joined:
-                await self._write(b"".join(joined), more=True)
-                joined, size = [], 0
-            try:
-                await loop.sendfile(transport, _FdFile(chunk.fd), chunk.position, chunk.size)
-            except ConnectionError:
-                transport.abort()  # the peer reset mid-file (sendfile writes past the transport)
-                return
-            except RuntimeError:
-                if transport.is_closing():
-                    return  # the peer left while the transport drained before the sendfile
-                raise
-        if joined and not transport.is_closing():
-            await self._write(b"".join(joined), more=False)
-        self._last_active = loop.time()
-
-    async def _write(self, data: bytes, more: bool) -> None:
-        """`more`: the answer goes on, so let other connections run before its next piece."""
-        self._transport.write(data)
-        self._last_active = self._loop.time()
-        if self._drained is not None:
-            await self._drained
-        elif more:
-            await asyncio.sleep(0)
-
-
-def _pieces(chunk):
-    """A chunk's bytes: itself, or a file region read in pieces of at most WRITE_BATCH bytes."""
-    if isinstance(chunk, IN_MEMORY):
-        yield chunk
-        return
-    end = chunk.position + chunk.size
-    for position in range(chunk.position, end, WRITE_BATCH):
-        yield os.pread(chunk.fd, min(WRITE_BATCH, end - position), position)
-
 
 async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryPool | None = None,
                 ssl_context=None) -> asyncio.AbstractServer:

@@ -15,7 +15,8 @@ _INTRO = """\
 <!-- Generated from broker/settings/table.py by `twinlog config docs > docs/configuration.md`;
      broker/tests/test_config_docs.py fails when this file is stale. -->
 
-Every setting is declared once, in `broker/settings/table.py`, under Kafka's property name
+Every setting is declared once, in the settings table (`broker/settings/table.py`, which gathers
+the rows of each subject's module), under Kafka's property name
 (twinlog's own where Kafka has none). A broker setting is given, from the strongest to the
 weakest, by its `twinlog serve` flag, its environment variable (`TWINLOG_` and the name in
 capitals, dots as underscores), or a Kafka `server.properties` passed as `--config FILE`;

@@ -31,6 +31,9 @@ from broker.settings.kinds import Kind
 
 BROKER, TOPIC, BOTH = "broker", "topic", "both"
 
+# The units the rows' defaults are written in
+MIB, MINUTE, DAY = 1024 * 1024, 60_000, 24 * 3600 * 1000
+
 
 @dataclass(frozen=True)
 class Setting:

@@ -13,7 +13,7 @@ Each layout is a log dir here (DescribeLogDirs): the data dir for the segment la
    paces the copy, as it paces Kafka's ReplicaAlterLogDirsThread.
 3. Once a pass reaches the end the log had when it began, the future is fsynced (worker),
    then the partition copies what is left (what arrived during that read) at once and from
-   then on *mirrors* every append into the future too (Partition.mirror_into), so appends
+   then on *mirrors* every append into the future too (ReplicaLog.mirror_into), so appends
    never wait; the future is fsynced again.
 4. Commit: topics.json names the partition's new layout (TopicRegistry.change_layout); on the
    loop, in the same turn, the partition serves from the future log and the old log's files
@@ -24,7 +24,7 @@ A follower's truncation inside the window (its new leader's log diverged) ends t
 no swap; the move copies the log again from its start and commits then.
 
 Crash rule: topics.json decides. At start each partition opens in the layout topics.json
-names, and its files in the other layout are orphans, removed (TopicRegistry._remove_orphans).
+names, and its files in the other layout are orphans, removed (PartitionFiles.remove_orphans).
 Before the commit the future is such an orphan (the move rolls back: it starts again only if
 asked again); after it, the old log is (the move finishes). From step 3 to the swap every
 acknowledged append is in both logs, so either answer holds all of them: never two live
@@ -137,7 +137,7 @@ class LogDirMoves:
                 future.restart()  # a follower's truncation ended the window: copy it again
         finally:
             if not committed:
-                partition.stop_mirror()
+                partition.replica_log.stop_mirror()
                 self._topics.retire_files(topic, mode, [index])
                 log.info("move of %s-%d to the %s layout stopped; its future log is removed",
                          topic.name, index, mode)
@@ -157,7 +157,7 @@ class LogDirMoves:
                 raise TopicError("unknown_topic_or_partition", f"{topic.name}-{partition.index} was deleted")
             generation, end = partition.generation, partition.log_end_offset
             self._storage.commit_writes()  # the commitlog reads only written units
-            regions = partition.regions_for(future, CHUNK_BYTES)
+            regions = partition.replica_log.regions_for(future, CHUNK_BYTES)
             data = await asyncio.to_thread(future.fetch, partition, regions)
             if partition.generation != generation:  # truncated meanwhile: copy it again
                 future.restart()
@@ -178,16 +178,16 @@ class LogDirMoves:
 
     async def _commit(self, topic, index: int, partition: Partition, future: FutureReplica, source: str) -> bool:
         self._storage.commit_writes()
-        partition.mirror_into(future)
+        partition.replica_log.mirror_into(future)
         # What mirror_into copied may sit in the future engine's memory: written, then fsynced,
         # before the commit point (a kill right after the swap lost a log's tail held there)
         self._storage.commit_writes()
         await self._topics.worker.run(future.log.flush)
 
         def swap() -> bool:
-            if self._gone(topic, partition) or not partition.mirroring:
+            if self._gone(topic, partition) or not partition.replica_log.mirroring:
                 return False
-            partition.swap_in(future)
+            partition.replica_log.swap_in(future)
             return True
 
         # Shielded: once topics.json may name the new layout, the swap must follow in this process.

@@ -35,7 +35,7 @@ class ProducerSnapshotTask:
         """On the loop: the writes of every writable partition whose log moved."""
         writes = []
         for partition in self._changed.take():
-            if not partition.read_only and (write := partition.take_producer_snapshot()) is not None:
+            if not partition.read_only and (write := partition.replica_log.take_producer_snapshot()) is not None:
                 writes.append(write)
         return writes
 

@@ -87,7 +87,7 @@ def test_a_truncation_inside_the_commit_window_copies_again_and_commits(tmp_path
         topics._storage.commit_writes()
 
         async def new_leader_diverges() -> None:
-            while not partition.mirroring:
+            while not partition.replica_log.mirroring:
                 await asyncio.sleep(0)
             partition.truncate_to(150)
             for offset in range(150, 180):

@@ -39,7 +39,7 @@ def _cut_off_leader(tmp_path, isr: tuple[int, ...]) -> tuple[SegmentLogStore, Pa
         proposed.append(new_isr)
         return None
 
-    p.isr_change.proposer = etcd_out_of_reach
+    p.isr_maintenance.propose_through(etcd_out_of_reach)
     p.make_leader(PartitionState(1, 1, 0, (1, 2, 3), isr))
     return store, p, proposed
 

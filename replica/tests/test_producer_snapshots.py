@@ -56,7 +56,7 @@ class Broker:
         self.store.commit_writes()
 
     def snapshot(self) -> None:
-        write = self.p.take_producer_snapshot()
+        write = self.p.replica_log.take_producer_snapshot()
         if write is not None:
             write()
 
@@ -105,7 +105,7 @@ def test_a_new_partition_lists_no_directory_for_snapshots(broker, monkeypatch):
     batch = build_batch([(b"k", b"v")], 1000, (PRODUCERS[0], 0, 0), False)
     p.append_as_leader(batch, parse_header(batch), acks=1)
     broker.store.commit_writes()
-    p.take_producer_snapshot()()
+    p.replica_log.take_producer_snapshot()()
     assert ProducerSnapshots(plog.state_dir).offsets() == [1]
 
 
@@ -123,7 +123,7 @@ def test_an_empty_partition_writes_no_snapshot(broker):
     """A shutdown of a broker holding thousands of new, empty partitions wrote and fsynced a
     snapshot for each (2,000 outlasted a 20 s SIGTERM bound): a replay of an empty log reads
     nothing, so there is nothing to save."""
-    assert broker.p.take_producer_snapshot() is None
+    assert broker.p.replica_log.take_producer_snapshot() is None
     broker.reopen()
     assert broker.snapshot_offsets() == []
     broker.produce(PRODUCERS[0])
@@ -227,7 +227,7 @@ def test_follower_truncation_drops_the_snapshots_past_the_cut(broker):
 def test_a_write_taken_before_a_truncation_is_dropped(broker):
     for i in range(20):
         broker.produce(PRODUCERS[i % 3])
-    stale = broker.p.take_producer_snapshot()
+    stale = broker.p.replica_log.take_producer_snapshot()
     broker.p.make_follower(PartitionState(2, 1, 0, (1, 2), (1, 2)))
     broker.p.truncate_to(8)
     stale()
@@ -279,8 +279,8 @@ def test_a_moved_partition_snapshots_into_its_new_directory(broker, tmp_path):
     future_log = target.open_partition("t", 0, CFG)
     (future_log.state_dir / snapshot_name(5)).write_bytes(b"left by an earlier log")
     future = FutureReplica(future_log, other_kind)
-    broker.p.mirror_into(future)
-    broker.p.swap_in(future)
+    broker.p.replica_log.mirror_into(future)
+    broker.p.replica_log.swap_in(future)
     assert ProducerSnapshots(future_log.state_dir).offsets() == []
     before = broker.p.producers.active()
     broker.snapshot()

@@ -41,7 +41,7 @@ from segment.txn_index import TransactionIndex
 
 SCAN_CHUNK = 8 * 1024 * 1024
 # Smaller reads are handed up as bytes rather than as a file region: the transport would pread
-# them anyway (it sendfiles from 64 KiB, broker/net/server.py), and a region holds its file's
+# them anyway (it sendfiles from 64 KiB, broker/net/answer_writer.py), and a region holds its file's
 # descriptor open until sent, so a Fetch over thousands of partitions would hold thousands.
 INLINE_READ_BYTES = 64 * 1024
 MIN_BATCH = HEADER_SIZE

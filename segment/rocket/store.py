@@ -32,7 +32,7 @@ Durability: `flush_logs` (the write path's group commit, in a worker thread)
 fsyncs the commitlog once for every partition waiting on it, one file whatever
 the partition, which makes their acked batches survive a crash: recovery
 re-derives every queue and index entry past the last checkpoint from the commitlog.
-A full checkpoint (all queues, the index, then the checkpoint file) runs once a
+A full checkpoint (checkpointer.py: all queues, the index, then the checkpoint file) runs once a
 minute, or once the commitlog grew by a file, in the background
 (`background_flush`, from the broker's periodic flush), on `flush()`, on delete_partition and on close, and
 bounds how much commitlog a recovery re-reads; no acknowledgement waits for it.
@@ -47,7 +47,6 @@ re-dispatches them into a queue of no topic, removed at start-up as an orphan.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -60,7 +59,8 @@ from segment.partition_removal import DELETE_SUFFIX, PartitionRemoval
 from wire.record_batch import BatchHeader
 
 from . import unit_format as uf
-from .checkpoint import Checkpoint, MeasuredSize, mark_clean, mark_running, read_checkpoint, write_checkpoint
+from .checkpoint import MeasuredSize, mark_clean, mark_running, read_checkpoint
+from .checkpointer import Checkpointer
 from .commitlog import CommitLog
 from .compacted_log import CompactedLog
 from .consume_queue import ConsumeQueue
@@ -72,12 +72,6 @@ from .partition_log import RocketPartitionLog
 log = logging.getLogger(__name__)
 
 STORE_DIR = "commitlog-store"
-# The checkpoint fsyncs every consume-queue file written since the last one (two per queue): at
-# most every minute, as Kafka's log.flush.offset.checkpoint.interval.ms and RocketMQ's thorough
-# consume-queue flush, or once the commitlog grew by one of its files since, so a crash
-# re-dispatches at most about a file's worth (every 10 s cost 20,000 fsyncs each time at 10,000
-# partitions: bench/README.md, "Disk-bound").
-CHECKPOINT_INTERVAL_S = 60.0
 
 
 class RocketLogStore(LogStore):
@@ -105,14 +99,14 @@ class RocketLogStore(LogStore):
         self.abnormal = mark_running(self.dir)
         if self.abnormal:
             log.warning("%s was not closed cleanly: recovering from its checkpoint", self.dir)
-        self._checkpoint = read_checkpoint(self.dir)
-        self._ckpt_lock = threading.Lock()
-        self._last_ckpt = time.monotonic()
+        last_checkpoint = read_checkpoint(self.dir)
         self.queue_root = self.dir / "consumequeue"
         self.queue_root.mkdir(exist_ok=True)
         self.commitlog = CommitLog(self.dir / "commitlog", commitlog_file_size, file_delete_delay_ms)
         self.index = IndexService(self.dir / "index", index_slots, index_entries) if index_keys else None
         self.queues: dict[tuple[str, int], ConsumeQueue] = {}
+        self.logs: dict[tuple[str, int], RocketPartitionLog] = {}
+        self.log_start: dict[tuple[str, int], int] = {}
         # Directories to remove, found in one pass and never opened: a deleted partition's, and
         # (with `wanted`) those of topics that no longer exist (detach_orphans hands them over).
         leftovers: list[Path] = []
@@ -128,7 +122,11 @@ class RocketLogStore(LogStore):
                     else:
                         leftovers.append(part_dir)
         self.dispatcher = Dispatcher(self.commitlog, self.queues, self.index, self._make_queue)
-        self.dispatcher.recover(self._checkpoint, self.abnormal)
+        self.checkpoints = Checkpointer(self.dir, last_checkpoint, commitlog=self.commitlog, index=self.index,
+                                        dispatcher=self.dispatcher, queues=self.queues, logs=self.logs,
+                                        log_start=self.log_start, fsync_commitlog=self._fsync_commitlog,
+                                        go_offline=self.go_offline)
+        self.dispatcher.recover(last_checkpoint, self.abnormal)
         self.dispatcher.recover_aborted()
         # Recovery re-opens a queue it dispatches into: that one is detached as an orphan instead.
         reopened = {q.dir for q in self.queues.values()}
@@ -142,10 +140,8 @@ class RocketLogStore(LogStore):
             generation = open_generation(q.dir, key[0], self.open_files)
             if generation is not None:
                 self.compacted[key] = generation
-        self.log_start: dict[tuple[str, int], int] = {}
         for key, q in self.queues.items():
             self._init_log_start(key, q)
-        self.logs: dict[tuple[str, int], RocketPartitionLog] = {}
         self.offline: str | None = None  # why the store stopped serving (LogOffline), until restart
         if self.abnormal:
             self.checkpoint()  # what recovery rebuilt is durable: the next crash starts from here
@@ -156,7 +152,7 @@ class RocketLogStore(LogStore):
 
     def _init_log_start(self, key: tuple[str, int], q: ConsumeQueue) -> None:
         """The checkpointed log start, raised to the first batch whose unit is still in the commitlog."""
-        start = self._checkpoint.log_start.get(key, 0)
+        start = self.checkpoints.last.log_start.get(key, 0)
         generation = self.compacted.get(key)
         if generation is not None and start < generation.end:
             if q.last is None:  # nothing above the compacted batches (a truncation into them)
@@ -232,16 +228,12 @@ class RocketLogStore(LogStore):
         """The periodic flush (log.flush.interval.ms): fsync the commitlog, the one file that
         holds every partition, and record how far it is durable. Consume queues and the index
         are derived from it, so they are fsynced only with a full checkpoint, when one is due
-        (`_checkpoint_due`): after a crash recovery re-dispatches from that checkpoint.
+        (checkpointer.py): after a crash recovery re-dispatches from that checkpoint.
         This is what makes a flush cost a few fsyncs whatever the partition count."""
-        if self._checkpoint_due():
-            self.checkpoint()
+        if self.checkpoints.due():
+            self.checkpoints.take()
             return
-        durable = self._fsync_commitlog()
-        with self._ckpt_lock:
-            if durable > self._checkpoint.flushed:
-                self._checkpoint.flushed = durable
-                write_checkpoint(self.dir, self._checkpoint)
+        self.checkpoints.flushed(self._fsync_commitlog())
 
     def close(self) -> None:
         if self.offline is not None:
@@ -352,56 +344,25 @@ class RocketLogStore(LogStore):
         self._fsync_commitlog()
 
     def background_flush_due(self) -> bool:
-        return self._checkpoint_due()
+        return self.checkpoints.due()
 
     def background_flush(self) -> None:
         """The checkpoint once one is due: the consume queues and the index fsynced apart from
         any acknowledgement (RocketMQ's FlushConsumeQueueService). In the write path it stalled
         every produce waiting on it for one fsync per queue file, 20,000 at 10,000 partitions."""
-        if self._checkpoint_due():  # still: a flush.ms flush may have checkpointed meanwhile
-            self.checkpoint()
-
-    def _checkpoint_due(self) -> bool:
-        """Units were dispatched since the last checkpoint, and either CHECKPOINT_INTERVAL_S
-        passed or they fill a commitlog file."""
-        behind = self.dispatcher.dispatched - self._checkpoint.commitlog
-        return behind > 0 and (behind >= self.commitlog.file_size
-                               or time.monotonic() - self._last_ckpt >= CHECKPOINT_INTERVAL_S)
+        if self.checkpoints.due():  # still: a flush.ms flush may have checkpointed meanwhile
+            self.checkpoints.take()
 
     def checkpoint(self) -> None:
         """fsync every queue and the index, then record how far they and the commitlog go."""
-        with self._ckpt_lock:
-            # Sizes before the position: batches dispatched between the two are counted again at
-            # open, never lost from the count (each log's `counted` is one consistent moment).
-            # A queue not opened since the last checkpoint keeps its count (recovery's re-dispatch
-            # into it is checked against the count when its log opens).
-            sizes = {key: known for key, known in self._checkpoint.sizes.items() if key in self.queues}
-            sizes.update((key, plog.counted) for key, plog in list(self.logs.items()) if plog.counted is not None)
-            position = self.dispatcher.dispatched  # read before the index: extra index entries are harmless
-            index_file, index_count = self.index.position() if self.index is not None else (None, 0)
-            # new epochs since the last (leader_epoch_cache.py): one sync for all, not two fsyncs each
-            write_epochs_round([plog.epochs for plog in list(self.logs.values())])
-            self._fsync_commitlog()
-            try:
-                for q in list(self.queues.values()):
-                    q.flush()
-                if self.index is not None:
-                    self.index.flush()
-            except OSError as exc:
-                raise self.go_offline(f"fsync of a queue or index failed: {exc.strerror or exc}") from exc
-            self._checkpoint = Checkpoint(position, index_file, index_count, dict(self.log_start),
-                                          max(position, self.commitlog.flushed_pos), sizes)
-            write_checkpoint(self.dir, self._checkpoint)
-            self._last_ckpt = time.monotonic()
+        self.checkpoints.take()
 
     def checkpointed_size(self, key: tuple[str, int]) -> MeasuredSize | None:
-        return self._checkpoint.sizes.get(key)
+        return self.checkpoints.size_of(key)
 
     def persist_log_starts(self) -> None:
         """Write the current log start offsets with the last checkpoint's positions (no fsync of data)."""
-        with self._ckpt_lock:
-            self._checkpoint.log_start = dict(self.log_start)
-            write_checkpoint(self.dir, self._checkpoint)
+        self.checkpoints.persist_log_starts()
 
     def collect(self) -> int:
         """Delete commitlog (and index) files that no queue needs any more; returns bytes freed."""
@@ -413,9 +374,9 @@ class RocketLogStore(LogStore):
             if i is not None:
                 limit = min(limit, q.entry(i).phys)
         files = self.commitlog.files
-        if len(files) > 1 and files[0].end <= limit and files[0].end > self._checkpoint.commitlog:
+        if len(files) > 1 and files[0].end <= limit and files[0].end > self.checkpoints.last.commitlog:
             self.checkpoint()  # recovery must never need to re-read a file we delete
-        limit = min(limit, self._checkpoint.commitlog)
+        limit = min(limit, self.checkpoints.last.commitlog)
         freed = self.commitlog.delete_files_before(limit)
         if freed and self.index is not None:
             self.index.delete_files_before(self.commitlog.min_offset)

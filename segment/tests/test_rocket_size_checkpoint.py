@@ -64,7 +64,7 @@ def test_a_count_of_a_log_cut_and_regrown_since_is_not_trusted(tmp_path):
     # the count says one byte more than the batches: trusted, it would show
     ckpt.sizes[("t", 0)] = ckpt.sizes[("t", 0)]._replace(size=ckpt.sizes[("t", 0)].size + 1)
     write_checkpoint(store.dir, ckpt)
-    store._checkpoint = ckpt
+    store.checkpoints.last = ckpt
     plog.truncate_to(5)
     append(store, plog, 3)  # other batches now end at offset 8
     store.commit_writes()
