@@ -2,7 +2,8 @@
 request per leader, holding every partition of the transaction that broker leads, as Kafka's
 TransactionMarkerChannelManager sends them, so each leader appends them together (one group
 commit) rather than one request, append and wait per partition. Counted on each leader's
-/metrics (kafka_network_requestmetrics_requests_total{request="WriteTxnMarkers"}).
+/metrics (kafka_network_requestmetrics_requests_total{request="WriteTxnMarkers"}); the
+coordinator's twinlog_transaction_end_step_ms counts each end's markers and Complete steps.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def marker_requests(cluster: Cluster, node: int) -> float:
     return metric(cluster, node, "kafka_network_requestmetrics_requests_total", request="WriteTxnMarkers")
 
 
+def ends(cluster: Cluster, node: int, step: str) -> float:
+    return metric(cluster, node, "twinlog_transaction_end_step_ms_count", step=step)
+
+
 def state(cluster: Cluster, node: int, tid: str) -> str:
     proc = cluster.brokers[node]
     with Client(proc.host, proc.port) as client:
@@ -79,5 +84,6 @@ def test_one_marker_request_per_leader_per_transaction(cluster):
         wait_until(lambda: state(cluster, coordinator, tid) == done, f"transaction {round_} {done}")
         sent = {node: marker_requests(cluster, node) - before[node] for node in cluster.brokers}
         assert sent == {node: round_ if node in remote else 0 for node in cluster.brokers}, (led, coordinator)
+        assert (ends(cluster, coordinator, "markers"), ends(cluster, coordinator, "complete")) == (round_, round_)
     for i in range(PARTITIONS):
         assert committed(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
