@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 RETRY_BACKOFF_S = (0.02, 1.0)  # first and longest wait between rounds
 _STALE = frozenset({ErrorCode.invalid_producer_epoch, ErrorCode.transaction_coordinator_fenced})
 _GONE = None  # a partition's answer when its topic was deleted: no marker is needed
+_HERE, _ANSWERED = object(), object()  # where _route sends a partition's marker: appended here, or nowhere
 
 # (leader node id, [(topic, index)], producer id, producer epoch, coordinator epoch, commit)
 #   -> an error code per partition, in order
@@ -108,6 +109,3 @@ class MarkerWriter:
         if self._remote is None or placement.leader < 0 or placement.leader == broker.config.node_id:
             return _ANSWERED, ErrorCode.not_leader_or_follower  # no leader now, or ours but not yet made leader here
         return placement.leader, None
-
-
-_HERE, _ANSWERED = object(), object()

@@ -1,5 +1,5 @@
-"""WriteTxnMarkers to another broker: how a coordinator in a cluster ends a transaction in a
-partition it does not lead (Kafka's TransactionMarkerChannelManager).
+"""WriteTxnMarkers to another broker: how a coordinator in a cluster ends a transaction in the
+partitions it does not lead (Kafka's TransactionMarkerChannelManager).
 
 One connection per leader (peer_connections.py). The request is WriteTxnMarkers v1 with one
 marker naming every partition of the transaction that leader leads, so it appends them together
