@@ -14,7 +14,8 @@ generator (one confluent-kafka process, bench/txn_workers.py) on CPU 1 where the
    transactional record counts once its commit returned. Checked after each cell: the
    partitions grew by the records plus the markers (reported per transaction), and the last
    stable offset (ListOffsets read_committed) equals the high watermark everywhere: nothing
-   was left open;
+   was left open. The broker's /metrics, scraped before and after each cell, give the commit's
+   steps as the broker saw them and the requests per transaction (txn_broker_steps.py);
 2. consume, for each partition count: --fill-records written in transactions of
    --consume-txn records with every 10th transaction aborted (records flushed before the
    abort, so they are in the log), then read once with read_uncommitted to warm the page
@@ -45,7 +46,8 @@ from load_workers import PhaseError, run_phase  # noqa: E402
 from machine_ceilings import page_cache_write_rate  # noqa: E402
 from machine_facts import disk_write_rate, machine_facts  # noqa: E402
 from topic_admin import create_topic  # noqa: E402
-from transactions_report import markdown  # noqa: E402
+from transactions_report import STEP_NAMES, markdown, step_ms  # noqa: E402
+from txn_broker_steps import commit_steps, scrape  # noqa: E402
 from txn_workers import isolation_consume_worker, txn_produce_worker  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
@@ -95,11 +97,14 @@ def _produce_figures(res: dict, secs: float, broker_cpu_s: float | None) -> dict
             "commit": percentiles(res["commit_s"])}
 
 
-def produce_cell(broker: BrokerProcess, layout: str, partitions: int, txn: int, ns, cpus) -> dict:
+def produce_cell(broker: BrokerProcess, metrics_port: int, layout: str, partitions: int, txn: int, ns,
+                 cpus) -> dict:
     topic = f"txn-{layout}-p{partitions}-n{txn}"
     create_topic(broker.bootstrap, topic, partitions)
+    before = scrape(metrics_port)
     run = run_phase(txn_produce_worker, _produce_params(broker.bootstrap, topic, partitions, txn, ns, cpus),
                     ns.seconds + 150, broker)
+    after = scrape(metrics_port)
     (res,) = run.results
     ends = offsets(broker.bootstrap, topic, partitions)
     grown = sum(high - low for low, high, _ in ends.values())
@@ -111,7 +116,9 @@ def produce_cell(broker: BrokerProcess, layout: str, partitions: int, txn: int, 
         raise PhaseError(f"{topic}: last stable offset below the high watermark after the run: {open_}")
     out = _produce_figures(res, run.end_time - run.go_time, run.broker_cpu_s)
     out.update(layout=layout, partitions=partitions, txn_records=txn,
-               markers_per_txn=(grown - records - 1) / res["txns"] if txn else 0.0)  # 1: the warm-up's
+               markers_per_txn=(grown - records - 1) / res["txns"] if txn else 0.0,  # 1: the warm-up's
+               broker_cpu_us_per_record=run.broker_cpu_s / res["committed"] * 1e6,
+               steps=commit_steps(before, after, res["txns"] + 1) if txn else None)  # + 1: the warm-up's
     if not txn and grown != records:
         raise PhaseError(f"{topic}: idempotent produce, yet {grown - records} offsets more than records")
     return out
@@ -170,20 +177,22 @@ def run_layout(layout: str, ns, work: Path, broker_cpus, client_cpus) -> dict:
     data.mkdir()
     ceilings = {"dd_mb_s": disk_write_rate(data, 1024, 300)["mb_s"],
                 "page_cache_mb_s": page_cache_write_rate(str(data), 1024, broker_cpus and sorted(broker_cpus))["mb_s"]}
-    port = free_port()
-    broker = BrokerProcess(broker_command("twinlog", None, ["--storage-mode", layout], data, HOST, port),
+    port, metrics_port = free_port(), free_port()
+    broker = BrokerProcess(broker_command("twinlog", None, ["--storage-mode", layout, "--metrics-port",
+                                                            str(metrics_port)], data, HOST, port),
                            HOST, port, work / f"broker-{layout}.log", broker_cpus)
     broker.start()
     out = {"layout": layout, "ceilings": ceilings, "produce": [], "consume": []}
     try:
         for partitions in ns.partitions:
             for txn in [0, *ns.txn_sizes]:
-                out["produce"].append(produce_cell(broker, layout, partitions, txn, ns, client_cpus))
+                out["produce"].append(produce_cell(broker, metrics_port, layout, partitions, txn, ns, client_cpus))
                 c = out["produce"][-1]
                 print(f"{layout:9} p{partitions:<3} {'idempotent' if not txn else f'commit/{txn}':>12}: "
                       f"{c['msgs_s']:>10,.0f} msg/s"
-                      + (f", {c['txns_s']:,.1f} txn/s, commit p50 {c['commit']['p50_ms']:.1f} ms, "
-                         f"markers/txn {c['markers_per_txn']:.1f}" if txn else "")
+                      + (f", {c['txns_s']:,.1f} txn/s, commit p50 {c['commit']['p50_ms']:.1f} ms ("
+                         + ", ".join(f"{k} {step_ms(c['steps'][k]['p50_ms'])}" for k in STEP_NAMES)
+                         + f"), markers/txn {c['markers_per_txn']:.1f}" if txn else "")
                       + f", broker CPU {c['broker_cpu']:.0%}, "
                       f"client CPU {c['client_cpu']:.0%}", flush=True)
         for partitions in ns.partitions:

@@ -1,8 +1,12 @@
 """The transactions benchmark's tables (transactions.py): produce per layout and partition count
-against the idempotent producer of the same run and against the mock broker's ceiling, and
-read_committed against read_uncommitted over a log with 10% of its transactions aborted."""
+against the idempotent producer of the same run and against the mock broker's ceiling, the
+commit's steps as the broker saw them (txn_broker_steps.py), and read_committed against
+read_uncommitted over a log with 10% of its transactions aborted."""
 
 from __future__ import annotations
+
+
+STEP_NAMES = ("prepare", "markers", "complete")
 
 
 def _producer(txn: int) -> str:
@@ -15,6 +19,11 @@ def _rate(x: float) -> str:
 
 def _ms(x) -> str:
     return "—" if x is None else f"{x:.1f}"
+
+
+def step_ms(x) -> str:
+    """A commit step's time: most are below a millisecond."""
+    return "—" if x is None else f"{x:.2f}"
 
 
 def markdown(r: dict) -> str:
@@ -41,6 +50,22 @@ def markdown(r: dict) -> str:
                 f"{c['msgs_s'] / base[c['partitions']]:.2f} | {c['msgs_s'] / mock[t]:.2f} | "
                 f"{_rate(c['txns_s']) if t else '—'} | {_ms(c['commit']['p50_ms'])} / {_ms(c['commit']['p99_ms'])} | "
                 f"{c['markers_per_txn']:.1f} | {c['broker_cpu']:.0%} | {c['client_cpu']:.0%} |")
+    lines += ["", "Commit steps on the broker, median / mean ms (prepare: EndTxn in -> PrepareCommit written -> "
+              "answered; markers: -> every marker written; complete: -> CompleteCommit written), and requests "
+              "per transaction:", "",
+              "| layout | partitions | producer | client commit p50 | prepare | markers | complete "
+              "| Produce / AddPartitionsToTxn per txn | broker CPU µs per record |", "|---|---|---|---|---|---|---|---|---|"]
+    for lay in r["layouts"]:
+        for c in lay["produce"]:
+            st = c.get("steps")
+            if not st:
+                continue
+            per = st["requests_per_txn"]
+            lines.append(f"| {lay['layout']} | {c['partitions']} | {_producer(c['txn_records'])} | "
+                         f"{_ms(c['commit']['p50_ms'])} | "
+                         + " | ".join(f"{step_ms(st[k]['p50_ms'])} / {step_ms(st[k]['mean_ms'])}" for k in STEP_NAMES)
+                         + f" | {per['Produce']:.1f} / {per['AddPartitionsToTxn']:.1f} | "
+                         f"{c['broker_cpu_us_per_record']:.1f} |")
     s = r["settings"]
     lines += ["", f"Consume: {s['fill_records']:,} records in transactions of {s['consume_txn']:,}, every 10th "
               f"aborted; best of {s['consume_rounds']} alternated passes after a warming pass.", "",

@@ -159,7 +159,8 @@ class Broker:
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
-            config.txn_id_expiration_ms, lambda: self.features.level(features.TRANSACTION_VERSION))
+            config.txn_id_expiration_ms, lambda: self.features.level(features.TRANSACTION_VERSION),
+            self._transaction_end_step)
         # A leader's check with the coordinator before a transaction's first batch (KIP-890).
         self.txn_verifier = PartitionVerifier(self, member)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
@@ -169,6 +170,10 @@ class Broker:
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
+
+    def _transaction_end_step(self, step: str, seconds: float) -> None:
+        if self.metrics is not None:
+            self.metrics.transaction_end_step(step, seconds)
 
     def other_group_kind(self, group_id: str, asking: str = "share") -> str | None:
         """Which kind of group other than `asking` ("share" or "streams") holds `group_id`, if one does."""

@@ -16,6 +16,7 @@ consumers see a gap where it stands.
 
 from __future__ import annotations
 
+import functools
 import struct
 
 from .batch_builder import _batch, _record
@@ -30,12 +31,22 @@ _VALUE = struct.Struct(">hi")
 
 def build_control_batch(producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
                         timestamp_ms: int) -> bytearray:
-    """One marker to append (base offset 0: the log assigns it)."""
+    """One marker to append (base offset 0: the log assigns it), a copy of its own that the log
+    may rewrite in place."""
+    return bytearray(_control_batch(producer_id, producer_epoch, coordinator_epoch, commit, timestamp_ms))
+
+
+# A transaction's markers to its many partitions are the same bytes but for the base offset and
+# leader epoch the log writes, which lie outside the CRC: built once per marker and millisecond
+# (the build was a fifth of a marker's append at 64 partitions per transaction).
+@functools.lru_cache(maxsize=1)
+def _control_batch(producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
+                   timestamp_ms: int) -> bytes:
     key = _KEY.pack(0, COMMIT if commit else ABORT)
     value = _VALUE.pack(0, coordinator_epoch)
     payload = _record(0, 0, key, value)
-    return _batch(0, payload, 1, 0, timestamp_ms, timestamp_ms,
-                  attributes=TRANSACTIONAL_BIT | CONTROL_BIT, producer=(producer_id, producer_epoch, -1))
+    return bytes(_batch(0, payload, 1, 0, timestamp_ms, timestamp_ms,
+                        attributes=TRANSACTIONAL_BIT | CONTROL_BIT, producer=(producer_id, producer_epoch, -1)))
 
 
 def _marker_record(batch):

@@ -10,11 +10,12 @@ way for either transaction protocol.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import error, make, nested
+from broker.handlers.response_builder import make, nested
 from broker.txn.marker_append import Marker, append_markers
 
 
@@ -26,7 +27,7 @@ async def handle(broker, header, request):
     refused = not cluster_allowed(broker, Operation.CLUSTER_ACTION)
     jobs = [(m, t.name, i) for m in request.markers for t in m.topics for i in t.partition_indexes]
     if refused:
-        codes = ["cluster_authorization_failed"] * len(jobs)
+        codes = [ErrorCode.cluster_authorization_failed] * len(jobs)
     else:  # partitions in order, appended together (one group commit), each awaited for its replication
         codes = await append_markers(broker, [
             Marker(name, index, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
@@ -35,7 +36,7 @@ async def handle(broker, header, request):
     markers = []
     for m in request.markers:
         topics = tuple(make(topic_cls, name=t.name, partitions=tuple(
-            make(part_cls, partition_index=i, error_code=error(next(answers))) for i in t.partition_indexes))
+            make(part_cls, partition_index=i, error_code=next(answers)) for i in t.partition_indexes))
             for t in m.topics)
         markers.append(make(marker_cls, producer_id=m.producer_id, topics=topics))
     return make(cls, markers=tuple(markers))

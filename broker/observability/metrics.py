@@ -42,6 +42,12 @@ metrics_collector.py; the HTTP side in metrics_http.py.
     twinlog_event_loop_lag_seconds                                 how late a timer due every 50 ms ran
                                                                    (Kafka's JVM has no such loop; Node's
                                                                    monitorEventLoopDelay's measure)
+    twinlog_transaction_end_step_ms{step}                          a transaction's end after its Prepare
+                                                                   record: "markers" (Prepare written ->
+                                                                   every marker written and replicated),
+                                                                   "complete" (-> Complete record written);
+                                                                   EndTxn -> Prepare written is EndTxn's
+                                                                   totaltimems (Kafka has no such steps)
 
 Requests are labelled with Kafka's API names (ProduceRequest -> "Produce"), and a Fetch, as in
 Kafka's request metrics, as "FetchConsumer" or "FetchFollower".
@@ -158,6 +164,10 @@ class BrokerMetrics:
         self.event_loop_lag = Histogram("twinlog_event_loop_lag_seconds",
                                         "Seconds a timer due on the event loop ran late (loop_lag.py)",
                                         buckets=LAG_BUCKETS_S, registry=r)
+        self.transaction_end_steps = Histogram("twinlog_transaction_end_step_ms",
+                                               "Milliseconds each step of a transaction's end took after its "
+                                               "Prepare record was written (markers, complete)",
+                                               ("step",), buckets=TIME_BUCKETS_MS, registry=r)
         self._by_request: dict[tuple[int, int, bool], RequestInstruments] = {}
         self._by_error: dict[tuple[str, object], object] = {}
         self._by_topic: dict[str, tuple] = {}
@@ -287,7 +297,7 @@ class BrokerMetrics:
                 except KeyError:
                     pass
 
-    # ----- connections (server.py), fsyncs (broker.py) ----------------------------------------
+    # ----- connections (server.py), fsyncs (broker.py), transaction ends ----------------------
 
     def connection_opened(self) -> None:
         self.connections.inc()
@@ -296,6 +306,10 @@ class BrokerMetrics:
     def connection_closed(self) -> None:
         self.connections.dec()
         self.connections_closed.inc()
+
+    def transaction_end_step(self, step: str, seconds: float) -> None:
+        """A step of a transaction's end done (broker/txn/ending.py)."""
+        self.transaction_end_steps.labels(step).observe(seconds * 1000)
 
     def timed_fsync(self, flush):
         """`flush`, observed into the fsync histogram; it runs in a worker thread (replica/group_commit.py)."""

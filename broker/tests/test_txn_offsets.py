@@ -21,6 +21,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wire.error_codes import ErrorCode
+
 from broker.broker import Broker
 from broker.settings.config_from_settings import config_with
 from broker.groups import offsets, offsets_log, txn_offsets
@@ -154,7 +156,7 @@ async def _plain_commit(broker: Broker, partition: int, offset: int) -> list[str
                                 [offsets.OffsetToCommit("t", partition, offset, -1, None)])
 
 
-async def _marker(broker: Broker, producer: int, commit: bool, epoch: int = 0) -> str:
+async def _marker(broker: Broker, producer: int, commit: bool, epoch: int = 0) -> ErrorCode:
     index = broker.offsets_store.partition_index(GROUP)
     return await append_marker(broker, offsets_log.TOPIC, index, producer, epoch, 0, commit)
 
@@ -173,23 +175,23 @@ def test_txn_offsets_through_a_broker_and_its_replay(tmp_path, mode):
         assert await _txn_commit(broker, 0, 7, producer=1) == ["none"]
         assert _fetched(broker) == {0: 3, 1: None, 2: None, 3: None}
         assert _fetched(broker, require_stable=True)[0] == "unstable_offset_commit"
-        assert await _marker(broker, 1, commit=True) == "none"
+        assert await _marker(broker, 1, commit=True) is ErrorCode.none
         assert _fetched(broker, require_stable=True)[0] == 7
         # the same producer's next transaction: a batch of the same size, at sequence 0 again, lands
         end = broker.offsets_store.topic().partitions[broker.offsets_store.partition_index(GROUP)].log_end_offset
         assert await _txn_commit(broker, 0, 8, producer=1) == ["none"]
-        assert await _marker(broker, 1, commit=False) == "none"
+        assert await _marker(broker, 1, commit=False) is ErrorCode.none
         partition = broker.offsets_store.topic().partitions[broker.offsets_store.partition_index(GROUP)]
         assert partition.log_end_offset == end + 2 and _fetched(broker)[0] == 7  # aborted: never seen
         # a plain commit written after a transaction's offset wins when that transaction commits
         assert await _txn_commit(broker, 1, 20, producer=2) == ["none"]
         assert await _plain_commit(broker, 1, 21) == ["none"]
-        assert await _marker(broker, 2, commit=True) == "none"
+        assert await _marker(broker, 2, commit=True) is ErrorCode.none
         assert _fetched(broker)[1] == 21
         # fenced: once the partition saw epoch 1 of producer 3, epoch 0 writes nothing
         assert await _txn_commit(broker, 2, 30, producer=3, epoch=1) == ["none"]
         assert await _txn_commit(broker, 3, 31, producer=3, epoch=0) == ["invalid_producer_epoch"]
-        assert await _marker(broker, 3, commit=True, epoch=1) == "none"
+        assert await _marker(broker, 3, commit=True, epoch=1) is ErrorCode.none
         assert await _txn_commit(broker, 3, 40, producer=4) == ["none"]  # left open
         assert _fetched(broker, require_stable=True) == {0: 7, 1: 21, 2: 30, 3: "unstable_offset_commit"}
         broker.storage.close()
@@ -199,7 +201,7 @@ def test_txn_offsets_through_a_broker_and_its_replay(tmp_path, mode):
         offsets.load(broker.groups, broker.offsets_store.replay())
         assert _fetched(broker) == {0: 7, 1: 21, 2: 30, 3: None}
         assert _fetched(broker, require_stable=True)[3] == "unstable_offset_commit"
-        assert await _marker(broker, 4, commit=True) == "none"  # the open one ends after the restart
+        assert await _marker(broker, 4, commit=True) is ErrorCode.none  # the open one ends after the restart
         assert _fetched(broker, require_stable=True) == {0: 7, 1: 21, 2: 30, 3: 40}
         broker.storage.close()
 

@@ -50,7 +50,9 @@ class EndResult(NamedTuple):
 
 class TransactionCoordinator:
     def __init__(self, store: state_store.TxnStateStore, producer_ids, markers: MarkerWriter,
-                 max_timeout_ms: int, id_expiration_ms: int, transaction_version: Callable[[], int]) -> None:
+                 max_timeout_ms: int, id_expiration_ms: int, transaction_version: Callable[[], int],
+                 end_steps: Callable[[str, float], None] = lambda step, seconds: None) -> None:
+        """`end_steps`: how long each step of a transaction's end took (ending.py)."""
         self.transactions: dict[str, TxnMetadata] = {}
         self._store = store
         self._producer_ids = producer_ids
@@ -58,7 +60,7 @@ class TransactionCoordinator:
         self._id_expiration_ms = id_expiration_ms
         # None: every id is ours (one broker). In a cluster: the partitions led and loaded here.
         self.local_partitions: set[int] | None = None
-        self._endings = TransactionEndings(self._write, self._ours, markers, transaction_version)
+        self._endings = TransactionEndings(self._write, self._ours, markers, transaction_version, end_steps)
 
     def coordinator_error(self, transactional_id: str) -> str | None:
         """NOT_COORDINATOR for an id this broker does not coordinate."""

@@ -8,6 +8,10 @@ by a new InitProducerId, or whose transaction outlived its timeout, has its epoc
 (PrepareEpochFence, in memory) so its late requests are refused, and its transaction is aborted
 the same way.
 
+Each end reports how long its markers took (Prepare written -> every marker written and
+replicated) and its Complete record after them (`steps`: the broker's twinlog_transaction_end_step_ms;
+the step before, EndTxn -> Prepare written, is EndTxn's own request time).
+
 It is apart from the coordinator (coordinator.py) because it outlives the requests: its tasks
 run after their answer, stop at their next step once the id is unloaded, and are cancelled at
 close; the coordinator answers requests and decides, this drives what it decided.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Awaitable, Callable
 
 from replica.partition import now_ms
@@ -33,9 +38,10 @@ COMPLETE_RETRY_S = 0.5
 class TransactionEndings:
     def __init__(self, write: Callable[[TxnMetadata, TxnRecord | None], Awaitable[str]],
                  ours: Callable[[TxnMetadata], bool], markers: MarkerWriter,
-                 transaction_version: Callable[[], int]) -> None:
+                 transaction_version: Callable[[], int], steps: Callable[[str, float], None]) -> None:
         """`write`: the coordinator's write of an id's new record (its error name); `ours`:
-        whether the id is still the coordinator's."""
+        whether the id is still the coordinator's; `steps(step, seconds)`: a step of an end
+        done ("markers", "complete")."""
         self._write = write
         self._ours = ours
         self._markers = markers
@@ -43,25 +49,31 @@ class TransactionEndings:
         # Kafka's coordinator ends it with the server's version, so the fenced producer's retried
         # EndTxn v5 (its epoch + 1 is the fence's) is fenced rather than answered.
         self._transaction_version = transaction_version
+        self._steps = steps
         self._tasks: set[asyncio.Task] = set()
 
     def start(self, meta: TxnMetadata) -> None:
         """Finish a prepared end: markers, then the Complete record."""
-        task = asyncio.ensure_future(self._finish(meta))
+        task = asyncio.ensure_future(self._finish(meta, time.perf_counter()))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _finish(self, meta: TxnMetadata) -> None:
-        """Markers to every partition of a prepared transaction, then its Complete state."""
+    async def _finish(self, meta: TxnMetadata, prepared: float) -> None:
+        """Markers to every partition of a prepared transaction, then its Complete state.
+        `prepared`: time.perf_counter() when the Prepare record was written."""
         commit = meta.state is TxnState.PREPARE_COMMIT
         written = await self._markers.write_all(meta.partitions, meta.producer_id, meta.producer_epoch,
                                                 meta.coordinator_epoch, commit, lambda: self._ours(meta))
+        markers_written = time.perf_counter()
+        if written:
+            self._steps("markers", markers_written - prepared)
         while written and self._ours(meta):
             outcome = transition(meta.state, Event.MARKERS_WRITTEN)
             if outcome.next is meta.state:
                 return
             code = await self._write(meta, meta.completed(now_ms(), outcome.next))
             if code == "none":
+                self._steps("complete", time.perf_counter() - markers_written)
                 log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
                          meta.producer_epoch, outcome.next.kafka_name)
                 return
@@ -95,7 +107,7 @@ class TransactionEndings:
             return
         log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
                  meta.transactional_id, meta.producer_id, meta.producer_epoch)
-        await self._finish(meta)
+        await self._finish(meta, time.perf_counter())
 
     async def close(self) -> None:
         for task in list(self._tasks):

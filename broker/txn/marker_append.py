@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
+
 from replica.write_path import MarkerWrite
 
 from broker.groups import offsets, offsets_log
@@ -32,16 +34,16 @@ class Marker(NamedTuple):
     commit: bool
 
 
-async def append_markers(broker, markers: list[Marker]) -> list[str]:
-    """Each marker in its partition; returns a Kafka error name per marker ("none" once replicated)."""
-    codes: list[str | None] = []
+async def append_markers(broker, markers: list[Marker]) -> list[ErrorCode]:
+    """Each marker in its partition; returns an error code per marker (none once replicated)."""
+    codes: list[ErrorCode | None] = []
     writes = []
     for m in markers:
         partition = broker.topics.partition(m.topic, m.index)
         if broker.topics.get(m.topic) is None or partition is None:
-            codes.append(broker.topics.missing_partition_error(m.topic, m.index))
+            codes.append(ErrorCode[broker.topics.missing_partition_error(m.topic, m.index)])
         elif partition.read_only:
-            codes.append("invalid_topic_exception")
+            codes.append(ErrorCode.invalid_topic_exception)
         else:
             codes.append(None)
             writes.append(MarkerWrite(partition, m.producer_id, m.producer_epoch, m.coordinator_epoch, m.commit))
@@ -50,15 +52,15 @@ async def append_markers(broker, markers: list[Marker]) -> list[str]:
         if codes[i] is not None:
             continue
         result = next(results)
-        codes[i] = result.error.name
+        codes[i] = result.error
         if result.ok and m.topic == offsets_log.TOPIC:
             offsets.end_transaction(broker.groups, m.index, m.producer_id, result.info.first_offset, m.commit)
     return codes
 
 
 async def append_marker(broker, topic_name: str, index: int, producer_id: int, producer_epoch: int,
-                        coordinator_epoch: int, commit: bool) -> str:
-    """One marker in one partition; returns a Kafka error name ("none" once replicated)."""
+                        coordinator_epoch: int, commit: bool) -> ErrorCode:
+    """One marker in one partition; returns its error code (none once replicated)."""
     (code,) = await append_markers(broker, [Marker(topic_name, index, producer_id, producer_epoch,
                                                    coordinator_epoch, commit)])
     return code

@@ -1,13 +1,15 @@
 """Writing one transaction's markers to every partition it touched, until each has it.
 
 The partitions this broker leads get their markers through marker_append.append_markers (appended
-together and replicated); a partition led elsewhere gets it through `remote`, the inter-broker WriteTxnMarkers
-call (None on one broker, which leads everything). Like Kafka's TransactionMarkerChannelManager,
-retriable answers (a leader moving, too few in-sync replicas, a timeout) are retried with a
-backoff until the coordinator gives the transaction up, which it does when it stops coordinating
-the id; a partition whose topic was deleted needs no marker. A partition answering that the
-marker is stale (an older producer epoch, an older coordinator epoch) means another coordinator
-has taken over: sending stops and the transaction is left to it.
+together and replicated); the partitions led elsewhere get theirs through `remote`, the
+inter-broker WriteTxnMarkers call, one request per leader holding all of that leader's
+partitions, so that broker appends them together too (None on one broker, which leads
+everything). Like Kafka's TransactionMarkerChannelManager, which also sends one request per
+destination broker, retriable answers (a leader moving, too few in-sync replicas, a timeout) are
+retried with a backoff until the coordinator gives the transaction up, which it does when it
+stops coordinating the id; a partition whose topic was deleted needs no marker. A partition
+answering that the marker is stale (an older producer epoch, an older coordinator epoch) means
+another coordinator has taken over: sending stops and the transaction is left to it.
 """
 
 from __future__ import annotations
@@ -16,21 +18,24 @@ import asyncio
 import logging
 from typing import Awaitable, Callable, Iterable
 
+from wire.error_codes import ErrorCode
+
 from broker.txn.marker_append import Marker, append_markers
 
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_S = (0.02, 1.0)  # first and longest wait between rounds
-_STALE = frozenset({"invalid_producer_epoch", "transaction_coordinator_fenced"})
-_DONE = "none"
-_GONE = "topic deleted"
+_STALE = frozenset({ErrorCode.invalid_producer_epoch, ErrorCode.transaction_coordinator_fenced})
+_GONE = None  # a partition's answer when its topic was deleted: no marker is needed
+_HERE, _ANSWERED = object(), object()  # where _route sends a partition's marker: appended here, or nowhere
 
-# (leader node id, topic, index, producer id, producer epoch, coordinator epoch, commit) -> error name
-RemoteMarker = Callable[[int, str, int, int, int, int, bool], Awaitable[str]]
+# (leader node id, [(topic, index)], producer id, producer epoch, coordinator epoch, commit)
+#   -> an error code per partition, in order
+RemoteMarkers = Callable[[int, list[tuple[str, int]], int, int, int, bool], Awaitable[list[ErrorCode]]]
 
 
 class MarkerWriter:
-    def __init__(self, broker, remote: RemoteMarker | None = None) -> None:
+    def __init__(self, broker, remote: RemoteMarkers | None = None) -> None:
         self._broker = broker
         self._remote = remote
 
@@ -46,14 +51,14 @@ class MarkerWriter:
             codes = await self._round(pending, producer_id, producer_epoch, coordinator_epoch, commit)
             retry = []
             for (topic, index), code in zip(pending, codes):
-                if code in (_DONE, _GONE):
+                if code is _GONE or code is ErrorCode.none:
                     continue
                 if code in _STALE:
                     log.info("marker for producer %d in %s-%d refused (%s): another coordinator took over",
-                             producer_id, topic, index, code)
+                             producer_id, topic, index, code.name)
                     return False
                 retry.append((topic, index))
-                log.debug("marker for producer %d in %s-%d: %s; retrying", producer_id, topic, index, code)
+                log.debug("marker for producer %d in %s-%d: %s; retrying", producer_id, topic, index, code.name)
             pending = retry
             if pending:
                 await asyncio.sleep(backoff)
@@ -61,34 +66,46 @@ class MarkerWriter:
         return True
 
     async def _round(self, pending: list[tuple[str, int]], producer_id: int, producer_epoch: int,
-                     coordinator_epoch: int, commit: bool) -> list[str]:
+                     coordinator_epoch: int, commit: bool) -> list[ErrorCode | None]:
         """One try at every pending partition: those led here appended together (one group
-        commit), the others sent to their leaders, all awaited together."""
-        topics = self._broker.topics
-        local = [(t, i) for t, i in pending
-                 if topics.get(t) is not None and (p := topics.partition(t, i)) is not None and p.is_leader]
-        led_here = set(local)
-        remote = [tp for tp in pending if tp not in led_here]
+        commit), the others in one request per leader, all awaited together."""
+        codes: dict[tuple[str, int], ErrorCode | None] = {}
+        local: list[tuple[str, int]] = []
+        by_leader: dict[int, list[tuple[str, int]]] = {}
+        for tp in pending:
+            leader, answer = self._route(*tp)
+            if leader is _ANSWERED:
+                codes[tp] = answer
+            elif leader is _HERE:
+                local.append(tp)
+            else:
+                by_leader.setdefault(leader, []).append(tp)
         appending = append_markers(self._broker, [Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
                                                   for t, i in local])
-        if remote:
+        if by_leader:
+            leaders = list(by_leader)
             appended, *sent = await asyncio.gather(appending, *(
-                self._remote_one(t, i, producer_id, producer_epoch, coordinator_epoch, commit) for t, i in remote))
+                self._remote(leader, by_leader[leader], producer_id, producer_epoch, coordinator_epoch, commit)
+                for leader in leaders))
+            for leader, answers in zip(leaders, sent):
+                codes.update(zip(by_leader[leader], answers))
         else:  # awaited directly: markers that need no wait leave the loop to the transaction's next step
-            appended, sent = await appending, []
-        codes = dict(zip(local, appended)) | dict(zip(remote, sent))
+            appended = await appending
+        codes.update(zip(local, appended))
         return [codes[tp] for tp in pending]
 
-    async def _remote_one(self, topic: str, index: int, producer_id: int, producer_epoch: int,
-                          coordinator_epoch: int, commit: bool) -> str:
+    def _route(self, topic: str, index: int) -> tuple:
+        """(_HERE, None): this broker leads the partition; (node id, None): its leader elsewhere;
+        (_ANSWERED, answer): no marker is sent this round (_GONE, or an error to retry)."""
         broker = self._broker
         if broker.topics.get(topic) is None:
-            return _GONE
+            return _ANSWERED, _GONE
         partition = broker.topics.partition(topic, index)
+        if partition is not None and partition.is_leader:
+            return _HERE, None
         placement = broker.view.placement(topic, index, partition)
         if placement is None:
-            return _GONE if broker.topics.get(topic) is None else "unknown_topic_or_partition"
+            return _ANSWERED, _GONE if broker.topics.get(topic) is None else ErrorCode.unknown_topic_or_partition
         if self._remote is None or placement.leader < 0 or placement.leader == broker.config.node_id:
-            return "not_leader_or_follower"  # no leader now, or ours but not yet made leader here
-        return await self._remote(placement.leader, topic, index, producer_id, producer_epoch, coordinator_epoch,
-                                  commit)
+            return _ANSWERED, ErrorCode.not_leader_or_follower  # no leader now, or ours but not yet made leader here
+        return placement.leader, None
