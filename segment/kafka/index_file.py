@@ -128,9 +128,6 @@ class IndexFile:
     def reset(self) -> None:
         self.truncate_entries(0)
 
-    def flush(self) -> None:
-        self.file.sync()
-
     def close(self) -> None:
         self.file.close()
 

@@ -37,6 +37,7 @@ from segment.log import FileRegion, LogOffline, WriteRefused
 
 from .index_file import OffsetIndex, TimeIndex
 from segment.open_files import OpenFiles, SegmentFile
+from segment.sync_together import sync_together
 from segment.txn_index import TransactionIndex
 
 SCAN_CHUNK = 8 * 1024 * 1024
@@ -295,11 +296,9 @@ class LogSegment:
         return removed
 
     def flush(self) -> None:
-        """fsync the files; OSError if it (or an fsync when one was closed idle) failed."""
-        self.log.sync()
-        self.index.flush()
-        self.time_index.flush()
-        self.txn_index.flush()
+        """fsync the files, together (sync_together.py); OSError if one (or an fsync when one
+        was closed idle) failed."""
+        sync_together([self.log, self.index.file, self.time_index.file, self.txn_index.file])
 
     def seal(self, sealed: bool = True) -> None:
         """No more appends (or, after a truncation, appends again): sealed segments' files are

@@ -40,7 +40,7 @@ from typing import Protocol
 
 from segment.compaction.cleaning_policy import retention_deletes
 from segment.epoch_recovery import recover_epoch_cache
-from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
+from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
 from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog, StorageError
 from segment.open_files import OpenFiles
 from segment.txn_index import AbortedTxn
@@ -385,6 +385,9 @@ class RocketPartitionLog(PartitionLog):
         self.config = config
 
     def flush(self) -> None:
+        """The log's own flush (flush.ms, close): its leader-epoch file too, which the write
+        path's group commit (store.flush_logs) leaves to the checkpoint."""
+        write_epochs_if_changed(self.epochs)
         self.store.flush_logs([self])
 
     @property

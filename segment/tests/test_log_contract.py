@@ -63,6 +63,15 @@ def test_epochs_not_yet_in_the_file_come_back_after_a_crash(engine):
     assert plog.end_offset_for(2) == (2, 7)
 
 
+def test_epochs_the_write_paths_fsync_left_unwritten_come_back_after_a_crash(engine):
+    plog = engine.log()
+    lead(engine, plog, [(0, 3), (2, 4)])
+    plog.flush_group.flush_logs([plog])  # the write path's group commit (replica/group_commit.py)
+    plog = engine.reopen(clean=False)
+    assert plog.epochs.entries == [(0, 0), (2, 3)]
+    assert plog.end_offset_for(0) == (0, 3)
+
+
 def test_empty_log_has_no_epoch(engine):
     plog = engine.log()
     assert plog.latest_epoch() == -1 and plog.end_offset_for(0) == (-1, -1)
