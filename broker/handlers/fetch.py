@@ -34,6 +34,7 @@ import time
 
 from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange, StorageError
+from wire.follower_fetch_response import VERSION as FOLLOWER_FETCH_VERSION, follower_fetch_response
 from wire.protocol import RecordRegions, response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names
@@ -218,7 +219,7 @@ async def handle(broker, header, request):
         if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
             return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=error("none"),
                         session_id=0, responses=(), node_endpoints=node_endpoints(broker, cls, []))
-    return _response(broker, header, cls, results, context)
+    return _response(broker, header, cls, results, context, not consumer)
 
 
 def _answered(results, context: FetchContext, by_id: bool):
@@ -240,8 +241,12 @@ def _answered(results, context: FetchContext, by_id: bool):
     return out
 
 
-def _response(broker, header, cls, results, context: FetchContext):
+def _response(broker, header, cls, results, context: FetchContext, follower: bool):
     answered = _answered(results, context, header.api_version >= 13)
+    if follower and header.api_version == FOLLOWER_FETCH_VERSION:  # what twinlog's followers send
+        return follower_fetch_response(context.session_id, [
+            (name, [(index, error(code), hw, lso, start, regions)
+                    for index, code, _, regions, _, hw, lso, start in parts]) for name, _, parts in answered])
     topic_cls = nested(cls, "FetchableTopicResponse")
     part_cls = nested(cls, "PartitionData")
     aborted_cls = nested(cls, "AbortedTransaction")  # Fetch v4+
