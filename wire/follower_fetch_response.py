@@ -31,22 +31,15 @@ from typing import Sequence
 
 from kio.schema.errors import ErrorCode
 
+from .body_writer import NO_TAGS, uvarint
 from .protocol import EncodedBody, RecordRegions
 
 VERSION = 12
 _TOP = struct.Struct(">ihi")  # throttle_time_ms, error_code, session_id
 _PARTITION = struct.Struct(">ihqqqBi")  # index, error, HW, LSO, log start, null aborted (0), preferred replica
-_NO_TAGS = b"\x00"
 
 # (partition index, error code, high watermark, last stable offset, log start offset, record regions)
 PartitionAnswer = tuple[int, ErrorCode, int, int, int, list]
-
-
-def _uvarint(value: int, out: bytearray) -> None:
-    while value & ~0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
 
 
 class FollowerFetchBody(EncodedBody):
@@ -69,26 +62,26 @@ def follower_fetch_response(session_id: int,
     failed: list[tuple[str, ErrorCode]] = []
     record_bytes = 0
     out = bytearray(_TOP.pack(0, 0, session_id))
-    _uvarint(len(topics) + 1, out)
+    out += uvarint(len(topics) + 1)
     for name, partitions in topics:
         encoded = name.encode()
-        _uvarint(len(encoded) + 1, out)
+        out += uvarint(len(encoded) + 1)
         out += encoded
-        _uvarint(len(partitions) + 1, out)
+        out += uvarint(len(partitions) + 1)
         for index, code, high_watermark, last_stable, log_start, regions in partitions:
             if code is not ErrorCode.none:
                 errors.append(code)
                 failed.append((name, code))
             out += _PARTITION.pack(index, code.value, high_watermark, last_stable, log_start, 0, -1)
             records = RecordRegions(regions)
-            _uvarint(records.total + 1, out)
+            out += uvarint(records.total + 1)
             record_bytes += records.total
             if records.total:
                 pieces.append(out)
                 pieces.append(records)
                 out = bytearray()
-            out += _NO_TAGS
-        out += _NO_TAGS
-    out += _NO_TAGS
+            out += NO_TAGS
+        out += NO_TAGS
+    out += NO_TAGS
     pieces.append(out)
     return FollowerFetchBody(pieces, errors, record_bytes, failed)
