@@ -8,6 +8,7 @@ import os
 import uuid
 from pathlib import Path
 
+from broker.fetch_sessions import FetchSessionCache
 from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
@@ -96,6 +97,7 @@ class Broker:
                                     self.storage_health.claim, self.storage_health.warn)
         changes = ChangeFeed()  # which partitions' logs changed: the periodic tasks visit those alone
         self.topics = TopicRegistry(config, self.storage, changes)
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)  # followers'
         # subscribed before load: the partitions opened there are their first rounds' work
         self.periodic_flush = PeriodicFlush(self.topics, self.storage, changes.subscribe())  # flush.ms
         self.producer_snapshots = ProducerSnapshotTask(changes.subscribe())  # what a restart need not replay

@@ -20,7 +20,9 @@ Out of range: if our end is before the leader's log start (retention or DeleteRe
 it past us), our log starts over, empty, at the leader's start; if it is past the leader's
 end, the partition truncates again through the epochs.
 
-Fetching: one Fetch per round for every fetching partition, from its log end offset; each
+Fetching: one Fetch per round for every fetching partition, from its log end offset (in an
+incremental fetch session when the leader grants one: the request names only the partitions
+whose offset changed, the answer only those with news, fetch_session.py); each
 whole record batch in the answer is appended exactly as the leader stored it (a partial batch
 at the end of the answer is normal, Kafka cuts a response at its size limit: it is dropped and
 fetched whole next time), then the follower takes the leader's high watermark, capped at its
@@ -62,6 +64,7 @@ from .leader_endpoint import (
     FetchResult,
     LeaderEndpoint,
     TopicPartition,
+    UNCHANGED,
 )
 
 log = logging.getLogger(__name__)
@@ -347,6 +350,8 @@ class ReplicaFetcher:
             if not self._current(tp, state) or state.partition.log_end_offset != request.fetch_offset:
                 continue  # removed, re-added, or truncated while the fetch was out
             result = results.get(tp)
+            if result is UNCHANGED:
+                continue
             if result is None:
                 self._delay(tp, state, "the leader did not answer for it")
             elif result.error == "none":

@@ -5,7 +5,9 @@ in-memory leader; `NetworkLeaderEndpoint` is the real one, Kafka's own inter-bro
 over one BrokerConnection: Fetch v12 with this broker's node id as replica_id (the leader then
 reads up to its LEO and takes the fetch offset as this follower's LEO) and
 OffsetForLeaderEpoch v4. Endpoints raise ConnectionError when the leader cannot be asked;
-an error the leader answers for one partition comes back in that partition's result.
+an error the leader answers for one partition comes back in that partition's result. Fetches
+go in an incremental fetch session (fetch_session.py) when the leader grants one: a partition
+that did not change is then UNCHANGED in the result.
 
 Sizes and waits default to Kafka's broker settings for its replica fetchers:
 replica.fetch.wait.max.ms 500, replica.fetch.min.bytes 1, replica.fetch.response.max.bytes
@@ -14,6 +16,7 @@ replica.fetch.wait.max.ms 500, replica.fetch.min.bytes 1, replica.fetch.response
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -27,7 +30,10 @@ from wire.inter_broker import (
 )
 
 from .broker_connection import BrokerConnection
+from .fetch_session import SESSION_ERRORS, FollowerFetchSession, sessionless
 from .sasl_login import SaslCredentials
+
+log = logging.getLogger(__name__)
 
 NO_EPOCH = -1  # Kafka's UNDEFINED_EPOCH
 NO_OFFSET = -1  # Kafka's UNDEFINED_EPOCH_OFFSET
@@ -63,6 +69,11 @@ class FetchResult:
     records: bytes | memoryview  # whole batches, possibly followed by the start of one more
 
 
+# A partition the answer brought no news of: left out of an incremental answer (nothing
+# changed), or the session failed (fetch_session.py). The fetcher leaves it as it is.
+UNCHANGED = FetchResult("none", -1, -1, b"")
+
+
 class EpochQuery(NamedTuple):
     tp: TopicPartition
     current_leader_epoch: int
@@ -92,24 +103,47 @@ class NetworkLeaderEndpoint:
         self._min_bytes = min_bytes
         self._max_bytes = max_bytes
         self._partition_max_bytes = partition_max_bytes
+        self.session = FollowerFetchSession()
+        self._session_busy = False  # its request is out: another fetch goes outside it
         self.connection = BrokerConnection(host, port, client_id or f"broker-{node_id}-fetcher",
                                            request_timeout_ms=request_timeout_ms, login=login, tls=tls)
 
     async def fetch(self, partitions: list[FetchPartition]) -> dict[TopicPartition, FetchResult]:
+        in_session = not self._session_busy
+        asked = self.session.next_request(partitions) if in_session else sessionless(partitions)
+        self._session_busy = True
         request = fetch_request(
             self.node_id, self._max_wait_ms, self._min_bytes, self._max_bytes, self._partition_max_bytes,
             isolation_level=0,
             partitions=[FetchPartitionRequest(p.tp.topic, p.tp.partition, p.current_leader_epoch, p.fetch_offset,
-                                              p.log_start_offset) for p in partitions])
-        top_error, answers = await self.connection.request(request, read_fetch_response_frame)
+                                              p.log_start_offset) for p in asked.send],
+            session_id=asked.session_id, session_epoch=asked.epoch, forgotten=asked.forgotten)
+        try:
+            top_error, session_id, answers = await self.connection.request(request, read_fetch_response_frame)
+        except BaseException:  # failed or cancelled: the leader may have counted the request or not
+            if in_session:
+                self.session.failed()
+            raise
+        finally:
+            if in_session:
+                self._session_busy = False
+        if in_session:
+            self.session.answered(asked, top_error, session_id)
+        if top_error in SESSION_ERRORS:  # nothing learned: the next round asks again, in full
+            log.info("fetch session %d with %s:%d: %s; starting a new one", asked.session_id,
+                     self.connection.host, self.connection.port, top_error)
+            return dict.fromkeys((p.tp for p in partitions), UNCHANGED)
         results = {}
         for a in answers:
             error = a.error if top_error == "none" else top_error
             results[TopicPartition(a.topic, a.partition)] = FetchResult(
                 error, a.high_watermark, a.log_start_offset, a.records)
-        if top_error != "none":  # e.g. a fetch session error: it applies to every partition asked
+        if top_error != "none":  # it applies to every partition asked
             for p in partitions:
                 results.setdefault(p.tp, FetchResult(top_error, -1, -1, b""))
+        elif asked.incremental:  # the leader leaves out what did not change
+            for p in partitions:
+                results.setdefault(p.tp, UNCHANGED)
         return results
 
     async def offset_for_leader_epoch(self, queries: list[EpochQuery]) -> dict[TopicPartition, EpochEndOffset]:

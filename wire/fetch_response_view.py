@@ -44,14 +44,15 @@ def _error_name(code: int) -> str:
         return "unknown_server_error"
 
 
-def read_fetch_response_frame(frame) -> tuple[str, list[FetchPartitionResponse]]:
-    """(top-level error name, one entry per partition) of a Fetch v12 response frame (without
-    its size prefix); each entry's records are a memoryview of `frame`. Raises PeerProtocolError."""
+def read_fetch_response_frame(frame) -> tuple[str, int, list[FetchPartitionResponse]]:
+    """(top-level error name, session id, one entry per partition) of a Fetch v12 response
+    frame (without its size prefix); each entry's records are a memoryview of `frame`. Raises
+    PeerProtocolError."""
     view = memoryview(frame)
     end = len(view)
     try:
         pos = skip_tagged_fields(view, _I32.size)
-        _throttle, top_error, _session = _TOP.unpack_from(view, pos)
+        _throttle, top_error, session_id = _TOP.unpack_from(view, pos)
         pos += _TOP.size
         out: list[FetchPartitionResponse] = []
         topics, pos = _length(view, pos, end)
@@ -79,7 +80,7 @@ def read_fetch_response_frame(frame) -> tuple[str, list[FetchPartitionResponse]]
         raise PeerProtocolError(f"malformed Fetch v12 response: {exc}") from None
     if pos != end:
         raise PeerProtocolError(f"Fetch v12 response: {end - pos} bytes left after the response")
-    return _error_name(top_error), out
+    return _error_name(top_error), session_id, out
 
 
 def _length(view, pos: int, end: int) -> tuple[int, int]:

@@ -3,7 +3,8 @@
     Fetch v12 (API 1), the last version that names topics rather than topic ids (v13+,
     KIP-516, would need each partition's topic id in the fetcher): replica_id >= 0 asks the leader to read up to its log end
     offset (not the high watermark) and to count the fetch offset as this follower's LEO.
-    No fetch session (session_id 0, session_epoch -1: a full request every time).
+    In a fetch session (KIP-227, replica/fetch_session.py) when the leader grants one: a full
+    request opens it (epoch 0), later ones name only what changed and what to forget.
 
     OffsetForLeaderEpoch v4 (API 23), the highest version kio has; v3+ carries replica_id,
     v4 is flexible. Per partition: current_leader_epoch (fencing, as in Fetch) and the epoch
@@ -66,11 +67,17 @@ def _nested(cls, name: str):
 
 def fetch_request(replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
                   partition_max_bytes: int, isolation_level: int,
-                  partitions: Iterable[FetchPartitionRequest]):
-    """A Fetch v12 request entity for encode_request; partitions are grouped by topic in
-    the order their topics first appear."""
+                  partitions: Iterable[FetchPartitionRequest], session_id: int = 0, session_epoch: int = -1,
+                  forgotten: Iterable[tuple[str, int]] = ()):
+    """A Fetch v12 request entity for encode_request; partitions (and the (topic, partition)s
+    the session forgets) are grouped by topic in the order their topics first appear. Without
+    a session: session 0, epoch -1 (Kafka's FINAL_EPOCH), a full request."""
     cls = request_class(FETCH_KEY, FETCH_VERSION)
     topic_cls, part_cls = _nested(cls, "FetchTopic"), _nested(cls, "FetchPartition")
+    forgotten_cls = _nested(cls, "ForgottenTopic")
+    dropped: dict[str, list[int]] = {}
+    for topic, partition in forgotten:
+        dropped.setdefault(topic, []).append(partition)
     by_topic: dict[str, list] = {}
     for p in partitions:
         by_topic.setdefault(p.topic, []).append(part_cls(
@@ -79,9 +86,11 @@ def fetch_request(replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: 
             partition_max_bytes=partition_max_bytes))
     return cls(
         cluster_id=None, replica_id=replica_id, max_wait=datetime.timedelta(milliseconds=max_wait_ms),
-        min_bytes=min_bytes, max_bytes=max_bytes, isolation_level=isolation_level, session_id=0,
-        session_epoch=-1, topics=tuple(topic_cls(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
-        forgotten_topics_data=(), rack_id="")
+        min_bytes=min_bytes, max_bytes=max_bytes, isolation_level=isolation_level, session_id=session_id,
+        session_epoch=session_epoch,
+        topics=tuple(topic_cls(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
+        forgotten_topics_data=tuple(forgotten_cls(topic=t, partitions=tuple(ps)) for t, ps in dropped.items()),
+        rack_id="")
 
 
 def offset_for_leader_epoch_request(replica_id: int, partitions: Iterable[EpochRequest]):

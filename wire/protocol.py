@@ -291,12 +291,16 @@ class RecordRegions(bytes):
 class EncodedBody:
     """A response body a handler wrote itself (wire/metadata_response.py), with what the broker
     still reads from it: its error codes other than NONE (metrics) and the position of its
-    throttle_time_ms, None where the version has none."""
+    throttle_time_ms, None where the version has none. `data` is bytes, or a list of bytes and
+    RecordRegions (wire/follower_fetch_response.py), which has no throttle_time_ms to patch."""
 
     __slots__ = ("data", "errors", "throttle_at")
 
-    def __init__(self, data: bytes, errors: list, throttle_at: int | None) -> None:
+    def __init__(self, data: bytes | list, errors: list, throttle_at: int | None) -> None:
         self.data, self.errors, self.throttle_at = data, errors, throttle_at
+
+    def pieces(self) -> list:
+        return self.data if isinstance(self.data, list) else [self.data]
 
     def with_throttle(self, ms: int) -> EncodedBody:
         if self.throttle_at is None:
@@ -317,7 +321,8 @@ def encode_response(header: RequestHeader, body) -> list:
     if header.flexible and header.api_key != API_VERSIONS_KEY:
         out.write(b"\x00")  # response header v1: no tagged fields
     if isinstance(body, EncodedBody):
-        out.write(body.data)
+        for piece in body.pieces():
+            out.write(piece)
     else:
         _writer(type(body))(out, body)
     chunks = out.finish()

@@ -28,7 +28,8 @@ from typing import NamedTuple
 
 from . import records as wire_records
 from . import record_walk
-from .record_batch import HEADER_SIZE, BatchHeader, BatchTooLarge, InvalidBatch
+from .record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, BatchTooLarge, InvalidBatch, InvalidRecord, \
+    parse_header
 
 try:
     from ._record_walk import walk_records
@@ -71,3 +72,22 @@ def check_records(batch, header: BatchHeader, want_keys: bool = False,
     except wire_records.InvalidRecords as exc:
         raise InvalidBatch(str(exc)) from None
     return CheckedRecords(walk_records(data, 0, len(data), header.record_count, want_keys), len(data), data)
+
+
+def stored_batch_keys(batch) -> set[bytes]:
+    """The distinct non-null keys of a batch already stored by a leader (a follower's append,
+    the commitlog's key index): the compiled walk for an uncompressed batch whose records
+    are framed as a producer's (offset deltas 0..n-1), records.record_keys for any other.
+    A follower's commitlog walked every record of every fetched batch in Python, ~17% of its
+    busy time at 1 KB records; a leader had the keys from its produce check for free.
+    Raises records.InvalidRecords as record_keys does."""
+    if RECORD_WALK_COMPILED and len(batch) >= HEADER_SIZE:
+        header = parse_header(batch)
+        if header.magic != MAGIC or header.compression != 0 or header.record_count < 0 \
+                or header.batch_length < HEADER_SIZE - LOG_OVERHEAD or header.size > len(batch):
+            return wire_records.record_keys(batch)  # it names what is wrong
+        try:
+            return walk_records(batch, HEADER_SIZE, header.size, header.record_count, True)
+        except InvalidRecord:  # a compacted batch (offset gaps) or a broken one: the lenient walk says
+            pass
+    return wire_records.record_keys(batch)

@@ -20,8 +20,10 @@ response's max_bytes, each to its partition_max_bytes; the first batch of the
 first partition with data is returned whole even when larger, so a consumer
 always progresses, and later partitions never overrun the limit. The request
 waits up to max_wait for min_bytes to accumulate, waking when any of its
-partitions gets an append. Fetch sessions are not kept: every response says
-session 0, which clients read as "send full requests".
+partitions gets an append. Followers fetch in incremental fetch sessions (KIP-227,
+broker/fetch_sessions.py): their request and its answer name only the partitions that
+changed, while every partition of the session is read. Consumers get no session: every
+answer to them says session 0, which clients read as "send full requests".
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import time
 
 from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange, StorageError
+from wire.follower_fetch_response import VERSION as FOLLOWER_FETCH_VERSION, follower_fetch_response
 from wire.protocol import RecordRegions, response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names
@@ -40,6 +43,7 @@ from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION
     node_endpoints
 from broker.quotas.enforcement import consumer_fetch, consumer_fetch_limit
 from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.fetch_sessions import FetchContext, PartitionKey
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
 READ_SLICE_S = 0.005
@@ -51,17 +55,29 @@ def replica_id(request) -> int:
     return state.replica_id if state is not None else request.replica_id
 
 
-def _unique_partitions(broker, request) -> list[tuple[str | None, object, list]]:
-    """The requested partitions, each once: [(topic name, topic id, [partition request])], the
-    name None for a v13+ topic id this broker does not know. Kafka reads a fetch request into
-    a map keyed by topic-partition, so a partition named twice is fetched once, at the position
-    its last mention asks for, in the order of its first mention (a small request naming one
-    partition 200 times made the broker read it 200 times)."""
-    by_tp: dict[tuple[object, int], object] = {}
+def _requested(request) -> dict[PartitionKey, object]:
+    """The requested partitions, each once: {(topic name, or topic id from v13, index): partition
+    request}. Kafka reads a fetch request into a map keyed by topic-partition, so a partition
+    named twice is fetched once, at the position its last mention asks for, in the order of its
+    first mention (a small request naming one partition 200 times made the broker read it 200
+    times)."""
+    by_tp: dict[PartitionKey, object] = {}
     for ft in request.topics:
         key = ft.topic_id if hasattr(ft, "topic_id") else ft.topic
         for fp in ft.partitions:
             by_tp[(key, fp.partition)] = fp
+    return by_tp
+
+
+def _forgotten(request) -> list[PartitionKey]:
+    """The partitions an incremental request drops from its session (v7+)."""
+    return [(ft.topic_id if hasattr(ft, "topic_id") else ft.topic, index)
+            for ft in getattr(request, "forgotten_topics_data", None) or () for index in ft.partitions]
+
+
+def _grouped(broker, by_tp: dict[PartitionKey, object]) -> list[tuple[str | None, object, list]]:
+    """[(topic name, topic id, [partition request])] in the order of each topic's first
+    partition, the name None for a v13+ topic id this broker does not know."""
     grouped: dict[object, list] = {}
     for (key, _), fp in by_tp.items():
         grouped.setdefault(key, []).append(fp)
@@ -176,12 +192,13 @@ async def _wait_for_data(broker, wanted, timeout: float, follower: bool) -> None
 
 async def handle(broker, header, request):
     cls = response_for(header)
-    if getattr(request, "session_id", 0) != 0:
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("fetch_session_id_not_found"),
-                    session_id=0, responses=())
+    follower = replica_id(request)
+    context = broker.fetch_sessions.context(request, follower, _requested(request), _forgotten(request))
+    if isinstance(context, str):  # a session error: nothing read, nothing answered but it
+        return make(cls, throttle_time=NO_THROTTLE, error_code=error(context), session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
-    wanted = _unique_partitions(broker, request)
-    consumer = replica_id(request) < 0  # consumers have quotas, followers none
+    wanted = _grouped(broker, context.partitions)
+    consumer = follower < 0  # consumers have quotas, followers none
     # Kafka's fetch.max.bytes: a client's max_bytes (2^31-1 is legal) never makes one response,
     # and the reads behind it, larger than the broker allows; nor, for a consumer, larger than
     # its consumer_byte_rate lets through in one window (enforcement.py), min_bytes with it.
@@ -202,22 +219,43 @@ async def handle(broker, header, request):
         if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
             return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=error("none"),
                         session_id=0, responses=(), node_endpoints=node_endpoints(broker, cls, []))
-    return _response(broker, header, cls, results)
+    return _response(broker, header, cls, results, context, not consumer)
 
 
-def _response(broker, header, cls, results):
+def _answered(results, context: FetchContext, by_id: bool):
+    """The partitions the answer names, with the offsets it tells: [(topic name, topic id,
+    [(index, code, partition, regions, aborted, HW, LSO, log start)])]; an incremental answer
+    leaves out the partitions (and topics) that did not change."""
+    out = []
+    for name, topic_id, parts in results:
+        key = topic_id if by_id else name
+        answered = []
+        for index, code, partition, regions, aborted in parts:
+            hw = partition.high_watermark if partition else -1
+            lso = partition.last_stable_offset if partition else -1
+            start = partition.log_start_offset if partition else -1
+            if context.answers((key, index), code, hw, lso, start, bool(regions)):
+                answered.append((index, code, partition, regions, aborted, hw, lso, start))
+        if answered or not context.incremental:
+            out.append((name, topic_id, answered))
+    return out
+
+
+def _response(broker, header, cls, results, context: FetchContext, follower: bool):
+    answered = _answered(results, context, header.api_version >= 13)
+    if follower and header.api_version == FOLLOWER_FETCH_VERSION:  # what twinlog's followers send
+        return follower_fetch_response(context.session_id, [
+            (name, [(index, error(code), hw, lso, start, regions)
+                    for index, code, _, regions, _, hw, lso, start in parts]) for name, _, parts in answered])
     topic_cls = nested(cls, "FetchableTopicResponse")
     part_cls = nested(cls, "PartitionData")
     aborted_cls = nested(cls, "AbortedTransaction")  # Fetch v4+
     hint_leaders = header.api_version >= FETCH_HINT_VERSION
     hints = []
     topics = []
-    for name, topic_id, parts in results:
+    for name, topic_id, parts in answered:
         datas = []
-        for index, code, partition, regions, aborted in parts:
-            hw = partition.high_watermark if partition else -1
-            lso = partition.last_stable_offset if partition else -1
-            start = partition.log_start_offset if partition else -1
+        for index, code, partition, regions, aborted, hw, lso, start in parts:
             hint = None
             if hint_leaders and code in FETCH_HINT_ERRORS:
                 hint = leader_hint(broker, name, index, partition)
@@ -228,8 +266,8 @@ def _response(broker, header, cls, results):
                               current_leader=leader_field(cls, hint),
                               preferred_read_replica=-1, records=RecordRegions(regions)))
         topics.append(make(topic_cls, topic=name, topic_id=topic_id, partitions=tuple(datas)))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=0, responses=tuple(topics),
-                node_endpoints=node_endpoints(broker, cls, hints))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=context.session_id,
+                responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints))
 
 
 def _aborted(aborted_cls, aborted):

@@ -70,6 +70,7 @@ from prometheus_client.core import CounterMetricFamily
 
 from segment.fsync_count import fsyncs
 
+from wire.follower_fetch_response import FollowerFetchBody
 from wire.protocol import request_class
 
 from broker.handlers.fetch import replica_id as fetch_replica_id
@@ -210,6 +211,10 @@ class BrokerMetrics:
             self._bytes_in(request, refused)
             if refused:
                 self._count_failed(PRODUCE, refused.values())
+        elif api_key == FETCH and isinstance(response, FollowerFetchBody):  # written by hand
+            self.replication_bytes_out.inc(response.record_bytes)
+            if failed:
+                self._count_failed(FETCH, response.failed)
         elif api_key == FETCH:
             self._bytes_out(response, instruments.follower)
             if failed:

@@ -100,6 +100,10 @@ CLUSTER: tuple[Setting, ...] = (
     Setting("replica.fetch.max.bytes", "replica-fetch-max-bytes", Int(0), 1024 * 1024,
             "Bytes a follower asks for per partition in one fetch (the first batch comes whatever its size).",
             "broker:replica_fetch_max_bytes"),
+    Setting("max.incremental.fetch.session.cache.slots", "max-incremental-fetch-session-cache-slots", Int(0), 1000,
+            "Incremental fetch sessions (KIP-227) the broker keeps for followers fetching from it; past it the "
+            "least recently used goes. 0: none, every follower fetch is full.",
+            "broker:max_incremental_fetch_session_cache_slots"),
     Setting("broker.session.timeout.ms", "broker-session-timeout-ms", Int(1), 9_000,
             "A broker silent for this long loses its etcd lease and its leaderships.",
             "broker:broker_session_timeout_ms"),

@@ -70,6 +70,7 @@ class BrokerConfig:
     min_insync_replicas: int  # min.insync.replicas (broker default of the topic config)
     replica_lag_time_max_ms: int  # replica.lag.time.max.ms
     replica_fetch_max_bytes: int  # replica.fetch.max.bytes: a follower's per-partition fetch size
+    max_incremental_fetch_session_cache_slots: int  # the followers' fetch sessions kept (fetch_sessions.py)
     broker_session_timeout_ms: int  # broker.session.timeout.ms: the etcd lease TTL
     offsets_topic_replication_factor: int  # capped by the live brokers, as Kafka does
     unclean_leader_election: bool  # unclean.leader.election.enable

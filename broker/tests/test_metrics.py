@@ -31,6 +31,7 @@ from broker.observability.metrics import BrokerMetrics
 from broker.observability.metrics_collector import BrokerStateCollector, Snapshot, families
 from broker.observability.metrics_http import MetricsEndpoint
 from broker.response_errors import errors_in
+from wire.follower_fetch_response import follower_fetch_response
 from wire.protocol import SERVED_VERSIONS, RecordRegions, RequestHeader, request_class, response_class
 
 st.register_type_strategy(Records, st.binary(max_size=8))
@@ -160,6 +161,20 @@ def test_fetch_bytes_out_apart_from_followers():
     assert _sample(metrics, "kafka_server_brokertopicmetrics_replicationbytesout_total") == 7
     assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchConsumer", version="12") == 1
     assert _sample(metrics, "kafka_network_requestmetrics_requests_total", request="FetchFollower", version="12") == 1
+
+
+def test_a_hand_written_follower_answer_counts_as_kios_would():
+    """wire/follower_fetch_response.py's body: replication bytes out, and its failed partitions."""
+    metrics = BrokerMetrics()
+    follower = make(request_class(1, 12), replica_id=2, max_wait=datetime.timedelta(0), min_bytes=0,
+                    topics=(), forgotten_topics_data=())
+    answer = follower_fetch_response(0, [("t", [(0, ErrorCode.none, 3, 3, 0, [b"x" * 7]),
+                                                (1, ErrorCode.corrupt_message, -1, -1, -1, [])])])
+    metrics.request_done(_header(1, 12), follower, answer, time.perf_counter())
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_replicationbytesout_total") == 7
+    assert _sample(metrics, "kafka_server_brokertopicmetrics_failedfetchrequests_total", topic="t") == 1
+    assert _sample(metrics, "kafka_network_requestmetrics_errors_total", request="FetchFollower",
+                   error="CORRUPT_MESSAGE") == 1
 
 
 def test_topics_named_by_id_count_under_their_names():

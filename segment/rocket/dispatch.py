@@ -48,6 +48,7 @@ from typing import Callable
 from segment.txn_replay import aborted_from
 from wire import records as wire_records
 from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
+from wire.record_validation import stored_batch_keys
 
 from . import unit_format as uf
 from .checkpoint import Checkpoint
@@ -103,7 +104,7 @@ class Dispatcher:
     def _index_keys(self, topic: str, batch, phys: int, store_time: int, keys: set[bytes] | None) -> None:
         if keys is None:  # a follower's batch or a replay: no produce check walked it before
             try:
-                keys = wire_records.record_keys(batch)
+                keys = stored_batch_keys(batch)
             except wire_records.InvalidRecords as exc:
                 log.warning("not indexing the keys of the batch at commitlog %d: %s", phys, exc)
                 return

@@ -84,7 +84,7 @@ def _fetch_response(records: bytes):
 def test_the_servers_fetch_response_reads_back_as_plain_values():
     frame = _served(1, 12, 9, _fetch_response(b"\x01\x02\x03"))
     assert response_correlation_id(frame) == 9
-    top, parts = read_fetch_response_frame(frame)
+    top, _session, parts = read_fetch_response_frame(frame)
     assert top == "none"
     assert [tuple(p) for p in parts] == [("a", 0, "offset_out_of_range", 40, 10, b"\x01\x02\x03")]
 

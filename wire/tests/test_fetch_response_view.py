@@ -50,7 +50,7 @@ def served(body) -> bytes:
 def test_reads_what_kio_reads(body):
     frame = served(body)
     oracle = decode_response(frame, 1, 12)
-    top, parts = read_fetch_response_frame(bytearray(frame))
+    top, _session, parts = read_fetch_response_frame(bytearray(frame))
     assert top == oracle.error_code.name
     assert [(p.topic, p.partition, p.error, p.high_watermark, p.log_start_offset, bytes(p.records)) for p in parts] == [
         (t.topic, q.partition_index, q.error_code.name, q.high_watermark, q.log_start_offset, q.records or b"")
@@ -63,7 +63,7 @@ def test_records_are_a_view_of_the_frame_not_a_copy():
             partition_index=0, error_code=ErrorCode.none, high_watermark=1, last_stable_offset=1, log_start_offset=0,
             aborted_transactions=None, preferred_read_replica=-1, records=b"batch bytes"),)),))
     frame = bytearray(served(body))
-    (part,) = read_fetch_response_frame(frame)[1]
+    (part,) = read_fetch_response_frame(frame)[2]
     frame[frame.index(b"batch")] = ord("B")
     assert bytes(part.records) == b"Batch bytes"
 
