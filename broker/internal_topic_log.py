@@ -39,22 +39,22 @@ _READ_CHUNK = 4 * 1024 * 1024
 # The log's answer -> the coordinator's (Kafka's TransactionStateManager.appendTransactionToLog;
 # the share coordinator answers the same way): a log that refuses means another broker leads it.
 _COORDINATOR_ERRORS = {
-    ErrorCode.unknown_topic_or_partition: "coordinator_not_available",
-    ErrorCode.not_enough_replicas: "coordinator_not_available",
-    ErrorCode.not_enough_replicas_after_append: "coordinator_not_available",
-    ErrorCode.request_timed_out: "coordinator_not_available",
-    ErrorCode.not_leader_or_follower: "not_coordinator",
-    ErrorCode.kafka_storage_error: "not_coordinator",
-    ErrorCode.message_too_large: "unknown_server_error",
-    ErrorCode.record_list_too_large: "unknown_server_error",
+    ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas_after_append: ErrorCode.coordinator_not_available,
+    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
+    ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
+    ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
+    ErrorCode.message_too_large: ErrorCode.unknown_server_error,
+    ErrorCode.record_list_too_large: ErrorCode.unknown_server_error,
 }
 
 T = TypeVar("T")
 
 
-def coordinator_error(log_error: ErrorCode) -> str:
-    """The name of what the coordinator answers its client when writing its state failed."""
-    return _COORDINATOR_ERRORS.get(log_error, log_error.name)
+def coordinator_error(log_error: ErrorCode) -> ErrorCode:
+    """What the coordinator answers its client when writing its state failed."""
+    return _COORDINATOR_ERRORS.get(log_error, log_error)
 
 
 class TopicShape(NamedTuple):

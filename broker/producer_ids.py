@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Awaitable, Callable
 
+from wire.error_codes import ErrorCode
+
 BLOCK_SIZE = 1000
 
 
@@ -26,7 +28,7 @@ class NoProducerIdBlock(Exception):
     """No fresh block could be reserved now (etcd out of reach, the file not written); a retry
     may succeed."""
 
-    code = "coordinator_load_in_progress"
+    code = ErrorCode.coordinator_load_in_progress
 
 
 class ProducerIdAllocator:

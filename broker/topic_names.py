@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from wire.error_codes import ErrorCode, from_unconverted
 from broker import key_topic
 
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
@@ -19,11 +20,11 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 
 
 class TopicError(Exception):
-    """Carries the Kafka error code name for the handler."""
+    """Carries Kafka's error for the handler."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode | str, message: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = from_unconverted(code)  # a name from broker/topics.py until it passes ErrorCode
 
 
 def illegal_name(name: str) -> str | None:
@@ -42,11 +43,11 @@ def illegal_name(name: str) -> str | None:
 def check_topic_name(name: str) -> None:
     """A name a topic may be created with; raises TopicError."""
     if name.startswith(key_topic.PREFIX):
-        raise TopicError("invalid_topic_exception",
+        raise TopicError(ErrorCode.invalid_topic_exception,
                          f"Topic names starting with {key_topic.PREFIX!r} are reserved for key lookups")
     reason = illegal_name(name)
     if reason is not None:
-        raise TopicError("invalid_topic_exception", reason)
+        raise TopicError(ErrorCode.invalid_topic_exception, reason)
 
 
 def check_internal_change(name: str, allowed: bool, change: str) -> None:
@@ -60,7 +61,7 @@ def check_internal_change(name: str, allowed: bool, change: str) -> None:
     Kafka answers for its other internal-topic refusals (Produce, DeleteRecords).
     """
     if name in INTERNAL_TOPICS and not allowed:
-        raise TopicError("invalid_topic_exception",
+        raise TopicError(ErrorCode.invalid_topic_exception,
                          f"Topic {name} is an internal topic and is not allowed to be {change} "
                          "(the broker's --allow-internal-topic-changes allows it)")
 

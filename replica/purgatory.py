@@ -22,6 +22,7 @@ import heapq
 import itertools
 
 from .partition_errors import PartitionError
+from wire.error_codes import ErrorCode
 
 
 class PartitionPurgatory:
@@ -33,8 +34,8 @@ class PartitionPurgatory:
 
     # ----- delayed produce -----------------------------------------------------
 
-    async def wait_for_high_watermark(self, offset: int, high_watermark: int, timeout_s: float) -> str | None:
-        """Until the HW is >= offset (at once if it already is): None, or the Kafka error name
+    async def wait_for_high_watermark(self, offset: int, high_watermark: int, timeout_s: float) -> ErrorCode | None:
+        """Until the HW is >= offset (at once if it already is): None, or Kafka's error
         that ended the wait."""
         if high_watermark >= offset:
             return None
@@ -45,10 +46,10 @@ class PartitionPurgatory:
         finally:
             fut.cancel()
         if fut.cancelled():
-            return "request_timed_out"
+            return ErrorCode.request_timed_out
         exc = fut.exception()
         if exc is not None:
-            return exc.code if isinstance(exc, PartitionError) else "unknown_server_error"
+            return exc.code if isinstance(exc, PartitionError) else ErrorCode.unknown_server_error
         return None
 
     def high_watermark_moved(self, high_watermark: int) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
 from segment.compaction.cleaning_policy import compacts
 from segment.log import LogConfig
 from wire.records import InvalidRecords, iter_records
@@ -39,10 +40,10 @@ class RecordError(NamedTuple):
 
 
 class RecordsRejected(PartitionError):
-    """Records of a batch that the topic's configs refuse; `code` is invalid_record or
-    invalid_timestamp."""
+    """Records of a batch that the topic's configs refuse; `code` is INVALID_RECORD or
+    INVALID_TIMESTAMP."""
 
-    def __init__(self, code: str, message: str, record_errors: tuple[RecordError, ...]) -> None:
+    def __init__(self, code: ErrorCode, message: str, record_errors: tuple[RecordError, ...]) -> None:
         super().__init__(message)
         self.code, self.record_errors = code, record_errors
 
@@ -67,12 +68,12 @@ def check_records(batch, config: LogConfig, topic_partition: str, now_ms: int) -
                                                  f"{record.offset} is out of range. The timestamp should be within "
                                                  f"[{now_ms - before}, {now_ms + after}]"))
     except InvalidRecords as exc:  # framing was checked on the produce path: a coordinator's batch
-        raise RecordsRejected("invalid_record", str(exc), ()) from None
+        raise RecordsRejected(ErrorCode.invalid_record, str(exc), ()) from None
     if bad_timestamp:
-        raise RecordsRejected("invalid_timestamp", "One or more records have been rejected due to invalid timestamp",
+        raise RecordsRejected(ErrorCode.invalid_timestamp, "One or more records have been rejected due to invalid timestamp",
                               tuple(errors))
     if errors:
         shown = ", ".join(map(str, errors[:3]))
-        raise RecordsRejected("invalid_record", f"One or more records have been rejected due to {len(errors)} record "
+        raise RecordsRejected(ErrorCode.invalid_record, f"One or more records have been rejected due to {len(errors)} record "
                                                 f"errors in total, and only showing the first three errors at most: "
                                                 f"[{shown}]", tuple(errors))

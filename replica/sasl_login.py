@@ -18,6 +18,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Generator
 from typing import Protocol
 
+from wire.error_codes import ErrorCode
 from wire.protocol import request_class
 from wire.sasl_mechanism import SaslAuthenticationFailed
 from wire.sasl_plain import plain_client_token
@@ -49,7 +50,7 @@ def login_steps(credentials: SaslCredentials) -> Steps:
     if mechanism not in MECHANISMS:
         raise SaslLoginFailed(f"SASL mechanism {mechanism} is not one a client can log in with here")
     handshake = yield request_class(*SASL_HANDSHAKE)(mechanism=mechanism)
-    if handshake.error_code.name != "none":
+    if handshake.error_code is not ErrorCode.none:
         raise SaslLoginFailed(f"SASL mechanism {mechanism} refused ({handshake.error_code.name}); "
                               f"enabled: {', '.join(handshake.mechanisms)}")
 
@@ -57,7 +58,7 @@ def login_steps(credentials: SaslCredentials) -> Steps:
         return request_class(*SASL_AUTHENTICATE)(auth_bytes=token)
 
     def token_of(answer) -> bytes:
-        if answer.error_code.name != "none":
+        if answer.error_code is not ErrorCode.none:
             raise SaslLoginFailed(f"SASL {mechanism} login as {credentials.username} failed: "
                                   f"{answer.error_message or answer.error_code.name}")
         return bytes(answer.auth_bytes)

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from segment.log import AppendInfo, StorageError
-from wire.error_codes import ErrorCode
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.record_batch import BatchHeader
 
 from .group_commit import GroupCommits
@@ -151,9 +151,9 @@ class WritePath:
                 info, _duplicate = p.append_as_leader(write.batch, write.header, acks, write.record_keys,
                                                       write.coordinator, write.verified)
         except RecordsRejected as exc:  # records the topic's configs refuse, each named by its index
-            return WriteResult(ErrorCode[exc.code], str(exc), record_errors=exc.record_errors)
+            return WriteResult(exc.code, str(exc), record_errors=exc.record_errors)
         except PartitionError as exc:  # not the leader; too few in-sync replicas; a transaction ended
-            return WriteResult(ErrorCode[exc.code], str(exc))
+            return WriteResult(exc.code, str(exc))
         except ProducerFenced as exc:
             return WriteResult(ErrorCode.invalid_producer_epoch, str(exc))
         except OutOfOrderSequence as exc:
@@ -207,6 +207,7 @@ class PendingWrites:
         if waiting:
             codes += await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
         for (i, _, _), code in zip(replicated + waiting, codes):
-            if code != "none":
-                results[i] = WriteResult(ErrorCode[code])
+            code = from_unconverted(code)  # partition.py answers names until it passes ErrorCode
+            if code is not ErrorCode.none:
+                results[i] = WriteResult(code)
         return results

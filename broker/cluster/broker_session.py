@@ -25,6 +25,7 @@ import logging
 import math
 from collections.abc import Callable
 
+from wire.error_codes import ErrorCode
 from replica.cancellation import cancel_and_wait
 from broker.cluster.etcd_layout import BrokerRegistration, Endpoint
 from broker.cluster.etcd_store import EtcdStore, Guard
@@ -63,7 +64,7 @@ class BrokerSession:
         """Fences a write to this broker's current registration: refused once the session it
         was made in is gone (Kafka's STALE_BROKER_EPOCH)."""
         return Guard(self._store.layout.broker_key(self.node_id), self.registration_revision,
-                     "stale_broker_epoch", f"Broker {self.node_id} lost its session (epoch {self.lease_id}).")
+                     ErrorCode.stale_broker_epoch, f"Broker {self.node_id} lost its session (epoch {self.lease_id}).")
 
     async def open(self) -> None:
         await self._establish()

@@ -22,6 +22,7 @@ from collections.abc import Collection
 
 import aetcd
 
+from wire.error_codes import ErrorCode
 from broker.cluster.leader_election import on_broker_change
 from broker.cluster.broker_session import BrokerSession
 from broker.cluster.cluster_events import ClusterEvents
@@ -91,7 +92,7 @@ class Controller:
         return self._guard() if self.epoch else None
 
     def _guard(self) -> Guard:
-        return Guard(self._store.layout.controller_key, self._create_revision, "not_controller",
+        return Guard(self._store.layout.controller_key, self._create_revision, ErrorCode.not_controller,
                      f"Broker {self._session.node_id} is no longer the controller (epoch {self.epoch}).")
 
     def unclean_allowed(self, image: MetadataImage, topic: str) -> bool:
@@ -126,7 +127,7 @@ class Controller:
                     lambda rule: self._store.update_partition(topic, index, rule, [self._guard()]),
                     lambda s: on_broker_change(s, alive, unclean))
             except ClusterError as exc:
-                if exc.code == "not_controller":
+                if exc.code is ErrorCode.not_controller:
                     log.warning("%s", exc)
                     self.epoch = 0
                     return written

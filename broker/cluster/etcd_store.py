@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import aetcd
 
+from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import (AclList, BrokerConfigs, ClientQuotaList, DelegationTokenRecord, EtcdLayout,
                                         FinalizedFeatures, GroupConfigs, PartitionState, ScramUser)
@@ -47,7 +48,7 @@ class Guard:
 
     key: bytes
     create_revision: int
-    code: str
+    code: ErrorCode
     message: str
 
 
@@ -101,7 +102,7 @@ class EtcdStore:
                 return swap.result
             self._check_guards(guards, responses)
             log.debug("%s changed under us; re-reading", key.decode())
-        raise ClusterError("unknown_server_error", f"Gave up {doing} after {MAX_CAS_ATTEMPTS} lost races.")
+        raise ClusterError(ErrorCode.unknown_server_error, f"Gave up {doing} after {MAX_CAS_ATTEMPTS} lost races.")
 
     async def update_partition(self, topic: str, index: int,
                                decide: Callable[[PartitionState], PartitionState | None],
@@ -112,7 +113,7 @@ class EtcdStore:
 
         def attempt(state: PartitionState | None) -> Swap[PartitionState | None]:
             if state is None:
-                raise ClusterError("unknown_topic_or_partition",
+                raise ClusterError(ErrorCode.unknown_topic_or_partition,
                                    f"This server does not host this topic-partition: {topic}-{index}.")
             wanted = decide(state)
             if wanted is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
+from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import NO_LEADER, PartitionState
 
@@ -56,9 +57,9 @@ def preferred(state: PartitionState, alive: Collection[int]) -> PartitionState:
     """ElectLeaders(PREFERRED): the first replica leads if it is alive and in the ISR."""
     first = state.replicas[0]
     if state.leader == first:
-        raise ClusterError("election_not_needed", "Leader election not needed for topic partition.")
+        raise ClusterError(ErrorCode.election_not_needed, "Leader election not needed for topic partition.")
     if first not in alive or first not in state.isr:
-        raise ClusterError("preferred_leader_not_available",
+        raise ClusterError(ErrorCode.preferred_leader_not_available,
                            f"Failed to elect leader for partition {state.topic}-{state.index} under strategy "
                            f"PreferredReplicaPartitionLeaderElectionStrategy")
     return _with_leader(state, first, state.isr)
@@ -68,10 +69,10 @@ def unclean(state: PartitionState, alive: Collection[int]) -> PartitionState:
     """ElectLeaders(UNCLEAN): only for an offline partition; an ISR member if one is alive,
     else any live replica."""
     if state.leader != NO_LEADER:
-        raise ClusterError("election_not_needed", "Leader election not needed for topic partition.")
+        raise ClusterError(ErrorCode.election_not_needed, "Leader election not needed for topic partition.")
     elected = on_broker_change(state, alive, unclean=True)
     if elected is None or elected.leader == NO_LEADER:
-        raise ClusterError("eligible_leaders_not_available",
+        raise ClusterError(ErrorCode.eligible_leaders_not_available,
                            f"No live replica of {state.topic}-{state.index} can lead.")
     return elected
 
@@ -82,22 +83,22 @@ def alter_partition(state: PartitionState, requester: int, leader_epoch: int, pa
     applied only if both epochs still match; returns the state with partition_epoch bumped."""
     if leader_epoch != state.leader_epoch:
         # KRaft answers any mismatch so: the sender's view of leadership is not the current one
-        raise ClusterError("fenced_leader_epoch",
+        raise ClusterError(ErrorCode.fenced_leader_epoch,
                            f"Leader epoch {leader_epoch} of {state.topic}-{state.index} does not match the "
                            f"current {state.leader_epoch}.")
     if requester != state.leader:
-        raise ClusterError("not_leader_or_follower",
+        raise ClusterError(ErrorCode.not_leader_or_follower,
                            f"Broker {requester} is not the leader of {state.topic}-{state.index} "
                            f"(the leader is {state.leader}).")
     if partition_epoch != state.partition_epoch:
-        raise ClusterError("invalid_update_version",
+        raise ClusterError(ErrorCode.invalid_update_version,
                            f"Partition epoch {partition_epoch} does not match the current {state.partition_epoch}.")
     isr = list(dict.fromkeys(new_isr))
     if len(isr) != len(new_isr) or state.leader not in isr or any(b not in state.replicas for b in isr):
-        raise ClusterError("invalid_request",
+        raise ClusterError(ErrorCode.invalid_request,
                            f"The new ISR {list(new_isr)} must hold the leader {state.leader} and only "
                            f"replicas of {list(state.replicas)}, each once.")
     dead = [b for b in isr if b not in alive]
     if dead:
-        raise ClusterError("ineligible_replica", f"The new ISR {isr} holds broker(s) {dead} that are not alive.")
+        raise ClusterError(ErrorCode.ineligible_replica, f"The new ISR {isr} holds broker(s) {dead} that are not alive.")
     return replace(state, isr=tuple(isr), partition_epoch=state.partition_epoch + 1)

@@ -41,6 +41,7 @@ import logging
 
 import aetcd
 
+from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.cluster_metadata import ClusterMetadata
 from broker.cluster.etcd_layout import Endpoint
@@ -226,7 +227,7 @@ class ClusterMember:
         if validate_only:
             record = self.metadata.image.topics.get(name)
             if record is None:
-                raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+                raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist")
             decide(dict(record.configs), record.storage_mode)
             return
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
+from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 
 
@@ -32,12 +33,12 @@ def assign_replicas(broker_ids: Sequence[int], partitions: int, replication_fact
     brokers = sorted(broker_ids)
     n = len(brokers)
     if replication_factor <= 0:
-        raise ClusterError("invalid_replication_factor", "Replication factor must be larger than 0.")
+        raise ClusterError(ErrorCode.invalid_replication_factor, "Replication factor must be larger than 0.")
     if partitions <= 0:
-        raise ClusterError("invalid_partitions", "Number of partitions must be larger than 0.")
+        raise ClusterError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
     if replication_factor > n:
         raise ClusterError(
-            "invalid_replication_factor",
+            ErrorCode.invalid_replication_factor,
             f"Unable to replicate the partition {replication_factor} time(s): The target replication "
             f"factor of {replication_factor} cannot be reached because only {n} broker(s) are registered.")
     shift = start_index
@@ -61,19 +62,19 @@ def check_assignments(assignments: Sequence[Sequence[int]], registered: set[int]
     for index, replicas in enumerate(assignments):
         replicas = list(replicas)
         if not replicas:
-            raise ClusterError("invalid_replica_assignment",
+            raise ClusterError(ErrorCode.invalid_replica_assignment,
                                f"The manual partition assignment includes an empty replica list (partition {index}).")
         if len(set(replicas)) != len(replicas):
-            raise ClusterError("invalid_replica_assignment",
+            raise ClusterError(ErrorCode.invalid_replica_assignment,
                                f"The manual partition assignment includes the broker ids {replicas} more than once.")
         unknown = [b for b in replicas if b not in registered]
         if unknown:
-            raise ClusterError("invalid_replica_assignment",
+            raise ClusterError(ErrorCode.invalid_replica_assignment,
                                f"The manual partition assignment includes broker {unknown[0]}, but no such "
                                f"broker is registered.")
         length = expected_length if expected_length is not None else len(checked[0]) if checked else len(replicas)
         if len(replicas) != length:
-            raise ClusterError("invalid_replica_assignment",
+            raise ClusterError(ErrorCode.invalid_replica_assignment,
                                f"The manual partition assignment includes a partition with {len(replicas)} "
                                f"replica(s), but this is not consistent with previous partitions, which have "
                                f"{length} replica(s).")

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
+from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import NO_LEADER, PartitionState
 from broker.cluster.placement import check_assignments
@@ -52,7 +53,7 @@ def start(state: PartitionState, target: Sequence[int], registered: Collection[i
     (target,) = check_assignments([target], set(registered))
     current = len(target_replicas(state))
     if not allow_replication_factor_change and len(target) != current:
-        raise ClusterError("invalid_replication_factor",
+        raise ClusterError(ErrorCode.invalid_replication_factor,
                            f"The replication factor is changed from {current} to {len(target)}")
     # Measured from the replicas before any reassignment in progress, so that naming the same
     # target again keeps a replica still catching up in `adding`, where completion waits for it.
@@ -84,12 +85,12 @@ def cancel(state: PartitionState, alive: Collection[int], unclean_allowed: bool)
     Refusals: NO_REASSIGNMENT_IN_PROGRESS; INVALID_REPLICA_ASSIGNMENT when only adding replicas
     are in the ISR and the topic does not allow unclean election."""
     if not in_progress(state):
-        raise ClusterError("no_reassignment_in_progress", "No partition reassignment is in progress.")
+        raise ClusterError(ErrorCode.no_reassignment_in_progress, "No partition reassignment is in progress.")
     replicas = tuple(b for b in state.replicas if b not in state.adding)
     isr = tuple(b for b in state.isr if b not in state.adding)
     if not isr:
         if not unclean_allowed:
-            raise ClusterError("invalid_replica_assignment",
+            raise ClusterError(ErrorCode.invalid_replica_assignment,
                                f"Unable to revert partition assignment for {state.topic}:{state.index} because "
                                f"it would require an unclean leader election.")
         isr = replicas[:1]

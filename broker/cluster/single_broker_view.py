@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from wire.error_codes import ErrorCode
 from broker.cluster import leader_election, reassignment
 from broker.cluster.cluster_events import ReplicationFigures
 from broker.cluster.etcd_layout import PartitionState
@@ -59,7 +60,7 @@ class SingleBrokerView:
         results, creatable = {}, []
         for name, partitions, rf, configs, assignments in wanted:
             if rf not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
-                results[name] = TopicError("invalid_replication_factor",
+                results[name] = TopicError(ErrorCode.invalid_replication_factor,
                                            f"Replication factor: {rf} larger than available brokers: 1.")
             elif not assignments and self._cordoned():
                 results[name] = self._no_uncordoned_broker(1 if rf == -1 else rf)
@@ -79,14 +80,14 @@ class SingleBrokerView:
     @staticmethod
     def _no_uncordoned_broker(rf: int) -> TopicError:
         """Kafka's placement message when no broker may take the replicas (placement.py's)."""
-        return TopicError("invalid_replication_factor",
+        return TopicError(ErrorCode.invalid_replication_factor,
                           f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
                           "cannot be reached because only 0 broker(s) are registered.")
 
     async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
         topic = self._topics.topics.get(name)
         if topic is None:
-            raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+            raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist")
         configs = decide(topic.configs, topic.storage_mode)
         if not validate_only:
             await self._topics.alter_configs(name, configs)

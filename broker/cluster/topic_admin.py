@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from aetcd.utils import prefix_range_end
 
+from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState, TopicRecord
 from broker.cluster.etcd_store import EtcdStore, Swap
@@ -27,7 +28,7 @@ from broker.settings.cordoned_log_dirs import fully_cordoned
 
 
 def _unknown_topic(name: str) -> ClusterError:
-    return ClusterError("unknown_topic_or_partition", f"This server does not host this topic-partition: {name}.")
+    return ClusterError(ErrorCode.unknown_topic_or_partition, f"This server does not host this topic-partition: {name}.")
 
 
 def initial_state(topic: str, index: int, replicas: Sequence[int]) -> PartitionState:
@@ -60,7 +61,7 @@ class TopicAdmin:
                  for i, r in enumerate(replicas)]
         created, _ = await self._store.transaction(compare=[tx.version(topic_key) == 0], success=puts)
         if not created:
-            raise ClusterError("topic_already_exists", f"Topic '{name}' already exists.")
+            raise ClusterError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
         return record
 
     def _uncordoned(self, live: set[int]) -> set[int]:
@@ -125,15 +126,15 @@ class TopicAdmin:
                       assignments: Sequence[Sequence[int]] | None) -> list[list[int]]:
         current = record.partition_count
         if total < current:
-            raise ClusterError("invalid_partitions",
+            raise ClusterError(ErrorCode.invalid_partitions,
                                f"Topic currently has {current} partitions, which is higher than the requested {total}.")
         if total == current:
-            raise ClusterError("invalid_partitions", f"Topic already has {current} partitions.")
+            raise ClusterError(ErrorCode.invalid_partitions, f"Topic already has {current} partitions.")
         live = self._image().live_broker_ids()
         rf = len(record.replicas[0]) if record.replicas else 1
         if assignments:
             if len(assignments) != total - current:
-                raise ClusterError("invalid_replica_assignment",
+                raise ClusterError(ErrorCode.invalid_replica_assignment,
                                    f"Increasing the number of partitions by {total - current} but "
                                    f"{len(assignments)} assignments provided.")
             return check_assignments(assignments, live, expected_length=rf)

@@ -12,6 +12,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
+from wire.error_codes import ErrorCode
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.pending_offsets import PendingTxnOffsets
 from broker.groups.state import GroupState
@@ -78,17 +79,17 @@ class Group:
         return current is not None and current.member_id != member_id
 
     def validate_member(self, member_id: str, instance_id: str | None,
-                        generation: int) -> tuple[Member | None, str | None]:
+                        generation: int) -> tuple[Member | None, ErrorCode | None]:
         """The member a SyncGroup or Heartbeat names, and the error that refuses it (or None)."""
         if self.state is GroupState.DEAD:
-            return None, "coordinator_not_available"
+            return None, ErrorCode.coordinator_not_available
         if self.is_fenced(member_id, instance_id):
-            return None, "fenced_instance_id"
+            return None, ErrorCode.fenced_instance_id
         member = self.members.get(member_id)
         if member is None:
-            return None, "unknown_member_id"
+            return None, ErrorCode.unknown_member_id
         if generation != self.generation:
-            return member, "illegal_generation"
+            return member, ErrorCode.illegal_generation
         return member, None
 
     def supports(self, protocol_type: str, names: list[str]) -> bool:

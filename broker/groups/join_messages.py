@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from wire.error_codes import ErrorCode, from_unconverted
 from broker.groups.group import Group, Member
 
 
 @dataclass
 class JoinResult:
-    error: str
+    error: ErrorCode
     member_id: str
     generation: int = -1
     protocol_type: str | None = None
@@ -44,12 +45,14 @@ def join_result(group: Group, member: Member) -> JoinResult:
     if member.member_id == group.leader_id:
         members = [(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
                    for m in group.members.values()]
-    return JoinResult("none", member.member_id, group.generation, group.protocol_type,
+    return JoinResult(ErrorCode.none, member.member_id, group.generation, group.protocol_type,
                       group.protocol_name, group.leader_id or "", members)
 
 
-def answer_waiters(member: Member, code: str) -> None:
-    """A member's parked JoinGroup / SyncGroup, if any, gets `code`."""
+def answer_waiters(member: Member, code: ErrorCode | str) -> None:
+    """A member's parked JoinGroup / SyncGroup, if any, gets `code` (a name from groups/coordinator.py,
+    until it passes ErrorCode)."""
+    code = from_unconverted(code)
     for attr in ("join_waiter", "sync_waiter"):
         waiter = getattr(member, attr)
         setattr(member, attr, None)

@@ -23,7 +23,7 @@ import struct
 from functools import partial
 from typing import Callable
 
-from wire.error_codes import ErrorCode
+from wire.error_codes import ErrorCode, from_unconverted
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import Group
@@ -79,19 +79,19 @@ def is_subscribed(group: Group, topic: str) -> bool:
 
 async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[int]]],
                          consumer_subscribed: Callable[[str], bool] | None = None
-                         ) -> tuple[str, dict[tuple[str, int], str]]:
+                         ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
     """(the request's error, each partition's error). `consumer_subscribed`: for a
     consumer-protocol group, whether its members consume a topic; its offsets are kept in the
     classic group of the same id, which exists only once something was committed."""
-    not_here = coord.coordinator_error(group_id)
+    not_here = from_unconverted(coord.coordinator_error(group_id))
     if not_here:
         return not_here, {}
     group = coord.groups.get(group_id)
     if consumer_subscribed is None:
         if group is None or group.state is GroupState.DEAD:
-            return "group_id_not_found", {}
+            return ErrorCode.group_id_not_found, {}
         if group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL:
-            return "non_empty_group", {}
+            return ErrorCode.non_empty_group, {}
         consumer_subscribed = partial(is_subscribed, group)
     elif group is None:
         group = Group(group_id)  # nothing committed: nothing to delete
@@ -99,7 +99,7 @@ async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tu
     for topic, partitions in wanted:
         subscribed = consumer_subscribed(topic)
         for p in partitions:
-            codes[(topic, p)] = "group_subscribed_to_topic" if subscribed else "none"
+            codes[(topic, p)] = ErrorCode.group_subscribed_to_topic if subscribed else ErrorCode.none
             if not subscribed and ((topic, p) in group.offsets or group.pending_txn_offsets.is_pending((topic, p))):
                 gone.append((topic, p))
     if gone:
@@ -110,4 +110,4 @@ async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tu
         for key in gone:  # a tombstone ends an open transaction's offset too, as its replay does
             group.offsets.pop(key, None)
             group.pending_txn_offsets.drop_partition(key)
-    return "none", codes
+    return ErrorCode.none, codes

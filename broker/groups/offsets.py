@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from wire.error_codes import ErrorCode
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -42,27 +42,27 @@ class OffsetToCommit:
 
 
 def _commit_allowed(group: Group | None, generation: int, member_id: str,
-                    instance_id: str | None) -> tuple[str | None, Member | None]:
+                    instance_id: str | None) -> tuple[ErrorCode | None, Member | None]:
     if group is None:
-        return (None, None) if generation < 0 else ("illegal_generation", None)
+        return (None, None) if generation < 0 else (ErrorCode.illegal_generation, None)
     if group.state is GroupState.DEAD:
-        return "coordinator_not_available", None
+        return ErrorCode.coordinator_not_available, None
     if generation >= 0 or member_id or instance_id is not None:
         member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code, None
         return transition(group.state, Event.COMMIT).error, member
     if group.state is not GroupState.EMPTY:
-        return "unknown_member_id", None  # a simple commit into a group that has members
+        return ErrorCode.unknown_member_id, None  # a simple commit into a group that has members
     return None, None
 
 
 async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int, member_id: str,
-                 instance_id: str | None, wanted: list[OffsetToCommit]) -> list[str]:
-    """One Kafka error name per entry of `wanted`, in order."""
+                 instance_id: str | None, wanted: list[OffsetToCommit]) -> list[ErrorCode]:
+    """Kafka's error for each entry of `wanted`, in order."""
     if not group_id:
-        return ["invalid_group_id"] * len(wanted)
-    not_here = coord.coordinator_error(group_id)
+        return [ErrorCode.invalid_group_id] * len(wanted)
+    not_here = from_unconverted(coord.coordinator_error(group_id))
     if not_here:
         return [not_here] * len(wanted)
     group = coord.groups.get(group_id)
@@ -74,7 +74,7 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     return await write(coord, broker, group_id, wanted)
 
 
-async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[OffsetToCommit]) -> list[str]:
+async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[OffsetToCommit]) -> list[ErrorCode]:
     """Store offsets whose committer has been checked, by the classic rules above or by a
     consumer group's (consumer/coordinator.py): committed offsets live in the group object of
     that id, whatever its protocol."""
@@ -87,28 +87,28 @@ async def write(coord: GroupCoordinator, broker, group_id: str, wanted: list[Off
         if written is not ErrorCode.none:
             log.info("group %s: writing offsets failed: %s", group_id, written.name)
             failed = offset_commit_error(written)
-            return [failed if c == "none" else c for c in codes]
+            return [failed if c is ErrorCode.none else c for c in codes]
         for partition, value in accepted:  # a transaction that ended meanwhile may hold a later record
             keep_later(group.offsets, partition, value)
     return codes
 
 
-def offset_records(broker, group_id: str, wanted: list[OffsetToCommit]) -> tuple[list[str], list, list]:
-    """For a commit (plain or transactional): one Kafka error name per entry of `wanted`, the
+def offset_records(broker, group_id: str, wanted: list[OffsetToCommit]) -> tuple[list[ErrorCode], list, list]:
+    """For a commit (plain or transactional): Kafka's error for each entry of `wanted`, the
     __consumer_offsets records of those accepted, and their (partition, value) pairs."""
     now = now_ms()
     codes, records, accepted = [], [], []
     for w in wanted:
         topic = broker.topics.get(w.topic)  # in a cluster most partitions are hosted elsewhere
         if topic is None or not 0 <= w.partition < len(topic.partitions):
-            codes.append("unknown_topic_or_partition")
+            codes.append(ErrorCode.unknown_topic_or_partition)
         elif w.metadata is not None and len(w.metadata.encode()) > MAX_METADATA_BYTES:
-            codes.append("offset_metadata_too_large")
+            codes.append(ErrorCode.offset_metadata_too_large)
         else:
             value = CommittedOffset(w.offset, w.leader_epoch, w.metadata or "", now)
             records.append((offsets_log.offset_key(group_id, w.topic, w.partition), offsets_log.offset_value(value)))
             accepted.append(((w.topic, w.partition), value))
-            codes.append("none")
+            codes.append(ErrorCode.none)
     return codes, records, accepted
 
 
@@ -122,7 +122,7 @@ def stamp_record_offsets(accepted: list[tuple[tuple[str, int], CommittedOffset]]
 
 
 def fetch(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[int]]] | None,
-          require_stable: bool = False) -> list[tuple[str, list[tuple[int, CommittedOffset | None, str]]]]:
+          require_stable: bool = False) -> list[tuple[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]]:
     """Committed offsets per topic, each with its error; `wanted` None means every partition the
     group committed. `require_stable` (OffsetFetch v7+): a partition an open transaction wrote
     an offset for answers UNSTABLE_OFFSET_COMMIT and no offset, as Kafka does."""
@@ -130,10 +130,10 @@ def fetch(coord: GroupCoordinator, group_id: str, wanted: list[tuple[str, list[i
     offsets = group.offsets if group is not None else {}
     unstable = group.pending_txn_offsets.partitions() if group is not None and require_stable else set()
 
-    def answer(topic: str, p: int) -> tuple[int, CommittedOffset | None, str]:
+    def answer(topic: str, p: int) -> tuple[int, CommittedOffset | None, ErrorCode]:
         if (topic, p) in unstable:
-            return p, None, "unstable_offset_commit"
-        return p, offsets.get((topic, p)), "none"
+            return p, None, ErrorCode.unstable_offset_commit
+        return p, offsets.get((topic, p)), ErrorCode.none
 
     if wanted is None:
         by_topic: dict[str, list[tuple[int, CommittedOffset | None, str]]] = {}
@@ -232,16 +232,16 @@ def _apply_group(coord: GroupCoordinator, group_id: str, value: bytes | None) ->
     group.state = GroupState.STABLE if group.members else GroupState.EMPTY
 
 
-async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[str]:
+async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[ErrorCode]:
     codes = []
     for group_id in group_ids:
-        not_here = coord.coordinator_error(group_id)
+        not_here = from_unconverted(coord.coordinator_error(group_id))
         if not_here:
             codes.append(not_here)
             continue
         group = coord.groups.get(group_id)
         if group is None:
-            codes.append("group_id_not_found")
+            codes.append(ErrorCode.group_id_not_found)
             continue
         outcome = transition(group.state, Event.DELETE)
         if outcome.error:
@@ -259,5 +259,5 @@ async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[s
             continue
         group.state = outcome.next
         coord.groups.pop(group_id, None)
-        codes.append("none")
+        codes.append(ErrorCode.none)
     return codes

@@ -20,6 +20,8 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
+
 
 class GroupState(enum.Enum):
     EMPTY = "Empty"
@@ -44,7 +46,7 @@ class Event(enum.Enum):
 
 class Outcome(NamedTuple):
     next: GroupState
-    error: str | None  # Kafka error name answered to the request; None: served
+    error: ErrorCode | None  # Kafka's error answered to the request; None: served
 
 
 E, P, C, S, D = (GroupState.EMPTY, GroupState.PREPARING_REBALANCE,
@@ -55,7 +57,7 @@ def _ok(state: GroupState) -> Outcome:
     return Outcome(state, None)
 
 
-def _no(state: GroupState, error: str) -> Outcome:
+def _no(state: GroupState, error: ErrorCode) -> Outcome:
     return Outcome(state, error)
 
 
@@ -65,9 +67,9 @@ TRANSITIONS: dict[tuple[GroupState, Event], Outcome] = {
     (E, Event.JOIN): _ok(P),
     (E, Event.JOIN_PHASE_DONE): _ok(E),
     (E, Event.JOIN_PHASE_DONE_EMPTY): _ok(E),
-    (E, Event.LEADER_SYNC): _no(E, "unknown_member_id"),
-    (E, Event.FOLLOWER_SYNC): _no(E, "unknown_member_id"),
-    (E, Event.HEARTBEAT): _no(E, "unknown_member_id"),
+    (E, Event.LEADER_SYNC): _no(E, ErrorCode.unknown_member_id),
+    (E, Event.FOLLOWER_SYNC): _no(E, ErrorCode.unknown_member_id),
+    (E, Event.HEARTBEAT): _no(E, ErrorCode.unknown_member_id),
     (E, Event.MEMBER_GONE): _ok(E),
     (E, Event.SYNC_TIMEOUT): _ok(E),
     (E, Event.COMMIT): _ok(E),
@@ -76,14 +78,14 @@ TRANSITIONS: dict[tuple[GroupState, Event], Outcome] = {
     (P, Event.JOIN): _ok(P),
     (P, Event.JOIN_PHASE_DONE): _ok(C),
     (P, Event.JOIN_PHASE_DONE_EMPTY): _ok(E),
-    (P, Event.LEADER_SYNC): _no(P, "rebalance_in_progress"),
-    (P, Event.FOLLOWER_SYNC): _no(P, "rebalance_in_progress"),
-    (P, Event.HEARTBEAT): _no(P, "rebalance_in_progress"),
+    (P, Event.LEADER_SYNC): _no(P, ErrorCode.rebalance_in_progress),
+    (P, Event.FOLLOWER_SYNC): _no(P, ErrorCode.rebalance_in_progress),
+    (P, Event.HEARTBEAT): _no(P, ErrorCode.rebalance_in_progress),
     (P, Event.MEMBER_GONE): _ok(P),
     (P, Event.SYNC_TIMEOUT): _ok(P),
     # Members of the previous generation may commit what they consumed before rejoining.
     (P, Event.COMMIT): _ok(P),
-    (P, Event.DELETE): _no(P, "non_empty_group"),
+    (P, Event.DELETE): _no(P, ErrorCode.non_empty_group),
 
     (C, Event.JOIN): _ok(P),
     (C, Event.JOIN_PHASE_DONE): _ok(C),
@@ -93,8 +95,8 @@ TRANSITIONS: dict[tuple[GroupState, Event], Outcome] = {
     (C, Event.HEARTBEAT): _ok(C),
     (C, Event.MEMBER_GONE): _ok(P),
     (C, Event.SYNC_TIMEOUT): _ok(P),
-    (C, Event.COMMIT): _no(C, "rebalance_in_progress"),
-    (C, Event.DELETE): _no(C, "non_empty_group"),
+    (C, Event.COMMIT): _no(C, ErrorCode.rebalance_in_progress),
+    (C, Event.DELETE): _no(C, ErrorCode.non_empty_group),
 
     (S, Event.JOIN): _ok(P),
     (S, Event.JOIN_PHASE_DONE): _ok(S),
@@ -105,12 +107,13 @@ TRANSITIONS: dict[tuple[GroupState, Event], Outcome] = {
     (S, Event.MEMBER_GONE): _ok(P),
     (S, Event.SYNC_TIMEOUT): _ok(S),
     (S, Event.COMMIT): _ok(S),
-    (S, Event.DELETE): _no(S, "non_empty_group"),
+    (S, Event.DELETE): _no(S, ErrorCode.non_empty_group),
 }
 # A Dead group answers everything with COORDINATOR_NOT_AVAILABLE, as Kafka does while it
 # unloads one; the coordinator then forgets it, and the next request starts a new group.
 for _event in Event:
-    TRANSITIONS[(D, _event)] = _no(D, "group_id_not_found" if _event is Event.DELETE else "coordinator_not_available")
+    TRANSITIONS[(D, _event)] = _no(D, ErrorCode.group_id_not_found if _event is Event.DELETE
+                                   else ErrorCode.coordinator_not_available)
 
 
 def transition(state: GroupState, event: Event) -> Outcome:

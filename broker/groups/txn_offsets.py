@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 
-from wire.error_codes import ErrorCode
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.partition import now_ms
 from replica.txn_verification import VerificationGuard
 from broker.groups import offsets_log
@@ -44,19 +44,19 @@ log = logging.getLogger(__name__)
 # The transaction coordinator's answer to the add -> TxnOffsetCommit's, as Kafka's
 # AddPartitionsToTxnManager and GroupCoordinatorService.handleOperationException map them.
 _ENROL_ERRORS = {
-    "producer_fenced": "invalid_producer_epoch",
-    "cluster_authorization_failed": "invalid_txn_state",
-    "network_exception": "coordinator_load_in_progress",  # retried by every client, no lookup
-    "not_enough_replicas": "coordinator_not_available",
-    "request_timed_out": "coordinator_not_available",
+    ErrorCode.producer_fenced: ErrorCode.invalid_producer_epoch,
+    ErrorCode.cluster_authorization_failed: ErrorCode.invalid_txn_state,
+    ErrorCode.network_exception: ErrorCode.coordinator_load_in_progress,  # retried by every client, no lookup
+    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
+    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
 }
 
 
-def _commit_allowed(group: Group | None, generation: int, member_id: str, instance_id: str | None) -> str | None:
+def _commit_allowed(group: Group | None, generation: int, member_id: str, instance_id: str | None) -> ErrorCode | None:
     if group is None:
-        return None if generation < 0 else "illegal_generation"
+        return None if generation < 0 else ErrorCode.illegal_generation
     if group.state is GroupState.DEAD:
-        return "coordinator_not_available"
+        return ErrorCode.coordinator_not_available
     if generation < 0 and group.state is GroupState.EMPTY:
         return None
     if generation >= 0 or member_id or instance_id is not None:
@@ -66,11 +66,11 @@ def _commit_allowed(group: Group | None, generation: int, member_id: str, instan
 
 async def commit(coord: GroupCoordinator, broker, group_id: str, producer_id: int, producer_epoch: int,
                  generation: int, member_id: str, instance_id: str | None,
-                 wanted: list[OffsetToCommit], enrol_in: str | None) -> list[str]:
-    """One Kafka error name per entry of `wanted`, in order. `enrol_in`: see `write`."""
+                 wanted: list[OffsetToCommit], enrol_in: str | None) -> list[ErrorCode]:
+    """Kafka's error for each entry of `wanted`, in order. `enrol_in`: see `write`."""
     if not group_id:
-        return ["invalid_group_id"] * len(wanted)
-    not_here = coord.coordinator_error(group_id)
+        return [ErrorCode.invalid_group_id] * len(wanted)
+    not_here = from_unconverted(coord.coordinator_error(group_id))
     if not_here:
         return [not_here] * len(wanted)
     code = _commit_allowed(coord.groups.get(group_id), generation, member_id, instance_id)
@@ -91,8 +91,8 @@ async def _enrol(coord: GroupCoordinator, broker, group_id: str, transactional_i
     guard = partition.start_verification(producer_id)
     guard.covers(producer_epoch, epoch_bumps=True)  # TxnOffsetCommit v5+: a transactions V2 producer
     codes = await broker.txn_verifier.add(transactional_id, producer_id, producer_epoch, {(offsets_log.TOPIC, index)})
-    code = codes.get((offsets_log.TOPIC, index), "unknown_server_error")
-    if code != "none":
+    code = codes.get((offsets_log.TOPIC, index), ErrorCode.unknown_server_error)
+    if code is not ErrorCode.none:
         log.info("group %s: adding %s-%d to %s's transaction failed: %s", group_id, offsets_log.TOPIC, index,
                  transactional_id, code)
         return None, _ENROL_ERRORS.get(code, code)
@@ -100,7 +100,7 @@ async def _enrol(coord: GroupCoordinator, broker, group_id: str, transactional_i
 
 
 async def write(coord: GroupCoordinator, broker, group_id: str, producer_id: int, producer_epoch: int,
-                wanted: list[OffsetToCommit], enrol_in: str | None) -> list[str]:
+                wanted: list[OffsetToCommit], enrol_in: str | None) -> list[ErrorCode]:
     """The offsets of a committer already allowed (by the checks above, or a consumer-protocol
     group's member epochs): pending in the group that keeps the id's offsets. `enrol_in`: for
     TxnOffsetCommit v5+, the transactional id whose transaction gets the offsets partition first."""
@@ -114,7 +114,7 @@ async def write(coord: GroupCoordinator, broker, group_id: str, producer_id: int
     if enrol_in is not None:
         guard, refused = await _enrol(coord, broker, group_id, enrol_in, producer_id, producer_epoch)
         if refused:
-            return [refused if c == "none" else c for c in codes]
+            return [refused if c is ErrorCode.none else c for c in codes]
     stamp = stamp_record_offsets(accepted)
 
     def appended(first_offset: int) -> None:
@@ -127,5 +127,5 @@ async def write(coord: GroupCoordinator, broker, group_id: str, producer_id: int
     if written is not ErrorCode.none:
         log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, written.name)
         failed = offset_commit_error(written)
-        return [failed if c == "none" else c for c in codes]
+        return [failed if c is ErrorCode.none else c for c in codes]
     return codes

@@ -8,23 +8,24 @@ ACLs as Kafka's handleAddOffsetsToTxnRequest: WRITE on the transactional id
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups import offsets_log
 from broker.security.acl.checks import group_allowed, transactional_id_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
 
 
-async def _add(broker, request) -> str:
+async def _add(broker, request) -> ErrorCode:
     if not transactional_id_allowed(broker, Operation.WRITE, request.transactional_id):
-        return "transactional_id_authorization_failed"
+        return ErrorCode.transactional_id_authorization_failed
     if not group_allowed(broker, Operation.READ, request.group_id):
-        return "group_authorization_failed"
+        return ErrorCode.group_authorization_failed
     topic = await broker.offsets_store.ensure_topic()
     if topic is None:
-        return "coordinator_not_available"
+        return ErrorCode.coordinator_not_available
     index = offsets_log.partition_for(request.group_id, len(topic.partitions))
     return await broker.transactions.add_partitions(request.transactional_id, request.producer_id,
                                                     request.producer_epoch, {(offsets_log.TOPIC, index)},
@@ -34,4 +35,4 @@ async def _add(broker, request) -> str:
 async def handle(broker, header, request):
     cls = response_for(header)
     code = for_version(await _add(broker, request), header)
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code)

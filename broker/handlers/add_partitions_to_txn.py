@@ -17,18 +17,19 @@ produce gives older clients); without verify_only the partitions are added as v0
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.txn_errors import for_version
 
 FIRST_BROKER_VERSION = 4
 FIRST_TRANSACTION_ABORTABLE = 5
 
 
-def _partition_errors(broker, topics) -> dict[tuple[str, int], str]:
+def _partition_errors(broker, topics) -> dict[tuple[str, int], ErrorCode]:
     """Per partition, why it cannot be added; empty when all can."""
     unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC, (t.name for t in topics))
     refused = {}
@@ -36,23 +37,23 @@ def _partition_errors(broker, topics) -> dict[tuple[str, int], str]:
         topic = broker.topics.topics.get(t.name)  # not a key-lookup view: those take no writes
         for index in t.partitions:
             if t.name in unwritable:
-                refused[(t.name, index)] = "topic_authorization_failed"
+                refused[(t.name, index)] = ErrorCode.topic_authorization_failed
             elif topic is None or not 0 <= index < len(topic.partitions):
-                refused[(t.name, index)] = "unknown_topic_or_partition"
+                refused[(t.name, index)] = ErrorCode.unknown_topic_or_partition
     return refused
 
 
 async def _codes(broker, header, txn_id: str, producer_id: int, producer_epoch: int, topics,
-                 verify_only: bool) -> dict[tuple[str, int], str]:
-    """Per partition of one transaction, the answer's error name."""
+                 verify_only: bool) -> dict[tuple[str, int], ErrorCode]:
+    """Per partition of one transaction, the answer's error."""
     wanted = [(t.name, i) for t in topics for i in t.partitions]
     refused = _partition_errors(broker, topics)
     if refused:
-        return {p: refused.get(p, "operation_not_attempted") for p in wanted}
+        return {p: refused.get(p, ErrorCode.operation_not_attempted) for p in wanted}
     if verify_only:
         codes = broker.transactions.verify_partitions(txn_id, producer_id, producer_epoch, set(wanted))
         if header.api_version < FIRST_TRANSACTION_ABORTABLE:
-            codes = {p: "invalid_txn_state" if c == "transaction_abortable" else c for p, c in codes.items()}
+            codes = {p: ErrorCode.invalid_txn_state if c is ErrorCode.transaction_abortable else c for p, c in codes.items()}
         return codes
     # Kafka's transactionVersionForAddPartitionsToTxn: only a broker sends v4+, for a V2 client.
     client_version = 2 if header.api_version >= FIRST_BROKER_VERSION else 0
@@ -65,7 +66,7 @@ def _topic_results(cls, topics, codes):
     part_cls = nested(cls, "AddPartitionsToTxnPartitionResult")
     return tuple(
         make(topic_cls, name=t.name, results_by_partition=tuple(
-            make(part_cls, partition_index=i, partition_error_code=error(codes[(t.name, i)])) for i in t.partitions))
+            make(part_cls, partition_index=i, partition_error_code=codes[(t.name, i)]) for i in t.partitions))
         for t in topics)
 
 
@@ -76,7 +77,7 @@ async def handle(broker, header, request):
     txn_id = request.v3_and_below_transactional_id
     topics = request.v3_and_below_topics
     if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
-        codes = {(t.name, i): "transactional_id_authorization_failed" for t in topics for i in t.partitions}
+        codes = {(t.name, i): ErrorCode.transactional_id_authorization_failed for t in topics for i in t.partitions}
     else:
         codes = await _codes(broker, header, txn_id, request.v3_and_below_producer_id,
                              request.v3_and_below_producer_epoch, topics, verify_only=False)
@@ -85,7 +86,7 @@ async def handle(broker, header, request):
 
 async def _handle_brokers(broker, header, request, cls):
     if not cluster_allowed(broker, Operation.CLUSTER_ACTION):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     results_by_transaction=())
     result_cls = nested(cls, "AddPartitionsToTxnResult")
     results = []
@@ -94,4 +95,4 @@ async def _handle_brokers(broker, header, request, cls):
                              txn.verify_only)
         results.append(make(result_cls, transactional_id=txn.transactional_id,
                             topic_results=_topic_results(cls, txn.topics, codes)))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), results_by_transaction=tuple(results))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, results_by_transaction=tuple(results))

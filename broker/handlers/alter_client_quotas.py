@@ -12,12 +12,13 @@ stored (broker/quotas/store.py) and this broker enforces it.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.quotas.entities import entity_of, hosts_to_resolve, plan_alteration
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -25,7 +26,7 @@ async def handle(broker, header, request):
     entry_cls, entity_cls = nested(cls, "EntryData"), nested(cls, "EntityData")
     if not cluster_allowed(broker, Operation.ALTER_CONFIGS):
         results = {entity_of((d.entity_type, d.entity_name) for d in e.entity):
-                   ("cluster_authorization_failed", "Cluster authorization failed.") for e in request.entries}
+                   (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.") for e in request.entries}
     else:
         # resolved now, off the event loop: this broker holds the host's address once it answers
         unresolved = {host for host in hosts_to_resolve(request.entries)
@@ -33,7 +34,7 @@ async def handle(broker, header, request):
         results = await broker.client_quotas.alter(lambda current: _planned(current, request.entries, unresolved),
                                                    request.validate_only)
     entries = tuple(
-        make(entry_cls, error_code=error(code), error_message=message,
+        make(entry_cls, error_code=code, error_message=message,
              entity=tuple(make(entity_cls, entity_type=t, entity_name=n) for t, n in entity))
         for entity, (code, message) in results.items())
     return make(cls, throttle_time=NO_THROTTLE, entries=entries)

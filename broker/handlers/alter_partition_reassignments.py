@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +33,9 @@ async def _alter(broker, topic: str, index: int, target, allow_rf_change: bool) 
     """The state written (None: nothing to change); raises ClusterError with Kafka's refusal."""
     local = broker.topics.topics.get(topic)  # a cluster member lists every topic of its image
     if local is None:
-        raise ClusterError("unknown_topic_or_partition", f"Unable to find a topic named {topic}.")
+        raise ClusterError(ErrorCode.unknown_topic_or_partition, f"Unable to find a topic named {topic}.")
     if not 0 <= index < len(local.partitions):
-        raise ClusterError("unknown_topic_or_partition", f"Unable to find partition {topic}:{index}.")
+        raise ClusterError(ErrorCode.unknown_topic_or_partition, f"Unable to find partition {topic}:{index}.")
     return await broker.view.reassign(topic, index, target, allow_rf_change)
 
 
@@ -44,19 +45,19 @@ async def handle(broker, header, request):
     allow_rf_change = getattr(request, "allow_replication_factor_change", True)  # v0 always allows it
     if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleAlterPartitionReassignments
         return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,
-                    error_code=error("cluster_authorization_failed"), error_message="Cluster authorization failed.", responses=())
+                    error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed.", responses=())
     responses, written = [], []
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             try:
                 state = await _alter(broker, topic.name, p.partition_index, p.replicas, allow_rf_change)
-                code, message = "none", None
+                code, message = ErrorCode.none, None
                 if state is not None:
                     written.append(state)
             except ClusterError as exc:
                 code, message = exc.code, str(exc)
-            partitions.append(make(partition_cls, partition_index=p.partition_index, error_code=error(code),
+            partitions.append(make(partition_cls, partition_index=p.partition_index, error_code=code,
                                    error_message=message))
         responses.append(make(topic_cls, name=topic.name, partitions=tuple(partitions)))
     if written:
@@ -66,4 +67,4 @@ async def handle(broker, header, request):
         except asyncio.TimeoutError:
             log.warning("reassignments written to etcd not yet in this broker's metadata after %.1f s", timeout)
     return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,
-                error_code=error("none"), error_message=None, responses=tuple(responses))
+                error_code=ErrorCode.none, error_message=None, responses=tuple(responses))

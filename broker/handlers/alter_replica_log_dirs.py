@@ -15,26 +15,27 @@ records the new layout in its own topics.json (broker/storage/replica_layouts.py
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
-def _answer(broker, mode: str | None, name: str, index: int) -> str:
+def _answer(broker, mode: str | None, name: str, index: int) -> ErrorCode:
     if mode is None:
-        return "log_dir_not_found"
+        return ErrorCode.log_dir_not_found
     if mode in cordoned_modes(broker.broker_config_layers()[0].get(CONFIG), broker.log_dirs.dirs()):
-        return "invalid_replica_assignment"
+        return ErrorCode.invalid_replica_assignment
     topic = broker.topics.topics.get(name)
     if topic is None or not 0 <= index < len(topic.partitions):
-        return "unknown_topic_or_partition"
+        return ErrorCode.unknown_topic_or_partition
     if topic.partitions[index] is None:
-        return "replica_not_available"
+        return ErrorCode.replica_not_available
     broker.log_dirs.request(topic, index, mode)
-    return "none"
+    return ErrorCode.none
 
 
 async def handle(broker, header, request):
@@ -47,9 +48,9 @@ async def handle(broker, header, request):
         for t in wanted.topics:
             for index in t.partitions:
                 answers.setdefault(t.name, {})[index] = (
-                    _answer(broker, mode, t.name, index) if allowed else "cluster_authorization_failed")
+                    _answer(broker, mode, t.name, index) if allowed else ErrorCode.cluster_authorization_failed)
     results = tuple(
         make(topic_cls, topic_name=name, partitions=tuple(
-            make(part_cls, partition_index=index, error_code=error(code)) for index, code in partitions.items()))
+            make(part_cls, partition_index=index, error_code=code) for index, code in partitions.items()))
         for name, partitions in answers.items())
     return make(cls, throttle_time=NO_THROTTLE, results=results)

@@ -9,13 +9,14 @@ TOPIC_AUTHORIZATION_FAILED on its partitions, an unknown one UNKNOWN_TOPIC_OR_PA
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.describe_share_group_offsets import refusal
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -24,19 +25,19 @@ async def handle(broker, header, request):
         cls, "AlterShareGroupOffsetsResponsePartition")
     code = refusal(broker, request.group_id, Operation.READ)
     if code:
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=None, responses=())
+        return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=None, responses=())
     denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])
     altered = await broker.share_admin.alter(request.group_id, [
         (t.topic_name, [(p.partition_index, p.start_offset) for p in t.partitions])
         for t in request.topics if t.topic_name not in denied])
     if isinstance(altered, Refused):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(altered.error), error_message=altered.message,
+        return make(cls, throttle_time=NO_THROTTLE, error_code=altered.error, error_message=altered.message,
                     responses=())
     responses = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, partitions=tuple(
-        make(part_cls, partition_index=p.partition, error_code=error(p.error), error_message=p.message)
+        make(part_cls, partition_index=p.partition, error_code=p.error, error_message=p.message)
         for p in t.partitions)) for t in altered]
     responses += [make(topic_cls, topic_name=t.topic_name, topic_id=NO_TOPIC_ID, partitions=tuple(
-        make(part_cls, partition_index=p.partition_index, error_code=error("topic_authorization_failed"),
+        make(part_cls, partition_index=p.partition_index, error_code=ErrorCode.topic_authorization_failed,
              error_message=None) for p in t.partitions)) for t in request.topics if t.topic_name in denied]
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 responses=tuple(responses))

@@ -12,26 +12,27 @@ from __future__ import annotations
 
 from collections import Counter
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 from wire.scram import MAX_ITERATIONS, MECHANISM_BY_TYPE, SCRAM_MECHANISMS
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
-def _upsert_problem(u) -> tuple[str, str] | None:
+def _upsert_problem(u) -> tuple[ErrorCode, str] | None:
     mechanism = MECHANISM_BY_TYPE.get(u.mechanism)
     if mechanism is None:
-        return "unsupported_sasl_mechanism", f"Unknown SCRAM mechanism type {u.mechanism}"
+        return ErrorCode.unsupported_sasl_mechanism, f"Unknown SCRAM mechanism type {u.mechanism}"
     if not u.name:
-        return "unacceptable_credential", "Username must not be empty"
+        return ErrorCode.unacceptable_credential, "Username must not be empty"
     if u.iterations < SCRAM_MECHANISMS[mechanism][2]:
-        return "unacceptable_credential", f"Too few iterations: {u.iterations}"
+        return ErrorCode.unacceptable_credential, f"Too few iterations: {u.iterations}"
     if u.iterations > MAX_ITERATIONS:
-        return "unacceptable_credential", f"Too many iterations: {u.iterations}"
+        return ErrorCode.unacceptable_credential, f"Too many iterations: {u.iterations}"
     if not u.salt or not u.salted_password:
-        return "unacceptable_credential", "Salt and salted password must not be empty"
+        return ErrorCode.unacceptable_credential, "Salt and salted password must not be empty"
     return None
 
 
@@ -42,33 +43,33 @@ async def handle(broker, header, request):
     if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleAlterUserScramCredentialsRequest
         names = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
         return make(cls, throttle_time=NO_THROTTLE, results=tuple(
-            make(result_cls, user=n, error_code=error("cluster_authorization_failed"), error_message="Cluster authorization failed.") for n in names))
+            make(result_cls, user=n, error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed.") for n in names))
     named = Counter([d.name for d in request.deletions] + [u.name for u in request.upsertions])
     outcome: dict[str, tuple[str, str | None]] = {}
     upserts, deletions = [], []
     for d in request.deletions:
         if named[d.name] > 1:
-            outcome[d.name] = ("duplicate_resource", f"A user credential cannot be altered twice in the same "
+            outcome[d.name] = (ErrorCode.duplicate_resource, f"A user credential cannot be altered twice in the same "
                                                      f"request: {d.name}")
         elif MECHANISM_BY_TYPE.get(d.mechanism) is None:
-            outcome[d.name] = ("unsupported_sasl_mechanism", f"Unknown SCRAM mechanism type {d.mechanism}")
+            outcome[d.name] = (ErrorCode.unsupported_sasl_mechanism, f"Unknown SCRAM mechanism type {d.mechanism}")
         elif store.get(d.name, MECHANISM_BY_TYPE[d.mechanism]) is None:
-            outcome[d.name] = ("resource_not_found", f"Attempt to delete a user credential that does not "
+            outcome[d.name] = (ErrorCode.resource_not_found, f"Attempt to delete a user credential that does not "
                                                      f"exist: {d.name}")
         else:
             deletions.append((d.name, MECHANISM_BY_TYPE[d.mechanism]))
-            outcome[d.name] = ("none", None)
+            outcome[d.name] = (ErrorCode.none, None)
     for u in request.upsertions:
         if named[u.name] > 1:
-            outcome[u.name] = ("duplicate_resource", f"A user credential cannot be altered twice in the same "
+            outcome[u.name] = (ErrorCode.duplicate_resource, f"A user credential cannot be altered twice in the same "
                                                      f"request: {u.name}")
         elif (problem := _upsert_problem(u)) is not None:
             outcome[u.name] = problem
         else:
             upserts.append((u.name, MECHANISM_BY_TYPE[u.mechanism], u.salt, u.salted_password, u.iterations))
-            outcome[u.name] = ("none", None)
+            outcome[u.name] = (ErrorCode.none, None)
     if upserts or deletions:
         await store.alter(upserts, deletions)
-    results = tuple(make(result_cls, user=user, error_code=error(code), error_message=message)
+    results = tuple(make(result_cls, user=user, error_code=code, error_message=message)
                     for user, (code, message) in outcome.items())
     return make(cls, throttle_time=NO_THROTTLE, results=results)

@@ -8,9 +8,10 @@ is given with min and max level both its level.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import SERVED_VERSIONS, response_for
 
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 FIRST_FEATURES_VERSION = 3
 FIRST_MIN_ZERO_VERSION = 4
@@ -38,5 +39,5 @@ async def handle(broker, header, request):
     keys = tuple(
         api_version(api_key=key, min_version=lo, max_version=hi) for key, (lo, hi) in sorted(SERVED_VERSIONS.items())
     )
-    return make(cls, error_code=error("none"), api_keys=keys, throttle_time=NO_THROTTLE,
+    return make(cls, error_code=ErrorCode.none, api_keys=keys, throttle_time=NO_THROTTLE,
                 **_features(broker, header, cls))

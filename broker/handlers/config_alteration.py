@@ -27,10 +27,11 @@ import logging
 from collections import Counter
 from typing import Callable
 
+from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
 from wire.protocol import response_for
 
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
 from broker.settings import cordoned_log_dirs
@@ -62,7 +63,7 @@ async def answer(broker, header, request, change_of: ResourceChange):
         else:
             code, message = await _alter(broker, res.resource_type, res.resource_name, change_of(broker, res),
                                          request.validate_only, (res.resource_type, res.resource_name) in repeated)
-        results.append(make(result_cls, error_code=error(code), error_message=message,
+        results.append(make(result_cls, error_code=code, error_message=message,
                             resource_type=res.resource_type, resource_name=res.resource_name))
     return make(cls, throttle_time=NO_THROTTLE, responses=tuple(results))
 
@@ -75,15 +76,15 @@ def _duplicated(resources) -> set[tuple[int, str]]:
 
 
 async def _alter(broker, resource_type: int, name: str, change: ConfigChange,
-                validate_only: bool, duplicate: bool) -> tuple[str, str | None]:
+                validate_only: bool, duplicate: bool) -> tuple[ErrorCode, str | None]:
     if duplicate:
-        return "invalid_request", f"Duplicate resource in the request: {name}"
+        return ErrorCode.invalid_request, f"Duplicate resource in the request: {name}"
     try:
         if resource_type == TOPIC:
             await _alter_topic(broker, name, change, validate_only)
         elif resource_type == GROUP:
             if not name:
-                raise ConfigChangeError("invalid_request", "Group name must not be empty")
+                raise ConfigChangeError(ErrorCode.invalid_request, "Group name must not be empty")
             await broker.group_configs.alter(name, lambda current: change(current, {}, ""), validate_only)
         elif resource_type == BROKER:
             _check_broker_id(broker, name)
@@ -91,16 +92,16 @@ async def _alter(broker, resource_type: int, name: str, change: ConfigChange,
                                               validate_only)
             broker.apply_broker_configs()
         else:
-            raise ConfigChangeError("invalid_request", f"Unsupported resource type {resource_type}")
+            raise ConfigChangeError(ErrorCode.invalid_request, f"Unsupported resource type {resource_type}")
     except (ConfigChangeError, TopicError) as exc:
         return exc.code, str(exc)
-    return "none", None
+    return ErrorCode.none, None
 
 
 async def _alter_topic(broker, name: str, change: ConfigChange, validate_only: bool) -> None:
     topic = broker.topics.topics.get(name)  # not .get(): a key-lookup view has no configs to change
     if topic is None:
-        raise TopicError("unknown_topic_or_partition", f"Topic {name} does not exist")
+        raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist")
     entries = topic_entries(broker.config, *broker.broker_config_layers(), topic.storage_mode, {})
     defaults = {e.name: e.value for e in entries}
     # a cluster changes etcd's overrides, not this broker's copy
@@ -122,7 +123,7 @@ def _check_broker_id(broker, name: str) -> None:
     try:
         node_id = int(name)
     except ValueError:
-        raise ConfigChangeError("invalid_request", f"Node id must be an integer, but it is: {name}") from None
+        raise ConfigChangeError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {name}") from None
     if node_id != broker.config.node_id:
-        raise ConfigChangeError("invalid_request",
+        raise ConfigChangeError(ErrorCode.invalid_request,
                                 f"Unexpected broker id, expected {broker.config.node_id}, but received {name}")

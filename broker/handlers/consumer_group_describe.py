@@ -8,6 +8,7 @@ group. v1 adds each member's type (1: consumer protocol).
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.consumer.consumer_group import ConsumerGroup
@@ -15,7 +16,7 @@ from broker.groups.consumer.target_assignment import preferred_assignor
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # v1's member type: which protocol the member speaks
@@ -28,17 +29,17 @@ async def handle(broker, header, request):
     for group_id in request.group_ids:
         code = coordinator.coordinator_error(group_id)
         if not group_allowed(broker, Operation.DESCRIBE, group_id):
-            code = "group_authorization_failed"
+            code = ErrorCode.group_authorization_failed
         group = coordinator.groups.get(group_id)
         message = None
         if switched_off(broker.features, GROUP_VERSION):
-            code, message = "unsupported_version", OFF_MESSAGE
+            code, message = ErrorCode.unsupported_version, OFF_MESSAGE
         elif not code and group is None:
-            code = "group_id_not_found"
+            code = ErrorCode.group_id_not_found
             message = (f"Group {group_id} is not a consumer group." if group_id in broker.groups.groups
                        else f"Group {group_id} not found.")
         if code:
-            described.append(make(nested(cls, "DescribedGroup"), error_code=error(code), error_message=message,
+            described.append(make(nested(cls, "DescribedGroup"), error_code=code, error_message=message,
                                   group_id=group_id, group_state="", group_epoch=-1, assignment_epoch=-1,
                                   assignor_name="", members=(), authorized_operations=UNKNOWN_OPERATIONS))
             continue
@@ -66,6 +67,6 @@ def _describe(broker, cls, coordinator, group: ConsumerGroup):
         for m in group.members.values())
     assignor = preferred_assignor(coordinator.settings.assignors,
                                   (m.metadata.server_assignor for m in group.members.values()))
-    return make(nested(cls, "DescribedGroup"), error_code=error("none"), error_message=None, group_id=group.group_id,
+    return make(nested(cls, "DescribedGroup"), error_code=ErrorCode.none, error_message=None, group_id=group.group_id,
                 group_state=group.state.value, group_epoch=group.epoch, assignment_epoch=group.assignment_epoch,
                 assignor_name=assignor, members=members, authorized_operations=UNKNOWN_OPERATIONS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.net.client_address import client_host
@@ -19,7 +20,7 @@ from broker.groups.consumer.topic_partitions import of
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 def _ms(value) -> int:
@@ -30,14 +31,14 @@ async def handle(broker, header, request):
     cls = response_for(header)
     names = request.subscribed_topic_names
     if switched_off(broker.features, GROUP_VERSION):
-        return heartbeat_answer(cls, "unsupported_version", OFF_MESSAGE)
+        return heartbeat_answer(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
     if not group_allowed(broker, Operation.READ, request.group_id):
-        return heartbeat_answer(cls, "group_authorization_failed", None)
+        return heartbeat_answer(cls, ErrorCode.group_authorization_failed, None)
     if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
-        return heartbeat_answer(cls, "topic_authorization_failed", None)
+        return heartbeat_answer(cls, ErrorCode.topic_authorization_failed, None)
     taken = request.group_id in broker.share_groups.groups or request.group_id in broker.streams_groups.groups
     if taken and not broker.groups.coordinator_error(request.group_id):
-        return heartbeat_answer(cls, "group_id_not_found", f"Group {request.group_id} is not a consumer group.")
+        return heartbeat_answer(cls, ErrorCode.group_id_not_found, f"Group {request.group_id} is not a consumer group.")
     owned = None if request.topic_partitions is None else of(
         (t.topic_id, p) for t in request.topic_partitions for p in t.partitions)
     result = await broker.consumer_groups.heartbeat(HeartbeatRequest(
@@ -52,11 +53,11 @@ async def handle(broker, header, request):
     return heartbeat_answer(cls, result.error, result.message, result)
 
 
-def heartbeat_answer(cls, code: str, message: str | None, result=None):
+def heartbeat_answer(cls, code: ErrorCode, message: str | None, result=None):
     """A ConsumerGroupHeartbeat or ShareGroupHeartbeat answer (their shapes are the same): the
     error alone, or the member's id, epoch, interval and the assignment when it changed."""
-    if result is None or code != "none":
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, member_id=None,
+    if result is None or code is not ErrorCode.none:
+        return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message, member_id=None,
                     member_epoch=0, heartbeat_interval=datetime.timedelta(0), assignment=None)
     assignment = None
     if result.assignment is not None:
@@ -64,7 +65,7 @@ def heartbeat_answer(cls, code: str, message: str | None, result=None):
         topics = tuple(make(tp_cls, topic_id=t, partitions=tuple(sorted(ps)))
                        for t, ps in sorted(result.assignment.items(), key=lambda kv: str(kv[0])))
         assignment = make(nested(cls, "Assignment"), topic_partitions=topics)
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 member_id=result.member_id, member_epoch=result.member_epoch,
                 heartbeat_interval=datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
                 assignment=assignment)

@@ -5,11 +5,12 @@ runs without an authorizer, as Kafka answers."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import AclBinding, InvalidAcl, Operation, PatternType, Permission, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 def _binding(c) -> AclBinding:
@@ -27,20 +28,20 @@ async def handle(broker, header, request):
     result_cls = nested(cls, "AclCreationResult")
     refusal = None
     if broker.acls is None:
-        refusal = ("security_disabled", "No Authorizer is configured on the broker")
+        refusal = (ErrorCode.security_disabled, "No Authorizer is configured on the broker")
     elif not cluster_allowed(broker, Operation.ALTER):
-        refusal = ("cluster_authorization_failed", "Cluster authorization failed.")
+        refusal = (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     if refusal is not None:
-        results = [make(result_cls, error_code=error(refusal[0]), error_message=refusal[1])
+        results = [make(result_cls, error_code=refusal[0], error_message=refusal[1])
                    for _ in request.creations]
         return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))
     outcomes, good = [], []
     for creation in request.creations:
         try:
             good.append(_binding(creation))
-            outcomes.append(("none", None))
+            outcomes.append((ErrorCode.none, None))
         except InvalidAcl as exc:
-            outcomes.append(("invalid_request", str(exc)))
+            outcomes.append((ErrorCode.invalid_request, str(exc)))
     await broker.acls.create(good)
-    results = [make(result_cls, error_code=error(code), error_message=message) for code, message in outcomes]
+    results = [make(result_cls, error_code=code, error_message=message) for code, message in outcomes]
     return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))

@@ -13,11 +13,12 @@ the owner and the requester.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.handlers.delegation_token_gate import (ERROR_TIMESTAMP, as_ms, requester, timestamp,
                                                    token_requests_allowed)
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 from broker.net.request_context import ANONYMOUS
 from broker.security.acl.checks import allowed
 from broker.security.acl.model import Operation, ResourceType
@@ -32,31 +33,31 @@ async def handle(broker, header, request):
     owner_name = getattr(request, "owner_principal_name", None)
     owner_type = getattr(request, "owner_principal_type", None)
     if owner_name and owner_type is None:
-        return _refusal(cls, "unknown_server_error", ANONYMOUS, ANONYMOUS, ERROR_TIMESTAMP)
+        return _refusal(cls, ErrorCode.unknown_server_error, ANONYMOUS, ANONYMOUS, ERROR_TIMESTAMP)
     owner = f"{owner_type}:{owner_name}" if owner_name else asking
     if not token_requests_allowed():
-        return _refusal(cls, "delegation_token_request_not_allowed", owner, asking, ERROR_TIMESTAMP)
+        return _refusal(cls, ErrorCode.delegation_token_request_not_allowed, owner, asking, ERROR_TIMESTAMP)
     if owner != asking and not allowed(broker, Operation.CREATE_TOKENS, ResourceType.USER, owner):
-        return _refusal(cls, "delegation_token_authorization_failed", owner, asking, ERROR_TIMESTAMP)
+        return _refusal(cls, ErrorCode.delegation_token_authorization_failed, owner, asking, ERROR_TIMESTAMP)
     if any(r.principal_type != USER_TYPE for r in request.renewers):
-        return _refusal(cls, "invalid_principal_type", owner, asking, ERROR_TIMESTAMP)
+        return _refusal(cls, ErrorCode.invalid_principal_type, owner, asking, ERROR_TIMESTAMP)
     renewers = tuple(f"{r.principal_type}:{r.principal_name}" for r in request.renewers)
     problem, token = await broker.security.tokens.create(owner, asking, renewers, as_ms(request.max_lifetime))
     if token is None:
         return _refusal(cls, problem, owner, asking, 0)
-    return _answer(cls, "none", owner, asking, token.issue_ms, token.expiry_ms, token.max_ms, token.token_id,
+    return _answer(cls, ErrorCode.none, owner, asking, token.issue_ms, token.expiry_ms, token.max_ms, token.token_id,
                    broker.security.tokens.hmac(token.token_id))
 
 
-def _refusal(cls, code: str, owner: str, asking: str, times: int):
+def _refusal(cls, code: ErrorCode, owner: str, asking: str, times: int):
     return _answer(cls, code, owner, asking, times, times, times, "", b"")
 
 
-def _answer(cls, code: str, owner: str, asking: str, issue_ms: int, expiry_ms: int, max_ms: int, token_id: str,
+def _answer(cls, code: ErrorCode, owner: str, asking: str, issue_ms: int, expiry_ms: int, max_ms: int, token_id: str,
             hmac: bytes):
     owner_type, owner_name = split_principal(owner)
     asking_type, asking_name = split_principal(asking)
-    return make(cls, error_code=error(code), principal_type=owner_type, principal_name=owner_name,
+    return make(cls, error_code=code, principal_type=owner_type, principal_name=owner_name,
                 token_requester_principal_type=asking_type, token_requester_principal_name=asking_name,
                 issue_timestamp=timestamp(issue_ms), expiry_timestamp=timestamp(expiry_ms),
                 max_timestamp=timestamp(max_ms), token_id=token_id, hmac=hmac, throttle_time=NO_THROTTLE)

@@ -6,13 +6,14 @@ answered with the throttle time (broker/quotas/enforcement.py)."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.topic_names import TopicError, check_internal_change
 from broker.handlers.partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
 from broker.security.acl.checks import topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import error, make, nested
+from broker.handlers.response_builder import make, nested
 from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 
 STRICT_QUOTA_SINCE = 3
@@ -24,24 +25,24 @@ def _check(broker, topic, budget: int) -> int:
     check_internal_change(topic.name, broker.config.allow_internal_topic_changes, "given more partitions")
     existing = broker.topics.get(topic.name)
     if existing is None:
-        raise TopicError("unknown_topic_or_partition", f"The topic '{topic.name}' does not exist.")
+        raise TopicError(ErrorCode.unknown_topic_or_partition, f"The topic '{topic.name}' does not exist.")
     current = len(existing.partitions)
     if topic.count < current:
-        raise TopicError("invalid_partitions",
+        raise TopicError(ErrorCode.invalid_partitions,
                          f"Topic currently has {current} partitions, which is higher than the requested {topic.count}.")
     if topic.count == current:
-        raise TopicError("invalid_partitions", f"Topic already has {current} partitions.")
+        raise TopicError(ErrorCode.invalid_partitions, f"Topic already has {current} partitions.")
     if topic.assignments is not None:
         if len(topic.assignments) != topic.count - current:
-            raise TopicError("invalid_replica_assignment",
+            raise TopicError(ErrorCode.invalid_replica_assignment,
                              f"Increasing the number of partitions by {topic.count - current} but {len(topic.assignments)} assignments provided.")
         live = {b.node_id for b in broker.view.brokers()}
         for a in topic.assignments:
             ids = list(a.broker_ids)
             if not ids or len(set(ids)) != len(ids) or not set(ids) <= live:
-                raise TopicError("invalid_replica_assignment", f"Unknown or duplicate broker ids in assignment {ids}")
+                raise TopicError(ErrorCode.invalid_replica_assignment, f"Unknown or duplicate broker ids in assignment {ids}")
     if topic.count - current > budget:
-        raise TopicError("policy_violation", BATCH_REFUSAL)
+        raise TopicError(ErrorCode.policy_violation, BATCH_REFUSAL)
     return topic.count - current
 
 
@@ -55,10 +56,10 @@ async def handle(broker, header, request):
     for topic in request.topics:
         try:
             if topic.name in seen:
-                raise TopicError("invalid_request", f"Duplicate topic {topic.name} in the request.")
+                raise TopicError(ErrorCode.invalid_request, f"Duplicate topic {topic.name} in the request.")
             seen.add(topic.name)
             if not topic_allowed(broker, Operation.ALTER, topic.name):  # ACLs, as Kafka's handleCreatePartitionsRequest
-                raise TopicError("topic_authorization_failed", "Authorization failed.")
+                raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             added = _check(broker, topic, budget)
             budget -= added
             if not request.validate_only and not quota.admit(added):
@@ -66,7 +67,7 @@ async def handle(broker, header, request):
             if not request.validate_only:
                 assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
                 await broker.add_partitions(topic.name, topic.count, assignments)
-            results.append(make(result_cls, name=topic.name, error_code=error("none"), error_message=None))
+            results.append(make(result_cls, name=topic.name, error_code=ErrorCode.none, error_message=None))
         except TopicError as exc:
-            results.append(make(result_cls, name=topic.name, error_code=error(exc.code), error_message=str(exc)))
+            results.append(make(result_cls, name=topic.name, error_code=exc.code, error_message=str(exc)))
     return make(cls, throttle_time=quota.throttle(), results=tuple(results))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.settings.described_configs import topic_entries
@@ -21,7 +22,7 @@ from broker.topic_names import TopicError, check_topic_name
 from broker.handlers.partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
 from broker.security.acl.checks import cluster_allowed, topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import error, make, nested
+from broker.handlers.response_builder import make, nested
 from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 
 STRICT_QUOTA_SINCE = 6
@@ -31,42 +32,42 @@ def _check(broker, topic, duplicates, too_many_partitions: bool) -> tuple[int, i
     """Returns (partitions, replication factor, explicit assignments or None, configs) or raises
     TopicError."""
     if topic.name in duplicates:
-        raise TopicError("invalid_request", f"Create topics request from client contains the topic {topic.name} more than once.")
+        raise TopicError(ErrorCode.invalid_request, f"Create topics request from client contains the topic {topic.name} more than once.")
     if too_many_partitions:
-        raise TopicError("policy_violation", CREATE_TOPICS_REFUSAL)
+        raise TopicError(ErrorCode.policy_violation, CREATE_TOPICS_REFUSAL)
     check_topic_name(topic.name)
     if broker.topics.get(topic.name) is not None:
-        raise TopicError("topic_already_exists", f"Topic '{topic.name}' already exists.")
+        raise TopicError(ErrorCode.topic_already_exists, f"Topic '{topic.name}' already exists.")
     broker.topics.check_collision(topic.name)  # here too: validate_only never reaches create()
     live = {b.node_id for b in broker.view.brokers()}
     assignments = None
     if topic.assignments:
         if topic.num_partitions != -1 or topic.replication_factor != -1:
-            raise TopicError("invalid_request", "Both numPartitions or replicationFactor and replicasAssignments were set.")
+            raise TopicError(ErrorCode.invalid_request, "Both numPartitions or replicationFactor and replicasAssignments were set.")
         ordered = sorted(topic.assignments, key=lambda a: a.partition_index)
         if [a.partition_index for a in ordered] != list(range(len(ordered))):
-            raise TopicError("invalid_replica_assignment", "Partitions should be consecutive and start from 0.")
+            raise TopicError(ErrorCode.invalid_replica_assignment, "Partitions should be consecutive and start from 0.")
         assignments = [list(a.broker_ids) for a in ordered]
         for ids in assignments:
             if not ids or len(set(ids)) != len(ids):
-                raise TopicError("invalid_replica_assignment", f"Duplicate brokers not allowed in replica assignment: {ids}")
+                raise TopicError(ErrorCode.invalid_replica_assignment, f"Duplicate brokers not allowed in replica assignment: {ids}")
             if not set(ids) <= live:
-                raise TopicError("invalid_replica_assignment", f"Unknown broker ids in assignment {ids}")
+                raise TopicError(ErrorCode.invalid_replica_assignment, f"Unknown broker ids in assignment {ids}")
         partitions, rf = len(assignments), len(assignments[0])
     else:
         partitions = broker.config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
         if partitions <= 0:
-            raise TopicError("invalid_partitions", "Number of partitions must be larger than 0.")
+            raise TopicError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
         rf = broker.config.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
         if rf <= 0:
-            raise TopicError("invalid_replication_factor", "Replication factor must be larger than 0.")
+            raise TopicError(ErrorCode.invalid_replication_factor, "Replication factor must be larger than 0.")
         if rf > len(live):
-            raise TopicError("invalid_replication_factor",
+            raise TopicError(ErrorCode.invalid_replication_factor,
                              f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only {len(live)} broker(s) are registered.")
     try:
         configs = validate_topic_configs({c.name: c.value for c in topic.configs})
     except InvalidConfig as exc:
-        raise TopicError("invalid_config", str(exc)) from None
+        raise TopicError(ErrorCode.invalid_config, str(exc)) from None
     return partitions, rf, assignments, configs
 
 
@@ -84,7 +85,7 @@ async def handle(broker, header, request):
     for topic in request.topics:
         try:
             if not may_create_any and not topic_allowed(broker, Operation.CREATE, topic.name):
-                raise TopicError("topic_authorization_failed", "Authorization failed.")
+                raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             checked.setdefault(topic.name, _check(broker, topic, duplicates, too_many_partitions))
         except TopicError as exc:
             checked.setdefault(topic.name, exc)
@@ -104,8 +105,8 @@ async def handle(broker, header, request):
         if not isinstance(outcome, TopicError) and isinstance(created.get(topic.name), TopicError):
             outcome = created[topic.name]
         if isinstance(outcome, TopicError):
-            results.append(make(result_cls, name=topic.name, topic_id=None, error_code=error(outcome.code),
-                                error_message=str(outcome), topic_config_error_code=error("none"),
+            results.append(make(result_cls, name=topic.name, topic_id=None, error_code=outcome.code,
+                                error_message=str(outcome), topic_config_error_code=ErrorCode.none,
                                 num_partitions=-1, replication_factor=-1, configs=None))
             continue
         partitions, rf, _assignments, configs = outcome
@@ -115,7 +116,7 @@ async def handle(broker, header, request):
                  is_sensitive=e.sensitive)
             for e in topic_entries(broker.config, *broker.broker_config_layers(), broker.config.storage_mode, configs)
         )
-        results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=error("none"),
-                            error_message=None, topic_config_error_code=error("none"),
+        results.append(make(result_cls, name=topic.name, topic_id=topic_id, error_code=ErrorCode.none,
+                            error_message=None, topic_config_error_code=ErrorCode.none,
                             num_partitions=partitions, replication_factor=rf, configs=described))
     return make(cls, throttle_time=quota.throttle(), topics=tuple(results))

@@ -4,12 +4,13 @@ SECURITY_DISABLED without an authorizer (Kafka's answers)."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.acl_filters import InvalidFilter, acl_filter, wire_codes
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -17,9 +18,9 @@ async def handle(broker, header, request):
     result_cls, matching_cls = nested(cls, "DeleteAclsFilterResult"), nested(cls, "DeleteAclsMatchingAcl")
     refusal = None
     if broker.acls is None:
-        refusal = ("security_disabled", "No Authorizer is configured on the broker")
+        refusal = (ErrorCode.security_disabled, "No Authorizer is configured on the broker")
     elif not cluster_allowed(broker, Operation.ALTER):
-        refusal = ("cluster_authorization_failed", "Cluster authorization failed.")
+        refusal = (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     filters, failures = [], {}
     for i, f in enumerate(request.filters):
         if refusal is not None:
@@ -28,15 +29,15 @@ async def handle(broker, header, request):
         try:
             filters.append(acl_filter(f))
         except InvalidFilter as exc:
-            failures[i] = ("invalid_request", str(exc))
+            failures[i] = (ErrorCode.invalid_request, str(exc))
     removed = iter(await broker.acls.delete(filters)) if filters else iter(())
     results = []
     for i in range(len(request.filters)):
         if i in failures:
             code, message = failures[i]
-            results.append(make(result_cls, error_code=error(code), error_message=message, matching_acls=()))
+            results.append(make(result_cls, error_code=code, error_message=message, matching_acls=()))
             continue
-        matching = tuple(make(matching_cls, error_code=error("none"), error_message=None, **wire_codes(a))
+        matching = tuple(make(matching_cls, error_code=ErrorCode.none, error_message=None, **wire_codes(a))
                          for a in next(removed))
-        results.append(make(result_cls, error_code=error("none"), error_message=None, matching_acls=matching))
+        results.append(make(result_cls, error_code=ErrorCode.none, error_message=None, matching_acls=matching))
     return make(cls, throttle_time=NO_THROTTLE, filter_results=tuple(results))

@@ -4,13 +4,14 @@ Kafka's GroupCoordinatorService does; one with members is NON_EMPTY_GROUP."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -19,7 +20,7 @@ async def handle(broker, header, request):
     names = list(request.groups_names)
     allowed = [g for g in names if group_allowed(broker, Operation.DELETE, g)]  # ACLs: DELETE on the group
     consumer = {g: broker.consumer_groups.groups[g] for g in allowed if g in broker.consumer_groups.groups}
-    codes: dict[str, str] = {}
+    codes: dict[str, ErrorCode] = {}
     for group_id in allowed:  # share groups first; an id no share group holds falls through
         if group_id in consumer or broker.other_group_kind(group_id) or broker.groups.coordinator_error(group_id):
             continue
@@ -29,12 +30,12 @@ async def handle(broker, header, request):
     for group_id in allowed:  # a streams group: refused while it has members, as Kafka's NON_EMPTY_GROUP
         if group_id not in codes and not broker.groups.coordinator_error(group_id):
             code = await broker.streams_groups.delete(group_id)
-            if code == "non_empty_group" or (code == "none" and group_id not in broker.groups.groups):
+            if code is ErrorCode.non_empty_group or (code is ErrorCode.none and group_id not in broker.groups.groups):
                 codes[group_id] = code  # else its committed offsets go with the classic delete below
     classic = [g for g in allowed if g not in consumer and g not in codes]
     codes.update(zip(classic, await offsets.delete_groups(broker.groups, classic)))
     for group_id, group in consumer.items():
         codes[group_id] = await classic_apis.delete(broker.consumer_groups, group)
-    results = tuple(make(result_cls, group_id=g, error_code=error(codes.get(g, "group_authorization_failed")))
+    results = tuple(make(result_cls, group_id=g, error_code=codes.get(g, ErrorCode.group_authorization_failed))
                     for g in names)
     return make(cls, throttle_time=NO_THROTTLE, results=results)

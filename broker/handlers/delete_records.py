@@ -12,24 +12,25 @@ the engine; records before it in the first kept segment stay on disk but are nev
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.partition_errors import PartitionError
 from wire.protocol import response_for
 
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
-def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[str, int]:
-    """Returns (error name, low watermark)."""
+def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[ErrorCode, int]:
+    """Returns (error, low watermark)."""
     topic = broker.topics.get(topic_name)
     partition = broker.topics.partition(topic_name, index)
     if topic is None or partition is None:
-        return broker.topics.missing_partition_error(topic_name, index), -1
+        return from_unconverted(broker.topics.missing_partition_error(topic_name, index)), -1
     if topic.internal or partition.read_only:  # checked first, as Kafka's ReplicaManager.deleteRecords
-        return "invalid_topic_exception", -1
+        return ErrorCode.invalid_topic_exception, -1
     try:
-        return "none", partition.delete_records_before(offset)
+        return ErrorCode.none, partition.delete_records_before(offset)
     except PartitionError as exc:
         return exc.code, -1
 
@@ -44,10 +45,10 @@ async def handle(broker, header, request):
         parts = []
         for p in t.partitions:
             if t.name in refused:  # ACLs, as Kafka's handleDeleteRecordsRequest
-                code, low = "topic_authorization_failed", -1
+                code, low = ErrorCode.topic_authorization_failed, -1
             else:
                 code, low = _delete(broker, t.name, p.partition_index, p.offset)
             parts.append(make(part_cls, partition_index=p.partition_index, low_watermark=low,
-                              error_code=error(code)))
+                              error_code=code))
         topics.append(make(topic_cls, name=t.name, partitions=tuple(parts)))
     return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))

@@ -10,13 +10,14 @@ one UNKNOWN_TOPIC_OR_PARTITION, each on its own entry.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.describe_share_group_offsets import refusal
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -24,16 +25,16 @@ async def handle(broker, header, request):
     topic_cls = nested(cls, "DeleteShareGroupOffsetsResponseTopic")
     code = refusal(broker, request.group_id, Operation.DELETE)
     if code:
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=None, responses=())
+        return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=None, responses=())
     names = [t.topic_name for t in request.topics]
     denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
     deleted = await broker.share_admin.delete_offsets(request.group_id, [n for n in names if n not in denied])
     if isinstance(deleted, Refused):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(deleted.error), error_message=deleted.message,
+        return make(cls, throttle_time=NO_THROTTLE, error_code=deleted.error, error_message=deleted.message,
                     responses=())
-    responses = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, error_code=error(t.error),
+    responses = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, error_code=t.error,
                       error_message=t.message) for t in deleted]
-    responses += [make(topic_cls, topic_name=n, topic_id=NO_TOPIC_ID, error_code=error("topic_authorization_failed"),
+    responses += [make(topic_cls, topic_name=n, topic_id=NO_TOPIC_ID, error_code=ErrorCode.topic_authorization_failed,
                        error_message=None) for n in names if n in denied]
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 responses=tuple(responses))

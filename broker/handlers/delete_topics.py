@@ -6,12 +6,13 @@ is answered with the throttle time (broker/quotas/enforcement.py)."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.topic_names import TopicError, check_internal_change
 from broker.security.acl.checks import topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import error, make, nested
+from broker.handlers.response_builder import make, nested
 from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 
 STRICT_QUOTA_SINCE = 5
@@ -33,23 +34,23 @@ async def handle(broker, header, request):
         if name is None and topic_id is not None:
             topic = broker.topics.by_id.get(topic_id)
             if topic is None:
-                results.append(make(result_cls, name=None, topic_id=topic_id, error_code=error("unknown_topic_id"),
+                results.append(make(result_cls, name=None, topic_id=topic_id, error_code=ErrorCode.unknown_topic_id,
                                     error_message="Topic id is unknown"))
                 continue
             name = topic.name
         try:
             if not topic_allowed(broker, Operation.DELETE, name):  # ACLs, as Kafka's handleDeleteTopicsRequest
-                raise TopicError("topic_authorization_failed", "Authorization failed.")
+                raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             check_internal_change(name, broker.config.allow_internal_topic_changes, "deleted")
             existing = broker.topics.get(name)
             if existing is None:
-                raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+                raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist")
             if not quota.admit(len(existing.partitions)):
                 raise TopicError(*THROTTLED_MUTATION)
             await broker.delete_topic(name)
-            results.append(make(result_cls, name=name, topic_id=existing.topic_id, error_code=error("none"),
+            results.append(make(result_cls, name=name, topic_id=existing.topic_id, error_code=ErrorCode.none,
                                 error_message=None))
         except TopicError as exc:
-            results.append(make(result_cls, name=name, topic_id=topic_id, error_code=error(exc.code),
+            results.append(make(result_cls, name=name, topic_id=topic_id, error_code=exc.code,
                                 error_message=str(exc)))
     return make(cls, throttle_time=quota.throttle(), responses=tuple(results))

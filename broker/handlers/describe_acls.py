@@ -7,28 +7,29 @@ from itertools import groupby
 
 from kio.static.primitive import i8
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.acl_filters import InvalidFilter, acl_filter
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
 
-    def refuse(code: str, message: str):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, resources=())
+    def refuse(code: ErrorCode, message: str):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message, resources=())
 
     if broker.acls is None:
-        return refuse("security_disabled", "No Authorizer is configured on the broker")
+        return refuse(ErrorCode.security_disabled, "No Authorizer is configured on the broker")
     if not cluster_allowed(broker, Operation.DESCRIBE):
-        return refuse("cluster_authorization_failed", "Cluster authorization failed.")
+        return refuse(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     try:
         matched = broker.acls.describe(acl_filter(request))
     except InvalidFilter as exc:
-        return refuse("invalid_request", str(exc))
+        return refuse(ErrorCode.invalid_request, str(exc))
     resource_cls, acl_cls = nested(cls, "DescribeAclsResource"), nested(cls, "AclDescription")
     resources = []
     for (rtype, name, pattern), acls in groupby(matched, key=lambda a: (a.resource_type, a.resource_name,
@@ -37,5 +38,5 @@ async def handle(broker, header, request):
                                   permission_type=i8(a.permission)) for a in acls)
         resources.append(make(resource_cls, resource_type=i8(rtype), resource_name=name, pattern_type=i8(pattern),
                               acls=descriptions))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 resources=tuple(resources))

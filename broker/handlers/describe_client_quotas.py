@@ -7,23 +7,24 @@ needed (CLUSTER_AUTHORIZATION_FAILED otherwise). A default entity is described w
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.quotas.entities import QuotaRequestError, parse_filter
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     if not cluster_allowed(broker, Operation.DESCRIBE_CONFIGS):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", entries=None)
     try:
         wanted = parse_filter(request.components, request.strict)
     except QuotaRequestError as exc:
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(exc.code), error_message=exc.message,
+        return make(cls, throttle_time=NO_THROTTLE, error_code=exc.code, error_message=exc.message,
                     entries=None)
     entry_cls, entity_cls, value_cls = nested(cls, "EntryData"), nested(cls, "EntityData"), nested(cls, "ValueData")
     entries = tuple(
@@ -31,4 +32,4 @@ async def handle(broker, header, request):
              entity=tuple(make(entity_cls, entity_type=t, entity_name=n) for t, n in entity),
              values=tuple(make(value_cls, key=k, value=v) for k, v in sorted(values.items())))
         for entity, values in broker.client_quotas.quotas().items() if wanted.matches(entity))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None, entries=entries)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None, entries=entries)

@@ -4,16 +4,17 @@ documentation only when the request asks for them, as Kafka answers."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
 from wire.protocol import response_for
 
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.checks import config_refusal
 from broker.security.acl.model import Operation
 from broker.settings.described_configs import broker_entries, default_broker_entries, group_entries, topic_entries
 
 
-def _entries(broker, res) -> tuple[str, str | None, list]:
+def _entries(broker, res) -> tuple[ErrorCode, str | None, list]:
     """(error code name, message, entries) for one resource."""
     refusal = config_refusal(broker, Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
     if refusal is not None:  # ACLs, as Kafka's handleDescribeConfigsRequest
@@ -21,21 +22,21 @@ def _entries(broker, res) -> tuple[str, str | None, list]:
     if res.resource_type == ConfigResourceType.TOPIC:
         topic = broker.topics.get(res.resource_name)
         if topic is None:
-            return "unknown_topic_or_partition", f"Topic {res.resource_name} does not exist", []
+            return ErrorCode.unknown_topic_or_partition, f"Topic {res.resource_name} does not exist", []
         layers = broker.broker_config_layers()
-        return "none", None, topic_entries(broker.config, *layers, topic.storage_mode, topic.configs)
+        return ErrorCode.none, None, topic_entries(broker.config, *layers, topic.storage_mode, topic.configs)
     if res.resource_type == ConfigResourceType.GROUP:  # a group need not exist, as in Kafka
         if not res.resource_name:
-            return "invalid_request", "Group name must not be empty", []
-        return "none", None, group_entries(broker.config, broker.group_configs.configs(res.resource_name))
+            return ErrorCode.invalid_request, "Group name must not be empty", []
+        return ErrorCode.none, None, group_entries(broker.config, broker.group_configs.configs(res.resource_name))
     if res.resource_type == ConfigResourceType.BROKER:
         if res.resource_name not in ("", str(broker.config.node_id)):
-            return "invalid_request", f"Unexpected broker id {res.resource_name}", []
+            return ErrorCode.invalid_request, f"Unexpected broker id {res.resource_name}", []
         default = broker.broker_configs.configs("")
         if not res.resource_name:
-            return "none", None, default_broker_entries(broker.config, default)
-        return "none", None, broker_entries(broker.config, broker.broker_configs.configs(res.resource_name), default)
-    return "invalid_request", f"Unsupported resource type {res.resource_type}", []
+            return ErrorCode.none, None, default_broker_entries(broker.config, default)
+        return ErrorCode.none, None, broker_entries(broker.config, broker.broker_configs.configs(res.resource_name), default)
+    return ErrorCode.invalid_request, f"Unsupported resource type {res.resource_type}", []
 
 
 async def handle(broker, header, request):
@@ -58,6 +59,6 @@ async def handle(broker, header, request):
                                 for s in e.synonyms) if with_synonyms else ())
             for e in entries
         )
-        results.append(make(result_cls, error_code=error(code), error_message=message,
+        results.append(make(result_cls, error_code=code, error_message=message,
                             resource_type=res.resource_type, resource_name=res.resource_name, configs=configs))
     return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))

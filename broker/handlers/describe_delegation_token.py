@@ -11,10 +11,11 @@ DELEGATION_TOKEN resource of its id, or DESCRIBE_TOKENS on its owner's USER reso
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.handlers.delegation_token_gate import requester, token_requests_allowed
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.checks import allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.security.delegation_token import TokenInformation, split_principal
@@ -24,9 +25,9 @@ async def handle(broker, header, request):
     cls = response_for(header)
     tokens = broker.security.tokens
     if not token_requests_allowed():
-        return make(cls, error_code=error("delegation_token_request_not_allowed"), tokens=(), throttle_time=NO_THROTTLE)
+        return make(cls, error_code=ErrorCode.delegation_token_request_not_allowed, tokens=(), throttle_time=NO_THROTTLE)
     if not tokens.enabled:
-        return make(cls, error_code=error("delegation_token_auth_disabled"), tokens=(), throttle_time=NO_THROTTLE)
+        return make(cls, error_code=ErrorCode.delegation_token_auth_disabled, tokens=(), throttle_time=NO_THROTTLE)
     asking = requester()
     owners = None if request.owners is None else [f"{o.principal_type}:{o.principal_name}" for o in request.owners]
 
@@ -48,4 +49,4 @@ async def handle(broker, header, request):
                               token_requester_principal_type=asking_type, token_requester_principal_name=asking_name,
                               issue_timestamp=token.issue_ms, expiry_timestamp=token.expiry_ms,
                               max_timestamp=token.max_ms, token_id=token.token_id, hmac=hmac, renewers=renewers))
-    return make(cls, error_code=error("none"), tokens=tuple(described), throttle_time=NO_THROTTLE)
+    return make(cls, error_code=ErrorCode.none, tokens=tuple(described), throttle_time=NO_THROTTLE)

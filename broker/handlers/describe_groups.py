@@ -7,12 +7,13 @@ NOT_COORDINATOR with an empty description."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.groups.state import GroupState
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 NOT_FOUND_FROM = 6
@@ -23,11 +24,11 @@ async def handle(broker, header, request):
     group_cls, member_cls = nested(cls, "DescribedGroup"), nested(cls, "DescribedGroupMember")
     described = []
     for group_id in request.groups:
-        not_here = broker.groups.coordinator_error(group_id)
+        not_here = from_unconverted(broker.groups.coordinator_error(group_id))
         if not group_allowed(broker, Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
-            not_here = "group_authorization_failed"
+            not_here = ErrorCode.group_authorization_failed
         if not_here:
-            described.append(make(group_cls, error_code=error(not_here), group_id=group_id, group_state="",
+            described.append(make(group_cls, error_code=not_here, group_id=group_id, group_state="",
                                   protocol_type="", protocol_data="", members=(),
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
@@ -39,7 +40,7 @@ async def handle(broker, header, request):
             not_found = f"Group {group_id} not found."
         if not_found is not None:
             v6 = header.api_version >= NOT_FOUND_FROM
-            described.append(make(group_cls, error_code=error("group_id_not_found" if v6 else "none"),
+            described.append(make(group_cls, error_code=ErrorCode.group_id_not_found if v6 else ErrorCode.none,
                                   error_message=not_found if v6 else None, group_id=group_id,
                                   group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
                                   members=(), authorized_operations=UNKNOWN_OPERATIONS))
@@ -54,7 +55,7 @@ async def handle(broker, header, request):
             for m in group.members.values()
         )
         described.append(make(
-            group_cls, error_code=error("none"), group_id=group_id, group_state=group.state.value,
+            group_cls, error_code=ErrorCode.none, group_id=group_id, group_state=group.state.value,
             protocol_type=group.protocol_type or "", protocol_data=(group.protocol_name or "") if chosen else "",
             members=members, authorized_operations=UNKNOWN_OPERATIONS,
         ))

@@ -11,11 +11,12 @@ view (broker/key_topic.py) has no producers of its own: an empty list.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 def _partition(broker, cls, topic: str, index: int, refusal: str | None):
@@ -24,18 +25,18 @@ def _partition(broker, cls, topic: str, index: int, refusal: str | None):
     if refusal is None:
         partition = broker.topics.partition(topic, index)
         if partition is None:
-            refusal = broker.topics.missing_partition_error(topic, index)
+            refusal = from_unconverted(broker.topics.missing_partition_error(topic, index))
         elif not partition.is_leader:
-            refusal = "not_leader_or_follower"
+            refusal = ErrorCode.not_leader_or_follower
     if refusal:
-        return make(nested(cls, "PartitionResponse"), partition_index=index, error_code=error(refusal),
+        return make(nested(cls, "PartitionResponse"), partition_index=index, error_code=refusal,
                     error_message=None, active_producers=())
     active = () if partition.read_only else partition.producers.active()
     producers = tuple(make(producer_cls, producer_id=p.producer_id, producer_epoch=p.epoch,
                            last_sequence=p.last_sequence, last_timestamp=p.last_timestamp,
                            coordinator_epoch=p.coordinator_epoch, current_txn_start_offset=p.current_txn_start_offset)
                       for p in active)
-    return make(nested(cls, "PartitionResponse"), partition_index=index, error_code=error("none"),
+    return make(nested(cls, "PartitionResponse"), partition_index=index, error_code=ErrorCode.none,
                 error_message=None, active_producers=producers)
 
 
@@ -45,9 +46,9 @@ async def handle(broker, header, request):
     topics = []
     for t in request.topics:
         if t.name in denied:
-            refusal = "topic_authorization_failed"
+            refusal = ErrorCode.topic_authorization_failed
         elif broker.topics.get(t.name) is None:
-            refusal = "unknown_topic_or_partition"
+            refusal = ErrorCode.unknown_topic_or_partition
         else:
             refusal = None
         partitions = tuple(_partition(broker, cls, t.name, i, refusal) for i in t.partition_indexes)

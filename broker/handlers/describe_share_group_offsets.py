@@ -9,27 +9,28 @@ partitions. An unknown topic or a partition without state is no error: start off
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.groups.share.share_group_admin import UNINITIALIZED
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.features import SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
-def refusal(broker, group_id: str, operation: Operation) -> str:
-    """Why a share-group offsets request is refused for the whole group ("" when it is not), as
+def refusal(broker, group_id: str, operation: Operation) -> ErrorCode | None:
+    """Why a share-group offsets request is refused for the whole group (None when it is not), as
     Kafka's three handlers check it: share groups switched off (share.version 0), an empty id,
     another coordinator, no `operation` on it."""
     if switched_off(broker.features, SHARE_VERSION):
-        return "unsupported_version"
+        return ErrorCode.unsupported_version
     if not group_id:
-        return "invalid_group_id"
-    code = broker.groups.coordinator_error(group_id)
+        return ErrorCode.invalid_group_id
+    code = from_unconverted(broker.groups.coordinator_error(group_id))
     if not code and not group_allowed(broker, operation, group_id):
-        code = "group_authorization_failed"
-    return code or ""
+        code = ErrorCode.group_authorization_failed
+    return code
 
 
 async def handle(broker, header, request):
@@ -41,7 +42,7 @@ async def handle(broker, header, request):
     for g in request.groups:
         code = refusal(broker, g.group_id, Operation.DESCRIBE)
         if code:
-            groups.append(make(group_cls, group_id=g.group_id, topics=(), error_code=error(code), error_message=None))
+            groups.append(make(group_cls, group_id=g.group_id, topics=(), error_code=code, error_message=None))
             continue
         wanted = None if g.topics is None else [(t.topic_name, list(t.partitions)) for t in g.topics]
         denied = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, [t for t, _ in wanted or ()])
@@ -52,12 +53,12 @@ async def handle(broker, header, request):
             described = [t for t in described if t.name not in hidden]
         topics = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, partitions=tuple(
             make(part_cls, partition_index=p.partition, start_offset=p.start_offset, leader_epoch=p.leader_epoch,
-                 lag=p.lag, error_code=error(p.error), error_message=p.message) for p in t.partitions))
+                 lag=p.lag, error_code=p.error, error_message=p.message) for p in t.partitions))
             for t in described]
         topics += [make(topic_cls, topic_name=name, topic_id=None, partitions=tuple(
             make(part_cls, partition_index=i, start_offset=UNINITIALIZED, leader_epoch=0, lag=UNINITIALIZED,
-                 error_code=error("topic_authorization_failed"), error_message=None) for i in indexes))
+                 error_code=ErrorCode.topic_authorization_failed, error_message=None) for i in indexes))
             for name, indexes in (wanted or ()) if name in denied]
-        groups.append(make(group_cls, group_id=g.group_id, topics=tuple(topics), error_code=error("none"),
+        groups.append(make(group_cls, group_id=g.group_id, topics=tuple(topics), error_code=ErrorCode.none,
                            error_message=None))
     return make(cls, throttle_time=NO_THROTTLE, groups=tuple(groups))

@@ -13,12 +13,13 @@ INVALID_TOPIC_EXCEPTION for a name no topic can have); listing all topics skips 
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.topic_names import illegal_name
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 MAX_PARTITIONS_PER_PAGE = 2000  # Kafka's max.request.partition.size.limit
 UNKNOWN_OPERATIONS = -(2**31)
@@ -34,7 +35,7 @@ def _partitions(broker, topic, part_cls, start: int, budget: int) -> tuple[list,
         placement = broker.view.placement(topic.name, index, topic.partitions[index])
         if placement is None:
             continue  # created in etcd, not yet in this broker's image
-        out.append(make(part_cls, error_code=error("none" if placement.leader >= 0 else "leader_not_available"),
+        out.append(make(part_cls, error_code=ErrorCode.none if placement.leader >= 0 else ErrorCode.leader_not_available,
                         partition_index=index, leader_id=placement.leader, leader_epoch=placement.leader_epoch,
                         replica_nodes=placement.replicas, isr_nodes=placement.isr,
                         eligible_leader_replicas=(), last_known_elr=(),
@@ -43,8 +44,8 @@ def _partitions(broker, topic, part_cls, start: int, budget: int) -> tuple[list,
 
 
 def _missing(topic_cls, name: str):
-    code = "invalid_topic_exception" if illegal_name(name) else "unknown_topic_or_partition"
-    return make(topic_cls, error_code=error(code), name=name, topic_id=None, is_internal=False, partitions=(),
+    code = ErrorCode.invalid_topic_exception if illegal_name(name) else ErrorCode.unknown_topic_or_partition
+    return make(topic_cls, error_code=code, name=name, topic_id=None, is_internal=False, partitions=(),
                 topic_authorized_operations=UNKNOWN_OPERATIONS)
 
 
@@ -60,7 +61,7 @@ async def handle(broker, header, request):
     names = sorted(n for n in names if n >= first)
     if cursor is not None and not list_all and cursor.topic_name not in names:
         return make(cls, throttle_time=NO_THROTTLE, next_cursor=None, topics=tuple(
-            make(topic_cls, error_code=error("invalid_request"), name=t.name, topic_id=None, is_internal=False,
+            make(topic_cls, error_code=ErrorCode.invalid_request, name=t.name, topic_id=None, is_internal=False,
                  partitions=(), topic_authorized_operations=UNKNOWN_OPERATIONS) for t in request.topics))
     remaining = min(MAX_PARTITIONS_PER_PAGE, request.response_partition_limit)
     topics, next_cursor = [], None
@@ -68,7 +69,7 @@ async def handle(broker, header, request):
     for name in names:
         if name in hidden:
             if not list_all:
-                topics.append(make(topic_cls, error_code=error("topic_authorization_failed"), name=name, topic_id=None,
+                topics.append(make(topic_cls, error_code=ErrorCode.topic_authorization_failed, name=name, topic_id=None,
                                    is_internal=False, partitions=(), topic_authorized_operations=UNKNOWN_OPERATIONS))
             continue
         if remaining <= 0:
@@ -82,7 +83,7 @@ async def handle(broker, header, request):
             continue
         start = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         partitions, next_index = _partitions(broker, topic, part_cls, start, remaining)
-        topics.append(make(topic_cls, error_code=error("none"), name=name, topic_id=topic.topic_id,
+        topics.append(make(topic_cls, error_code=ErrorCode.none, name=name, topic_id=topic.topic_id,
                            is_internal=topic.internal, partitions=tuple(partitions),
                            topic_authorized_operations=UNKNOWN_OPERATIONS))
         if next_index != -1:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import transactional_id_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 def _time(ms: int) -> datetime.datetime:
@@ -29,16 +30,16 @@ async def handle(broker, header, request):
     states = []
     for txn_id in request.transactional_ids:
         if not transactional_id_allowed(broker, Operation.DESCRIBE, txn_id):
-            code, meta = "transactional_id_authorization_failed", None
+            code, meta = ErrorCode.transactional_id_authorization_failed, None
         else:
             code, meta = broker.transactions.describe(txn_id)
         if meta is None:
-            states.append(make(state_cls, error_code=error(code), transactional_id=txn_id, transaction_state="",
+            states.append(make(state_cls, error_code=code, transactional_id=txn_id, transaction_state="",
                                transaction_timeout=datetime.timedelta(0), transaction_start_time=_time(-1),
                                producer_id=-1, producer_epoch=-1, topics=()))
             continue
         topics = tuple(make(topic_cls, topic=t, partitions=indexes) for t, indexes in meta.record.partitions)
-        states.append(make(state_cls, error_code=error("none"), transactional_id=txn_id,
+        states.append(make(state_cls, error_code=ErrorCode.none, transactional_id=txn_id,
                            transaction_state=meta.state.kafka_name,
                            transaction_timeout=datetime.timedelta(milliseconds=meta.timeout_ms),
                            transaction_start_time=_time(meta.record.start_ms), producer_id=meta.producer_id,

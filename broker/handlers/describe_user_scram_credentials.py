@@ -7,19 +7,20 @@ from __future__ import annotations
 
 from collections import Counter
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 from wire.scram import SCRAM_MECHANISMS
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     result_cls, info_cls = nested(cls, "DescribeUserScramCredentialsResult"), nested(cls, "CredentialInfo")
     if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeUserScramCredentialsRequest
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", results=())
     known = broker.security.scram.describe()
     asked = None if request.users is None else [u.name for u in request.users]
@@ -31,18 +32,18 @@ async def handle(broker, header, request):
         counts = Counter(asked)
         for user in dict.fromkeys(asked):
             if counts[user] > 1:
-                results.append(make(result_cls, user=user, error_code=error("duplicate_resource"),
+                results.append(make(result_cls, user=user, error_code=ErrorCode.duplicate_resource,
                                     error_message=f"Cannot describe SCRAM credentials for the same user twice "
                                                   f"in a single request: {user}", credential_infos=()))
             elif user not in known:
-                results.append(make(result_cls, user=user, error_code=error("resource_not_found"),
+                results.append(make(result_cls, user=user, error_code=ErrorCode.resource_not_found,
                                     error_message=f"Attempt to describe a user credential that does not exist: "
                                                   f"{user}", credential_infos=()))
             else:
                 results.append(_found(result_cls, info_cls, user, known[user]))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None, results=tuple(results))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None, results=tuple(results))
 
 
 def _found(result_cls, info_cls, user: str, mechanisms: dict[str, int]):
     infos = tuple(make(info_cls, mechanism=SCRAM_MECHANISMS[m][1], iterations=i) for m, i in sorted(mechanisms.items()))
-    return make(result_cls, user=user, error_code=error("none"), error_message=None, credential_infos=infos)
+    return make(result_cls, user=user, error_code=ErrorCode.none, error_message=None, credential_infos=infos)

@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +40,9 @@ async def _elect(broker, topic: str, index: int, election: int) -> PartitionStat
     """The state written; raises ClusterError with Kafka's answer when there is none."""
     local = broker.topics.topics.get(topic)  # a cluster member lists every topic of its image
     if local is None:
-        raise ClusterError("unknown_topic_or_partition", f"No such topic as {topic}")
+        raise ClusterError(ErrorCode.unknown_topic_or_partition, f"No such topic as {topic}")
     if not 0 <= index < len(local.partitions):
-        raise ClusterError("unknown_topic_or_partition", f"No such partition as {topic}-{index}")
+        raise ClusterError(ErrorCode.unknown_topic_or_partition, f"No such partition as {topic}-{index}")
     return await broker.view.elect(topic, index, unclean=election == UNCLEAN)
 
 
@@ -60,16 +61,16 @@ async def handle(broker, header, request):
     election = getattr(request, "election_type", PREFERRED)  # v0 elects the preferred replica
     refusal = None
     if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleElectLeaders
-        refusal, message = "cluster_authorization_failed", "Cluster authorization failed."
+        refusal, message = ErrorCode.cluster_authorization_failed, "Cluster authorization failed."
     elif election not in (PREFERRED, UNCLEAN):
-        refusal, message = "invalid_request", f"Unknown election type {election}"
+        refusal, message = ErrorCode.invalid_request, f"Unknown election type {election}"
     if refusal is not None:
         refused = tuple(
             make(topic_cls, topic=t.topic, partition_result=tuple(
-                make(partition_cls, partition_id=i, error_code=error(refusal), error_message=message)
+                make(partition_cls, partition_id=i, error_code=refusal, error_message=message)
                 for i in t.partitions))
             for t in request.topic_partitions or ())
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(refusal),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=refusal,
                     replica_election_results=refused)
 
     every = request.topic_partitions is None
@@ -80,14 +81,14 @@ async def handle(broker, header, request):
         for index in indexes:
             try:
                 state = await _elect(broker, topic, index, election)
-                code, message = "none", None
+                code, message = ErrorCode.none, None
                 if state is not None:
                     written.append(state)
             except ClusterError as exc:
                 code, message = exc.code, str(exc)
-            if every and code == "election_not_needed":
+            if every and code is ErrorCode.election_not_needed:
                 continue
-            partitions.append(make(partition_cls, partition_id=index, error_code=error(code), error_message=message))
+            partitions.append(make(partition_cls, partition_id=index, error_code=code, error_message=message))
         results.append(make(topic_cls, topic=topic, partition_result=tuple(partitions)))
     await _until_visible(broker, written, request.timeout.total_seconds())
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), replica_election_results=tuple(results))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, replica_election_results=tuple(results))

@@ -10,11 +10,12 @@ error, as Kafka answers. Which answer, per version, state, epoch and timing: bro
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import transactional_id_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
 from broker.txn.coordinator import EndResult
 
@@ -24,10 +25,10 @@ FIRST_V2_VERSION = 5
 async def handle(broker, header, request):
     cls = response_for(header)
     if not transactional_id_allowed(broker, Operation.WRITE, request.transactional_id):
-        result = EndResult("transactional_id_authorization_failed")
+        result = EndResult(ErrorCode.transactional_id_authorization_failed)
     else:
         result = await broker.transactions.end_txn(request.transactional_id, request.producer_id,
                                                    request.producer_epoch, request.committed,
                                                    v2=header.api_version >= FIRST_V2_VERSION)
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(for_version(result.error, header)),
+    return make(cls, throttle_time=NO_THROTTLE, error_code=for_version(result.error, header),
                 producer_id=result.producer_id, producer_epoch=result.producer_epoch)

@@ -9,18 +9,19 @@ expiry -1 (KafkaApis.handleExpireTokenRequest); the rest is the manager's, in Ka
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.handlers.delegation_token_gate import (ERROR_TIMESTAMP, as_ms, requester, timestamp,
                                                    token_requests_allowed)
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 
 
 async def handle(broker, header, request):
     if not token_requests_allowed():
-        code, expiry = "delegation_token_request_not_allowed", ERROR_TIMESTAMP
+        code, expiry = ErrorCode.delegation_token_request_not_allowed, ERROR_TIMESTAMP
     else:
         code, expiry = await broker.security.tokens.expire(requester(), request.hmac,
                                                            as_ms(request.expiry_time_period))
-    return make(response_for(header), error_code=error(code), expiry_timestamp=timestamp(expiry),
+    return make(response_for(header), error_code=code, expiry_timestamp=timestamp(expiry),
                 throttle_time=NO_THROTTLE)

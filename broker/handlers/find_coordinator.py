@@ -17,6 +17,7 @@ A share key that does not parse is INVALID_REQUEST.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.net import advertised_brokers
@@ -24,44 +25,44 @@ from broker.groups import offsets_log
 from broker.groups.share import state_log
 from broker.security.acl.checks import allowed, cluster_allowed, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.txn import txn_log
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 SHARE_KEY_TYPE = 2
 SHARE_KEY_MIN_VERSION = 6
-_NOT_AVAILABLE = ("coordinator_not_available", None, -1, "", -1)
+_NOT_AVAILABLE = (ErrorCode.coordinator_not_available, None, -1, "", -1)
 
 
-async def _answer(broker, key_type: int, key: str, version: int) -> tuple[str, str | None, int, str, int]:
+async def _answer(broker, key_type: int, key: str, version: int) -> tuple[ErrorCode, str | None, int, str, int]:
     """(error, message, node id, host, port)"""
     if key_type == GROUP_KEY_TYPE:
         if not group_allowed(broker, Operation.DESCRIBE, key):
-            return "group_authorization_failed", "Group authorization failed.", -1, "", -1
+            return ErrorCode.group_authorization_failed, "Group authorization failed.", -1, "", -1
         topic_name, topic = offsets_log.TOPIC, await broker.offsets_store.ensure_topic()
         index = None if topic is None else offsets_log.partition_for(key, len(topic.partitions))
     elif key_type == TRANSACTION_KEY_TYPE:
         if not allowed(broker, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
-            return "transactional_id_authorization_failed", "Transactional Id authorization failed.", -1, "", -1
+            return ErrorCode.transactional_id_authorization_failed, "Transactional Id authorization failed.", -1, "", -1
         topic_name, topic = txn_log.TOPIC, await broker.txn_store.ensure_topic()
         index = None if topic is None else txn_log.partition_for(key, len(topic.partitions))
     elif key_type == SHARE_KEY_TYPE and version >= SHARE_KEY_MIN_VERSION:
         if not cluster_allowed(broker, Operation.CLUSTER_ACTION):
-            return "cluster_authorization_failed", "Cluster authorization failed.", -1, "", -1
+            return ErrorCode.cluster_authorization_failed, "Cluster authorization failed.", -1, "", -1
         if not state_log.is_coordinator_key(key):
-            return "invalid_request", f"{key!r} is not a share-partition key (group:topicId:partition)", -1, "", -1
+            return ErrorCode.invalid_request, f"{key!r} is not a share-partition key (group:topicId:partition)", -1, "", -1
         topic_name, topic = state_log.TOPIC, await broker.share_state_store.ensure_topic()
         index = None if topic is None else state_log.partition_for(key, len(topic.partitions))
     else:
-        return "invalid_request", f"unknown coordinator key type {key_type} in v{version}", -1, "", -1
+        return ErrorCode.invalid_request, f"unknown coordinator key type {key_type} in v{version}", -1, "", -1
     if topic is None:
         return _NOT_AVAILABLE
     placement = broker.view.placement(topic_name, index, topic.partitions[index])
     leader = advertised_brokers.broker_address(broker, placement.leader) if placement is not None and placement.leader >= 0 else None
     if leader is None:
         return _NOT_AVAILABLE
-    return "none", None, leader.node_id, leader.host, leader.port
+    return ErrorCode.none, None, leader.node_id, leader.host, leader.port
 
 
 async def handle(broker, header, request):
@@ -73,8 +74,8 @@ async def handle(broker, header, request):
         for key in request.coordinator_keys:
             code, message, node, host, port = await _answer(broker, key_type, key, header.api_version)
             coordinators.append(make(coordinator_cls, key=key, node_id=node, host=host, port=port,
-                                     error_code=error(code), error_message=message))
+                                     error_code=code, error_message=message))
         return make(cls, throttle_time=NO_THROTTLE, coordinators=tuple(coordinators))
     code, message, node, host, port = await _answer(broker, key_type, request.key, header.api_version)
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message,
                 node_id=node, host=host, port=port)

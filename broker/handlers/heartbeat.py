@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 
 
 async def handle(broker, header, request):
     if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleHeartbeatRequest
-        code = "group_authorization_failed"
+        code = ErrorCode.group_authorization_failed
     elif (consumer_group := broker.consumer_groups.groups.get(request.group_id)) is not None:
         code = classic_members.heartbeat(broker.consumer_groups, consumer_group, request.generation_id,
                                          request.member_id)
     else:
-        code = broker.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
-                                       getattr(request, "group_instance_id", None))
-    return make(response_for(header), throttle_time=NO_THROTTLE, error_code=error(code))
+        code = from_unconverted(broker.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
+                                                        getattr(request, "group_instance_id", None)))
+    return make(response_for(header), throttle_time=NO_THROTTLE, error_code=code)

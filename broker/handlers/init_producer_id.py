@@ -11,11 +11,12 @@ answers the retriable COORDINATOR_LOAD_IN_PROGRESS, as Kafka's broker waiting fo
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import allowed_on_any, cluster_allowed, transactional_id_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version, ms
 from broker.producer_ids import NoProducerIdBlock
 
@@ -23,25 +24,25 @@ from broker.producer_ids import NoProducerIdBlock
 async def handle(broker, header, request):
     cls = response_for(header)
 
-    def answer(code: str, producer_id: int = -1, producer_epoch: int = -1):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(for_version(code, header)),
+    def answer(code: ErrorCode, producer_id: int = -1, producer_epoch: int = -1):
+        return make(cls, throttle_time=NO_THROTTLE, error_code=for_version(code, header),
                     producer_id=producer_id, producer_epoch=producer_epoch)
 
     txn_id = request.transactional_id
     if txn_id is not None:
         if not txn_id:
-            return answer("invalid_request")
+            return answer(ErrorCode.invalid_request)
         if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
-            return answer("transactional_id_authorization_failed")
+            return answer(ErrorCode.transactional_id_authorization_failed)
         result = await broker.transactions.init_producer_id(
             txn_id, ms(request.transaction_timeout), getattr(request, "producer_id", -1),
             getattr(request, "producer_epoch", -1))
         return answer(result.error, result.producer_id, result.producer_epoch)
     if not (cluster_allowed(broker, Operation.IDEMPOTENT_WRITE)
             or allowed_on_any(broker, Operation.WRITE, ResourceType.TOPIC)):
-        return answer("cluster_authorization_failed")
+        return answer(ErrorCode.cluster_authorization_failed)
     try:
         pid = await broker.producer_ids.allocate()
     except NoProducerIdBlock as exc:
         return answer(exc.code)
-    return answer("none", pid, 0)
+    return answer(ErrorCode.none, pid, 0)

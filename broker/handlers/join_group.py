@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.net.client_address import client_host
@@ -14,7 +15,7 @@ from broker.groups.join_messages import JoinRequest, JoinResult
 from broker.groups.consumer import classic_apis, classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 def _ms(value) -> int:
@@ -28,7 +29,7 @@ async def handle(broker, header, request):
     # v0 has no rebalance timeout: Kafka uses the session timeout for both.
     rebalance = _ms(getattr(request, "rebalance_timeout", request.session_timeout))
     if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleJoinGroupRequest
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), generation_id=-1,
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.group_authorization_failed, generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id=request.member_id, members=())
     # A streams group with members keeps its id, as Kafka's classicGroupJoin; an empty one gives it up.
@@ -37,7 +38,7 @@ async def handle(broker, header, request):
         await broker.streams_groups.delete(request.group_id)
     taken = request.group_id in broker.share_groups.groups or request.group_id in broker.streams_groups.groups
     if taken and not broker.groups.coordinator_error(request.group_id):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("inconsistent_group_protocol"), generation_id=-1,
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.inconsistent_group_protocol, generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id="", members=())
     req = JoinRequest(
@@ -56,9 +57,10 @@ async def handle(broker, header, request):
         conflict = await classic_apis.make_room_for_classic(broker.consumer_groups, request.group_id)
         result = JoinResult(conflict, request.member_id) if conflict else await broker.groups.join(req)
     members = tuple(make(member_cls, member_id=m, group_instance_id=i, metadata=md) for m, i, md in result.members)
-    ok = result.error == "none"
+    code = from_unconverted(result.error)  # a name while groups/coordinator.py passes names
+    ok = code is ErrorCode.none
     return make(
-        cls, throttle_time=NO_THROTTLE, error_code=error(result.error), generation_id=result.generation,
+        cls, throttle_time=NO_THROTTLE, error_code=code, generation_id=result.generation,
         protocol_type=result.protocol_type if ok else None,
         # Before v7 the protocol name is not nullable: an error answer carries "".
         protocol_name=result.protocol_name if ok else (None if header.api_version >= 7 else ""),

@@ -2,31 +2,33 @@
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleLeaveGroupRequest
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"), members=())
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.group_authorization_failed, members=())
     if header.api_version < 3:
         top, codes = await _leave(broker, request.group_id, [(request.member_id, None)])
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(codes[0] if codes else top))
+        return make(cls, throttle_time=NO_THROTTLE, error_code=codes[0] if codes else top)
     leaving = [(m.member_id, m.group_instance_id) for m in request.members]
     top, codes = await _leave(broker, request.group_id, leaving)
     member_cls = nested(cls, "MemberResponse")
-    members = tuple(make(member_cls, member_id=m, group_instance_id=i, error_code=error(c))
+    members = tuple(make(member_cls, member_id=m, group_instance_id=i, error_code=c)
                     for (m, i), c in zip(leaving, codes))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(top), members=members)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=top, members=members)
 
 
-async def _leave(broker, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[str, list[str]]:
+async def _leave(broker, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
     consumer_group = broker.consumer_groups.groups.get(group_id)
     if consumer_group is not None:  # classic members of a consumer-protocol group
         return await classic_members.leave(broker.consumer_groups, consumer_group, leaving)
-    return broker.groups.leave(group_id, leaving)
+    top, codes = broker.groups.leave(group_id, leaving)  # names while groups/coordinator.py passes names
+    return from_unconverted(top), [from_unconverted(c) for c in codes]

@@ -11,12 +11,13 @@ answered with no resources.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = (
     ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER,
@@ -30,10 +31,10 @@ async def handle(broker, header, request):
     supported = SUPPORTED[header.api_version]
     wanted = tuple(getattr(request, "resource_types", ())) or supported
     if any(t not in supported for t in wanted):
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("unsupported_version"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.unsupported_version,
                     config_resources=())
     if not cluster_allowed(broker, Operation.DESCRIBE_CONFIGS):  # ACLs, as Kafka's handleListConfigResources
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     config_resources=())
     found = []
     if BROKER in wanted:
@@ -43,4 +44,4 @@ async def handle(broker, header, request):
     if GROUP in wanted:
         found += [(name, GROUP) for name in broker.group_configs.groups()]
     resources = tuple(make(resource_cls, resource_name=name, resource_type=kind) for name, kind in found)
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), config_resources=resources)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, config_resources=resources)

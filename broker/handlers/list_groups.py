@@ -5,12 +5,13 @@ streams group (protocol type "streams")."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.state import GroupState
 from broker.security.acl.checks import cluster_allowed, group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -34,4 +35,4 @@ async def handle(broker, header, request):
             continue
         groups.append(make(listed_cls, group_id=group_id, protocol_type=protocol_type, group_state=state,
                            group_type=group_type))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), groups=tuple(groups))
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, groups=tuple(groups))

@@ -20,12 +20,13 @@ no such record gives offset -1 and timestamp -1, as in Kafka.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, FetchIsolation
 from wire.protocol import response_for
 
 from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
@@ -70,18 +71,18 @@ async def handle(broker, header, request):
             partition = broker.topics.partition(lt.name, lp.partition_index)
             epoch = getattr(lp, "current_leader_epoch", -1)
             if lt.name in hidden:  # ACLs: DESCRIBE on the topic, as Kafka's handleListOffsetRequest
-                code, ts, offset, leader_epoch = "topic_authorization_failed", -1, -1, -1
+                code, ts, offset, leader_epoch = ErrorCode.topic_authorization_failed, -1, -1, -1
             elif unsupported(lp.timestamp, header.api_version):
-                code, ts, offset, leader_epoch = "unsupported_version", -1, -1, -1
+                code, ts, offset, leader_epoch = ErrorCode.unsupported_version, -1, -1, -1
             elif partition is None:
-                code, ts, offset, leader_epoch = broker.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
+                code, ts, offset, leader_epoch = from_unconverted(broker.topics.missing_partition_error(lt.name, lp.partition_index)), -1, -1, -1
             elif partition.epoch_error(epoch) is not None:
-                code, ts, offset, leader_epoch = partition.epoch_error(epoch), -1, -1, -1
+                code, ts, offset, leader_epoch = from_unconverted(partition.epoch_error(epoch)), -1, -1, -1
             elif not partition.is_leader and request.replica_id < 0:
-                code, ts, offset, leader_epoch = "not_leader_or_follower", -1, -1, -1
+                code, ts, offset, leader_epoch = ErrorCode.not_leader_or_follower, -1, -1, -1
             else:
-                code, (ts, offset, leader_epoch) = "none", _lookup(partition, lp.timestamp, isolation)
-            parts.append(make(part_cls, partition_index=lp.partition_index, error_code=error(code),
+                code, (ts, offset, leader_epoch) = ErrorCode.none, _lookup(partition, lp.timestamp, isolation)
+            parts.append(make(part_cls, partition_index=lp.partition_index, error_code=code,
                               timestamp=ts, offset=offset, leader_epoch=leader_epoch))
         topics.append(make(topic_cls, name=lt.name, partitions=tuple(parts)))
     return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))

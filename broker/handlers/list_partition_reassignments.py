@@ -10,11 +10,12 @@ one, and an unknown topic or partition is left out rather than refused.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 def _ongoing(broker, request) -> dict[str, list]:
@@ -28,7 +29,7 @@ async def handle(broker, header, request):
     topic_cls = nested(cls, "OngoingTopicReassignment")
     partition_cls = nested(cls, "OngoingPartitionReassignment")
     if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleListPartitionReassignments
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("cluster_authorization_failed"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", topics=())
     topics = tuple(
         make(topic_cls, name=name, partitions=tuple(
@@ -36,4 +37,4 @@ async def handle(broker, header, request):
                  removing_replicas=s.removing)
             for s in states))
         for name, states in _ongoing(broker, request).items())
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None, topics=topics)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None, topics=topics)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import transactional_id_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.txn.state import TxnState
 
 
@@ -27,7 +28,7 @@ async def handle(broker, header, request):
     try:
         wanted = re.compile(pattern) if pattern else None
     except re.error:
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("invalid_regular_expression"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.invalid_regular_expression,
                     unknown_state_filters=(), transaction_states=())
     known = {name: TxnState.from_name(name) for name in request.state_filters}
     unknown = tuple(name for name, state in known.items() if state is None)
@@ -39,5 +40,5 @@ async def handle(broker, header, request):
                     for m in sorted(listed, key=lambda m: m.transactional_id)
                     if (wanted is None or wanted.fullmatch(m.transactional_id))
                     and transactional_id_allowed(broker, Operation.DESCRIBE, m.transactional_id))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), unknown_state_filters=unknown,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, unknown_state_filters=unknown,
                 transaction_states=answers)

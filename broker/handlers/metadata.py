@@ -76,7 +76,7 @@ def _refused(broker, names: list[str] | None, allow_create: bool) -> frozenset[s
     return refused
 
 
-def _not_here_yet(created) -> str | None:
+def _not_here_yet(created) -> ErrorCode | None:
     """The code for a topic this request auto-created, or found created meanwhile, that this
     broker's metadata does not show yet (a cluster member applies etcd's news a moment later):
     LEADER_NOT_AVAILABLE, retriable, as Kafka's AutoTopicCreationManager answers a topic whose
@@ -84,8 +84,8 @@ def _not_here_yet(created) -> str | None:
     partitionsFor takes it as fatal. Any other refusal is the creation's own; None: not created."""
     if created is None:
         return None
-    if not isinstance(created, TopicError) or created.code == "topic_already_exists":
-        return "leader_not_available"
+    if not isinstance(created, TopicError) or created.code is ErrorCode.topic_already_exists:
+        return ErrorCode.leader_not_available
     return created.code
 
 
@@ -118,8 +118,8 @@ async def handle(broker, header, request):
         if topic is None:
             code = _not_here_yet(created.get(name))
             # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.
-            code = code or ("invalid_topic_exception" if illegal_name(name) else "unknown_topic_or_partition")
-            topics.append(failed(ErrorCode[code], name))
+            code = code or (ErrorCode.invalid_topic_exception if illegal_name(name) else ErrorCode.unknown_topic_or_partition)
+            topics.append(failed(code, name))
             continue
         topics.append(TopicEntry(0, topic.name, topic.topic_id, topic.internal, _partitions(view, topic, errors),
                                  UNKNOWN_OPERATIONS))

@@ -7,6 +7,7 @@ handleOffsetCommitRequest does; a group not authorized still fails every partiti
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups import offsets
@@ -15,7 +16,7 @@ from broker.groups.streams import offset_rules
 from broker.handlers.offset_topic_ids import requested_name
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -27,11 +28,11 @@ async def handle(broker, header, request):
     # ACLs, as Kafka's handleOffsetCommitRequest: READ on the group, else every partition fails;
     # READ on each topic, else its partitions fail and the others are committed
     if not group_allowed(broker, Operation.READ, request.group_id):
-        refusals = {name: "group_authorization_failed" for name in names}
+        refusals = {name: ErrorCode.group_authorization_failed for name in names}
     else:
-        refusals = {name: "topic_authorization_failed"
+        refusals = {name: ErrorCode.topic_authorization_failed
                     for name in denied_names(broker, Operation.READ, ResourceType.TOPIC, known)}
-        refusals[None] = "unknown_topic_id"
+        refusals[None] = ErrorCode.unknown_topic_id
     wanted = [
         offsets.OffsetToCommit(name, p.partition_index, p.committed_offset,
                                getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
@@ -57,7 +58,7 @@ async def handle(broker, header, request):
     topics = tuple(
         make(topic_cls, name=name, topic_id=getattr(t, "topic_id", None), partitions=tuple(
             make(part_cls, partition_index=p.partition_index,
-                 error_code=error(refusals[name] if name in refusals else next(codes)))
+                 error_code=refusals[name] if name in refusals else next(codes))
             for p in t.partitions))
         for t, name in zip(request.topics, names)
     )

@@ -3,6 +3,7 @@ consumes their topic (broker/groups/offset_deletion.py has Kafka's rules)."""
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_apis
@@ -10,7 +11,7 @@ from broker.groups.streams import offset_rules
 from broker.groups.offset_deletion import delete_offsets
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(broker, header, request):
@@ -18,7 +19,7 @@ async def handle(broker, header, request):
     topic_cls = nested(cls, "OffsetDeleteResponseTopic")
     part_cls = nested(cls, "OffsetDeleteResponsePartition")
     if not group_allowed(broker, Operation.DELETE, request.group_id):  # ACLs, as Kafka's handleOffsetDeleteRequest
-        return make(cls, error_code=error("group_authorization_failed"), throttle_time=NO_THROTTLE, topics=())
+        return make(cls, error_code=ErrorCode.group_authorization_failed, throttle_time=NO_THROTTLE, topics=())
     unreadable = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics if t.name not in unreadable]
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
@@ -26,13 +27,13 @@ async def handle(broker, header, request):
     subscribed = ((consumer_group and classic_apis.subscribed_to(consumer_group))
                   or (streams_group and offset_rules.reads_topic(streams_group)))
     code, codes = await delete_offsets(broker.groups, request.group_id, wanted, subscribed)
-    codes = dict(codes) | {(t.name, p.partition_index): "topic_authorization_failed"
+    codes = dict(codes) | {(t.name, p.partition_index): ErrorCode.topic_authorization_failed
                            for t in request.topics if t.name in unreadable for p in t.partitions}
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
-    if code != "none":
-        return make(cls, error_code=error(code), throttle_time=NO_THROTTLE, topics=())
+    if code is not ErrorCode.none:
+        return make(cls, error_code=code, throttle_time=NO_THROTTLE, topics=())
     topics = tuple(
         make(topic_cls, name=name, partitions=tuple(
-            make(part_cls, partition_index=p, error_code=error(codes[(name, p)])) for p in dict.fromkeys(partitions)))
+            make(part_cls, partition_index=p, error_code=codes[(name, p)]) for p in dict.fromkeys(partitions)))
         for name, partitions in wanted)
-    return make(cls, error_code=error("none"), throttle_time=NO_THROTTLE, topics=topics)
+    return make(cls, error_code=ErrorCode.none, throttle_time=NO_THROTTLE, topics=topics)

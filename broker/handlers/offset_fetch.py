@@ -15,6 +15,7 @@ lists them by name, as before).
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.groups import offsets
@@ -23,17 +24,17 @@ from broker.groups.streams import offset_rules
 from broker.handlers.offset_topic_ids import id_of, requested_name
 from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
-def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: str | None,
+def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: ErrorCode | None,
             require_stable: bool):
     topic_cls, part_cls = nested(cls, topic_name), nested(cls, part_name)
     by_id = cls.__version__ >= 10
     named = [] if topics is None else [(requested_name(broker, t), t) for t in topics]
     wanted = None if topics is None else [(name, list(t.partition_indexes)) for name, t in named if name is not None]
     if not_here:
-        fetched = [(topic, [(p, None, "none") for p in partitions]) for topic, partitions in wanted or ()]
+        fetched = [(topic, [(p, None, ErrorCode.none) for p in partitions]) for topic, partitions in wanted or ()]
     else:
         fetched = offsets.fetch(broker.groups, group_id, wanted, require_stable)
     # ACLs, as Kafka's handleOffsetFetchRequest: DESCRIBE on each topic; one asked by name fails,
@@ -41,34 +42,34 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
     hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
     out = [make(topic_cls, topic_id=t.topic_id, partitions=tuple(
         make(part_cls, partition_index=index, committed_offset=-1, committed_leader_epoch=-1, metadata="",
-             error_code=error("unknown_topic_id")) for index in t.partition_indexes))
+             error_code=ErrorCode.unknown_topic_id) for index in t.partition_indexes))
         for name, t in named if name is None]
     for topic, partitions in fetched:
         topic_id = id_of(broker, topic) if by_id else None
         if wanted is None and (topic in hidden or (by_id and topic_id is None)):
             continue
-        code = "topic_authorization_failed" if topic in hidden and not not_here else (not_here or "none")
+        code = ErrorCode.topic_authorization_failed if topic in hidden and not not_here else (not_here or ErrorCode.none)
         parts = []
         for index, committed, partition_code in partitions:
-            if code != "none":
+            if code is not ErrorCode.none:
                 committed, partition_code = None, code
             parts.append(make(
                 part_cls, partition_index=index,
                 committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed else -1,
-                metadata=committed.metadata if committed else "", error_code=error(partition_code),
+                metadata=committed.metadata if committed else "", error_code=partition_code,
             ))
         out.append(make(topic_cls, name=topic, topic_id=topic_id, partitions=tuple(parts)))
     return tuple(out)
 
 
-def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> str | None:
+def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> ErrorCode | None:
     """The group's error: DESCRIBE on it (ACLs, as Kafka), whether it is coordinated here, and
     (v9+, a consumer-protocol or streams group) the member's epoch."""
     if not group_allowed(broker, Operation.DESCRIBE, group_id):
-        return "group_authorization_failed"
+        return ErrorCode.group_authorization_failed
     streams_group = broker.streams_groups.groups.get(group_id)
-    return (broker.groups.coordinator_error(group_id)
+    return (from_unconverted(broker.groups.coordinator_error(group_id))
             or classic_apis.fetch_error(broker.consumer_groups, group_id, member_id, member_epoch)
             or (streams_group and offset_rules.fetch_error(streams_group, member_id, member_epoch)))
 
@@ -80,12 +81,12 @@ async def handle(broker, header, request):
         topics = _topics(broker, cls, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition",
                          request.group_id, request.topics if header.api_version < 2 or not not_here else (),
                          not_here, getattr(request, "require_stable", False))
-        return make(cls, throttle_time=NO_THROTTLE, topics=topics, error_code=error(not_here or "none"))
+        return make(cls, throttle_time=NO_THROTTLE, topics=topics, error_code=not_here or ErrorCode.none)
     group_cls = nested(cls, "OffsetFetchResponseGroup")
     groups = []
     for g in request.groups:
         not_here = _refusal(broker, g.group_id, getattr(g, "member_id", None), getattr(g, "member_epoch", -1))
         topics = _topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
                          g.group_id, () if not_here else g.topics, not_here, request.require_stable)
-        groups.append(make(group_cls, group_id=g.group_id, error_code=error(not_here or "none"), topics=topics))
+        groups.append(make(group_cls, group_id=g.group_id, error_code=not_here or ErrorCode.none, topics=topics))
     return make(cls, throttle_time=NO_THROTTLE, groups=tuple(groups))

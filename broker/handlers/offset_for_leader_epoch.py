@@ -12,26 +12,27 @@ below every known one is answered (-1, -1), UNDEFINED, with no error.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 
-def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[str, int, int]:
+def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[ErrorCode, int, int]:
     partition = broker.topics.partition(topic, index)
     if partition is None:
-        return broker.topics.missing_partition_error(topic, index), -1, -1
+        return from_unconverted(broker.topics.missing_partition_error(topic, index)), -1, -1
     if partition.read_only:
-        return "invalid_topic_exception", -1, -1
+        return ErrorCode.invalid_topic_exception, -1, -1
     fenced = partition.epoch_error(current_epoch)
     if fenced is not None:
-        return fenced, -1, -1
+        return from_unconverted(fenced), -1, -1  # partition.py names it until it passes ErrorCode
     if not partition.is_leader:
-        return "not_leader_or_follower", -1, -1
+        return ErrorCode.not_leader_or_follower, -1, -1
     found_epoch, end = partition.end_offset_for(epoch)
-    return "none", found_epoch, end
+    return ErrorCode.none, found_epoch, end
 
 
 def _refused(broker, request) -> frozenset[str]:
@@ -53,10 +54,10 @@ async def handle(broker, header, request):
         parts = []
         for p in t.partitions:
             if t.topic in refused:
-                code, epoch, end = "topic_authorization_failed", -1, -1
+                code, epoch, end = ErrorCode.topic_authorization_failed, -1, -1
             else:
                 code, epoch, end = _end_offset(broker, t.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
-            parts.append(make(part_cls, error_code=error(code), partition=p.partition, leader_epoch=epoch,
+            parts.append(make(part_cls, error_code=code, partition=p.partition, leader_epoch=epoch,
                               end_offset=end))
         topics.append(make(topic_cls, topic=t.topic, partitions=tuple(parts)))
     return make(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))

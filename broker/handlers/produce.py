@@ -37,7 +37,7 @@ import logging
 import time
 import uuid
 
-from wire.error_codes import ErrorCode
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
@@ -50,7 +50,7 @@ from broker.handlers.produce_records import PendingBatch, check_batches, rewrite
 from broker.handlers.produce_verification import verify_first_batches
 from replica.write_path import WORK_SLICE_S, PendingWrites, RecordsWrite, WriteResult
 from broker.topic_names import INTERNAL_TOPICS
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 NO_TOPIC_ID = uuid.UUID(int=0)
@@ -72,30 +72,30 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
         # As Kafka's ReplicaManager: these records are the group coordinator's state, written by
         # the broker alone (offsets_store appends through the write path). A client's record
         # would be replayed at start-up as a commit of any group it names.
-        return "invalid_topic_exception", f"Cannot append to internal topic {topic_name}"
+        return ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic_name}"
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
-        return broker.topics.missing_partition_error(topic_name, index), None
+        return from_unconverted(broker.topics.missing_partition_error(topic_name, index)), None
     if partition.read_only:
-        return "invalid_topic_exception", f"{topic_name} is a read-only key-lookup topic"
+        return ErrorCode.invalid_topic_exception, f"{topic_name} is a read-only key-lookup topic"
     if not records:
-        return "invalid_record", "Produce v3+ needs one record batch per partition"
+        return ErrorCode.invalid_record, "Produce v3+ needs one record batch per partition"
     try:
         header = validate_produced(records, partition.config.max_message_bytes)
     except BatchTooLarge as exc:
-        return "message_too_large", str(exc)
+        return ErrorCode.message_too_large, str(exc)
     except InvalidRecord as exc:
         log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
-        return "invalid_record", str(exc)
+        return ErrorCode.invalid_record, str(exc)
     except InvalidBatch as exc:
         log.info("rejecting batch for %s-%d: %s", topic_name, index, exc)
-        return "corrupt_message", str(exc)
+        return ErrorCode.corrupt_message, str(exc)
     if header.is_transactional and not header.has_producer_id:  # Kafka's LogValidator
-        return "invalid_record", "a transactional batch needs a producer id"
+        return ErrorCode.invalid_record, "a transactional batch needs a producer id"
     if header.is_transactional and not txn_id_authorized:
         # Kafka authorizes a transactional batch by WRITE on the request's transactional id
         # (checked in handle); a request naming none has nothing to authorize it.
-        return "transactional_id_authorization_failed", "a transactional batch needs an authorized transactional id"
+        return ErrorCode.transactional_id_authorization_failed, "a transactional batch needs an authorized transactional id"
     return partition, PendingBatch(records, header, partition.wants_record_keys,
                                    rewrite=rewrite_for(partition.config, header, topic_name, index))
 
@@ -106,7 +106,7 @@ async def handle(broker, header, request):
         txn_id_authorized = transactional_id_allowed(broker, Operation.WRITE, txn_id)
     else:
         txn_id_authorized = broker.acls is None  # without an authorizer nothing is checked
-    code_for_all = None if txn_id is None or txn_id_authorized else "transactional_id_authorization_failed"
+    code_for_all = None if txn_id is None or txn_id_authorized else ErrorCode.transactional_id_authorization_failed
     results = []
     admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
     topics = [(_topic_key(broker, t), t) for t in request.topic_data]
@@ -119,7 +119,7 @@ async def handle(broker, header, request):
                 await asyncio.sleep(0)
                 slice_started = time.monotonic()
             if code_for_all is not None:
-                results.append((name, pd.index, error(code_for_all), None, "Transactional Id authorization failed.", ()))
+                results.append((name, pd.index, code_for_all, None, "Transactional Id authorization failed.", ()))
                 continue
             if not isinstance(name, str):
                 results.append((name, pd.index, ErrorCode.unknown_topic_id, None, None, ()))
@@ -132,7 +132,7 @@ async def handle(broker, header, request):
                 admitted.append((len(results), name, pd.index, outcome, detail))
                 results.append(None)
             else:
-                results.append((name, pd.index, error(outcome), None, detail, ()))
+                results.append((name, pd.index, outcome, None, detail, ()))
     await check_batches([pending for *_, pending in admitted])
     verified = await verify_first_batches(broker, txn_id, admitted, header.api_version)
     writes, positions = [], []  # the batches to store, and (result position, topic, index) of each
@@ -140,7 +140,7 @@ async def handle(broker, header, request):
         if pending.error is not None:
             code, message = pending.error
             log.info("rejecting batch for %s-%d: %s", name, index, message)
-            results[i] = (name, index, error(code), None, message, ())
+            results[i] = (name, index, code, None, message, ())
             continue
         positions.append((i, name, index))
         writes.append(RecordsWrite(partition, bytearray(pending.records), pending.header, pending.keys,
@@ -197,7 +197,7 @@ def _response(broker, header, results):
     by_topic: dict[str | uuid.UUID, list] = {}
     for name, index, code, info, message, record_errors in results:
         hint = None
-        if hint_leaders and code.name in PRODUCE_HINT_ERRORS:
+        if hint_leaders and code in PRODUCE_HINT_ERRORS:
             hint = leader_hint(broker, name, index, broker.topics.partition(name, index))
             hints.append(hint)
         by_topic.setdefault(name, []).append(

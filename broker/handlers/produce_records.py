@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode
 from segment.log import LogConfig
 from wire.record_batch import BatchHeader, InvalidBatch, InvalidRecord, parse_header
 from wire.record_validation import CheckedRecords, RecordsTooLarge, check_records
@@ -51,7 +52,7 @@ class PendingBatch:
     header: BatchHeader
     want_keys: bool
     keys: set[bytes] | None = None
-    error: tuple[str, str] | None = None  # (Kafka error name, message) when the check failed
+    error: tuple[ErrorCode, str] | None = None  # (Kafka's error, message) when the check failed
     rewrite: Rewrite | None = None  # the codec the topic stores it in, when not the batch's
 
 
@@ -70,7 +71,7 @@ def _rewrite(pending: PendingBatch, checked: CheckedRecords) -> None:
     rewrite = pending.rewrite
     out = recompress(pending.records, pending.header, checked.records, rewrite.codec, rewrite.level)
     if len(out) > rewrite.max_bytes:  # Kafka's LogValidator, after recompressing
-        pending.error = ("message_too_large", f"Message batch size is {len(out)} bytes in append to partition "
+        pending.error = (ErrorCode.message_too_large, f"Message batch size is {len(out)} bytes in append to partition "
                          f"{rewrite.partition} which exceeds the maximum configured size of {rewrite.max_bytes}.")
         return
     pending.records, pending.header = out, parse_header(out)
@@ -88,13 +89,13 @@ def _check(pending: PendingBatch, limit: int | None = None) -> int:
     except RecordsTooLarge as exc:
         if limit is not None:
             raise
-        pending.error = ("message_too_large", str(exc))
+        pending.error = (ErrorCode.message_too_large, str(exc))
         return 0
     except InvalidRecord as exc:
-        pending.error = ("invalid_record", str(exc))
+        pending.error = (ErrorCode.invalid_record, str(exc))
         return 0
     except InvalidBatch as exc:
-        pending.error = ("corrupt_message", str(exc))
+        pending.error = (ErrorCode.corrupt_message, str(exc))
         return 0
     pending.keys = checked.keys
     if pending.rewrite is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 
+from wire.error_codes import ErrorCode
 from replica.txn_verification import VerificationGuard
 
 from broker.handlers.produce_records import PendingBatch
@@ -35,20 +36,20 @@ FIRST_GENERIC_ERROR_VERSION = 11  # TRANSACTION_ABORTABLE answered (KIP-890)
 FIRST_ADD_PARTITION_VERSION = 12  # transactions V2: the leader adds the partition
 
 _FOR_PRODUCER = {
-    "cluster_authorization_failed": "invalid_txn_state",
-    "producer_fenced": "invalid_producer_epoch",
-    "network_exception": "not_enough_replicas",
-    "coordinator_load_in_progress": "not_enough_replicas",
-    "coordinator_not_available": "not_enough_replicas",
-    "not_coordinator": "not_enough_replicas",
+    ErrorCode.cluster_authorization_failed: ErrorCode.invalid_txn_state,
+    ErrorCode.producer_fenced: ErrorCode.invalid_producer_epoch,
+    ErrorCode.network_exception: ErrorCode.not_enough_replicas,
+    ErrorCode.coordinator_load_in_progress: ErrorCode.not_enough_replicas,
+    ErrorCode.coordinator_not_available: ErrorCode.not_enough_replicas,
+    ErrorCode.not_coordinator: ErrorCode.not_enough_replicas,
 }
 
 
-def _for_producer(code: str, api_version: int) -> str:
-    if code == "transaction_abortable" and api_version < FIRST_GENERIC_ERROR_VERSION:
-        return "invalid_txn_state"
-    if code == "concurrent_transactions" and api_version < FIRST_ADD_PARTITION_VERSION:
-        return "not_enough_replicas"
+def _for_producer(code: ErrorCode, api_version: int) -> ErrorCode:
+    if code is ErrorCode.transaction_abortable and api_version < FIRST_GENERIC_ERROR_VERSION:
+        return ErrorCode.invalid_txn_state
+    if code is ErrorCode.concurrent_transactions and api_version < FIRST_ADD_PARTITION_VERSION:
+        return ErrorCode.not_enough_replicas
     return _FOR_PRODUCER.get(code, code)
 
 
@@ -79,10 +80,10 @@ async def verify_first_batches(broker, transactional_id: str | None, admitted,
         for (pid, epoch), entries in by_producer.items()))
     for entries, codes in zip(by_producer.values(), answers):
         for position, name, index, _partition, pending in entries:
-            code = codes.get((name, index), "unknown_server_error")
-            if code != "none":
+            code = codes.get((name, index), ErrorCode.unknown_server_error)
+            if code is not ErrorCode.none:
                 pending.error = (_for_producer(code, api_version),
                                  f"{name}-{index} could not be added to or verified in {transactional_id}'s "
-                                 f"transaction: {code}")
+                                 f"transaction: {code.name}")
                 del guards[position]
     return guards

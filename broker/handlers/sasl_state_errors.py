@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import datetime
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
-from broker.handlers.response_builder import error, make
+from broker.handlers.response_builder import make
 
 
 async def handle_handshake(broker, header, request):
-    return make(response_for(header), error_code=error("illegal_sasl_state"),
+    return make(response_for(header), error_code=ErrorCode.illegal_sasl_state,
                 mechanisms=broker.security.enabled_mechanisms)
 
 
 async def handle_authenticate(broker, header, request):
-    return make(response_for(header), error_code=error("illegal_sasl_state"),
+    return make(response_for(header), error_code=ErrorCode.illegal_sasl_state,
                 error_message="SaslAuthenticate request received after successful authentication",
                 auth_bytes=b"", session_lifetime=datetime.timedelta(0))

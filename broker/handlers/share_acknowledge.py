@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.share.share_sessions import CLOSE_EPOCH, SessionRefused
@@ -20,7 +21,7 @@ from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
 
 
@@ -29,11 +30,11 @@ async def handle(broker, header, request):
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
     if switched_off(broker.features, SHARE_VERSION):
-        return _top(broker, header, cls, group_id, "unsupported_version", OFF_MESSAGE)
+        return _top(broker, header, cls, group_id, ErrorCode.unsupported_version, OFF_MESSAGE)
     if not group_id or not member_id:
-        return _top(broker, header, cls, group_id, "invalid_request", "GroupId and MemberId must be set.")
+        return _top(broker, header, cls, group_id, ErrorCode.invalid_request, "GroupId and MemberId must be set.")
     if not group_allowed(broker, Operation.READ, group_id):
-        return _top(broker, header, cls, group_id, "group_authorization_failed", None)
+        return _top(broker, header, cls, group_id, ErrorCode.group_authorization_failed, None)
     try:
         session = coord.sessions.for_acknowledge(group_id, member_id, epoch)
     except SessionRefused as exc:
@@ -50,13 +51,13 @@ async def handle(broker, header, request):
             h = hint(broker, code, found.topic, p.partition_index, found.partition)
             if h is not None:
                 hints.append(h)
-            parts.append(make(part_cls, partition_index=p.partition_index, error_code=error(code),
+            parts.append(make(part_cls, partition_index=p.partition_index, error_code=code,
                               error_message=message, current_leader=leader(cls, h)))
         topics.append(make(topic_cls, topic_id=t.topic_id, partitions=tuple(parts)))
     if epoch == CLOSE_EPOCH:
         coord.sessions.close(group_id, member_id)
         await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints),
                 **_lock_timeout(broker, header, group_id))
 
@@ -69,6 +70,6 @@ def _lock_timeout(broker, header, group_id: str) -> dict:
         milliseconds=broker.share_groups.partitions.config_of(group_id).lock_ms)}
 
 
-def _top(broker, header, cls, group_id: str, code: str, message: str | None):
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, responses=(),
+def _top(broker, header, cls, group_id: str, code: ErrorCode, message: str | None):
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message, responses=(),
                 node_endpoints=(), **_lock_timeout(broker, header, group_id))

@@ -29,6 +29,7 @@ import datetime
 import time
 from dataclasses import dataclass, field
 
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from segment.log import OffsetOutOfRange, StorageError
 from wire.protocol import RecordRegions, response_for
@@ -39,7 +40,7 @@ from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
 from broker.net.request_context import current_request
 
@@ -48,9 +49,9 @@ BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # v2's ShareAcquireMode
 
 @dataclass
 class _Partition:
-    code: str = "none"
+    code: ErrorCode = ErrorCode.none
     message: str | None = None
-    ack_code: str = "none"
+    ack_code: ErrorCode = ErrorCode.none
     ack_message: str | None = None
     regions: list = field(default_factory=list)
     ranges: list = field(default_factory=list)
@@ -63,19 +64,19 @@ async def handle(broker, header, request):
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
     if switched_off(broker.features, SHARE_VERSION):
-        return _top(broker, cls, group_id, "unsupported_version", OFF_MESSAGE)
+        return _top(broker, cls, group_id, ErrorCode.unsupported_version, OFF_MESSAGE)
     if not group_id or not member_id:
-        return _top(broker, cls, group_id, "invalid_request", "GroupId and MemberId must be set.")
+        return _top(broker, cls, group_id, ErrorCode.invalid_request, "GroupId and MemberId must be set.")
     if not group_allowed(broker, Operation.READ, group_id):
-        return _top(broker, cls, group_id, "group_authorization_failed", None)
+        return _top(broker, cls, group_id, ErrorCode.group_authorization_failed, None)
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     if epoch == OPEN_EPOCH and has_acks:
-        return _top(broker, cls, group_id, "invalid_request", "Acknowledgements are not allowed when opening a share session.")
+        return _top(broker, cls, group_id, ErrorCode.invalid_request, "Acknowledgements are not allowed when opening a share session.")
     mode = getattr(request, "share_acquire_mode", BATCH_OPTIMIZED)
     if mode not in (BATCH_OPTIMIZED, RECORD_LIMIT):
-        return _top(broker, cls, group_id, "invalid_request", f"Unknown ShareAcquireMode {mode}.")
+        return _top(broker, cls, group_id, ErrorCode.invalid_request, f"Unknown ShareAcquireMode {mode}.")
     if epoch == OPEN_EPOCH and coord.is_unknown_member(group_id, member_id):
-        return _top(broker, cls, group_id, "unknown_member_id", f"Member {member_id} is not a member of share group {group_id}.")
+        return _top(broker, cls, group_id, ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group {group_id}.")
     try:
         context = current_request.get()
         session = coord.sessions.for_fetch(group_id, member_id, epoch,
@@ -104,7 +105,7 @@ async def handle(broker, header, request):
     while True:
         acquired = await _acquire_all(broker, group_id, member_id, session.partitions, unreadable, results,
                                 max(request.max_records, 1), max_bytes, mode == RECORD_LIMIT)
-        failed = any(r.code != "none" for r in results.values())
+        failed = any(r.code is not ErrorCode.none for r in results.values())
         left = deadline - time.monotonic()
         if acquired or failed or left <= 0:
             break
@@ -125,7 +126,7 @@ async def _acquire_all(broker, group_id, member_id, partitions, unreadable, resu
         out = results.setdefault((topic_id, index), _Partition())
         found = target(broker, topic_id, index, unreadable)
         out.topic, out.partition = found.topic, found.partition
-        if found.error != "none":
+        if found.error is not ErrorCode.none:
             out.code = found.error
             continue
         if records >= max_records or size >= max_bytes:
@@ -140,7 +141,7 @@ async def _acquire_all(broker, group_id, member_id, partitions, unreadable, resu
             got = shares.acquire(key, found.partition, member_id, max_records - records, max_bytes - size, now_ms(),
                                  record_limit)
         except (OffsetOutOfRange, StorageError) as exc:
-            out.code, out.message = "kafka_storage_error", str(exc) or type(exc).__name__
+            out.code, out.message = ErrorCode.kafka_storage_error, str(exc) or type(exc).__name__
             continue
         out.regions.extend(got.regions)
         out.ranges.extend(got.ranges)
@@ -176,19 +177,19 @@ def _response(broker, cls, group_id: str, results: dict, named: set):
     by_topic: dict = {}
     hints = []
     for (topic_id, index), out in results.items():
-        if (topic_id, index) not in named and out.code == "none" and not out.ranges:
+        if (topic_id, index) not in named and out.code is ErrorCode.none and not out.ranges:
             continue  # a session partition with nothing to say: left out, as in incremental fetches
         h = hint(broker, out.code, out.topic, index, out.partition)
         if h is not None:
             hints.append(h)
         by_topic.setdefault(topic_id, []).append(make(
-            part_cls, partition_index=index, error_code=error(out.code), error_message=out.message,
-            acknowledge_error_code=error(out.ack_code), acknowledge_error_message=out.ack_message,
+            part_cls, partition_index=index, error_code=out.code, error_message=out.message,
+            acknowledge_error_code=out.ack_code, acknowledge_error_message=out.ack_message,
             current_leader=leader(cls, h), records=RecordRegions(out.regions),
             acquired_records=tuple(make(acquired_cls, first_offset=r.first, last_offset=r.last,
                                         delivery_count=r.delivery_count) for r in out.ranges)))
     topics = tuple(make(topic_cls, topic_id=tid, partitions=tuple(parts)) for tid, parts in by_topic.items())
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 acquisition_lock_timeout=_lock_timeout(broker, group_id), responses=topics,
                 node_endpoints=node_endpoints(broker, cls, hints))
 
@@ -198,6 +199,6 @@ def _lock_timeout(broker, group_id: str) -> datetime.timedelta:
     return datetime.timedelta(milliseconds=broker.share_groups.partitions.config_of(group_id).lock_ms)
 
 
-def _top(broker, cls, group_id: str, code: str, message: str | None):
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message,
+def _top(broker, cls, group_id: str, code: ErrorCode, message: str | None):
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message,
                 acquisition_lock_timeout=_lock_timeout(broker, group_id), responses=(), node_endpoints=())

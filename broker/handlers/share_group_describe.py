@@ -7,12 +7,13 @@ DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is not a s
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 ASSIGNOR = "simple"  # Kafka's only share-group assignor (broker/groups/share/simple_assignor.py)
@@ -25,17 +26,17 @@ async def handle(broker, header, request):
     for group_id in request.group_ids:
         code = broker.groups.coordinator_error(group_id)
         if not group_allowed(broker, Operation.DESCRIBE, group_id):
-            code = "group_authorization_failed"
+            code = ErrorCode.group_authorization_failed
         group = broker.share_groups.groups.get(group_id)
         message = None
         if switched_off(broker.features, SHARE_VERSION):
-            code, message = "unsupported_version", OFF_MESSAGE
+            code, message = ErrorCode.unsupported_version, OFF_MESSAGE
         elif not code and group is None:
-            code = "group_id_not_found"
+            code = ErrorCode.group_id_not_found
             message = (f"Group {group_id} is not a share group." if broker.other_group_kind(group_id)
                        else f"Group {group_id} not found.")
         if code:
-            described.append(make(group_cls, error_code=error(code), error_message=message, group_id=group_id,
+            described.append(make(group_cls, error_code=code, error_message=message, group_id=group_id,
                                   group_state="", group_epoch=-1, assignment_epoch=-1, assignor_name="", members=(),
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
@@ -49,7 +50,7 @@ async def handle(broker, header, request):
                           partitions=tuple(sorted(ps)))
                      for t, ps in sorted(m.assignment.items(), key=lambda kv: str(kv[0])))))
             for m in group.members.values())
-        described.append(make(group_cls, error_code=error("none"), error_message=None, group_id=group_id,
+        described.append(make(group_cls, error_code=ErrorCode.none, error_message=None, group_id=group_id,
                               group_state=group.state, group_epoch=group.epoch,
                               assignment_epoch=group.assignment_epoch, assignor_name=ASSIGNOR, members=members,
                               authorized_operations=UNKNOWN_OPERATIONS))

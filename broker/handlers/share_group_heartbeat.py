@@ -8,6 +8,7 @@ group, DESCRIBE on each subscribed topic.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
@@ -21,11 +22,11 @@ async def handle(broker, header, request):
     cls = response_for(header)
     names = request.subscribed_topic_names
     if switched_off(broker.features, SHARE_VERSION):
-        return heartbeat_answer(cls, "unsupported_version", OFF_MESSAGE)
+        return heartbeat_answer(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
     if not group_allowed(broker, Operation.READ, request.group_id):
-        return heartbeat_answer(cls, "group_authorization_failed", None)
+        return heartbeat_answer(cls, ErrorCode.group_authorization_failed, None)
     if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
-        return heartbeat_answer(cls, "topic_authorization_failed", None)
+        return heartbeat_answer(cls, ErrorCode.topic_authorization_failed, None)
     result = await broker.share_groups.heartbeat(
         request.group_id, request.member_id, request.member_epoch, None if names is None else tuple(names),
         request.rack_id, header.client_id or "", client_host.get())

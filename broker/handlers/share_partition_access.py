@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.partition import now_ms
 
 from broker.groups.share.share_partition import AckType
@@ -17,28 +18,28 @@ from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import leader_hint
 from broker.handlers.response_builder import make, nested
 
-HINT_ERRORS = frozenset({"not_leader_or_follower"})
+HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower})
 
 
 class Target(NamedTuple):
     topic: str | None
     partition: object  # replica.Partition, None with an error
-    error: str
+    error: ErrorCode
 
 
 def target(broker, topic_id: uuid.UUID, index: int, unreadable: frozenset[str]) -> Target:
     """The partition of (topic id, index) a share fetch may read, or why not."""
     topic = broker.topics.get_by_id(topic_id)
     if topic is None:
-        return Target(None, None, "unknown_topic_id")
+        return Target(None, None, ErrorCode.unknown_topic_id)
     if topic.name in unreadable:
-        return Target(topic.name, None, "topic_authorization_failed")
+        return Target(topic.name, None, ErrorCode.topic_authorization_failed)
     partition = broker.topics.partition(topic.name, index)
     if partition is None:
-        return Target(topic.name, None, broker.topics.missing_partition_error(topic.name, index))
+        return Target(topic.name, None, from_unconverted(broker.topics.missing_partition_error(topic.name, index)))
     if not partition.is_leader:
-        return Target(topic.name, partition, "not_leader_or_follower")
-    return Target(topic.name, partition, "none")
+        return Target(topic.name, partition, ErrorCode.not_leader_or_follower)
+    return Target(topic.name, partition, ErrorCode.none)
 
 
 def unreadable_topics(broker, topic_ids) -> frozenset[str]:
@@ -50,20 +51,20 @@ def unreadable_topics(broker, topic_ids) -> frozenset[str]:
 
 
 async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID, index: int, batches,
-                      unreadable: frozenset[str], version: int) -> tuple[str, str | None]:
+                      unreadable: frozenset[str], version: int) -> tuple[ErrorCode, str | None]:
     """Apply one partition's AcknowledgementBatches of a request at `version`: (error, message).
     RENEW is v2's (KIP-1222): in a v1 request it is an unknown type, INVALID_REQUEST; a group
     whose share.renew.acknowledge.enable is false has the partition's acknowledgements refused,
     none applied, with INVALID_RECORD_STATE, as Kafka refuses them."""
     found = target(broker, topic_id, index, unreadable)
-    if found.error != "none":
+    if found.error is not ErrorCode.none:
         return found.error, None
     acks = [(b.first_offset, b.last_offset, tuple(b.acknowledge_types)) for b in batches]
     renewing = any(AckType.RENEW in types for _, _, types in acks)
     if renewing and version < 2:
-        return "invalid_request", "The RENEW acknowledge type needs ShareFetch / ShareAcknowledge v2."
+        return ErrorCode.invalid_request, "The RENEW acknowledge type needs ShareFetch / ShareAcknowledge v2."
     if renewing and not broker.share_groups.partitions.config_of(group_id).renew_acknowledge_enable:
-        return "invalid_record_state", f"RENEW acknowledgements are disabled for group {group_id} " \
+        return ErrorCode.invalid_record_state, f"RENEW acknowledgements are disabled for group {group_id} " \
                                        f"(share.renew.acknowledge.enable=false)."
     try:
         return await broker.share_groups.partitions.acknowledge(
@@ -72,7 +73,7 @@ async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID
         return exc.error, f"the share-partition state could not be read: {exc}"
 
 
-def hint(broker, code: str, topic: str | None, index: int, partition):
+def hint(broker, code: ErrorCode, topic: str | None, index: int, partition):
     return leader_hint(broker, topic, index, partition) if code in HINT_ERRORS and topic else None
 
 

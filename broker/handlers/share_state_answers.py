@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.share.state_coordinator import StateAnswer
-from broker.handlers.response_builder import error, make, nested
+from broker.handlers.response_builder import make, nested
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 
@@ -34,10 +35,10 @@ async def answer(broker, header, request, result_entry: str, ask: Ask, fields=la
         parts = []
         for p in t.partitions:
             if refused:
-                got = StateAnswer("cluster_authorization_failed")
+                got = StateAnswer(ErrorCode.cluster_authorization_failed)
             else:
                 got = await ask((request.group_id, t.topic_id, p.partition), p)
-            parts.append(make(part_cls, partition=p.partition, error_code=error(got.error),
+            parts.append(make(part_cls, partition=p.partition, error_code=got.error,
                               error_message=got.message, **fields(got, cls)))
         results.append(make(topic_cls, topic_id=t.topic_id, partitions=tuple(parts)))
     return make(cls, results=tuple(results))

@@ -8,6 +8,7 @@ DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is of anot
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.features import OFF_MESSAGE, STREAMS_VERSION, switched_off
@@ -15,7 +16,7 @@ from broker.groups.streams.streams_group import StreamsGroup
 from broker.groups.streams.tasks import Tasks
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 
@@ -27,17 +28,17 @@ async def handle(broker, header, request):
     for group_id in request.group_ids:
         code = coordinator.coordinator_error(group_id)
         if not code and not group_allowed(broker, Operation.DESCRIBE, group_id):
-            code = "group_authorization_failed"
+            code = ErrorCode.group_authorization_failed
         group = coordinator.groups.get(group_id)
         message = None
         if switched_off(broker.features, STREAMS_VERSION):
-            code, message = "unsupported_version", OFF_MESSAGE
+            code, message = ErrorCode.unsupported_version, OFF_MESSAGE
         elif not code and group is None:
-            code = "group_id_not_found"
+            code = ErrorCode.group_id_not_found
             message = (f"Group {group_id} is not a streams group." if coordinator.other_kind(group_id) is not None
                        else f"Group {group_id} not found.")
         if code:
-            described.append(make(nested(cls, "DescribedGroup"), error_code=error(code), error_message=message,
+            described.append(make(nested(cls, "DescribedGroup"), error_code=code, error_message=message,
                                   group_id=group_id, group_state="", group_epoch=-1, assignment_epoch=-1,
                                   topology=None, members=(), authorized_operations=UNKNOWN_OPERATIONS))
             continue
@@ -73,7 +74,7 @@ def _describe(cls, group: StreamsGroup):
             assignment=assignment(m.current.assigned),
             target_assignment=assignment(group.targets.get(m.member_id, Tasks())),
             is_classic=False))
-    return make(nested(cls, "DescribedGroup"), error_code=error("none"), error_message=None, group_id=group.group_id,
+    return make(nested(cls, "DescribedGroup"), error_code=ErrorCode.none, error_message=None, group_id=group.group_id,
                 group_state=group.state.value, group_epoch=group.epoch, assignment_epoch=group.assignment_epoch,
                 topology=_topology(cls, group), members=tuple(members), authorized_operations=UNKNOWN_OPERATIONS)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import logging
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.features import OFF_MESSAGE, STREAMS_VERSION, switched_off
@@ -23,7 +24,7 @@ from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import MISSING_INTERNAL_TOPICS, Subtopology, TopicInfo, Topology
 from broker.security.acl.checks import cluster_allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.topic_names import TopicError
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ TASK_OFFSET_INTERVAL = datetime.timedelta(milliseconds=60_000)
 async def handle(broker, header, request):
     cls = response_for(header)
     if switched_off(broker.features, STREAMS_VERSION):
-        return _error(cls, "unsupported_version", OFF_MESSAGE)
+        return _error(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
     owned_lists = (request.active_tasks, request.standby_tasks, request.warmup_tasks)
     topology = None if request.topology is None else _topology(request.topology)
     req = StreamsHeartbeat(
@@ -55,12 +56,12 @@ async def handle(broker, header, request):
         client_id=header.client_id or "",
         client_host=client_host.get())
     if not group_allowed(broker, Operation.READ, request.group_id):
-        return _error(cls, "group_authorization_failed", None)
+        return _error(cls, ErrorCode.group_authorization_failed, None)
     if topology is not None:
         names = {n for s in topology.subtopologies for n in (*s.source_topics, *s.repartition_sink_topics)}
         names |= {t.name for t in topology.internal_topics()}
         if denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
-            return _error(cls, "topic_authorization_failed", None)
+            return _error(cls, ErrorCode.topic_authorization_failed, None)
     try:
         check(req, tuple(t is not None for t in owned_lists),
               any(s.source_topic_regex for s in request.topology.subtopologies) if request.topology else False,
@@ -69,7 +70,7 @@ async def handle(broker, header, request):
     except InvalidHeartbeat as exc:
         return _error(cls, exc.error, exc.message)
     result = await broker.streams_groups.heartbeat(req)
-    if result.error != "none":
+    if result.error is not ErrorCode.none:
         return _error(cls, result.error, result.message)
     statuses = list(result.statuses)
     if result.to_create:
@@ -88,7 +89,7 @@ async def _create(broker, topics: tuple[TopicInfo, ...]) -> None:
     created = await broker.create_topics([(t.name, t.partitions, t.replication_factor or -1, dict(t.configs), None)
                                           for t in topics])
     for name, outcome in created.items():
-        if isinstance(outcome, TopicError) and outcome.code != "topic_already_exists":
+        if isinstance(outcome, TopicError) and outcome.code is not ErrorCode.topic_already_exists:
             log.info("streams internal topic %s not created: %s", name, outcome)
 
 
@@ -109,7 +110,7 @@ def _answer(cls, result, statuses):
                                active_partitions=partitions(active), standby_partitions=partitions(standby))
                           for (host, port), active, standby in result.endpoints)
     tasks = result.tasks
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), error_message=None,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 member_id=result.member_id, member_epoch=result.member_epoch,
                 heartbeat_interval=datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
                 acceptable_recovery_lag=ACCEPTABLE_RECOVERY_LAG, task_offset_interval=TASK_OFFSET_INTERVAL,
@@ -120,8 +121,8 @@ def _answer(cls, result, statuses):
                 endpoint_information_epoch=result.endpoint_epoch, partitions_by_user_endpoint=endpoints)
 
 
-def _error(cls, code: str, message: str | None):
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, member_id="",
+def _error(cls, code: ErrorCode, message: str | None):
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message, member_id="",
                 member_epoch=0, heartbeat_interval=datetime.timedelta(0), acceptable_recovery_lag=0,
                 task_offset_interval=datetime.timedelta(0), status=None, active_tasks=None, standby_tasks=None,
                 warmup_tasks=None, endpoint_information_epoch=0, partitions_by_user_endpoint=None)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode, from_unconverted
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_members
 from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, error, make
+from broker.handlers.response_builder import NO_THROTTLE, make
 
 
 async def handle(broker, header, request):
     cls = response_for(header)
     if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleSyncGroupRequest
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error("group_authorization_failed"),
+        return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.group_authorization_failed,
                     protocol_type=None, protocol_name=None, assignment=b"")
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
     if consumer_group is not None:  # a classic member of a consumer-protocol group
@@ -21,8 +22,8 @@ async def handle(broker, header, request):
         code, assignment = classic_members.sync(
             broker.consumer_groups, consumer_group, request.generation_id, request.member_id,
             getattr(request, "protocol_type", None), protocol_name)
-        ok = code == "none"
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(code),
+        ok = code is ErrorCode.none
+        return make(cls, throttle_time=NO_THROTTLE, error_code=code,
                     protocol_type="consumer" if ok else None, protocol_name=protocol_name if ok else None,
                     assignment=assignment)
     assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
@@ -31,8 +32,9 @@ async def handle(broker, header, request):
         getattr(request, "group_instance_id", None), getattr(request, "protocol_type", None),
         getattr(request, "protocol_name", None), assignments,
     )
+    code = from_unconverted(code)  # a name while groups/coordinator.py passes names
     group = broker.groups.groups.get(request.group_id)
-    ok = code == "none" and group is not None
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code),
+    ok = code is ErrorCode.none and group is not None
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code,
                 protocol_type=group.protocol_type if ok else None,
                 protocol_name=group.protocol_name if ok else None, assignment=assignment)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime
 
+from wire.error_codes import ErrorCode
+
 # api key -> the first version answered PRODUCER_FENCED
 _FIRST_PRODUCER_FENCED = {
     22: 4,  # InitProducerId
@@ -18,9 +20,9 @@ _FIRST_PRODUCER_FENCED = {
 }
 
 
-def for_version(code: str, header) -> str:
-    if code == "producer_fenced" and header.api_version < _FIRST_PRODUCER_FENCED.get(header.api_key, 0):
-        return "invalid_producer_epoch"
+def for_version(code: ErrorCode, header) -> ErrorCode:
+    if code is ErrorCode.producer_fenced and header.api_version < _FIRST_PRODUCER_FENCED.get(header.api_key, 0):
+        return ErrorCode.invalid_producer_epoch
     return code
 
 

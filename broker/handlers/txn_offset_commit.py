@@ -13,6 +13,7 @@ transaction before writing (broker/groups/txn_offsets.py).
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups import offsets, txn_offsets
@@ -20,16 +21,16 @@ from broker.groups.consumer import classic_apis
 from broker.groups.streams import offset_rules
 from broker.security.acl.checks import allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 
 FIRST_V2_VERSION = 5  # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation: ADD_PARTITION
 
 
-def _refusal(broker, request) -> str | None:
+def _refusal(broker, request) -> ErrorCode | None:
     if not allowed(broker, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
-        return "transactional_id_authorization_failed"
+        return ErrorCode.transactional_id_authorization_failed
     if not group_allowed(broker, Operation.READ, request.group_id):
-        return "group_authorization_failed"
+        return ErrorCode.group_authorization_failed
     return None
 
 
@@ -42,7 +43,7 @@ async def handle(broker, header, request):
         refused = frozenset(t.name for t in request.topics)
     else:
         refused = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
-        refusal = "topic_authorization_failed"
+        refusal = ErrorCode.topic_authorization_failed
     wanted = [
         offsets.OffsetToCommit(t.name, p.partition_index, p.committed_offset,
                                getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
@@ -69,7 +70,7 @@ async def handle(broker, header, request):
     topics = tuple(
         make(topic_cls, name=t.name, partitions=tuple(
             make(part_cls, partition_index=p.partition_index,
-                 error_code=error(refusal if t.name in refused else next(codes)))
+                 error_code=refusal if t.name in refused else next(codes))
             for p in t.partitions))
         for t in request.topics
     )

@@ -14,10 +14,11 @@ with a higher finalized-features epoch from then on.
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError, updated
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
 
@@ -30,16 +31,16 @@ def _upgrade_type(update) -> int:
     return SAFE_DOWNGRADE if update.allow_downgrade else UPGRADE
 
 
-async def _apply(broker, request) -> tuple[str, str | None]:
+async def _apply(broker, request) -> tuple[ErrorCode, str | None]:
     if not cluster_allowed(broker, Operation.ALTER):
-        return "cluster_authorization_failed", None
+        return ErrorCode.cluster_authorization_failed, None
     updates = [(u.feature, u.max_version_level, _upgrade_type(u)) for u in request.feature_updates]
     try:
         await broker.features.update(lambda current: updated(current, updates, broker.config.node_id),
                                      getattr(request, "validate_only", False))
     except FeatureUpdateError as exc:
-        return "invalid_update_version", str(exc)
-    return "none", None
+        return ErrorCode.invalid_update_version, str(exc)
+    return ErrorCode.none, None
 
 
 async def handle(broker, header, request):
@@ -48,6 +49,6 @@ async def handle(broker, header, request):
     extra = {}
     if header.api_version < RESULTS_DROPPED_VERSION:
         result_cls = nested(cls, "UpdatableFeatureResult")
-        extra["results"] = tuple(make(result_cls, feature=u.feature, error_code=error(code), error_message=message)
+        extra["results"] = tuple(make(result_cls, feature=u.feature, error_code=code, error_message=message)
                                  for u in request.feature_updates)
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error(code), error_message=message, **extra)
+    return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message, **extra)

@@ -7,6 +7,7 @@ A batch in a state other than 0, 2 or 4 (Available, Acknowledged, Archived) is I
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from broker.groups.share.share_partition import RecordState, StateRange
 from broker.groups.share.state_coordinator import StateAnswer
 from broker.groups.share.state_log import STORED_STATES
@@ -18,7 +19,7 @@ async def handle(broker, header, request):
 
     async def ask(key, p):
         if any(b.delivery_state not in STORED_STATES or b.last_offset < b.first_offset for b in p.state_batches):
-            return StateAnswer("invalid_request", "a state batch is empty or in a state that is not stored")
+            return StateAnswer(ErrorCode.invalid_request, "a state batch is empty or in a state that is not stored")
         batches = tuple(StateRange(b.first_offset, b.last_offset, RecordState(b.delivery_state), b.delivery_count)
                         for b in p.state_batches)
         return await coordinator.write(key, p.state_epoch, p.leader_epoch, p.start_offset, batches)

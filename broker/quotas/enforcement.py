@@ -15,6 +15,7 @@ import datetime
 import time
 from contextvars import ContextVar
 
+from wire.error_codes import ErrorCode
 from wire.protocol import EncodedBody
 
 from broker.net.request_context import current_request
@@ -147,7 +148,7 @@ def with_throttle(response, throttle_ms: int):
     return dataclasses.replace(response, throttle_time=wanted)
 
 
-THROTTLED_MUTATION = ("throttling_quota_exceeded", "The throttling quota has been exceeded.")
+THROTTLED_MUTATION = (ErrorCode.throttling_quota_exceeded, "The throttling quota has been exceeded.")
 
 
 class MutationQuota:

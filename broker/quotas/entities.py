@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode
 from broker.quotas.ip_hosts import address
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
@@ -45,9 +46,9 @@ MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
 
 
 class QuotaRequestError(Exception):
-    """A request Kafka refuses: `code` is the error's name, the message Kafka's."""
+    """A request Kafka refuses: `code` is the error, the message Kafka's."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -72,23 +73,23 @@ def hosts_to_resolve(entries) -> set[str]:
 def check_entity(pairs: list[tuple[str, str | None]], unresolved: set[str]) -> dict:
     """The keys an entity may set, or QuotaRequestError (validateEntity + configKeysForEntityType)."""
     if not pairs:
-        raise QuotaRequestError("invalid_request", "Invalid empty client quota entity")
+        raise QuotaRequestError(ErrorCode.invalid_request, "Invalid empty client quota entity")
     seen: dict[str, str | None] = {}
     for entity_type, name in pairs:
         if entity_type in seen:
-            raise QuotaRequestError("invalid_request",
+            raise QuotaRequestError(ErrorCode.invalid_request,
                                     f"Invalid client quota entity, duplicate entity entry {entity_type}")
         if entity_type not in ENTITY_TYPES:
-            raise QuotaRequestError("invalid_request", f"Unhandled client quota entity type: {entity_type}")
+            raise QuotaRequestError(ErrorCode.invalid_request, f"Unhandled client quota entity type: {entity_type}")
         seen[entity_type] = name
         if name is not None and name == "":
-            raise QuotaRequestError("invalid_request", f"Empty {entity_type} not supported")
+            raise QuotaRequestError(ErrorCode.invalid_request, f"Empty {entity_type} not supported")
     if IP in seen:
         if USER in seen or CLIENT_ID in seen:
-            raise QuotaRequestError("invalid_request", "Invalid quota entity combination, IP entity should"
+            raise QuotaRequestError(ErrorCode.invalid_request, "Invalid quota entity combination, IP entity should"
                                                        "not be combined with User or ClientId")
         if seen[IP] in unresolved:
-            raise QuotaRequestError("invalid_request", f"{seen[IP]} is not a valid IP or resolvable host.")
+            raise QuotaRequestError(ErrorCode.invalid_request, f"{seen[IP]} is not a valid IP or resolvable host.")
         return IP_KEYS
     return USER_CLIENT_KEYS
 
@@ -97,16 +98,16 @@ def check_value(keys: dict, key: str, value: float) -> None:
     """validateQuotaKeyValue: a known key, above 0, whole where the key's type is integral."""
     spec = keys.get(key)
     if spec is None:
-        raise QuotaRequestError("invalid_request", f"Invalid configuration key {key}")
+        raise QuotaRequestError(ErrorCode.invalid_request, f"Invalid configuration key {key}")
     if not value > 0.0:
-        raise QuotaRequestError("invalid_request", f"Quota {key} must be greater than 0")
+        raise QuotaRequestError(ErrorCode.invalid_request, f"Quota {key} must be greater than 0")
     integral, largest, type_name = spec
     if not integral:
         return
     if value > largest:
-        raise QuotaRequestError("invalid_request", f"Proposed value for {key} is too large for {type_name}.")
+        raise QuotaRequestError(ErrorCode.invalid_request, f"Proposed value for {key} is too large for {type_name}.")
     if abs(value % 1.0) > 1e-6:
-        raise QuotaRequestError("invalid_request", f"{key} cannot be a fractional value.")
+        raise QuotaRequestError(ErrorCode.invalid_request, f"{key} cannot be a fractional value.")
 
 
 @dataclass(frozen=True)
@@ -133,32 +134,32 @@ def parse_filter(components, strict: bool) -> QuotaFilter:
     for c in components:
         entity_type, match_type, match = c.entity_type, c.match_type, c.match
         if not entity_type:
-            raise QuotaRequestError("invalid_request", "Invalid empty entity type.")
+            raise QuotaRequestError(ErrorCode.invalid_request, "Invalid empty entity type.")
         if entity_type in exact or entity_type in any_of:
-            raise QuotaRequestError("invalid_request",
+            raise QuotaRequestError(ErrorCode.invalid_request,
                                     f"Entity type {entity_type} cannot appear more than once in the filter.")
         if entity_type not in ENTITY_TYPES:
-            raise QuotaRequestError("unsupported_version", f"Unsupported entity type {entity_type}")
+            raise QuotaRequestError(ErrorCode.unsupported_version, f"Unsupported entity type {entity_type}")
         if match_type == MATCH_EXACT:
             if match is None:
-                raise QuotaRequestError("invalid_request",
+                raise QuotaRequestError(ErrorCode.invalid_request,
                                         "Request specified MATCH_TYPE_EXACT, but set match string to null.")
             exact[entity_type] = match
         elif match_type == MATCH_DEFAULT:
             if match is not None:
-                raise QuotaRequestError("invalid_request",
+                raise QuotaRequestError(ErrorCode.invalid_request,
                                         "Request specified MATCH_TYPE_DEFAULT, but also specified a match string.")
             exact[entity_type] = None
         elif match_type == MATCH_SPECIFIED:
             if match is not None:
-                raise QuotaRequestError("invalid_request",
+                raise QuotaRequestError(ErrorCode.invalid_request,
                                         "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string.")
             any_of.add(entity_type)
         else:
-            raise QuotaRequestError("invalid_request", f"Unknown match type {match_type}")
+            raise QuotaRequestError(ErrorCode.invalid_request, f"Unknown match type {match_type}")
     named = set(exact) | any_of
     if IP in named and (USER in named or CLIENT_ID in named):
-        raise QuotaRequestError("invalid_request", "Invalid entity filter component combination. IP filter "
+        raise QuotaRequestError(ErrorCode.invalid_request, "Invalid entity filter component combination. IP filter "
                                                    "component should not be used with user or clientId filter "
                                                    "component.")
     return QuotaFilter(exact, frozenset(any_of), strict)
@@ -179,10 +180,10 @@ def plan_alteration(current: dict[Entity, dict[str, float]], entries,
         ops: dict[str, float | None] = {}
         for op in entry.ops:
             if op.key in ops:
-                results[entity] = ("invalid_request", "duplicate key")  # replaced just below, as Kafka does
+                results[entity] = (ErrorCode.invalid_request, "duplicate key")  # replaced just below, as Kafka does
             ops[op.key] = None if op.remove else op.value
         if entity in results:
-            results[entity] = ("invalid_request", f"Ignoring duplicate entity {describe_entity(entity)}")
+            results[entity] = (ErrorCode.invalid_request, f"Ignoring duplicate entity {describe_entity(entity)}")
             continue
         try:
             keys = check_entity(pairs, unresolved)
@@ -200,5 +201,5 @@ def plan_alteration(current: dict[Entity, dict[str, float]], entries,
             after[entity] = wanted
         else:
             after.pop(entity, None)
-        results[entity] = ("none", None)
+        results[entity] = (ErrorCode.none, None)
     return results, after

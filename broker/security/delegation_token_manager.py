@@ -4,7 +4,7 @@ describe, the SCRAM login with a token, and the sweep of expired tokens. The sto
 dir's file on one broker (token_store.py) or etcd on a cluster (cluster_token_store.py); both
 answer `tokens()` and take `put` / `remove`.
 
-Each call answers (error name, values) with Kafka's error codes; what a handler checks about the
+Each call answers (ErrorCode, values) with Kafka's error codes; what a handler checks about the
 connection and the ACLs before it gets here is in the handlers. Kafka's order: a disabled broker
 (no secret key) answers DELEGATION_TOKEN_AUTH_DISABLED; then an unknown HMAC
 DELEGATION_TOKEN_NOT_FOUND; an expired token DELEGATION_TOKEN_EXPIRED; a principal that is
@@ -27,6 +27,7 @@ import logging
 import uuid
 from typing import Callable, Mapping
 
+from wire.error_codes import ErrorCode
 from wire.scram import ScramCredential
 
 from broker.security.delegation_token import (TokenInformation, key_check, split_principal, token_credentials,
@@ -62,11 +63,11 @@ class DelegationTokenManager:
     # ---- the four APIs --------------------------------------------------------------------
 
     async def create(self, owner: str, requester: str, renewers: tuple[str, ...],
-                     max_lifetime_ms: int) -> tuple[str, TokenInformation | None]:
+                     max_lifetime_ms: int) -> tuple[ErrorCode, TokenInformation | None]:
         """A new token, or DELEGATION_TOKEN_AUTH_DISABLED. `max_lifetime_ms` <= 0: the broker's;
         more than the broker's is cut to it."""
         if not self.enabled:
-            return "delegation_token_auth_disabled", None
+            return ErrorCode.delegation_token_auth_disabled, None
         now = self._clock()
         lifetime = self.settings.max_lifetime_ms
         if max_lifetime_ms > 0:
@@ -79,21 +80,21 @@ class DelegationTokenManager:
                                  min(max_ms, now + self.settings.expiry_time_ms), credentials, key_check(hmac))
         await self.store.put(token)
         log.info("created delegation token %s for owner %s (requested by %s)", token.token_id, owner, requester)
-        return "none", token
+        return ErrorCode.none, token
 
-    def _renewable(self, principal: str, hmac: bytes) -> tuple[str, TokenInformation | None]:
+    def _renewable(self, principal: str, hmac: bytes) -> tuple[ErrorCode, TokenInformation | None]:
         if not self.enabled:
-            return "delegation_token_auth_disabled", None
+            return ErrorCode.delegation_token_auth_disabled, None
         token = self._token_for_hmac(hmac)
         if token is None:
-            return "delegation_token_not_found", None
+            return ErrorCode.delegation_token_not_found, None
         if token.expired(self._clock()):
-            return "delegation_token_expired", None
+            return ErrorCode.delegation_token_expired, None
         if not token.owner_or_renewer(principal):
-            return "delegation_token_owner_mismatch", None
-        return "none", token
+            return ErrorCode.delegation_token_owner_mismatch, None
+        return ErrorCode.none, token
 
-    async def renew(self, principal: str, hmac: bytes, renew_period_ms: int) -> tuple[str, int]:
+    async def renew(self, principal: str, hmac: bytes, renew_period_ms: int) -> tuple[ErrorCode, int]:
         """(error, new expiry): now + the period (<= 0: delegation.token.expiry.time.ms, and
         never more than it), never past the token's maximum."""
         problem, token = self._renewable(principal, hmac)
@@ -105,9 +106,9 @@ class DelegationTokenManager:
         expiry = min(token.max_ms, self._clock() + period)
         await self.store.put(dataclasses.replace(token, expiry_ms=expiry), replace_only=True)
         log.info("renewed delegation token %s of %s until %d", token.token_id, token.owner, expiry)
-        return "none", expiry
+        return ErrorCode.none, expiry
 
-    async def expire(self, principal: str, hmac: bytes, expiry_period_ms: int) -> tuple[str, int]:
+    async def expire(self, principal: str, hmac: bytes, expiry_period_ms: int) -> tuple[ErrorCode, int]:
         """(error, new expiry): a negative period removes the token at once (and is what the
         answer says, as Kafka's); else the token expires that long from now."""
         problem, token = self._renewable(principal, hmac)
@@ -116,10 +117,10 @@ class DelegationTokenManager:
         if expiry_period_ms < 0:
             await self.store.remove([token.token_id])
             log.info("expired delegation token %s of %s", token.token_id, token.owner)
-            return "none", expiry_period_ms
+            return ErrorCode.none, expiry_period_ms
         expiry = min(token.max_ms, self._clock() + expiry_period_ms)
         await self.store.put(dataclasses.replace(token, expiry_ms=expiry), replace_only=True)
-        return "none", expiry
+        return ErrorCode.none, expiry
 
     def describe(self, visible: Callable[[TokenInformation], bool]) -> list[tuple[TokenInformation, bytes]]:
         return [(t, self.hmac(t.token_id)) for _, t in sorted(self.store.tokens().items()) if visible(t)]

@@ -20,6 +20,7 @@ import logging
 import secrets
 import struct
 
+from wire.error_codes import ErrorCode
 from wire.framing import PeerProtocolError
 from wire.protocol import decode_request, encode_response, response_for
 from wire.sasl_mechanism import SaslAuthenticationFailed
@@ -27,7 +28,7 @@ from wire.sasl_plain import PlainServer
 from wire.sasl_stage import Outcome, Stage, Verdict, after, classify, initial_stage, transition
 from wire.scram import SCRAM_MECHANISMS, ScramServer
 
-from broker.handlers.response_builder import error, make
+from broker.handlers.response_builder import make
 from broker.net.request_context import RequestContext
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,8 @@ class SaslSession:
         else:
             reply, outcome = self._token(request.auth_bytes)
             failed = outcome is Outcome.FAILED
-            response = make(response_for(header), error_code=error("sasl_authentication_failed" if failed else "none"),
+            code = ErrorCode.sasl_authentication_failed if failed else ErrorCode.none
+            response = make(response_for(header), error_code=code,
                             error_message=reply.decode() if failed else None,
                             auth_bytes=b"" if failed else reply, session_lifetime=NO_SESSION_LIFETIME)
         self.stage = after(step, outcome)
@@ -95,14 +97,14 @@ class SaslSession:
         if name not in enabled:
             log.info("closing connection from %s: SASL mechanism %r is not enabled (%s)",
                      self._context.peer, name, ", ".join(enabled))
-            return make(cls, error_code=error("unsupported_sasl_mechanism"), mechanisms=enabled), Outcome.FAILED
+            return make(cls, error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled), Outcome.FAILED
         if name == "PLAIN":
             self._mechanism = PlainServer(self._security.plain_users.password_ok)
         else:
             self._mechanism = ScramServer(name, lambda user: self._security.scram.get(user, name),
                                           secrets.token_urlsafe(18), hash_name=SCRAM_MECHANISMS[name][0],
                                           token_lookup=lambda token_id: self._security.tokens.login(token_id, name))
-        return make(cls, error_code=error("none"), mechanisms=enabled), Outcome.CONTINUE
+        return make(cls, error_code=ErrorCode.none, mechanisms=enabled), Outcome.CONTINUE
 
     def _token(self, token: bytes) -> tuple[bytes, Outcome]:
         """The mechanism's answer and what it made of the token; on failure, the message."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from wire.error_codes import ErrorCode
 from broker.settings.topic_config_changes import ConfigChangeError
 
 CONFIG = "cordoned.log.dirs"
@@ -47,7 +48,7 @@ def check(value: str, log_dirs: Mapping[str, Path]) -> None:
     for entry in entries:
         if entry != ALL and _match(entry, log_dirs) is None:
             shown = "[" + ", ".join(entries) + "]"  # Java's List.toString
-            raise ConfigChangeError("invalid_request", f"Invalid value {shown} for configuration {CONFIG}: Invalid "
+            raise ConfigChangeError(ErrorCode.invalid_request, f"Invalid value {shown} for configuration {CONFIG}: Invalid "
                                     f"entry in {CONFIG}: {entry}. All cordoned log dirs must be entries of log.dirs "
                                     "or log.dir.")
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from wire.error_codes import ErrorCode
 from wire.config_codes import AlterConfigOp
 
 from broker.settings.dynamic_topic_defaults import LIVE, check_values
@@ -110,22 +111,22 @@ def check_change(configs: dict[str, str | None], per_broker: bool) -> dict[str, 
     ConfigChangeError. `per_broker`: the resource names a broker id, not the cluster default."""
     nulls = [n for n, v in configs.items() if v is None]
     if nulls:
-        raise ConfigChangeError("invalid_request", "Null value not supported for : " + ", ".join(nulls))
+        raise ConfigChangeError(ErrorCode.invalid_request, "Null value not supported for : " + ", ".join(nulls))
     static = [n for n in configs if base_name(n) not in DYNAMIC]
     if static:
-        raise ConfigChangeError("invalid_request", f"Cannot update these configs dynamically: {_kafka_set(static)}")
+        raise ConfigChangeError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_kafka_set(static)}")
     unprefixed = [n for n in configs if n in SECURITY_PER_LISTENER]
     if unprefixed:
-        raise ConfigChangeError("invalid_request", "These security configs can be dynamically updated only "
+        raise ConfigChangeError(ErrorCode.invalid_request, "These security configs can be dynamically updated only "
                                 f"per-listener using the listener prefix: {_kafka_set(unprefixed)}")
     at_start = [n for n in configs if base_name(n) in BY_KEY and n not in LIVE]
     if at_start:
-        raise ConfigChangeError("invalid_request", f"Cannot update these configs dynamically: {_kafka_set(at_start)} "
+        raise ConfigChangeError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_kafka_set(at_start)} "
                                 "(twinlog applies its own settings at start-up only)")
     if not per_broker:
         broker_only = [n for n in configs if n in PER_BROKER or (n != base_name(n) and base_name(n) not in CLUSTER_LEVEL_LISTENER)]
         if broker_only:
-            raise ConfigChangeError("invalid_request", "Cannot update these configs at default cluster level, "
+            raise ConfigChangeError(ErrorCode.invalid_request, "Cannot update these configs at default cluster level, "
                                     f"broker id must be specified: {_kafka_set(broker_only)}")
     check_values(configs)
     return configs
@@ -138,14 +139,14 @@ def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker:
     names = [o.name for o in ops]
     if len(set(names)) != len(names):
         duplicated = sorted({n for n in names if names.count(n) > 1})
-        raise ConfigChangeError("invalid_request", f"Error due to duplicate config keys: {duplicated}")
+        raise ConfigChangeError(ErrorCode.invalid_request, f"Error due to duplicate config keys: {duplicated}")
     out = dict(current)
     for o in ops:
         if o.op == DELETE:
             out.pop(o.name, None)
             continue
         if o.value is None or o.op not in (SET, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
-            raise ConfigChangeError("invalid_request", f"Invalid operation {o.op} with value {o.value} for {o.name}")
+            raise ConfigChangeError(ErrorCode.invalid_request, f"Invalid operation {o.op} with value {o.value} for {o.name}")
         base = base_name(o.name)
         if o.op == SET or base not in DYNAMIC or (base in BY_KEY and o.name not in LIVE):
             out[o.name] = o.value  # a config not taken here is refused below, whatever the operation
@@ -156,7 +157,7 @@ def incremental_broker(current: dict[str, str], ops: list[ConfigOp], per_broker:
             out[o.name] = ",".join(i for i in items if i)
         else:
             verb = "append" if o.op == AlterConfigOp.APPEND else "subtract"
-            raise ConfigChangeError("invalid_request", f"Config value {verb} is not allowed for config key: {o.name}")
+            raise ConfigChangeError(ErrorCode.invalid_request, f"Config value {verb} is not allowed for config key: {o.name}")
     return check_change(out, per_broker)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from wire.error_codes import ErrorCode
 from segment.log import LogConfig
 
 from broker.settings.config import BrokerConfig
@@ -64,7 +65,7 @@ def check_values(configs: dict[str, str]) -> None:
             try:
                 LIVE[name].kind.parse_topic(value)
             except ValueError as exc:
-                raise ConfigChangeError("invalid_request",
+                raise ConfigChangeError(ErrorCode.invalid_request,
                                         f"Invalid value {value} for configuration {name}: {exc}") from None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
 from broker.settings.share_group_options import ShareSettings
 from broker.settings.table import GROUP_CONFIGS
 from broker.settings.topic_config_changes import ConfigChangeError, ConfigOp, apply_ops
@@ -61,24 +62,24 @@ def validate_group_configs(configs: dict[str, str | None], share: ShareSettings)
     for name, value in configs.items():
         setting = GROUP_CONFIGS.get(name)
         if setting is None:
-            raise ConfigChangeError("invalid_config", f"Unknown group config name: {name}")
+            raise ConfigChangeError(ErrorCode.invalid_config, f"Unknown group config name: {name}")
         if value is None:
-            raise ConfigChangeError("invalid_config", f"Null value not supported for group config: {name}")
+            raise ConfigChangeError(ErrorCode.invalid_config, f"Null value not supported for group config: {name}")
         try:
             parsed = setting.kind.parse_topic(value)
         except ValueError as exc:
-            raise ConfigChangeError("invalid_config", f"Invalid value {value} for configuration {name}: {exc}") from None
+            raise ConfigChangeError(ErrorCode.invalid_config, f"Invalid value {value} for configuration {name}: {exc}") from None
         if name in _BOUNDS:
             low, high, suffix = _BOUNDS[name]
             if parsed < getattr(share, low):
-                raise ConfigChangeError("invalid_config", f"{name} must be greater than or equal to "
+                raise ConfigChangeError(ErrorCode.invalid_config, f"{name} must be greater than or equal to "
                                                           f"group.share.min.{suffix}")
             if parsed > getattr(share, high):
-                raise ConfigChangeError("invalid_config", f"{name} must be less than or equal to "
+                raise ConfigChangeError(ErrorCode.invalid_config, f"{name} must be less than or equal to "
                                                           f"group.share.max.{suffix}")
     resolved = share_config_for(share, configs)
     if resolved.session_timeout_ms <= resolved.heartbeat_interval_ms:
-        raise ConfigChangeError("invalid_config", "share.session.timeout.ms must be greater than "
+        raise ConfigChangeError(ErrorCode.invalid_config, "share.session.timeout.ms must be greater than "
                                                   "share.heartbeat.interval.ms")
     return dict(configs)
 

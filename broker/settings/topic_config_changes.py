@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode
 from wire.config_codes import AlterConfigOp, ConfigType
 
 from broker.settings.table import TOPIC_CONFIGS
@@ -30,9 +31,9 @@ _OPS = frozenset(AlterConfigOp)
 
 
 class ConfigChangeError(Exception):
-    """Carries the Kafka error code name (invalid_config, invalid_request) for the resource."""
+    """Carries Kafka's error (INVALID_CONFIG, INVALID_REQUEST) for the resource."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
 
@@ -62,22 +63,22 @@ def apply_ops(current: dict[str, str], defaults: dict[str, str], ops: list[Confi
     names = [o.name for o in ops]
     if len(set(names)) != len(names):
         duplicated = sorted({n for n in names if names.count(n) > 1})
-        raise ConfigChangeError("invalid_request", f"Error due to duplicate config keys: {duplicated}")
+        raise ConfigChangeError(ErrorCode.invalid_request, f"Error due to duplicate config keys: {duplicated}")
     out = dict(current)
     for o in ops:
         if o.op not in _OPS:
-            raise ConfigChangeError("invalid_request", f"Unknown alter config operation {o.op} for {o.name}")
+            raise ConfigChangeError(ErrorCode.invalid_request, f"Unknown alter config operation {o.op} for {o.name}")
         if o.name not in known and o.op != SET:  # a SET's name is checked with its value
-            raise ConfigChangeError("invalid_config", f"Unknown {what} config name: {o.name}")
+            raise ConfigChangeError(ErrorCode.invalid_config, f"Unknown {what} config name: {o.name}")
         if o.op == DELETE:
             out.pop(o.name, None)
         elif o.op == SET:
             if o.value is None:
-                raise ConfigChangeError("invalid_config", f"Null value not supported for {what} config: {o.name}")
+                raise ConfigChangeError(ErrorCode.invalid_config, f"Null value not supported for {what} config: {o.name}")
             out[o.name] = o.value
         else:
             if known[o.name].kind.config_type != ConfigType.LIST:
-                raise ConfigChangeError("invalid_config",
+                raise ConfigChangeError(ErrorCode.invalid_config,
                                         f"Can't {AlterConfigOp(o.op).name} to key {o.name} because its type is not LIST.")
             items = _list_items(out.get(o.name, defaults.get(o.name)))
             for item in _list_items(o.value):
@@ -93,13 +94,13 @@ def replace_all(current: dict[str, str], wanted: dict[str, str | None], storage_
     """AlterConfigs: `wanted` becomes the whole set of overrides. Raises ConfigChangeError."""
     for name, value in wanted.items():
         if value is None:
-            raise ConfigChangeError("invalid_config", f"Null value not supported for topic config: {name}")
+            raise ConfigChangeError(ErrorCode.invalid_config, f"Null value not supported for topic config: {name}")
     return _validated(current, dict(wanted), storage_mode)
 
 
 def _validated(current: dict[str, str], out: dict[str, str], storage_mode: str) -> dict[str, str]:
     if out.get("storage.mode", storage_mode) != storage_mode:
-        raise ConfigChangeError("invalid_config", f"storage.mode is fixed when a topic is created: this topic's "
+        raise ConfigChangeError(ErrorCode.invalid_config, f"storage.mode is fixed when a topic is created: this topic's "
                                                   f"files are in the {storage_mode} layout")
     out.pop("storage.mode", None)  # the topic keeps whatever it was created with
     if "storage.mode" in current:
@@ -107,4 +108,4 @@ def _validated(current: dict[str, str], out: dict[str, str], storage_mode: str) 
     try:
         return validate_topic_configs(out)
     except InvalidConfig as exc:
-        raise ConfigChangeError("invalid_config", str(exc)) from None
+        raise ConfigChangeError(ErrorCode.invalid_config, str(exc)) from None

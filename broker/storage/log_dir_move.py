@@ -39,6 +39,7 @@ import asyncio
 import logging
 from pathlib import Path
 
+from wire.error_codes import ErrorCode
 from replica.future_replica import FutureReplica
 from replica.partition import Partition
 
@@ -154,7 +155,7 @@ class LogDirMoves:
         began = loop.time()
         while True:
             if self._gone(topic, partition):
-                raise TopicError("unknown_topic_or_partition", f"{topic.name}-{partition.index} was deleted")
+                raise TopicError(ErrorCode.unknown_topic_or_partition, f"{topic.name}-{partition.index} was deleted")
             generation, end = partition.generation, partition.log_end_offset
             self._storage.commit_writes()  # the commitlog reads only written units
             regions = partition.replica_log.regions_for(future, CHUNK_BYTES)

@@ -10,6 +10,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.quotas.enforcement import BusyTime
 from broker.quotas.entities import plan_alteration
 from broker.quotas.manager import ClientQuotaManager
@@ -77,7 +78,7 @@ def _entry(pairs, **ops):
 def test_an_entity_named_twice_gets_one_refusal_and_its_first_change_stands():
     results, after = plan_alteration({}, [_entry([("user", "a")], producer_byte_rate=10.0),
                                           _entry([("user", "a")], consumer_byte_rate=20.0)], set())
-    assert list(results.values()) == [("invalid_request",
+    assert list(results.values()) == [(ErrorCode.invalid_request,
                                        "Ignoring duplicate entity ClientQuotaEntity(entries={user=a})")]
     assert after == {(("user", "a"),): {"producer_byte_rate": 10.0}}
 
@@ -85,7 +86,7 @@ def test_an_entity_named_twice_gets_one_refusal_and_its_first_change_stands():
 def test_an_invalid_key_leaves_the_entity_unchanged():
     current = {(("user", "a"),): {"producer_byte_rate": 10.0}}
     results, after = plan_alteration(current, [_entry([("user", "a")], producer_byte_rate=None, bogus=1.0)], set())
-    assert results[(("user", "a"),)] == ("invalid_request", "Invalid configuration key bogus")
+    assert results[(("user", "a"),)] == (ErrorCode.invalid_request, "Invalid configuration key bogus")
     assert after == current
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from wire.error_codes import ErrorCode
 from broker.broker import Broker
 from broker.handlers import describe_producers
 from broker.handlers.response_builder import nested
@@ -28,7 +29,7 @@ def _describe(broker: Broker, topic: str, partitions: tuple[int, ...]) -> dict:
     request = cls(topics=(nested(cls, "TopicRequest")(name=topic, partition_indexes=partitions),))
     header = RequestHeader(61, 0, 1, None, True)
     (t,) = asyncio.run(describe_producers.handle(broker, header, request)).topics
-    return {p.partition_index: (p.error_code.name, [s.producer_id for s in p.active_producers]) for p in t.partitions}
+    return {p.partition_index: (p.error_code, [s.producer_id for s in p.active_producers]) for p in t.partitions}
 
 
 def test_a_follower_answers_not_leader_or_follower(tmp_path):
@@ -38,7 +39,7 @@ def test_a_follower_answers_not_leader_or_follower(tmp_path):
         partition = broker.topics.partition("t", index)
         batch = build_batch([(None, b"v")], int(time.time() * 1000), (PRODUCER, 0, 0))
         partition.append_as_leader(batch, parse_header(batch), acks=1)
-    assert _describe(broker, "t", (0, 1)) == {0: ("none", [PRODUCER]), 1: ("none", [PRODUCER])}
+    assert _describe(broker, "t", (0, 1)) == {0: (ErrorCode.none, [PRODUCER]), 1: (ErrorCode.none, [PRODUCER])}
     broker.topics.partition("t", 1).make_follower(PartitionState(2, 1, 1, (1, 2), (1, 2)))
-    assert _describe(broker, "t", (0, 1)) == {0: ("none", [PRODUCER]), 1: ("not_leader_or_follower", [])}
+    assert _describe(broker, "t", (0, 1)) == {0: (ErrorCode.none, [PRODUCER]), 1: (ErrorCode.not_leader_or_follower, [])}
     broker.storage.close()

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.groups.group_config_store import FILE_NAME, GroupConfigStore
 from broker.settings.topic_config_changes import ConfigChangeError
 
@@ -31,7 +32,7 @@ def test_validate_only_and_a_refused_change_write_nothing(tmp_path):
     assert not (tmp_path / FILE_NAME).exists() and store.configs("g") == {}
 
     def refuse(current):
-        raise ConfigChangeError("invalid_config", "no")
+        raise ConfigChangeError(ErrorCode.invalid_config, "no")
     with pytest.raises(ConfigChangeError):
         alter(store, "g", refuse)
     assert not (tmp_path / FILE_NAME).exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.cluster.etcd_layout import EtcdLayout, GroupConfigs
 from broker.settings.config_from_settings import config_with
 from broker.settings.group_configs import GroupShareConfig, incremental_group, share_config_for, validate_group_configs
@@ -51,7 +52,7 @@ def test_overrides_replace_the_brokers_values_parsed():
 def test_bad_names_and_values_are_invalid_config(configs, message):
     with pytest.raises(ConfigChangeError) as err:
         validate_group_configs(configs, SHARE)
-    assert err.value.code == "invalid_config" and str(err.value).startswith(message)
+    assert err.value.code is ErrorCode.invalid_config and str(err.value).startswith(message)
 
 
 def test_the_bounds_are_the_brokers():
@@ -79,7 +80,7 @@ def test_incremental_sets_and_deletes_all_or_nothing():
     assert incremental_group(current, ops, SHARE) == {"share.isolation.level": "read_committed"}
     with pytest.raises(ConfigChangeError) as err:
         incremental_group(current, [ConfigOp("share.isolation.level", AlterConfigOp.APPEND, "x")], SHARE)
-    assert err.value.code == "invalid_config"
+    assert err.value.code is ErrorCode.invalid_config
     assert current == {"share.auto.offset.reset": "earliest"}
 
 

@@ -23,7 +23,7 @@ from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.offsets_store import OffsetsStore, group_store_error, offset_commit_error
 from replica.group_commit import GroupCommits
-from wire.error_codes import ErrorCode
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.write_path import WritePath
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
@@ -149,23 +149,25 @@ def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member)
 
     async def scenario():
         coord, loading = _coordinator(cluster_member, delay_ms=60_000)  # joins stay parked
-        assert await _commit(coord, cluster_member, a, 1) == ["not_coordinator"]  # nothing led yet
+        assert await _commit(coord, cluster_member, a, 1) == [ErrorCode.not_coordinator]  # nothing led yet
         _lead_every_offsets_partition(cluster_member, loading)
-        assert await _commit(coord, cluster_member, a, 10) == ["none"]
-        assert await _commit(coord, cluster_member, b, 20) == ["none"]
+        assert await _commit(coord, cluster_member, a, 10) == [ErrorCode.none]
+        assert await _commit(coord, cluster_member, b, 20) == [ErrorCode.none]
         parked = asyncio.ensure_future(coord.join(_join(a)))
         await asyncio.sleep(0)
         assert not parked.done()
 
         _follow(cluster_member.partition(a), epoch=2)  # another broker leads a's partition now
         loading.sync()
-        assert (await asyncio.wait_for(parked, 1)).error == "not_coordinator"
-        assert a not in coord.groups and coord.coordinator_error(a) == "not_coordinator"
-        assert await _commit(coord, cluster_member, a, 11) == ["not_coordinator"]
-        assert coord.heartbeat(a, 1, "m", None) == "not_coordinator"
-        assert coord.leave(a, [("m", None)]) == ("not_coordinator", [])
-        assert await coord.sync(a, 1, "m", None, None, None, {}) == ("not_coordinator", b"")
-        assert await offsets.delete_groups(coord, [a]) == ["not_coordinator"]
+        assert (await asyncio.wait_for(parked, 1)).error is ErrorCode.not_coordinator
+        assert a not in coord.groups and from_unconverted(coord.coordinator_error(a)) is ErrorCode.not_coordinator
+        assert await _commit(coord, cluster_member, a, 11) == [ErrorCode.not_coordinator]
+        assert from_unconverted(coord.heartbeat(a, 1, "m", None)) is ErrorCode.not_coordinator
+        top, codes = coord.leave(a, [("m", None)])
+        assert (from_unconverted(top), codes) == (ErrorCode.not_coordinator, [])
+        code, assignment = await coord.sync(a, 1, "m", None, None, None, {})
+        assert (from_unconverted(code), assignment) == (ErrorCode.not_coordinator, b"")
+        assert await offsets.delete_groups(coord, [a]) == [ErrorCode.not_coordinator]
         assert coord.coordinator_error(b) is None and _committed(coord, b) == 20
 
         _lead(cluster_member.partition(a), epoch=3)  # and back: replayed from the log
@@ -192,7 +194,7 @@ def test_a_commit_counts_once_every_in_sync_replica_has_it(cluster_member):
         await _until(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
         assert not commit.done() and _committed(coord, a) is None  # the follower has not fetched it
         partition.follower_fetched(OTHER, partition.log_end_offset)
-        assert await commit == ["none"] and _committed(coord, a) == 7
+        assert await commit == [ErrorCode.none] and _committed(coord, a) == 7
 
     asyncio.run(scenario())
 
@@ -204,7 +206,7 @@ def test_a_commit_the_followers_never_fetch_times_out(cluster_member):
         coord, loading = _coordinator(cluster_member, commit_timeout_s=0.2)
         _lead(cluster_member.partition(a), epoch=1, isr=(ME, OTHER))
         loading.sync()
-        assert await _commit(coord, cluster_member, a, 7) == ["request_timed_out"]
+        assert await _commit(coord, cluster_member, a, 7) == [ErrorCode.request_timed_out]
         assert _committed(coord, a) is None
 
     asyncio.run(scenario())
@@ -222,7 +224,7 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
         await _until(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
         _follow(partition, epoch=2)
         loading.sync()
-        assert await commit == ["not_coordinator"]
+        assert await commit == [ErrorCode.not_coordinator]
 
     asyncio.run(scenario())
 
@@ -237,7 +239,7 @@ def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
         coord, loading = _coordinator(member)
         _lead(member.partition(a), epoch=1, isr=(ME,))
         loading.sync()
-        assert await _commit(coord, member, a, 7) == ["coordinator_not_available"]
+        assert await _commit(coord, member, a, 7) == [ErrorCode.coordinator_not_available]
 
     try:
         asyncio.run(scenario())
@@ -256,40 +258,41 @@ def test_a_stable_group_moves_with_its_members_and_generation(cluster_member):
         _lead(partition, epoch=1)
         loading.sync()
         joined = await coord.join(_join(a))
-        assert joined.error == "none"
-        assert await coord.sync(a, joined.generation, joined.member_id, None, None, None,
-                                {joined.member_id: b"assignment"}) == ("none", b"assignment")
+        assert joined.error is ErrorCode.none
+        code, assignment = await coord.sync(a, joined.generation, joined.member_id, None, None, None,
+                                            {joined.member_id: b"assignment"})
+        assert (from_unconverted(code), assignment) == (ErrorCode.none, b"assignment")
         _follow(partition, epoch=2)
         loading.sync()
         _lead(partition, epoch=3)
         loading.sync()
-        assert coord.heartbeat(a, joined.generation, joined.member_id, None) == "none"
+        assert from_unconverted(coord.heartbeat(a, joined.generation, joined.member_id, None)) is ErrorCode.none
         assert coord.groups[a].members[joined.member_id].assignment == b"assignment"
 
     asyncio.run(scenario())
 
 
 def test_errors_as_kafkas_group_metadata_manager_maps_them():
-    assert offset_commit_error(ErrorCode.not_leader_or_follower) == "not_coordinator"
-    assert offset_commit_error(ErrorCode.kafka_storage_error) == "not_coordinator"
-    assert offset_commit_error(ErrorCode.not_enough_replicas_after_append) == "coordinator_not_available"
-    assert offset_commit_error(ErrorCode.request_timed_out) == "request_timed_out"
-    assert offset_commit_error(ErrorCode.message_too_large) == "invalid_commit_offset_size"
-    assert offset_commit_error(ErrorCode.none) == "none"
-    assert group_store_error(ErrorCode.request_timed_out) == "rebalance_in_progress"
-    assert group_store_error(ErrorCode.not_enough_replicas) == "coordinator_not_available"
+    assert offset_commit_error(ErrorCode.not_leader_or_follower) is ErrorCode.not_coordinator
+    assert offset_commit_error(ErrorCode.kafka_storage_error) is ErrorCode.not_coordinator
+    assert offset_commit_error(ErrorCode.not_enough_replicas_after_append) is ErrorCode.coordinator_not_available
+    assert offset_commit_error(ErrorCode.request_timed_out) is ErrorCode.request_timed_out
+    assert offset_commit_error(ErrorCode.message_too_large) is ErrorCode.invalid_commit_offset_size
+    assert offset_commit_error(ErrorCode.none) is ErrorCode.none
+    assert from_unconverted(group_store_error(ErrorCode.request_timed_out)) is ErrorCode.rebalance_in_progress
+    assert from_unconverted(group_store_error(ErrorCode.not_enough_replicas)) is ErrorCode.coordinator_not_available
 
 
 async def _two_members_joined(coord, group_id: str):
     """Two members in one generation (the initial rebalance delay gathers both)."""
     first, second = await asyncio.gather(coord.join(_join(group_id)), coord.join(_join(group_id)))
-    assert first.error == second.error == "none" and first.generation == second.generation
+    assert first.error == second.error == ErrorCode.none and first.generation == second.generation
     return (first, second) if first.member_id == first.leader else (second, first)
 
 
 @pytest.mark.parametrize("follower_fetches, answer, state", [
-    (True, "none", "Stable"),
-    (False, "rebalance_in_progress", "PreparingRebalance"),  # the store timed out
+    (True, ErrorCode.none, "Stable"),
+    (False, ErrorCode.rebalance_in_progress, "PreparingRebalance"),  # the store timed out
 ])
 def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_member, follower_fetches,
                                                                       answer, state):
@@ -314,8 +317,8 @@ def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_me
         if follower_fetches:
             partition.follower_fetched(OTHER, partition.log_end_offset)
         got = await asyncio.gather(leader_sync, follower_sync)
-        expected = [b"for-leader", b"for-follower"] if answer == "none" else [b"", b""]
-        assert got == [(answer, e) for e in expected]
+        expected = [b"for-leader", b"for-follower"] if answer is ErrorCode.none else [b"", b""]
+        assert [(from_unconverted(code), e) for code, e in got] == [(answer, e) for e in expected]
         assert coord.groups[a].state.value == state
 
     asyncio.run(scenario())
@@ -336,12 +339,12 @@ def test_consumer_groups_follow_the_leadership_and_a_new_coordinator_replays_the
         _, groups, loading = _coordinators(cluster_member)
         _lead_every_offsets_partition(cluster_member, loading)
         joined = await groups.heartbeat(beat(0, {}))
-        assert (joined.error, joined.member_epoch, joined.assignment) == ("none", 1, {topic_id: frozenset({0})})
+        assert (joined.error, joined.member_epoch, joined.assignment) == (ErrorCode.none, 1, {topic_id: frozenset({0})})
 
         _follow(cluster_member.partition(a), epoch=2)
         loading.sync()
         assert a not in groups.groups
-        assert (await groups.heartbeat(beat(1, joined.assignment))).error == "not_coordinator"
+        assert (await groups.heartbeat(beat(1, joined.assignment))).error is ErrorCode.not_coordinator
 
         _, successor, successor_loading = _coordinators(cluster_member)  # the next leader, from the log
         _lead(cluster_member.partition(a), epoch=3)
@@ -349,7 +352,7 @@ def test_consumer_groups_follow_the_leadership_and_a_new_coordinator_replays_the
         group = successor.groups[a]
         assert (group.epoch, group.assignment_epoch, list(group.members)) == (1, 1, ["member-1"])
         again = await successor.heartbeat(beat(1, joined.assignment))
-        assert (again.error, again.member_epoch) == ("none", 1)
+        assert (again.error, again.member_epoch) == (ErrorCode.none, 1)
         assert group.owner_epoch(topic_id, 0) == 1
 
     asyncio.run(scenario())
@@ -367,7 +370,7 @@ def test_a_new_coordinator_applies_the_transaction_markers_in_its_log(cluster_me
         _lead(partition, epoch=1)
         loading.sync()
         wanted = [offsets.OffsetToCommit("t", 0, 42, -1, None)]
-        assert await txn_offsets.commit(coord, cluster_member, a, 7, 0, -1, "", None, wanted, None) == ["none"]
+        assert await txn_offsets.commit(coord, cluster_member, a, 7, 0, -1, "", None, wanted, None) == [ErrorCode.none]
         partition.append_txn_marker(7, 0, 0, commit=True)
         _follow(partition, epoch=2)
         loading.sync()
@@ -377,7 +380,7 @@ def test_a_new_coordinator_applies_the_transaction_markers_in_its_log(cluster_me
         successor_loading.sync()
         assert successor.coordinator_error(a) is None
         [(_, [(_, value, code)])] = offsets.fetch(successor, a, [("t", [0])], require_stable=True)
-        assert (value.offset, code) == (42, "none")
+        assert (value.offset, code) == (42, ErrorCode.none)
 
     asyncio.run(scenario())
 
@@ -394,9 +397,9 @@ def test_share_groups_are_written_and_an_idle_one_is_replayed_by_the_next_coordi
         _, _, shares, loading = _all_coordinators(cluster_member)
         _lead_every_offsets_partition(cluster_member, loading)
         joined = await shares.heartbeat(a, "member-1", 0, ("t",), None, "client", "/127.0.0.1")
-        assert (joined.error, joined.assignment) == ("none", {topic_id: frozenset({0})})
+        assert (joined.error, joined.assignment) == (ErrorCode.none, {topic_id: frozenset({0})})
         left = await shares.heartbeat(a, "member-1", -1, None, None, "client", "/127.0.0.1")
-        assert left.error == "none"
+        assert left.error is ErrorCode.none
         epoch = shares.groups[a].epoch
 
         _follow(cluster_member.partition(a), epoch=2)
@@ -410,10 +413,10 @@ def test_share_groups_are_written_and_an_idle_one_is_replayed_by_the_next_coordi
         assert (group.state, group.epoch, group.members) == ("Empty", epoch, {})
         assert group.state_partitions == {topic_id: ("t", frozenset({0}))}
         rejoined = await successor.heartbeat(a, "member-1", 0, ("t",), None, "client", "/127.0.0.1")
-        assert rejoined.error == "none" and rejoined.member_epoch > epoch  # the epoch goes on from the log's
+        assert rejoined.error is ErrorCode.none and rejoined.member_epoch > epoch  # the epoch goes on from the log's
 
         successor.groups.pop(a)  # DeleteGroups: the group goes, then its tombstones are written
-        assert await successor.write(group, deleted=True) == "none"
+        assert await successor.write(group, deleted=True) is ErrorCode.none
         _, _, third, third_loading = _all_coordinators(cluster_member)
         _follow(cluster_member.partition(a), epoch=4)
         _lead(cluster_member.partition(a), epoch=5)
@@ -439,7 +442,7 @@ def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_ba
         joined = await shares.heartbeat(a, "stays", 0, ("t",), None, "client", host)
         gone = await shares.heartbeat(a, "goes", 0, ("t",), None, "client", host)
         stays = await shares.heartbeat(a, "stays", joined.member_epoch, None, None, "client", host)
-        assert stays.error == "none" and stays.member_epoch == gone.member_epoch
+        assert stays.error is ErrorCode.none and stays.member_epoch == gone.member_epoch
         assignment = shares.groups[a].members["stays"].assignment
         _follow(cluster_member.partition(a), epoch=2)
         loading.sync()
@@ -453,13 +456,13 @@ def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_ba
         assert set(group.members) == {"stays", "goes"} and group.state == "Stable"
         epoch = group.epoch
         again = await successor.heartbeat(a, "stays", stays.member_epoch, None, None, "client", host)
-        assert (again.error, again.member_epoch, again.assignment) == ("none", stays.member_epoch, assignment)
+        assert (again.error, again.member_epoch, again.assignment) == (ErrorCode.none, stays.member_epoch, assignment)
         assert assignment == {topic_id: frozenset({0})} and group.epoch == epoch
 
         async def heartbeating_until_goes_is_fenced():
             while "goes" in group.members:
                 assert (await successor.heartbeat(a, "stays", stays.member_epoch, None, None, "client",
-                                                  host)).error == "none"
+                                                  host)).error is ErrorCode.none
                 await asyncio.sleep(0.05)
         await asyncio.wait_for(heartbeating_until_goes_is_fenced(), 30)
         await _until(lambda: successor._held[a] == said_by(group), "the fencing written")
@@ -488,15 +491,15 @@ def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluste
         _lead_every_offsets_partition(cluster_member, loading)
         joined = await shares.heartbeat(a, "m1", 0, ("t",), None, "client", host)
         settled = await shares.heartbeat(a, "m1", joined.member_epoch, None, None, "client", host)
-        assert settled.error == "none"
+        assert settled.error is ErrorCode.none
         async with shares._writing:  # another group's write, in flight
             again = await asyncio.wait_for(
                 shares.heartbeat(a, "m1", settled.member_epoch, None, None, "client", host), 10)
-            assert (again.error, again.member_epoch) == ("none", settled.member_epoch)
+            assert (again.error, again.member_epoch) == (ErrorCode.none, settled.member_epoch)
             join = asyncio.ensure_future(shares.heartbeat(a, "m2", 0, ("t",), None, "client", host))
             await asyncio.sleep(0.05)
             assert not join.done()  # its records are not in the log yet: no answer
-        assert (await asyncio.wait_for(join, 10)).error == "none"
+        assert (await asyncio.wait_for(join, 10)).error is ErrorCode.none
         shares.close()
 
     asyncio.run(scenario())

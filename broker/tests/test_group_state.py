@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wire.error_codes import ErrorCode
 from broker.groups.state import TRANSITIONS, Event, GroupState, transition
 
 E, P, C, S, D = (GroupState.EMPTY, GroupState.PREPARING_REBALANCE,
@@ -16,14 +17,14 @@ def test_every_state_event_pair_has_an_outcome():
 
 
 def test_the_errors_kafka_answers_where_it_answers_them():
-    assert transition(P, Event.LEADER_SYNC).error == "rebalance_in_progress"
-    assert transition(P, Event.HEARTBEAT).error == "rebalance_in_progress"
-    assert transition(E, Event.HEARTBEAT).error == "unknown_member_id"
-    assert transition(C, Event.COMMIT).error == "rebalance_in_progress"
+    assert transition(P, Event.LEADER_SYNC).error is ErrorCode.rebalance_in_progress
+    assert transition(P, Event.HEARTBEAT).error is ErrorCode.rebalance_in_progress
+    assert transition(E, Event.HEARTBEAT).error is ErrorCode.unknown_member_id
+    assert transition(C, Event.COMMIT).error is ErrorCode.rebalance_in_progress
     assert transition(P, Event.COMMIT).error is None  # commit before rejoining
-    assert transition(S, Event.DELETE).error == "non_empty_group"
+    assert transition(S, Event.DELETE).error is ErrorCode.non_empty_group
     assert transition(E, Event.DELETE) == (D, None)
-    assert transition(D, Event.DELETE).error == "group_id_not_found"
+    assert transition(D, Event.DELETE).error is ErrorCode.group_id_not_found
     assert all(transition(D, e).next is D for e in Event)
 
 

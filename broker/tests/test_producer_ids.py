@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.producer_ids import BLOCK_SIZE, NoProducerIdBlock, ProducerIdAllocator
 
 
@@ -15,7 +16,7 @@ def test_a_block_that_cannot_be_written_hands_out_no_id_and_a_later_one_can(smal
     filler = disk.fill()
     with pytest.raises(NoProducerIdBlock) as refused:
         asyncio.run(ids.allocate())
-    assert refused.value.code == "coordinator_load_in_progress"
+    assert refused.value.code is ErrorCode.coordinator_load_in_progress
     assert not (disk.path / "producer-id-block.tmp").exists()
     filler.unlink()
     assert asyncio.run(ids.allocate()) == 0  # no id was used up by the refusal

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.groups.share.share_group import EMPTY, STABLE, HeartbeatRefused, ShareGroup
 from broker.groups.share.simple_assignor import assign
 
@@ -44,9 +45,9 @@ def test_a_new_partition_moves_the_group_epoch():
 
 
 @pytest.mark.parametrize("member, epoch, subscribed, error", [
-    ("x", 3, None, "unknown_member_id"),
-    ("a", 99, None, "fenced_member_epoch"),
-    ("z", 0, None, "invalid_request"),
+    ("x", 3, None, ErrorCode.unknown_member_id),
+    ("a", 99, None, ErrorCode.fenced_member_epoch),
+    ("z", 0, None, ErrorCode.invalid_request),
 ])
 def test_heartbeats_refused(member, epoch, subscribed, error):
     g = ShareGroup("g")

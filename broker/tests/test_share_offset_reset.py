@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.settings.config_from_settings import config_with
 from broker.settings.group_configs import validate_group_configs
 from broker.settings.share_offset_reset import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ShareOffsetReset, duration_ms,
@@ -27,7 +28,7 @@ def test_kafkas_values_are_taken(value):
 def test_what_kafka_refuses_is_invalid_config(value):
     with pytest.raises(ConfigChangeError) as err:
         validate_group_configs({"share.auto.offset.reset": value}, SHARE)
-    assert err.value.code == "invalid_config"
+    assert err.value.code is ErrorCode.invalid_config
     assert str(err.value).endswith("The value must be either 'earliest', 'latest' or of the format "
                                    "'by_duration:<PnDTnHnMn.nS.>'.")
 

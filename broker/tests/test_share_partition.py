@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from wire.error_codes import ErrorCode
 from broker.groups.share.share_partition import (AckType, AcquiredRange, InvalidAcknowledgement, RecordState,
                                                  SharePartition, StateRange)
 
@@ -52,7 +53,7 @@ def test_an_expired_lock_returns_records_to_be_acquired_by_another_member():
     assert sp.acquire("b", 0, 1, now_ms=LOCK) == [AcquiredRange(0, 1, 2)]
     with pytest.raises(InvalidAcknowledgement) as refused:
         sp.acknowledge("a", 0, 0, (AckType.ACCEPT,), now_ms=0)
-    assert refused.value.error == "invalid_record_state"
+    assert refused.value.error is ErrorCode.invalid_record_state
 
 
 def test_a_refused_acknowledgement_changes_nothing():
@@ -63,7 +64,7 @@ def test_a_refused_acknowledgement_changes_nothing():
     assert sp.state_of(0) == (RecordState.ACQUIRED, 1) and sp.start_offset == 0
     with pytest.raises(InvalidAcknowledgement) as bad:
         sp.acknowledge("a", 0, 1, (1, 1, 1), now_ms=0)  # neither one type nor one per offset
-    assert bad.value.error == "invalid_request"
+    assert bad.value.error is ErrorCode.invalid_request
 
 
 def test_per_offset_types_and_gaps():

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.groups.share.share_sessions import SessionRefused, ShareSessions
 
 T1, T2 = uuid.UUID(int=1), uuid.UUID(int=2)
@@ -16,13 +17,13 @@ def test_share_sessions_open_move_their_epoch_and_close():
     s = ShareSessions()
     with pytest.raises(SessionRefused) as none:
         s.for_fetch("g", "m", 1)
-    assert none.value.error == "share_session_not_found"
+    assert none.value.error is ErrorCode.share_session_not_found
     session = s.for_fetch("g", "m", 0)
     session.update([(T1, 0), (T1, 1)], [])
     assert s.for_fetch("g", "m", 1) is session
     with pytest.raises(SessionRefused) as stale:
         s.for_acknowledge("g", "m", 1)
-    assert stale.value.error == "invalid_share_session_epoch"
+    assert stale.value.error is ErrorCode.invalid_share_session_epoch
     assert s.for_acknowledge("g", "m", 2) is session
     session.update([(T2, 0)], [(T1, 0)])
     assert session.partitions == [(T1, 1), (T2, 0)]
@@ -42,7 +43,7 @@ def test_a_closed_connection_ends_the_sessions_it_opened_and_no_other():
     assert s.of_group("g") == [c, unfollowed] and s.of_group("h") == []
     with pytest.raises(SessionRefused) as gone:
         s.for_fetch("g", "a", 1)
-    assert gone.value.error == "share_session_not_found"
+    assert gone.value.error is ErrorCode.share_session_not_found
     assert s.close_connection(1) == []  # told twice: nothing more ends
     assert s.close_connection(2) == [c]
 

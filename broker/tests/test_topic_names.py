@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from wire.error_codes import ErrorCode
 from broker.settings.config_from_settings import config_with
 from broker.topic_names import MAX_NAME_LENGTH, TopicError, check_topic_name, illegal_name
 from broker.topic import Topic
@@ -17,7 +18,7 @@ def test_illegal_names(name):
     assert illegal_name(name) is not None
     with pytest.raises(TopicError) as refused:
         check_topic_name(name)
-    assert refused.value.code == "invalid_topic_exception"
+    assert refused.value.code is ErrorCode.invalid_topic_exception
 
 
 @pytest.mark.parametrize("name", ["a", "a.b", "a_b", "A-9", "...", "a" * MAX_NAME_LENGTH])
@@ -42,7 +43,7 @@ def _registry(tmp_path, *names) -> TopicRegistry:
 def test_names_differing_only_in_dot_and_underscore_collide(tmp_path, existing, new):
     with pytest.raises(TopicError) as refused:
         _registry(tmp_path, existing).check_collision(new)
-    assert refused.value.code == "invalid_topic_exception"
+    assert refused.value.code is ErrorCode.invalid_topic_exception
     assert str(refused.value) == f"Topic '{new}' collides with existing topic: {existing}"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+from wire.error_codes import ErrorCode
 from broker.txn import end_table
 from broker.txn.end_table import ALWAYS_BUSY, TABLE, Kind, decide, kind
 from broker.txn.metadata import MAX_EPOCH, TxnMetadata
@@ -16,7 +17,7 @@ E, O, PC, PA, CC, CA, D, F = (TxnState.EMPTY, TxnState.ONGOING, TxnState.PREPARE
                               TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT, TxnState.DEAD,
                               TxnState.PREPARE_EPOCH_FENCE)
 PID, NEXT = 7, 8
-FENCED, BUSY, WRONG = "producer_fenced", "concurrent_transactions", "invalid_txn_state"
+FENCED, BUSY, WRONG = ErrorCode.producer_fenced, ErrorCode.concurrent_transactions, ErrorCode.invalid_txn_state
 SHORT = {FENCED: "PF", BUSY: "CT", WRONG: "ITS", PC: "->PC", PA: "->PA"}
 COLUMNS = [(commit, k) for commit in (False, True) for k in (Kind.RETRY, Kind.CURRENT, Kind.OTHER)]
 
@@ -107,7 +108,7 @@ def test_a_requests_epoch_says_what_it_is():
     assert kind(m, PID, 4, True) is Kind.RETRY
     assert kind(m, PID, 3, True) is Kind.OTHER and kind(m, PID, 6, True) is Kind.OTHER
     assert kind(m, PID + 1, 5, True) is None
-    assert decide(m, PID + 1, 5, True, True).error == "invalid_producer_id_mapping"
+    assert decide(m, PID + 1, 5, True, True).error is ErrorCode.invalid_producer_id_mapping
     rotated = meta(CC, 0, producer_id=NEXT, previous=PID)  # an end that ran out of epochs moved to NEXT
     assert kind(rotated, PID, MAX_EPOCH - 1, True) is Kind.RETRY
     assert decide(rotated, PID, MAX_EPOCH - 1, True, True) == (CC, None)

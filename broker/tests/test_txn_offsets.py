@@ -163,7 +163,7 @@ async def _marker(broker: Broker, producer: int, commit: bool, epoch: int = 0) -
 
 def _fetched(broker: Broker, require_stable: bool = False) -> dict:
     [(_, parts)] = offsets.fetch(broker.groups, GROUP, [("t", [0, 1, 2, 3])], require_stable)
-    return {p: (v.offset if v else code if code != "none" else None) for p, v, code in parts}
+    return {p: (v.offset if v else code if code is not ErrorCode.none else None) for p, v, code in parts}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -171,36 +171,36 @@ def test_txn_offsets_through_a_broker_and_its_replay(tmp_path, mode):
     async def write() -> None:
         broker = _broker(tmp_path, mode)
         await broker.create_topic("t", 4, 1, {})
-        assert await _plain_commit(broker, 0, 3) == ["none"]
-        assert await _txn_commit(broker, 0, 7, producer=1) == ["none"]
+        assert await _plain_commit(broker, 0, 3) == [ErrorCode.none]
+        assert await _txn_commit(broker, 0, 7, producer=1) == [ErrorCode.none]
         assert _fetched(broker) == {0: 3, 1: None, 2: None, 3: None}
-        assert _fetched(broker, require_stable=True)[0] == "unstable_offset_commit"
+        assert _fetched(broker, require_stable=True)[0] is ErrorCode.unstable_offset_commit
         assert await _marker(broker, 1, commit=True) is ErrorCode.none
         assert _fetched(broker, require_stable=True)[0] == 7
         # the same producer's next transaction: a batch of the same size, at sequence 0 again, lands
         end = broker.offsets_store.topic().partitions[broker.offsets_store.partition_index(GROUP)].log_end_offset
-        assert await _txn_commit(broker, 0, 8, producer=1) == ["none"]
+        assert await _txn_commit(broker, 0, 8, producer=1) == [ErrorCode.none]
         assert await _marker(broker, 1, commit=False) is ErrorCode.none
         partition = broker.offsets_store.topic().partitions[broker.offsets_store.partition_index(GROUP)]
         assert partition.log_end_offset == end + 2 and _fetched(broker)[0] == 7  # aborted: never seen
         # a plain commit written after a transaction's offset wins when that transaction commits
-        assert await _txn_commit(broker, 1, 20, producer=2) == ["none"]
-        assert await _plain_commit(broker, 1, 21) == ["none"]
+        assert await _txn_commit(broker, 1, 20, producer=2) == [ErrorCode.none]
+        assert await _plain_commit(broker, 1, 21) == [ErrorCode.none]
         assert await _marker(broker, 2, commit=True) is ErrorCode.none
         assert _fetched(broker)[1] == 21
         # fenced: once the partition saw epoch 1 of producer 3, epoch 0 writes nothing
-        assert await _txn_commit(broker, 2, 30, producer=3, epoch=1) == ["none"]
-        assert await _txn_commit(broker, 3, 31, producer=3, epoch=0) == ["invalid_producer_epoch"]
+        assert await _txn_commit(broker, 2, 30, producer=3, epoch=1) == [ErrorCode.none]
+        assert await _txn_commit(broker, 3, 31, producer=3, epoch=0) == [ErrorCode.invalid_producer_epoch]
         assert await _marker(broker, 3, commit=True, epoch=1) is ErrorCode.none
-        assert await _txn_commit(broker, 3, 40, producer=4) == ["none"]  # left open
-        assert _fetched(broker, require_stable=True) == {0: 7, 1: 21, 2: 30, 3: "unstable_offset_commit"}
+        assert await _txn_commit(broker, 3, 40, producer=4) == [ErrorCode.none]  # left open
+        assert _fetched(broker, require_stable=True) == {0: 7, 1: 21, 2: 30, 3: ErrorCode.unstable_offset_commit}
         broker.storage.close()
 
     async def reopen() -> None:
         broker = _broker(tmp_path, mode)
         offsets.load(broker.groups, broker.offsets_store.replay())
         assert _fetched(broker) == {0: 7, 1: 21, 2: 30, 3: None}
-        assert _fetched(broker, require_stable=True)[3] == "unstable_offset_commit"
+        assert _fetched(broker, require_stable=True)[3] is ErrorCode.unstable_offset_commit
         assert await _marker(broker, 4, commit=True) is ErrorCode.none  # the open one ends after the restart
         assert _fetched(broker, require_stable=True) == {0: 7, 1: 21, 2: 30, 3: 40}
         broker.storage.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wire.error_codes import ErrorCode
 from broker.txn.end_table import TABLE as END_TABLE, Kind
 from broker.txn.state import TRANSITIONS, Event, Outcome, TxnState, transition
 
@@ -56,11 +57,11 @@ def test_every_move_is_one_kafka_allows():
 
 
 def test_the_errors_kafka_answers_where_it_answers_them():
-    assert transition(O, Event.INIT_PRODUCER_ID) == (F, "concurrent_transactions")  # fences, then retry
-    assert transition(PC, Event.INIT_PRODUCER_ID).error == "concurrent_transactions"
-    assert transition(PC, Event.ADD_PARTITIONS).error == "concurrent_transactions"
+    assert transition(O, Event.INIT_PRODUCER_ID) == (F, ErrorCode.concurrent_transactions)  # fences, then retry
+    assert transition(PC, Event.INIT_PRODUCER_ID).error is ErrorCode.concurrent_transactions
+    assert transition(PC, Event.ADD_PARTITIONS).error is ErrorCode.concurrent_transactions
     assert transition(CC, Event.INIT_PRODUCER_ID) == (E, None)
-    assert all(transition(D, e).error == "concurrent_transactions" for e in REQUESTS)
+    assert all(transition(D, e).error is ErrorCode.concurrent_transactions for e in REQUESTS)
 
 
 def test_refused_requests_never_change_the_state_except_the_fencing_init():

@@ -36,14 +36,14 @@ log = logging.getLogger(__name__)
 
 
 class InitResult(NamedTuple):
-    error: str
+    error: ErrorCode
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = NO_EPOCH
 
 
 class EndResult(NamedTuple):
     """EndTxn's answer; v5 also gives the producer id and epoch the end leaves (none on an error)."""
-    error: str
+    error: ErrorCode
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = NO_EPOCH
 
@@ -60,13 +60,13 @@ class TransactionCoordinator:
         self._id_expiration_ms = id_expiration_ms
         # None: every id is ours (one broker). In a cluster: the partitions led and loaded here.
         self.local_partitions: set[int] | None = None
-        self._endings = TransactionEndings(self._write, self._ours, markers, transaction_version, end_steps)
+        self._endings = TransactionEndings(self._write_named, self._ours, markers, transaction_version, end_steps)
 
-    def coordinator_error(self, transactional_id: str) -> str | None:
+    def coordinator_error(self, transactional_id: str) -> ErrorCode | None:
         """NOT_COORDINATOR for an id this broker does not coordinate."""
         if self.local_partitions is None or self._store.partition_index(transactional_id) in self.local_partitions:
             return None
-        return "not_coordinator"
+        return ErrorCode.not_coordinator
 
     def _coordinator_epoch(self, transactional_id: str) -> int:
         partition = self._store.partition(transactional_id)
@@ -75,8 +75,8 @@ class TransactionCoordinator:
     def _ours(self, meta: TxnMetadata) -> bool:
         return self.transactions.get(meta.transactional_id) is meta
 
-    async def _write(self, meta: TxnMetadata, record: TxnRecord | None) -> str:
-        """Write the id's new record and apply it once replicated; the coordinator's error name."""
+    async def _write(self, meta: TxnMetadata, record: TxnRecord | None) -> ErrorCode:
+        """Write the id's new record and apply it once replicated; the coordinator's error."""
         meta.pending = True
         try:
             code = await self._store.append(meta.transactional_id, record)
@@ -86,10 +86,14 @@ class TransactionCoordinator:
             log.info("transactional id %s: writing its state failed: %s", meta.transactional_id, code.name)
             return coordinator_error(code)
         if not self._ours(meta):
-            return "not_coordinator"  # unloaded while the write was in flight
+            return ErrorCode.not_coordinator  # unloaded while the write was in flight
         if record is not None:
             meta.apply(record)
-        return "none"
+        return ErrorCode.none
+
+    async def _write_named(self, meta: TxnMetadata, record: TxnRecord | None) -> str:
+        # ending.py still compares error names; it goes when ending.py takes the ErrorCode (issue 39).
+        return (await self._write(meta, record)).name
 
     # --- InitProducerId -------------------------------------------------------------------
 
@@ -99,7 +103,7 @@ class TransactionCoordinator:
         if not_here:
             return InitResult(not_here)
         if not 0 < timeout_ms <= self._max_timeout_ms:
-            return InitResult("invalid_transaction_timeout")
+            return InitResult(ErrorCode.invalid_transaction_timeout)
         meta = self.transactions.get(transactional_id)
         if meta is None:
             try:
@@ -112,11 +116,11 @@ class TransactionCoordinator:
                                        now_ms())
                 self.transactions[transactional_id] = meta
         if meta.pending:
-            return InitResult("concurrent_transactions")
+            return InitResult(ErrorCode.concurrent_transactions)
         expected = producer_id != NO_PRODUCER_ID or producer_epoch != NO_EPOCH
         check = meta.init_check(producer_id, producer_epoch) if expected else "bump"
         if check == "retry":  # KIP-360: the answer to this very request was lost; give it again
-            return InitResult("none", meta.producer_id, meta.producer_epoch)
+            return InitResult(ErrorCode.none, meta.producer_id, meta.producer_epoch)
         if check != "bump":
             return InitResult(check)
         outcome = transition(meta.state, Event.INIT_PRODUCER_ID)
@@ -141,18 +145,18 @@ class TransactionCoordinator:
             meta.pending = False
         before = meta.record
         code = await self._write(meta, record)
-        if code != "none":
+        if code is not ErrorCode.none:
             return InitResult(code)
         same_id = before.producer_id == record.producer_id
         meta.last_producer_epoch = before.producer_epoch if expected and same_id else NO_EPOCH
         log.info("transactional id %s: producer %d epoch %d", transactional_id, record.producer_id,
                  record.producer_epoch)
-        return InitResult("none", record.producer_id, record.producer_epoch)
+        return InitResult(ErrorCode.none, record.producer_id, record.producer_epoch)
 
     # --- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             partitions: set[tuple[str, int]], client_version: int) -> str:
+                             partitions: set[tuple[str, int]], client_version: int) -> ErrorCode:
         """`client_version`: the transaction version the request speaks, recorded as Kafka
         records it (2 for a leader's AddPartitionsToTxn v4+, 0 for a client's v0-v3 and for
         AddOffsetsToTxn)."""
@@ -163,7 +167,7 @@ class TransactionCoordinator:
         if outcome.error:
             return outcome.error
         if meta.state is TxnState.ONGOING and partitions <= meta.partitions:
-            return "none"
+            return ErrorCode.none
         now = now_ms()
         start = meta.record.start_ms if meta.state is TxnState.ONGOING else now
         record = meta.record_with(now, meta.partitions | partitions, state=TxnState.ONGOING, start_ms=start,
@@ -171,7 +175,7 @@ class TransactionCoordinator:
         return await self._write(meta, record)
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                          partitions: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+                          partitions: set[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
         """Per partition, whether the producer's open transaction holds it (KIP-890's check a
         partition leader makes before appending a transaction's first batch): NONE, else
         TRANSACTION_ABORTABLE; one error for all for a request of another producer, or while
@@ -179,18 +183,18 @@ class TransactionCoordinator:
         write is no reason to refuse: the leader's append is checked again (Kafka's
         handleVerifyPartitionsInTransaction)."""
         if not transactional_id:
-            return dict.fromkeys(partitions, "invalid_request")
+            return dict.fromkeys(partitions, ErrorCode.invalid_request)
         refused = self.coordinator_error(transactional_id)
         meta = self.transactions.get(transactional_id)
         if refused is None and (meta is None or meta.producer_id != producer_id):
-            refused = "invalid_producer_id_mapping"
+            refused = ErrorCode.invalid_producer_id_mapping
         elif refused is None and meta.producer_epoch != producer_epoch:
-            refused = "producer_fenced"
+            refused = ErrorCode.producer_fenced
         elif refused is None and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            refused = "concurrent_transactions"
+            refused = ErrorCode.concurrent_transactions
         if refused is not None:
             return dict.fromkeys(partitions, refused)
-        return {p: "none" if p in meta.partitions else "transaction_abortable" for p in partitions}
+        return {p: ErrorCode.none if p in meta.partitions else ErrorCode.transaction_abortable for p in partitions}
 
     def _checked(self, transactional_id: str, producer_id: int, producer_epoch: int):
         """(metadata, None) for a request of the id's current producer, else (None, error)."""
@@ -199,13 +203,13 @@ class TransactionCoordinator:
             return None, not_here
         meta = self.transactions.get(transactional_id)
         if meta is not None and _moving_to(meta, producer_id):
-            return None, "concurrent_transactions"
+            return None, ErrorCode.concurrent_transactions
         if meta is None or meta.producer_id != producer_id:
-            return None, "invalid_producer_id_mapping"
+            return None, ErrorCode.invalid_producer_id_mapping
         if producer_epoch != meta.producer_epoch:
-            return None, "producer_fenced"
+            return None, ErrorCode.producer_fenced
         if meta.pending:
-            return None, "concurrent_transactions"
+            return None, ErrorCode.concurrent_transactions
         return meta, None
 
     # --- EndTxn -----------------------------------------------------------------------------
@@ -217,17 +221,17 @@ class TransactionCoordinator:
         not_here = self.coordinator_error(transactional_id)
         meta = self.transactions.get(transactional_id)
         if not_here or meta is None:
-            return EndResult(not_here or "invalid_producer_id_mapping")
+            return EndResult(not_here or ErrorCode.invalid_producer_id_mapping)
         if _moving_to(meta, producer_id):
-            return EndResult("concurrent_transactions")
+            return EndResult(ErrorCode.concurrent_transactions)
         outcome = end_table.decide(meta, producer_id, producer_epoch, commit, v2)
         if outcome.error:
             return EndResult(outcome.error)
         if outcome.next is meta.state:  # it completed: its answer again
-            return EndResult("none", *meta.producer_after_end) if v2 else EndResult("none")
+            return EndResult(ErrorCode.none, *meta.producer_after_end) if v2 else EndResult(ErrorCode.none)
         if not v2:
             code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, client_transaction_version=0))
-            if code == "none":
+            if code is ErrorCode.none:
                 self._endings.start(meta)
             return EndResult(code)
         epoch = meta.producer_epoch
@@ -243,11 +247,11 @@ class TransactionCoordinator:
         record = meta.record_with(now, state=outcome.next, producer_epoch=epoch + 1, next_producer_id=next_id,
                                   start_ms=start, client_transaction_version=V2)
         code = await self._write(meta, record)
-        if code != "none":
+        if code is not ErrorCode.none:
             return EndResult(code)
         meta.last_producer_epoch = epoch
         self._endings.start(meta)
-        return EndResult("none", *meta.producer_after_end)
+        return EndResult(ErrorCode.none, *meta.producer_after_end)
 
     # --- timeouts and expiry ------------------------------------------------------------------
 
@@ -271,7 +275,7 @@ class TransactionCoordinator:
             if not (self._ours(meta) and meta.expired(now_ms(), self._id_expiration_ms)):
                 continue
             outcome = transition(meta.state, Event.EXPIRE)
-            if outcome.next is TxnState.DEAD and await self._write(meta, None) == "none":
+            if outcome.next is TxnState.DEAD and await self._write(meta, None) is ErrorCode.none:
                 meta.apply(meta.record_with(now_ms(), state=TxnState.DEAD))
                 del self.transactions[meta.transactional_id]
                 log.info("transactional id %s expired", meta.transactional_id)
@@ -280,14 +284,14 @@ class TransactionCoordinator:
 
     # --- DescribeTransactions / ListTransactions ----------------------------------------------
 
-    def describe(self, transactional_id: str) -> tuple[str, TxnMetadata | None]:
+    def describe(self, transactional_id: str) -> tuple[ErrorCode, TxnMetadata | None]:
         not_here = self.coordinator_error(transactional_id)
         if not_here:
             return not_here, None
         meta = self.transactions.get(transactional_id)
         if meta is None or meta.producer_epoch == NO_EPOCH:  # never initialised: nothing written
-            return "transactional_id_not_found", None
-        return "none", meta
+            return ErrorCode.transactional_id_not_found, None
+        return ErrorCode.none, meta
 
     def listed(self, states: set[TxnState] | None, producer_ids: set[int], min_duration_ms: int) -> list[TxnMetadata]:
         """The ids coordinated here in one of `states` (None: any), of one of `producer_ids`

@@ -61,15 +61,16 @@ from __future__ import annotations
 import enum
 import itertools
 
+from wire.error_codes import ErrorCode
 from broker.txn.metadata import MAX_EPOCH, TxnMetadata
 from broker.txn.state import Outcome, TxnState
 
 E, O, PC, PA, CC, CA, D, F = (TxnState.EMPTY, TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT,
                               TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT, TxnState.DEAD,
                               TxnState.PREPARE_EPOCH_FENCE)
-_FENCED = "producer_fenced"
-_BUSY = "concurrent_transactions"  # retriable: the client backs off and asks again
-_WRONG = "invalid_txn_state"  # fatal to the client: its idea of its transaction is wrong
+_FENCED = ErrorCode.producer_fenced
+_BUSY = ErrorCode.concurrent_transactions  # retriable: the client backs off and asks again
+_WRONG = ErrorCode.invalid_txn_state  # fatal to the client: its idea of its transaction is wrong
 
 
 class Kind(enum.Enum):
@@ -99,7 +100,7 @@ _V1_CELLS = {
 }
 
 
-def _cell(state: TxnState, v2: bool, busy: bool, k: Kind, commit: bool) -> TxnState | str:
+def _cell(state: TxnState, v2: bool, busy: bool, k: Kind, commit: bool) -> TxnState | ErrorCode:
     busy = busy or state in ALWAYS_BUSY
     if v2:
         if busy:
@@ -112,7 +113,7 @@ def _cell(state: TxnState, v2: bool, busy: bool, k: Kind, commit: bool) -> TxnSt
     return _BUSY if busy else _V1_CELLS[state][commit]
 
 
-def _outcome(state: TxnState, cell: TxnState | str) -> Outcome:
+def _outcome(state: TxnState, cell: TxnState | ErrorCode) -> Outcome:
     return Outcome(cell, None) if isinstance(cell, TxnState) else Outcome(state, cell)
 
 
@@ -139,5 +140,5 @@ def decide(meta: TxnMetadata, producer_id: int, producer_epoch: int, commit: boo
     """The table's answer for this request; INVALID_PRODUCER_ID_MAPPING for another producer."""
     k = kind(meta, producer_id, producer_epoch, v2)
     if k is None:
-        return Outcome(meta.state, "invalid_producer_id_mapping")
+        return Outcome(meta.state, ErrorCode.invalid_producer_id_mapping)
     return TABLE[(meta.state, v2, meta.pending, k, commit)]

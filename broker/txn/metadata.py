@@ -15,7 +15,9 @@ by writing the new record (`record_with`) and, once the write is replicated, app
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
+from wire.error_codes import ErrorCode
 from broker.txn import txn_log
 from broker.txn.state import TxnState
 from broker.txn.txn_log import TxnRecord
@@ -108,7 +110,7 @@ class TxnMetadata:
         return (self.state is TxnState.ONGOING and not self.pending
                 and now - self.record.start_ms >= self.record.timeout_ms)
 
-    def init_check(self, producer_id: int, producer_epoch: int) -> str:
+    def init_check(self, producer_id: int, producer_epoch: int) -> Literal["bump", "retry"] | ErrorCode:
         """For an InitProducerId naming its producer (KIP-360): "bump", "retry" (the same answer
         again) or PRODUCER_FENCED, as Kafka's isValidProducerId and prepareIncrementProducerEpoch."""
         if self.producer_epoch == NO_EPOCH:
@@ -120,4 +122,4 @@ class TxnMetadata:
                 return "retry"
         elif producer_id == self.previous_producer_id and epoch_exhausted(producer_epoch):
             return "retry"
-        return "producer_fenced"
+        return ErrorCode.producer_fenced

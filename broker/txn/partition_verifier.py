@@ -7,7 +7,7 @@ When this broker coordinates the transactional id (always, on one broker) the qu
 call into its coordinator. Otherwise it goes to the leader of the id's `__transaction_state`
 partition as AddPartitionsToTxn v5, verify_only set for a question and not for an add, over the
 inter-broker listener like the markers (broker/handlers/add_partitions_to_txn.py answers it).
-Answers are the coordinator's error names per partition; a failed connection or an unknown
+Answers are the coordinator's errors per partition; a failed connection or an unknown
 coordinator answers as Kafka's manager does (NETWORK_EXCEPTION, COORDINATOR_NOT_AVAILABLE),
 which the callers turn into retriable errors for the client.
 
@@ -23,6 +23,7 @@ import asyncio
 import logging
 import time
 
+from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
@@ -48,23 +49,23 @@ class PartitionVerifier:
         self._retry_for_s = broker.config.add_partitions_retry_backoff_max_ms / 1000
 
     async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                     partitions: Partitions) -> dict[tuple[str, int], str]:
+                     partitions: Partitions) -> dict[tuple[str, int], ErrorCode]:
         """Per partition, whether the producer's open transaction holds it."""
         return await self._ask(transactional_id, producer_id, producer_epoch, partitions, add=False)
 
     async def add(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                  partitions: Partitions) -> dict[tuple[str, int], str]:
+                  partitions: Partitions) -> dict[tuple[str, int], ErrorCode]:
         """Per partition, whether it is now in the producer's transaction (added if not)."""
         started = time.monotonic()
         while True:
             codes = await self._ask(transactional_id, producer_id, producer_epoch, partitions, add=True)
-            busy = "concurrent_transactions" in codes.values()
+            busy = ErrorCode.concurrent_transactions in codes.values()
             if not busy or time.monotonic() - started + self._retry_backoff_s > self._retry_for_s:
                 return codes
             await asyncio.sleep(self._retry_backoff_s)
 
     async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Partitions,
-                   add: bool) -> dict[tuple[str, int], str]:
+                   add: bool) -> dict[tuple[str, int], ErrorCode]:
         coordinator = self._broker.transactions
         if self._peers is None or coordinator.coordinator_error(transactional_id) is None:
             if not add:
@@ -76,19 +77,19 @@ class PartitionVerifier:
         leader = self._coordinator_node(transactional_id)
         connection = self._peers.to(leader) if leader is not None else None
         if connection is None:
-            return dict.fromkeys(partitions, "coordinator_not_available")
+            return dict.fromkeys(partitions, ErrorCode.coordinator_not_available)
         try:
             response = await connection.request(_request(transactional_id, producer_id, producer_epoch, partitions,
                                                           verify_only=not add))
         except ConnectionFailed as exc:
             log.info("verifying %s's partitions with broker %d failed: %s", transactional_id, leader, exc)
-            return dict.fromkeys(partitions, "network_exception")
-        if response.error_code.name != "none":
-            return dict.fromkeys(partitions, response.error_code.name)
-        answered = {(t.name, p.partition_index): p.partition_error_code.name
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
+        if response.error_code is not ErrorCode.none:
+            return dict.fromkeys(partitions, response.error_code)
+        answered = {(t.name, p.partition_index): p.partition_error_code
                     for r in response.results_by_transaction if r.transactional_id == transactional_id
                     for t in r.topic_results for p in t.results_by_partition}
-        return {p: answered.get(p, "unknown_server_error") for p in partitions}
+        return {p: answered.get(p, ErrorCode.unknown_server_error) for p in partitions}
 
     def _coordinator_node(self, transactional_id: str) -> int | None:
         """The leader of the id's __transaction_state partition, when another broker."""

@@ -26,6 +26,8 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
+
 
 class TxnState(enum.Enum):
     """Kafka's names (DescribeTransactions and ListTransactions answer them) and state bytes
@@ -71,20 +73,20 @@ class Event(enum.Enum):
 
 class Outcome(NamedTuple):
     next: TxnState
-    error: str | None  # Kafka error name answered to the request; None: served
+    error: ErrorCode | None  # Kafka's error answered to the request; None: served
 
 
 E, O, PC, PA, CC, CA, D, F = (TxnState.EMPTY, TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT,
                               TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT, TxnState.DEAD,
                               TxnState.PREPARE_EPOCH_FENCE)
-_BUSY = "concurrent_transactions"  # retriable: the client backs off and asks again
+_BUSY = ErrorCode.concurrent_transactions  # retriable: the client backs off and asks again
 
 
 def _ok(state: TxnState) -> Outcome:
     return Outcome(state, None)
 
 
-def _no(state: TxnState, error: str) -> Outcome:
+def _no(state: TxnState, error: ErrorCode) -> Outcome:
     return Outcome(state, error)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from wire.error_codes import ErrorCode
 from replica.record_checks import RecordError, RecordsRejected, check_records
 from segment.tests.log_configs import log_config
 
@@ -39,7 +40,7 @@ def test_timestamps_outside_the_bounds_are_each_named_by_batch_index(codec):
     batch = make_batch([b"ok", b"old", b"ok", b"new", b"none"],
                        timestamps=[NOW, NOW - HOUR - 1, NOW + HOUR, NOW + HOUR + 1, -1], codec=codec)
     exc = _rejected(batch, config)
-    assert exc.code == "invalid_timestamp"
+    assert exc.code is ErrorCode.invalid_timestamp
     assert str(exc) == "One or more records have been rejected due to invalid timestamp"
     window = f"[{NOW - HOUR}, {NOW + HOUR}]"
     assert exc.record_errors == (
@@ -61,7 +62,7 @@ def test_timestamps_on_the_bounds_and_log_append_time_topics_pass():
 def test_keyless_records_on_a_compacted_topic_list_the_first_three_in_the_message():
     batch = make_batch([b"v"] * 5, keys=[None, b"k", None, None, None])
     exc = _rejected(batch, log_config(cleanup_policy="compact"))
-    assert exc.code == "invalid_record"
+    assert exc.code is ErrorCode.invalid_record
     reason = "Compacted topic cannot accept message without key in topic partition t-0."
     assert exc.record_errors == tuple(RecordError(i, reason) for i in (0, 2, 3, 4))
     assert str(exc) == (
@@ -73,5 +74,5 @@ def test_keyless_records_on_a_compacted_topic_list_the_first_three_in_the_messag
 def test_a_bad_timestamp_makes_the_batch_invalid_timestamp_even_beside_keyless_records():
     config = log_config(cleanup_policy="compact", message_timestamp_before_max_ms=HOUR)
     exc = _rejected(make_batch([b"v", b"v"], keys=[None, b"k"], timestamps=[NOW, 0]), config)
-    assert exc.code == "invalid_timestamp"
+    assert exc.code is ErrorCode.invalid_timestamp
     assert [e.batch_index for e in exc.record_errors] == [0, 1]

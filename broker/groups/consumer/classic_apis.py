@@ -32,33 +32,33 @@ log = logging.getLogger(__name__)
 MEMBER_EPOCH_COMMIT_VERSION = 9
 
 
-def _member_error(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> str | None:
+def _member_error(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
     member = group.members.get(member_id or "")
     if member is None:
-        return "unknown_member_id"
+        return ErrorCode.unknown_member_id
     if member_epoch == member.current.epoch:
         return None
-    return "stale_member_epoch" if member.metadata.classic is None else "illegal_generation"
+    return ErrorCode.stale_member_epoch if member.metadata.classic is None else ErrorCode.illegal_generation
 
 
-def txn_commit_error(group: ConsumerGroup, member_id: str, member_epoch: int) -> str | None:
+def txn_commit_error(group: ConsumerGroup, member_id: str, member_epoch: int) -> ErrorCode | None:
     if member_epoch < 0 and not group.members:
         return None
     return _member_error(group, member_id, member_epoch)
 
 
-def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> str | None:
+def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> ErrorCode | None:
     if member_epoch < 0 and not group.members:
         return None
     code = _member_error(group, member_id, member_epoch)
     member = group.members.get(member_id)
-    if code == "unknown_member_id" or api_version >= MEMBER_EPOCH_COMMIT_VERSION or member.metadata.classic:
+    if code is ErrorCode.unknown_member_id or api_version >= MEMBER_EPOCH_COMMIT_VERSION or member.metadata.classic:
         return code
-    return "unsupported_version"  # a consumer-protocol member commits at its epoch, v9+
+    return ErrorCode.unsupported_version  # a consumer-protocol member commits at its epoch, v9+
 
 
 async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
-                 api_version: int, wanted: list[offsets.OffsetToCommit]) -> list[str]:
+                 api_version: int, wanted: list[offsets.OffsetToCommit]) -> list[ErrorCode]:
     code = cg.coordinator_error(group.group_id) or commit_error(group, member_id, member_epoch, api_version)
     if code:
         return [code] * len(wanted)
@@ -67,7 +67,7 @@ async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, mem
 
 async def txn_commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
                      producer_id: int, producer_epoch: int, wanted: list[offsets.OffsetToCommit],
-                     enrol_in: str | None) -> list[str]:
+                     enrol_in: str | None) -> list[ErrorCode]:
     code = cg.coordinator_error(group.group_id) or txn_commit_error(group, member_id, member_epoch)
     if code:
         return [code] * len(wanted)
@@ -79,32 +79,33 @@ def subscribed_to(group: ConsumerGroup):
     return lambda topic: any(m.subscribes_to(topic) for m in group.members.values())
 
 
-def fetch_error(cg: ConsumerGroupCoordinator, group_id: str, member_id: str | None, member_epoch: int) -> str | None:
+def fetch_error(cg: ConsumerGroupCoordinator, group_id: str, member_id: str | None,
+                member_epoch: int) -> ErrorCode | None:
     group = cg.groups.get(group_id)
     if group is None or (member_id is None and member_epoch < 0):
         return None
     return _member_error(group, member_id, member_epoch)
 
 
-async def delete(cg: ConsumerGroupCoordinator, group: ConsumerGroup) -> str:
+async def delete(cg: ConsumerGroupCoordinator, group: ConsumerGroup) -> ErrorCode:
     not_here = cg.coordinator_error(group.group_id)
     if not_here:
         return not_here
     async with group.lock:
         if group.members:
-            return "non_empty_group"
+            return ErrorCode.non_empty_group
         written = await _forget(cg, group, with_offsets=True)
         return offset_commit_error(written)
 
 
-async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> str | None:
+async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> ErrorCode | None:
     """Before a classic JoinGroup: the error it gets, or None once no consumer group is in its way."""
     group = cg.groups.get(group_id)
     if group is None:
         return None
     async with group.lock:
         if group.members:
-            return "inconsistent_group_protocol"
+            return ErrorCode.inconsistent_group_protocol
         written = await _forget(cg, group, with_offsets=False)
         return None if written is ErrorCode.none else offset_commit_error(written)
 

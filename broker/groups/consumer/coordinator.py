@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Callable, TypeVar
 
+from wire.error_codes import ErrorCode, from_unconverted
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer import migration
@@ -45,13 +46,15 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # The log's error -> what the member is told, as Kafka's coordinator runtime maps them.
-_WRITE_ERRORS = {"not_leader_or_follower": "not_coordinator", "kafka_storage_error": "not_coordinator",
-                 "message_too_large": "unknown_server_error", "record_list_too_large": "unknown_server_error"}
+_WRITE_ERRORS = {ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
+                 ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
+                 ErrorCode.message_too_large: ErrorCode.unknown_server_error,
+                 ErrorCode.record_list_too_large: ErrorCode.unknown_server_error}
 
 
 @dataclass(frozen=True)
 class HeartbeatResult:
-    error: str = "none"
+    error: ErrorCode = ErrorCode.none
     message: str | None = None
     member_id: str | None = None
     member_epoch: int = 0
@@ -62,8 +65,8 @@ class HeartbeatResult:
 class Refused(Exception):
     """A change the coordinator refuses: the member gets `error` and the group stays as it was."""
 
-    def __init__(self, error: str, message: str | None = None) -> None:
-        super().__init__(message or error)
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or error.name)
         self.error, self.message = error, message
 
 
@@ -77,8 +80,8 @@ class ConsumerGroupCoordinator:
         self.settings = settings
         self.upgrading: set[str] = set()  # classic groups being converted (migration.py)
 
-    def coordinator_error(self, group_id: str) -> str | None:
-        return self.classic.coordinator_error(group_id)
+    def coordinator_error(self, group_id: str) -> ErrorCode | None:
+        return from_unconverted(self.classic.coordinator_error(group_id))
 
     # --- the heartbeat ----------------------------------------------------------------------
 
@@ -93,17 +96,17 @@ class ConsumerGroupCoordinator:
         classic = self.classic.groups.get(req.group_id)
         if classic is not None and classic.members:
             if req.member_epoch != 0 or not migration.may_upgrade(self.settings, classic):
-                return HeartbeatResult("group_id_not_found", f"Group {req.group_id} is not a consumer group.")
+                return HeartbeatResult(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a consumer group.")
             written = await migration.upgrade(self, classic)  # the first member of the new protocol
-            if written != "none":
+            if written is not ErrorCode.none:
                 return HeartbeatResult(written)
         group = self.groups.get(req.group_id)
         if group is None:
             if req.member_epoch != 0:
-                return HeartbeatResult("unknown_member_id", f"Group {req.group_id} has no member {req.member_id}.")
+                return HeartbeatResult(ErrorCode.unknown_member_id, f"Group {req.group_id} has no member {req.member_id}.")
             group = self.groups[req.group_id] = ConsumerGroup(req.group_id)
         code, message, result = await self.change(group, lambda records: self._apply(group, req, records))
-        if code != "none":
+        if code is not ErrorCode.none:
             return HeartbeatResult(code, message)
         if req.member_epoch == LEAVE_EPOCH:
             await migration.maybe_downgrade(self, group)  # the last member of the new protocol may be gone
@@ -114,13 +117,13 @@ class ConsumerGroupCoordinator:
         return result
 
     async def change(self, group: ConsumerGroup, apply: Callable[[list], T], after=None
-                     ) -> tuple[str, str | None, T | None]:
+                     ) -> tuple[ErrorCode, str | None, T | None]:
         """(error, message, what `apply(records)` returned): `apply` changes the group under its
         lock and lists the records saying so; they are stored before anyone is answered, or the
         group is put back as it was. `after(result)`, still under the lock, follows a stored change."""
         async with group.lock:
             if self.groups.get(group.group_id) is not group:
-                return "not_coordinator", None, None  # unloaded while this request waited
+                return ErrorCode.not_coordinator, None, None  # unloaded while this request waited
             saved, records = GroupSnapshot(group), []
             try:
                 result = apply(records)
@@ -128,21 +131,21 @@ class ConsumerGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return exc.error, exc.message, None
-            stored = (await self.store.append(group.group_id, records)).name if records else "none"
-            if stored != "none":
-                log.info("group %s: writing a change's records failed: %s", group.group_id, stored)
+            stored = (await self.store.append(group.group_id, records)) if records else ErrorCode.none
+            if stored is not ErrorCode.none:
+                log.info("group %s: writing a change's records failed: %s", group.group_id, stored.name)
                 saved.restore(group)
                 self._rearm(group)
                 self._forget_if_new(group)
-                return _WRITE_ERRORS.get(stored, "coordinator_not_available"), None, None
-            return "none", None, result
+                return _WRITE_ERRORS.get(stored, ErrorCode.coordinator_not_available), None, None
+            return ErrorCode.none, None, result
 
     def _apply(self, group: ConsumerGroup, req: HeartbeatRequest, records: list) -> HeartbeatResult:
         if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return self._leave(group, req, records)
         member, new, bump = self._member_for(group, req, records)
         if member.metadata.classic is not None:
-            raise Refused("unknown_member_id", f"Member {member.member_id} uses the classic protocol.")
+            raise Refused(ErrorCode.unknown_member_id, f"Member {member.member_id} uses the classic protocol.")
         before = member.current
         current = self.update_member(group, member, _updated(member.metadata, req), new, bump, req.owned, records)
         send = req.member_epoch == 0 or req.is_full or current.assigned != before.assigned
@@ -169,7 +172,7 @@ class ConsumerGroupCoordinator:
                                 subscribed=group.subscribed_ids(member), owner_epoch=group.owner_epoch,
                                 owned=owned, subscription_changed=subscription_changed)
         except Fenced as exc:
-            raise Refused("fenced_member_epoch", str(exc)) from None
+            raise Refused(ErrorCode.fenced_member_epoch, str(exc)) from None
         if current != before:
             group.set_current(member, current)
             records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
@@ -192,7 +195,7 @@ class ConsumerGroupCoordinator:
             return member, False, False  # its join answer was lost: it keeps what it has
         member = group.members.get(req.member_id)
         if member is None:
-            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise Refused(ErrorCode.unknown_member_id, f"Member {req.member_id} is not a member of group {group.group_id}.")
         _check_epoch(member, req)
         return member, False, False
 
@@ -206,7 +209,7 @@ class ConsumerGroupCoordinator:
             member = group.members[member_id] = ConsumerMember(member_id)
             return member, True, True
         if existing.current.epoch != STATIC_LEAVE_EPOCH:
-            raise Refused("unreleased_instance_id", f"Static member {existing.member_id} with instance id "
+            raise Refused(ErrorCode.unreleased_instance_id, f"Static member {existing.member_id} with instance id "
                            f"{req.instance_id} is present in the consumer group {group.group_id}.")
         # The instance comes back under a new member id: it takes over its old self's
         # assignment and target, and the group epoch stays (the assignor sees the same group).
@@ -224,7 +227,7 @@ class ConsumerGroupCoordinator:
         if member is None and req.member_epoch == STATIC_LEAVE_EPOCH:
             member = group.member_by_instance(req.instance_id)
         if member is None:
-            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise Refused(ErrorCode.unknown_member_id, f"Member {req.member_id} is not a member of group {group.group_id}.")
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             # It will be back: its partitions stay its own until then or until its session ends.
             current = replace(member.current, epoch=STATIC_LEAVE_EPOCH)
@@ -326,9 +329,9 @@ class ConsumerGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self.remove_member(group, member, records)
-            stored = (await self.store.append(group.group_id, records)).name
-            if stored != "none":
-                log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored)
+            stored = (await self.store.append(group.group_id, records))
+            if stored is not ErrorCode.none:
+                log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored.name)
                 saved.restore(group)
                 self._rearm(group)  # tried again at the next session timeout
                 return
@@ -361,12 +364,12 @@ def _check_epoch(member: ConsumerMember, req: HeartbeatRequest) -> None:
     answer that moved it on was lost and the member holds no more than it is assigned now."""
     epoch = member.current.epoch
     if req.member_epoch > epoch:
-        raise Refused("fenced_member_epoch", f"The consumer group member has a greater member epoch "
+        raise Refused(ErrorCode.fenced_member_epoch, f"The consumer group member has a greater member epoch "
                        f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
                        "The member must abandon all its partitions and rejoin.")
     if req.member_epoch < epoch and not (req.member_epoch == member.current.previous_epoch and req.owned is not None
                                          and tp.is_subset(req.owned, member.current.assigned)):
-        raise Refused("fenced_member_epoch", f"The consumer group member has a smaller member epoch "
+        raise Refused(ErrorCode.fenced_member_epoch, f"The consumer group member has a smaller member epoch "
                        f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
                        "The member must abandon all its partitions and rejoin.")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode
 from broker.groups.consumer.consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, compiled
 from broker.groups.consumer.topic_partitions import Assignment
 
@@ -39,7 +40,7 @@ class HeartbeatRequest:
 
 
 class InvalidHeartbeat(Exception):
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error, self.message = error, message
 
@@ -47,29 +48,29 @@ class InvalidHeartbeat(Exception):
 def check(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
     """Raises InvalidHeartbeat with Kafka's error and message for a request it refuses."""
     if (req.version >= 1 or req.member_epoch > 0 or req.member_epoch == LEAVE_EPOCH) and not req.member_id:
-        raise InvalidHeartbeat("invalid_request", "MemberId can't be empty.")
+        raise InvalidHeartbeat(ErrorCode.invalid_request, "MemberId can't be empty.")
     for value, name in ((req.group_id, "GroupId"), (req.instance_id, "InstanceId"), (req.rack_id, "RackId")):
         if value is not None and not value.strip():
-            raise InvalidHeartbeat("invalid_request", f"{name} can't be empty.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, f"{name} can't be empty.")
     if req.member_epoch == 0:
         if req.rebalance_timeout_ms == -1:
-            raise InvalidHeartbeat("invalid_request", "RebalanceTimeoutMs must be provided in first request.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "RebalanceTimeoutMs must be provided in first request.")
         if req.owned is None or req.owned:
-            raise InvalidHeartbeat("invalid_request", "TopicPartitions must be empty when (re-)joining.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "TopicPartitions must be empty when (re-)joining.")
         if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
-            raise InvalidHeartbeat("invalid_request", "Either SubscribedTopicNames or SubscribedTopicRegex "
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "Either SubscribedTopicNames or SubscribedTopicRegex "
                                    "must be non-null when (re-)joining.")
     elif req.member_epoch == STATIC_LEAVE_EPOCH:
         if req.instance_id is None:
-            raise InvalidHeartbeat("invalid_request", "InstanceId can't be null.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "InstanceId can't be null.")
     elif req.member_epoch < STATIC_LEAVE_EPOCH:
-        raise InvalidHeartbeat("invalid_request", "MemberEpoch is invalid.")
+        raise InvalidHeartbeat(ErrorCode.invalid_request, "MemberEpoch is invalid.")
     if req.subscribed_topic_regex:
         try:
             compiled(req.subscribed_topic_regex)
         except re.error:
-            raise InvalidHeartbeat("invalid_regular_expression",
+            raise InvalidHeartbeat(ErrorCode.invalid_regular_expression,
                                    "SubscribedTopicRegex is not a valid regular expression.") from None
     if req.server_assignor is not None and req.server_assignor not in assignors:
-        raise InvalidHeartbeat("unsupported_assignor", f"ServerAssignor {req.server_assignor} is not supported. "
+        raise InvalidHeartbeat(ErrorCode.unsupported_assignor, f"ServerAssignor {req.server_assignor} is not supported. "
                                f"Supported assignors: {', '.join(assignors)}.")

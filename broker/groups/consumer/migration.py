@@ -46,11 +46,11 @@ def may_upgrade(settings, classic: Group) -> bool:
             and classic.state is not GroupState.DEAD)
 
 
-async def upgrade(cg, classic: Group) -> str:
-    """The classic group becomes a consumer group; "none" or the error the heartbeat gets."""
+async def upgrade(cg, classic: Group) -> ErrorCode:
+    """The classic group becomes a consumer group; ErrorCode.none or the error the heartbeat gets."""
     group_id = classic.group_id
     if group_id in cg.upgrading:
-        return "coordinator_load_in_progress"  # another heartbeat is converting it: try again
+        return ErrorCode.coordinator_load_in_progress  # another heartbeat is converting it: try again
     topics = {t.name: t for t in cg.topics().values()}
     group = ConsumerGroup(group_id, epoch=classic.generation, assignment_epoch=classic.generation)
     try:
@@ -61,7 +61,7 @@ async def upgrade(cg, classic: Group) -> str:
             group.set_current(member, member.current)
     except BadConsumerProtocol as exc:
         log.warning("group %s: cannot upgrade, a member's consumer protocol is unreadable: %s", group_id, exc)
-        return "group_id_not_found"
+        return ErrorCode.group_id_not_found
     group.topics = cg.resolve(group)
     cg.upgrading.add(group_id)
     try:
@@ -77,7 +77,7 @@ async def upgrade(cg, classic: Group) -> str:
     cg.groups[group_id] = group
     for member in group.members.values():
         cg.arm_session(group, member)
-    return "none"
+    return ErrorCode.none
 
 
 async def maybe_downgrade(cg, group: ConsumerGroup) -> None:
@@ -104,9 +104,9 @@ async def maybe_downgrade(cg, group: ConsumerGroup) -> None:
                    for t in (rec.CURRENT_ASSIGNMENT, rec.TARGET_MEMBER, rec.MEMBER_METADATA)] + cg.tombstones(group)
         records.append((offsets_log.group_key(group.group_id),
                         offsets_log.group_value(offsets_log.group_record(classic))))
-        written = (await cg.store.append(group.group_id, records)).name
-        if written != "none":
-            log.info("group %s: downgrading to a classic group failed: %s", group.group_id, written)
+        written = (await cg.store.append(group.group_id, records))
+        if written is not ErrorCode.none:
+            log.info("group %s: downgrading to a classic group failed: %s", group.group_id, written.name)
             return
         log.info("group %s: the last consumer-protocol member left; classic again at generation %d",
                  group.group_id, classic.generation)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from replica.readable_partition import LATEST_TIMESTAMP
 from wire.protocol import request_class
@@ -77,7 +78,7 @@ class PartitionEndOffsets:
             return ends
         for topic in response.topics:
             for p in topic.partitions:
-                if (topic.name, p.partition_index) in ends and p.error_code.name == "none" and p.offset >= 0:
+                if (topic.name, p.partition_index) in ends and p.error_code is ErrorCode.none and p.offset >= 0:
                     ends[(topic.name, p.partition_index)] = p.offset
         return ends
 

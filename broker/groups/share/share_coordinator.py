@@ -24,6 +24,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode, from_unconverted
 from replica.partition import now_ms
 
 from broker.groups.share.share_group_changes import GROUP_RECORDS, Said, records_between, said_by
@@ -36,18 +37,20 @@ from broker.groups.share.simple_assignor import Assignment
 log = logging.getLogger(__name__)
 
 # A failed write of the group's records, as the heartbeat answers it (the consumer groups' choice).
-_WRITE_ERRORS = {"not_leader_or_follower": "not_coordinator", "kafka_storage_error": "not_coordinator",
-                 "message_too_large": "unknown_server_error", "record_list_too_large": "unknown_server_error"}
+_WRITE_ERRORS = {ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
+                 ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
+                 ErrorCode.message_too_large: ErrorCode.unknown_server_error,
+                 ErrorCode.record_list_too_large: ErrorCode.unknown_server_error}
 
 
-def write_error(stored: str) -> str:
+def write_error(stored: ErrorCode) -> ErrorCode:
     """The error a request answers when writing its group's records failed with `stored`."""
-    return _WRITE_ERRORS.get(stored, "coordinator_not_available")
+    return _WRITE_ERRORS.get(stored, ErrorCode.coordinator_not_available)
 
 
 @dataclass(frozen=True)
 class ShareHeartbeatResult:
-    error: str = "none"
+    error: ErrorCode = ErrorCode.none
     message: str | None = None
     member_id: str | None = None
     member_epoch: int = 0
@@ -81,21 +84,21 @@ class ShareGroupCoordinator:
     async def heartbeat(self, group_id: str, member_id: str, member_epoch: int, subscribed: tuple[str, ...] | None,
                         rack_id: str | None, client_id: str, client_host: str) -> ShareHeartbeatResult:
         if not group_id:
-            return ShareHeartbeatResult("invalid_group_id", "GroupId can't be empty.")
+            return ShareHeartbeatResult(ErrorCode.invalid_group_id, "GroupId can't be empty.")
         if not member_id:
-            return ShareHeartbeatResult("invalid_request", "MemberId can't be empty.")
+            return ShareHeartbeatResult(ErrorCode.invalid_request, "MemberId can't be empty.")
         if member_epoch < LEAVE_EPOCH:
-            return ShareHeartbeatResult("invalid_request", f"MemberEpoch {member_epoch} is invalid.")
-        not_here = self._coordinator_error(group_id)
+            return ShareHeartbeatResult(ErrorCode.invalid_request, f"MemberEpoch {member_epoch} is invalid.")
+        not_here = from_unconverted(self._coordinator_error(group_id))
         if not_here:
             return ShareHeartbeatResult(not_here)
         if self._other_group_kind(group_id):
-            return ShareHeartbeatResult("group_id_not_found", f"Group {group_id} is not a share group.")
+            return ShareHeartbeatResult(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
         group = self.groups.get(group_id)
         new = group is None
         if new:
             if member_epoch != 0:
-                return ShareHeartbeatResult("unknown_member_id", f"Member {member_id} is not a member of "
+                return ShareHeartbeatResult(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of "
                                             f"share group {group_id}.")
             group = self.groups[group_id] = ShareGroup(group_id)
         try:
@@ -112,10 +115,10 @@ class ShareGroupCoordinator:
             return ShareHeartbeatResult(exc.error, exc.message)
         group.note_state_partitions(group.assigned_partitions())
         stored = await self.write(group)  # what changed: nothing written when nothing did
-        if stored != "none":  # the member is not told of a change the log does not hold
+        if stored is not ErrorCode.none:  # the member is not told of a change the log does not hold
             if new:  # nothing stored: it never existed
                 self.groups.pop(group_id, None)
-            return ShareHeartbeatResult(write_error(stored), f"Writing share group {group_id} failed: {stored}.")
+            return ShareHeartbeatResult(write_error(stored), f"Writing share group {group_id} failed: {stored.name}.")
         self._arm_session(group, member)
         send = member.assignment if member.sent != member.assignment else None
         member.sent = member.assignment
@@ -123,30 +126,30 @@ class ShareGroupCoordinator:
                                     heartbeat_interval_ms=self.partitions.config_of(group_id).heartbeat_interval_ms,
                                     assignment=send)
 
-    async def write(self, group: ShareGroup, deleted: bool = False) -> str:
+    async def write(self, group: ShareGroup, deleted: bool = False) -> ErrorCode:
         """Writes the group's records that changed since the last write, or (`deleted`) its
-        tombstones (acks=-1); the log's error name, "none" once stored. A group unloaded meanwhile
+        tombstones (acks=-1); the log's error, ErrorCode.none once stored. A group unloaded meanwhile
         (another broker coordinates it, or a later load replaced it) is not written
-        ("not_leader_or_follower", NOT_COORDINATOR to a client)."""
+        (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR to a client)."""
         group_id = group.group_id
         if not deleted and group_id not in self._queued and self.groups.get(group_id) is group \
                 and not records_between(group_id, self._held.get(group_id, {}), said_by(group), 0):
             # A heartbeat that changed nothing does not queue behind another group's write (acks=-1,
             # replicated in a cluster). With none of this group's own writes queued or in flight,
             # `_held` is what the log holds.
-            return "none"
+            return ErrorCode.none
         self._queued[group_id] = self._queued.get(group_id, 0) + 1
         try:
             async with self._writing:
                 if not deleted and self.groups.get(group_id) is not group:
-                    return "not_leader_or_follower"
+                    return ErrorCode.not_leader_or_follower
                 held = self._held.get(group_id, {})
                 wanted = {} if deleted else said_by(group)
                 if deleted:  # whatever this broker last knew, the group's own records go
                     held = {**dict.fromkeys(GROUP_RECORDS), **held}
                 records = records_between(group_id, held, wanted, now_ms())
-                stored = (await self._store.append(group_id, records)).name if records else "none"
-                if stored == "none":
+                stored = (await self._store.append(group_id, records)) if records else ErrorCode.none
+                if stored is ErrorCode.none:
                     if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
                         self._held.pop(group_id, None)
                     else:
@@ -155,8 +158,8 @@ class ShareGroupCoordinator:
             self._queued[group_id] -= 1
             if not self._queued[group_id]:
                 del self._queued[group_id]
-        if stored != "none":
-            log.warning("share group %s: writing its records failed: %s", group_id, stored)
+        if stored is not ErrorCode.none:
+            log.warning("share group %s: writing its records failed: %s", group_id, stored.name)
         return stored
 
     def restored(self, group_ids: set[str]) -> None:

@@ -20,6 +20,7 @@ import hashlib
 import uuid
 from dataclasses import dataclass, field
 
+from wire.error_codes import ErrorCode
 from broker.groups.share.share_group_records import StatePartitions
 from broker.groups.share.simple_assignor import Assignment, assign
 
@@ -28,7 +29,7 @@ EMPTY, STABLE = "Empty", "Stable"  # Kafka's ShareGroupState names
 
 
 class HeartbeatRefused(Exception):
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error, self.message = error, message
 
@@ -70,21 +71,21 @@ class ShareGroup:
         member = self.members.get(member_id)
         if member_epoch == 0:
             if not subscribed:
-                raise HeartbeatRefused("invalid_request", "SubscribedTopicNames must be set in first request.")
+                raise HeartbeatRefused(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
             if member is None:
                 member = self.members[member_id] = ShareMember(member_id, client_id, client_host)
                 self.epoch += 1
             member.sent = None  # a (re)join is answered with the whole assignment
         elif member is None:
-            raise HeartbeatRefused("unknown_member_id", f"Member {member_id} is not a member of share group "
+            raise HeartbeatRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
                                    f"{self.group_id}.")
         elif member_epoch > member.epoch:
-            raise HeartbeatRefused("fenced_member_epoch", f"The share group member has a greater member epoch "
+            raise HeartbeatRefused(ErrorCode.fenced_member_epoch, f"The share group member has a greater member epoch "
                                    f"({member_epoch}) than the one known by the group coordinator ({member.epoch}). "
                                    "The member must abandon all its partitions and rejoin.")
         elif member_epoch < member.epoch:
             if member_epoch != member.previous_epoch:
-                raise HeartbeatRefused("fenced_member_epoch", f"The share group member has a smaller member epoch "
+                raise HeartbeatRefused(ErrorCode.fenced_member_epoch, f"The share group member has a smaller member epoch "
                                        f"({member_epoch}) than the one known by the group coordinator "
                                        f"({member.epoch}), and it does not match the previous member epoch "
                                        f"({member.previous_epoch}). The member must abandon all its partitions "
@@ -105,7 +106,7 @@ class ShareGroup:
     def leave(self, member_id: str, topics: dict) -> ShareMember:
         member = self.members.pop(member_id, None)
         if member is None:
-            raise HeartbeatRefused("unknown_member_id", f"Member {member_id} is not a member of share group "
+            raise HeartbeatRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
                                    f"{self.group_id}.")
         self.epoch += 1
         self._refresh(topics)

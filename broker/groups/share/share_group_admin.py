@@ -24,6 +24,7 @@ import asyncio
 import uuid
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
 from broker.groups.share import state_log
 from broker.groups.share.share_coordinator import write_error
 from broker.groups.share.share_group import ShareGroup
@@ -40,7 +41,7 @@ class PartitionOffset(NamedTuple):
     start_offset: int = UNINITIALIZED
     leader_epoch: int = DEFAULT_LEADER_EPOCH
     lag: int = UNINITIALIZED
-    error: str = "none"
+    error: ErrorCode = ErrorCode.none
     message: str | None = None
 
 
@@ -48,12 +49,12 @@ class TopicResult(NamedTuple):
     name: str
     topic_id: uuid.UUID
     partitions: list[PartitionOffset]  # Describe's and Alter's answers per partition
-    error: str = "none"  # Delete's answer per topic
+    error: ErrorCode = ErrorCode.none  # Delete's answer per topic
     message: str | None = None
 
 
 class Refused(NamedTuple):
-    error: str
+    error: ErrorCode
     message: str
 
 
@@ -115,7 +116,7 @@ class ShareGroupAdmin:
         for name in names:
             topic = self._topics.get(name)
             if topic is None:
-                results.append(TopicResult(name, NO_TOPIC_ID, [], "unknown_topic_or_partition",
+                results.append(TopicResult(name, NO_TOPIC_ID, [], ErrorCode.unknown_topic_or_partition,
                                            f"Topic {name} does not exist."))
                 continue
             group = self._share_groups.groups[group_id]
@@ -127,32 +128,32 @@ class ShareGroupAdmin:
                 continue
             group.state_partitions.pop(topic.topic_id, None)
             stored = await self._share_groups.write(group)
-            if stored != "none":  # the state is gone; the next write of the group's records says so
+            if stored is not ErrorCode.none:  # the state is gone; the next write of the group's records says so
                 results.append(TopicResult(name, topic.topic_id, [], write_error(stored),
-                                           f"Writing share group {group_id} failed: {stored}."))
+                                           f"Writing share group {group_id} failed: {stored.name}."))
                 continue
             results.append(TopicResult(name, topic.topic_id, []))
         return results
 
-    async def delete_group(self, group_id: str) -> str | None:
-        """DeleteGroups of a share group: its error ("none": deleted with all its state), or None
+    async def delete_group(self, group_id: str) -> ErrorCode | None:
+        """DeleteGroups of a share group: its error (ErrorCode.none: deleted with all its state), or None
         when `group_id` is no share group here (another kind of group may hold it)."""
         groups = self._share_groups.groups
         group = groups.get(group_id)
         if group is None:
             return None
         if group.members:
-            return "non_empty_group"
+            return ErrorCode.non_empty_group
         try:
             await self._delete(list(await self.with_state(group_id, raising=True)))
         except ShareStateUnavailable as exc:
             return exc.coordinator_error
         del groups[group_id]
         stored = await self._share_groups.write(group, deleted=True)
-        if stored != "none":
+        if stored is not ErrorCode.none:
             groups.setdefault(group_id, group)  # still there after a restart: still here
             return write_error(stored)
-        return "none"
+        return ErrorCode.none
 
     async def with_state(self, group_id: str, raising: bool = False) -> dict[state_log.Key, state_log.StateSummary]:
         """The group's share-partitions that have state, with it. A partition whose state cannot
@@ -174,13 +175,13 @@ class ShareGroupAdmin:
 
     async def _refusal(self, group_id: str, must_exist: bool) -> Refused | None:
         if self._other_group_kind(group_id):
-            return Refused("group_id_not_found", f"Group {group_id} is not a share group.")
+            return Refused(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
         group = self._share_groups.groups.get(group_id)
         if group is not None and group.members:
-            return Refused("non_empty_group", f"Share group {group_id} is not empty: its offsets cannot change "
+            return Refused(ErrorCode.non_empty_group, f"Share group {group_id} is not empty: its offsets cannot change "
                                               "while it has members.")
         if must_exist and group is None:
-            return Refused("group_id_not_found", f"Group {group_id} not found.")
+            return Refused(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
         return None
 
     async def _note_altered(self, group_id: str, wanted: list[tuple[str, list[tuple[int, int]]]]) -> Refused | None:
@@ -200,10 +201,10 @@ class ShareGroupAdmin:
                     altered[topic.topic_id] = (name, indexes)
         if group.note_state_partitions(altered) or new:
             stored = await self._share_groups.write(group)
-            if stored != "none":
+            if stored is not ErrorCode.none:
                 if new:  # nothing stored: it never existed
                     groups.pop(group_id, None)
-                return Refused(write_error(stored), f"Writing share group {group_id} failed: {stored}.")
+                return Refused(write_error(stored), f"Writing share group {group_id} failed: {stored.name}.")
         return None
 
     async def _summaries(self, keys: list[state_log.Key], raising: bool = True) -> list[state_log.StateSummary]:
@@ -245,10 +246,10 @@ class ShareGroupAdmin:
 
     async def _alter_one(self, group_id: str, name: str, topic, index: int, start: int) -> PartitionOffset:
         if topic is None or not 0 <= index < len(topic.partitions):
-            return PartitionOffset(index, error="unknown_topic_or_partition",
+            return PartitionOffset(index, error=ErrorCode.unknown_topic_or_partition,
                                    message=f"The topic-partition {name}-{index} does not exist.")
         if start < 0:
-            return PartitionOffset(index, error="invalid_request", message=f"Start offset {start} is negative.")
+            return PartitionOffset(index, error=ErrorCode.invalid_request, message=f"Start offset {start} is negative.")
         key = (group_id, topic.topic_id, index)
         try:
             kept = await self._persister.read_summary(key)

@@ -28,6 +28,8 @@ import enum
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from wire.error_codes import ErrorCode
+
 
 class RecordState(enum.IntEnum):  # Kafka's ids, also those of __share_group_state (state_log.py)
     AVAILABLE = 0
@@ -69,7 +71,7 @@ class _InFlight:
 class InvalidAcknowledgement(Exception):
     """An acknowledgement the partition refuses, whole: `error` is Kafka's code for it."""
 
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error = error
 
@@ -157,16 +159,16 @@ class SharePartition:
         ACQUIRED by `member`."""
         count = last - first + 1
         if count <= 0 or not types or (len(types) != 1 and len(types) != count):
-            raise InvalidAcknowledgement("invalid_request", f"acknowledgement of {first}..{last} with "
+            raise InvalidAcknowledgement(ErrorCode.invalid_request, f"acknowledgement of {first}..{last} with "
                                          f"{len(types)} types")
         try:
             kinds = [AckType(t) for t in types]
         except ValueError:
-            raise InvalidAcknowledgement("invalid_request", f"unknown acknowledge type in {types}") from None
+            raise InvalidAcknowledgement(ErrorCode.invalid_request, f"unknown acknowledge type in {types}") from None
         for offset in range(first, last + 1):
             rec = self._records.get(offset) if offset >= self.start_offset else None
             if rec is None or rec.state is not RecordState.ACQUIRED or rec.member != member:
-                raise InvalidAcknowledgement("invalid_record_state",
+                raise InvalidAcknowledgement(ErrorCode.invalid_record_state,
                                              f"offset {offset} is not acquired by member {member}")
         for i, offset in enumerate(range(first, last + 1)):
             kind = kinds[0] if len(kinds) == 1 else kinds[i]

@@ -31,6 +31,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
+from wire.error_codes import ErrorCode
 from replica.readable_partition import FetchIsolation
 
 from broker.groups.share.aborted_batches import AbortedBatches
@@ -139,7 +140,7 @@ class SharePartitions:
         Raises ShareStateUnavailable when the share-partition's state cannot be read."""
         sp = await self.load(key, partition)
         self.expire(sp, now_ms)
-        code, message = "none", None
+        code, message = ErrorCode.none, None
         released = False
         for first, last, types in batches_:
             try:
@@ -182,7 +183,7 @@ class SharePartitions:
             try:
                 await self.persister.write(key, state_epoch, self._leader_epochs[key], start, ranges)
             except ShareStateUnavailable as exc:
-                if exc.coordinator_error == "fenced_state_epoch":
+                if exc.coordinator_error is ErrorCode.fenced_state_epoch:
                     self._drop(key)  # an admin reset the state meanwhile: the next use reads it afresh
                 raise
             self._written[key] = snapshot

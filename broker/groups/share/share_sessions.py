@@ -21,6 +21,8 @@ import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from wire.error_codes import ErrorCode
+
 OPEN_EPOCH, CLOSE_EPOCH = 0, -1
 _MAX_EPOCH = 2**31 - 1
 
@@ -29,7 +31,7 @@ SessionKey = tuple[str, str]  # group id, member id
 
 
 class SessionRefused(Exception):
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error = error
 
@@ -71,7 +73,7 @@ class ShareSessions:
 
     def for_acknowledge(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
         if epoch == OPEN_EPOCH:
-            raise SessionRefused("invalid_share_session_epoch", "ShareAcknowledge cannot open a share session.")
+            raise SessionRefused(ErrorCode.invalid_share_session_epoch, "ShareAcknowledge cannot open a share session.")
         return self._next(group_id, member_id, epoch)
 
     def close(self, group_id: str, member_id: str) -> ShareSession | None:
@@ -94,12 +96,12 @@ class ShareSessions:
     def _next(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
         session = self._sessions.get((group_id, member_id))
         if session is None:
-            raise SessionRefused("share_session_not_found", f"No share session for member {member_id} "
+            raise SessionRefused(ErrorCode.share_session_not_found, f"No share session for member {member_id} "
                                  f"of group {group_id}.")
         if epoch == CLOSE_EPOCH:
             return session
         if epoch != session.next_epoch:
-            raise SessionRefused("invalid_share_session_epoch", f"Share session epoch {epoch}, expected "
+            raise SessionRefused(ErrorCode.invalid_share_session_epoch, f"Share session epoch {epoch}, expected "
                                  f"{session.next_epoch}.")
         session.next_epoch = 1 if epoch == _MAX_EPOCH else epoch + 1
         return session

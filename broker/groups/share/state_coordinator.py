@@ -39,7 +39,7 @@ UNINITIALIZED = -1  # the start offset a read answers for a share-partition with
 
 
 class StateAnswer(NamedTuple):
-    error: str
+    error: ErrorCode
     message: str | None = None
     state: state_log.ShareState | None = None
     summary: state_log.StateSummary | None = None  # a remote coordinator's ReadShareGroupStateSummary
@@ -59,10 +59,10 @@ class ShareStateCoordinator:
         if refused is not None:
             return refused
         if leader_epoch < self._leader_epoch(key):
-            return StateAnswer("fenced_leader_epoch", f"leader epoch {leader_epoch} is not the latest")
+            return StateAnswer(ErrorCode.fenced_leader_epoch, f"leader epoch {leader_epoch} is not the latest")
         self._read_epochs[key] = max(leader_epoch, self._read_epochs.get(key, -1))
         state = self._states.get(key)
-        return StateAnswer("none", None, state or state_log.ShareState(0, -1, UNINITIALIZED, ()))
+        return StateAnswer(ErrorCode.none, None, state or state_log.ShareState(0, -1, UNINITIALIZED, ()))
 
     async def write(self, key: Key, state_epoch: int, leader_epoch: int, start_offset: int,
                     batches: tuple[StateRange, ...]) -> StateAnswer:
@@ -72,9 +72,9 @@ class ShareStateCoordinator:
         async with self._locks.hold(key):
             kept = self._states.get(key)
             if leader_epoch < self._leader_epoch(key):
-                return StateAnswer("fenced_leader_epoch", f"leader epoch {leader_epoch} is not the latest")
+                return StateAnswer(ErrorCode.fenced_leader_epoch, f"leader epoch {leader_epoch} is not the latest")
             if kept is not None and state_epoch < kept.state_epoch:
-                return StateAnswer("fenced_state_epoch", f"state epoch {state_epoch} is below {kept.state_epoch}")
+                return StateAnswer(ErrorCode.fenced_state_epoch, f"state epoch {state_epoch} is below {kept.state_epoch}")
             start = start_offset if start_offset >= 0 else (kept.start_offset if kept else 0)
             now = now_ms()
             new = state_log.ShareState(
@@ -90,7 +90,7 @@ class ShareStateCoordinator:
         async with self._locks.hold(key):
             kept = self._states.get(key)
             if kept is not None and state_epoch <= kept.state_epoch:
-                return StateAnswer("fenced_state_epoch", f"state epoch {state_epoch} is not above {kept.state_epoch}")
+                return StateAnswer(ErrorCode.fenced_state_epoch, f"state epoch {state_epoch} is not above {kept.state_epoch}")
             now = now_ms()
             new = state_log.ShareState(state_epoch, -1, start_offset, (), (kept.snapshot_epoch + 1) if kept else 0,
                                        now, now)
@@ -101,7 +101,7 @@ class ShareStateCoordinator:
         refused = await self._refusal(key)
         if refused is not None:
             return refused
-        return StateAnswer("none", None, self._states.get(key) or state_log.ShareState(0, -1, UNINITIALIZED, ()))
+        return StateAnswer(ErrorCode.none, None, self._states.get(key) or state_log.ShareState(0, -1, UNINITIALIZED, ()))
 
     async def delete(self, key: Key) -> StateAnswer:
         """The key's state gone (a tombstone written first); a key with none answers none."""
@@ -110,9 +110,9 @@ class ShareStateCoordinator:
             return refused
         async with self._locks.hold(key):
             if key not in self._states:
-                return StateAnswer("none")
+                return StateAnswer(ErrorCode.none)
             answer = await self._store_state(key, None)
-            if answer.error == "none":
+            if answer.error is ErrorCode.none:
                 self._read_epochs.pop(key, None)
             return answer
 
@@ -126,7 +126,7 @@ class ShareStateCoordinator:
         """Write the key's new state (None: delete it), then keep it."""
         partition = self._led_partition(key)
         if partition is None:
-            return StateAnswer("not_coordinator")
+            return StateAnswer(ErrorCode.not_coordinator)
         code = await self._store.append(partition, key, new)
         if code is not ErrorCode.none:
             log.warning("%s: writing the state of %s failed: %s", state_log.TOPIC, key, code.name)
@@ -135,24 +135,24 @@ class ShareStateCoordinator:
             self._states.pop(key, None)
         else:
             self._states[key] = new
-        return StateAnswer("none", None, new)
+        return StateAnswer(ErrorCode.none, None, new)
 
     async def _refusal(self, key: Key) -> StateAnswer | None:
         """Why this broker does not answer for `key` (None: it does), loading its partition first."""
         group_id, topic_id, partition = key
         if not group_id or topic_id is None or topic_id == uuid.UUID(int=0) or partition < 0:
-            return StateAnswer("invalid_request", "GroupId, TopicId and a partition of at least 0 must be set.")
+            return StateAnswer(ErrorCode.invalid_request, "GroupId, TopicId and a partition of at least 0 must be set.")
         topic = await self._store.ensure_topic()
         if topic is None:
-            return StateAnswer("coordinator_not_available")
+            return StateAnswer(ErrorCode.coordinator_not_available)
         led = self._led_partition(key)
         if led is None:
-            return StateAnswer("not_coordinator")
+            return StateAnswer(ErrorCode.not_coordinator)
         if self._loaded.get(led.index) != led.leader_epoch:
             self._load(led)
         data = self._broker.topics.get_by_id(topic_id)
         if data is None or partition >= len(data.partitions):
-            return StateAnswer("unknown_topic_or_partition", f"topic {topic_id} partition {partition} is unknown")
+            return StateAnswer(ErrorCode.unknown_topic_or_partition, f"topic {topic_id} partition {partition} is unknown")
         return None
 
     def _led_partition(self, key: Key):

@@ -18,6 +18,7 @@ import logging
 import sys
 import time
 
+from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
@@ -34,19 +35,21 @@ _TOPIC_ENTRY = {INITIALIZE_KEY: "InitializeStateData", READ_KEY: "ReadStateData"
                 DELETE_KEY: "DeleteStateData", SUMMARY_KEY: "ReadStateSummaryData"}
 RETRY_FOR_S = 10.0
 REQUEST_TIMEOUT_MS = 15_000  # more than the coordinator's wait for its record's replication (5 s)
-_MOVED = frozenset({"not_coordinator", "coordinator_not_available", "coordinator_load_in_progress"})
+_MOVED = frozenset({ErrorCode.not_coordinator, ErrorCode.coordinator_not_available,
+                    ErrorCode.coordinator_load_in_progress})
 # The coordinator's answer -> the share-partition's (Kafka's SharePartition.fetchPersisterError).
-_PARTITION_ERRORS = {**dict.fromkeys(_MOVED, "coordinator_not_available"),
-                     "fenced_leader_epoch": "not_leader_or_follower", "fenced_state_epoch": "fenced_state_epoch",
-                     "unknown_topic_or_partition": "unknown_topic_or_partition"}
+_PARTITION_ERRORS = {**dict.fromkeys(_MOVED, ErrorCode.coordinator_not_available),
+                     ErrorCode.fenced_leader_epoch: ErrorCode.not_leader_or_follower,
+                     ErrorCode.fenced_state_epoch: ErrorCode.fenced_state_epoch,
+                     ErrorCode.unknown_topic_or_partition: ErrorCode.unknown_topic_or_partition}
 
 
 class ShareStateUnavailable(Exception):
     """The state could not be read or written: `error` is what the share-partition answers."""
 
-    def __init__(self, coordinator_error: str, message: str | None) -> None:
-        super().__init__(f"the share coordinator answered {coordinator_error}: {message or ''}".rstrip(": "))
-        self.error = _PARTITION_ERRORS.get(coordinator_error, "unknown_server_error")
+    def __init__(self, coordinator_error: ErrorCode, message: str | None) -> None:
+        super().__init__(f"the share coordinator answered {coordinator_error.name}: {message or ''}".rstrip(": "))
+        self.error = _PARTITION_ERRORS.get(coordinator_error, ErrorCode.unknown_server_error)
         self.coordinator_error = coordinator_error  # what an admin call answers
 
 
@@ -101,12 +104,12 @@ class ShareStatePersister:
         while True:
             node = await self._coordinator_node(key)
             if node is None:
-                answer = StateAnswer("coordinator_not_available")
+                answer = StateAnswer(ErrorCode.coordinator_not_available)
             elif node == self._broker.config.node_id or self._peers is None:
                 answer = await local(self._coordinator)
             else:
                 answer = await self._remote(node, key, api_key, version, partition_fields)
-            if answer.error == "none":
+            if answer.error is ErrorCode.none:
                 return answer
             if answer.error not in _MOVED or time.monotonic() + backoff > deadline:
                 raise ShareStateUnavailable(answer.error, answer.message)
@@ -124,7 +127,7 @@ class ShareStatePersister:
     async def _remote(self, node: int, key, api_key: int, version: int, partition_fields) -> StateAnswer:
         connection = self._peers.to(node)
         if connection is None:
-            return StateAnswer("coordinator_not_available")
+            return StateAnswer(ErrorCode.coordinator_not_available)
         cls = request_class(api_key, version)
         topic_cls, part_cls = _nested(cls, _TOPIC_ENTRY[api_key]), _nested(cls, "PartitionData")
         request = cls(group_id=key[0], topics=(topic_cls(topic_id=key[1], partitions=(
@@ -133,12 +136,12 @@ class ShareStatePersister:
             response = await connection.request(request)
         except ConnectionFailed as exc:
             log.info("share-state request %d to broker %d failed: %s", api_key, node, exc)
-            return StateAnswer("coordinator_not_available", str(exc))
+            return StateAnswer(ErrorCode.coordinator_not_available, str(exc))
         for t in response.results:
             for p in t.partitions:
                 if p.partition == key[2]:
                     return _answer(api_key, p)
-        return StateAnswer("unknown_server_error", "the answer did not name the partition")
+        return StateAnswer(ErrorCode.unknown_server_error, "the answer did not name the partition")
 
 
 def _nested(cls, name: str):
@@ -147,12 +150,12 @@ def _nested(cls, name: str):
 
 
 def _answer(api_key: int, p) -> StateAnswer:
-    code = p.error_code.name
-    if api_key == SUMMARY_KEY and code == "none":
-        return StateAnswer("none", None, None, state_log.StateSummary(
+    code = p.error_code
+    if api_key == SUMMARY_KEY and code is ErrorCode.none:
+        return StateAnswer(ErrorCode.none, None, None, state_log.StateSummary(
             p.state_epoch, p.leader_epoch, p.start_offset, p.delivery_complete_count))
-    if api_key != READ_KEY or code != "none":
+    if api_key != READ_KEY or code is not ErrorCode.none:
         return StateAnswer(code, p.error_message)
     batches = tuple(StateRange(b.first_offset, b.last_offset, RecordState(b.delivery_state), b.delivery_count)
                     for b in p.state_batches)
-    return StateAnswer("none", None, state_log.ShareState(p.state_epoch, -1, p.start_offset, batches))
+    return StateAnswer(ErrorCode.none, None, state_log.ShareState(p.state_epoch, -1, p.start_offset, batches))

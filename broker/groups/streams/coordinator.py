@@ -26,6 +26,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 
+from wire.error_codes import ErrorCode, from_unconverted
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.reconciliation import MemberState
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class StreamsHeartbeatResult:
-    error: str = "none"
+    error: ErrorCode = ErrorCode.none
     message: str | None = None
     member_id: str = ""
     member_epoch: int = 0
@@ -71,23 +72,23 @@ class StreamsGroupCoordinator:
         self.other_kind = other_kind
         self.settings = settings
 
-    def coordinator_error(self, group_id: str) -> str | None:
-        return self.classic.coordinator_error(group_id)
+    def coordinator_error(self, group_id: str) -> ErrorCode | None:
+        return from_unconverted(self.classic.coordinator_error(group_id))
 
     async def heartbeat(self, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
         not_here = self.coordinator_error(req.group_id)
         if not_here:
             return StreamsHeartbeatResult(not_here)
         if self.other_kind(req.group_id) is not None:
-            return StreamsHeartbeatResult("group_id_not_found", f"Group {req.group_id} is not a streams group.")
+            return StreamsHeartbeatResult(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a streams group.")
         group = self.groups.get(req.group_id)
         if group is None:
             if req.member_epoch != 0:
-                return StreamsHeartbeatResult("group_id_not_found", f"Streams group {req.group_id} not found.")
+                return StreamsHeartbeatResult(ErrorCode.group_id_not_found, f"Streams group {req.group_id} not found.")
             group = self.groups[req.group_id] = StreamsGroup(req.group_id)
         async with group.lock:
             if self.groups.get(group.group_id) is not group:
-                return StreamsHeartbeatResult("not_coordinator")
+                return StreamsHeartbeatResult(ErrorCode.not_coordinator)
             saved, records = GroupSnapshot(group), []
             try:
                 result = (self._leave(group, req, records) if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH)
@@ -96,9 +97,9 @@ class StreamsGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return StreamsHeartbeatResult(exc.error, exc.message)
-            stored = (await self.store.append(group.group_id, records)).name if records else "none"
-            if stored != "none":
-                log.info("group %s: writing a heartbeat's records failed: %s", group.group_id, stored)
+            stored = (await self.store.append(group.group_id, records)) if records else ErrorCode.none
+            if stored is not ErrorCode.none:
+                log.info("group %s: writing a heartbeat's records failed: %s", group.group_id, stored.name)
                 saved.restore(group)
                 self._rearm(group)
                 self._forget_if_new(group)
@@ -119,7 +120,7 @@ class StreamsGroupCoordinator:
     def _leave(self, group: StreamsGroup, req: StreamsHeartbeat, records: list) -> StreamsHeartbeatResult:
         member = group.members.get(req.member_id) if req.instance_id is None else check_static(group, req)
         if member is None:
-            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise Refused(ErrorCode.unknown_member_id, f"Member {req.member_id} is not a member of group {group.group_id}.")
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             # It will be back: its tasks stay its own until then or until its session ends.
             member.current = replace(member.current, epoch=STATIC_LEAVE_EPOCH)
@@ -146,7 +147,7 @@ class StreamsGroupCoordinator:
                 log.info("group %s: member %s initialized the topology at epoch %d", group.group_id,
                          member.member_id, req.topology.epoch)
             elif group.topology.epoch <= req.topology.epoch and group.topology != req.topology:
-                raise Refused("invalid_request", "Topology updates are not supported yet.")
+                raise Refused(ErrorCode.invalid_request, "Topology updates are not supported yet.")
         if group.topology is not None and metadata.topology_epoch < group.topology.epoch:
             statuses.append((STALE_TOPOLOGY, f"The member's topology epoch {metadata.topology_epoch} is behind the "
                                              f"group's topology epoch {group.topology.epoch}."))
@@ -169,7 +170,7 @@ class StreamsGroupCoordinator:
                                 target=group.targets.get(member.member_id, Tasks()), holders=group.holders(),
                                 owned=req.owned)
         except Fenced as exc:
-            raise Refused("fenced_member_epoch", str(exc)) from None
+            raise Refused(ErrorCode.fenced_member_epoch, str(exc)) from None
         if current != before:
             member.current = current
             records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
@@ -216,7 +217,7 @@ class StreamsGroupCoordinator:
                 member.current = CurrentTasks()
             return member, False, False  # its join answer was lost: it keeps what it has
         if member is None:
-            raise Refused("unknown_member_id", f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise Refused(ErrorCode.unknown_member_id, f"Member {req.member_id} is not a member of group {group.group_id}.")
         check_epoch(member, req)
         return member, False, False
 
@@ -251,7 +252,7 @@ class StreamsGroupCoordinator:
         try:
             return configure(group.topology, self._partitions_of())
         except InvalidTopology as exc:
-            raise Refused("streams_invalid_topology", str(exc)) from None
+            raise Refused(ErrorCode.streams_invalid_topology, str(exc)) from None
 
     def _bump(self, group: StreamsGroup, records: list) -> None:
         group.epoch += 1
@@ -338,16 +339,16 @@ class StreamsGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self._remove(group, member, records)
-            stored = (await self.store.append(group.group_id, records)).name
-            if stored != "none":
-                log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored)
+            stored = (await self.store.append(group.group_id, records))
+            if stored is not ErrorCode.none:
+                log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored.name)
                 saved.restore(group)
                 self._rearm(group)  # tried again at the next session timeout
 
     # --- unloading, deleting ---------------------------------------------------------------------
 
-    async def delete(self, group_id: str) -> str | None:
-        """DeleteGroups of a streams group: "non_empty_group" while it has members, else "none"
+    async def delete(self, group_id: str) -> ErrorCode | None:
+        """DeleteGroups of a streams group: NON_EMPTY_GROUP while it has members, else ErrorCode.none
         once its tombstones are stored (its committed offsets are the classic group's); None: no
         such group."""
         group = self.groups.get(group_id)
@@ -355,15 +356,15 @@ class StreamsGroupCoordinator:
             return None
         async with group.lock:
             if group.members:
-                return "non_empty_group"
+                return ErrorCode.non_empty_group
             if self.groups.get(group_id) is not group:
                 return None
             records = [(rec.key(t, group_id), None) for t in (rec.TARGET_METADATA, rec.TOPOLOGY, rec.GROUP_METADATA)]
-            stored = (await self.store.append(group_id, records)).name
-            if stored != "none":
+            stored = (await self.store.append(group_id, records))
+            if stored is not ErrorCode.none:
                 return write_error(stored)
             self.unload(group)
-            return "none"
+            return ErrorCode.none
 
     def unload(self, group: StreamsGroup) -> None:
         if self.groups.get(group.group_id) is group:

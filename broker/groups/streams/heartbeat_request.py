@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wire.error_codes import ErrorCode
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import Topology
 
@@ -39,7 +40,7 @@ class StreamsHeartbeat:
 
 
 class InvalidHeartbeat(Exception):
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error, self.message = error, message
 
@@ -50,31 +51,31 @@ def check(req: StreamsHeartbeat, owned_kinds: tuple[bool, bool, bool], regex_use
     `owned_kinds`: whether each of the active, standby and warm-up lists was sent (non-null);
     `changelog_partitions`: (name, partitions) of the changelog topics the topology declares."""
     if regex_used:
-        raise InvalidHeartbeat("invalid_request", "Regular expressions for source topics are not supported yet.")
+        raise InvalidHeartbeat(ErrorCode.invalid_request, "Regular expressions for source topics are not supported yet.")
     for value, name in ((req.member_id, "MemberId"), (req.group_id, "GroupId"), (req.instance_id, "InstanceId"),
                         (req.rack_id, "RackId")):
         if value is not None and not value.strip():
-            raise InvalidHeartbeat("invalid_request", f"{name} can't be empty.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, f"{name} can't be empty.")
     if req.member_epoch == 0:
         if req.rebalance_timeout_ms == -1:
-            raise InvalidHeartbeat("invalid_request", "RebalanceTimeoutMs must be provided in first request.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "RebalanceTimeoutMs must be provided in first request.")
         for sent, kind, label in zip(owned_kinds, ("active", "standby", "warmup"),
                                      ("ActiveTasks", "StandbyTasks", "WarmupTasks")):
             if not sent or (req.owned is not None and req.owned.of(kind)):
-                raise InvalidHeartbeat("invalid_request", f"{label} must be empty when (re-)joining.")
+                raise InvalidHeartbeat(ErrorCode.invalid_request, f"{label} must be empty when (re-)joining.")
         if req.topology is None:
-            raise InvalidHeartbeat("invalid_request", "Topology must be non-null when (re-)joining.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "Topology must be non-null when (re-)joining.")
         for name, partitions in changelog_partitions:
             if partitions != 0:
-                raise InvalidHeartbeat("streams_invalid_topology", f"Changelog topic {name} must have an undefined "
+                raise InvalidHeartbeat(ErrorCode.streams_invalid_topology, f"Changelog topic {name} must have an undefined "
                                        f"partition count, but it is set to {partitions}.")
     elif req.member_epoch == STATIC_LEAVE_EPOCH:
         if req.instance_id is None:
-            raise InvalidHeartbeat("invalid_request", "InstanceId can't be null.")
+            raise InvalidHeartbeat(ErrorCode.invalid_request, "InstanceId can't be null.")
     elif req.member_epoch < STATIC_LEAVE_EPOCH:
-        raise InvalidHeartbeat("invalid_request", f"MemberEpoch is {req.member_epoch}, but must be greater than or "
+        raise InvalidHeartbeat(ErrorCode.invalid_request, f"MemberEpoch is {req.member_epoch}, but must be greater than or "
                                "equal to -2.")
     if any(owned_kinds) and not all(owned_kinds):
-        raise InvalidHeartbeat("invalid_request", "If one task-type is non-null, all must be non-null.")
+        raise InvalidHeartbeat(ErrorCode.invalid_request, "If one task-type is non-null, all must be non-null.")
     if req.member_epoch != 0 and req.topology is not None:
-        raise InvalidHeartbeat("invalid_request", "Topology can only be provided when (re-)joining.")
+        raise InvalidHeartbeat(ErrorCode.invalid_request, "Topology can only be provided when (re-)joining.")

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from wire.error_codes import ErrorCode
 from broker.groups.streams.heartbeat_request import StreamsHeartbeat
 from broker.groups.streams.streams_group import MemberMetadata, StreamsGroup, StreamsMember
 from broker.groups.streams.tasks import Tasks
 
 
 class Refused(Exception):
-    def __init__(self, error: str, message: str | None = None) -> None:
-        super().__init__(message or error)
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or error.name)
         self.error, self.message = error, message
 
 
@@ -25,14 +26,14 @@ def check_static(group: StreamsGroup, req: StreamsHeartbeat) -> StreamsMember | 
     holder = next((m for m in group.members.values() if m.metadata.instance_id == req.instance_id), None)
     if req.member_epoch == 0:
         if holder is not None and holder.member_id != req.member_id and holder.current.epoch != -2:
-            raise Refused("unreleased_instance_id", f"Static member {req.member_id} with instance id "
+            raise Refused(ErrorCode.unreleased_instance_id, f"Static member {req.member_id} with instance id "
                           f"{req.instance_id} cannot join the group because the instance id is owned by "
                           f"{holder.member_id} member.")
         return holder
     if holder is None:
-        raise Refused("unknown_member_id", f"Instance id {req.instance_id} is unknown.")
+        raise Refused(ErrorCode.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
     if holder.member_id != req.member_id:
-        raise Refused("fenced_instance_id", f"Static member {req.member_id} with instance id {req.instance_id} "
+        raise Refused(ErrorCode.fenced_instance_id, f"Static member {req.member_id} with instance id {req.instance_id} "
                       f"was fenced by member {holder.member_id}.")
     return holder
 
@@ -42,12 +43,12 @@ def check_epoch(member: StreamsMember, req: StreamsHeartbeat) -> None:
     if the answer that moved it on was lost and it holds no more than it is assigned now."""
     epoch = member.current.epoch
     if req.member_epoch > epoch:
-        raise Refused("fenced_member_epoch", f"The streams group member has a greater member epoch "
+        raise Refused(ErrorCode.fenced_member_epoch, f"The streams group member has a greater member epoch "
                        f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
                        "The member must abandon all its tasks and rejoin.")
     if req.member_epoch < epoch and not (req.member_epoch == member.current.previous_epoch and req.owned is not None
                                          and req.owned.is_subset(member.current.assigned)):
-        raise Refused("fenced_member_epoch", f"The streams group member has a smaller member epoch "
+        raise Refused(ErrorCode.fenced_member_epoch, f"The streams group member has a smaller member epoch "
                        f"({req.member_epoch}) than the one known by the group coordinator ({epoch}). "
                        "The member must abandon all its tasks and rejoin.")
 
@@ -57,10 +58,10 @@ def check_owned(tasks: dict[str, int], owned: Tasks) -> None:
     for kind in ("active", "standby", "warmup"):
         for s, ps in owned.of(kind).items():
             if s not in tasks:
-                raise Refused("invalid_request", f"Subtopology {s} does not exist in the topology.")
+                raise Refused(ErrorCode.invalid_request, f"Subtopology {s} does not exist in the topology.")
             bad = sorted(p for p in ps if p >= tasks[s] or p < 0)
             if bad:
-                raise Refused("invalid_request", f"Task {bad[0]} for subtopology {s} is invalid. Number of tasks "
+                raise Refused(ErrorCode.invalid_request, f"Task {bad[0]} for subtopology {s} is invalid. Number of tasks "
                               f"for this subtopology: {tasks[s]}")
 
 

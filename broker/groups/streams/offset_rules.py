@@ -16,32 +16,33 @@ exactly-once), naming itself and its member epoch; the offsets are kept as every
 
 from __future__ import annotations
 
+from wire.error_codes import ErrorCode
 from broker.groups.streams.streams_group import StreamsGroup
 
 MEMBER_EPOCH_COMMIT_VERSION = 9
 
 
-def _member_error(group: StreamsGroup, member_id: str | None, member_epoch: int) -> str | None:
+def _member_error(group: StreamsGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
     member = group.members.get(member_id or "")
     if member is None:
-        return "unknown_member_id"
-    return None if member_epoch == member.current.epoch else "stale_member_epoch"
+        return ErrorCode.unknown_member_id
+    return None if member_epoch == member.current.epoch else ErrorCode.stale_member_epoch
 
 
-def commit_error(group: StreamsGroup, member_id: str, member_epoch: int, api_version: int | None) -> str | None:
+def commit_error(group: StreamsGroup, member_id: str, member_epoch: int, api_version: int | None) -> ErrorCode | None:
     """`api_version` None: a TxnOffsetCommit."""
     if member_epoch < 0 and not group.members:
         return None
     if api_version is None and member_epoch == -1 and not member_id:
         return None
     if member_id not in group.members:
-        return "unknown_member_id"
+        return ErrorCode.unknown_member_id
     if api_version is not None and api_version < MEMBER_EPOCH_COMMIT_VERSION:
-        return "unsupported_version"
+        return ErrorCode.unsupported_version
     return _member_error(group, member_id, member_epoch)
 
 
-def fetch_error(group: StreamsGroup, member_id: str | None, member_epoch: int) -> str | None:
+def fetch_error(group: StreamsGroup, member_id: str | None, member_epoch: int) -> ErrorCode | None:
     if member_id is None and member_epoch < 0:
         return None
     return _member_error(group, member_id, member_epoch)

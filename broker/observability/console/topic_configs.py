@@ -94,11 +94,11 @@ def _source(code: int) -> str:
         return str(code)
 
 
-_STATUS = {"unknown_topic_or_partition": 404, "topic_authorization_failed": 403,
-           "cluster_authorization_failed": 403}
+_STATUS = {ErrorCode.unknown_topic_or_partition: 404, ErrorCode.topic_authorization_failed: 403,
+           ErrorCode.cluster_authorization_failed: 403}
 
 
 def _refuse_on_error(code, message: str | None) -> None:
-    name = ErrorCode(code).name
-    if name != "none":
-        raise RequestRefused(_STATUS.get(name, 400), f"{name.upper()}: {message or name}")
+    code = ErrorCode(code)
+    if code is not ErrorCode.none:
+        raise RequestRefused(_STATUS.get(code, 400), f"{code.name.upper()}: {message or code.name}")

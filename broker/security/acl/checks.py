@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
 
 from broker.net.request_context import current_request
@@ -68,16 +69,16 @@ def denied_names(broker, operation: Operation, resource_type: ResourceType, name
 _CONFIG_TOPIC, _CONFIG_BROKERS = ConfigResourceType.TOPIC, (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER)
 
 
-def config_refusal(broker, operation: Operation, config_resource_type: int, name: str) -> str | None:
+def config_refusal(broker, operation: Operation, config_resource_type: int, name: str) -> ErrorCode | None:
     """The error a config request on this resource gets from the ACLs, None if allowed."""
     if broker.acls is None:
         return None
     if config_resource_type == _CONFIG_TOPIC:
-        return None if topic_allowed(broker, operation, name) else "topic_authorization_failed"
+        return None if topic_allowed(broker, operation, name) else ErrorCode.topic_authorization_failed
     if config_resource_type == ConfigResourceType.GROUP:
-        return None if group_allowed(broker, operation, name) else "group_authorization_failed"
+        return None if group_allowed(broker, operation, name) else ErrorCode.group_authorization_failed
     if config_resource_type in _CONFIG_BROKERS:
-        return None if cluster_allowed(broker, operation) else "cluster_authorization_failed"
+        return None if cluster_allowed(broker, operation) else ErrorCode.cluster_authorization_failed
     return None
 
 
