@@ -73,7 +73,7 @@ test-deps: $(TEST_STAMP)
 TEST_WORKERS ?= 4
 UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests
 
-# The fault suite's long scenarios (compat_tests/test_fault_suite.py, marker faults_full) are
+# The fault suite's long scenarios (compat_tests/faults/test_fault_suite.py, marker faults_full) are
 # deselected here; `make test-faults` runs the whole fault suite, one scenario at a time (each
 # is etcd and three brokers in network namespaces; needs root): about 15 minutes.
 test: $(TEST_STAMP) test-deps
@@ -81,7 +81,7 @@ test: $(TEST_STAMP) test-deps
 
 .PHONY: test-faults
 test-faults: $(TEST_STAMP) test-deps
-	$(BIN)/pytest -s compat_tests/test_fault_suite.py
+	$(BIN)/pytest -s compat_tests/faults/test_fault_suite.py
 
 test-unit: $(TEST_STAMP) test-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(UNIT_TESTS)
