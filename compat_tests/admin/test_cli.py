@@ -296,11 +296,9 @@ def test_cluster_status_and_connection_errors(cli_broker):
 
 def test_cluster_status_reports_under_replicated_partitions():
     # One layout is enough for a cluster-wide view: the command reads Metadata only.
-    from compat_tests.helpers.cluster import Cluster
+    from compat_tests.helpers.cluster import running_cluster
 
-    cluster = Cluster("segment", size=2)
-    try:
-        cluster.start()
+    with running_cluster("segment", size=2) as cluster:
         name = unique_topic("cli-cluster")
         cluster.create_topic(name, partitions=2, replication_factor=2)
         cluster.wait_for(lambda md: all(len(p["isr"]) == 2 for p in md["topics"][name].values()), "ISR whole")
@@ -314,5 +312,3 @@ def test_cluster_status_reports_under_replicated_partitions():
         assert out.returncode == 2, out.stderr
         unhealthy = table(out.stdout, "TOPIC")
         assert [name, "0", "1", "1,2", "1"] in unhealthy or [name, "0", "1", "2,1", "1"] in unhealthy
-    finally:
-        cluster.cleanup()

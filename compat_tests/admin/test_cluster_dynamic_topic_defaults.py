@@ -20,7 +20,8 @@ from compat_tests.helpers.waiting import wait_until
 
 @pytest.fixture(scope="module")
 def cluster():
-    yield from running_cluster()
+    with running_cluster() as cluster:
+        yield cluster
 
 
 def _raw(cluster: Cluster, node: int) -> Client:

@@ -21,7 +21,8 @@ EXACT = 0
 
 @pytest.fixture(scope="module")
 def cluster():
-    yield from running_cluster()
+    with running_cluster() as cluster:
+        yield cluster
 
 
 def _raw(cluster: Cluster, node: int, client_id: str = "twinlog-raw") -> Client:

@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka import Producer
 
 from compat_tests.helpers.broker_process import free_port
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import running_cluster
 from compat_tests.helpers.console_api import get
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
@@ -27,12 +27,9 @@ PARTITIONS = 6
 @pytest.fixture
 def cluster():
     console_port = free_port()
-    c = Cluster("segment", broker_args=lambda node, port: ["--metrics-port", str(console_port)] if node == 1 else [])
-    c.console_port = console_port
-    try:
-        yield c.start()
-    finally:
-        c.cleanup()
+    with running_cluster("segment", broker_args=lambda node, port: ["--metrics-port", str(console_port)] if node == 1 else []) as c:
+        c.console_port = console_port
+        yield c
 
 
 def test_one_console_shows_every_member_and_its_partitions(cluster):

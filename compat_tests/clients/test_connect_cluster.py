@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import KafkaException
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.committed_reader import committed_values, last_stable_offset
 from compat_tests.helpers.connect_worker import ConnectWorker
 from compat_tests.groups.test_cluster_groups import find_coordinator
@@ -28,11 +28,8 @@ REPLICATED = {f"{kind}.storage.replication.factor": "3" for kind in ("config", "
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param)
-    try:
-        yield c.start()
-    finally:
-        c.cleanup()
+    with running_cluster(request.param) as c:
+        yield c
 
 
 def committed_count(cluster: Cluster, topic: str) -> int:

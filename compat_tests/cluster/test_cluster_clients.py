@@ -42,7 +42,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KpTopicPartition
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.java_client import JavaClient, b64, unb64
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
@@ -59,12 +59,8 @@ KILLER_DONE_S = HW_WAIT_S + ELECTION_TIMEOUT_S + 5
 
 @pytest.fixture(scope="module", params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param)
-    try:
-        c.start()
+    with running_cluster(request.param) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 @pytest.fixture

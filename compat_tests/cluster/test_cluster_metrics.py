@@ -24,7 +24,7 @@ import signal
 import pytest
 
 from compat_tests.helpers.broker_process import STORAGE_MODES, free_port
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.admin.test_metrics import scrape, total
 from compat_tests.helpers.topics import unique_topic
@@ -40,15 +40,11 @@ BATCHES = 300  # produced while the follower is stopped, each fetched alone (rep
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
     metrics_ports = {node: free_port() for node in (1, 2, 3)}
-    c = Cluster(request.param, extra_args=("--replica-lag-time-max-ms", str(LAG_MS),
-                                           "--replica-fetch-max-bytes", "1"),
-                broker_args=lambda node, port: ["--metrics-port", str(metrics_ports[node])])
-    c.metrics_ports = metrics_ports
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--replica-lag-time-max-ms", str(LAG_MS),
+                                                    "--replica-fetch-max-bytes", "1"),
+                         broker_args=lambda node, port: ["--metrics-port", str(metrics_ports[node])]) as c:
+        c.metrics_ports = metrics_ports
         yield c
-    finally:
-        c.cleanup()
 
 
 def metric(cluster: Cluster, node: int, name: str, **labels) -> float:

@@ -19,7 +19,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.cluster.test_cluster_metrics import create_on
 from compat_tests.admin.test_dynamic_broker_configs import NONE, SET, incremental
@@ -32,12 +32,8 @@ LAG_MS = 500
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=("--replica-lag-time-max-ms", str(LAG_MS)))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--replica-lag-time-max-ms", str(LAG_MS))) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def produce(cluster: Cluster, node: int, topic: str, values: list[bytes], acks: int) -> None:

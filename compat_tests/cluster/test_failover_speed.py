@@ -22,7 +22,7 @@ from confluent_kafka import Producer
 from kafka.admin import NewTopic
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster, metadata_snapshot
+from compat_tests.helpers.cluster import Cluster, metadata_snapshot, running_cluster
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 
@@ -36,12 +36,8 @@ FAILOVER_LIMIT_S = 5.0
 
 @pytest.fixture(scope="module", params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=("--broker-session-timeout-ms", str(DEFAULT_SESSION_MS)))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--broker-session-timeout-ms", str(DEFAULT_SESSION_MS))) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def create_led_by(cluster: Cluster, leader: int) -> str:

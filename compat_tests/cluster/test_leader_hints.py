@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import REPLICA_READER, Cluster
+from compat_tests.helpers.cluster import REPLICA_READER, running_cluster
 from compat_tests.helpers.raw_kafka import Client, as_stored, fetch_values, make_batch
 from compat_tests.helpers.served_versions import versions
 from compat_tests.helpers.topics import unique_topic
@@ -26,9 +26,7 @@ PRODUCE_HINTS_FROM = 10
 @pytest.fixture(scope="module", params=STORAGE_MODES)
 def placed(request):
     """(cluster, topic, its id, leader node, leader epoch, follower node, the batch stored)."""
-    cluster = Cluster(request.param, size=2)
-    try:
-        cluster.start()
+    with running_cluster(request.param, size=2) as cluster:
         topic = unique_topic("hints")
         cluster.create_topic(topic, replication_factor=2)
         md = cluster.wait_for(lambda m: len(m["topics"][topic][0]["isr"]) == 2, "both replicas in sync")
@@ -42,8 +40,6 @@ def placed(request):
         # The follower's high watermark, which bounds a debugging read there, follows on its next fetch.
         wait_until(lambda: cluster.replica_bytes(follower, topic), f"{topic} readable on node {follower}")
         yield cluster, topic, topic_id, leader, state["epoch"], follower, batch
-    finally:
-        cluster.cleanup()
 
 
 def _endpoint(client, node: int) -> tuple[int, str, int]:

@@ -21,7 +21,7 @@ from collections import Counter
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, read_records
 from compat_tests.storage.test_alter_replica_log_dirs import (NONE, IdempotentLoad, dir_of, files_of, other, placement,
                                                       prefill)
@@ -37,12 +37,8 @@ PAUSE_S = 0.002  # the producer's pace: ~300 records/s on this machine, a few hu
 
 @pytest.fixture(scope="module")
 def mixed():
-    cluster = Cluster(MODES)
-    try:
-        cluster.start()
+    with running_cluster(MODES) as cluster:
         yield cluster
-    finally:
-        cluster.cleanup()
 
 
 def isr_whole(topic: str):

@@ -25,7 +25,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic
 
@@ -36,12 +36,8 @@ PREFERRED = 0
 
 @pytest.fixture(scope="module", params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param)
-    try:
-        c.start()
+    with running_cluster(request.param) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.fsync_trace import FsyncTrace
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic
@@ -30,12 +30,8 @@ PRODUCES = 5
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=("--flush-messages", "1"))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--flush-messages", "1")) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def holds_the_partition(cluster: Cluster, node: int, topic: str, path: str) -> bool:

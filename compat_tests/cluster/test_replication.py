@@ -32,7 +32,7 @@ from confluent_kafka import KafkaError, Producer
 from kafka import KafkaConsumer, TopicPartition
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
@@ -42,12 +42,8 @@ pytestmark = pytest.mark.timeout(180)
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param)
-    try:
-        c.start()
+    with running_cluster(request.param) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 class Load:

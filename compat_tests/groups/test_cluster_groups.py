@@ -32,7 +32,7 @@ from kafka import KafkaProducer
 
 from broker.groups import offsets_log
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.group_members import PARTITIONS, RunningMember, Tracker, balanced, close_all, covered, pump, settle
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.groups import test_groups_confluent_consumer_protocol, test_groups_kafka_python
@@ -50,15 +50,11 @@ def cluster(request):
     # A second of initial rebalance delay lets the three members form one generation: every
     # extra rebalance is a chance for kafka-python 3.0.12 to drop a SyncGroup answer it got
     # (seen 1 run in ~10 with no delay: the member never takes its assignment nor heartbeats).
-    c = Cluster(request.param, extra_args=("--offsets-topic-partitions", str(OFFSETS_PARTITIONS),
-                                           "--group-initial-rebalance-delay-ms", "1000",
-                                           "--group-consumer-heartbeat-interval-ms", "1000",
-                                           "--group-consumer-min-heartbeat-interval-ms", "1000"))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--offsets-topic-partitions", str(OFFSETS_PARTITIONS),
+                                                    "--group-initial-rebalance-delay-ms", "1000",
+                                                    "--group-consumer-heartbeat-interval-ms", "1000",
+                                                    "--group-consumer-min-heartbeat-interval-ms", "1000")) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def _live(cluster: Cluster):

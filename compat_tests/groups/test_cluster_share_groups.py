@@ -39,7 +39,7 @@ import pytest
 
 from broker.groups.share import state_log
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.java_share_members import ShareAdmin, ShareMember
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.groups.test_share_groups_java import (accepted, assert_a_released_record_is_archived_at_two_deliveries,
@@ -58,15 +58,11 @@ DESCRIBE_CONFIGS, GROUP_RESOURCE, SHARE_GROUP_DESCRIBE = 32, 32, 77
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=(
+    with running_cluster(request.param, extra_args=(
         "--share-coordinator-state-topic-partitions", str(STATE_PARTITIONS), "--offsets-topic-partitions", "3",
         "--share-auto-offset-reset", "earliest", "--group-share-heartbeat-interval-ms", "1000",
-        "--group-share-session-timeout-ms", "20000"))
-    try:
-        c.start()
+        "--group-share-session-timeout-ms", "20000")) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 @pytest.fixture

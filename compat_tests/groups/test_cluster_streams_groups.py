@@ -16,7 +16,7 @@ import pytest
 
 from broker.groups import offsets_log
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import running_cluster
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.groups.test_cluster_groups import find_coordinator
 from compat_tests.groups.test_streams_group_protocol import Member, describe, settle, stateful_topology
@@ -31,12 +31,8 @@ NOT_COORDINATOR = 16
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=("--offsets-topic-partitions", str(OFFSETS_PARTITIONS)))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--offsets-topic-partitions", str(OFFSETS_PARTITIONS))) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def test_a_streams_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster):

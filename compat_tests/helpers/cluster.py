@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
@@ -156,9 +157,11 @@ class Cluster:
         self.etcd.cleanup()
 
 
+@contextmanager
 def running_cluster(storage_mode: str | tuple[str, ...] = "segment", **options) -> Iterator[Cluster]:
-    """The body of a cluster fixture: three brokers (Cluster's `options`) started, and stopped with
-    their etcd when the fixture's scope ends."""
+    """Every cluster fixture's body: `with running_cluster(mode, **options) as cluster: yield cluster`.
+    The brokers (Cluster's `options`) are started, and stopped with their etcd on leaving, also
+    when one of them fails to start."""
     cluster = Cluster(storage_mode, **options)
     try:
         yield cluster.start()

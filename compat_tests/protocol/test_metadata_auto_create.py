@@ -22,7 +22,8 @@ TOPICS = 10
 
 @pytest.fixture
 def cluster():
-    yield from running_cluster()
+    with running_cluster() as cluster:
+        yield cluster
 
 
 def test_a_topic_just_created_elsewhere_is_retriable_not_existing(cluster):

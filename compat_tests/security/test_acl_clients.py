@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from compat_tests.helpers.broker_process import BrokerProcess
+from compat_tests.helpers.acl_broker import running_acl_broker
 
 JAAS = 'user_alice="alice-secret" user_bob="bob-secret" user_admin="admin-secret";\n'
 PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret", "admin": "admin-secret"}
@@ -56,20 +56,13 @@ def broker(tmp_path_factory):
     from kafka.admin import NewTopic
     users = tmp_path_factory.mktemp("acl-clients") / "users.jaas"
     users.write_text(JAAS)
-    proc = BrokerProcess(extra_args=[
-        "--listeners", "SASL_PLAINTEXT://127.0.0.1:{port}", "--sasl-plain-users", str(users),
-        "--authorizer", "--super-users", "User:admin"])
-    proc.extra_args[1] = proc.extra_args[1].format(port=proc.port)
-    try:
-        proc.start()
+    with running_acl_broker(users, super_users="User:admin", sasl_only=True) as proc:
         admin = _admin(proc)
         result = admin.create_acls(_acls())
         assert not result["failed"] and len(result["succeeded"]) == 5, result
         admin.create_topics([NewTopic(A_TOPIC, 1, 1), NewTopic(B_TOPIC, 1, 1)])
         admin.close()
         yield proc
-    finally:
-        proc.cleanup()
 
 
 def test_kafka_python_writes_a_prefix_not_b(broker):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat_tests.helpers.broker_process import BrokerProcess, free_port
+from compat_tests.helpers.acl_broker import running_acl_broker
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.storage.test_alter_replica_log_dirs import alter, dir_of, files_of, placement
 from compat_tests.helpers.txn_requests import describe as describe_transaction
@@ -30,14 +30,7 @@ CONFIG_TOPIC, CONFIG_BROKER = 2, 4
 def broker(tmp_path_factory):
     users = tmp_path_factory.mktemp("acl-handlers") / "users.jaas"
     users.write_text('user_carol="carol-secret" user_dave="dave-secret";\n')
-    sasl_port, plain_port = free_port(), free_port()
-    proc = BrokerProcess(port=plain_port, extra_args=[
-        "--listeners", f"PLAINTEXT://127.0.0.1:{plain_port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
-        "--sasl-plain-users", str(users), "--authorizer", "--super-users", "User:ANONYMOUS",
-        "--group-initial-rebalance-delay-ms", "0"])
-    proc.sasl_port = sasl_port
-    try:
-        proc.start()
+    with running_acl_broker(users, "--group-initial-rebalance-delay-ms", "0") as proc:
         with Client.to(proc) as c:
             for name in ("t", "d.1"):
                 c.create_topic(name)
@@ -49,8 +42,6 @@ def broker(tmp_path_factory):
             assert [x.error_code for x in r.results] == [NONE, NONE]
             _commit(c, "existing-group", "t")  # a group for ListGroups to hide
         yield proc
-    finally:
-        proc.cleanup()
 
 
 def _as(broker, user: str) -> Client:

@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 
-from compat_tests.helpers.broker_process import BrokerProcess, free_port
+from compat_tests.helpers.acl_broker import running_acl_broker
+from compat_tests.helpers.broker_process import BrokerProcess
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.served_versions import over_versions
 from wire.sasl_plain import plain_client_token
@@ -29,16 +30,8 @@ DENY, ALLOW = 2, 3
 def broker(tmp_path_factory):
     users = tmp_path_factory.mktemp("acl-versions") / "users.jaas"
     users.write_text('user_bob="bob-secret";\n')
-    sasl_port, plain_port = free_port(), free_port()
-    proc = BrokerProcess(port=plain_port, extra_args=[
-        "--listeners", f"PLAINTEXT://127.0.0.1:{plain_port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
-        "--sasl-plain-users", str(users), "--authorizer", "--super-users", "User:ANONYMOUS"])
-    proc.sasl_port = sasl_port
-    try:
-        proc.start()
+    with running_acl_broker(users) as proc:
         yield proc
-    finally:
-        proc.cleanup()
 
 
 def _binding(name: str, pattern=LITERAL, op=WRITE, permission=ALLOW, principal="User:alice"):

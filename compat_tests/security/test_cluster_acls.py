@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 
 from compat_tests.helpers.broker_process import free_port
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client
 
 TOPIC, PREFIXED, WRITE, ALLOW, ANY = 2, 4, 4, 3, 1
@@ -41,12 +41,9 @@ def acl_cluster(tmp_path_factory):
                 "--inter-broker-listener-name", "PLAINTEXT", "--sasl-plain-users", str(users),
                 "--authorizer", "--super-users", "User:ANONYMOUS"]
 
-    cluster = Cluster("segment", broker_args=listeners)
-    cluster.client_ports = client_ports
-    try:
-        yield cluster.start()
-    finally:
-        cluster.cleanup()
+    with running_cluster("segment", broker_args=listeners) as cluster:
+        cluster.client_ports = client_ports
+        yield cluster
 
 
 def _raw(cluster: Cluster, node: int) -> Client:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.helpers.broker_process import free_port
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import running_cluster
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.security.test_delegation_token_protocol_versions import _password, call, create
 from compat_tests.helpers.waiting import wait_until
@@ -31,12 +31,9 @@ def token_cluster():
                 "--sasl-scram-user", "SCRAM-SHA-256=[name=alice,password=alice-secret]",
                 "--delegation-token-secret-key", "one-key-for-the-cluster"]
 
-    cluster = Cluster("segment", broker_args=listeners)
-    cluster.sasl_ports = sasl_ports
-    try:
-        yield cluster.start()
-    finally:
-        cluster.cleanup()
+    with running_cluster("segment", broker_args=listeners) as cluster:
+        cluster.sasl_ports = sasl_ports
+        yield cluster
 
 
 def _login(cluster, node: int, user: str, password: str, token: bool = False) -> Client | None:

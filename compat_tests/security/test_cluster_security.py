@@ -28,7 +28,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
 from compat_tests.helpers.broker_process import free_port
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client
 from wire.scram import salted_password
 
@@ -56,12 +56,9 @@ def sasl_cluster():
                 "--inter-broker-sasl-username", INTER_BROKER[0], "--inter-broker-sasl-password", INTER_BROKER[1],
                 "--sasl-scram-user", f"SCRAM-SHA-512=[name={INTER_BROKER[0]},password={INTER_BROKER[1]}]"]
 
-    cluster = Cluster("segment", broker_args=listeners)
-    cluster.client_ports = client_ports
-    try:
-        yield cluster.start()
-    finally:
-        cluster.cleanup()
+    with running_cluster("segment", broker_args=listeners) as cluster:
+        cluster.client_ports = client_ports
+        yield cluster
 
 
 def _raw(cluster: Cluster, node: int) -> Client:

@@ -19,7 +19,7 @@ from confluent_kafka import Producer
 
 from broker.security.self_signed_tls import make_tls_files
 from compat_tests.helpers.broker_process import free_port
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import running_cluster
 
 INTER_BROKER = ("broker", "broker-secret")
 
@@ -40,12 +40,9 @@ def tls_cluster(tmp_path_factory):
                 "--inter-broker-sasl-username", INTER_BROKER[0], "--inter-broker-sasl-password", INTER_BROKER[1],
                 "--sasl-scram-user", f"SCRAM-SHA-512=[name={INTER_BROKER[0]},password={INTER_BROKER[1]}]"]
 
-    cluster = Cluster("segment", size=2, broker_args=listeners)
-    cluster.replication_ports = replication_ports
-    try:
-        yield cluster.start()
-    finally:
-        cluster.cleanup()
+    with running_cluster("segment", size=2, broker_args=listeners) as cluster:
+        cluster.replication_ports = replication_ports
+        yield cluster
 
 
 def test_followers_fetch_over_tls_and_acks_all_completes(tls_cluster):

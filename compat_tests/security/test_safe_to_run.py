@@ -56,18 +56,14 @@ def test_a_second_broker_on_the_same_data_dir_refuses(broker_factory, storage_mo
 
 
 def test_a_second_cluster_member_on_the_same_data_dir_refuses(tmp_path):
-    from compat_tests.helpers.cluster import Cluster
+    from compat_tests.helpers.cluster import running_cluster
 
-    cluster = Cluster("segment", size=1)
-    try:
-        cluster.start()
+    with running_cluster("segment", size=1) as cluster:
         member = cluster.brokers[1]
         second = twinlog("serve", "--data-dir", str(member.data_dir), "--port", str(free_port()),
                          "--etcd", cluster.etcd.endpoint, "--node-id", "2")
         assert_one_line_error(second, "in use by another broker")
         assert set(cluster.metadata()["brokers"]) == {1}  # it never registered
-    finally:
-        cluster.cleanup()
 
 
 # ----- port 0 and signals ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.transactions.test_cluster_transactions import coordinator_of
 from compat_tests.helpers.transform_app import TXN_TIMEOUT_S, TransformApp, assert_exactly_once
 
@@ -30,13 +30,9 @@ BATCH = 6
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=("--transaction-state-log-partitions", "3",
-                                           "--offsets-topic-partitions", "3"))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--transaction-state-log-partitions", "3",
+                                                    "--offsets-topic-partitions", "3")) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def commit_as_an_application_does(app: TransformApp) -> str:

@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer, TopicPartition as CTopicPartition
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.clients.test_confluent_kafka import make_consumer
 from compat_tests.helpers.topics import unique_topic
@@ -36,13 +36,9 @@ NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS = 16, 14
 
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
-    c = Cluster(request.param, extra_args=("--transaction-state-log-partitions", "3",
-                                           "--offsets-topic-partitions", "3"))
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--transaction-state-log-partitions", "3",
+                                                    "--offsets-topic-partitions", "3")) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def producer(bootstrap: str, tid: str) -> Producer:
