@@ -23,14 +23,14 @@ import uuid
 import pytest
 from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
-
-from compat_tests.helpers.java_client import classpath_jars, compiled_classes
-from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.helpers.topics import admin_client, unique_topic
 from kafka.admin import ConfigResource as KpConfigResource, ConfigResourceType
 from kafka.errors import NoError
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.structs import OffsetAndMetadata, TopicPartition
+
+from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.raw_kafka import Client, make_batch
+from compat_tests.helpers.topics import admin_client, unique_topic
 
 TOPIC = ConfigResourceType.TOPIC
 

@@ -10,11 +10,10 @@ import os
 
 import pytest
 
+from compat_tests.helpers.broker_configs import (
+    DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, MESSAGE_TOO_LARGE, NONE, SET, incremental, topic_config)
 from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.admin.test_dynamic_broker_configs import (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, NONE,
-                                                      SET, incremental)
-from compat_tests.admin.test_dynamic_topic_defaults import MESSAGE_TOO_LARGE, topic_config
 from compat_tests.helpers.waiting import wait_until
 
 

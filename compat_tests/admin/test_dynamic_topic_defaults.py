@@ -11,29 +11,18 @@ from __future__ import annotations
 
 import os
 
+from compat_tests.helpers.broker_configs import (
+    APPEND, DEFAULT_CONFIG, DELETE, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, INVALID_RECORD,
+    INVALID_REQUEST, MESSAGE_TOO_LARGE, NODE, NONE, NOT_ENOUGH_REPLICAS, SET, STATIC_BROKER_CONFIG, alter, described,
+    incremental, topic_config)
 from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.admin.test_dynamic_broker_configs import (APPEND, DEFAULT_CONFIG, DELETE, DYNAMIC_BROKER_CONFIG,
-                                                      DYNAMIC_DEFAULT_BROKER_CONFIG, INVALID_REQUEST, NODE, NONE, SET,
-                                                      STATIC_BROKER_CONFIG, alter, described, incremental)
 from compat_tests.helpers.topics import unique_topic
 
-TOPIC = 2
 DYNAMIC_TOPIC_CONFIG = 1
-MESSAGE_TOO_LARGE, NOT_ENOUGH_REPLICAS, INVALID_RECORD = 10, 19, 87
 STATIC_MAX = "100000"  # --message-max-bytes: the static layer under the dynamic ones
 DEFAULT_MAX = str((1 << 20) + 12)  # the table's default
 STATIC_SYNONYMS = [("message.max.bytes", STATIC_MAX, STATIC_BROKER_CONFIG),
                    ("message.max.bytes", DEFAULT_MAX, DEFAULT_CONFIG)]
-
-
-def topic_config(client: Client, topic: str, name: str) -> tuple:
-    """(value, source, [(synonym name, value, source)]) of one config of `topic`."""
-    r = client.request(32, 4, include_synonyms=True, include_documentation=False, resources=[
-        {"resource_type": TOPIC, "resource_name": topic, "configuration_keys": [name]}])
-    (res,) = r.results
-    assert res.error_code == NONE, res
-    (c,) = res.configs
-    return c.value, c.config_source, [(s.name, s.value, s.source) for s in c.synonyms]
 
 
 def produce_code(client: Client, topic: str, size: int, acks: int = 1) -> int:

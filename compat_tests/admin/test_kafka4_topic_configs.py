@@ -16,8 +16,7 @@ import time
 
 import pytest
 from confluent_kafka import KafkaError, Producer
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
-                                   NewTopic)
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic
 
 from compat_tests.helpers.fsync_trace import FsyncTrace
 from compat_tests.helpers.java_client import classpath_jars, compiled_classes

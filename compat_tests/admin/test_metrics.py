@@ -21,9 +21,9 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from prometheus_client.parser import text_string_to_metric_families
 
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip, free_port
+from compat_tests.helpers.metrics import scrape, total, value
 from compat_tests.helpers.raw_kafka import Client, build_request, encode_request, make_batch
 from compat_tests.helpers.topics import create_topic, unique_topic
 from compat_tests.helpers.waiting import wait_until
@@ -31,27 +31,6 @@ from compat_tests.helpers.waiting import wait_until
 PAYLOAD = 100
 SENT = {0: 10, 1: 5}  # records produced per partition
 COMMITTED = {0: 7, 1: 5}  # the group's committed offsets: lag 3 and 0
-
-
-def scrape(port: int) -> dict[tuple[str, tuple], float]:
-    """Every sample of /metrics: (name, sorted labels) -> value."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-        text = reply.read().decode()
-    samples = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return samples
-
-
-def value(samples, name: str, **labels) -> float:
-    return samples[(name, tuple(sorted((k, str(v)) for k, v in labels.items())))]
-
-
-def total(samples, name: str, **labels) -> float:
-    """Sum over the samples of `name` whose labels include `labels` (e.g. over versions)."""
-    want = {k: str(v) for k, v in labels.items()}
-    return sum(v for (n, ls), v in samples.items() if n == name and want.items() <= dict(ls).items())
 
 
 def health(port: int) -> int | None:

@@ -24,9 +24,9 @@ from confluent_kafka import Producer as RdProducer
 from kafka import KafkaConsumer, KafkaProducer
 
 from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.metrics import scrape, value
 from compat_tests.helpers.quota_broker import SAMPLES, quota_broker, set_quota
 from compat_tests.helpers.raw_kafka import Client, build_request, make_batch
-from compat_tests.admin.test_metrics import scrape, value
 from compat_tests.helpers.topics import unique_topic
 
 CYCLE_S = SAMPLES * 1.0

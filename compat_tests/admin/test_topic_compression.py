@@ -15,10 +15,10 @@ from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, TopicPartition
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from compat_tests.helpers.broker_configs import (
+    DELETE, DYNAMIC_DEFAULT_BROKER_CONFIG, NONE, SET, incremental, topic_config)
 from compat_tests.helpers.java_client import JavaClient, unb64
 from compat_tests.helpers.raw_kafka import Client, as_stored, batch_header, make_batch, split_batches
-from compat_tests.admin.test_dynamic_broker_configs import DELETE, DYNAMIC_DEFAULT_BROKER_CONFIG, NONE, SET, incremental
-from compat_tests.admin.test_dynamic_topic_defaults import topic_config
 from compat_tests.helpers.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(240)

@@ -16,8 +16,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import InvalidPartitionsError
 
-from compat_tests.helpers.records import (PARTITIONS, Consumed, Sent, assert_round_trip, assert_values_in_order,
-                                  round_trip_records)
+from compat_tests.helpers.records import (
+    PARTITIONS, Consumed, Sent, assert_round_trip, assert_values_in_order, round_trip_records)
 from compat_tests.helpers.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(120)

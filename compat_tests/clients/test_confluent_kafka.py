@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
-from confluent_kafka import (OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME,
-                             Consumer, KafkaError, KafkaException, Producer, TopicPartition)
+from confluent_kafka import (
+    OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, KafkaError, KafkaException, Producer,
+    TopicPartition)
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, ResourceType
 
-from compat_tests.helpers.records import (PARTITIONS, Consumed, Rec, Sent, assert_round_trip,
-                                  assert_values_in_order, round_trip_records)
+from compat_tests.helpers.confluent_consumer import make_consumer
+from compat_tests.helpers.records import (
+    PARTITIONS, Consumed, Rec, Sent, assert_round_trip, assert_values_in_order, round_trip_records)
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 
@@ -32,17 +33,6 @@ def make_producer(broker, **config) -> Producer:
             "enable.idempotence": False, "acks": "all", "message.timeout.ms": 30000}
     conf.update({k.replace("_", "."): v for k, v in config.items()})
     return Producer(conf)
-
-
-def make_consumer(broker, stats_cb=None, **config) -> Consumer:
-    conf = {"bootstrap.servers": broker.bootstrap, "client.id": "compat-confluent",
-            "group.id": f"compat-unused-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-            "enable.auto.offset.store": False, "auto.offset.reset": "earliest", "check.crcs": True,
-            "enable.partition.eof": True}
-    conf.update({k.replace("_", "."): v for k, v in config.items()})
-    if stats_cb is not None:  # librdkafka's statistics JSON, every statistics.interval.ms, from poll()
-        conf["stats_cb"] = stats_cb
-    return Consumer(conf)
 
 
 def make_admin(broker) -> AdminClient:

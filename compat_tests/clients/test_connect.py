@@ -14,13 +14,10 @@ connect_worker.py) runs Kafka's own FileStreamSource and FileStreamSink connecto
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
 from compat_tests.helpers.committed_reader import committed_values, last_stable_offset
-from compat_tests.helpers.connect_worker import ConnectWorker
+from compat_tests.helpers.connect_worker import Appender, ConnectWorker, append, lines, source_config
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import create_topic, unique_topic
 from compat_tests.helpers.waiting import wait_until
@@ -35,22 +32,6 @@ def worker(_module_broker, tmp_path_factory):
         yield w.start()
     finally:
         w.kill()
-
-
-def lines(first: int, count: int) -> list[str]:
-    return [f"line-{i:06d}" for i in range(first, first + count)]
-
-
-def append(path, new_lines: list[str]) -> None:
-    with open(path, "a") as f:
-        f.write("".join(f"{line}\n" for line in new_lines))
-
-
-def source_config(path, topic: str) -> dict:
-    return {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-            "file": str(path), "topic": topic, "tasks.max": "1",
-            # Fail the connector rather than quietly run it without transactions.
-            "exactly.once.support": "required", "transaction.boundary": "poll"}
 
 
 def sink_config(path, topics: str, tasks: int = 1) -> dict:
@@ -137,22 +118,6 @@ def test_second_worker_joins_and_tasks_rebalance(broker, worker, tmp_path):
     wait_until(lambda: task_workers(worker, "spread-sink") == [worker.worker_id] * 4,
                "all four tasks back on the first worker", timeout=90)
     worker.delete_connector("spread-sink")
-
-
-class Appender(threading.Thread):
-    """Appends `total` lines to a file, `chunk` at a time, `pause` s apart, as a log would grow."""
-
-    def __init__(self, path, total: int, chunk: int, pause: float) -> None:
-        super().__init__(daemon=True)
-        self.path, self.total, self.chunk, self.pause = path, total, chunk, pause
-        self.written = 0
-
-    def run(self) -> None:
-        while self.written < self.total:
-            n = min(self.chunk, self.total - self.written)
-            append(self.path, lines(self.written, n))
-            self.written += n
-            time.sleep(self.pause)
 
 
 def test_kill_9_mid_stream_then_restart_exactly_once(broker, worker, tmp_path):

@@ -17,9 +17,8 @@ from confluent_kafka import KafkaException
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.committed_reader import committed_values, last_stable_offset
-from compat_tests.helpers.connect_worker import ConnectWorker
-from compat_tests.groups.test_cluster_groups import find_coordinator
-from compat_tests.clients.test_connect import Appender, lines, source_config
+from compat_tests.helpers.connect_worker import Appender, ConnectWorker, lines, source_config
+from compat_tests.helpers.group_requests import find_coordinator
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 

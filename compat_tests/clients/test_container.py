@@ -32,22 +32,20 @@ import subprocess
 import sys
 import tarfile
 import time
+import urllib.request
 import uuid
 from importlib import metadata
 
 import docker
-import urllib.request
-
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from kafka import KafkaConsumer, KafkaProducer
-from kafka import TopicPartition as KafkaTopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KafkaTopicPartition
 from testcontainers.core.config import testcontainers_config
 
 from broker.testing.container import ContainerStartError, TwinlogCluster, TwinlogContainer
 from broker.testing.image import build_etcd_image, build_image
-from compat_tests.helpers.broker_process import ROOT
 from broker.testing.ports import free_port
+from compat_tests.helpers.broker_process import ROOT
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 

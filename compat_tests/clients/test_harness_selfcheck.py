@@ -11,8 +11,7 @@ import dataclasses
 import pytest
 
 from compat_tests.helpers.broker_process import api_versions_roundtrip, free_port
-from compat_tests.helpers.records import (Consumed, Sent, assert_round_trip, assert_values_in_order,
-                                  round_trip_records)
+from compat_tests.helpers.records import Consumed, Sent, assert_round_trip, assert_values_in_order, round_trip_records
 
 
 def _perfect():

@@ -12,11 +12,12 @@ import time
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka.errors import (InvalidPartitionsError, KafkaTimeoutError, MessageSizeTooLargeError,
-                          TopicAlreadyExistsError, UnknownTopicOrPartitionError)
+from kafka.errors import (
+    InvalidPartitionsError, KafkaTimeoutError, MessageSizeTooLargeError, TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError)
 
-from compat_tests.helpers.records import (PARTITIONS, Consumed, Sent, assert_round_trip, assert_values_in_order,
-                                  round_trip_records)
+from compat_tests.helpers.records import (
+    PARTITIONS, Consumed, Sent, assert_round_trip, assert_values_in_order, round_trip_records)
 from compat_tests.helpers.topics import admin_client, unique_topic, wait_for_partitions
 
 pytestmark = pytest.mark.timeout(120)

@@ -18,8 +18,8 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
 from compat_tests.helpers.broker_process import BrokerProcess, free_port
-from compat_tests.kafka_python_suite import metadata_race_fix
 from compat_tests.helpers.waiting import wait_until
+from compat_tests.kafka_python_suite import metadata_race_fix
 
 HOLD_S = 1.0
 METADATA = 3

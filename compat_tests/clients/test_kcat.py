@@ -22,10 +22,9 @@ import pytest
 from confluent_kafka import Producer
 from kafka import KafkaConsumer, TopicPartition
 
-from compat_tests.helpers.records import (PARTITIONS, Consumed, Rec, Sent, assert_round_trip, assert_values_in_order,
-                                  round_trip_records)
-from compat_tests.helpers.topics import create_topic as create_named_topic
-from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.records import (
+    PARTITIONS, Consumed, Rec, Sent, assert_round_trip, assert_values_in_order, round_trip_records)
+from compat_tests.helpers.topics import create_topic as create_named_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(120)
 

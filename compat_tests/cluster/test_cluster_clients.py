@@ -34,12 +34,10 @@ import uuid
 from dataclasses import dataclass, field
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka import TopicPartition as AioTopicPartition
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka import TopicPartition as CkTopicPartition
-from kafka import KafkaConsumer, KafkaProducer
-from kafka import TopicPartition as KpTopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition as AioTopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition as CkTopicPartition)
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KpTopicPartition
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster

@@ -24,9 +24,9 @@ import signal
 import pytest
 
 from compat_tests.helpers.broker_process import STORAGE_MODES, free_port
-from compat_tests.helpers.cluster import Cluster, running_cluster
+from compat_tests.helpers.cluster import Cluster, create_on, running_cluster
+from compat_tests.helpers.metrics import scrape, total
 from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.admin.test_metrics import scrape, total
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 
@@ -53,17 +53,6 @@ def metric(cluster: Cluster, node: int, name: str, **labels) -> float:
 
 def isr(cluster: Cluster, topic: str) -> list[int]:
     return sorted(cluster.metadata()["topics"][topic][0]["isr"])
-
-
-def create_on(cluster: Cluster, topic: str, replicas: list[int]) -> None:
-    with Client(cluster.brokers[replicas[0]].host, cluster.brokers[replicas[0]].port) as c:
-        (t,) = c.request(19, 5, topics=[{"name": topic, "num_partitions": -1, "replication_factor": -1,
-                                         "assignments": [{"partition_index": 0, "broker_ids": replicas}],
-                                         "configs": []}], validate_only=False, timeout=10_000).topics
-    assert t.error_code == 0, t
-    cluster.wait_for(lambda md: md["topics"].get(topic, {}).get(0, {}).get("leader") == replicas[0]
-                     and sorted(md["topics"][topic][0]["isr"]) == sorted(replicas), f"{topic} led by {replicas[0]}")
-    cluster.wait_led_here(topic, 0, replicas[0])
 
 
 def signal_broker(cluster: Cluster, node: int, sig: int) -> None:

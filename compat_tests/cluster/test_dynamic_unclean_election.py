@@ -18,11 +18,10 @@ import signal
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 
+from compat_tests.helpers.broker_configs import NONE, SET, incremental
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster, running_cluster
+from compat_tests.helpers.cluster import Cluster, create_on, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.cluster.test_cluster_metrics import create_on
-from compat_tests.admin.test_dynamic_broker_configs import NONE, SET, incremental
 from compat_tests.helpers.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(240)

@@ -22,9 +22,8 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from compat_tests.helpers.cluster import Cluster, running_cluster
+from compat_tests.helpers.log_dirs import NONE, IdempotentLoad, dir_of, files_of, other, placement, prefill
 from compat_tests.helpers.raw_kafka import Client, read_records
-from compat_tests.storage.test_alter_replica_log_dirs import (NONE, IdempotentLoad, dir_of, files_of, other, placement,
-                                                      prefill)
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 

@@ -31,11 +31,13 @@ import pytest
 from kafka import KafkaProducer
 
 from broker.groups import offsets_log
+from compat_tests.helpers import confluent_consumer_protocol_members, kafka_python_group_members
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster
-from compat_tests.helpers.group_members import PARTITIONS, RunningMember, Tracker, balanced, close_all, covered, pump, settle
+from compat_tests.helpers.group_members import (
+    PARTITIONS, RunningMember, Tracker, balanced, close_all, covered, pump, settle)
+from compat_tests.helpers.group_requests import find_coordinator
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.groups import test_groups_confluent_consumer_protocol, test_groups_kafka_python
 from compat_tests.helpers.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(120)
@@ -55,23 +57,6 @@ def cluster(request):
                                                     "--group-consumer-heartbeat-interval-ms", "1000",
                                                     "--group-consumer-min-heartbeat-interval-ms", "1000")) as c:
         yield c
-
-
-def _live(cluster: Cluster):
-    return [(node, p) for node, p in cluster.brokers.items() if p.is_running()]
-
-
-def find_coordinator(cluster: Cluster, group: str) -> int | None:
-    """The node a live broker names (FindCoordinator v3), or None while none can say."""
-    for _, proc in _live(cluster):
-        try:
-            with Client(proc.host, proc.port, timeout=3) as c:
-                r = c.request(10, 3, key=group, key_type=0)
-        except OSError:
-            continue
-        if r.error_code == 0:
-            return r.node_id
-    return None
 
 
 def committed(cluster: Cluster, node: int, group: str, topic: str) -> tuple[int, dict[int, int]]:
@@ -147,8 +132,8 @@ def wait_until_committed(cluster: Cluster, node: int, group: str, topic: str, of
     return got[1]
 
 
-MEMBERS = {"classic": test_groups_kafka_python.make_member,
-           "consumer": test_groups_confluent_consumer_protocol.make_member}
+MEMBERS = {"classic": kafka_python_group_members.make_member,
+           "consumer": confluent_consumer_protocol_members.make_member}
 
 
 @pytest.mark.parametrize("protocol", sorted(MEMBERS))

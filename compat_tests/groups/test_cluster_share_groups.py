@@ -40,13 +40,12 @@ import pytest
 from broker.groups.share import state_log
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster
-from compat_tests.helpers.java_share_members import ShareAdmin, ShareMember
+from compat_tests.helpers.java_share_members import (
+    ShareAdmin, ShareMember, accepted, assert_a_released_record_is_archived_at_two_deliveries, assert_no_failures,
+    produce, wait_until)
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.groups.test_share_groups_java import (accepted, assert_a_released_record_is_archived_at_two_deliveries,
-                                                 assert_no_failures, produce, wait_until)
-from compat_tests.groups.test_share_protocol_versions import assigned, heartbeat, owned_by_member
-from compat_tests.groups.test_share_member_disconnect import (LOCK_MS, assert_a_member_s_records_go_to_another,
-                                                       set_group_config)
+from compat_tests.helpers.share_group_requests import assigned, heartbeat, owned_by_member
+from compat_tests.helpers.share_handover import LOCK_MS, assert_a_member_s_records_go_to_another, set_group_config
 from compat_tests.helpers.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(300)

@@ -17,9 +17,9 @@ import pytest
 from broker.groups import offsets_log
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import running_cluster
+from compat_tests.helpers.group_requests import find_coordinator
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.groups.test_cluster_groups import find_coordinator
-from compat_tests.groups.test_streams_group_protocol import Member, describe, settle, stateful_topology
+from compat_tests.helpers.streams_group_requests import Member, describe, settle, stateful_topology
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 

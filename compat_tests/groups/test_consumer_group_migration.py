@@ -13,9 +13,9 @@ from __future__ import annotations
 import struct
 
 from broker.groups.consumer.consumer_protocol import decode_assignment
+from compat_tests.helpers.consumer_group_requests import Member, commit, describe, fetch, new_group
+from compat_tests.helpers.group_requests import heartbeat, join, sync
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.groups.test_consumer_group_protocol import Member, commit, describe, fetch, new_group
-from compat_tests.groups.test_group_protocol_versions import heartbeat, join, sync
 from compat_tests.helpers.topics import unique_topic
 
 NONE, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS = 0, 22, 27

@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import uuid
 
+from compat_tests.helpers.consumer_group_requests import (
+    DESCRIBE, HEARTBEAT, INVALID_REQUEST, NONE, UNKNOWN_MEMBER_ID, UNKNOWN_TOPIC_ID, UNSUPPORTED_VERSION, Member,
+    commit, describe, fetch, new_group)
+from compat_tests.helpers.group_requests import offset_delete
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.served_versions import over_versions
-from compat_tests.protocol.test_config_admin_protocol_versions import offset_delete
-from compat_tests.transactions.test_txn_markers import producer_id
-from compat_tests.transactions.test_txn_offset_commit import end_txn, txn_commit
-from compat_tests.helpers.txn_requests import end_v2, init, txn_id
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.txn_markers import producer_id
+from compat_tests.helpers.txn_offsets import end_txn, txn_commit
+from compat_tests.helpers.txn_requests import end_v2, init, txn_id
 from compat_tests.helpers.waiting import wait_until
 
-NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION, UNKNOWN_TOPIC_ID = 0, 42, 25, 35, 100
 GROUP_ID_NOT_FOUND, FENCED_MEMBER_EPOCH, UNSUPPORTED_ASSIGNOR = 69, 110, 112
 STALE_MEMBER_EPOCH, INVALID_REGULAR_EXPRESSION, INCONSISTENT_GROUP_PROTOCOL = 113, 128, 23
 GROUP_SUBSCRIBED_TO_TOPIC, MEMBER_ID_REQUIRED = 86, 79
-HEARTBEAT, DESCRIBE = 68, 69
 HEARTBEAT_MS, SESSION_MS = 500, 3000
 
 
@@ -38,58 +39,6 @@ BROKER_ARGS = [
     "--group-consumer-min-heartbeat-interval-ms", "100",
     "--group-consumer-session-timeout-ms", str(SESSION_MS),
     "--group-consumer-min-session-timeout-ms", "1000"]
-
-
-def new_group() -> str:
-    return f"cg-{uuid.uuid4().hex[:12]}"
-
-
-class Member:
-    """One consumer-protocol member, driven by hand: it owns what its last answer assigned."""
-
-    def __init__(self, client: Client, group: str, version: int = 1, topics=None, regex=None,
-                 assignor=None, instance_id=None):
-        self.client, self.group, self.version = client, group, version
-        self.topics, self.regex, self.assignor, self.instance_id = topics, regex, assignor, instance_id
-        self.member_id = str(uuid.uuid4()) if version >= 1 else ""
-        self.epoch = 0
-        self.owned: dict[uuid.UUID, list[int]] = {}
-
-    def request(self, epoch: int | None = None, owned=None, **override):
-        values = dict(group_id=self.group, member_id=self.member_id,
-                      member_epoch=self.epoch if epoch is None else epoch, instance_id=self.instance_id,
-                      rack_id=None, rebalance_timeout=-1, subscribed_topic_names=None,
-                      subscribed_topic_regex=None, server_assignor=None,
-                      topic_partitions=[{"topic_id": t, "partitions": ps}
-                                        for t, ps in (self.owned if owned is None else owned).items()])
-        if values["member_epoch"] == 0:
-            values.update(rebalance_timeout=30_000, subscribed_topic_names=self.topics,
-                          subscribed_topic_regex=self.regex, server_assignor=self.assignor, topic_partitions=[])
-        values.update(override)
-        return self.client.request(HEARTBEAT, self.version, **values)
-
-    def heartbeat(self, **kw):
-        r = self.request(**kw)
-        assert r.error_code == NONE, r
-        if r.member_id:
-            self.member_id = r.member_id
-        self.epoch = r.member_epoch
-        if r.assignment is not None:
-            self.owned = {t.topic_id: sorted(t.partitions) for t in r.assignment.topic_partitions if t.partitions}
-        return r
-
-    def join(self):
-        self.epoch = 0
-        return self.heartbeat()
-
-    def leave(self):
-        r = self.request(epoch=-1)
-        assert (r.error_code, r.member_epoch) == (NONE, -1), r
-        self.owned = {}
-        return r
-
-    def partitions(self) -> set[tuple[uuid.UUID, int]]:
-        return {(t, p) for t, ps in self.owned.items() for p in ps}
 
 
 def all_partitions(topic_id: uuid.UUID, count: int) -> set[tuple[uuid.UUID, int]]:
@@ -103,11 +52,6 @@ def settle(*members: Member, rounds: int = 6) -> None:
             m.heartbeat()
             owned = [x.partitions() for x in members]
             assert sum(len(o) for o in owned) == len(set().union(*owned)), "two members own one partition"
-
-
-def describe(client: Client, group: str, version: int = 1):
-    (g,) = client.request(DESCRIBE, version, group_ids=[group], include_authorized_operations=False).groups
-    return g
 
 
 # --- ConsumerGroupHeartbeat ------------------------------------------------------------------
@@ -219,19 +163,6 @@ def test_describe(client, version):
 
 
 # --- the older group APIs on a consumer-protocol group --------------------------------------------
-
-def commit(client: Client, group: str, topic: str, offset: int, epoch: int, member_id: str, version: int = 9):
-    r = client.request(8, version, group_id=group, generation_id_or_member_epoch=epoch, member_id=member_id,
-                       group_instance_id=None, retention_time=-1, topics=[{"name": topic, "partitions": [
-                           {"partition_index": 0, "committed_offset": offset, "committed_leader_epoch": -1,
-                            "committed_metadata": ""}]}])
-    return r.topics[0].partitions[0].error_code
-
-
-def fetch(client: Client, group: str, member_id=None, epoch=-1):
-    (g,) = client.request(9, 9, require_stable=False, groups=[
-        {"group_id": group, "member_id": member_id, "member_epoch": epoch, "topics": None}]).groups
-    return g
 
 
 def test_commits_are_checked_against_member_epochs(client):

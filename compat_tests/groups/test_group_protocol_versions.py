@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import uuid
 
+from compat_tests.helpers.group_requests import (
+    DESCRIBE, JOIN, LEAVE, MEMBER_ID_REQUIRED, NONE, OFFSETS_BY_TOPIC_ID, SESSION_MS, commit, fetch_committed,
+    heartbeat, join, join_values, new_group, stable_member, sync)
 from compat_tests.helpers.raw_kafka import Client, build_request
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
 
-NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 ILLEGAL_GENERATION = 22
 INCONSISTENT_GROUP_PROTOCOL = 23
@@ -29,38 +31,13 @@ INVALID_SESSION_TIMEOUT = 26
 REBALANCE_IN_PROGRESS = 27
 NON_EMPTY_GROUP = 68
 GROUP_ID_NOT_FOUND = 69
-MEMBER_ID_REQUIRED = 79
-
-# Reference versions used when an API is not the one under test.
-JOIN, SYNC, HEARTBEAT, LEAVE, COMMIT, FETCH, DESCRIBE, LIST = 9, 5, 4, 5, 9, 9, 5, 5
-OFFSETS_BY_TOPIC_ID = 10  # OffsetCommit and OffsetFetch from v10 name topics by id, not by name
-SESSION_MS = 10_000
 
 
 BROKER_ARGS = [
     "--group-initial-rebalance-delay-ms", "0", "--offsets-topic-partitions", "3"]
 
 
-def new_group() -> str:
-    return f"g-{uuid.uuid4().hex[:12]}"
-
-
 # --- driving a member through the protocol ---------------------------------------------------
-
-def join_values(group: str, member_id: str = "", protocols=(("range", b"meta-range"),),
-                session_ms: int = SESSION_MS, protocol_type: str = "consumer", instance_id=None) -> dict:
-    return dict(group_id=group, session_timeout=session_ms, rebalance_timeout=session_ms,
-                member_id=member_id, group_instance_id=instance_id, protocol_type=protocol_type,
-                protocols=[{"name": n, "metadata": m} for n, m in protocols], reason=None)
-
-
-def join(client: Client, group: str, version: int = JOIN, **kw):
-    """JoinGroup, answering MEMBER_ID_REQUIRED (v4+) with the member id it hands out."""
-    r = client.request(11, version, **join_values(group, **kw))
-    if version >= 4 and r.error_code == MEMBER_ID_REQUIRED:
-        assert r.member_id, "MEMBER_ID_REQUIRED must carry the member id to rejoin with"
-        r = client.request(11, version, **join_values(group, **{**kw, "member_id": r.member_id}))
-    return r
 
 
 def send_join(client: Client, group: str, version: int, protocols) -> int:
@@ -75,27 +52,6 @@ def send_join(client: Client, group: str, version: int, protocols) -> int:
                                                                 protocols=protocols)))
 
 
-def sync(client: Client, group: str, generation: int, member_id: str, assignments=(),
-         version: int = SYNC, protocol_name: str | None = "range"):
-    return client.request(14, version, group_id=group, generation_id=generation, member_id=member_id,
-                          group_instance_id=None, protocol_type="consumer", protocol_name=protocol_name,
-                          assignments=[{"member_id": m, "assignment": a} for m, a in assignments])
-
-
-def heartbeat(client: Client, group: str, generation: int, member_id: str, version: int = HEARTBEAT):
-    return client.request(12, version, group_id=group, generation_id=generation, member_id=member_id,
-                          group_instance_id=None).error_code
-
-
-def stable_member(client: Client, group: str) -> tuple[str, int]:
-    """A single-member Stable group: (member id, generation)."""
-    j = join(client, group)
-    assert j.error_code == NONE, j
-    s = sync(client, group, j.generation_id, j.member_id, [(j.member_id, b"all-of-it")])
-    assert s.error_code == NONE and s.assignment == b"all-of-it", s
-    return j.member_id, j.generation_id
-
-
 def leave(client: Client, group: str, member_id: str, version: int = LEAVE):
     return client.request(13, version, group_id=group, member_id=member_id,
                           members=[{"member_id": member_id, "group_instance_id": None, "reason": None}])
@@ -105,66 +61,6 @@ def describe(client: Client, group: str, version: int = DESCRIBE):
     (g,) = client.request(15, version, groups=[group], include_authorized_operations=False).groups
     assert g.group_id == group
     return g
-
-
-def topic_ids(client: Client, names) -> dict[str, uuid.UUID]:
-    """Each topic's id; for a topic that does not exist, an id no topic has."""
-    return {t.name: t.topic_id if t.error_code == NONE else uuid.uuid4()
-            for t in client.metadata(list(names)).topics}
-
-
-def commit(client: Client, group: str, offsets: dict, generation: int = -1, member_id: str = "",
-           version: int = COMMIT, ids: dict | None = None) -> dict:
-    """OffsetCommit {(topic, partition): offset}; returns {(topic, partition): error code}.
-    v10+ send each topic's id (from `ids` if given, else asked of the broker) and read it back."""
-    by_topic: dict[str, list] = {}
-    for (t, p), off in offsets.items():
-        by_topic.setdefault(t, []).append({"partition_index": p, "committed_offset": off,
-                                           "committed_leader_epoch": -1, "committed_metadata": f"m{off}"})
-    if version >= OFFSETS_BY_TOPIC_ID and ids is None:
-        ids = topic_ids(client, by_topic)
-    r = client.request(8, version, group_id=group, generation_id_or_member_epoch=generation,
-                       member_id=member_id, group_instance_id=None, retention_time=-1,
-                       topics=[{"name": t, "topic_id": (ids or {}).get(t), "partitions": ps}
-                               for t, ps in by_topic.items()])
-    names = {topic_id: name for name, topic_id in (ids or {}).items()}
-    return {(names[t.topic_id] if version >= OFFSETS_BY_TOPIC_ID else t.name, p.partition_index): p.error_code
-            for t in r.topics for p in t.partitions}
-
-
-def fetch_committed(client: Client, group: str, partitions=None, version: int = FETCH,
-                    topics_of_group=()) -> dict:
-    """OffsetFetch -> {(topic, partition): (offset, metadata)}; partitions None asks for all.
-    v10+ name topics by id: the answer's ids are read back through `partitions`' topics and,
-    when asking for all, `topics_of_group`."""
-    topics = None
-    ids = {}
-    if version >= OFFSETS_BY_TOPIC_ID:
-        ids = topic_ids(client, {t for t, _ in partitions or ()} | set(topics_of_group))
-    if partitions is not None:
-        by_topic: dict[str, list] = {}
-        for t, p in partitions:
-            by_topic.setdefault(t, []).append(p)
-        topics = [{"name": t, "topic_id": ids.get(t), "partition_indexes": ps} for t, ps in by_topic.items()]
-    if version >= 8:
-        r = client.request(9, version, require_stable=False, groups=[
-            {"group_id": group, "member_id": None, "member_epoch": -1, "topics": topics}])
-        (g,) = r.groups
-        assert g.group_id == group and g.error_code == NONE, g
-        result_topics = g.topics
-    else:
-        r = client.request(9, version, group_id=group, topics=topics, require_stable=False)
-        if version >= 2:
-            assert r.error_code == NONE, r
-        result_topics = r.topics
-    names = {topic_id: name for name, topic_id in ids.items()}
-    out = {}
-    for t in result_topics:
-        name = names[t.topic_id] if version >= OFFSETS_BY_TOPIC_ID else t.name
-        for p in t.partitions:
-            assert p.error_code == NONE, (name, p)
-            out[(name, p.partition_index)] = (p.committed_offset, p.metadata)
-    return out
 
 
 # --- FindCoordinator -----------------------------------------------------------------------

@@ -15,8 +15,8 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaException
 
-from compat_tests.groups import test_groups_confluent
-from compat_tests.helpers import group_scenarios as gs
+from compat_tests.helpers import confluent_group_members, group_scenarios as gs
+from compat_tests.helpers.confluent_consumer_protocol_members import ConsumerProtocolMember, make_member
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import create_topic, unique_topic
 
@@ -33,16 +33,8 @@ BROKER_ARGS = [
     "--group-consumer-min-heartbeat-interval-ms", str(gs.HEARTBEAT_MS)]
 
 
-class ConsumerProtocolMember(test_groups_confluent.ConfluentMember):
-    group_settings = {"group.protocol": "consumer", "topic.metadata.refresh.interval.ms": 1000}
-
-
 def consumer(bootstrap: str, group: str, name: str) -> Consumer:
-    return test_groups_confluent.consumer(bootstrap, group, name, ConsumerProtocolMember.group_settings)
-
-
-def make_member(bootstrap: str, topic: str, group: str, name: str) -> ConsumerProtocolMember:
-    return ConsumerProtocolMember(bootstrap, topic, group, name)
+    return confluent_group_members.consumer(bootstrap, group, name, ConsumerProtocolMember.group_settings)
 
 
 def test_three_members_share_six_partitions_exactly_once(broker):
@@ -118,7 +110,7 @@ def test_a_classic_member_and_a_new_one_share_a_group_as_it_upgrades_and_downgra
     classic again when the new member leaves: every record is read once, none skipped."""
     bootstrap = broker.bootstrap
     topic, group = gs.new_topic(bootstrap, "kip848-mixed"), gs.new_group("kip848-mixed")
-    classic = gs.RunningMember(test_groups_confluent.make_member(bootstrap, topic, group, "mixed-classic"))
+    classic = gs.RunningMember(confluent_group_members.make_member(bootstrap, topic, group, "mixed-classic"))
     members = [classic]
     tracker = gs.Tracker()
     try:

@@ -33,15 +33,15 @@ import time
 from collections import Counter
 
 import pytest
-from kafka import KafkaProducer
 
 from compat_tests.helpers.broker_process import BrokerProcess
-from compat_tests.helpers.java_group_members import SESSION_TIMEOUT_MS, GroupAdmin, GroupMember
+from compat_tests.helpers.java_group_members import (
+    PARTITIONS, SESSION_TIMEOUT_MS, GroupAdmin, GroupMember, all_records, assert_exactly_once, assert_no_failures,
+    end_offsets, first_offsets, last_assigned, produce, wait_balanced, wait_committed, wait_consumed, wait_until)
 from compat_tests.helpers.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(180)
 
-PARTITIONS = 6
 BROKER_ARGS = ("--group-initial-rebalance-delay-ms", "300")
 
 
@@ -93,107 +93,6 @@ def admin_factory(tmp_path):
     yield make
     for a in made:
         a.close()
-
-
-def produce(bootstrap: str, topic: str, tag: str, count: int) -> dict[str, tuple[int, int]]:
-    """`count` unique values round-robin over the partitions; value -> (partition, offset)."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20, client_id="compat-groups-java",
-                             request_timeout_ms=15000, max_block_ms=15000)
-    try:
-        futures = {f"{tag}-{i}": producer.send(topic, value=f"{tag}-{i}".encode(), partition=i % PARTITIONS)
-                   for i in range(count)}
-        producer.flush(30)
-        return {v: (md.partition, md.offset) for v, md in ((v, f.get(30)) for v, f in futures.items())}
-    finally:
-        producer.close()
-
-
-def all_records(ms: list[GroupMember]) -> list[tuple[int, int, str]]:
-    return [r for m in ms for r in m.records()]
-
-
-def wait_until(check, timeout: float, what: str, ms: list[GroupMember], interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout}s\n" + "\n".join(m.describe() for m in ms))
-        time.sleep(interval)
-
-
-def wait_balanced(ms: list[GroupMember], timeout: float = 45.0) -> dict[str, set[int]]:
-    """Until the members own disjoint, equal shares that cover every partition."""
-    share = PARTITIONS // len(ms)
-
-    def check():
-        owned = {m.name: m.assignment() for m in ms}
-        sets = list(owned.values())
-        covered = set().union(*sets)
-        ok = all(len(s) == share for s in sets) and covered == set(range(PARTITIONS)) \
-            and sum(map(len, sets)) == PARTITIONS
-        return owned if ok else None
-
-    return wait_until(check, timeout, f"{len(ms)} members with {share} partitions each", ms)
-
-
-def wait_consumed(ms: list[GroupMember], values, timeout: float = 30.0) -> None:
-    want = set(values)
-    wait_until(lambda: want <= {v for _, _, v in all_records(ms)}, timeout,
-               f"{len(want)} produced messages consumed", ms)
-
-
-def wait_committed(ms: list[GroupMember], ends: dict[int, int], timeout: float = 30.0) -> None:
-    """Until the group's confirmed commits reach `ends` (partition -> next offset)."""
-    def check():
-        got: dict[int, int] = {}
-        for m in ms:
-            for p, o in m.committed().items():
-                got[p] = max(got.get(p, 0), o)
-        return all(got.get(p, 0) >= o for p, o in ends.items())
-    wait_until(check, timeout, f"commits reaching {ends}", ms)
-
-
-def end_offsets(*produced: dict[str, tuple[int, int]]) -> dict[int, int]:
-    ends: dict[int, int] = {}
-    for batch in produced:
-        for p, o in batch.values():
-            ends[p] = max(ends.get(p, 0), o + 1)
-    return ends
-
-
-def assert_no_failures(ms: list[GroupMember]) -> None:
-    bad = {m.name: m.failures() for m in ms if m.failures()}
-    assert not bad, f"members reported errors: {bad}\n" + "\n".join(m.describe() for m in ms)
-
-
-def assert_exactly_once(ms: list[GroupMember], *produced: dict[str, tuple[int, int]]) -> None:
-    recs = all_records(ms)
-    dupes = [k for k, n in Counter((p, o) for p, o, _ in recs).items() if n > 1]
-    assert not dupes, f"{len(dupes)} records delivered more than once, e.g. {sorted(dupes)[:10]}"
-    want = {v: po for batch in produced for v, po in batch.items()}
-    got = {v: (p, o) for p, o, v in recs}
-    assert got.keys() == want.keys(), (f"missing {sorted(want.keys() - got.keys())[:10]}, "
-                                       f"unexpected {sorted(got.keys() - want.keys())[:10]}")
-    wrong = {v: (got[v], want[v]) for v in want if got[v] != want[v]}
-    assert not wrong, f"values read at other (partition, offset) than produced: {list(wrong.items())[:5]}"
-
-
-def first_offsets(m: GroupMember, since_t: int = 0) -> dict[int, int]:
-    """The offset of the first record `m` got on each partition, after time `since_t`."""
-    first: dict[int, int] = {}
-    for e in m.of("records"):
-        if e["t"] >= since_t:
-            for p, o, _ in e["records"]:
-                first.setdefault(p, o)
-    return first
-
-
-def last_assigned(m: GroupMember) -> dict:
-    evs = m.of("assigned")
-    assert evs, f"member {m.name} was never assigned anything\n{m.describe()}"
-    return evs[-1]
 
 
 def start_balanced_trio(start, bootstrap: str, topic: str, group: str) -> list[GroupMember]:

@@ -15,11 +15,9 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.helpers.broker_process import BrokerProcess
-from compat_tests.helpers.java_group_members import SESSION_TIMEOUT_MS, GroupMember
-from compat_tests.groups.test_groups_java import (
-    PARTITIONS, assert_exactly_once, assert_no_failures, end_offsets, first_offsets, last_assigned, produce,
-    wait_balanced, wait_committed, wait_consumed,
-)
+from compat_tests.helpers.java_group_members import (
+    PARTITIONS, SESSION_TIMEOUT_MS, GroupMember, assert_exactly_once, assert_no_failures, end_offsets, first_offsets,
+    last_assigned, produce, wait_balanced, wait_committed, wait_consumed)
 from compat_tests.helpers.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(240)

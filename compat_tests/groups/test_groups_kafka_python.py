@@ -7,11 +7,9 @@ subscribed KafkaConsumer with manual commits, 6 s session, 1 s heartbeat) and th
 from __future__ import annotations
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
-from kafka.errors import KafkaError
-from kafka.structs import OffsetAndMetadata
 
 from compat_tests.helpers import group_scenarios as gs
+from compat_tests.helpers.kafka_python_group_members import make_member
 from compat_tests.helpers.topics import admin_client
 
 BROKER_ARGS = gs.GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
@@ -19,44 +17,6 @@ BROKER_ARGS = gs.GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
 pytestmark = pytest.mark.timeout(120)
 
 FACTORY = f"{__name__}:make_member"
-
-
-class KafkaPythonMember(gs.GroupMember):
-    def __init__(self, bootstrap: str, topic: str, group: str, name: str) -> None:
-        self.name, self.topic = name, topic
-        self.consumer = KafkaConsumer(
-            topic, bootstrap_servers=bootstrap, group_id=group, client_id=name,
-            enable_auto_commit=False, auto_offset_reset="earliest",
-            session_timeout_ms=gs.SESSION_TIMEOUT_MS, heartbeat_interval_ms=gs.HEARTBEAT_MS,
-            request_timeout_ms=15000)
-
-    def poll(self, timeout_s):
-        batches = self.consumer.poll(timeout_ms=int(timeout_s * 1000))
-        return [(m.partition, m.offset, m.value) for msgs in batches.values() for m in msgs]
-
-    def assignment(self):
-        return {tp.partition for tp in self.consumer.assignment() if tp.topic == self.topic}
-
-    def commit(self):
-        try:
-            self.consumer.commit(timeout_ms=10000)
-            return True
-        except KafkaError:  # CommitFailedError, RebalanceInProgressError, ...
-            return False
-
-    def commit_offsets(self, offsets):
-        self.consumer.commit({TopicPartition(self.topic, p): OffsetAndMetadata(o, "", -1)
-                              for p, o in offsets.items()}, timeout_ms=10000)
-
-    def committed(self, partitions):
-        return {p: self.consumer.committed(TopicPartition(self.topic, p), timeout_ms=10000) for p in partitions}
-
-    def close(self):
-        self.consumer.close(autocommit=False, timeout_ms=5000)
-
-
-def make_member(bootstrap: str, topic: str, group: str, name: str) -> KafkaPythonMember:
-    return KafkaPythonMember(bootstrap, topic, group, name)
 
 
 def test_three_members_share_six_partitions_exactly_once(broker):

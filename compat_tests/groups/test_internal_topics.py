@@ -17,9 +17,9 @@ from __future__ import annotations
 import time
 import uuid
 
-from broker.settings.config_from_settings import config_with
 from broker.groups import offsets_log
 from broker.groups.committed_offset import CommittedOffset
+from broker.settings.config_from_settings import config_with
 from broker.storage.modes import StorageModes
 from broker.topics import TopicRegistry
 from compat_tests.helpers.raw_kafka import Client, make_batch, recrc

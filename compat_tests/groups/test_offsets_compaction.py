@@ -14,12 +14,12 @@ import time
 import pytest
 
 from compat_tests.helpers.broker_process import BrokerProcess
+from compat_tests.helpers.group_requests import commit, fetch_committed as fetch_group
 from compat_tests.helpers.offset_commits import commit_offsets, fetch_committed
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.groups.test_group_protocol_versions import commit, fetch_committed as fetch_group
-from compat_tests.transactions.test_txn_markers import producer_id, write_marker
-from compat_tests.transactions.test_txn_offset_commit import OFFSETS_TOPIC, txn_commit
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.txn_markers import producer_id, write_marker
+from compat_tests.helpers.txn_offsets import OFFSETS_TOPIC, txn_commit
 
 ARGS = ["--offsets-topic-partitions", "1", "--offsets-topic-segment-bytes", "65536",
         "--log-cleaner-backoff-ms", "100", "--group-initial-rebalance-delay-ms", "0"]

@@ -19,7 +19,7 @@ import pytest
 from confluent_kafka import AcknowledgeType, ShareConsumer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from compat_tests.groups.test_share_groups_java import produce, sbroker, share_broker  # noqa: F401
+from compat_tests.helpers.java_share_members import produce
 from compat_tests.helpers.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(300)

@@ -19,59 +19,18 @@ member on a loaded machine acknowledges before it runs out), the delivery limit 
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import pytest
 from confluent_kafka import Producer
-from kafka import KafkaProducer
 
-from compat_tests.helpers.broker_process import BrokerProcess
 from compat_tests.helpers.java_client import JavaClient
-from compat_tests.helpers.java_share_members import ShareAdmin, ShareMember
+from compat_tests.helpers.java_share_members import (
+    DELIVERY_LIMIT, LOCK_MS, ShareAdmin, accepted, assert_a_released_record_is_archived_at_two_deliveries,
+    assert_no_failures, produce, wait_until)
 from compat_tests.helpers.topics import create_topic, unique_topic
 
 pytestmark = pytest.mark.timeout(300)
-
-LOCK_MS = 8000
-DELIVERY_LIMIT = 5
-
-
-@pytest.fixture(scope="module")
-def share_broker(storage_mode):
-    proc = BrokerProcess(storage_mode=storage_mode, extra_args=[
-        "--share-auto-offset-reset", "earliest",
-        "--group-share-record-lock-duration-ms", str(LOCK_MS),
-        "--group-share-delivery-count-limit", str(DELIVERY_LIMIT),
-        "--group-share-heartbeat-interval-ms", "1000",
-        "--group-share-session-timeout-ms", "20000"])
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.cleanup()
-
-
-@pytest.fixture
-def sbroker(share_broker):
-    if not share_broker.is_running():
-        share_broker.start()
-    return share_broker
-
-
-@pytest.fixture
-def members(tmp_path):
-    started: list[ShareMember] = []
-
-    def start(bootstrap: str, name: str, topic: str, group: str, **kw) -> ShareMember:
-        m = ShareMember(bootstrap, name, topic, group, tmp_path, **kw)
-        started.append(m)
-        m.wait_for("started")
-        return m
-
-    yield start
-    for m in started:
-        m.stop()
 
 
 @pytest.fixture
@@ -86,39 +45,6 @@ def alter_group(admin: JavaClient, group: str, **configs: str) -> dict:
     sets = {name.replace("_", "."): value for name, value in configs.items()}
     return admin.call("incrementalAlterConfigs", resources=[{"type": "group", "name": group, "set": sets}])[
         f"group:{group}"]
-
-
-def produce(bootstrap: str, topic: str, values: list[str], one_per_batch: bool = False) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0 if one_per_batch else 20,
-                             client_id="compat-share-java", request_timeout_ms=15000, max_block_ms=15000)
-    try:
-        for v in values:
-            future = producer.send(topic, value=v.encode(), partition=0)
-            if one_per_batch:
-                future.get(30)
-        producer.flush(30)
-    finally:
-        producer.close()
-
-
-def wait_until(check, what: str, ms: list[ShareMember], timeout: float = 120.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout}s\n" + "\n".join(m.describe() for m in ms))
-        time.sleep(0.1)
-
-
-def accepted(ms: list[ShareMember]) -> Counter:
-    return Counter(r[2] for m in ms for r in m.records() if r[4] == "accept")
-
-
-def assert_no_failures(ms: list[ShareMember]) -> None:
-    for m in ms:
-        assert not m.failures(), m.describe()
 
 
 def test_members_sharing_one_partition_get_each_record_once(sbroker, members):
@@ -275,18 +201,6 @@ def test_a_groups_own_delivery_limit_archives_a_released_record_sooner(sbroker, 
     group = unique_topic("share-glimit-g")
     assert alter_group(admin, group, share_delivery_count_limit="2")["ok"]
     assert_a_released_record_is_archived_at_two_deliveries(sbroker.bootstrap, topic, group, members)
-
-
-def assert_a_released_record_is_archived_at_two_deliveries(bootstrap: str, topic: str, group: str, members) -> None:
-    """A member releases "poison" each time: with the group's delivery.count.limit of 2 (the
-    broker's is 5) it comes twice, then is archived and "after" follows."""
-    produce(bootstrap, topic, ["poison"])
-    m = members(bootstrap, "releaser", topic, group, actions={"poison": "release"})
-    wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= 2, "poison delivered twice", [m])
-    produce(bootstrap, topic, ["after"])
-    wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
-    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()
-    assert_no_failures([m])
 
 
 def test_a_read_committed_group_gets_committed_records_only_up_to_the_lso(sbroker, members, admin):

@@ -22,32 +22,17 @@ import pytest
 
 from compat_tests.helpers.raw_kafka import Client, make_batch, read_records
 from compat_tests.helpers.served_versions import over_versions
+from compat_tests.helpers.share_group_requests import (
+    ACKNOWLEDGE, DESCRIBE, FETCH, GROUP_ID_NOT_FOUND, HEARTBEAT, INVALID_CONFIG, INVALID_REQUEST, LIST_GROUPS, NONE,
+    UNKNOWN_MEMBER_ID, assigned, heartbeat, join, new_group, owned_by_member, partition_of)
 from compat_tests.helpers.topics import unique_topic
 
-NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND, INVALID_CONFIG = 0, 42, 25, 69, 40
 SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, INVALID_RECORD_STATE = 122, 123, 121
-HEARTBEAT, DESCRIBE, FETCH, ACKNOWLEDGE, LIST_GROUPS = 76, 77, 78, 79, 16
 ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
 INCREMENTAL_ALTER_CONFIGS, DESCRIBE_CONFIGS, GROUP_RESOURCE, SET = 44, 32, 32, 0
 DAY_MS = 86_400_000
 
 BROKER_ARGS = ["--share-auto-offset-reset", "earliest", "--group-share-record-lock-duration-ms", "30000"]
-
-
-def new_group() -> str:
-    return f"sg-{uuid.uuid4().hex[:12]}"
-
-
-def heartbeat(client: Client, group: str, member: str, epoch: int, topics=None, version: int = 1):
-    return client.request(HEARTBEAT, version, group_id=group, member_id=member, member_epoch=epoch, rack_id=None,
-                          subscribed_topic_names=topics)
-
-
-def join(client: Client, group: str, topic: str) -> tuple[str, int]:
-    member = str(uuid.uuid4())
-    r = heartbeat(client, group, member, 0, [topic])
-    assert r.error_code == NONE, r
-    return member, r.member_epoch
 
 
 def share_fetch(client: Client, group: str, member: str, epoch: int, topic_id, acks=(), version: int = 1,
@@ -67,12 +52,6 @@ def acknowledge(client: Client, group: str, member: str, epoch: int, topic_id, a
 
 def ack(first: int, last: int, *types: int) -> dict:
     return {"first_offset": first, "last_offset": last, "acknowledge_types": list(types)}
-
-
-def partition_of(resp):
-    (t,) = resp.responses
-    (p,) = t.partitions
-    return p
 
 
 @over_versions(HEARTBEAT)
@@ -261,18 +240,6 @@ def test_by_duration_starts_at_the_first_record_that_new(broker, client):
     client.produced(old_only, 0, make_batch([b"next"]))
     got = partition_of(share_fetch(client, other, member, 1, old_only_id))
     assert [(r.first_offset, r.last_offset) for r in got.acquired_records] == [(3, 3)], got
-
-
-def owned_by_member(client: Client, group: str) -> tuple[int, dict[str, tuple[int, set]]]:
-    """ShareGroupDescribe: the group epoch, and member id -> (member epoch, its partitions)."""
-    (d,) = client.request(DESCRIBE, 1, group_ids=[group], include_authorized_operations=False).groups
-    assert d.error_code == NONE, d
-    return d.group_epoch, {m.member_id: (m.member_epoch, {(t.topic_id, p) for t in m.assignment.topic_partitions
-                                                          for p in t.partitions}) for m in d.members}
-
-
-def assigned(r) -> set:
-    return {(t.topic_id, p) for t in r.assignment.topic_partitions for p in t.partitions}
 
 
 @pytest.mark.parametrize("stop", ["kill", "stop"])

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from broker.testing import twinlog_broker as testing
-from broker.testing.twinlog_broker import BrokerStartError
 from broker.testing.ports import free_port  # noqa: F401 (also imported from here by tests)
+from broker.testing.twinlog_broker import BrokerStartError
 
 COMPAT_TESTS = Path(__file__).resolve().parents[1]  # the rooms, java/, kafka_python_suite/ and .deps/
 ROOT = COMPAT_TESTS.parent

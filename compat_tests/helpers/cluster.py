@@ -167,3 +167,14 @@ def running_cluster(storage_mode: str | tuple[str, ...] = "segment", **options) 
         yield cluster.start()
     finally:
         cluster.cleanup()
+
+
+def create_on(cluster: Cluster, topic: str, replicas: list[int]) -> None:
+    with Client(cluster.brokers[replicas[0]].host, cluster.brokers[replicas[0]].port) as c:
+        (t,) = c.request(19, 5, topics=[{"name": topic, "num_partitions": -1, "replication_factor": -1,
+                                         "assignments": [{"partition_index": 0, "broker_ids": replicas}],
+                                         "configs": []}], validate_only=False, timeout=10_000).topics
+    assert t.error_code == 0, t
+    cluster.wait_for(lambda md: md["topics"].get(topic, {}).get(0, {}).get("leader") == replicas[0]
+                     and sorted(md["topics"][topic][0]["isr"]) == sorted(replicas), f"{topic} led by {replicas[0]}")
+    cluster.wait_led_here(topic, 0, replicas[0])

@@ -23,6 +23,8 @@ import json
 import os
 import signal
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -215,3 +217,35 @@ class ConnectRestError(AssertionError):
         super().__init__(f"Connect REST answered {status}: {body}")
         self.status = status
         self.body = body
+
+
+def lines(first: int, count: int) -> list[str]:
+    return [f"line-{i:06d}" for i in range(first, first + count)]
+
+
+def append(path, new_lines: list[str]) -> None:
+    with open(path, "a") as f:
+        f.write("".join(f"{line}\n" for line in new_lines))
+
+
+def source_config(path, topic: str) -> dict:
+    return {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "file": str(path), "topic": topic, "tasks.max": "1",
+            # Fail the connector rather than quietly run it without transactions.
+            "exactly.once.support": "required", "transaction.boundary": "poll"}
+
+
+class Appender(threading.Thread):
+    """Appends `total` lines to a file, `chunk` at a time, `pause` s apart, as a log would grow."""
+
+    def __init__(self, path, total: int, chunk: int, pause: float) -> None:
+        super().__init__(daemon=True)
+        self.path, self.total, self.chunk, self.pause = path, total, chunk, pause
+        self.written = 0
+
+    def run(self) -> None:
+        while self.written < self.total:
+            n = min(self.chunk, self.total - self.written)
+            append(self.path, lines(self.written, n))
+            self.written += n
+            time.sleep(self.pause)

@@ -23,19 +23,9 @@ from kafka import KafkaProducer
 
 from compat_tests.helpers.broker_process import BrokerProcess
 from compat_tests.helpers.group_members import (  # noqa: F401  (GroupMember, close_all: used by the client modules)
-    PARTITIONS,
-    ChildMember,
-    Delivery,
-    GroupMember,
-    RunningMember,
-    Tracker,
-    balanced,
-    close_all,
-    covered,
-    pump,
-    settle,
-)
+    PARTITIONS, ChildMember, Delivery, GroupMember, RunningMember, Tracker, balanced, close_all, covered, pump, settle)
 from compat_tests.helpers.topics import create_topic, unique_topic
+
 SESSION_TIMEOUT_MS = 6000  # the broker's group.min.session.timeout.ms
 HEARTBEAT_MS = 1000
 # A new group waits this long for more members instead of the default 3 s; fewer partitions

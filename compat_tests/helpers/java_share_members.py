@@ -10,7 +10,10 @@ import json
 import subprocess
 import threading
 import time
+from collections import Counter
 from pathlib import Path
+
+from kafka import KafkaProducer
 
 from compat_tests.helpers.java_client import JavaClient
 from compat_tests.helpers.java_group_members import JVM_FLAGS, _classpath, _log_flags
@@ -105,3 +108,54 @@ class ShareAdmin(JavaClient):
     deleteGroups, describe (java/ShareAdminCheck.java says what each takes and answers)."""
 
     main_class = "ShareAdminCheck"
+
+
+LOCK_MS = 8000
+
+
+DELIVERY_LIMIT = 5
+
+
+def produce(bootstrap: str, topic: str, values: list[str], one_per_batch: bool = False) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0 if one_per_batch else 20,
+                             client_id="compat-share-java", request_timeout_ms=15000, max_block_ms=15000)
+    try:
+        for v in values:
+            future = producer.send(topic, value=v.encode(), partition=0)
+            if one_per_batch:
+                future.get(30)
+        producer.flush(30)
+    finally:
+        producer.close()
+
+
+def wait_until(check, what: str, ms: list[ShareMember], timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s\n" + "\n".join(m.describe() for m in ms))
+        time.sleep(0.1)
+
+
+def accepted(ms: list[ShareMember]) -> Counter:
+    return Counter(r[2] for m in ms for r in m.records() if r[4] == "accept")
+
+
+def assert_no_failures(ms: list[ShareMember]) -> None:
+    for m in ms:
+        assert not m.failures(), m.describe()
+
+
+def assert_a_released_record_is_archived_at_two_deliveries(bootstrap: str, topic: str, group: str, members) -> None:
+    """A member releases "poison" each time: with the group's delivery.count.limit of 2 (the
+    broker's is 5) it comes twice, then is archived and "after" follows."""
+    produce(bootstrap, topic, ["poison"])
+    m = members(bootstrap, "releaser", topic, group, actions={"poison": "release"})
+    wait_until(lambda: sum(1 for r in m.records() if r[2] == "poison") >= 2, "poison delivered twice", [m])
+    produce(bootstrap, topic, ["after"])
+    wait_until(lambda: "after" in accepted([m]), "'after' accepted", [m])
+    assert [r[3] for r in m.records() if r[2] == "poison"] == [1, 2], m.records()
+    assert_no_failures([m])

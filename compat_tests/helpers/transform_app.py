@@ -17,9 +17,9 @@ from collections import Counter
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
+from compat_tests.helpers.group_requests import fetch_committed
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.groups.test_group_protocol_versions import fetch_committed
-from compat_tests.transactions.test_txn_offset_commit import UNSTABLE_OFFSET_COMMIT, stable_fetch
+from compat_tests.helpers.txn_offsets import UNSTABLE_OFFSET_COMMIT, stable_fetch
 from compat_tests.helpers.waiting import wait_until
 
 TXN_TIMEOUT_S = 60

@@ -11,6 +11,7 @@ import uuid
 from typing import NamedTuple
 
 from broker.txn import txn_log
+from compat_tests.helpers.cluster import Cluster
 from compat_tests.helpers.raw_kafka import Client, batch_header, build_request, read_records, split_batches
 from compat_tests.helpers.waiting import wait_until
 from wire.batch_builder import build_batch
@@ -152,3 +153,23 @@ def stored_states(client: Client, tid: str) -> list[txn_log.TxnRecord]:
 def state_of(client: Client, tid: str, state: str, epoch: int) -> None:
     wait_until(lambda: (describe(client, tid).transaction_state, describe(client, tid).producer_epoch) == (state, epoch),
                timeout=15, what=f"{tid} in {state} at epoch {epoch}")
+
+
+def coordinator_of(cluster: Cluster, tid: str) -> int:
+    def ask():
+        for proc in cluster.brokers.values():
+            if not proc.is_running():
+                continue
+            try:
+                with Client(proc.host, proc.port, timeout=3) as c:
+                    r = c.request(10, 3, key=tid, key_type=1)
+            except OSError:
+                continue
+            if r.error_code == 0:
+                return r.node_id
+        return None
+    deadline = time.monotonic() + 30
+    while (node := ask()) is None:
+        assert time.monotonic() < deadline, f"no coordinator for {tid}"
+        time.sleep(0.2)
+    return node

@@ -8,7 +8,6 @@ OFFSET_OUT_OF_RANGE, internal topics are refused.
 
 from __future__ import annotations
 
-
 from compat_tests.helpers.raw_kafka import Client, make_batch, read_records
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic

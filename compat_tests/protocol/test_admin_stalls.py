@@ -21,48 +21,15 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-from contextlib import contextmanager
 
+from compat_tests.helpers.probing import WAIT, create_topics, delete_topic, probing
 from compat_tests.helpers.raw_kafka import Client, make_batch, read_records
-from compat_tests.helpers.stall_bounds import probe_wait, within_bound_once
+from compat_tests.helpers.stall_bounds import within_bound_once
 from compat_tests.helpers.topics import unique_topic
-from compat_tests.helpers.waiting import wait_until
 
 PROBE_BOUND_S = 0.5
-WAIT = 120.0
 DELETE_DELAY_MS = 1_000
-
-
-@contextmanager
-def probing(broker, waits: list[float]):
-    """ApiVersions on a new connection every 20 ms while the block runs; each wait appended (the
-    broker's part of it: stall_bounds.probe_wait)."""
-    done = threading.Event()
-
-    def probe() -> None:
-        while not done.is_set():
-            waits.append(probe_wait(broker, WAIT))
-            time.sleep(0.02)
-
-    thread = threading.Thread(target=probe)
-    thread.start()
-    try:
-        wait_until(lambda: waits, "a first probe answered", timeout=WAIT)
-        yield
-        before_end = len(waits)  # and one whole probe after the block, where a stall could trail
-        wait_until(lambda: len(waits) > before_end + 1, "a probe after the block", timeout=WAIT)
-    finally:
-        done.set()
-        thread.join()
-
-
-def create_topics(client: Client, counts: dict[str, int]) -> dict[str, int]:
-    r = client.request(19, 7, recv_timeout=WAIT, validate_only=False, timeout=60_000, topics=[
-        {"name": name, "num_partitions": n, "replication_factor": 1, "assignments": [], "configs": []}
-        for name, n in counts.items()])
-    return {t.name: t.error_code for t in r.topics}
 
 
 def auto_create(client: Client, names: list[str]) -> dict[str, int]:
@@ -70,11 +37,6 @@ def auto_create(client: Client, names: list[str]) -> dict[str, int]:
                        allow_auto_topic_creation=True, include_cluster_authorized_operations=False,
                        include_topic_authorized_operations=False)
     return {t.name: (t.error_code, len(t.partitions)) for t in r.topics}
-
-
-def delete_topic(client: Client, name: str) -> int:
-    r = client.request(20, 6, recv_timeout=WAIT, timeout=60_000, topics=[{"name": name, "topic_id": None}])
-    return r.responses[0].error_code
 
 
 def round_trip(client: Client, topic: str, partition: int) -> None:

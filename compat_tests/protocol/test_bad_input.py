@@ -19,16 +19,7 @@ import uuid
 import pytest
 
 from compat_tests.helpers.raw_kafka import (
-    Client,
-    RawKafka,
-    as_stored,
-    build_request,
-    encode_body,
-    encode_header,
-    frame,
-    make_batch,
-    recrc,
-)
+    Client, RawKafka, as_stored, build_request, encode_body, encode_header, frame, make_batch, recrc)
 from compat_tests.helpers.topics import unique_topic
 from wire.protocol import SERVED_VERSIONS
 

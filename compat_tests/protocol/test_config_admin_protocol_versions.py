@@ -15,6 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
+from compat_tests.helpers.group_requests import offset_delete
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
@@ -205,12 +206,6 @@ def _committed(client, group, topic, partitions) -> dict[int, int]:
     r = client.request(9, 9, require_stable=False, groups=[{"group_id": group, "member_id": None, "member_epoch": -1,
                                                             "topics": [{"name": topic, "partition_indexes": partitions}]}])
     return {p.partition_index: p.committed_offset for t in r.groups[0].topics for p in t.partitions}
-
-
-def offset_delete(client, version, group, wanted: dict[str, list[int]]):
-    r = client.request(47, version, group_id=group, topics=[
-        {"name": t, "partitions": [{"partition_index": p} for p in ps]} for t, ps in wanted.items()])
-    return r.error_code, {(t.name, p.partition_index): p.error_code for t in r.topics for p in t.partitions}
 
 
 def _stable_member(client, group, protocol_type, metadata):

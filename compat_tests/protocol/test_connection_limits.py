@@ -13,7 +13,6 @@ import struct
 import threading
 import time
 
-
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip
 
 MiB = 1024 * 1024

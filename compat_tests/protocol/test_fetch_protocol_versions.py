@@ -13,7 +13,8 @@ import datetime
 import time
 import uuid
 
-from compat_tests.helpers.raw_kafka import Client, as_stored, build_request, fetch_values, make_batch, read_records, split_batches
+from compat_tests.helpers.raw_kafka import (
+    Client, as_stored, build_request, fetch_values, make_batch, read_records, split_batches)
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
 from wire.protocol import SERVED_VERSIONS

@@ -24,9 +24,9 @@ import time
 
 import pytest
 
+from compat_tests.helpers.probing import create_topics, probing
 from compat_tests.helpers.raw_kafka import Client, build_request, make_batch
 from compat_tests.helpers.stall_bounds import within_bound_once
-from compat_tests.protocol.test_admin_stalls import create_topics, probing
 from compat_tests.helpers.topics import unique_topic
 
 pytestmark = pytest.mark.timeout(120)

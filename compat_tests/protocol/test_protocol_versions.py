@@ -22,17 +22,8 @@ import uuid
 import pytest
 
 from compat_tests.helpers.raw_kafka import (
-    PRODUCE_BY_TOPIC_ID,
-    as_stored,
-    build_request,
-    decode_api_versions_v0,
-    decode_legacy_produce_response,
-    encode_body,
-    encode_header,
-    encode_legacy_produce,
-    frame,
-    make_batch,
-)
+    PRODUCE_BY_TOPIC_ID, as_stored, build_request, decode_api_versions_v0, decode_legacy_produce_response, encode_body,
+    encode_header, encode_legacy_produce, frame, make_batch)
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
 from wire.protocol import SERVED_VERSIONS

@@ -18,9 +18,9 @@ import time
 
 import cramjam
 
+from compat_tests.helpers.probing import probing
 from compat_tests.helpers.raw_kafka import Client, make_batch, recrc
 from compat_tests.helpers.stall_bounds import within_bound_once
-from compat_tests.protocol.test_admin_stalls import probing
 from compat_tests.helpers.topics import unique_topic
 
 INVALID_RECORD, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE = 87, 2, 10

@@ -12,7 +12,6 @@ Moves between brokers are in test_reassignment.py.
 
 from __future__ import annotations
 
-
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic

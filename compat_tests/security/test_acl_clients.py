@@ -38,8 +38,8 @@ def _admin(broker, user="admin"):
 
 
 def _acls():
-    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ResourcePattern, ResourceType
-    from kafka.admin import ACLResourcePatternType as P
+    from kafka.admin import (
+        ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType as P, ResourcePattern, ResourceType)
 
     def acl(user, op, rtype, name, pattern=P.LITERAL):
         return ACL(principal=f"User:{user}", host="*", operation=op, permission_type=ACLPermissionType.ALLOW,
@@ -215,8 +215,9 @@ def test_super_user_bypasses(broker):
 
 
 def test_kafka_python_describe_and_delete_acls(broker):
-    from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ResourcePattern, ResourcePatternFilter, ResourceType
-    from kafka.admin import ACLResourcePatternType as P
+    from kafka.admin import (
+        ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType as P, ResourcePattern, ResourcePatternFilter,
+        ResourceType)
     from kafka.errors import NoError
     admin = _admin(broker)
     try:
@@ -251,8 +252,9 @@ def test_acls_survive_a_restart(broker):
     broker.restart()
     admin = _admin(broker)
     try:
-        from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ResourcePatternFilter, ResourceType
-        from kafka.admin import ACLResourcePatternType as P
+        from kafka.admin import (
+            ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType as P, ResourcePatternFilter,
+            ResourceType)
         acls, _ = admin.describe_acls(ACLFilter(principal=None, host="*", operation=ACLOperation.ANY,
                                                 permission_type=ACLPermissionType.ANY,
                                                 resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, P.ANY)))

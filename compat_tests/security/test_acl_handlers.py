@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.helpers.acl_broker import running_acl_broker
+from compat_tests.helpers.log_dirs import alter, dir_of, files_of, placement
 from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.storage.test_alter_replica_log_dirs import alter, dir_of, files_of, placement
 from compat_tests.helpers.txn_requests import describe as describe_transaction
 from compat_tests.helpers.waiting import wait_until
 from wire.sasl_plain import plain_client_token

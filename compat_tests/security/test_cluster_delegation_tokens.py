@@ -14,7 +14,7 @@ import pytest
 from compat_tests.helpers.broker_process import free_port
 from compat_tests.helpers.cluster import running_cluster
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.security.test_delegation_token_protocol_versions import _password, call, create
+from compat_tests.helpers.token_requests import _password, call, create
 from compat_tests.helpers.waiting import wait_until
 from wire.scram import ScramClient
 

@@ -28,8 +28,8 @@ from datetime import datetime, timezone
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient, ConfigResource,
-                                   ResourcePatternType, ResourceType)
+from confluent_kafka.admin import (
+    AclBinding, AclOperation, AclPermissionType, AdminClient, ConfigResource, ResourcePatternType, ResourceType)
 
 from compat_tests.helpers.broker_process import BrokerProcess
 from compat_tests.helpers.headless_browser import HeadlessBrowser

@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip, free_port
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from compat_tests.helpers.broker_process import BrokerProcess
-from compat_tests.storage.test_compaction import COMPACT, produce_confluent, read_from
+from compat_tests.helpers.compaction import COMPACT, produce_confluent, read_from
 from compat_tests.helpers.topics import create_topic, unique_topic
 from compat_tests.helpers.waiting import wait_until
 

@@ -16,13 +16,12 @@ from confluent_kafka import KafkaError, Producer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from compat_tests.helpers.broker_process import BrokerProcess
+from compat_tests.helpers.compaction import COMPACT, produce_confluent, read_from
 from compat_tests.helpers.topics import create_topic, unique_topic
 from compat_tests.helpers.waiting import wait_until
 
 LAYOUTS = ["segment", "commitlog"]
 CLEANER_ARGS = ["--log-cleaner-backoff-ms", "100", "--retention-check-ms", "200"]
-COMPACT = {"cleanup.policy": "compact", "segment.bytes": "16384", "min.cleanable.dirty.ratio": "0",
-           "delete.retention.ms": "1500"}
 
 
 @pytest.fixture(scope="module", params=LAYOUTS)
@@ -34,23 +33,6 @@ def cleaner_broker(request):
         proc.cleanup()
 
 
-def produce_confluent(broker, topic, records, **config):
-    """Send (key, value) records; returns {offset: (key, value)} of the acknowledged ones."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "acks": "all",
-                         "batch.num.messages": 100, **config})  # many batches: many segments
-    acked = {}
-
-    def report(err, msg):
-        if err is None:
-            acked[msg.offset()] = (msg.key(), msg.value())
-
-    for key, value in records:
-        producer.produce(topic, key=key, value=value, partition=0, on_delivery=report)
-        producer.poll(0)
-    assert producer.flush(30) == 0
-    return acked
-
-
 def produce_kafka_python(broker, topic, records):
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", linger_ms=5)
     futures = [(producer.send(topic, key=k, value=v, partition=0), k, v) for k, v in records]
@@ -58,24 +40,6 @@ def produce_kafka_python(broker, topic, records):
     acked = {f.get(timeout=30).offset: (k, v) for f, k, v in futures}
     producer.close()
     return acked
-
-
-def read_from(broker, topic, offset=0):
-    """[(offset, key, value)] from `offset` to the end, as a consumer sees them."""
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
-                             consumer_timeout_ms=1500, fetch_max_bytes=1 << 20)
-    tp = TopicPartition(topic, 0)
-    consumer.assign([tp])
-    end = consumer.end_offsets([tp])[tp]
-    consumer.seek(tp, offset)
-    out = []
-    while consumer.position(tp) < end:
-        batch = consumer.poll(timeout_ms=1000)
-        out += [(r.offset, r.key, r.value) for recs in batch.values() for r in recs]
-        if not batch and consumer.position(tp) < end:
-            raise AssertionError(f"consumer stuck at {consumer.position(tp)} of {end}")
-    consumer.close()
-    return out
 
 
 def read_settled(broker, topic):
@@ -250,8 +214,8 @@ def test_kill_during_cleaning_loses_nothing(tmp_path, layout):
         assert view == expected, "a key's last acknowledged value is missing"
         proc.stop()
         if layout == "segment":
-            from segment.kafka.store import SegmentLogStore
             from broker.settings.config_from_settings import config_with
+            from segment.kafka.store import SegmentLogStore
             config = config_with(data_dir=proc.data_dir, segment_bytes=16384).log_defaults
             plog = SegmentLogStore(proc.data_dir).open_partition(topic, 0, config)
             for seg in plog.segments:  # every index equals the one rebuilt from its log

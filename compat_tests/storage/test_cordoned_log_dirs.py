@@ -7,10 +7,10 @@ INVALID_REQUEST messages."""
 
 from __future__ import annotations
 
+from compat_tests.helpers.broker_configs import (
+    DELETE, DYNAMIC_BROKER_CONFIG, INVALID_REQUEST, NODE, NONE, SET, described, incremental)
+from compat_tests.helpers.log_dirs import alter, dir_of, other
 from compat_tests.helpers.raw_kafka import Client, make_batch
-from compat_tests.storage.test_alter_replica_log_dirs import alter, dir_of, other
-from compat_tests.admin.test_dynamic_broker_configs import (DELETE, DYNAMIC_BROKER_CONFIG, INVALID_REQUEST, NODE, NONE, SET,
-                                                      described, incremental)
 from compat_tests.helpers.topics import unique_topic
 
 INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT = 38, 39

@@ -18,8 +18,8 @@ from confluent_kafka import KafkaException, Producer
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster
-from compat_tests.transactions.test_cluster_transactions import coordinator_of
 from compat_tests.helpers.transform_app import TXN_TIMEOUT_S, TransformApp, assert_exactly_once
+from compat_tests.helpers.txn_requests import coordinator_of
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -21,10 +21,11 @@ import pytest
 from confluent_kafka import KafkaError, Producer, TopicPartition as CTopicPartition
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
-from compat_tests.helpers.cluster import Cluster, running_cluster
+from compat_tests.helpers.cluster import running_cluster
+from compat_tests.helpers.confluent_consumer import make_consumer
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.clients.test_confluent_kafka import make_consumer
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.txn_requests import coordinator_of
 from compat_tests.helpers.waiting import wait_until
 from wire.batch_builder import build_batch
 
@@ -67,26 +68,6 @@ def committed(bootstrap: str, topic: str, partition: int, timeout: float = 60.0)
         raise AssertionError(f"{topic}-{partition}: read_committed never reached the high watermark; got {got}")
     finally:
         consumer.close()
-
-
-def coordinator_of(cluster: Cluster, tid: str) -> int:
-    def ask():
-        for proc in cluster.brokers.values():
-            if not proc.is_running():
-                continue
-            try:
-                with Client(proc.host, proc.port, timeout=3) as c:
-                    r = c.request(10, 3, key=tid, key_type=1)
-            except OSError:
-                continue
-            if r.error_code == 0:
-                return r.node_id
-        return None
-    deadline = time.monotonic() + 30
-    while (node := ask()) is None:
-        assert time.monotonic() < deadline, f"no coordinator for {tid}"
-        time.sleep(0.2)
-    return node
 
 
 def test_markers_reach_partitions_led_by_other_brokers(cluster):

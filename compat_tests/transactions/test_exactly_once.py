@@ -17,8 +17,8 @@ from confluent_kafka import KafkaException, Producer
 
 from compat_tests.helpers.group_scenarios import GROUP_BROKER_ARGS
 from compat_tests.helpers.topics import create_topic, unique_topic
-from compat_tests.helpers.transform_app import (TransformApp, assert_exactly_once, group_offsets, next_offsets,
-                                        partition_output, settled_group_offsets)
+from compat_tests.helpers.transform_app import (
+    TransformApp, assert_exactly_once, group_offsets, next_offsets, partition_output, settled_group_offsets)
 
 BROKER_ARGS = GROUP_BROKER_ARGS  # the module broker: a short rebalance delay
 

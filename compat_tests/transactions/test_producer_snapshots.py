@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 import time
 
+from compat_tests.helpers.probing import delete_topic
+from compat_tests.helpers.producer_state import NONE, describe, produce
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.protocol.test_admin_stalls import delete_topic
-from compat_tests.transactions.test_describe_producers import NONE, describe, produce
-from compat_tests.transactions.test_txn_markers import producer_id
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.txn_markers import producer_id
 from wire.batch_builder import build_batch
 
 REPLAYED = re.compile(r"(\S+): producer state from the snapshot at (-?\d+) and (\d+) batch headers past it")

@@ -19,10 +19,10 @@ from aiokafka import AIOKafkaProducer
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition as CTopicPartition
 from kafka import KafkaProducer
 
+from compat_tests.helpers.confluent_consumer import make_consumer
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.clients.test_confluent_kafka import make_consumer
-from compat_tests.helpers.txn_requests import add_partitions, init, produce_txn
 from compat_tests.helpers.topics import create_topic, unique_topic
+from compat_tests.helpers.txn_requests import add_partitions, init, produce_txn
 from compat_tests.helpers.waiting import wait_until
 from wire.batch_builder import build_batch
 

@@ -19,21 +19,8 @@ import pytest
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.txn_requests import (
-    CONCURRENT_TRANSACTIONS,
-    INVALID_TXN_STATE,
-    NONE,
-    PRODUCER_FENCED,
-    add_partitions,
-    broker_add_partitions,
-    describe,
-    end_txn,
-    end_v2,
-    init,
-    marker_epochs,
-    stable,
-    state_of,
-    txn_id,
-)
+    CONCURRENT_TRANSACTIONS, INVALID_TXN_STATE, NONE, PRODUCER_FENCED, add_partitions, broker_add_partitions, describe,
+    end_txn, end_v2, init, marker_epochs, stable, state_of, txn_id)
 from wire.batch_builder import build_batch
 
 pytestmark = pytest.mark.timeout(120)

@@ -25,24 +25,18 @@ import pytest
 from confluent_kafka import KafkaError, TopicPartition as CTopicPartition
 from kafka import KafkaConsumer, TopicPartition
 
+from compat_tests.helpers.confluent_consumer import make_consumer as confluent_consumer
 from compat_tests.helpers.raw_kafka import Client, fetch_values, read_records
 from compat_tests.helpers.served_versions import over_versions
-from compat_tests.clients.test_confluent_kafka import make_consumer as confluent_consumer
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.txn_markers import NONE, producer_id, write_marker
 from wire.batch_builder import build_batch
 
-NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 INVALID_PRODUCER_EPOCH = 47
 TRANSACTION_COORDINATOR_FENCED = 52
 COMMITTED = [b"a1", b"a2", b"p"]
 EVERYTHING = [b"a1", b"a2", b"b1", b"b2", b"p", b"c1"]
-
-
-def producer_id(client: Client) -> int:
-    r = client.request(22, 4, transactional_id=None, transaction_timeout=60_000, producer_id=-1, producer_epoch=-1)
-    assert r.error_code == NONE
-    return r.producer_id
 
 
 def txn_produce(client: Client, topic: str, pid: int | None, values: list[bytes]) -> int:
@@ -51,21 +45,6 @@ def txn_produce(client: Client, topic: str, pid: int | None, values: list[bytes]
     p = client.produce(topic, 0, bytes(batch))
     assert p.error_code == NONE, p
     return p.base_offset
-
-
-def write_marker(client: Client, topic: str, pid: int, commit: bool, version: int = 1, epoch: int = 0,
-                 coordinator_epoch: int = 0, partition: int = 0) -> int:
-    marker = {"producer_id": pid, "producer_epoch": epoch, "transaction_result": commit,
-              "coordinator_epoch": coordinator_epoch, "topics": [{"name": topic, "partition_indexes": [partition]}]}
-    if version >= 2:
-        marker["transaction_version"] = 1
-    r = client.request(27, version, markers=[marker])
-    (m,) = r.markers
-    assert m.producer_id == pid
-    (t,) = m.topics
-    (p,) = t.partitions
-    assert (t.name, p.partition_index) == (topic, partition)
-    return p.error_code
 
 
 def committed_fetch(client: Client, topic: str, offset: int = 0, version: int = 12):

@@ -15,26 +15,10 @@ import uuid
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.txn_requests import (
-    INVALID_PRODUCER_EPOCH,
-    INVALID_PRODUCER_ID_MAPPING,
-    INVALID_REGULAR_EXPRESSION,
-    INVALID_TRANSACTION_TIMEOUT,
-    INVALID_TXN_STATE,
-    NONE,
-    OPERATION_NOT_ATTEMPTED,
-    PRODUCER_FENCED,
-    TRANSACTIONAL_ID_NOT_FOUND,
-    TRANSACTION_ABORTABLE,
-    UNKNOWN_TOPIC_OR_PARTITION,
-    add_partitions,
-    broker_add_partitions,
-    describe,
-    end_txn,
-    init,
-    produce_txn,
-    stable,
-    txn_id,
-)
+    INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, INVALID_REGULAR_EXPRESSION, INVALID_TRANSACTION_TIMEOUT,
+    INVALID_TXN_STATE, NONE, OPERATION_NOT_ATTEMPTED, PRODUCER_FENCED, TRANSACTION_ABORTABLE,
+    TRANSACTIONAL_ID_NOT_FOUND, UNKNOWN_TOPIC_OR_PARTITION, add_partitions, broker_add_partitions, describe, end_txn,
+    init, produce_txn, stable, txn_id)
 from compat_tests.helpers.waiting import wait_until
 from wire.batch_builder import build_batch
 

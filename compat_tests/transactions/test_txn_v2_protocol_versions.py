@@ -14,26 +14,9 @@ from compat_tests.helpers.raw_kafka import Client, build_request
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.txn_requests import (
-    CONCURRENT_TRANSACTIONS,
-    INIT_V,
-    INVALID_PRODUCER_EPOCH,
-    INVALID_PRODUCER_ID_MAPPING,
-    INVALID_TXN_STATE,
-    NONE,
-    PRODUCER_FENCED,
-    TRANSACTION_ABORTABLE,
-    add_partitions,
-    broker_add_partitions,
-    describe,
-    end_v2,
-    init,
-    marker_epochs,
-    produce_txn,
-    stable,
-    state_of,
-    stored_states,
-    txn_id,
-)
+    CONCURRENT_TRANSACTIONS, INIT_V, INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE, NONE,
+    PRODUCER_FENCED, TRANSACTION_ABORTABLE, add_partitions, broker_add_partitions, describe, end_v2, init,
+    marker_epochs, produce_txn, stable, state_of, stored_states, txn_id)
 from wire.batch_builder import build_batch
 
 

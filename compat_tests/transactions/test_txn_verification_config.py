@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
+from compat_tests.helpers.broker_configs import DELETE, DYNAMIC_BROKER_CONFIG, NODE, SET, described, incremental
 from compat_tests.helpers.raw_kafka import Client
-from compat_tests.admin.test_dynamic_broker_configs import DELETE, DYNAMIC_BROKER_CONFIG, NODE, SET, described, incremental
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.txn_requests import INVALID_TXN_STATE, NONE, init, txn_id
 from wire.batch_builder import build_batch
