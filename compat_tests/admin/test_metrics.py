@@ -234,12 +234,12 @@ def _health_across_start_and_stop(broker: BrokerProcess, port: int) -> tuple[lis
                 api_versions_roundtrip(broker.host, broker.port)  # ready means serving Kafka
             if status is not None and (not starting or starting[-1] != status):
                 starting.append(status)
-            time.sleep(0.003)
+            time.sleep(0.003)  # the sampling period: each status /health passes through is seen
         process.terminate()
         stopping = []
         while process.poll() is None and time.monotonic() < deadline:
             stopping.append(health(port))
-            time.sleep(0.003)
+            time.sleep(0.003)  # the sampling period, as above
         assert process.wait(10) == 0
         return starting, stopping
     finally:

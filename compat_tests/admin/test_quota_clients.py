@@ -63,7 +63,7 @@ def _kafka_python_run(broker, topic, client_id, acks: list, seconds=RUN_S) -> fl
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         if sent - len(acks) >= 100:
-            time.sleep(0.002)
+            time.sleep(0.002)  # pacing: at most 100 records in flight, so the throttle shows in acks
             continue
         sent += 1
         producer.send(topic, value).add_callback(lambda _md: acks.append(time.monotonic() - start))

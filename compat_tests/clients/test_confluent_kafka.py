@@ -100,15 +100,14 @@ def create_topic(broker, prefix: str, partitions: int, config: dict | None = Non
 
 
 def wait_for_partitions(admin: AdminClient, name: str, partitions: int, timeout: float = 15.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while True:
+    def ready() -> list[int] | None:
         md = admin.list_topics(topic=name, timeout=5).topics.get(name)
         if md is not None and md.error is None and len(md.partitions) == partitions \
                 and all(p.leader >= 0 and p.error is None for p in md.partitions.values()):
             return sorted(md.partitions)
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{name} not ready with {partitions} partitions: {md and md.partitions}")
-        time.sleep(0.1)
+        return None
+
+    return wait_until(ready, f"{name} ready with {partitions} partitions", timeout=timeout)
 
 
 def test_round_trip_keys_values_headers_timestamps(broker):
@@ -237,10 +236,7 @@ def test_admin_delete_topic(broker):
     topic = create_topic(broker, "ck-admin-delete", 2)
     admin = make_admin(broker)
     assert admin.delete_topics([topic], operation_timeout=15)[topic].result(15) is None
-    deadline = time.monotonic() + 10
-    while topic in admin.list_topics(timeout=5).topics and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert topic not in admin.list_topics(timeout=5).topics
+    wait_until(lambda: topic not in admin.list_topics(timeout=5).topics, f"{topic} gone from Metadata", timeout=10)
     again = admin.delete_topics([topic])
     with pytest.raises(KafkaException) as exc:
         again[topic].result(15)

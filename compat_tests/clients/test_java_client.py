@@ -22,6 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from compat_tests.helpers.java_client import JavaClient, JavaOpError, b64, unb64
 from compat_tests.helpers.records import BASE_TS, PARTITIONS, Consumed, Rec, Sent, assert_round_trip, round_trip_records
 from compat_tests.helpers.topics import create_topic, unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -282,10 +283,7 @@ def test_topic_lifecycle(java, broker):
     assert not shrink["ok"] and "InvalidPartitionsException" in shrink["error"], shrink
 
     assert java.call("deleteTopics", names=[name]) == {name: {"ok": True}}
-    deadline = time.monotonic() + 10
-    while name in java.call("listTopics") and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert name not in java.call("listTopics"), "topic still listed 10s after deleteTopics"
+    wait_until(lambda: name not in java.call("listTopics"), f"{name} gone from listTopics", timeout=10)
     gone = java.call("describeTopics", names=[name])[name]
     assert not gone["ok"] and "UnknownTopicOrPartitionException" in gone["error"], gone
     again = java.call("deleteTopics", names=[name])[name]

@@ -19,6 +19,7 @@ from kafka.errors import (
 from compat_tests.helpers.records import (
     PARTITIONS, Consumed, Sent, assert_round_trip, assert_values_in_order, round_trip_records)
 from compat_tests.helpers.topics import admin_client, unique_topic, wait_for_partitions
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -298,10 +299,7 @@ def test_admin_delete_topic(broker, topic_factory):
     try:
         result = admin.delete_topics([topic])
         assert [(t["name"], t["error_code"]) for t in result["topics"]] == [(topic, 0)]
-        deadline = time.monotonic() + 10
-        while topic in admin.list_topics() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert topic not in admin.list_topics()
+        wait_until(lambda: topic not in admin.list_topics(), f"{topic} gone from ListTopics", timeout=10)
         described = admin.describe_topics([topic])
         assert described and described[0]["error_code"] == UnknownTopicOrPartitionError.errno, described
         with pytest.raises(UnknownTopicOrPartitionError):

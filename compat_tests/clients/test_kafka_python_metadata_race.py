@@ -69,7 +69,7 @@ class MetadataHoldingProxy:
             while True:
                 frame = self._frame(broker)
                 if api_keys.get(struct.unpack(">i", frame[4:8])[0]) == METADATA:
-                    time.sleep(HOLD_S)
+                    time.sleep(HOLD_S)  # the race under test: a Metadata answer held in flight
                 client.sendall(frame)
         except OSError:
             client.close()

@@ -44,6 +44,7 @@ from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.java_client import JavaClient, b64, unb64
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -124,17 +125,16 @@ class LeaderKiller:
         try:
             leader = self.cluster.leader(self.topic)
             proc = self.cluster.brokers[leader]
-            deadline = time.monotonic() + HW_WAIT_S
             with Client(proc.host, proc.port) as c:
-                while True:
+                def high_watermark_reached() -> tuple[int] | None:  # a tuple, as 0 may be the answer
                     answer = c.list_offset(self.topic, 0, -1)
                     # UNKNOWN_TOPIC_OR_PARTITION while the leader has not applied the image
                     # holding the topic (the metadata came from another broker)
                     hw = answer.offset if answer.error_code == 0 else -1
-                    if hw >= self.at_hw:
-                        break
-                    assert time.monotonic() < deadline, f"the leader's high watermark stayed at {hw}: {answer}"
-                    time.sleep(0.01)
+                    return (hw,) if hw >= self.at_hw else None
+
+                (hw,) = wait_until(high_watermark_reached, f"the leader's high watermark at {self.at_hw}",
+                                   timeout=HW_WAIT_S, interval=0.01)
             proc.kill()
             self.killed, self.hw_at_kill = leader, hw
             md = self.cluster.wait_for(lambda md: md["topics"][self.topic][0]["leader"] not in (leader, -1),
@@ -158,7 +158,7 @@ def paced(values: list[bytes], killer: LeaderKiller):
         if i == len(values) // 2:
             killer.wait_elected()
         yield v
-        time.sleep(PACE_S)
+        time.sleep(PACE_S)  # pacing: records spread across the failover
 
 
 # ---- the five clients: produce across the kill, then read everything back ---------------------
@@ -358,13 +358,7 @@ def java_consume(jvm, topic, count) -> list[bytes]:
 # ---- the scenario and its checks --------------------------------------------------------------
 
 def replicas_identical(cluster: Cluster, topic: str) -> None:
-    deadline = time.monotonic() + 15
-    while True:
-        logs = {node: cluster.replica_bytes(node, topic) for node in cluster.brokers}
-        if len(set(logs.values())) == 1:
-            return
-        assert time.monotonic() < deadline, f"replicas differ: { {n: len(b) for n, b in logs.items()} } bytes"
-        time.sleep(0.3)
+    cluster.wait_replicas_identical(topic)
 
 
 def run_failover(cluster: Cluster, topic: str, client: str, produce, consume) -> None:

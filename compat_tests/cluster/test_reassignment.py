@@ -28,6 +28,7 @@ from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -104,10 +105,7 @@ def test_move_a_partition_to_another_broker(cluster, admin):
     cluster.wait_for(lambda md: placement(md, topic) == (2, [2], [2]), "broker 2 the only replica and leader")
 
     assert cluster.replica_bytes(2, topic) == before
-    deadline = time.monotonic() + 10
-    while partition_dirs(cluster, 1, topic):
-        assert time.monotonic() < deadline, f"broker 1 still holds {partition_dirs(cluster, 1, topic)}"
-        time.sleep(0.1)
+    wait_until(lambda: not partition_dirs(cluster, 1, topic), "broker 1's copy removed", timeout=10)
     assert partition_dirs(cluster, 2, topic)
     assert admin.list_partition_reassignments() == {}
 
@@ -139,10 +137,7 @@ def test_reorder_then_preferred_election(cluster, admin):
     cluster.wait_for(lambda md: placement(md, topic) == (2, [2, 3, 1], [1, 2, 3]), "the ISR whole under 2")
     expected = [b"b%03d-r%d" % (b, i) for b in range(8) for i in range(5)]
     assert consume(cluster, topic) == expected
-    deadline = time.monotonic() + 15
-    while len({cluster.replica_bytes(n, topic) for n in (1, 2, 3)}) != 1:
-        assert time.monotonic() < deadline, "replicas differ after the election"
-        time.sleep(0.3)
+    cluster.wait_replicas_identical(topic)
 
 
 def test_in_flight_reassignment_is_listed_until_the_new_replica_catches_up(cluster, admin):

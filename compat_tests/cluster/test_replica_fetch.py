@@ -105,7 +105,7 @@ def test_a_long_poll_waits_for_an_append_and_wakes_on_it(broker):
     tp = TopicPartition(topic, 0)
 
     def produce_later():
-        time.sleep(0.3)
+        time.sleep(0.3)  # after the follower's fetch is parked on the leader: the delay under test
         with Client(broker.host, broker.port) as client:
             assert client.produce(topic, 0, make_batch([b"second"])).error_code == 0
 

@@ -67,7 +67,7 @@ class Load:
             self.producer.produce(self.topic, value=b"r%07d" % i, partition=0, on_delivery=self._delivered)
             i += 1
             self.producer.poll(0)
-            time.sleep(0.002)
+            time.sleep(0.002)  # pacing: a steady load through the scenario
         self.producer.flush(60)
 
     def wait_for_acks(self, n: int, timeout: float = 30.0) -> None:
@@ -101,13 +101,7 @@ def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[bytes
 
 
 def assert_replicas_identical(cluster: Cluster, topic: str) -> bytes:
-    deadline = time.monotonic() + 15
-    while True:
-        logs = {node: cluster.replica_bytes(node, topic) for node in cluster.brokers}
-        if len(set(logs.values())) == 1:
-            return next(iter(logs.values()))
-        assert time.monotonic() < deadline, f"replicas differ: { {n: len(b) for n, b in logs.items()} } bytes"
-        time.sleep(0.3)
+    return cluster.wait_replicas_identical(topic)
 
 
 def isr_whole(topic: str):

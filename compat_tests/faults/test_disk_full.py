@@ -27,6 +27,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip
 from compat_tests.helpers.topics import admin_client, create_topic, unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -125,10 +126,8 @@ def test_full_disk_loses_no_acknowledged_record(small_disk_broker):
         admin.delete_topics([topic])
     finally:
         admin.close()
-    deadline = time.monotonic() + 20
-    while free_bytes(broker.data_dir) < 16 << 20:
-        assert time.monotonic() < deadline, f"deleting the topic freed nothing: {free_bytes(broker.data_dir)} free"
-        time.sleep(0.2)
+    wait_until(lambda: free_bytes(broker.data_dir) >= 16 << 20, "16 MiB free after deleting the topic", timeout=20,
+               interval=0.2)
     again = unique_topic("after")
     create_topic(broker.bootstrap, again, 1)
     resumed, errors = produce_until_refused(broker, again, limit=8)

@@ -102,7 +102,7 @@ def test_a_leader_cut_off_by_resets_fences_only_itself(network, storage_mode, vi
         network.cut(cluster.hosts[victim], [cluster.hosts[n] for n in healthy], "reject")
         moved = cluster.wait_for(lambda md: md["topics"][topic][0]["leader"] in healthy,
                                  "partition 0 led by a healthy broker", timeout=CUT_S)
-        time.sleep(max(0.0, cut_at + CUT_S - time.monotonic()))
+        time.sleep(max(0.0, cut_at + CUT_S - time.monotonic()))  # the fault's duration: the cut is held CUT_S
         during = cluster.metadata()["topics"][topic]
         network.heal()
         healed_at = time.monotonic()
@@ -149,7 +149,7 @@ def test_a_broker_cut_from_etcd_returns_soon_after_the_heal(network):
         seen_by(cluster, witness, lambda md: victim not in md["brokers"], "the cut-off broker's lease expired")
         seen_by(cluster, witness, lambda md: victim not in md["topics"][topic][0]["isr"],
                 "the cut-off broker out of the ISR")
-        time.sleep(max(0.0, cut_at + ETCD_CUT_S - time.monotonic()))
+        time.sleep(max(0.0, cut_at + ETCD_CUT_S - time.monotonic()))  # the fault's duration
         network.heal()
         healed_at = time.monotonic()
         seen_by(cluster, witness, lambda md: len(md["topics"][topic][0]["isr"]) == 3, "whole ISR after the heal", 60)

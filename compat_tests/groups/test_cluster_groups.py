@@ -39,6 +39,7 @@ from compat_tests.helpers.group_members import (
 from compat_tests.helpers.group_requests import find_coordinator
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -125,10 +126,8 @@ def end_offsets(cluster: Cluster, topic: str) -> dict[int, int]:
 
 def wait_until_committed(cluster: Cluster, node: int, group: str, topic: str, offsets: dict[int, int]) -> dict:
     """The members commit after every poll: wait until what they consumed is committed."""
-    deadline = time.monotonic() + 10
-    while (got := committed(cluster, node, group, topic)) != (0, offsets):
-        assert time.monotonic() < deadline, f"committed {got}, log ends {offsets}"
-        time.sleep(0.1)
+    got = wait_until(lambda: (answer := committed(cluster, node, group, topic)) == (0, offsets) and answer,
+                     f"committed offsets at the log ends {offsets}", timeout=10)
     return got[1]
 
 
@@ -160,27 +159,23 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
                               "a new leader of the group's offsets partition")
         new = md["topics"][offsets_log.TOPIC][offsets_partition]["leader"]
         deadline = time.monotonic() + 15
-        while find_coordinator(cluster, group) != new:
-            assert time.monotonic() < deadline, "FindCoordinator never named the new leader"
-            time.sleep(0.1)
+        wait_until(lambda: find_coordinator(cluster, group) == new, "FindCoordinator naming the new leader",
+                   timeout=15)
         moved_s = time.monotonic() - killed_at
         # Another broker's FindCoordinator may name `new` before `new` has applied its leadership
         # and loaded the partition: it answers NOT_COORDINATOR until then, and a client retries.
-        code, after = committed(cluster, new, group, topic)
-        while code in (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS):
-            assert time.monotonic() < deadline, f"broker {new} never took the group over ({code})"
-            time.sleep(0.1)
-            code, after = committed(cluster, new, group, topic)
+        def taken_over() -> tuple | None:
+            answer = committed(cluster, new, group, topic)
+            return None if answer[0] in (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) else answer
+
+        code, after = wait_until(taken_over, f"broker {new} taking the group over", timeout=deadline - time.monotonic())
         assert code == 0 and after == before, f"committed offsets at the new coordinator {after}, were {before}"
 
         second = produce(cluster.bootstrap, topic, "b")
         pump(members, tracker, covered(tracker, first + second), 40, "the second batch consumed and committed")
         settle(members, tracker, 1.0)
         final = end_offsets(cluster, topic)
-        deadline = time.monotonic() + 10
-        while monitor.latest != final:
-            assert time.monotonic() < deadline, f"committed {monitor.latest}, log ends {final}"
-            time.sleep(0.1)
+        wait_until(lambda: monitor.latest == final, f"committed offsets at the log ends {final}", timeout=10)
         monitor.stop()
 
         assert set(first + second) <= tracker.values()

@@ -20,6 +20,7 @@ from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.txn_markers import producer_id, write_marker
 from compat_tests.helpers.txn_offsets import OFFSETS_TOPIC, txn_commit
+from compat_tests.helpers.waiting import wait_until
 
 ARGS = ["--offsets-topic-partitions", "1", "--offsets-topic-segment-bytes", "65536",
         "--log-cleaner-backoff-ms", "100", "--group-initial-rebalance-delay-ms", "0"]
@@ -44,10 +45,7 @@ def test_restart_replays_only_the_live_offsets(tmp_path, layout):
         commits = len(GROUPS) * PARTITIONS * ROUNDS
         # Rounds run while the commits arrive; wait for one that reached the last closed
         # segment (the active one, a few hundred records of 64 KiB, is never cleaned).
-        deadline = time.monotonic() + 90
-        while cleaned_up_to(proc) < commits * 0.9 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert cleaned_up_to(proc) >= commits * 0.9, proc.log_tail()
+        _cleaned_past(proc, commits * 0.9, timeout=90)
         time.sleep(0.5)  # a round in progress ends before the stop
         proc.stop()
         since = proc.log_size()
@@ -103,9 +101,10 @@ def test_compaction_keeps_transactions_from_changing_committed_offsets(tmp_path,
         proc.cleanup()
 
 
-def _cleaned_past(proc, offset: int) -> None:
+def _cleaned_past(proc, offset: float, timeout: float = 60) -> None:
     """Wait for a round of the cleaner that reached `offset`."""
-    deadline = time.monotonic() + 60
-    while cleaned_up_to(proc) < offset and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert cleaned_up_to(proc) >= offset, proc.log_tail()
+    try:
+        wait_until(lambda: cleaned_up_to(proc) >= offset, f"a cleaner round past offset {offset:.0f}", timeout=timeout,
+                   interval=0.2)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{proc.log_tail()}") from None

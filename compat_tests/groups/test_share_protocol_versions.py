@@ -287,7 +287,7 @@ def test_a_member_that_does_not_come_back_is_fenced_at_its_session_timeout(broke
             r = heartbeat(c, group, stays, epoch)
             assert r.error_code == NONE, r
             epoch = r.member_epoch
-            time.sleep(0.2)
+            time.sleep(0.2)  # stays's heartbeat period while it waits for goes to be fenced
         assert heartbeat(c, group, stays, epoch).error_code == NONE
         group_epoch, after = owned_by_member(c, group)
         assert set(after) == {stays} and len(after[stays][1]) == 2, after  # both partitions are stays' now
@@ -338,6 +338,6 @@ def test_a_groups_heartbeat_interval_and_session_timeout_are_its_own(broker_fact
             r = heartbeat(c, group, stays, epoch)
             assert r.error_code == NONE and r.heartbeat_interval == interval, r
             epoch = r.member_epoch
-            time.sleep(0.2)
+            time.sleep(0.2)  # stays's heartbeat period, as above
         assert time.monotonic() - joined < 40, "fenced at the broker's session timeout, not the group's"
         assert heartbeat(c, group, goes, epoch).error_code == UNKNOWN_MEMBER_ID

@@ -23,6 +23,7 @@ from broker.testing.etcd_process import EtcdProcess
 from broker.testing.process_cluster import member_flags
 from compat_tests.helpers.broker_process import BrokerProcess, free_port
 from compat_tests.helpers.raw_kafka import Client, batch_header, fetch_values, split_batches
+from compat_tests.helpers.waiting import wait_until
 
 # Kafka's debugging consumer id: any replica answers it, leader or follower, up to its HW.
 REPLICA_READER = -2
@@ -147,6 +148,15 @@ class Cluster:
                 pass
             time.sleep(0.1)
         raise AssertionError(f"timed out waiting for {what}; last metadata {md}")
+
+    def wait_replicas_identical(self, topic: str, index: int = 0, timeout: float = 15.0) -> bytes:
+        """Every broker's copy of the partition, byte for byte alike (a follower's high watermark
+        comes with its next fetch); returns it."""
+        def alike() -> tuple[bytes] | None:  # a tuple: an empty log alike everywhere is an answer too
+            logs = {node: self.replica_bytes(node, topic, index) for node in self.brokers}
+            return (next(iter(logs.values())),) if len(set(logs.values())) == 1 else None
+        (log,) = wait_until(alike, f"{topic}-{index} alike on every broker", timeout=timeout, interval=0.3)
+        return log
 
     def leader(self, topic: str, index: int = 0) -> int:
         return self.metadata()["topics"][topic][index]["leader"]

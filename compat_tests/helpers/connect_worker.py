@@ -248,4 +248,4 @@ class Appender(threading.Thread):
             n = min(self.chunk, self.total - self.written)
             append(self.path, lines(self.written, n))
             self.written += n
-            time.sleep(self.pause)
+            time.sleep(self.pause)  # pacing: the file grows while the connector reads it

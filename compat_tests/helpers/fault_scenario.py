@@ -120,7 +120,7 @@ def run_scenario(storage_mode: str, schedule: list[tuple[Nemesis, float]], label
             leaders_now = cluster.metadata()["topics"][topic]
             nemesis.start(cluster, topic)
             outcome.exempt |= {p for p, state in leaders_now.items() if state["leader"] in nemesis.exempt}
-            time.sleep(hold)
+            time.sleep(hold)  # the nemesis's duration
             nemesis.stop(cluster)
             outcome.steps.append(f"{nemesis.describe()} for {hold} s")
             wait_whole_isrs(cluster, topic, len(leaders))

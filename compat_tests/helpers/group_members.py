@@ -231,7 +231,7 @@ def settle(members: list, tracker: Tracker, seconds: float = 1.0) -> None:
     while time.monotonic() < end:
         for m in members:
             m.drain(tracker)
-        time.sleep(0.05)
+        time.sleep(0.05)  # the period of taking reports during the chosen `seconds`
     for m in members:
         m.drain(tracker)
 

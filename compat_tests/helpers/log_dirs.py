@@ -75,7 +75,7 @@ class IdempotentLoad:
                 self._producer.poll(0.01)
             self._producer.poll(0)
             if self._pause_s:
-                time.sleep(self._pause_s)
+                time.sleep(self._pause_s)  # pacing: a load of the rate the caller chose
 
     def count(self) -> int:
         with self._lock:

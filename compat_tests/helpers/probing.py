@@ -22,7 +22,7 @@ def probing(broker, waits: list[float]):
     def probe() -> None:
         while not done.is_set():
             waits.append(probe_wait(broker, WAIT))
-            time.sleep(0.02)
+            time.sleep(0.02)  # the probes' period
 
     thread = threading.Thread(target=probe)
     thread.start()

@@ -27,6 +27,7 @@ from compat_tests.helpers.probing import WAIT, create_topics, delete_topic, prob
 from compat_tests.helpers.raw_kafka import Client, make_batch, read_records
 from compat_tests.helpers.stall_bounds import within_bound_once
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 PROBE_BOUND_S = 0.5
 DELETE_DELAY_MS = 1_000
@@ -104,10 +105,8 @@ def test_probe_answers_while_topics_are_created_and_deleted(broker_factory):
         (gone,) = c.metadata([big]).topics
         assert gone.error_code == 3, gone  # UNKNOWN_TOPIC_OR_PARTITION
         # Its files: renamed at once, removed after the delay.
-        deadline = deleted_at[0] + DELETE_DELAY_MS / 1000 + 20
-        while mentioning(broker.data_dir, big):
-            assert time.monotonic() < deadline, mentioning(broker.data_dir, big)[:5]
-            time.sleep(0.2)
+        wait_until(lambda: not mentioning(broker.data_dir, big), f"{big}'s files removed",
+                   timeout=deleted_at[0] + DELETE_DELAY_MS / 1000 + 20 - time.monotonic(), interval=0.2)
         assert time.monotonic() - deleted_at[0] >= DELETE_DELAY_MS / 1000 * 0.9, "removed before the delay"
         # The same name again: a new, empty topic.
         assert create_topics(c, {big: 2}) == {big: 0}
@@ -133,9 +132,8 @@ def test_restart_removes_orphan_partitions_in_the_background(fresh_broker):
     broker.start(timeout=WAIT)
     answering = time.monotonic() - started
     assert answering < 10, f"answered {answering:.1f} s after the start"
-    while mentioning(broker.data_dir, orphan):
-        assert time.monotonic() - started < WAIT, len(mentioning(broker.data_dir, orphan))
-        time.sleep(0.1)
+    wait_until(lambda: not mentioning(broker.data_dir, orphan), f"{orphan}'s files removed",
+               timeout=started + WAIT - time.monotonic())
     removed = time.monotonic() - started
     print(f"\n{broker.storage_mode}: 2,000 orphans: answering after {answering:.2f} s, removed after {removed:.2f} s")
     with Client.to(broker) as c:

@@ -448,7 +448,7 @@ def test_concurrent_connections_survive_a_garbage_sender(broker, guard, client):
                     p = c.produce(name, part, b)
                     assert p.error_code == NONE, p
                     offsets.append(p.base_offset)
-                    time.sleep(0.002)
+                    time.sleep(0.002)  # pacing: good produces spread over the hostile peer's run
                 expected = b"".join(as_stored(b, 2 * i) for i, b in enumerate(sent))
                 results[part] = (offsets, expected, c.stored_bytes(name, part))
         except Exception as exc:  # reported below, with the partition
@@ -463,7 +463,7 @@ def test_concurrent_connections_survive_a_garbage_sender(broker, guard, client):
                     if i % 3 == 0:  # a frame split across writes
                         payload = frame(data)
                         bad.send_bytes(payload[:3])
-                        time.sleep(0.005)
+                        time.sleep(0.005)  # the gap between the writes that splits the frame
                         bad.send_bytes(payload[3:])
                     else:
                         bad.send_bytes(frame(data))

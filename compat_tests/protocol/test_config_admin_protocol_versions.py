@@ -11,7 +11,6 @@ and a restart shows what was written to disk (topics.json, the __consumer_offset
 from __future__ import annotations
 
 import struct
-import time
 import uuid
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from compat_tests.helpers.group_requests import offset_delete
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.served_versions import over_versions
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
@@ -143,10 +143,9 @@ def test_config_changes_reach_the_live_log_and_survive_a_restart(broker_factory)
             assert client.produce(topic, 0, make_batch([b"%d" % i * 40])).base_offset == i
         assert client.list_offset(topic, 0, EARLIEST).offset == 0
         assert incremental(client, 1, [(TOPIC, topic, [("retention.ms", SET, "1")])]) == [(NONE, None)]
-        deadline = time.monotonic() + 10
-        while client.list_offset(topic, 0, EARLIEST).offset == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert client.list_offset(topic, 0, EARLIEST).offset >= 3  # every closed segment expired
+        start = wait_until(lambda: client.list_offset(topic, 0, EARLIEST).offset, "retention moving the log start",
+                           timeout=10)
+        assert start >= 3  # every closed segment expired
     fresh_broker.restart()
     with Client.to(fresh_broker) as client:
         configs = described(client, topic)

@@ -72,7 +72,7 @@ class _Probe(threading.Thread):
         while not self.stop.is_set():
             self.latencies.append(probe_wait(self.broker, 60))
             self.rss_peak = max(self.rss_peak, _rss_mib(self.broker.pid))
-            time.sleep(0.01)
+            time.sleep(0.01)  # the probes' period
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,7 @@ def test_a_client_that_leaves_mid_answer_costs_no_log_line(broker, attacked_topi
         s = socket.create_connection((broker.host, broker.port))
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.sendall(frame)
-        time.sleep(delay)
+        time.sleep(delay)  # the moment of leaving, part of what the test varies
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         s.close()  # a reset, as a client that timed out
     api_versions_roundtrip(broker.host, broker.port, timeout=10)

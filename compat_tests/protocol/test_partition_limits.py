@@ -121,7 +121,7 @@ def test_health_probes_answered_while_over_limit_requests_are_refused(broker):
     def probe() -> None:
         while not done.is_set():
             waits.append(probe_wait(broker, WAIT))
-            time.sleep(0.1)
+            time.sleep(0.1)  # the probes' period
 
     with Client.to(broker) as c:
         c.create_topic(grown, 1)

@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from compat_tests.helpers.broker_process import free_port
 from compat_tests.helpers.cluster import Cluster, running_cluster
 from compat_tests.helpers.raw_kafka import Client
+from compat_tests.helpers.waiting import wait_until
 from wire.scram import salted_password
 
 INTER_BROKER = ("broker", "broker-secret")
@@ -85,10 +86,9 @@ def test_scram_user_from_broker_1_produces_and_consumes_through_broker_3(sasl_cl
             "name": USER, "mechanism": SCRAM_SHA_256, "iterations": 4096, "salt": salt,
             "salted_password": salted_password("sha256", PASSWORD, salt, 4096)}])
     assert [(x.user, x.error_code) for x in r.results] == [(USER, 0)]
-    deadline = time.monotonic() + 5
-    while USER not in _scram_users(cluster, 3):  # broker 3's etcd watch: milliseconds
-        assert time.monotonic() < deadline, "broker 3 never saw the user added on broker 1"
-        time.sleep(0.05)
+    # broker 3's etcd watch: milliseconds
+    wait_until(lambda: USER in _scram_users(cluster, 3), "broker 3 seeing the user added on broker 1", timeout=5,
+               interval=0.05)
 
     topic = f"sasl-cluster-{uuid.uuid4().hex[:8]}"
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "3"})  # acks=all needs both followers
@@ -114,13 +114,7 @@ def test_scram_user_from_broker_1_produces_and_consumes_through_broker_3(sasl_cl
     assert got == values
     # A follower reads up to its own high watermark, which it learns from its next fetch answer
     # (Kafka's too): wait for it rather than compare at once.
-    deadline = time.monotonic() + 10
-    while True:
-        logs = {node: cluster.replica_bytes(node, topic) for node in cluster.brokers}
-        if (len(set(logs.values())) == 1 and logs[1]) or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert len(set(logs.values())) == 1 and logs[1], "the followers' logs differ from the leader's"
+    assert cluster.wait_replicas_identical(topic, timeout=10), "the replicas are empty"
 
 
 UNKNOWN_TOPIC = 3
@@ -158,24 +152,21 @@ def test_topic_config_change_on_one_broker_applies_on_every_broker(sasl_cluster)
     # Broker 2 answers for a topic once it applied the image that holds it (milliseconds after
     # broker 1 shows it; until then UNKNOWN_TOPIC_OR_PARTITION, where Kafka's controller would
     # answer for any broker): ask until it knows the topic.
-    deadline = time.monotonic() + 5
-    while True:
+    def altered_on_broker_2() -> tuple[int, str | None] | None:
         with _raw(cluster, 2) as c:
             answer = _incremental(c, topic, {"retention.ms": "3600000", "min.insync.replicas": "3"})
-        if answer[0] != UNKNOWN_TOPIC or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert answer == (0, None)
+        return None if answer[0] == UNKNOWN_TOPIC else answer
+
+    assert wait_until(altered_on_broker_2, "broker 2 knowing the topic", timeout=5, interval=0.05) == (0, None)
+
+    def shown(node: int) -> tuple[str, str]:
+        with _raw(cluster, node) as c:
+            configs = _described(c, topic)
+        return configs["retention.ms"], configs["min.insync.replicas"]
+
     for node in cluster.brokers:  # broker 2 answered once it applied it; the others within ms
-        deadline = time.monotonic() + 5
-        while True:
-            with _raw(cluster, node) as c:
-                shown = _described(c, topic)
-            if (shown["retention.ms"], shown["min.insync.replicas"]) == ("3600000", "3"):
-                break
-            assert time.monotonic() < deadline, f"broker {node} shows {shown['retention.ms']}, " \
-                                                f"{shown['min.insync.replicas']}"
-            time.sleep(0.05)
+        wait_until(lambda: shown(node) == ("3600000", "3"), f"broker {node} showing the new configs", timeout=5,
+                   interval=0.05)
 
     leader = cluster.leader(topic)
     follower = next(n for n in cluster.brokers if n != leader)

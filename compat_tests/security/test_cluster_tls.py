@@ -11,7 +11,6 @@ spoke plaintext to the TLS port (the code before) never catches up and the produ
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -20,6 +19,7 @@ from confluent_kafka import Producer
 from broker.security.self_signed_tls import make_tls_files
 from compat_tests.helpers.broker_process import free_port
 from compat_tests.helpers.cluster import running_cluster
+from compat_tests.helpers.waiting import wait_until
 
 INTER_BROKER = ("broker", "broker-secret")
 
@@ -58,10 +58,9 @@ def test_followers_fetch_over_tls_and_acks_all_completes(tls_cluster):
     tls_cluster.wait_for(lambda md: sorted(md["topics"][topic][0]["isr"]) == sorted(tls_cluster.brokers), "ISR of 2")
     leader_bytes = tls_cluster.replica_bytes(leader, topic)
     assert leader_bytes.count(b"value-") == 20
-    deadline = time.monotonic() + 15  # the follower's high watermark comes with its next fetch
-    while tls_cluster.replica_bytes(follower, topic) != leader_bytes and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert tls_cluster.replica_bytes(follower, topic) == leader_bytes
+    # the follower's high watermark comes with its next fetch
+    wait_until(lambda: tls_cluster.replica_bytes(follower, topic) == leader_bytes,
+               "the follower's copy like the leader's", timeout=15)
     port = tls_cluster.replication_ports[leader]
     assert f"connected to 127.0.0.1:{port}" in tls_cluster.brokers[follower].log_text(), \
         tls_cluster.brokers[follower].log_tail()

@@ -25,6 +25,7 @@ from pathlib import Path
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip, free_port
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 _CLI = ROOT / ".venv" / "bin" / "twinlog"
@@ -71,15 +72,16 @@ def _start_and_read_port(data_dir: Path, log_path: Path, *args: str) -> tuple[su
     log = open(log_path, "wb")
     proc = subprocess.Popen([*TWINLOG, "serve", "--data-dir", str(data_dir), *args], stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", log_path.read_text())
-        if found:
-            return proc, int(found.group(1))
+    def port_line() -> re.Match | None:
         assert proc.poll() is None, log_path.read_text()
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"no 'listening on' line in 30 s:\n{log_path.read_text()}")
+        return re.search(r"listening on 127\.0\.0\.1:(\d+)", log_path.read_text())
+
+    try:
+        found = wait_until(port_line, "a 'listening on' line", timeout=30, interval=0.05)
+    except AssertionError:
+        proc.kill()
+        raise
+    return proc, int(found.group(1))
 
 
 def test_port_zero_is_the_real_port_in_metadata(tmp_path, storage_mode):
@@ -103,14 +105,16 @@ def test_sigterm_right_after_the_port_opens_is_a_clean_shutdown(tmp_path, storag
         proc = subprocess.Popen([*TWINLOG, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port),
                                  "--storage-mode", storage_mode], stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert time.monotonic() < deadline and proc.poll() is None, log_path.read_text()
+        def port_open() -> bool:
+            assert proc.poll() is None, log_path.read_text()
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
+                return True
             except OSError:
-                time.sleep(0.001)
+                return False
+
+        # Polled every millisecond: the SIGTERM is to come right after the port opens.
+        wait_until(port_open, f"port {port} open", timeout=30, interval=0.001)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0, log_path.read_text()
     finally:

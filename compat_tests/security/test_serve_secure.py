@@ -9,9 +9,9 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 from compat_tests.helpers.broker_process import ROOT, free_port
+from compat_tests.helpers.waiting import wait_until
 
 
 def test_serve_secure_prints_settings_a_client_can_use(tmp_path):
@@ -23,10 +23,11 @@ def test_serve_secure_prints_settings_a_client_can_use(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "broker.cli.serve_secure", "--data-dir", str(tmp_path / "data"),
                                  "--port", str(port)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while "twinlog listening" not in log.read_text() and time.monotonic() < deadline:
+        def listening() -> bool:
             assert proc.poll() is None, log.read_text()
-            time.sleep(0.1)
+            return "twinlog listening" in log.read_text()
+
+        wait_until(listening, "twinlog listening", timeout=30)
         text = log.read_text()
         # The librdkafka block: "key=value" pairs over two lines.
         block = text.split("librdkafka (confluent-kafka, kcat -X ...):\n")[1].split("\n\n")[0]

@@ -30,6 +30,7 @@ import pytest
 
 from broker.security.self_signed_tls import make_tls_files
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip, free_port
+from compat_tests.helpers.waiting import wait_until
 
 USER, PASSWORD = "alice", "alice-secret"
 CLIENTS = ("kafka-python", "aiokafka", "confluent", "kcat", "java")
@@ -277,9 +278,8 @@ def test_a_plaintext_client_on_a_tls_port_is_closed_with_one_line(tls_broker):
     with socket.create_connection(("127.0.0.1", tls_broker.ports["SSL"]), timeout=10) as sock:
         sock.sendall(_api_versions_frame())
         assert sock.recv(100) == b""  # closed, nothing answered
-    deadline = time.monotonic() + 5
-    while "TLS handshake failed" not in tls_broker.log_text(since) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: "TLS handshake failed" in tls_broker.log_text(since), "the failed handshake logged", timeout=5,
+               interval=0.05)
     lines = [line for line in tls_broker.log_text(since).splitlines() if "TLS handshake failed" in line]
     assert len(lines) == 1 and "listener SSL" in lines[0], lines
     assert "Traceback" not in tls_broker.log_text(since)
@@ -297,9 +297,8 @@ def test_mutual_tls_refuses_a_client_without_a_certificate(tls_broker):
                 assert sock.recv(100) == b""
         except (ssl.SSLError, ConnectionResetError):
             pass
-    deadline = time.monotonic() + 5
-    while "PEER_DID_NOT_RETURN_A_CERTIFICATE" not in tls_broker.log_text(since) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: "PEER_DID_NOT_RETURN_A_CERTIFICATE" in tls_broker.log_text(since), "the refusal logged",
+               timeout=5, interval=0.05)
     assert "listener MTLS: TLS handshake failed: PEER_DID_NOT_RETURN_A_CERTIFICATE" in tls_broker.log_text(since)
     # The same client with its certificate is served.
     context.load_cert_chain(tls_broker.files.client_cert("kcat"), tls_broker.files.client_key("kcat"))

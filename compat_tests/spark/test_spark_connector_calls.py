@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 from confluent_kafka import Producer
@@ -23,6 +22,7 @@ from confluent_kafka.admin import AdminClient
 
 from compat_tests.helpers.java_client import classpath_jars, compiled_classes
 from compat_tests.helpers.topics import create_topic, unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 BASE_TS = 1_700_000_000_000
 
@@ -75,15 +75,13 @@ def _wait_for_log_start(bootstrap: str, topic: str, timeout: float = 30.0) -> in
     from confluent_kafka.admin import OffsetSpec
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    deadline = time.monotonic() + timeout
-    while True:
-        tp = TopicPartition(topic, 0)
+    tp = TopicPartition(topic, 0)
+
+    def moved_start() -> int | None:
         start = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result().offset
-        if start > 0:
-            return start
-        if time.monotonic() > deadline:
-            pytest.fail(f"retention never moved the log start of {topic}-0")
-        time.sleep(0.2)
+        return start if start > 0 else None
+
+    return wait_until(moved_start, f"retention moving the log start of {topic}-0", timeout=timeout, interval=0.2)
 
 
 def test_offset_out_of_range_after_retention(broker_factory):

@@ -45,14 +45,14 @@ def produce_kafka_python(broker, topic, records):
 def read_settled(broker, topic):
     """read_from once two reads in a row agree: a round that began while the test produced
     may still be cleaning, and offsets it removes between two reads would move a consumer."""
-    got = read_from(broker, topic)
-    for _ in range(20):
-        time.sleep(0.3)
-        again = read_from(broker, topic)
-        if again == got:
-            return got
-        got = again
-    raise AssertionError("the cleaner kept changing the log after production ended")
+    reads = [read_from(broker, topic)]
+
+    def two_agree() -> bool:
+        reads.append(read_from(broker, topic))
+        return reads[-1] == reads[-2]
+
+    wait_until(two_agree, "two reads in a row alike (the cleaner done with the log)", timeout=6, interval=0.3)
+    return reads[-1]
 
 
 def latest(acked):
@@ -183,7 +183,7 @@ def test_kill_during_cleaning_loses_nothing(tmp_path, layout):
                 producer.poll(0)
                 i += 1
                 if i % 200 == 0:
-                    time.sleep(0.01)
+                    time.sleep(0.01)  # pacing: the load runs through every kill below
             left = producer.flush(120)
             if left:
                 failed.append(f"{left} records never acknowledged")
@@ -192,7 +192,7 @@ def test_kill_during_cleaning_loses_nothing(tmp_path, layout):
         writer.start()
         caught_mid_round = 0
         for _ in range(KILLS):
-            time.sleep(rng.uniform(0.2, 0.6))
+            time.sleep(rng.uniform(0.2, 0.6))  # a seeded moment to kill at, not a wait
             caught_mid_round += _clean_in_progress(proc.data_dir)
             proc.kill()
             proc.start()

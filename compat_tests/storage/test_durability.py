@@ -134,10 +134,7 @@ class AckRecorder:
         self._thread.start()
 
     def wait_for_acks(self, n: int, timeout: float = 30.0):
-        deadline = time.monotonic() + timeout
-        while len(self.acked) < n:
-            assert time.monotonic() < deadline, f"only {len(self.acked)} acks after {timeout}s ({self.failed} failed)"
-            time.sleep(0.01)
+        wait_until(lambda: len(self.acked) >= n, f"{n} acks ({self.failed} failed)", timeout=timeout, interval=0.01)
 
     def finish(self):
         self._stop.set()
@@ -348,9 +345,7 @@ def test_topic_changes_survive_restart(fresh_broker):
     admin = admin_client(bootstrap)
     try:
         admin.delete_topics([recreated, deleted])
-        deadline = time.monotonic() + 10
-        while {recreated, deleted} & set(admin.list_topics()) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: not {recreated, deleted} & set(admin.list_topics()), "both deleted topics gone", timeout=10)
         admin.create_topics({recreated: {"num_partitions": 2, "replication_factor": 1}})
         wait_for_partitions(admin, recreated, 2)
         admin.create_partitions({grown: 3})

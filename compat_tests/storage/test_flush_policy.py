@@ -10,7 +10,6 @@ in its `checkpoint` file.
 from __future__ import annotations
 
 import socket
-import time
 
 from compat_tests.helpers.broker_process import BrokerProcess
 from compat_tests.helpers.raw_kafka import REF, Client, build_request, make_batch, read_records
@@ -43,11 +42,8 @@ def produce_ten(broker) -> str:
 def test_periodic_flush_advances_the_checkpoint(broker_factory):
     broker = broker_factory("--flush-interval-ms", "100")
     topic = produce_ten(broker)
-    deadline = time.monotonic() + 5
-    while not on_disk(broker, topic):
-        assert time.monotonic() < deadline, (
-            f"the checkpoint does not cover {topic}-0 5 s after a produce with a 100 ms flush interval")
-        time.sleep(0.05)
+    wait_until(lambda: on_disk(broker, topic), f"the checkpoint covering {topic}-0 (a 100 ms flush interval)",
+               timeout=5, interval=0.05)
 
 
 def test_without_periodic_flush_the_checkpoint_waits_for_shutdown(broker_factory):
