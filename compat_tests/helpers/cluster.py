@@ -92,17 +92,15 @@ class Cluster:
 
     def wait_led_here(self, topic: str, index: int, node: int, timeout: float = 30.0) -> None:
         proc = self.brokers[node]
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def answers() -> bool:
             try:
                 with Client(proc.host, proc.port) as c:
-                    error = c.list_offset(topic, index, -1).error_code
-            except OSError as exc:
-                error = exc
-            if error == 0:
-                return
-            assert time.monotonic() < deadline, f"broker {node} never answered for {topic}-{index}: {error}"
-            time.sleep(0.05)
+                    return c.list_offset(topic, index, -1).error_code == 0
+            except OSError:
+                return False
+
+        wait_until(answers, f"broker {node} answering for {topic}-{index}", timeout=timeout, interval=0.05)
 
     def metadata(self) -> dict:
         """{"brokers": {id: port}, "topics": {name: {index: {"leader", "epoch", "replicas", "isr"}}}}

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import struct
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,14 +57,7 @@ class Entry:
 def replicas_alike(cluster: Cluster, topic: str, partition: int, timeout: float = 30.0) -> bytes:
     """The one log every replica holds up to its high watermark (a follower's HW trails the
     leader's by a fetch: wait for them to meet)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        copies = {node: cluster.replica_bytes(node, topic, partition) for node in cluster.brokers}
-        if len(set(copies.values())) == 1:
-            return next(iter(copies.values()))
-        assert time.monotonic() < deadline, f"{topic}-{partition} replicas differ: " + str(
-            {n: len(b) for n, b in copies.items()})
-        time.sleep(0.2)
+    return cluster.wait_replicas_identical(topic, partition, timeout=timeout)
 
 
 def parse_log(log: bytes) -> list[Entry]:

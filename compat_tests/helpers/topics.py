@@ -10,10 +10,11 @@ would make the first produce of a test race it.
 from __future__ import annotations
 
 import re
-import time
 import uuid
 
 from kafka import KafkaAdminClient
+
+from compat_tests.helpers.waiting import wait_until
 
 _TOPIC_CHARS = re.compile(r"[^a-zA-Z0-9._-]")
 
@@ -45,16 +46,13 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, configs: dict |
 
 def wait_for_partitions(admin: KafkaAdminClient, name: str, partitions: int, timeout: float = 15.0) -> list[dict]:
     """Poll Metadata until `name` has exactly `partitions` partitions, each with a leader."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
+    def ready() -> list[dict] | None:
         topics = admin.describe_topics([name])
-        last = topics
         if topics and topics[0]["error_code"] == 0:
             parts = topics[0]["partitions"]
             if (len(parts) == partitions
                     and all(p["error_code"] == 0 and p["leader_id"] >= 0 for p in parts)):
                 return sorted(parts, key=lambda p: p["partition_index"])
-        if time.monotonic() > deadline:
-            raise AssertionError(f"topic {name} not ready with {partitions} partitions after {timeout}s: {last}")
-        time.sleep(0.1)
+        return None
+
+    return wait_until(ready, f"topic {name} with {partitions} partitions, each led", timeout=timeout)

@@ -168,8 +168,4 @@ def coordinator_of(cluster: Cluster, tid: str) -> int:
             if r.error_code == 0:
                 return r.node_id
         return None
-    deadline = time.monotonic() + 30
-    while (node := ask()) is None:
-        assert time.monotonic() < deadline, f"no coordinator for {tid}"
-        time.sleep(0.2)
-    return node
+    return wait_until(ask, f"a coordinator for {tid}", timeout=30, interval=0.2)
