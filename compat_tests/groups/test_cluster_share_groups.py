@@ -40,9 +40,7 @@ import pytest
 from broker.groups.share import state_log
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, running_cluster
-from compat_tests.helpers.java_share_members import (
-    ShareAdmin, ShareMember, accepted, assert_a_released_record_is_archived_at_two_deliveries, assert_no_failures,
-    produce, wait_until)
+from compat_tests.helpers.java_share_members import ShareAdmin, accepted, assert_a_released_record_is_archived_at_two_deliveries, assert_no_failures, produce, wait_until
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.share_group_requests import assigned, heartbeat, owned_by_member
 from compat_tests.helpers.share_handover import LOCK_MS, assert_a_member_s_records_go_to_another, set_group_config
@@ -62,21 +60,6 @@ def cluster(request):
         "--share-auto-offset-reset", "earliest", "--group-share-heartbeat-interval-ms", "1000",
         "--group-share-session-timeout-ms", "20000")) as c:
         yield c
-
-
-@pytest.fixture
-def members(tmp_path):
-    started: list[ShareMember] = []
-
-    def start(bootstrap: str, name: str, topic: str, group: str, **kw) -> ShareMember:
-        m = ShareMember(bootstrap, name, topic, group, tmp_path, **kw)
-        started.append(m)
-        m.wait_for("started")
-        return m
-
-    yield start
-    for m in started:
-        m.stop()
 
 
 def topic_id_of(cluster: Cluster, topic: str) -> uuid.UUID:
