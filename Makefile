@@ -6,9 +6,11 @@ PORT ?= 9092
 DATA ?= ./data
 VENV := .venv
 BIN := $(VENV)/bin
-# One stamp per set of dependencies: the broker alone (base), + the test extra, + the bench extra.
+# One stamp per set of dependencies: the broker alone (base), + the unit extra, + the test extra,
+# + the bench extra.
 # Each reinstalls (rebuilding the compiled record walk) when setup.py or the .pyx change.
 STAMP := $(VENV)/.installed
+UNIT_STAMP := $(VENV)/.installed-unit
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
@@ -23,9 +25,13 @@ $(STAMP): $(SOURCES) | $(BIN)/python
 	$(BIN)/pip install -q -e .
 	touch $@
 
+$(UNIT_STAMP): $(SOURCES) | $(BIN)/python
+	$(BIN)/pip install -q -e '.[unit]'
+	touch $@ $(STAMP)
+
 $(TEST_STAMP): $(SOURCES) | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
-	touch $@ $(STAMP)
+	touch $@ $(UNIT_STAMP) $(STAMP)
 
 $(BENCH_STAMP): $(SOURCES) | $(BIN)/python
 	$(BIN)/pip install -q -e '.[bench]'
@@ -73,7 +79,7 @@ test-deps: $(TEST_STAMP)
 TEST_WORKERS ?= 4
 UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests
 
-# The fault suite's long scenarios (compat_tests/test_fault_suite.py, marker faults_full) are
+# The fault suite's long scenarios (compat_tests/faults/test_fault_suite.py, marker faults_full) are
 # deselected here; `make test-faults` runs the whole fault suite, one scenario at a time (each
 # is etcd and three brokers in network namespaces; needs root): about 15 minutes.
 test: $(TEST_STAMP) test-deps
@@ -81,9 +87,12 @@ test: $(TEST_STAMP) test-deps
 
 .PHONY: test-faults
 test-faults: $(TEST_STAMP) test-deps
-	$(BIN)/pytest -s compat_tests/test_fault_suite.py
+	$(BIN)/pytest -s compat_tests/faults/test_fault_suite.py
 
-test-unit: $(TEST_STAMP) test-deps
+# The unit extra only (pyproject.toml), and etcd where it is missing (broker/cluster/tests start a
+# real one): no install_deps.sh, no clients, jars or images. docs/testing.md has its time.
+test-unit: $(UNIT_STAMP)
+	@command -v etcd >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
 # The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.

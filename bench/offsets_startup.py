@@ -2,7 +2,7 @@
 
 For each layout, twice (log cleaner off = before, on = after): a fresh broker takes
 COMMITS offset commits (GROUPS groups x PARTITIONS partitions of one topic x rounds, pipelined
-simple OffsetCommits, compat_tests/offset_commits.py) into `__consumer_offsets` (50
+simple OffsetCommits, compat_tests/helpers/offset_commits.py) into `__consumer_offsets` (50
 partitions, segments of --segment-bytes); with the cleaner on, the run waits until no round
 has run for 3 s. Then the broker is stopped (SIGTERM) and started again, and the figure is the
 time from the start to the first OffsetFetch answered with the committed offsets (the load
@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from compat_tests.broker_process import BrokerProcess
-from compat_tests.offset_commits import commit_offsets, fetch_committed
-from compat_tests.raw_kafka import Client
+from compat_tests.helpers.broker_process import BrokerProcess
+from compat_tests.helpers.offset_commits import commit_offsets, fetch_committed
+from compat_tests.helpers.raw_kafka import Client
 
 PARTITIONS = 10
 LOADED = re.compile(r"loaded (\d+) groups from (\d+) __consumer_offsets records")

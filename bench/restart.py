@@ -29,8 +29,8 @@ from pathlib import Path
 from broker.settings.config_from_settings import config_with
 from broker.settings.topic_configs import log_config_for
 from broker.storage.modes import StorageModes
-from compat_tests.broker_process import BrokerProcess
-from compat_tests.raw_kafka import Client
+from compat_tests.helpers.broker_process import BrokerProcess
+from compat_tests.helpers.raw_kafka import Client
 from wire.batch_builder import build_batch
 
 PARTITIONS = 32

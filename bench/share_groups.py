@@ -35,7 +35,7 @@ from broker_launcher import BrokerProcess, broker_command, free_port  # noqa: E4
 from machine_facts import machine_facts  # noqa: E402
 from topic_admin import create_topic  # noqa: E402
 
-from compat_tests.java_client import classpath_jars  # noqa: E402
+from compat_tests.helpers.java_client import classpath_jars  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 HOST = "127.0.0.1"

@@ -21,10 +21,10 @@ import gc
 
 import pytest
 
-from compat_tests.broker_process import STORAGE_MODES, BrokerProcess, broker_kind
-from compat_tests.cluster import Cluster
-from compat_tests.raw_kafka import Client
-from compat_tests.topics import create_topic, unique_topic
+from compat_tests.helpers.broker_process import STORAGE_MODES, BrokerProcess, broker_kind
+from compat_tests.helpers.cluster import Cluster
+from compat_tests.helpers.raw_kafka import Client
+from compat_tests.helpers.topics import create_topic, unique_topic
 
 
 def _modes() -> list[str]:

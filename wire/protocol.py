@@ -73,7 +73,7 @@ SERVED_VERSIONS: dict[int, tuple[int, int]] = {
     # DescribeLogDirs (v0 gone in Kafka 4; v5: KIP-1066's is_cordoned). kafka-python reads v5
     # alone as "Kafka 4.3", and a client configured for an older Kafka then sends that version's
     # own table instead of ours: every version of those tables must be served (it is, for each
-    # API listed here; compat_tests/test_admin_api_clients.py checks 4.0 to 4.3).
+    # API listed here; compat_tests/admin/test_admin_api_clients.py checks 4.0 to 4.3).
     35: (1, 5),
     37: (0, 3),  # CreatePartitions
     # KIP-48 delegation tokens (v0 gone in Kafka 4, KIP-896)

@@ -7,7 +7,7 @@ neither shows in a sample.
   more are kept.
 - A loop thread that is runnable but waits for a CPU (other processes on the machine's cores)
   is as late as one that works. The kernel counts that wait per thread: the second field of
-  /proc/self/task/<tid>/schedstat, in nanoseconds (as compat_tests/stall_bounds.py reads it).
+  /proc/self/task/<tid>/schedstat, in nanoseconds (as compat_tests/helpers/stall_bounds.py reads it).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """twinlog's container image, built from a source tree: `make image` and the container tests'
-fixture (compat_tests/test_container.py) both call `build_image`.
+fixture (compat_tests/clients/test_container.py) both call `build_image`.
 
     python -m broker.testing.image [--tag twinlog] [--etcd]     prints the image id(s)
 

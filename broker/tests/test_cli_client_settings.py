@@ -1,7 +1,7 @@
 """broker/cli/client_settings.py: how a client command's connection settings resolve (command
 line > TWINLOG_* environment > profile > default), what the protocol follows from, and which
 combinations are usage errors (exit 2). A command that only prints what it resolved stands in
-for the client commands; compat_tests/test_cli_secure.py runs the real ones against a broker."""
+for the client commands; compat_tests/security/test_cli_secure.py runs the real ones against a broker."""
 
 from __future__ import annotations
 

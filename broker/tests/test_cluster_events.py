@@ -1,6 +1,6 @@
 """ClusterEvents (broker/cluster/cluster_events.py): which writes count as elections, which of
 those as unclean, and which ISR changes as shrinks or expands (the cluster test,
-compat_tests/test_cluster_metrics.py, moves them on real brokers)."""
+compat_tests/cluster/test_cluster_metrics.py, moves them on real brokers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The console's HTTP side without a broker process (compat_tests/test_console*.py have the real one):
+"""The console's HTTP side without a broker process (compat_tests/admin/test_console*.py and
+security/test_console_browser.py have the real one):
 
 - before the broker is attached the page and its scripts load and every endpoint answers 503;
 - the Content-Security-Policy allows scripts, styles and requests from this origin only, and the

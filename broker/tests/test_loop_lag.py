@@ -1,5 +1,5 @@
 """The loop-lag monitor (broker/observability/loop_lag.py) on a real event loop of its own, with
-real stalls made by the test's own callbacks (compat_tests/test_loop_stalls.py has the broker):
+real stalls made by the test's own callbacks (compat_tests/admin/test_loop_stalls.py has the broker):
 
 - each tick's lag is observed; a callback that holds the loop 200 ms makes one tick 190 ms or
   more late, and the stall's warning names that callback, whether it waits in a call that

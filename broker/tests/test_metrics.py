@@ -1,4 +1,4 @@
-"""The metrics' own logic, without a broker process (compat_tests/test_metrics.py has the real one):
+"""The metrics' own logic, without a broker process (compat_tests/admin/test_metrics.py has the real one):
 
 - errors_in finds every error code of any served response (Hypothesis, against a plain walk of
   every field);

@@ -1,5 +1,5 @@
 // ClientCheck: the real Apache Kafka Java client (kafka-clients 4.3.0), driven over a line
-// protocol by compat_tests/test_java_client.py.
+// protocol by compat_tests/clients/test_java_client.py.
 //
 //   java -cp <jars>:<classes> ClientCheck BOOTSTRAP
 //

@@ -1,5 +1,5 @@
 // GroupCheck: consumer groups with the real Apache Kafka Java client (kafka-clients 4.3.0),
-// driven by compat_tests/test_groups_java.py. Two modes:
+// driven by compat_tests/groups/test_groups_java.py. Two modes:
 //
 //   java -cp <jars>:<classes> GroupCheck member BOOTSTRAP SPEC_JSON
 //       One group member, for as long as the test wants it: KafkaConsumer.subscribe() with a

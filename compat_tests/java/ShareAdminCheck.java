@@ -1,5 +1,5 @@
 // ShareAdminCheck: the share-group calls of the real Apache Kafka Java client's Admin
-// (kafka-clients 4.3.0, KIP-932), driven by compat_tests/test_share_groups_java.py through
+// (kafka-clients 4.3.0, KIP-932), driven by compat_tests/groups/test_share_groups_java.py through
 // java_share_members.ShareAdmin, over JavaClient's request/reply line protocol:
 //
 //   java -cp <jars>:<classes> ShareAdminCheck BOOTSTRAP

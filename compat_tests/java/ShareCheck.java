@@ -1,5 +1,5 @@
 // ShareCheck: one share-group member (KIP-932) with the real Apache Kafka Java client's
-// KafkaShareConsumer (kafka-clients 4.3.0), driven by compat_tests/test_share_groups_java.py.
+// KafkaShareConsumer (kafka-clients 4.3.0), driven by compat_tests/groups/test_share_groups_java.py.
 //
 //   java -cp <jars>:<classes> ShareCheck BOOTSTRAP SPEC_JSON
 //       SPEC_JSON: {"name", "topic", "group", "config": {...},

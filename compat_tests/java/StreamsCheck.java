@@ -1,5 +1,5 @@
 // StreamsCheck: KIP-1071 streams groups through the real Apache Kafka Java client (kafka-clients
-// 4.3.0), driven by compat_tests/test_streams_groups_java.py over JavaClient's request/reply lines:
+// 4.3.0), driven by compat_tests/groups/test_streams_groups_java.py over JavaClient's request/reply lines:
 //
 //   java -cp <jars>:<classes> StreamsCheck BOOTSTRAP
 //       stdin, a JSON request a line: {"id", "op", ...}; stdout, a reply a line:

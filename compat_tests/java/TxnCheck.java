@@ -1,5 +1,5 @@
 // TxnCheck: transactions with the real Apache Kafka Java client (kafka-clients 4.3.0), driven by
-// compat_tests/test_java_transactions.py over ClientCheck's JSON-line request/reply protocol:
+// compat_tests/transactions/test_java_transactions.py over ClientCheck's JSON-line request/reply protocol:
 //
 //   java -cp <jars>:<classes> TxnCheck BOOTSTRAP
 //

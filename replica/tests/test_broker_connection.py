@@ -3,7 +3,7 @@
 The peer is a real asyncio TCP server that reads our request frames and answers each with an
 ApiVersions v3 response encoded by the broker's own encoder, except where the test scripts a
 wrong correlation id, garbage or silence. Well-behaved leaders are covered against a real
-broker in compat_tests/test_replica_fetch.py.
+broker in compat_tests/cluster/test_replica_fetch.py.
 """
 
 from __future__ import annotations

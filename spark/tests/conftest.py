@@ -14,8 +14,8 @@ import tempfile
 import pytest
 from confluent_kafka import Producer
 
-from compat_tests.broker_process import STORAGE_MODES, BrokerProcess
-from compat_tests.topics import create_topic, unique_topic
+from compat_tests.helpers.broker_process import STORAGE_MODES, BrokerProcess
+from compat_tests.helpers.topics import create_topic, unique_topic
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ writes, computed from the input (on-time orders only, so append mode emits every
 by the final watermark): same orders, revenue and items per window and region, in parquet and
 in order-stats, and the job must not have needed a restart.
 
-One storage layout (segment): the cluster client tests (compat_tests/test_cluster_clients.py)
+One storage layout (segment): the cluster client tests (compat_tests/cluster/test_cluster_clients.py)
 run failover in both layouts; the Spark side does not see the layout.
 """
 
@@ -21,7 +21,7 @@ import pytest
 
 from confluent_kafka import Producer
 
-from compat_tests.waiting import wait_until
+from compat_tests.helpers.waiting import wait_until
 from spark import order_events
 from spark.cluster_brokers import ClusterBrokers
 from spark.failover_run import run_with_failures

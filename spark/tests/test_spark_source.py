@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from compat_tests.broker_process import BrokerProcess
-from compat_tests.topics import create_topic, unique_topic
+from compat_tests.helpers.broker_process import BrokerProcess
+from compat_tests.helpers.topics import create_topic, unique_topic
 
 BASE_TS = 1_700_000_000_000
 

@@ -1,0 +1,1 @@
+"""Operating a broker: configs, topics, quotas, metrics, the console and the CLI."""

@@ -1,0 +1,1 @@
+"""Real clients and integrations against twinlog, as a user runs them."""

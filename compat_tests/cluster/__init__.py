@@ -1,0 +1,1 @@
+"""Replication, leadership and placement on etcd and several brokers."""

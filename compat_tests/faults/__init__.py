@@ -1,0 +1,1 @@
+"""Faults held against a cluster or a broker: network partitions, full disks, the fault suite."""

@@ -1,0 +1,1 @@
+"""Consumer, share and streams groups: raw protocol, real clients, clusters."""

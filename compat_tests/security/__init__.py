@@ -1,0 +1,1 @@
+"""SASL, TLS, ACLs and delegation tokens, on one broker and on clusters."""

@@ -1,0 +1,1 @@
+"""Spark's Kafka connector's client calls."""

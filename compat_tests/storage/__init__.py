@@ -1,0 +1,1 @@
+"""The two storage layouts: modes, compaction, log dirs, flushing, restarts."""

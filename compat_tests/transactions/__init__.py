@@ -1,0 +1,1 @@
+"""Transactions and idempotence: raw protocol, real clients, clusters."""
