@@ -18,11 +18,11 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import KafkaError, Producer, TopicPartition as CTopicPartition
+from confluent_kafka import Producer
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import running_cluster
-from compat_tests.helpers.confluent_consumer import make_consumer
+from compat_tests.helpers.committed_reader import committed_in
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.txn_requests import coordinator_of
@@ -46,30 +46,6 @@ def producer(bootstrap: str, tid: str) -> Producer:
     return Producer({"bootstrap.servers": bootstrap, "transactional.id": tid, "client.id": "compat-cluster-txn"})
 
 
-def committed(bootstrap: str, topic: str, partition: int, timeout: float = 60.0) -> list[bytes]:
-    """What a read_committed consumer reads of the partition until its EOF (the LSO) stops moving
-    while no transaction is open (LSO = high watermark)."""
-    broker = type("B", (), {"bootstrap": bootstrap})()
-    consumer = make_consumer(broker, **{"isolation.level": "read_committed"})
-    consumer.assign([CTopicPartition(topic, partition, 0)])
-    got, deadline = [], time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is None:
-                continue
-            if msg.error():
-                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
-                low, high = consumer.get_watermark_offsets(CTopicPartition(topic, partition), cached=False)
-                if msg.offset() >= high:
-                    return got
-                continue
-            got.append(msg.value())
-        raise AssertionError(f"{topic}-{partition}: read_committed never reached the high watermark; got {got}")
-    finally:
-        consumer.close()
-
-
 def test_markers_reach_partitions_led_by_other_brokers(cluster):
     topic = unique_topic("ctxn")
     cluster.create_topic(topic, partitions=PARTITIONS)
@@ -88,7 +64,7 @@ def test_markers_reach_partitions_led_by_other_brokers(cluster):
     p.flush(60)
     p.abort_transaction(60)
     for i in range(PARTITIONS):
-        assert committed(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
+        assert committed_in(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
 
 
 def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluster):
@@ -117,7 +93,7 @@ def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluste
         again.produce(topic, value=b"after-%d" % i, partition=i)
     again.commit_transaction(120)
     for i in range(PARTITIONS):
-        assert committed(bootstrap, topic, i) == [b"committed-%d" % i, b"after-%d" % i]
+        assert committed_in(bootstrap, topic, i) == [b"committed-%d" % i, b"after-%d" % i]
 
 
 def test_a_new_coordinator_completes_the_prepare_commit_it_finds(cluster):
@@ -153,7 +129,7 @@ def test_a_new_coordinator_completes_the_prepare_commit_it_finds(cluster):
                what="the new coordinator completing the commit", timeout=60)
     assert f"transactional id {tid}: completing its PrepareCommit found in the log" in log()
     bootstrap = ",".join(f"{b.host}:{b.port}" for n, b in cluster.brokers.items() if n != old)
-    assert committed(bootstrap, topic, 0) == [b"prepared-%d" % i for i in range(3)]
+    assert committed_in(bootstrap, topic, 0) == [b"prepared-%d" % i for i in range(3)]
 
 
 def test_a_leader_verifies_a_transactions_first_batch_with_a_remote_coordinator(cluster):
@@ -239,11 +215,11 @@ def test_a_v2_transaction_outlives_its_coordinators_broker(cluster):
         assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (0, pid, epoch + 1)
         bootstrap = ",".join(f"{b.host}:{b.port}" for node, b in cluster.brokers.items() if node != old)
         for i in written:
-            assert committed(bootstrap, topic, i) == [b"v2-%d" % i]
+            assert committed_in(bootstrap, topic, i) == [b"v2-%d" % i]
         retried = end(epoch, True)  # its answer lost: the same answer, from the loaded records
         assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (0, pid, epoch + 1)
         assert produce(written[0], epoch, b"late") == INVALID_PRODUCER_EPOCH
         assert produce(written[1], epoch + 1, b"next") == 0  # the next transaction, at the new epoch
         aborted = end(epoch + 1, False)
         assert (aborted.error_code, aborted.producer_epoch) == (0, epoch + 2)
-    assert committed(bootstrap, topic, written[1]) == [b"v2-%d" % written[1]]
+    assert committed_in(bootstrap, topic, written[1]) == [b"v2-%d" % written[1]]

@@ -13,14 +13,14 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 
-from compat_tests.broker_process import STORAGE_MODES, free_port
-from compat_tests.cluster import Cluster
-from compat_tests.raw_kafka import Client
-from compat_tests.test_cluster_transactions import committed, coordinator_of
-from compat_tests.test_metrics import scrape, total
-from compat_tests.topics import unique_topic
-from compat_tests.txn_requests import describe
-from compat_tests.waiting import wait_until
+from compat_tests.helpers.broker_process import STORAGE_MODES, free_port
+from compat_tests.helpers.cluster import Cluster, running_cluster
+from compat_tests.helpers.committed_reader import committed_in
+from compat_tests.helpers.metrics import scrape, total
+from compat_tests.helpers.raw_kafka import Client
+from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.txn_requests import coordinator_of, describe
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -30,14 +30,10 @@ PARTITIONS = 12  # over three leaders: each leads several
 @pytest.fixture(params=STORAGE_MODES)
 def cluster(request):
     metrics_ports = {node: free_port() for node in (1, 2, 3)}
-    c = Cluster(request.param, extra_args=("--transaction-state-log-partitions", "3"),
-                broker_args=lambda node, port: ["--metrics-port", str(metrics_ports[node])])
-    c.metrics_ports = metrics_ports
-    try:
-        c.start()
+    with running_cluster(request.param, extra_args=("--transaction-state-log-partitions", "3"),
+                         broker_args=lambda node, port: ["--metrics-port", str(metrics_ports[node])]) as c:
+        c.metrics_ports = metrics_ports
         yield c
-    finally:
-        c.cleanup()
 
 
 def metric(cluster: Cluster, node: int, name: str, **labels) -> float:
@@ -86,4 +82,4 @@ def test_one_marker_request_per_leader_per_transaction(cluster):
         assert sent == {node: round_ if node in remote else 0 for node in cluster.brokers}, (led, coordinator)
         assert (ends(cluster, coordinator, "markers"), ends(cluster, coordinator, "complete")) == (round_, round_)
     for i in range(PARTITIONS):
-        assert committed(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
+        assert committed_in(cluster.bootstrap, topic, i) == [b"kept-%d" % i]

@@ -12,8 +12,8 @@ import asyncio
 
 import pytest
 
-from compat_tests.raw_kafka import Client, fetch_values, make_batch, split_batches
-from compat_tests.topics import unique_topic
+from compat_tests.helpers.raw_kafka import Client, fetch_values, make_batch, split_batches
+from compat_tests.helpers.topics import unique_topic
 from replica.leader_endpoint import UNCHANGED, FetchPartition, NetworkLeaderEndpoint, TopicPartition
 
 FOLLOWER_ID = 2
