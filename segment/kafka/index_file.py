@@ -47,6 +47,10 @@ class IndexFile:
         self.file = SegmentFile(path, files, created=made_empty)
         self._keys: array | None = None  # None until read (`loaded`)
         self._values: array | None = None
+        # While a recovery re-derives the entries (rederive_from .. end_rederive): what the file
+        # held, so an append that would write the same entry at the same place writes nothing.
+        self._held: tuple[array, array] | None = None
+        self._file_count = 0  # entries the file holds meanwhile (old and rewritten)
         size = 0 if made_empty else self.file.size()
         self._count = size // self.ENTRY.size
         if size % self.ENTRY.size:
@@ -99,7 +103,11 @@ class IndexFile:
 
     def append(self, key: int, value: int) -> None:
         """Raises WriteRefused (a full disk) with the index unchanged in memory."""
-        self.file.write(self._encode(key, value), self._count * self.ENTRY.size)
+        i = self._count
+        held = self._held
+        if held is None or i >= self._file_count or held[0][i] != key or held[1][i] != value:
+            self.file.write(self._encode(key, value), i * self.ENTRY.size)
+            self._file_count = max(self._file_count, i + 1)
         self._count += 1
         self._last = (key, value)
         if self._keys is not None:
@@ -124,6 +132,26 @@ class IndexFile:
         self.file.truncate(count * self.ENTRY.size)
         self._count = len(self._keys)
         self._last = (self._keys[-1], self._values[-1]) if self._count else None
+
+    def rederive_from(self, count: int) -> None:
+        """A recovery re-derives the entries from `count` on (appends follow, then end_rederive):
+        they go from memory only, and an append writes the file only where it would change it.
+        Cutting the file and writing the same entries back cost a crash recovery an ftruncate
+        and a write per index of every partition: 61 % of a 10,000-partition start (py-spy)."""
+        self._load()
+        self._held = (array("q", self._keys), array("q", self._values))
+        self._file_count = self._count
+        del self._keys[count:]
+        del self._values[count:]
+        self._count = len(self._keys)
+        self._last = (self._keys[-1], self._values[-1]) if self._count else None
+
+    def end_rederive(self) -> None:
+        """Cut the file to the entries re-derived, if it holds more."""
+        self._held = None
+        if self._file_count > self._count:
+            self.file.truncate(self._count * self.ENTRY.size)
+        self._file_count = self._count
 
     def reset(self) -> None:
         self.truncate_entries(0)

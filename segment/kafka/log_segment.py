@@ -225,8 +225,8 @@ class LogSegment:
         entry whose batch raised the maximum.
         """
         start, self.scanned_from = self._trusted_prefix(recovery_point)
-        self.index.truncate_entries(self.index.floor(self.scanned_from) + 1 if start else 0)
-        self.time_index.truncate_entries(bisect_right(self.time_index.values, self.scanned_from) if start else 0)
+        self.index.rederive_from(self.index.floor(self.scanned_from) + 1 if start else 0)
+        self.time_index.rederive_from(bisect_right(self.time_index.values, self.scanned_from) if start else 0)
         self.next_offset = self.base_offset
         self.max_timestamp = self.offset_of_max_timestamp = -1
         if len(self.time_index):
@@ -236,7 +236,11 @@ class LogSegment:
         self._since_index = 0
         file_size = self.log.size()
         self.size = start
-        valid_end = self._scan_valid(file_size, start, self.scanned_from)
+        try:
+            valid_end = self._scan_valid(file_size, start, self.scanned_from)
+        finally:
+            self.index.end_rederive()
+            self.time_index.end_rederive()
         if valid_end < file_size:
             self.log.truncate(valid_end)
         self.size = valid_end

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from segment.leader_epoch_cache import write_epochs_round
@@ -39,6 +40,12 @@ log = logging.getLogger(__name__)
 RECOVERY_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+# A clean stop fsyncs every log (three files a partition) from this many threads: concurrent
+# fsyncs share the disk's cache flushes. 3,000 dirty files on this machine's disk: 4.1-4.4 s
+# one after another, 0.21-0.24 s from 4-16 threads; a stop of 10,000 partitions that had each
+# taken a record took 32 s one after another (py-spy: fsync), past the 15 s a launcher waits
+# before SIGKILL, so the next start recovered every partition instead.
+CLOSE_FLUSH_THREADS = 16
 
 
 def split_partition_dir(name: str) -> tuple[str, int] | None:
@@ -149,8 +156,10 @@ class SegmentLogStore(LogStore):
     def close(self) -> None:
         # The epoch files of all logs in one round (two syncs), not two fsyncs each in their closes.
         write_epochs_round([plog.epochs for plog in self.logs.values() if plog.offline is None])
-        for plog in self.logs.values():
-            plog.close()
+        with ThreadPoolExecutor(CLOSE_FLUSH_THREADS, thread_name_prefix="close-flush") as pool:
+            # close() fsyncs the log (a failed fsync takes it offline: no marker below)
+            for _ in pool.map(SegmentPartitionLog.close, list(self.logs.values())):
+                pass
         self._checkpoint()
         if any(plog.offline is not None for plog in self.logs.values()):
             log.warning("a log is offline: no clean-shutdown marker, the next start recovers")
