@@ -27,16 +27,13 @@ NOT_ERRORS = {
 }
 # Modules other hands convert this session (issue 39); each goes from here when it passes ErrorCode.
 UNCONVERTED = frozenset({
-    "broker/txn/markers.py", "broker/txn/marker_append.py", "broker/txn/ending.py", "broker/txn/remote_markers.py",
-    "replica/fetcher.py", "replica/leader_endpoint.py", "replica/broker_connection.py", "replica/partition.py",
-    "broker/handlers/fetch.py", "broker/settings/table.py", "segment/rocket/store.py", "broker/topics.py",
+    "broker/txn/markers.py", "broker/txn/ending.py", "broker/txn/remote_markers.py",
+    "replica/fetcher.py", "replica/leader_endpoint.py", "replica/broker_connection.py",
+    "broker/settings/table.py", "segment/rocket/store.py",
     "broker/net/server.py",
     "wire/fetch_response_view.py",  # read by replica/leader_endpoint.py
-    # split out of the modules above (issue 39 item 6), passing ErrorCode.x.name
-    "replica/isr_maintenance.py", "replica/partition_state.py",
-    "broker/partition_files.py",
     # fetch sessions (repl38), answered through fetch.py and replica/fetcher.py
-    "broker/fetch_sessions.py", "replica/fetch_session.py",
+    "replica/fetch_session.py",
 })
 
 
