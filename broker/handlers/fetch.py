@@ -109,11 +109,11 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
     isolation = FetchIsolation.of(follower, request.isolation_level)
     for topic, topic_id, fps in wanted:
         if topic is None:
-            out.append((topic, topic_id, [(fp.partition, "unknown_topic_id", None, [], None) for fp in fps]))
+            out.append((topic, topic_id, [(fp.partition, ErrorCode.unknown_topic_id, None, [], None) for fp in fps]))
             continue
         if topic in unreadable:
             out.append((topic, topic_id,
-                        [(fp.partition, "topic_authorization_failed", None, [], None) for fp in fps]))
+                        [(fp.partition, ErrorCode.topic_authorization_failed, None, [], None) for fp in fps]))
             continue
         parts = []
         for fp in fps:
