@@ -25,16 +25,6 @@ NOT_ERRORS = {
     "broker/observability/console/login.py": {"none"},  # Sec-Fetch-Site: none
     "broker/cli/client_settings.py": {"none"},  # ssl.endpoint.identification.algorithm
 }
-# Modules other hands convert this session (issue 39); each goes from here when it passes ErrorCode.
-UNCONVERTED = frozenset({
-    "broker/txn/markers.py", "broker/txn/ending.py", "broker/txn/remote_markers.py",
-    "replica/fetcher.py", "replica/leader_endpoint.py", "replica/broker_connection.py",
-    "broker/settings/table.py", "segment/rocket/store.py",
-    "broker/net/server.py",
-    "wire/fetch_response_view.py",  # read by replica/leader_endpoint.py
-    # fetch sessions (repl38), answered through fetch.py and replica/fetcher.py
-    "replica/fetch_session.py",
-})
 
 
 def _sources():
@@ -79,7 +69,7 @@ def test_every_error_code_named_in_the_source_exists():
 
 def test_no_error_travels_by_its_name():
     named = [f"{path}:{node.lineno} {ast.unparse(node)}"
-             for path, tree in _sources() if path not in UNCONVERTED
+             for path, tree in _sources()
              for node in _names_passed(tree) if getattr(node, "value", None) not in NOT_ERRORS.get(path, ())]
     assert named == []
 
