@@ -36,6 +36,8 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from wire.error_codes import ErrorCode
+
 FINAL_EPOCH = -1
 INITIAL_EPOCH = 0
 NO_SESSION = 0
@@ -73,7 +75,7 @@ class FetchContext:
     def session_id(self) -> int:
         return self.session.id if self.session is not None else NO_SESSION
 
-    def answers(self, key: PartitionKey, code: str, high_watermark: int, last_stable_offset: int,
+    def answers(self, key: PartitionKey, code: ErrorCode, high_watermark: int, last_stable_offset: int,
                 log_start_offset: int, has_records: bool) -> bool:
         """Whether the response names this partition (always, outside an incremental
         request); the session remembers what it was told."""
@@ -82,7 +84,7 @@ class FetchContext:
         held = self.session.partitions.get(key)
         if held is None:  # forgotten by a newer request of the session while this one waited
             return not self.incremental
-        changed = (has_records or code != "none" or held.high_watermark != high_watermark
+        changed = (has_records or code is not ErrorCode.none or held.high_watermark != high_watermark
                    or held.last_stable_offset != last_stable_offset or held.log_start_offset != log_start_offset)
         held.high_watermark, held.last_stable_offset, held.log_start_offset = \
             high_watermark, last_stable_offset, log_start_offset
@@ -101,14 +103,14 @@ class FetchSessionCache:
         return len(self._sessions)
 
     def context(self, request, replica_id: int, requested: dict[PartitionKey, object],
-                forgotten: list[PartitionKey]) -> FetchContext | str:
+                forgotten: list[PartitionKey]) -> FetchContext | ErrorCode:
         """The context of one Fetch (`requested`: its partitions, each once, in request
-        order), or the Kafka error name that answers it."""
+        order), or the Kafka error that answers it."""
         session_id = getattr(request, "session_id", NO_SESSION)  # v4-v6 have no sessions
         epoch = getattr(request, "session_epoch", FINAL_EPOCH)
         if replica_id < 0:  # consumers get no session: one they name was never granted here
             if session_id != NO_SESSION:
-                return "fetch_session_id_not_found"
+                return ErrorCode.fetch_session_id_not_found
             return FetchContext(None, False, requested)
         if epoch in (FINAL_EPOCH, INITIAL_EPOCH):
             self._close(session_id, replica_id)
@@ -116,9 +118,9 @@ class FetchSessionCache:
             return FetchContext(session, False, requested)
         session = self._sessions.get(session_id)
         if session is None or session.replica_id != replica_id:
-            return "fetch_session_id_not_found"
+            return ErrorCode.fetch_session_id_not_found
         if session.epoch != epoch:
-            return "invalid_fetch_session_epoch"
+            return ErrorCode.invalid_fetch_session_epoch
         session.epoch = epoch + 1 if epoch < _MAX_EPOCH else 1
         self._sessions.move_to_end(session_id)
         held = session.partitions

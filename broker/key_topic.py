@@ -45,6 +45,7 @@ from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange
 from segment.rocket.key_lookup import lookup_key
 from wire.batch_builder import build_record_batch
+from wire.error_codes import ErrorCode
 
 PREFIX = "__key."
 _NAMESPACE = uuid.UUID("6f2a1c8e-4b1d-4d6b-9a55-0d7f4c1e2b3a")
@@ -133,7 +134,7 @@ class KeyPartition:
     def is_leader(self) -> bool:
         return self._source.is_leader
 
-    def epoch_error(self, current_leader_epoch: int) -> str | None:
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
         return self._source.epoch_error(current_leader_epoch)
 
     def read(self, offset: int, max_bytes: int, isolation: FetchIsolation) -> list[bytes]:

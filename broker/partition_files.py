@@ -60,7 +60,7 @@ class PartitionFiles:
                 for store, _, made in prepared:
                     for plog in made:
                         store.discard_prepared(plog)
-                raise TopicError(ErrorCode.kafka_storage_error.name,
+                raise TopicError(ErrorCode.kafka_storage_error,
                                  f"Cannot create the partitions of {topic.name}: {plogs}")
             prepared.append((store, in_mode, plogs))
         opened = {}

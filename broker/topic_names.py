@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from broker import key_topic
 
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
@@ -22,9 +22,9 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 class TopicError(Exception):
     """Carries Kafka's error for the handler."""
 
-    def __init__(self, code: ErrorCode | str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
-        self.code = from_unconverted(code)  # a name from broker/topics.py until it passes ErrorCode
+        self.code = code
 
 
 def illegal_name(name: str) -> str | None:

@@ -36,6 +36,7 @@ from broker.storage.modes import StorageModes
 from broker.storage import topics_file
 from broker.storage.replica_layouts import ReplicaLayouts
 from broker import key_topic
+from wire.error_codes import ErrorCode
 from broker.topic import Topic
 from broker.topic_names import TopicError, check_topic_name, collision_key, illegal_name
 
@@ -167,7 +168,7 @@ class TopicRegistry:
         key = collision_key(name)
         colliding = [t for t in [*self.topics, *also] if t != name and collision_key(t) == key]
         if colliding:
-            raise TopicError("invalid_topic_exception",
+            raise TopicError(ErrorCode.invalid_topic_exception,
                              f"Topic '{name}' collides with existing topic: {min(colliding)}")
 
     async def create(self, wanted: list[tuple[str, int, dict[str, str]]]) -> dict[str, Topic | TopicError]:
@@ -196,10 +197,10 @@ class TopicRegistry:
     def _check_new(self, name: str, num_partitions: int, made: list[Topic]) -> None:
         check_topic_name(name)
         if name in self.topics or any(t.name == name for t in made):
-            raise TopicError("topic_already_exists", f"Topic '{name}' already exists.")
+            raise TopicError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
         self.check_collision(name, [t.name for t in made])
         if num_partitions <= 0:
-            raise TopicError("invalid_partitions", f"Number of partitions must be larger than 0, got {num_partitions}")
+            raise TopicError(ErrorCode.invalid_partitions, f"Number of partitions must be larger than 0, got {num_partitions}")
 
     async def delete(self, name: str) -> Topic:
         async with self._admin:
@@ -208,7 +209,7 @@ class TopicRegistry:
     async def _delete(self, name: str) -> Topic:
         topic = self.topics.pop(name, None)
         if topic is None:
-            raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+            raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist")
         del self.by_id[topic.topic_id]
         hosted = [p.index for p in topic.partitions if p is not None]
         for p in topic.partitions:
@@ -224,11 +225,11 @@ class TopicRegistry:
         async with self._admin:
             topic = self.topics.get(name)
             if topic is None:
-                raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+                raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist")
             current = len(topic.partitions)
             if total <= current:
                 raise TopicError(
-                    "invalid_partitions",
+                    ErrorCode.invalid_partitions,
                     f"Topic currently has {current} partitions, which is higher than the requested {total}.",
                 )
             added = await self._open_many(topic, list(range(current, total)))
@@ -242,7 +243,7 @@ class TopicRegistry:
         async with self._admin:
             topic = self.topics.get(name)
             if topic is None:
-                raise TopicError("unknown_topic_or_partition", f"Topic '{name}' does not exist")
+                raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist")
             changed = replace(topic, configs=dict(configs))
             await self._save([changed])
             topic.configs = dict(configs)
@@ -256,7 +257,7 @@ class TopicRegistry:
         TopicError when the topic was deleted meanwhile."""
         async with self._admin:
             if self.topics.get(topic.name) is not topic:
-                raise TopicError("unknown_topic_or_partition", f"Topic '{topic.name}' was deleted")
+                raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic '{topic.name}' was deleted")
             moved = {i: m for i, m in {**topic.moved, index: mode}.items() if m != topic.storage_mode}
             await self._save([replace(topic, moved=moved)])
             if not swap():
@@ -289,13 +290,13 @@ class TopicRegistry:
         for topic in self.topics.values():
             yield from (p for p in topic.partitions if p is not None)
 
-    def missing_partition_error(self, name: str, index: int) -> str:
+    def missing_partition_error(self, name: str, index: int) -> ErrorCode:
         """The answer for a partition not hosted here: Kafka's NOT_LEADER_OR_FOLLOWER when the
         cluster has it (the client's metadata is stale), else UNKNOWN_TOPIC_OR_PARTITION."""
         topic = self.topics.get(name)
         if topic is not None and 0 <= index < len(topic.partitions):
-            return "not_leader_or_follower"
-        return "unknown_topic_or_partition"
+            return ErrorCode.not_leader_or_follower
+        return ErrorCode.unknown_topic_or_partition
 
     # ----- a cluster member: topics as etcd has them (cluster_member.py) ----------------
 

@@ -33,6 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable, Protocol
 
+from wire.error_codes import ErrorCode
+
 
 class FetchPartition(Protocol):
     """A partition as a fetch asks for it (leader_endpoint.FetchPartition): compared whole to
@@ -48,7 +50,7 @@ NO_SESSION = 0  # Kafka's INVALID_SESSION_ID
 INITIAL_EPOCH = 0  # a full request that opens a session
 FINAL_EPOCH = -1  # a full request outside any session
 _MAX_EPOCH = 2**31 - 1
-SESSION_ERRORS = frozenset({"fetch_session_id_not_found", "invalid_fetch_session_epoch"})
+SESSION_ERRORS = frozenset({ErrorCode.fetch_session_id_not_found, ErrorCode.invalid_fetch_session_epoch})
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +95,11 @@ class FollowerFetchSession:
         forgotten = [tp for tp in held if tp not in wanted]
         return SessionRequest(self.session_id, self.epoch, send, forgotten, wanted)
 
-    def answered(self, request: SessionRequest, error: str, session_id: int) -> None:
+    def answered(self, request: SessionRequest, error: ErrorCode, session_id: int) -> None:
         """The leader answered `request` with this top-level error and session id."""
-        if error == "fetch_session_id_not_found":
+        if error is ErrorCode.fetch_session_id_not_found:
             self._restart(NO_SESSION)
-        elif error != "none":
+        elif error is not ErrorCode.none:
             self._restart(self.session_id)
         elif session_id == NO_SESSION:  # none granted (or the leader closed it): full requests
             self._restart(NO_SESSION)

@@ -52,6 +52,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping, Protocol
 
+from wire.error_codes import ErrorCode
 from wire.record_batch import iter_batches
 
 from .cancellation import cancel_and_wait
@@ -287,8 +288,8 @@ class ReplicaFetcher:
             answer = answers.get(q.tp)
             if answer is None:
                 self._delay(q.tp, state, "the leader did not answer for it")
-            elif answer.error != "none":
-                self._delay(q.tp, state, f"OffsetForLeaderEpoch answered {answer.error}")
+            elif answer.error is not ErrorCode.none:
+                self._delay(q.tp, state, f"OffsetForLeaderEpoch answered {answer.error.name}")
             else:
                 self._guarded(q.tp, state, self._apply_epoch_end, answer)
 
@@ -354,12 +355,12 @@ class ReplicaFetcher:
                 continue
             if result is None:
                 self._delay(tp, state, "the leader did not answer for it")
-            elif result.error == "none":
+            elif result.error is ErrorCode.none:
                 self._guarded(tp, state, self._append, result)
-            elif result.error == "offset_out_of_range":
+            elif result.error is ErrorCode.offset_out_of_range:
                 self._guarded(tp, state, self._out_of_range, result)
             else:
-                self._delay(tp, state, f"Fetch answered {result.error}")
+                self._delay(tp, state, f"Fetch answered {result.error.name}")
         # The next fetch reports these offsets as held, so a crash of this process may no
         # longer lose them: into the page cache before it goes out.
         self._commit_writes()

@@ -77,9 +77,9 @@ class IsrMaintenance:
                 f"The size of the current ISR {sorted(p.leader.isr)} is insufficient to satisfy the "
                 f"min.isr requirement of {p.min_insync_replicas} for partition {p.topic}-{p.index}")
 
-    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
+    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> ErrorCode:
         """acks=all: wait until the HW reaches `required_offset` (the batch's last offset + 1);
-        returns a Kafka error name (ErrorCode.none's when acknowledged)."""
+        returns Kafka's error (ErrorCode.none when acknowledged)."""
         p = self._partition
         if p.leader is None:
             return NotLeader.code
@@ -90,4 +90,4 @@ class IsrMaintenance:
             return NotLeader.code
         if len(p.leader.isr) < p.min_insync_replicas:
             return NotEnoughReplicasAfterAppend.code
-        return ErrorCode.none.name
+        return ErrorCode.none

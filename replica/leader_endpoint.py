@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from wire.error_codes import ErrorCode
 from wire.fetch_response_view import read_fetch_response_frame
 from wire.inter_broker import (
     EpochRequest,
@@ -56,14 +57,14 @@ class EpochEndOffset(NamedTuple):
     """The leader's answer for one epoch: its largest epoch <= the one asked for and where
     that epoch ends in its log; NO_EPOCH / NO_OFFSET when it has none."""
 
-    error: str
+    error: ErrorCode
     leader_epoch: int
     end_offset: int
 
 
 @dataclass(frozen=True, slots=True)
 class FetchResult:
-    error: str  # Kafka's lower-case error name: "none", "offset_out_of_range", ...
+    error: ErrorCode
     high_watermark: int
     log_start_offset: int
     records: bytes | memoryview  # whole batches, possibly followed by the start of one more
@@ -71,7 +72,7 @@ class FetchResult:
 
 # A partition the answer brought no news of: left out of an incremental answer (nothing
 # changed), or the session failed (fetch_session.py). The fetcher leaves it as it is.
-UNCHANGED = FetchResult("none", -1, -1, b"")
+UNCHANGED = FetchResult(ErrorCode.none, -1, -1, b"")
 
 
 class EpochQuery(NamedTuple):
@@ -131,14 +132,14 @@ class NetworkLeaderEndpoint:
             self.session.answered(asked, top_error, session_id)
         if top_error in SESSION_ERRORS:  # nothing learned: the next round asks again, in full
             log.info("fetch session %d with %s:%d: %s; starting a new one", asked.session_id,
-                     self.connection.host, self.connection.port, top_error)
+                     self.connection.host, self.connection.port, top_error.name)
             return dict.fromkeys((p.tp for p in partitions), UNCHANGED)
         results = {}
         for a in answers:
-            error = a.error if top_error == "none" else top_error
+            error = a.error if top_error is ErrorCode.none else top_error
             results[TopicPartition(a.topic, a.partition)] = FetchResult(
                 error, a.high_watermark, a.log_start_offset, a.records)
-        if top_error != "none":  # it applies to every partition asked
+        if top_error is not ErrorCode.none:  # it applies to every partition asked
             for p in partitions:
                 results.setdefault(p.tp, FetchResult(top_error, -1, -1, b""))
         elif asked.incremental:  # the leader leaves out what did not change

@@ -27,6 +27,7 @@ from functools import partial
 
 from segment.log import AppendInfo, FileRegion, FlushGroup, LogConfig, PartitionLog
 from segment.compaction.cleaning_policy import retention_deletes
+from wire.error_codes import ErrorCode
 from wire.record_batch import BatchHeader
 
 from .change_feed import ChangeFeed
@@ -137,7 +138,7 @@ class Partition:
     def size_in_bytes(self) -> int:
         return self._log.size_in_bytes
 
-    def epoch_error(self, current_leader_epoch: int) -> str | None:
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
         return self.state.epoch_error(current_leader_epoch)
 
     def last_fetchable_offset(self, isolation: FetchIsolation) -> int:
@@ -293,7 +294,7 @@ class Partition:
     def shrink_isr_if_lagging(self) -> None:
         self.isr_maintenance.shrink_if_lagging()
 
-    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> str:
+    async def wait_for_replication(self, required_offset: int, timeout_s: float) -> ErrorCode:
         return await self.isr_maintenance.wait_for_replication(required_offset, timeout_s)
 
     def isr_accepted(self, state: PartitionState) -> None:

@@ -20,11 +20,11 @@ class PartitionState:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
 
-    def epoch_error(self, current_leader_epoch: int) -> str | None:
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
         """Kafka's check of a client's current_leader_epoch against this one (-1: the client
-        does not say): the error's name, None when it may ask."""
+        does not say): the error, None when it may ask."""
         if current_leader_epoch > self.leader_epoch:
-            return ErrorCode.unknown_leader_epoch.name
+            return ErrorCode.unknown_leader_epoch
         if 0 <= current_leader_epoch < self.leader_epoch:
-            return ErrorCode.fenced_leader_epoch.name
+            return ErrorCode.fenced_leader_epoch
         return None

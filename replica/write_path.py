@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from segment.log import AppendInfo, StorageError
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.record_batch import BatchHeader
 
 from .group_commit import GroupCommits
@@ -207,7 +207,6 @@ class PendingWrites:
         if waiting:
             codes += await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
         for (i, _, _), code in zip(replicated + waiting, codes):
-            code = from_unconverted(code)  # partition.py answers names until it passes ErrorCode
             if code is not ErrorCode.none:
                 results[i] = WriteResult(code)
         return results

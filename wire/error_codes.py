@@ -10,12 +10,4 @@ from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
 
-__all__ = ["ErrorCode", "from_unconverted"]
-
-
-def from_unconverted(code: ErrorCode | str | None) -> ErrorCode | None:
-    """The code (or None) a module not yet converted (issue 39) hands over by name.
-
-    Only at the edge of such a module, and deleted with the last of them: a name it passes fails
-    here, when its path runs, which is what the enum is for."""
-    return ErrorCode[code] if isinstance(code, str) else code
+__all__ = ["ErrorCode"]

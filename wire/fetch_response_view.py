@@ -37,15 +37,15 @@ _ABORTED = 16  # producer_id i64 + first_offset i64
 _I32 = struct.Struct(">i")
 
 
-def _error_name(code: int) -> str:
+def _error(code: int) -> ErrorCode:
     try:
-        return ErrorCode(code).name
-    except ValueError:
-        return "unknown_server_error"
+        return ErrorCode(code)
+    except ValueError:  # a code newer than this broker knows
+        return ErrorCode.unknown_server_error
 
 
-def read_fetch_response_frame(frame) -> tuple[str, int, list[FetchPartitionResponse]]:
-    """(top-level error name, session id, one entry per partition) of a Fetch v12 response
+def read_fetch_response_frame(frame) -> tuple[ErrorCode, int, list[FetchPartitionResponse]]:
+    """(top-level error, session id, one entry per partition) of a Fetch v12 response
     frame (without its size prefix); each entry's records are a memoryview of `frame`. Raises
     PeerProtocolError."""
     view = memoryview(frame)
@@ -73,14 +73,14 @@ def read_fetch_response_frame(frame) -> tuple[str, int, list[FetchPartitionRespo
                     raise PeerProtocolError("Fetch response: records run past the end of the frame")
                 records = view[pos : pos + size]
                 pos = skip_tagged_fields(view, pos + size)
-                out.append(FetchPartitionResponse(topic, index, _error_name(error), high_watermark, log_start, records))
+                out.append(FetchPartitionResponse(topic, index, _error(error), high_watermark, log_start, records))
             pos = skip_tagged_fields(view, pos)
         pos = skip_tagged_fields(view, pos)
     except (struct.error, MalformedVarint, UnicodeDecodeError) as exc:
         raise PeerProtocolError(f"malformed Fetch v12 response: {exc}") from None
     if pos != end:
         raise PeerProtocolError(f"Fetch v12 response: {end - pos} bytes left after the response")
-    return _error_name(top_error), session_id, out
+    return _error(top_error), session_id, out
 
 
 def _length(view, pos: int, end: int) -> tuple[int, int]:

@@ -11,7 +11,7 @@
     whose end offset the follower asks for.
 
 The replica package builds its requests through here so the codec library stays inside wire/.
-Error codes come back as Kafka's lower-case error names ("none", "offset_out_of_range").
+Error codes come back as ErrorCode members.
 A Fetch response is read by fetch_response_view.py, in place.
 """
 
@@ -21,6 +21,7 @@ import datetime
 import sys
 from typing import Iterable, NamedTuple
 
+from .error_codes import ErrorCode
 from .protocol import request_class
 
 FETCH_KEY = 1
@@ -40,7 +41,7 @@ class FetchPartitionRequest(NamedTuple):
 class FetchPartitionResponse(NamedTuple):
     topic: str
     partition: int
-    error: str
+    error: ErrorCode
     high_watermark: int
     log_start_offset: int
     records: bytes | memoryview  # fetch_response_view.py: a view of the received frame
@@ -56,7 +57,7 @@ class EpochRequest(NamedTuple):
 class EpochResponse(NamedTuple):
     topic: str
     partition: int
-    error: str
+    error: ErrorCode
     leader_epoch: int
     end_offset: int
 
@@ -106,5 +107,5 @@ def offset_for_leader_epoch_request(replica_id: int, partitions: Iterable[EpochR
 
 
 def read_offset_for_leader_epoch_response(response) -> list[EpochResponse]:
-    return [EpochResponse(t.topic, p.partition, p.error_code.name, p.leader_epoch, p.end_offset)
+    return [EpochResponse(t.topic, p.partition, p.error_code, p.leader_epoch, p.end_offset)
             for t in response.topics for p in t.partitions]

@@ -42,31 +42,31 @@ class GroupCoordinator:
         # broker leads and has loaded.
         self.local_partitions: set[int] | None = None
 
-    def coordinator_error(self, group_id: str) -> str | None:
+    def coordinator_error(self, group_id: str) -> ErrorCode | None:
         """NOT_COORDINATOR for a group this broker does not coordinate (Kafka's isGroupLocal)."""
         if self.local_partitions is None or self._store.partition_index(group_id) in self.local_partitions:
             return None
-        return "not_coordinator"
+        return ErrorCode.not_coordinator
 
     # --- membership -------------------------------------------------------------------------
 
     async def join(self, req: JoinRequest) -> JoinResult:
         if not req.group_id:
-            return JoinResult("invalid_group_id", req.member_id)
+            return JoinResult(ErrorCode.invalid_group_id, req.member_id)
         not_here = self.coordinator_error(req.group_id)
         if not_here:
             return JoinResult(not_here, req.member_id)
         if not self.session_timeout_range_ms[0] <= req.session_timeout_ms <= self.session_timeout_range_ms[1]:
-            return JoinResult("invalid_session_timeout", req.member_id)
+            return JoinResult(ErrorCode.invalid_session_timeout, req.member_id)
         group = self.groups.get(req.group_id)
         if group is None:
             if req.member_id:
-                return JoinResult("unknown_member_id", req.member_id)
+                return JoinResult(ErrorCode.unknown_member_id, req.member_id)
             group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=now_ms())
         if group.state is GroupState.DEAD:
-            return JoinResult("coordinator_not_available", req.member_id)
+            return JoinResult(ErrorCode.coordinator_not_available, req.member_id)
         if not group.supports(req.protocol_type, [name for name, _ in req.protocols]):
-            return JoinResult("inconsistent_group_protocol", req.member_id)
+            return JoinResult(ErrorCode.inconsistent_group_protocol, req.member_id)
 
         if not req.member_id:
             if req.group_instance_id is not None:
@@ -75,7 +75,7 @@ class GroupCoordinator:
             if req.require_known_member:
                 group.pending_members.add(member_id)
                 self.rebalance.expire_pending_later(group, member_id, req.session_timeout_ms)
-                return JoinResult("member_id_required", member_id)
+                return JoinResult(ErrorCode.member_id_required, member_id)
             return await self._add_and_rebalance(group, req, member_id)
 
         if req.member_id in group.pending_members:
@@ -83,9 +83,9 @@ class GroupCoordinator:
             return await self._add_and_rebalance(group, req, req.member_id)
         member = group.members.get(req.member_id)
         if member is None:
-            return JoinResult("unknown_member_id", req.member_id)
+            return JoinResult(ErrorCode.unknown_member_id, req.member_id)
         if group.is_fenced(req.member_id, req.group_instance_id):
-            return JoinResult("fenced_instance_id", req.member_id)
+            return JoinResult(ErrorCode.fenced_instance_id, req.member_id)
         unchanged = member.same_protocols(req.protocols)
         if group.state is GroupState.COMPLETING_REBALANCE and unchanged:
             return self._current_generation(group, member)  # a retried join: same answer again
@@ -100,7 +100,7 @@ class GroupCoordinator:
         old = group.member_by_instance(req.group_instance_id)
         member_id = f"{req.group_instance_id}-{uuid.uuid4()}"
         if old is not None:
-            self.rebalance.remove_member(group, old, "fenced_instance_id")
+            self.rebalance.remove_member(group, old, ErrorCode.fenced_instance_id)
         return await self._add_and_rebalance(group, req, member_id)
 
     async def _add_and_rebalance(self, group: Group, req: JoinRequest, member_id: str) -> JoinResult:
@@ -133,26 +133,26 @@ class GroupCoordinator:
 
     async def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
                    protocol_type: str | None, protocol_name: str | None,
-                   assignments: dict[str, bytes]) -> tuple[str, bytes]:
+                   assignments: dict[str, bytes]) -> tuple[ErrorCode, bytes]:
         not_here = self.coordinator_error(group_id)
         if not_here:
             return not_here, b""
         group = self.groups.get(group_id)
         if group is None:
-            return "unknown_member_id", b""
+            return ErrorCode.unknown_member_id, b""
         member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code, b""
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
                 protocol_name is not None and protocol_name != group.protocol_name):
-            return "inconsistent_group_protocol", b""
+            return ErrorCode.inconsistent_group_protocol, b""
         is_leader = member_id == group.leader_id
         outcome = transition(group.state, Event.LEADER_SYNC if is_leader else Event.FOLLOWER_SYNC)
         if outcome.error:
             return outcome.error, b""
         self.rebalance.keep_alive(group, member)
         if group.state is GroupState.STABLE:
-            return "none", member.assignment
+            return ErrorCode.none, member.assignment
         member.sync_waiter = asyncio.get_running_loop().create_future()
         waiter = member.sync_waiter
         if is_leader:
@@ -168,9 +168,9 @@ class GroupCoordinator:
                 code = offsets_store.group_store_error(stored)
                 for m in group.members.values():
                     if m.sync_waiter is not None and not m.sync_waiter.done():
-                        m.sync_waiter.set_result((code, m.assignment if code == "none" else b""))
+                        m.sync_waiter.set_result((code, m.assignment if code is ErrorCode.none else b""))
                     m.sync_waiter = None
-                if code == "none":
+                if code is ErrorCode.none:
                     self.rebalance.set_state(group, outcome.next)
                 else:  # an assignment that is not stored is not given out: rebalance
                     self.rebalance.after_change(group, Event.SYNC_TIMEOUT)
@@ -178,53 +178,53 @@ class GroupCoordinator:
 
     # --- heartbeats, leaving, unloading ----------------------------------------------------------
 
-    def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> str:
+    def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> ErrorCode:
         not_here = self.coordinator_error(group_id)
         if not_here:
             return not_here
         group = self.groups.get(group_id)
         if group is None:
-            return "unknown_member_id"
+            return ErrorCode.unknown_member_id
         if group.state in (GroupState.EMPTY, GroupState.DEAD):
             return transition(group.state, Event.HEARTBEAT).error
         member, code = group.validate_member(member_id, instance_id, generation)
         if code:
             return code
         self.rebalance.keep_alive(group, member)
-        return transition(group.state, Event.HEARTBEAT).error or "none"
+        return transition(group.state, Event.HEARTBEAT).error or ErrorCode.none
 
-    def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[str, list[str]]:
+    def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """Top-level error and one error per (member_id, instance_id) leaving."""
         not_here = self.coordinator_error(group_id)
         if not_here:
             return not_here, []
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
-            return "unknown_member_id" if group is None else "coordinator_not_available", []
+            return ErrorCode.unknown_member_id if group is None else ErrorCode.coordinator_not_available, []
         codes = []
         for member_id, instance_id in members:
             if instance_id is not None:
                 member = group.member_by_instance(instance_id)
                 if member is None:
-                    codes.append("unknown_member_id")
+                    codes.append(ErrorCode.unknown_member_id)
                     continue
                 if member_id and member.member_id != member_id:
-                    codes.append("fenced_instance_id")
+                    codes.append(ErrorCode.fenced_instance_id)
                     continue
             elif member_id in group.pending_members:
                 group.pending_members.discard(member_id)
                 self.rebalance.maybe_complete_join(group)
-                codes.append("none")
+                codes.append(ErrorCode.none)
                 continue
             else:
                 member = group.members.get(member_id)
                 if member is None:
-                    codes.append("unknown_member_id")
+                    codes.append(ErrorCode.unknown_member_id)
                     continue
             log.info("group %s: member %s left", group.group_id, member.member_id)
-            self.rebalance.remove_member(group, member, "unknown_member_id")
-            codes.append("none")
-        return "none", codes
+            self.rebalance.remove_member(group, member, ErrorCode.unknown_member_id)
+            codes.append(ErrorCode.none)
+        return ErrorCode.none, codes
 
     def unload(self, group: Group) -> None:
         """This broker no longer coordinates the group (its offsets partition is led elsewhere):
@@ -233,9 +233,9 @@ class GroupCoordinator:
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
         group.state = GroupState.DEAD  # a timer or an append still in flight finds it dead
-        self._stop_waiting(group, "not_coordinator")
+        self._stop_waiting(group, ErrorCode.not_coordinator)
 
-    def _stop_waiting(self, group: Group, code: str) -> None:
+    def _stop_waiting(self, group: Group, code: ErrorCode) -> None:
         """No timer runs for the group any more, and every parked request is answered `code`."""
         for timer in (group.join_timer, group.sync_timer):
             if timer is not None:
@@ -251,7 +251,7 @@ class GroupCoordinator:
     def release(self, group: Group) -> None:
         """Its members became a consumer group's: they rejoin there (REBALANCE_IN_PROGRESS to
         what they wait for); the group stays, empty, to keep the offsets."""
-        self._stop_waiting(group, "rebalance_in_progress")
+        self._stop_waiting(group, ErrorCode.rebalance_in_progress)
         group.members = {}
         group.protocol_name = group.leader_id = None
         self.rebalance.set_state(group, GroupState.EMPTY)

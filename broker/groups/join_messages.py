@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from broker.groups.group import Group, Member
 
 
@@ -49,10 +49,8 @@ def join_result(group: Group, member: Member) -> JoinResult:
                       group.protocol_name, group.leader_id or "", members)
 
 
-def answer_waiters(member: Member, code: ErrorCode | str) -> None:
-    """A member's parked JoinGroup / SyncGroup, if any, gets `code` (a name from groups/coordinator.py,
-    until it passes ErrorCode)."""
-    code = from_unconverted(code)
+def answer_waiters(member: Member, code: ErrorCode) -> None:
+    """A member's parked JoinGroup / SyncGroup, if any, gets `code`."""
     for attr in ("join_waiter", "sync_waiter"):
         waiter = getattr(member, attr)
         setattr(member, attr, None)

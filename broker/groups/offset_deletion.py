@@ -23,7 +23,7 @@ import struct
 from functools import partial
 from typing import Callable
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import Group
@@ -83,7 +83,7 @@ async def delete_offsets(coord: GroupCoordinator, group_id: str, wanted: list[tu
     """(the request's error, each partition's error). `consumer_subscribed`: for a
     consumer-protocol group, whether its members consume a topic; its offsets are kept in the
     classic group of the same id, which exists only once something was committed."""
-    not_here = from_unconverted(coord.coordinator_error(group_id))
+    not_here = coord.coordinator_error(group_id)
     if not_here:
         return not_here, {}
     group = coord.groups.get(group_id)

@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -62,7 +62,7 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, generation: int
     """Kafka's error for each entry of `wanted`, in order."""
     if not group_id:
         return [ErrorCode.invalid_group_id] * len(wanted)
-    not_here = from_unconverted(coord.coordinator_error(group_id))
+    not_here = coord.coordinator_error(group_id)
     if not_here:
         return [not_here] * len(wanted)
     group = coord.groups.get(group_id)
@@ -235,7 +235,7 @@ def _apply_group(coord: GroupCoordinator, group_id: str, value: bytes | None) ->
 async def delete_groups(coord: GroupCoordinator, group_ids: list[str]) -> list[ErrorCode]:
     codes = []
     for group_id in group_ids:
-        not_here = from_unconverted(coord.coordinator_error(group_id))
+        not_here = coord.coordinator_error(group_id)
         if not_here:
             codes.append(not_here)
             continue

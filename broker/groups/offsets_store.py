@@ -62,12 +62,9 @@ def offset_commit_error(log_error: ErrorCode) -> ErrorCode:
     return _COMMIT_ERRORS.get(log_error, log_error)
 
 
-def group_store_error(log_error: ErrorCode) -> str:
-    """The name of what SyncGroup answers when writing the group's assignment failed.
-
-    A name still: groups/coordinator.py compares it with names; an ErrorCode once that
-    module does (issue 39)."""
-    return _GROUP_ERRORS.get(log_error, log_error).name
+def group_store_error(log_error: ErrorCode) -> ErrorCode:
+    """What SyncGroup answers when writing the group's assignment failed (ErrorCode.none passes)."""
+    return _GROUP_ERRORS.get(log_error, log_error)
 
 
 class StoredRecord(NamedTuple):

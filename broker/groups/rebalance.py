@@ -124,7 +124,7 @@ class Rebalancer:
         """Members parked in SyncGroup learn that a new rebalance began."""
         for m in group.members.values():
             if m.sync_waiter is not None and not m.sync_waiter.done():
-                m.sync_waiter.set_result((ErrorCode.rebalance_in_progress.name, b""))
+                m.sync_waiter.set_result((ErrorCode.rebalance_in_progress, b""))
             m.sync_waiter = None
 
     # --- sessions ---------------------------------------------------------------------------
@@ -156,11 +156,11 @@ class Rebalancer:
 
     # --- changes of membership and state -----------------------------------------------------
 
-    def remove_member(self, group: Group, member: Member, waiter_error: str | None, rebalance: bool = True) -> None:
+    def remove_member(self, group: Group, member: Member, waiter_error: ErrorCode | None, rebalance: bool = True) -> None:
         """`waiter_error`: what the member's parked requests are answered (UNKNOWN_MEMBER_ID if None)."""
         group.members.pop(member.member_id, None)
         member.cancel_expiry()
-        answer_waiters(member, waiter_error or ErrorCode.unknown_member_id.name)
+        answer_waiters(member, waiter_error or ErrorCode.unknown_member_id)
         if rebalance:
             self.after_change(group, Event.MEMBER_GONE)
 

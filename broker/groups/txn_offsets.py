@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from replica.txn_verification import VerificationGuard
 from broker.groups import offsets_log
@@ -70,7 +70,7 @@ async def commit(coord: GroupCoordinator, broker, group_id: str, producer_id: in
     """Kafka's error for each entry of `wanted`, in order. `enrol_in`: see `write`."""
     if not group_id:
         return [ErrorCode.invalid_group_id] * len(wanted)
-    not_here = from_unconverted(coord.coordinator_error(group_id))
+    not_here = coord.coordinator_error(group_id)
     if not_here:
         return [not_here] * len(wanted)
     code = _commit_allowed(coord.groups.get(group_id), generation, member_id, instance_id)

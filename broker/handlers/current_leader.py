@@ -15,9 +15,7 @@ from wire.error_codes import ErrorCode
 from broker.net.advertised_brokers import broker_address
 from broker.handlers.response_builder import make, nested
 
-_FETCH_HINT_CODES = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})
-# With their names while fetch.py looks its error names up here (issue 39).
-FETCH_HINT_ERRORS = _FETCH_HINT_CODES | {code.name for code in _FETCH_HINT_CODES}
+FETCH_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})
 PRODUCE_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower})
 FETCH_HINT_VERSION = 16
 PRODUCE_HINT_VERSION = 10

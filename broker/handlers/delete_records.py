@@ -12,7 +12,7 @@ the engine; records before it in the first kept segment stay on disk but are nev
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from replica.partition_errors import PartitionError
 from wire.protocol import response_for
 
@@ -26,7 +26,7 @@ def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[ErrorCode
     topic = broker.topics.get(topic_name)
     partition = broker.topics.partition(topic_name, index)
     if topic is None or partition is None:
-        return from_unconverted(broker.topics.missing_partition_error(topic_name, index)), -1
+        return broker.topics.missing_partition_error(topic_name, index), -1
     if topic.internal or partition.read_only:  # checked first, as Kafka's ReplicaManager.deleteRecords
         return ErrorCode.invalid_topic_exception, -1
     try:

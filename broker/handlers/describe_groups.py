@@ -7,7 +7,7 @@ NOT_COORDINATOR with an empty description."""
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.state import GroupState
@@ -24,7 +24,7 @@ async def handle(broker, header, request):
     group_cls, member_cls = nested(cls, "DescribedGroup"), nested(cls, "DescribedGroupMember")
     described = []
     for group_id in request.groups:
-        not_here = from_unconverted(broker.groups.coordinator_error(group_id))
+        not_here = broker.groups.coordinator_error(group_id)
         if not group_allowed(broker, Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
             not_here = ErrorCode.group_authorization_failed
         if not_here:

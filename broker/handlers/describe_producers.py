@@ -11,7 +11,7 @@ view (broker/key_topic.py) has no producers of its own: an empty list.
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import denied_names
@@ -25,7 +25,7 @@ def _partition(broker, cls, topic: str, index: int, refusal: str | None):
     if refusal is None:
         partition = broker.topics.partition(topic, index)
         if partition is None:
-            refusal = from_unconverted(broker.topics.missing_partition_error(topic, index))
+            refusal = broker.topics.missing_partition_error(topic, index)
         elif not partition.is_leader:
             refusal = ErrorCode.not_leader_or_follower
     if refusal:

@@ -9,7 +9,7 @@ partitions. An unknown topic or a partition without state is no error: start off
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.share.share_group_admin import UNINITIALIZED
@@ -27,7 +27,7 @@ def refusal(broker, group_id: str, operation: Operation) -> ErrorCode | None:
         return ErrorCode.unsupported_version
     if not group_id:
         return ErrorCode.invalid_group_id
-    code = from_unconverted(broker.groups.coordinator_error(group_id))
+    code = broker.groups.coordinator_error(group_id)
     if not code and not group_allowed(broker, operation, group_id):
         code = ErrorCode.group_authorization_failed
     return code

@@ -35,6 +35,7 @@ import time
 from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange, StorageError
 from wire.follower_fetch_response import VERSION as FOLLOWER_FETCH_VERSION, follower_fetch_response
+from wire.error_codes import ErrorCode
 from wire.protocol import RecordRegions, response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names
@@ -42,7 +43,7 @@ from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, leader_hint, leader_field, \
     node_endpoints
 from broker.quotas.enforcement import consumer_fetch, consumer_fetch_limit
-from broker.handlers.response_builder import NO_THROTTLE, error, make, nested
+from broker.handlers.response_builder import NO_THROTTLE, make, nested
 from broker.fetch_sessions import FetchContext, PartitionKey
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
@@ -108,11 +109,11 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
     isolation = FetchIsolation.of(follower, request.isolation_level)
     for topic, topic_id, fps in wanted:
         if topic is None:
-            out.append((topic, topic_id, [(fp.partition, "unknown_topic_id", None, [], None) for fp in fps]))
+            out.append((topic, topic_id, [(fp.partition, ErrorCode.unknown_topic_id, None, [], None) for fp in fps]))
             continue
         if topic in unreadable:
             out.append((topic, topic_id,
-                        [(fp.partition, "topic_authorization_failed", None, [], None) for fp in fps]))
+                        [(fp.partition, ErrorCode.topic_authorization_failed, None, [], None) for fp in fps]))
             continue
         parts = []
         for fp in fps:
@@ -130,21 +131,21 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
             if not partition.is_leader and follower != DEBUGGING_REPLICA_ID:
                 # only leaders serve fetches (no KIP-392 follower reads); Kafka's debugging
                 # consumer id reads any replica, up to its high watermark
-                parts.append((fp.partition, "not_leader_or_follower", partition, [], None))
+                parts.append((fp.partition, ErrorCode.not_leader_or_follower, partition, [], None))
                 continue
             if follower >= 0:
                 partition.follower_fetched(follower, fp.fetch_offset)
             limit = min(fp.partition_max_bytes, remaining)
             if total and limit <= 0:
-                parts.append((fp.partition, "none", partition, [], None))
+                parts.append((fp.partition, ErrorCode.none, partition, [], None))
                 continue
             try:
                 regions = partition.read(fp.fetch_offset, max(limit, 1), isolation)
             except OffsetOutOfRange:
-                parts.append((fp.partition, "offset_out_of_range", partition, [], None))
+                parts.append((fp.partition, ErrorCode.offset_out_of_range, partition, [], None))
                 continue
             except StorageError:  # the log is offline (LogOffline): Kafka answers the same
-                parts.append((fp.partition, "kafka_storage_error", partition, [], None))
+                parts.append((fp.partition, ErrorCode.kafka_storage_error, partition, [], None))
                 continue
             size = sum(r.size if hasattr(r, "size") else len(r) for r in regions)  # bytes: key lookups
             if total and size > limit:
@@ -155,7 +156,7 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
             if isolation is FetchIsolation.TXN_COMMITTED:  # Kafka: a list (maybe empty) for read_committed
                 aborted = partition.aborted_transactions(fp.fetch_offset, partition.last_stable_offset) \
                     if regions else []
-            parts.append((fp.partition, "none", partition, regions, aborted))
+            parts.append((fp.partition, ErrorCode.none, partition, regions, aborted))
         out.append((topic, topic_id, parts))
     return out, total
 
@@ -194,8 +195,8 @@ async def handle(broker, header, request):
     cls = response_for(header)
     follower = replica_id(request)
     context = broker.fetch_sessions.context(request, follower, _requested(request), _forgotten(request))
-    if isinstance(context, str):  # a session error: nothing read, nothing answered but it
-        return make(cls, throttle_time=NO_THROTTLE, error_code=error(context), session_id=0, responses=())
+    if isinstance(context, ErrorCode):  # a session error: nothing read, nothing answered but it
+        return make(cls, throttle_time=NO_THROTTLE, error_code=context, session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
     wanted = _grouped(broker, context.partitions)
     consumer = follower < 0  # consumers have quotas, followers none
@@ -209,7 +210,7 @@ async def handle(broker, header, request):
     min_bytes = min(request.min_bytes, max_bytes)
     while True:
         results, total = await _read_partitions(broker, request, wanted, max_bytes)
-        has_error = any(code != "none" for _, _, parts in results for _, code, *_ in parts)
+        has_error = any(code is not ErrorCode.none for _, _, parts in results for _, code, *_ in parts)
         left = deadline - time.monotonic()
         if total >= min_bytes or has_error or left <= 0:
             break
@@ -217,7 +218,7 @@ async def handle(broker, header, request):
     if consumer:
         throttle_ms = consumer_fetch(broker, header, total)  # its byte rate and its request time
         if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
-            return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=error("none"),
+            return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=ErrorCode.none,
                         session_id=0, responses=(), node_endpoints=node_endpoints(broker, cls, []))
     return _response(broker, header, cls, results, context, not consumer)
 
@@ -245,7 +246,7 @@ def _response(broker, header, cls, results, context: FetchContext, follower: boo
     answered = _answered(results, context, header.api_version >= 13)
     if follower and header.api_version == FOLLOWER_FETCH_VERSION:  # what twinlog's followers send
         return follower_fetch_response(context.session_id, [
-            (name, [(index, error(code), hw, lso, start, regions)
+            (name, [(index, code, hw, lso, start, regions)
                     for index, code, _, regions, _, hw, lso, start in parts]) for name, _, parts in answered])
     topic_cls = nested(cls, "FetchableTopicResponse")
     part_cls = nested(cls, "PartitionData")
@@ -260,13 +261,13 @@ def _response(broker, header, cls, results, context: FetchContext, follower: boo
             if hint_leaders and code in FETCH_HINT_ERRORS:
                 hint = leader_hint(broker, name, index, partition)
                 hints.append(hint)
-            datas.append(make(part_cls, partition_index=index, error_code=error(code), high_watermark=hw,
+            datas.append(make(part_cls, partition_index=index, error_code=code, high_watermark=hw,
                               last_stable_offset=lso, log_start_offset=start,
                               aborted_transactions=_aborted(aborted_cls, aborted),
                               current_leader=leader_field(cls, hint),
                               preferred_read_replica=-1, records=RecordRegions(regions)))
         topics.append(make(topic_cls, topic=name, topic_id=topic_id, partitions=tuple(datas)))
-    return make(cls, throttle_time=NO_THROTTLE, error_code=error("none"), session_id=context.session_id,
+    return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, session_id=context.session_id,
                 responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_members
@@ -18,6 +18,6 @@ async def handle(broker, header, request):
         code = classic_members.heartbeat(broker.consumer_groups, consumer_group, request.generation_id,
                                          request.member_id)
     else:
-        code = from_unconverted(broker.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
-                                                        getattr(request, "group_instance_id", None)))
+        code = broker.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
+                                       getattr(request, "group_instance_id", None))
     return make(response_for(header), throttle_time=NO_THROTTLE, error_code=code)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.net.client_address import client_host
@@ -57,7 +57,7 @@ async def handle(broker, header, request):
         conflict = await classic_apis.make_room_for_classic(broker.consumer_groups, request.group_id)
         result = JoinResult(conflict, request.member_id) if conflict else await broker.groups.join(req)
     members = tuple(make(member_cls, member_id=m, group_instance_id=i, metadata=md) for m, i, md in result.members)
-    code = from_unconverted(result.error)  # a name while groups/coordinator.py passes names
+    code = result.error
     ok = code is ErrorCode.none
     return make(
         cls, throttle_time=NO_THROTTLE, error_code=code, generation_id=result.generation,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_members
@@ -30,5 +30,4 @@ async def _leave(broker, group_id: str, leaving: list[tuple[str, str | None]]) -
     consumer_group = broker.consumer_groups.groups.get(group_id)
     if consumer_group is not None:  # classic members of a consumer-protocol group
         return await classic_members.leave(broker.consumer_groups, consumer_group, leaving)
-    top, codes = broker.groups.leave(group_id, leaving)  # names while groups/coordinator.py passes names
-    return from_unconverted(top), [from_unconverted(c) for c in codes]
+    return broker.groups.leave(group_id, leaving)

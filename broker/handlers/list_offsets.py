@@ -20,7 +20,7 @@ no such record gives offset -1 and timestamp -1, as in Kafka.
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, FetchIsolation
 from wire.protocol import response_for
 
@@ -75,9 +75,9 @@ async def handle(broker, header, request):
             elif unsupported(lp.timestamp, header.api_version):
                 code, ts, offset, leader_epoch = ErrorCode.unsupported_version, -1, -1, -1
             elif partition is None:
-                code, ts, offset, leader_epoch = from_unconverted(broker.topics.missing_partition_error(lt.name, lp.partition_index)), -1, -1, -1
+                code, ts, offset, leader_epoch = broker.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
             elif partition.epoch_error(epoch) is not None:
-                code, ts, offset, leader_epoch = from_unconverted(partition.epoch_error(epoch)), -1, -1, -1
+                code, ts, offset, leader_epoch = partition.epoch_error(epoch), -1, -1, -1
             elif not partition.is_leader and request.replica_id < 0:
                 code, ts, offset, leader_epoch = ErrorCode.not_leader_or_follower, -1, -1, -1
             else:

@@ -15,7 +15,7 @@ lists them by name, as before).
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups import offsets
@@ -69,7 +69,7 @@ def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: 
     if not group_allowed(broker, Operation.DESCRIBE, group_id):
         return ErrorCode.group_authorization_failed
     streams_group = broker.streams_groups.groups.get(group_id)
-    return (from_unconverted(broker.groups.coordinator_error(group_id))
+    return (broker.groups.coordinator_error(group_id)
             or classic_apis.fetch_error(broker.consumer_groups, group_id, member_id, member_epoch)
             or (streams_group and offset_rules.fetch_error(streams_group, member_id, member_epoch)))
 

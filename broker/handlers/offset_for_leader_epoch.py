@@ -12,7 +12,7 @@ below every known one is answered (-1, -1), UNDEFINED, with no error.
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.security.acl.checks import cluster_allowed, denied_names
@@ -23,12 +23,12 @@ from broker.handlers.response_builder import NO_THROTTLE, make, nested
 def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[ErrorCode, int, int]:
     partition = broker.topics.partition(topic, index)
     if partition is None:
-        return from_unconverted(broker.topics.missing_partition_error(topic, index)), -1, -1
+        return broker.topics.missing_partition_error(topic, index), -1, -1
     if partition.read_only:
         return ErrorCode.invalid_topic_exception, -1, -1
     fenced = partition.epoch_error(current_epoch)
     if fenced is not None:
-        return from_unconverted(fenced), -1, -1  # partition.py names it until it passes ErrorCode
+        return fenced, -1, -1
     if not partition.is_leader:
         return ErrorCode.not_leader_or_follower, -1, -1
     found_epoch, end = partition.end_offset_for(epoch)

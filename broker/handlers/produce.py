@@ -37,7 +37,7 @@ import logging
 import time
 import uuid
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
@@ -75,7 +75,7 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
         return ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic_name}"
     partition = broker.topics.partition(topic_name, index)
     if partition is None:
-        return from_unconverted(broker.topics.missing_partition_error(topic_name, index)), None
+        return broker.topics.missing_partition_error(topic_name, index), None
     if partition.read_only:
         return ErrorCode.invalid_topic_exception, f"{topic_name} is a read-only key-lookup topic"
     if not records:

@@ -12,7 +12,6 @@ import datetime
 import sys
 from functools import cache
 
-from kio.schema.errors import ErrorCode
 
 NO_THROTTLE = datetime.timedelta(0)
 
@@ -32,7 +31,3 @@ def nested(cls, name: str):
     """The nested entity class `name` from the module of `cls`'s version; None if that version lacks it."""
     return getattr(sys.modules[cls.__module__], name, None)
 
-
-def error(name: str) -> ErrorCode:
-    """fetch.py's, the last handler passing error names; goes when it passes ErrorCode (issue 39)."""
-    return ErrorCode[name]

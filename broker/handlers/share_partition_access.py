@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import NamedTuple
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 
 from broker.groups.share.share_partition import AckType
@@ -36,7 +36,7 @@ def target(broker, topic_id: uuid.UUID, index: int, unreadable: frozenset[str]) 
         return Target(topic.name, None, ErrorCode.topic_authorization_failed)
     partition = broker.topics.partition(topic.name, index)
     if partition is None:
-        return Target(topic.name, None, from_unconverted(broker.topics.missing_partition_error(topic.name, index)))
+        return Target(topic.name, None, broker.topics.missing_partition_error(topic.name, index))
     if not partition.is_leader:
         return Target(topic.name, partition, ErrorCode.not_leader_or_follower)
     return Target(topic.name, partition, ErrorCode.none)

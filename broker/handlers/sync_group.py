@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.consumer import classic_members
@@ -32,7 +32,6 @@ async def handle(broker, header, request):
         getattr(request, "group_instance_id", None), getattr(request, "protocol_type", None),
         getattr(request, "protocol_name", None), assignments,
     )
-    code = from_unconverted(code)  # a name while groups/coordinator.py passes names
     group = broker.groups.groups.get(request.group_id)
     ok = code is ErrorCode.none and group is not None
     return make(cls, throttle_time=NO_THROTTLE, error_code=code,

@@ -60,7 +60,7 @@ class TransactionCoordinator:
         self._id_expiration_ms = id_expiration_ms
         # None: every id is ours (one broker). In a cluster: the partitions led and loaded here.
         self.local_partitions: set[int] | None = None
-        self._endings = TransactionEndings(self._write_named, self._ours, markers, transaction_version, end_steps)
+        self._endings = TransactionEndings(self._write, self._ours, markers, transaction_version, end_steps)
 
     def coordinator_error(self, transactional_id: str) -> ErrorCode | None:
         """NOT_COORDINATOR for an id this broker does not coordinate."""
@@ -90,10 +90,6 @@ class TransactionCoordinator:
         if record is not None:
             meta.apply(record)
         return ErrorCode.none
-
-    async def _write_named(self, meta: TxnMetadata, record: TxnRecord | None) -> str:
-        # ending.py still compares error names; it goes when ending.py takes the ErrorCode (issue 39).
-        return (await self._write(meta, record)).name
 
     # --- InitProducerId -------------------------------------------------------------------
 

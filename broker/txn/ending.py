@@ -24,6 +24,7 @@ import logging
 import time
 from typing import Awaitable, Callable
 
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from broker.txn.markers import MarkerWriter
 from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata
@@ -36,10 +37,10 @@ COMPLETE_RETRY_S = 0.5
 
 
 class TransactionEndings:
-    def __init__(self, write: Callable[[TxnMetadata, TxnRecord | None], Awaitable[str]],
+    def __init__(self, write: Callable[[TxnMetadata, TxnRecord | None], Awaitable[ErrorCode]],
                  ours: Callable[[TxnMetadata], bool], markers: MarkerWriter,
                  transaction_version: Callable[[], int], steps: Callable[[str, float], None]) -> None:
-        """`write`: the coordinator's write of an id's new record (its error name); `ours`:
+        """`write`: the coordinator's write of an id's new record (its error); `ours`:
         whether the id is still the coordinator's; `steps(step, seconds)`: a step of an end
         done ("markers", "complete")."""
         self._write = write
@@ -72,12 +73,12 @@ class TransactionEndings:
             if outcome.next is meta.state:
                 return
             code = await self._write(meta, meta.completed(now_ms(), outcome.next))
-            if code == "none":
+            if code is ErrorCode.none:
                 self._steps("complete", time.perf_counter() - markers_written)
                 log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
                          meta.producer_epoch, outcome.next.kafka_name)
                 return
-            if code == "not_coordinator":
+            if code is ErrorCode.not_coordinator:
                 return
             await asyncio.sleep(COMPLETE_RETRY_S)
 
@@ -99,7 +100,7 @@ class TransactionEndings:
         if self._transaction_version() >= V2 and meta.producer_epoch < MAX_EPOCH:
             bump = {"producer_epoch": meta.producer_epoch + 1, "client_transaction_version": V2}
         code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, **bump))
-        if code != "none":
+        if code is not ErrorCode.none:
             # Nothing was answered with the bumped epoch: back to the open transaction, which the
             # next InitProducerId or timeout check fences again.
             if self._ours(meta) and meta.state is TxnState.PREPARE_EPOCH_FENCE:

@@ -41,7 +41,7 @@ async def append_markers(broker, markers: list[Marker]) -> list[ErrorCode]:
     for m in markers:
         partition = broker.topics.partition(m.topic, m.index)
         if broker.topics.get(m.topic) is None or partition is None:
-            codes.append(ErrorCode[broker.topics.missing_partition_error(m.topic, m.index)])
+            codes.append(broker.topics.missing_partition_error(m.topic, m.index))
         elif partition.read_only:
             codes.append(ErrorCode.invalid_topic_exception)
         else:

@@ -4,7 +4,7 @@ does, with transaction.state.log.num.partitions partitions, segments of
 transaction.state.log.segment.bytes, replication factor transaction.state.log.replication.factor
 and min.insync.replicas transaction.state.log.min.isr (both capped by the live brokers). Writes
 are acks=all within Kafka's transaction.state.log request timeout; `append` answers the log's
-error name and `coordinator_error` what Kafka's TransactionStateManager answers the client.
+error (an ErrorCode) and `coordinator_error` what Kafka's TransactionStateManager answers the client.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import pytest
 from compat_tests.helpers.raw_kafka import Client, fetch_values, make_batch, split_batches
 from compat_tests.helpers.topics import unique_topic
 from replica.leader_endpoint import UNCHANGED, FetchPartition, NetworkLeaderEndpoint, TopicPartition
+from wire.error_codes import ErrorCode
 
 FOLLOWER_ID = 2
 NONE, FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH = 0, 70, 71
@@ -130,7 +131,7 @@ def test_the_followers_endpoint_fetches_in_a_session(broker):
 
     first, session, second, third, ended = asyncio.run(go())
     assert session != 0 and ended.session_id == session and ended.epoch == 3
-    assert all(first[tp].error == "none" and split_batches(first[tp].records)[0] for tp in tps)
+    assert all(first[tp].error is ErrorCode.none and split_batches(first[tp].records)[0] for tp in tps)
     # The leader left partitions 0 and 1 out: caught up, no news; partition 2 has its append.
     assert second[tps[0]] is UNCHANGED and second[tps[1]] is UNCHANGED
     assert second[tps[2]].high_watermark == 2 and split_batches(second[tps[2]].records)[0]
@@ -164,7 +165,7 @@ def test_a_follower_whose_session_the_leader_evicted_starts_a_new_one(broker_fac
     assert before != 0 and taken not in (0, before)
     assert all(lost[tp] is UNCHANGED for tp in tps)
     assert after_error == (0, 0)  # no session: the next request is full and asks for one
-    assert all(renewed[tp].error == "none" and renewed[tp].high_watermark == 1 for tp in tps)
+    assert all(renewed[tp].error is ErrorCode.none and renewed[tp].high_watermark == 1 for tp in tps)
     assert now not in (0, before)
 
 
@@ -197,5 +198,5 @@ def test_a_follower_whose_leader_restarted_reopens_its_session(fresh_broker):
 
     before, after_failure, renewed, now = asyncio.run(go())
     assert before != 0 and after_failure == (before, 0)
-    assert all(renewed[tp].error == "none" and renewed[tp].high_watermark == 1 for tp in tps)
+    assert all(renewed[tp].error is ErrorCode.none and renewed[tp].high_watermark == 1 for tp in tps)
     assert now not in (0, before)

@@ -22,6 +22,7 @@ from compat_tests.helpers.topics import unique_topic
 from replica.fetcher import ReplicaFetcher
 from replica.leader_endpoint import FetchPartition, NetworkLeaderEndpoint, TopicPartition
 from replica.tests.memory_replicas import MemoryFollower
+from wire.error_codes import ErrorCode
 
 FOLLOWER_ID = 2
 
@@ -58,7 +59,7 @@ def test_a_replica_fetch_returns_the_stored_batches_byte_for_byte(broker):
             await endpoint.close()
 
     result = asyncio.run(go())[tp]
-    assert (result.error, result.high_watermark, result.log_start_offset) == ("none", 5, 0)
+    assert (result.error, result.high_watermark, result.log_start_offset) == (ErrorCode.none, 5, 0)
     assert result.records == stored(broker, topic)
     batches, partial = split_batches(result.records)
     assert len(batches) == 3 and partial == b""
@@ -78,10 +79,10 @@ def test_errors_come_back_per_partition(broker):
             await endpoint.close()
 
     results = asyncio.run(go())
-    assert results[fenced].error == "unknown_leader_epoch"  # an epoch the leader has not reached
-    assert results[out_of_range].error == "offset_out_of_range"
+    assert results[fenced].error is ErrorCode.unknown_leader_epoch  # an epoch the leader has not reached
+    assert results[out_of_range].error is ErrorCode.offset_out_of_range
     assert results[out_of_range].log_start_offset == 0
-    assert (results[fine].error, results[fine].records) == ("none", b"")
+    assert (results[fine].error, results[fine].records) == (ErrorCode.none, b"")
 
 
 def test_requests_in_flight_together_each_get_their_own_answer(broker):
@@ -137,7 +138,7 @@ def test_a_leader_that_goes_away_fails_requests_and_is_reconnected_when_back(fre
     async def go():
         endpoint = endpoint_to(fresh_broker, max_wait_ms=100)
         try:
-            assert (await endpoint.fetch([FetchPartition(tp, 0, 0)]))[tp].error == "none"
+            assert (await endpoint.fetch([FetchPartition(tp, 0, 0)]))[tp].error is ErrorCode.none
             await asyncio.to_thread(fresh_broker.stop)
             with pytest.raises(ConnectionError):
                 await endpoint.fetch([FetchPartition(tp, 0, 0)])

@@ -23,6 +23,7 @@ from replica.leader_endpoint import (
     TopicPartition,
 )
 from wire.batch_builder import build_record_batch
+from wire.error_codes import ErrorCode
 from wire.record_batch import assign_offsets, parse_header
 
 TP = TopicPartition("t", 0)
@@ -144,7 +145,7 @@ class LeaderReplica:
     log: MemoryLog = field(default_factory=MemoryLog)
     epochs: list[tuple[int, int]] = field(default_factory=list)
     high_watermark: int = 0
-    error: str = "none"  # answer every request with this error instead ("not_leader_or_follower", ...)
+    error: ErrorCode = ErrorCode.none  # answer every request with this error instead (not_leader_or_follower, ...)
 
     def become_leader(self, epoch: int) -> None:
         """Kafka's makeLeader: the new epoch starts at the current log end."""
@@ -159,14 +160,14 @@ class LeaderReplica:
             self.epochs.append((self.leader_epoch, parse_header(batch).base_offset))
         return batch
 
-    def fence(self, current_leader_epoch: int) -> str:
-        if self.error != "none":
+    def fence(self, current_leader_epoch: int) -> ErrorCode:
+        if self.error is not ErrorCode.none:
             return self.error
         if current_leader_epoch > self.leader_epoch:
-            return "unknown_leader_epoch"
+            return ErrorCode.unknown_leader_epoch
         if 0 <= current_leader_epoch < self.leader_epoch:
-            return "fenced_leader_epoch"
-        return "none"
+            return ErrorCode.fenced_leader_epoch
+        return ErrorCode.none
 
 
 class MemoryLeader:
@@ -199,12 +200,12 @@ class MemoryLeader:
     def _fetch_one(self, p: FetchPartition) -> FetchResult:
         replica = self.replicas.get(p.tp)
         if replica is None:
-            return FetchResult("unknown_topic_or_partition", -1, -1, b"")
+            return FetchResult(ErrorCode.unknown_topic_or_partition, -1, -1, b"")
         error = replica.fence(p.current_leader_epoch)
         log = replica.log
-        if error == "none" and not log.start <= p.fetch_offset <= log.end:
-            error = "offset_out_of_range"
-        if error != "none":
+        if error is ErrorCode.none and not log.start <= p.fetch_offset <= log.end:
+            error = ErrorCode.offset_out_of_range
+        if error is not ErrorCode.none:
             return FetchResult(error, replica.high_watermark, log.start, b"")
         if self.follower_in_isr:
             replica.high_watermark = max(replica.high_watermark, min(p.fetch_offset, log.end))
@@ -218,7 +219,7 @@ class MemoryLeader:
                     out += batch[:room]
                 break
             out += batch
-        return FetchResult("none", replica.high_watermark, log.start, bytes(out))
+        return FetchResult(ErrorCode.none, replica.high_watermark, log.start, bytes(out))
 
     async def offset_for_leader_epoch(self, queries: list[EpochQuery]) -> dict[TopicPartition, EpochEndOffset]:
         self._check_reachable("offset_for_leader_epoch", queries)
@@ -226,14 +227,14 @@ class MemoryLeader:
         for q in queries:
             replica = self.replicas.get(q.tp)
             if replica is None:
-                out[q.tp] = EpochEndOffset("unknown_topic_or_partition", NO_EPOCH, NO_OFFSET)
+                out[q.tp] = EpochEndOffset(ErrorCode.unknown_topic_or_partition, NO_EPOCH, NO_OFFSET)
                 continue
             error = replica.fence(q.current_leader_epoch)
-            if error != "none":
+            if error is not ErrorCode.none:
                 out[q.tp] = EpochEndOffset(error, NO_EPOCH, NO_OFFSET)
                 continue
             epoch, end = end_offset_for(replica.epochs, q.leader_epoch, replica.log.end)
-            out[q.tp] = EpochEndOffset("none", epoch, end)
+            out[q.tp] = EpochEndOffset(ErrorCode.none, epoch, end)
         return out
 
     def _check_reachable(self, name: str, items: list) -> None:

@@ -9,6 +9,7 @@ import pytest
 from replica.fetcher import ReplicaFetcher
 from replica.leader_endpoint import TopicPartition
 from replica.tests.memory_replicas import TP, LeaderReplica, MemoryFollower, MemoryLeader, MemoryLog, make_batch
+from wire.error_codes import ErrorCode
 
 OTHER = TopicPartition("t", 1)
 
@@ -230,7 +231,7 @@ def test_partial_batches_at_the_end_of_a_response_are_fetched_again_whole():
 
 def test_a_partition_the_leader_refuses_is_delayed_while_the_others_progress():
     leader, replica = leader_with(chain([0, 0], b"L"), epoch=0)
-    refusing = LeaderReplica(error="not_leader_or_follower")
+    refusing = LeaderReplica(error=ErrorCode.not_leader_or_follower)
     leader.replicas[OTHER] = refusing
     follower, other = MemoryFollower(), MemoryFollower()
     clock = Clock()
@@ -244,7 +245,7 @@ def test_a_partition_the_leader_refuses_is_delayed_while_the_others_progress():
         await fetcher.run_round()  # OTHER is delayed: not in this fetch
         assert [p.tp for p in leader.requests[-1][1]] == [TP]
         assert follower.log_end_offset == 6
-        refusing.error = "none"
+        refusing.error = ErrorCode.none
         refusing.become_leader(0)
         refusing.append(1)
         clock.now += 1.0
@@ -255,7 +256,7 @@ def test_a_partition_the_leader_refuses_is_delayed_while_the_others_progress():
     assert other.log.as_bytes() == refusing.log.as_bytes()
 
 
-@pytest.mark.parametrize("error,current_epoch", [("fenced_leader_epoch", 0), ("unknown_leader_epoch", 2)])
+@pytest.mark.parametrize("error,current_epoch", [(ErrorCode.fenced_leader_epoch, 0), (ErrorCode.unknown_leader_epoch, 2)])
 def test_a_fenced_or_unknown_epoch_keeps_the_partition_truncating_until_it_passes(error, current_epoch):
     follower = MemoryFollower(chain([0], b"L"))
     leader, replica = leader_with(chain([0, 0], b"L"), epoch=1)
@@ -271,7 +272,7 @@ def test_a_fenced_or_unknown_epoch_keeps_the_partition_truncating_until_it_passe
         await fetcher.run_round()
 
     run(go())
-    assert replica.fence(current_epoch) == error
+    assert replica.fence(current_epoch) is error
     assert follower.log.as_bytes() == replica.log.as_bytes()
 
 
@@ -354,12 +355,12 @@ def test_the_running_fetcher_follows_appends_and_retries_after_its_backoff():
         fetcher.start()
         fetcher.add_partitions({TP: (follower, 0)})
         await until(lambda: follower.log_end_offset == 2)
-        replica.error = "not_leader_or_follower"
+        replica.error = ErrorCode.not_leader_or_follower
         replica.append(1)
         erred = len(answers)
         await until(lambda: len(answers) >= erred + 2)  # two answers with the error, a backoff between
         assert follower.log_end_offset == 2
-        replica.error = "none"
+        replica.error = ErrorCode.none
         await until(lambda: follower.log_end_offset == 3)
         await fetcher.close()
         assert not leader.reachable  # close() closes the endpoint

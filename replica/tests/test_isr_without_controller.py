@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from replica.partition import Partition
+from wire.error_codes import ErrorCode
 from replica.partition_state import PartitionState
 from segment.kafka.store import SegmentLogStore
 from segment.tests.log_configs import log_config
@@ -64,10 +65,10 @@ def test_a_silent_follower_stays_in_the_isr_and_holds_back_acks_all(tmp_path):
         assert p.isr == (1, 2, 3), "the ISR shrank without the controller store's acceptance"
         assert p.high_watermark == 0
         # acks=all is not acknowledged while 2, still in the ISR, lacks the record
-        assert await p.wait_for_replication(end, 0.05) != "none"
+        assert await p.wait_for_replication(end, 0.05) is not ErrorCode.none
         p.follower_fetched(2, end)
         assert p.high_watermark == end
-        assert await p.wait_for_replication(end, TIMEOUT_S) == "none"
+        assert await p.wait_for_replication(end, TIMEOUT_S) is ErrorCode.none
         store.close()
 
     asyncio.run(scenario())

@@ -85,8 +85,8 @@ def test_the_servers_fetch_response_reads_back_as_plain_values():
     frame = _served(1, 12, 9, _fetch_response(b"\x01\x02\x03"))
     assert response_correlation_id(frame) == 9
     top, _session, parts = read_fetch_response_frame(frame)
-    assert top == "none"
-    assert [tuple(p) for p in parts] == [("a", 0, "offset_out_of_range", 40, 10, b"\x01\x02\x03")]
+    assert top is ErrorCode.none
+    assert [tuple(p) for p in parts] == [("a", 0, ErrorCode.offset_out_of_range, 40, 10, b"\x01\x02\x03")]
 
 
 def test_the_servers_offset_for_leader_epoch_response_reads_back():
@@ -97,7 +97,7 @@ def test_the_servers_offset_for_leader_epoch_response_reads_back():
         mod.EpochEndOffset(error_code=ErrorCode.fenced_leader_epoch, partition=1, leader_epoch=-1, end_offset=-1),
     )),))
     got = read_offset_for_leader_epoch_response(decode_response(_served(23, 4, 1, body), 23, 4))
-    assert [tuple(r) for r in got] == [("a", 0, "none", 4, 120), ("a", 1, "fenced_leader_epoch", -1, -1)]
+    assert [tuple(r) for r in got] == [("a", 0, ErrorCode.none, 4, 120), ("a", 1, ErrorCode.fenced_leader_epoch, -1, -1)]
 
 
 def test_api_versions_answers_with_header_v0_even_when_flexible():

@@ -70,6 +70,6 @@ def test_the_follower_reads_it_back():
     ours, _ = _ours(42, topics_)
     frame = struct.pack(">i", 9) + b"\x00" + _flat(ours.finish())  # correlation id, header tags
     error, session_id, parts = read_fetch_response_frame(frame)
-    assert (error, session_id) == ("none", 42)
+    assert (error, session_id) == (ErrorCode.none, 42)
     assert [(p.topic, p.partition, p.error, p.high_watermark, bytes(p.records)) for p in parts] == [
-        ("t", 0, "none", 7, b"abcde"), ("t", 3, "offset_out_of_range", -1, b"")]
+        ("t", 0, ErrorCode.none, 7, b"abcde"), ("t", 3, ErrorCode.offset_out_of_range, -1, b"")]

@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Callable, TypeVar
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer import migration
@@ -81,7 +81,7 @@ class ConsumerGroupCoordinator:
         self.upgrading: set[str] = set()  # classic groups being converted (migration.py)
 
     def coordinator_error(self, group_id: str) -> ErrorCode | None:
-        return from_unconverted(self.classic.coordinator_error(group_id))
+        return self.classic.coordinator_error(group_id)
 
     # --- the heartbeat ----------------------------------------------------------------------
 

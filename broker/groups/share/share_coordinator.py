@@ -24,7 +24,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 
 from broker.groups.share.share_group_changes import GROUP_RECORDS, Said, records_between, said_by
@@ -89,7 +89,7 @@ class ShareGroupCoordinator:
             return ShareHeartbeatResult(ErrorCode.invalid_request, "MemberId can't be empty.")
         if member_epoch < LEAVE_EPOCH:
             return ShareHeartbeatResult(ErrorCode.invalid_request, f"MemberEpoch {member_epoch} is invalid.")
-        not_here = from_unconverted(self._coordinator_error(group_id))
+        not_here = self._coordinator_error(group_id)
         if not_here:
             return ShareHeartbeatResult(not_here)
         if self._other_group_kind(group_id):

@@ -26,7 +26,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 
-from wire.error_codes import ErrorCode, from_unconverted
+from wire.error_codes import ErrorCode
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.reconciliation import MemberState
@@ -73,7 +73,7 @@ class StreamsGroupCoordinator:
         self.settings = settings
 
     def coordinator_error(self, group_id: str) -> ErrorCode | None:
-        return from_unconverted(self.classic.coordinator_error(group_id))
+        return self.classic.coordinator_error(group_id)
 
     async def heartbeat(self, req: StreamsHeartbeat) -> StreamsHeartbeatResult:
         not_here = self.coordinator_error(req.group_id)
