@@ -4,9 +4,7 @@
 (librdkafka), isolation.level=read_committed, up to the partition EOF at or past the last stable
 offset when the read starts. Records of aborted transactions and of a transaction still open
 are not among them; each committed record is there once. `bootstrap` may list several brokers:
-librdkafka finds the partition's leader. `committed_in(bootstrap, topic, partition)` reads any
-partition the same way, until its EOF reaches the high watermark: the caller has no transaction
-open there, so the last stable offset is the high watermark.
+librdkafka finds the partition's leader.
 """
 
 from __future__ import annotations
@@ -52,25 +50,3 @@ def committed_values(bootstrap: str, topic: str, timeout: float = 60.0) -> list[
     finally:
         consumer.close()
 
-
-def committed_in(bootstrap: str, topic: str, partition: int, timeout: float = 60.0) -> list[bytes]:
-    """What a read_committed consumer reads of the partition until its EOF reaches the high
-    watermark (while no transaction is open there, the LSO is the HW)."""
-    consumer = _consumer(bootstrap)
-    consumer.assign([TopicPartition(topic, partition, 0)])
-    got, deadline = [], time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is None:
-                continue
-            if msg.error():
-                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
-                _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), cached=False)
-                if msg.offset() >= high:
-                    return got
-                continue
-            got.append(msg.value())
-        raise AssertionError(f"{topic}-{partition}: read_committed never reached the high watermark; got {got}")
-    finally:
-        consumer.close()

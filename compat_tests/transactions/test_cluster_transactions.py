@@ -22,9 +22,9 @@ from confluent_kafka import Producer
 
 from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import running_cluster
-from compat_tests.helpers.committed_reader import committed_in
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.transform_app import partition_output
 from compat_tests.helpers.txn_requests import coordinator_of
 from compat_tests.helpers.waiting import wait_until
 from wire.batch_builder import build_batch
@@ -64,7 +64,7 @@ def test_markers_reach_partitions_led_by_other_brokers(cluster):
     p.flush(60)
     p.abort_transaction(60)
     for i in range(PARTITIONS):
-        assert committed_in(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
+        assert partition_output(cluster.bootstrap, topic, i, "read_committed") == [b"kept-%d" % i]
 
 
 def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluster):
@@ -93,7 +93,7 @@ def test_a_killed_coordinators_open_transaction_is_aborted_by_the_new_one(cluste
         again.produce(topic, value=b"after-%d" % i, partition=i)
     again.commit_transaction(120)
     for i in range(PARTITIONS):
-        assert committed_in(bootstrap, topic, i) == [b"committed-%d" % i, b"after-%d" % i]
+        assert partition_output(bootstrap, topic, i, "read_committed") == [b"committed-%d" % i, b"after-%d" % i]
 
 
 def test_a_new_coordinator_completes_the_prepare_commit_it_finds(cluster):
@@ -129,7 +129,7 @@ def test_a_new_coordinator_completes_the_prepare_commit_it_finds(cluster):
                what="the new coordinator completing the commit", timeout=60)
     assert f"transactional id {tid}: completing its PrepareCommit found in the log" in log()
     bootstrap = ",".join(f"{b.host}:{b.port}" for n, b in cluster.brokers.items() if n != old)
-    assert committed_in(bootstrap, topic, 0) == [b"prepared-%d" % i for i in range(3)]
+    assert partition_output(bootstrap, topic, 0, "read_committed") == [b"prepared-%d" % i for i in range(3)]
 
 
 def test_a_leader_verifies_a_transactions_first_batch_with_a_remote_coordinator(cluster):
@@ -215,11 +215,11 @@ def test_a_v2_transaction_outlives_its_coordinators_broker(cluster):
         assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (0, pid, epoch + 1)
         bootstrap = ",".join(f"{b.host}:{b.port}" for node, b in cluster.brokers.items() if node != old)
         for i in written:
-            assert committed_in(bootstrap, topic, i) == [b"v2-%d" % i]
+            assert partition_output(bootstrap, topic, i, "read_committed") == [b"v2-%d" % i]
         retried = end(epoch, True)  # its answer lost: the same answer, from the loaded records
         assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (0, pid, epoch + 1)
         assert produce(written[0], epoch, b"late") == INVALID_PRODUCER_EPOCH
         assert produce(written[1], epoch + 1, b"next") == 0  # the next transaction, at the new epoch
         aborted = end(epoch + 1, False)
         assert (aborted.error_code, aborted.producer_epoch) == (0, epoch + 2)
-    assert committed_in(bootstrap, topic, written[1]) == [b"v2-%d" % written[1]]
+    assert partition_output(bootstrap, topic, written[1], "read_committed") == [b"v2-%d" % written[1]]

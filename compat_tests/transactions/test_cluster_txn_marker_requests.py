@@ -15,10 +15,10 @@ from confluent_kafka import Producer
 
 from compat_tests.helpers.broker_process import STORAGE_MODES, free_port
 from compat_tests.helpers.cluster import Cluster, running_cluster
-from compat_tests.helpers.committed_reader import committed_in
 from compat_tests.helpers.metrics import scrape, total
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.transform_app import partition_output
 from compat_tests.helpers.txn_requests import coordinator_of, describe
 from compat_tests.helpers.waiting import wait_until
 
@@ -82,4 +82,4 @@ def test_one_marker_request_per_leader_per_transaction(cluster):
         assert sent == {node: round_ if node in remote else 0 for node in cluster.brokers}, (led, coordinator)
         assert (ends(cluster, coordinator, "markers"), ends(cluster, coordinator, "complete")) == (round_, round_)
     for i in range(PARTITIONS):
-        assert committed_in(cluster.bootstrap, topic, i) == [b"kept-%d" % i]
+        assert partition_output(cluster.bootstrap, topic, i, "read_committed") == [b"kept-%d" % i]
