@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from broker.cluster import leader_election as rules
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import NO_LEADER, PartitionState
+from wire.error_codes import ErrorCode
 
 
 def state(leader, isr, replicas=(1, 2, 3), leader_epoch=4, partition_epoch=7) -> PartitionState:
@@ -45,23 +46,23 @@ def test_nothing_to_do_when_every_isr_member_lives():
 
 def test_preferred_election():
     assert rules.preferred(state(2, (1, 2, 3)), alive={1, 2, 3}).leader == 1
-    for s, alive, code in [(state(1, (1, 2)), {1, 2}, "election_not_needed"),
-                           (state(2, (2, 3)), {1, 2, 3}, "preferred_leader_not_available"),
-                           (state(2, (1, 2)), {2, 3}, "preferred_leader_not_available")]:
+    for s, alive, code in [(state(1, (1, 2)), {1, 2}, ErrorCode.election_not_needed),
+                           (state(2, (2, 3)), {1, 2, 3}, ErrorCode.preferred_leader_not_available),
+                           (state(2, (1, 2)), {2, 3}, ErrorCode.preferred_leader_not_available)]:
         with pytest.raises(ClusterError) as exc:
             rules.preferred(s, alive)
         assert exc.value.code == code
 
 
 @pytest.mark.parametrize("args, code", [
-    ((1, 3, 7, (1, 2)), "fenced_leader_epoch"),
-    ((1, 5, 7, (1, 2)), "fenced_leader_epoch"),
-    ((1, 4, 6, (1, 2)), "invalid_update_version"),
-    ((2, 4, 7, (1, 2)), "not_leader_or_follower"),
-    ((1, 4, 7, (2, 3)), "invalid_request"),      # leader missing
-    ((1, 4, 7, (1, 9)), "invalid_request"),      # not a replica
-    ((1, 4, 7, (1, 1)), "invalid_request"),      # twice
-    ((1, 4, 7, (1, 3)), "ineligible_replica"),   # 3 is dead
+    ((1, 3, 7, (1, 2)), ErrorCode.fenced_leader_epoch),
+    ((1, 5, 7, (1, 2)), ErrorCode.fenced_leader_epoch),
+    ((1, 4, 6, (1, 2)), ErrorCode.invalid_update_version),
+    ((2, 4, 7, (1, 2)), ErrorCode.not_leader_or_follower),
+    ((1, 4, 7, (2, 3)), ErrorCode.invalid_request),      # leader missing
+    ((1, 4, 7, (1, 9)), ErrorCode.invalid_request),      # not a replica
+    ((1, 4, 7, (1, 1)), ErrorCode.invalid_request),      # twice
+    ((1, 4, 7, (1, 3)), ErrorCode.ineligible_replica),   # 3 is dead
 ])
 def test_alter_partition_refusals(args, code):
     requester, leader_epoch, partition_epoch, isr = args

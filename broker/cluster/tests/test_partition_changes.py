@@ -12,6 +12,7 @@ from broker.cluster import ClusterError
 from broker.cluster.etcd_store import Guard
 
 from broker.cluster.tests.harness import Members, run
+from wire.error_codes import ErrorCode
 
 
 def _has(image, topic: str, **want) -> bool:
@@ -34,7 +35,7 @@ def test_two_alter_partitions_on_one_partition_epoch_exactly_one_wins(etcd, pref
             won = [o for o in outcomes if not isinstance(o, Exception)]
             lost = [o for o in outcomes if isinstance(o, Exception)]
             assert len(won) == 1 and won[0].partition_epoch == 1
-            assert len(lost) == 1 and isinstance(lost[0], ClusterError) and lost[0].code == "invalid_update_version"
+            assert len(lost) == 1 and isinstance(lost[0], ClusterError) and lost[0].code == ErrorCode.invalid_update_version
             image = await members.live[2].wait_for(lambda im: _has(im, "race", partition_epoch=1), 5)
             assert image.partition("race", 0).isr == won[0].isr
     run(scenario())
@@ -53,7 +54,7 @@ def test_deposed_leader_is_fenced_by_leader_epoch(etcd, prefix):
             await observer.wait_for(lambda im: _has(im, "fence", leader=2), 5)
             with pytest.raises(ClusterError) as exc:  # 2 still uses the epoch it knew as follower
                 await observer.alter_partition("fence", 0, 0, 1, [2])
-            assert exc.value.code == "fenced_leader_epoch"
+            assert exc.value.code == ErrorCode.fenced_leader_epoch
             state = observer.image.partition("fence", 0)
             grown = await observer.alter_partition("fence", 0, state.leader_epoch, state.partition_epoch, [2, 3])
             assert grown.isr == (2, 3) and grown.partition_epoch == state.partition_epoch + 1
@@ -69,12 +70,12 @@ def test_a_guard_refuses_writes_once_its_key_was_recreated(etcd, prefix):
             key = (prefix + "marker").encode()
             await store.client.put(key, b"1")
             first = await store.client.get(key)
-            guard = Guard(key, first.create_revision, "stale_broker_epoch", "gone")
+            guard = Guard(key, first.create_revision, ErrorCode.stale_broker_epoch, "gone")
             await store.client.delete(key)
             await store.client.put(key, b"1")  # same value, new incarnation
             with pytest.raises(ClusterError) as exc:
                 await store.update_partition("guarded", 0, lambda s: replace(s, partition_epoch=9), [guard])
-            assert exc.value.code == "stale_broker_epoch"
+            assert exc.value.code == ErrorCode.stale_broker_epoch
             assert (await store.client.get(store.layout.partition_key("guarded", 0))).version == 1
     run(scenario())
 
@@ -90,7 +91,7 @@ def test_preferred_election_brings_leadership_back(etcd, prefix):
             await members.start(1)
             with pytest.raises(ClusterError) as exc:  # back, but not in the ISR yet
                 await observer.elect_preferred("pref", 0)
-            assert exc.value.code == "preferred_leader_not_available"
+            assert exc.value.code == ErrorCode.preferred_leader_not_available
             state = image.partition("pref", 0)
             leader = members.live[2]
             await leader.alter_partition("pref", 0, state.leader_epoch, state.partition_epoch, [2, 3, 1])
@@ -98,5 +99,5 @@ def test_preferred_election_brings_leadership_back(etcd, prefix):
             assert (elected.leader, elected.leader_epoch) == (1, state.leader_epoch + 1)
             with pytest.raises(ClusterError) as exc:
                 await observer.elect_preferred("pref", 0)
-            assert exc.value.code == "election_not_needed"
+            assert exc.value.code == ErrorCode.election_not_needed
     run(scenario())

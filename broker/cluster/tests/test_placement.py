@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.placement import assign_replicas, check_assignments
+from wire.error_codes import ErrorCode
 
 
 def test_matches_kafkas_layout_for_five_brokers_start_zero():
@@ -33,7 +34,7 @@ def test_adding_partitions_continues_the_leaders_round_robin():
     assert [r[0] for r in added] == [r[0] for r in whole[6:]]
 
 
-@pytest.mark.parametrize("rf, code", [(4, "invalid_replication_factor"), (0, "invalid_replication_factor")])
+@pytest.mark.parametrize("rf, code", [(4, ErrorCode.invalid_replication_factor), (0, ErrorCode.invalid_replication_factor)])
 def test_refuses_impossible_replication_factors(rf, code):
     with pytest.raises(ClusterError) as exc:
         assign_replicas([1, 2, 3], 3, rf, start_index=0)
@@ -58,6 +59,6 @@ def test_explicit_assignments_checked_like_kraft():
     for bad in ([[1, 1]], [[1, 9]], [[1, 2], [3]], [[]]):
         with pytest.raises(ClusterError) as exc:
             check_assignments(bad, {1, 2, 3})
-        assert exc.value.code == "invalid_replica_assignment"
+        assert exc.value.code == ErrorCode.invalid_replica_assignment
     with pytest.raises(ClusterError):
         check_assignments([[1]], {1, 2, 3}, expected_length=2)

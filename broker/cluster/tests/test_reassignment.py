@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from broker.cluster import leader_election, reassignment
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import NO_LEADER, EtcdLayout, PartitionState
+from wire.error_codes import ErrorCode
 
 
 def state(leader, isr, replicas=(1, 2, 3), leader_epoch=4, partition_epoch=7, adding=(), removing=()):
@@ -94,9 +95,9 @@ def test_a_new_target_replaces_one_in_progress():
 
 
 @pytest.mark.parametrize("target, code, message", [
-    ([], "invalid_replica_assignment", "empty replica list"),
-    ([1, 1, 2], "invalid_replica_assignment", "more than once"),
-    ([1, 2, 9], "invalid_replica_assignment", "includes broker 9, but no such broker is registered"),
+    ([], ErrorCode.invalid_replica_assignment, "empty replica list"),
+    ([1, 1, 2], ErrorCode.invalid_replica_assignment, "more than once"),
+    ([1, 2, 9], ErrorCode.invalid_replica_assignment, "includes broker 9, but no such broker is registered"),
 ])
 def test_refusals(target, code, message):
     with pytest.raises(ClusterError) as exc:
@@ -107,7 +108,7 @@ def test_refusals(target, code, message):
 def test_replication_factor_change_refused_when_not_allowed():
     with pytest.raises(ClusterError) as exc:
         reassignment.start(state(1, (1, 2, 3)), [1, 2], ALL, allow_replication_factor_change=False)
-    assert (exc.value.code, str(exc.value)) == ("invalid_replication_factor",
+    assert (exc.value.code, str(exc.value)) == (ErrorCode.invalid_replication_factor,
                                                 "The replication factor is changed from 3 to 2")
     grown = reassignment.start(state(1, (1,), replicas=(1,)), [2], ALL)  # its size counts as the target's
     assert reassignment.start(grown, [3], ALL, allow_replication_factor_change=False).adding == (3,)
@@ -122,14 +123,14 @@ def test_cancel_reverts_to_the_replicas_before():
                                                                                  grown.partition_epoch + 1)
     with pytest.raises(ClusterError) as exc:
         reassignment.cancel(reverted, ALL, unclean_allowed=False)
-    assert exc.value.code == "no_reassignment_in_progress"
+    assert exc.value.code == ErrorCode.no_reassignment_in_progress
 
 
 def test_cancel_when_only_new_replicas_are_in_sync_needs_unclean_election():
     only_new = state(2, (2,), replicas=(2, 3, 1), adding=(2, 3), removing=(1,))
     with pytest.raises(ClusterError) as exc:
         reassignment.cancel(only_new, ALL, unclean_allowed=False)
-    assert exc.value.code == "invalid_replica_assignment" and "unclean leader election" in str(exc.value)
+    assert exc.value.code == ErrorCode.invalid_replica_assignment and "unclean leader election" in str(exc.value)
     reverted = reassignment.cancel(only_new, ALL, unclean_allowed=True)
     assert (reverted.replicas, reverted.isr, reverted.leader) == ((1,), (1,), 1)
 

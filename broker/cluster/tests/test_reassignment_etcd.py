@@ -9,6 +9,7 @@ import pytest
 from broker.cluster import ClusterError
 
 from broker.cluster.tests.harness import Members, run
+from wire.error_codes import ErrorCode
 
 
 def test_move_completes_in_the_alter_partition_that_admits_the_new_replica(etcd, prefix):
@@ -33,7 +34,7 @@ def test_move_completes_in_the_alter_partition_that_admits_the_new_replica(etcd,
 
             with pytest.raises(ClusterError) as exc:
                 await admin.cancel_reassignment("move", 0)
-            assert exc.value.code == "no_reassignment_in_progress"
+            assert exc.value.code == ErrorCode.no_reassignment_in_progress
     run(scenario())
 
 
@@ -50,14 +51,14 @@ def test_cancel_reverts_and_refusals_name_kafkas_errors(etcd, prefix):
                 ((1, 2), (1, 2), (), (), 1)
             await members.live[3].wait_until_shown([reverted], 5)
 
-            for args, code in ((("back", 0, [1, 9]), "invalid_replica_assignment"),
-                               (("back", 0, [2, 2]), "invalid_replica_assignment"),
-                               (("gone", 0, [1]), "unknown_topic_or_partition")):
+            for args, code in ((("back", 0, [1, 9]), ErrorCode.invalid_replica_assignment),
+                               (("back", 0, [2, 2]), ErrorCode.invalid_replica_assignment),
+                               (("gone", 0, [1]), ErrorCode.unknown_topic_or_partition)):
                 with pytest.raises(ClusterError) as exc:
                     await admin.reassign(*args)
                 assert exc.value.code == code
             with pytest.raises(ClusterError) as exc:
                 await admin.reassign("back", 0, [1], allow_replication_factor_change=False)
-            assert exc.value.code == "invalid_replication_factor"
+            assert exc.value.code == ErrorCode.invalid_replication_factor
             assert (await admin._store.client.get(admin._store.layout.partition_key("back", 0))).version == 3
     run(scenario())

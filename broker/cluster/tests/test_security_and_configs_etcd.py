@@ -16,6 +16,7 @@ from broker.security.cluster_token_store import ClusterTokenStore
 from broker.security.delegation_token import TokenInformation, key_check, token_credentials
 
 from broker.cluster.tests.harness import Members, run
+from wire.error_codes import ErrorCode
 
 ENDPOINTS = (Endpoint("CLIENT", "localhost", 29092), Endpoint("REPLICATION", "127.0.0.1", 29093))
 
@@ -61,7 +62,7 @@ def test_concurrent_config_changes_from_two_brokers_both_land(etcd, prefix):
             assert unchanged == image.topics["conf"]
             with pytest.raises(ClusterError) as exc:
                 await one.alter_topic_configs("missing", lambda current, mode: current)
-            assert exc.value.code == "unknown_topic_or_partition"
+            assert exc.value.code == ErrorCode.unknown_topic_or_partition
     run(scenario())
 
 

@@ -11,6 +11,7 @@ import pytest
 from broker.cluster import ClusterError
 
 from broker.cluster.tests.harness import Members, run
+from wire.error_codes import ErrorCode
 
 
 def test_rf3_on_three_brokers_each_leads_one_partition(etcd, prefix):
@@ -36,21 +37,21 @@ def test_refusals(etcd, prefix):
             admin, _ = await members.start(1, 2)
             with pytest.raises(ClusterError) as exc:
                 await admin.create_topic("big", 1, 3, {}, "segment")
-            assert exc.value.code == "invalid_replication_factor"
+            assert exc.value.code == ErrorCode.invalid_replication_factor
             with pytest.raises(ClusterError) as exc:
                 await admin.create_topic("nowhere", 1, -1, {}, "segment", assignments=[[1, 7]])
-            assert exc.value.code == "invalid_replica_assignment"
+            assert exc.value.code == ErrorCode.invalid_replica_assignment
             await admin.create_topic("once", 1, 2, {}, "segment")
             with pytest.raises(ClusterError) as exc:
                 await admin.create_topic("once", 4, 1, {}, "segment")
-            assert exc.value.code == "topic_already_exists"
-            for name, total, code in [("once", 1, "invalid_partitions"), ("missing", 3, "unknown_topic_or_partition")]:
+            assert exc.value.code == ErrorCode.topic_already_exists
+            for name, total, code in [("once", 1, ErrorCode.invalid_partitions), ("missing", 3, ErrorCode.unknown_topic_or_partition)]:
                 with pytest.raises(ClusterError) as exc:
                     await admin.add_partitions(name, total)
                 assert exc.value.code == code
             with pytest.raises(ClusterError) as exc:
                 await admin.delete_topic("missing")
-            assert exc.value.code == "unknown_topic_or_partition"
+            assert exc.value.code == ErrorCode.unknown_topic_or_partition
     run(scenario())
 
 
@@ -88,7 +89,7 @@ def test_two_concurrent_increases_grow_the_topic_once(etcd, prefix):
             won = [o for o in outcomes if not isinstance(o, Exception)]
             lost = [o for o in outcomes if isinstance(o, Exception)]
             assert len(won) == 1 and won[0].partition_count == 2
-            assert len(lost) == 1 and isinstance(lost[0], ClusterError) and lost[0].code == "invalid_partitions"
+            assert len(lost) == 1 and isinstance(lost[0], ClusterError) and lost[0].code == ErrorCode.invalid_partitions
             image = await two.wait_for(lambda im: len(im.partitions_of("grown-once")) == 2, 5)
             assert image.topics["grown-once"] == won[0]
     run(scenario())
@@ -119,7 +120,7 @@ def test_a_broker_with_every_log_dir_cordoned_gets_no_new_replica(etcd, prefix):
             assert explicit.replicas[9] == (3, 1)
             with pytest.raises(ClusterError) as refused:
                 await admin.create_topic("too-wide", 1, 3, {}, "segment")
-            assert refused.value.code == "invalid_replication_factor"
+            assert refused.value.code == ErrorCode.invalid_replication_factor
 
             await third.update_broker_configs("3", lambda c: {**c, "cordoned.log.dirs": "/d/one"})  # one dir open
             await admin.wait_for(lambda im: im.broker_configs["3"].configs["cordoned.log.dirs"] == "/d/one", 5)
