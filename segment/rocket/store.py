@@ -133,6 +133,7 @@ class RocketLogStore(LogStore):
         for q in self.queues.values():
             q.write_pending()  # what recovery re-dispatched, before a checkpoint counts it
         self._unwritten: set[ConsumeQueue] = set()  # queues with entries write_pending has not written
+        self._starts_moved = False  # log starts moved by DeleteRecords, not yet checkpointed (log_starts_moved)
         self.compacted: dict[tuple[str, int], CompactedLog] = {}
         for key, q in self.queues.items():
             recover_interrupted_clean(q.dir)
@@ -297,9 +298,22 @@ class RocketLogStore(LogStore):
         self.log_start[(queue.topic, queue.partition)] = offset
         self.persist_log_starts()
 
+    def log_starts_moved(self) -> None:
+        """DeleteRecords moved a log start: checkpoint the starts and collect freed files once a
+        request (commit_writes, before its answer), not once a partition. Off the broker: now."""
+        first, self._starts_moved = not self._starts_moved, True
+        if self.on_pending_writes is None:
+            self.commit_writes()
+        elif first and not self._unwritten:  # else the end of the turn is already due
+            self.on_pending_writes()
+
     def commit_writes(self) -> None:
         """Write what appends left in memory: the commitlog's units, then the queues' entries.
         Only then does `dispatched` (what a checkpoint may count) move past them."""
+        if self._starts_moved:
+            self._starts_moved = False
+            self.persist_log_starts()
+            self.collect()  # writes the pending units too
         if not self._unwritten:
             return
         try:
