@@ -218,18 +218,24 @@ class ClusterMetadata:
         unclean_allowed = self.controller.unclean_allowed(self.image, topic)
         return await self._store.update_partition(topic, index, lambda s: cancel_move(s, alive, unclean_allowed))
 
+    async def _swap_shown(self, revision: int) -> None:
+        """Until this broker's image is at `revision` (a compare-and-swap's): it shows that
+        write, or a later change of the same key. Waiting for an image equal to what was written
+        waited 10 s for nothing when another broker's change landed in the same published image."""
+        await self._watch.wait_for(lambda image: image.revision >= revision, 10.0)
+
     async def update_scram_user(self, user: str, decide: Callable[[dict], dict]) -> ScramUser | None:
         """AlterUserScramCredentials for one user, by compare-and-swap (EtcdStore.update_scram_user);
         returns once this broker's image shows the result, so a login here right after succeeds."""
         written = await self._store.update_scram_user(user, decide)
-        await self._watch.wait_for(lambda image: image.scram_users.get(user) == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def update_acls(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> AclList:
         """CreateAcls / DeleteAcls: the ACL list by compare-and-swap (EtcdStore.update_acls);
         returns once this broker's image shows the result, so its next check uses it."""
         written = await self._store.update_acls(decide)
-        await self._watch.wait_for(lambda image: image.acls == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def update_delegation_token(self, token_id: str, decide: Callable[[dict | None], dict | None]
@@ -238,35 +244,35 @@ class ClusterMetadata:
         (EtcdStore.update_delegation_token); returns once this broker's image shows the result,
         so a login or a describe here right after sees it."""
         written = await self._store.update_delegation_token(token_id, decide)
-        await self._watch.wait_for(lambda image: image.delegation_tokens.get(token_id) == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def update_client_quotas(self, decide: Callable[[tuple[dict, ...]], tuple[dict, ...]]) -> ClientQuotaList:
         """AlterClientQuotas: every quota by compare-and-swap (EtcdStore.update_client_quotas);
         returns once this broker's image shows the result, so its next request is held to it."""
         written = await self._store.update_client_quotas(decide)
-        await self._watch.wait_for(lambda image: image.client_quotas == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def update_group_configs(self, group: str, decide: Callable[[dict], dict]) -> GroupConfigs | None:
         """IncrementalAlterConfigs of a group, by compare-and-swap (EtcdStore.update_group_configs);
         returns once this broker's image shows the result, so its next fetch uses it."""
         written = await self._store.update_group_configs(group, decide)
-        await self._watch.wait_for(lambda image: image.group_configs.get(group) == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def update_features(self, decide: Callable[[FinalizedFeatures | None], FinalizedFeatures]) -> FinalizedFeatures:
         """UpdateFeatures, by compare-and-swap (EtcdStore.update_features); returns once this
         broker's image shows the result, so its next ApiVersions answer has it."""
         written = await self._store.update_features(decide)
-        await self._watch.wait_for(lambda image: image.features == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def update_broker_configs(self, name: str, decide: Callable[[dict], dict]) -> BrokerConfigs | None:
         """AlterConfigs of a BROKER resource, by compare-and-swap (EtcdStore.update_broker_configs);
         returns once this broker's image shows the result, so its next DescribeConfigs shows it."""
         written = await self._store.update_broker_configs(name, decide)
-        await self._watch.wait_for(lambda image: image.broker_configs.get(name) == written, 10.0)
+        await self._swap_shown(self._store.last_swap_revision)
         return written
 
     async def cluster_id(self, proposal: str) -> str:

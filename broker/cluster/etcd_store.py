@@ -56,6 +56,10 @@ class EtcdStore:
     def __init__(self, client: aetcd.Client, layout: EtcdLayout) -> None:
         self.client = client
         self.layout = layout
+        # The etcd revision the last compare_and_swap wrote at (or read, when it wrote nothing):
+        # an image at this revision or later shows its result, or a change made after it.
+        # Read on the caller's next line, before it awaits anything else.
+        self.last_swap_revision = 0
 
     async def load(self) -> tuple[list[tuple[bytes, bytes, int]], int]:
         """Every key under the prefix as (key, value, mod_revision), and the store revision
@@ -94,11 +98,14 @@ class EtcdStore:
             current = await self.client.get(key)
             swap = attempt(self.layout.decode(key, current.value)[1] if current is not None else None)
             if not swap.writes:
+                self.last_swap_revision = current.mod_revision if current is not None else 0
                 return swap.result
             ok, responses = await self.transaction(
                 compare=[self.unchanged(key, current), *self._guard_compares(guards)],
                 success=list(swap.writes), failure=[tx.get(g.key) for g in guards])
             if ok:
+                written = responses[0]
+                self.last_swap_revision = getattr(written, written.WhichOneof("response")).header.revision
                 return swap.result
             self._check_guards(guards, responses)
             log.debug("%s changed under us; re-reading", key.decode())
