@@ -16,19 +16,31 @@ waiters and hands an accepted state back to it (`Partition.isr_accepted`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from wire.error_codes import ErrorCode
 
 from .isr_change import IsrProposer, PendingIsrChange
+from .leader_state import LeaderState
 from .partition_errors import NotEnoughReplicas, NotEnoughReplicasAfterAppend, NotLeader
+from .partition_state import PartitionState
+from .purgatory import PartitionPurgatory
 
-if TYPE_CHECKING:
-    from .partition import Partition
+
+class LedPartition(Protocol):
+    """What of a Partition (partition.py) this reads, and the one call back it makes: not an
+    import of partition.py, which imports this module."""
+    topic: str
+    index: int
+    leader: LeaderState | None
+    purgatory: PartitionPurgatory
+    min_insync_replicas: int
+
+    def isr_accepted(self, state: PartitionState) -> None: ...
 
 
 class IsrMaintenance:
-    def __init__(self, partition: Partition) -> None:
+    def __init__(self, partition: LedPartition) -> None:
         self._partition = partition
         self._change = PendingIsrChange()
 
