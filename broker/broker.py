@@ -8,6 +8,7 @@ import os
 import uuid
 from pathlib import Path
 
+from broker.api.context import ApiContext
 from broker.fetch_sessions import FetchSessionCache
 from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import fully_cordoned
@@ -31,6 +32,7 @@ from broker.groups.share.state_store import ShareStateStore
 from broker.cluster.member import ClusterMember
 from broker.cluster.view import ClusterImageView, WantedTopic
 from broker.security.acl.cluster_store import ClusterAclStore
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
 from broker.cluster.single_broker_view import SingleBrokerView
@@ -169,6 +171,10 @@ class Broker:
         if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
             member.metadata.add_listener(self.txn_loading.on_metadata)
+        self.authorizer = RequestAuthorizer(lambda: self.acls)
+        # What every handler is given (broker/api/context.py): the services above, typed.
+        self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
+                              broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

@@ -9,19 +9,19 @@ ACLs as Kafka's handleAddOffsetsToTxnRequest: WRITE on the transactional id
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups import offsets_log
-from broker.security.acl.checks import group_allowed, transactional_id_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
 
 
 async def _add(broker, request) -> ErrorCode:
-    if not transactional_id_allowed(broker, Operation.WRITE, request.transactional_id):
+    if not broker.authorizer.transactional_id_allowed(Operation.WRITE, request.transactional_id):
         return ErrorCode.transactional_id_authorization_failed
-    if not group_allowed(broker, Operation.READ, request.group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
         return ErrorCode.group_authorization_failed
     topic = await broker.offsets_store.ensure_topic()
     if topic is None:
@@ -32,7 +32,8 @@ async def _add(broker, request) -> ErrorCode:
                                                     client_version=0)  # Kafka's TV_0: a V1 client's call
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     code = for_version(await _add(broker, request), header)
     return make(cls, throttle_time=NO_THROTTLE, error_code=code)

@@ -18,11 +18,11 @@ produce gives older clients); without verify_only the partitions are added as v0
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed, denied_names, transactional_id_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.txn_errors import for_version
 
 FIRST_BROKER_VERSION = 4
@@ -31,7 +31,7 @@ FIRST_TRANSACTION_ABORTABLE = 5
 
 def _partition_errors(broker, topics) -> dict[tuple[str, int], ErrorCode]:
     """Per partition, why it cannot be added; empty when all can."""
-    unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC, (t.name for t in topics))
+    unwritable = broker.authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC, (t.name for t in topics))
     refused = {}
     for t in topics:
         topic = broker.topics.topics.get(t.name)  # not a key-lookup view: those take no writes
@@ -70,13 +70,14 @@ def _topic_results(cls, topics, codes):
         for t in topics)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     if header.api_version >= FIRST_BROKER_VERSION:
         return await _handle_brokers(broker, header, request, cls)
     txn_id = request.v3_and_below_transactional_id
     topics = request.v3_and_below_topics
-    if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
+    if not broker.authorizer.transactional_id_allowed(Operation.WRITE, txn_id):
         codes = {(t.name, i): ErrorCode.transactional_id_authorization_failed for t in topics for i in t.partitions}
     else:
         codes = await _codes(broker, header, txn_id, request.v3_and_below_producer_id,
@@ -85,7 +86,7 @@ async def handle(broker, header, request):
 
 
 async def _handle_brokers(broker, header, request, cls):
-    if not cluster_allowed(broker, Operation.CLUSTER_ACTION):
+    if not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION):
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     results_by_transaction=())
     result_cls = nested(cls, "AddPartitionsToTxnResult")

@@ -13,18 +13,19 @@ stored (broker/quotas/store.py) and this broker enforces it.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.quotas.entities import entity_of, hosts_to_resolve, plan_alteration
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     entry_cls, entity_cls = nested(cls, "EntryData"), nested(cls, "EntityData")
-    if not cluster_allowed(broker, Operation.ALTER_CONFIGS):
+    if not broker.authorizer.cluster_allowed(Operation.ALTER_CONFIGS):
         results = {entity_of((d.entity_type, d.entity_name) for d in e.entity):
                    (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.") for e in request.entries}
     else:

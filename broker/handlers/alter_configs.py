@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from wire.protocol import RequestHeader
 from wire.config_codes import ConfigResourceType
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.config_alteration import answer
 from broker.settings.dynamic_broker_configs import check_change
 from broker.settings.group_configs import validate_group_configs
@@ -20,5 +22,6 @@ def _change(broker, res):
     return lambda current, _defaults, mode: replace_all(current, wanted, mode)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     return await answer(broker, header, request, _change)

@@ -18,13 +18,13 @@ import asyncio
 import logging
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +39,12 @@ async def _alter(broker, topic: str, index: int, target, allow_rf_change: bool) 
     return await broker.view.reassign(topic, index, target, allow_rf_change)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, partition_cls = nested(cls, "ReassignableTopicResponse"), nested(cls, "ReassignablePartitionResponse")
     allow_rf_change = getattr(request, "allow_replication_factor_change", True)  # v0 always allows it
-    if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleAlterPartitionReassignments
+    if not broker.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleAlterPartitionReassignments
         return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,
                     error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed.", responses=())
     responses, written = [], []

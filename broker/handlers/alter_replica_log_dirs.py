@@ -16,12 +16,12 @@ records the new layout in its own topics.json (broker/storage/replica_layouts.py
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _answer(broker, mode: str | None, name: str, index: int) -> ErrorCode:
@@ -38,10 +38,11 @@ def _answer(broker, mode: str | None, name: str, index: int) -> ErrorCode:
     return ErrorCode.none
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, "AlterReplicaLogDirTopicResult"), nested(cls, "AlterReplicaLogDirPartitionResult")
-    allowed = cluster_allowed(broker, Operation.ALTER)  # as Kafka's handleAlterReplicaLogDirsRequest
+    allowed = broker.authorizer.cluster_allowed(Operation.ALTER)  # as Kafka's handleAlterReplicaLogDirsRequest
     answers: dict[str, dict[int, str]] = {}
     for wanted in request.dirs:
         mode = broker.log_dirs.mode_of_dir(wanted.path)

@@ -10,23 +10,24 @@ TOPIC_AUTHORIZATION_FAILED on its partitions, an unknown one UNKNOWN_TOPIC_OR_PA
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
-from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.describe_share_group_offsets import refusal
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, "AlterShareGroupOffsetsResponseTopic"), nested(
         cls, "AlterShareGroupOffsetsResponsePartition")
     code = refusal(broker, request.group_id, Operation.READ)
     if code:
         return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=None, responses=())
-    denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])
+    denied = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])
     altered = await broker.share_admin.alter(request.group_id, [
         (t.topic_name, [(p.partition_index, p.start_offset) for p in t.partitions])
         for t in request.topics if t.topic_name not in denied])

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import Counter
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 from wire.scram import MAX_ITERATIONS, MECHANISM_BY_TYPE, SCRAM_MECHANISMS
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _upsert_problem(u) -> tuple[ErrorCode, str] | None:
@@ -36,11 +36,12 @@ def _upsert_problem(u) -> tuple[ErrorCode, str] | None:
     return None
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "AlterUserScramCredentialsResult")
     store = broker.security.scram
-    if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleAlterUserScramCredentialsRequest
+    if not broker.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleAlterUserScramCredentialsRequest
         names = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
         return make(cls, throttle_time=NO_THROTTLE, results=tuple(
             make(result_cls, user=n, error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed.") for n in names))

@@ -9,9 +9,10 @@ is given with min and max level both its level.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import SERVED_VERSIONS, response_for
+from wire.protocol import RequestHeader, SERVED_VERSIONS, response_for
 
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.context import Answer, ApiContext, Request
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 FIRST_FEATURES_VERSION = 3
 FIRST_MIN_ZERO_VERSION = 4
@@ -33,7 +34,8 @@ def _features(broker, header, cls) -> dict:
             for name, level in sorted(features.finalized.items())))
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     api_version = nested(cls, "ApiVersion")
     keys = tuple(

@@ -31,8 +31,7 @@ from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
 from wire.protocol import response_for
 
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
-from broker.security.acl.checks import config_refusal
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.model import Operation
 from broker.settings import cordoned_log_dirs
 from broker.settings.described_configs import topic_entries
@@ -57,7 +56,7 @@ async def answer(broker, header, request, change_of: ResourceChange):
     repeated = _duplicated(request.resources)
     results = []
     for res in request.resources:
-        refusal = config_refusal(broker, Operation.ALTER_CONFIGS, res.resource_type, res.resource_name)
+        refusal = broker.authorizer.config_refusal(Operation.ALTER_CONFIGS, res.resource_type, res.resource_name)
         if refusal is not None:  # ACLs, as Kafka's AlterConfigs handlers
             code, message = refusal, "Authorization failed."
         else:

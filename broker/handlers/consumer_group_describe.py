@@ -9,26 +9,27 @@ group. v1 adds each member's type (1: consumer protocol).
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.consumer.consumer_group import ConsumerGroup
 from broker.groups.consumer.target_assignment import preferred_assignor
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # v1's member type: which protocol the member speaks
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     coordinator = broker.consumer_groups
     described = []
     for group_id in request.group_ids:
         code = coordinator.coordinator_error(group_id)
-        if not group_allowed(broker, Operation.DESCRIBE, group_id):
+        if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
             code = ErrorCode.group_authorization_failed
         group = coordinator.groups.get(group_id)
         message = None

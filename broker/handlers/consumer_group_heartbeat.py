@@ -12,29 +12,30 @@ from __future__ import annotations
 import datetime
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.net.client_address import client_host
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.consumer.topic_partitions import of
-from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _ms(value) -> int:
     return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     names = request.subscribed_topic_names
     if switched_off(broker.features, GROUP_VERSION):
         return heartbeat_answer(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
-    if not group_allowed(broker, Operation.READ, request.group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
         return heartbeat_answer(cls, ErrorCode.group_authorization_failed, None)
-    if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
+    if names and broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
         return heartbeat_answer(cls, ErrorCode.topic_authorization_failed, None)
     taken = request.group_id in broker.share_groups.groups or request.group_id in broker.streams_groups.groups
     if taken and not broker.groups.coordinator_error(request.group_id):

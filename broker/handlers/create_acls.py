@@ -6,11 +6,11 @@ runs without an authorizer, as Kafka answers."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import AclBinding, InvalidAcl, Operation, PatternType, Permission, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _binding(c) -> AclBinding:
@@ -23,13 +23,14 @@ def _binding(c) -> AclBinding:
     return binding
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "AclCreationResult")
     refusal = None
     if broker.acls is None:
         refusal = (ErrorCode.security_disabled, "No Authorizer is configured on the broker")
-    elif not cluster_allowed(broker, Operation.ALTER):
+    elif not broker.authorizer.cluster_allowed(Operation.ALTER):
         refusal = (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     if refusal is not None:
         results = [make(result_cls, error_code=refusal[0], error_message=refusal[1])

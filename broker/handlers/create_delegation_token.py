@@ -14,20 +14,21 @@ the owner and the requester.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.delegation_token_gate import (ERROR_TIMESTAMP, as_ms, requester, timestamp,
                                                    token_requests_allowed)
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 from broker.net.request_context import ANONYMOUS
-from broker.security.acl.checks import allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.security.delegation_token import split_principal
 
 USER_TYPE = "User"
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     asking = requester()
     owner_name = getattr(request, "owner_principal_name", None)
@@ -37,7 +38,7 @@ async def handle(broker, header, request):
     owner = f"{owner_type}:{owner_name}" if owner_name else asking
     if not token_requests_allowed():
         return _refusal(cls, ErrorCode.delegation_token_request_not_allowed, owner, asking, ERROR_TIMESTAMP)
-    if owner != asking and not allowed(broker, Operation.CREATE_TOKENS, ResourceType.USER, owner):
+    if owner != asking and not broker.authorizer.allowed(Operation.CREATE_TOKENS, ResourceType.USER, owner):
         return _refusal(cls, ErrorCode.delegation_token_authorization_failed, owner, asking, ERROR_TIMESTAMP)
     if any(r.principal_type != USER_TYPE for r in request.renewers):
         return _refusal(cls, ErrorCode.invalid_principal_type, owner, asking, ERROR_TIMESTAMP)

@@ -7,13 +7,13 @@ answered with the throttle time (broker/quotas/enforcement.py)."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.topic_names import TopicError, check_internal_change
 from broker.handlers.partition_limits import BATCH_REFUSAL, MAX_PARTITIONS_PER_REQUEST
-from broker.security.acl.checks import topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 
 STRICT_QUOTA_SINCE = 3
@@ -46,7 +46,8 @@ def _check(broker, topic, budget: int) -> int:
     return topic.count - current
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "CreatePartitionsTopicResult")
     results = []
@@ -58,7 +59,7 @@ async def handle(broker, header, request):
             if topic.name in seen:
                 raise TopicError(ErrorCode.invalid_request, f"Duplicate topic {topic.name} in the request.")
             seen.add(topic.name)
-            if not topic_allowed(broker, Operation.ALTER, topic.name):  # ACLs, as Kafka's handleCreatePartitionsRequest
+            if not broker.authorizer.topic_allowed(Operation.ALTER, topic.name):  # ACLs, as Kafka's handleCreatePartitionsRequest
                 raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             added = _check(broker, topic, budget)
             budget -= added

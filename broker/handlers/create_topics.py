@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections import Counter
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.settings.described_configs import topic_entries
 from broker.settings.topic_configs import InvalidConfig, validate_topic_configs
 from broker.topic_names import TopicError, check_topic_name
 from broker.handlers.partition_limits import CREATE_TOPICS_REFUSAL, MAX_PARTITIONS_PER_REQUEST, create_topics_total
-from broker.security.acl.checks import cluster_allowed, topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 
 STRICT_QUOTA_SINCE = 6
@@ -71,7 +71,8 @@ def _check(broker, topic, duplicates, too_many_partitions: bool) -> tuple[int, i
     return partitions, rf, assignments, configs
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "CreatableTopicResult")
     config_cls = nested(cls, "CreatableTopicConfigs")
@@ -81,10 +82,10 @@ async def handle(broker, header, request):
     counted = [t for t in request.topics if t.name not in duplicates]
     too_many_partitions = create_topics_total(counted, broker.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST
     checked: dict[str, tuple | TopicError] = {}
-    may_create_any = cluster_allowed(broker, Operation.CREATE)  # ACLs: CREATE on the cluster, or on the topic
+    may_create_any = broker.authorizer.cluster_allowed(Operation.CREATE)  # ACLs: CREATE on the cluster, or on the topic
     for topic in request.topics:
         try:
-            if not may_create_any and not topic_allowed(broker, Operation.CREATE, topic.name):
+            if not may_create_any and not broker.authorizer.topic_allowed(Operation.CREATE, topic.name):
                 raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             checked.setdefault(topic.name, _check(broker, topic, duplicates, too_many_partitions))
         except TopicError as exc:

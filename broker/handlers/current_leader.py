@@ -10,10 +10,14 @@ refresh. A leader this broker does not know (-1) is named without an endpoint.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Iterable
 
+from replica.partition import Partition
 from wire.error_codes import ErrorCode
+
+from broker.cluster.view import ClusterView
 from broker.net.advertised_brokers import broker_address
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 
 FETCH_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})
 PRODUCE_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower})
@@ -30,15 +34,15 @@ class LeaderHint:
 NO_HINT = LeaderHint(-1, -1)
 
 
-def leader_hint(broker, topic: str, index: int, local) -> LeaderHint:
+def leader_hint(view: ClusterView, topic: str, index: int, local: Partition | None) -> LeaderHint:
     """The metadata image's leader of topic-index (`local`: the partition hosted here, or None)."""
-    placement = broker.view.placement(topic, index, local)
+    placement = view.placement(topic, index, local)
     if placement is None or placement.leader < 0:
         return NO_HINT
     return LeaderHint(placement.leader, placement.leader_epoch)
 
 
-def leader_field(cls, hint: LeaderHint | None):
+def leader_field(cls: type, hint: LeaderHint | None) -> Any:
     """The response's LeaderIdAndEpoch entity for `hint`; its default (-1, -1) when None."""
     leader_cls = nested(cls, "LeaderIdAndEpoch")
     if hint is None or leader_cls is None:
@@ -46,14 +50,14 @@ def leader_field(cls, hint: LeaderHint | None):
     return make(leader_cls, leader_id=hint.leader_id, leader_epoch=hint.leader_epoch)
 
 
-def node_endpoints(broker, cls, hints) -> tuple:
+def node_endpoints(view: ClusterView, cls: type, hints: Iterable[LeaderHint | None]) -> tuple[Any, ...]:
     """NodeEndpoint entities for the leaders `hints` name, once each, by node id."""
     endpoint_cls = nested(cls, "NodeEndpoint")
     if endpoint_cls is None:
         return ()
     out = []
     for node_id in sorted({h.leader_id for h in hints if h is not None and h.leader_id >= 0}):
-        address = broker_address(broker, node_id)
+        address = broker_address(view, node_id)
         if address is not None:
             out.append(make(endpoint_cls, node_id=address.node_id, host=address.host, port=address.port,
                             rack=None))

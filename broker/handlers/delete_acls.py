@@ -5,21 +5,22 @@ SECURITY_DISABLED without an authorizer (Kafka's answers)."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.handlers.acl_filters import InvalidFilter, acl_filter, wire_codes
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls, matching_cls = nested(cls, "DeleteAclsFilterResult"), nested(cls, "DeleteAclsMatchingAcl")
     refusal = None
     if broker.acls is None:
         refusal = (ErrorCode.security_disabled, "No Authorizer is configured on the broker")
-    elif not cluster_allowed(broker, Operation.ALTER):
+    elif not broker.authorizer.cluster_allowed(Operation.ALTER):
         refusal = (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     filters, failures = [], {}
     for i, f in enumerate(request.filters):

@@ -5,20 +5,21 @@ Kafka's GroupCoordinatorService does; one with members is NON_EMPTY_GROUP."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "DeletableGroupResult")
     names = list(request.groups_names)
-    allowed = [g for g in names if group_allowed(broker, Operation.DELETE, g)]  # ACLs: DELETE on the group
+    allowed = [g for g in names if broker.authorizer.group_allowed(Operation.DELETE, g)]  # ACLs: DELETE on the group
     consumer = {g: broker.consumer_groups.groups[g] for g in allowed if g in broker.consumer_groups.groups}
     codes: dict[str, ErrorCode] = {}
     for group_id in allowed:  # share groups first; an id no share group holds falls through

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from wire.error_codes import ErrorCode
 from replica.partition_errors import PartitionError
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import denied_names
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[ErrorCode, int]:
@@ -35,12 +35,13 @@ def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[ErrorCode
         return exc.code, -1
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "DeleteRecordsTopicResult")
     part_cls = nested(cls, "DeleteRecordsPartitionResult")
     topics = []
-    refused = denied_names(broker, Operation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics))
+    refused = broker.authorizer.denied_names(Operation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         parts = []
         for p in t.partitions:

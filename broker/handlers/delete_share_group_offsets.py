@@ -11,23 +11,24 @@ one UNKNOWN_TOPIC_OR_PARTITION, each on its own entry.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share.share_group_admin import NO_TOPIC_ID, Refused
-from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.describe_share_group_offsets import refusal
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "DeleteShareGroupOffsetsResponseTopic")
     code = refusal(broker, request.group_id, Operation.DELETE)
     if code:
         return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=None, responses=())
     names = [t.topic_name for t in request.topics]
-    denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
+    denied = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
     deleted = await broker.share_admin.delete_offsets(request.group_id, [n for n in names if n not in denied])
     if isinstance(deleted, Refused):
         return make(cls, throttle_time=NO_THROTTLE, error_code=deleted.error, error_message=deleted.message,

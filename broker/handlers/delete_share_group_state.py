@@ -5,9 +5,12 @@ with no state answers no error. Callers need CLUSTER_ACTION (share_state_answers
 
 from __future__ import annotations
 
+from wire.protocol import RequestHeader
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.share_state_answers import answer
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     coordinator = broker.share_states
     return await answer(broker, header, request, "DeleteStateResult", lambda key, p: coordinator.delete(key))

@@ -7,12 +7,12 @@ is answered with the throttle time (broker/quotas/enforcement.py)."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.topic_names import TopicError, check_internal_change
-from broker.security.acl.checks import topic_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 
 STRICT_QUOTA_SINCE = 5
@@ -25,7 +25,8 @@ def _targets(request):
     return [(t.name, t.topic_id if t.topic_id and t.topic_id.int else None) for t in request.topics]
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "DeletableTopicResult")
     results = []
@@ -39,7 +40,7 @@ async def handle(broker, header, request):
                 continue
             name = topic.name
         try:
-            if not topic_allowed(broker, Operation.DELETE, name):  # ACLs, as Kafka's handleDeleteTopicsRequest
+            if not broker.authorizer.topic_allowed(Operation.DELETE, name):  # ACLs, as Kafka's handleDeleteTopicsRequest
                 raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             check_internal_change(name, broker.config.allow_internal_topic_changes, "deleted")
             existing = broker.topics.get(name)

@@ -8,15 +8,16 @@ from itertools import groupby
 from kio.static.primitive import i8
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.handlers.acl_filters import InvalidFilter, acl_filter
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
 
     def refuse(code: ErrorCode, message: str):
@@ -24,7 +25,7 @@ async def handle(broker, header, request):
 
     if broker.acls is None:
         return refuse(ErrorCode.security_disabled, "No Authorizer is configured on the broker")
-    if not cluster_allowed(broker, Operation.DESCRIBE):
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):
         return refuse(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     try:
         matched = broker.acls.describe(acl_filter(request))

@@ -8,17 +8,18 @@ needed (CLUSTER_AUTHORIZATION_FAILED otherwise). A default entity is described w
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.quotas.entities import QuotaRequestError, parse_filter
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    if not cluster_allowed(broker, Operation.DESCRIBE_CONFIGS):
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE_CONFIGS):
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", entries=None)
     try:

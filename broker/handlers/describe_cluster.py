@@ -6,21 +6,22 @@ registered under a live etcd lease or not listed at all, so none is ever fenced.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.net import advertised_brokers
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 BROKERS_ENDPOINT = 1
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     broker_cls = nested(cls, "DescribeClusterBroker")
-    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeCluster
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeCluster
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", endpoint_type=getattr(request, "endpoint_type", BROKERS_ENDPOINT),
                     cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
@@ -31,7 +32,7 @@ async def handle(broker, header, request):
                     cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
     brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None, is_fenced=False)
-                    for b in advertised_brokers.brokers(broker))
+                    for b in advertised_brokers.brokers(broker.view))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 endpoint_type=BROKERS_ENDPOINT, cluster_id=broker.cluster_id, controller_id=broker.view.controller_id,
                 brokers=brokers, cluster_authorized_operations=UNKNOWN_OPERATIONS)

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
-from broker.security.acl.checks import config_refusal
+from broker.api.context import Answer, ApiContext, Request
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.model import Operation
 from broker.settings.described_configs import broker_entries, default_broker_entries, group_entries, topic_entries
 
 
 def _entries(broker, res) -> tuple[ErrorCode, str | None, list]:
     """(error code name, message, entries) for one resource."""
-    refusal = config_refusal(broker, Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
+    refusal = broker.authorizer.config_refusal(Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
     if refusal is not None:  # ACLs, as Kafka's handleDescribeConfigsRequest
         return refusal, "Authorization failed.", []
     if res.resource_type == ConfigResourceType.TOPIC:
@@ -39,7 +39,8 @@ def _entries(broker, res) -> tuple[ErrorCode, str | None, list]:
     return ErrorCode.invalid_request, f"Unsupported resource type {res.resource_type}", []
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "DescribeConfigsResult")
     entry_cls = nested(cls, "DescribeConfigsResourceResult")

@@ -12,16 +12,17 @@ DELEGATION_TOKEN resource of its id, or DESCRIBE_TOKENS on its owner's USER reso
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.delegation_token_gate import requester, token_requests_allowed
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
-from broker.security.acl.checks import allowed
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.model import Operation, ResourceType
 from broker.security.delegation_token import TokenInformation, split_principal
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     tokens = broker.security.tokens
     if not token_requests_allowed():
@@ -35,8 +36,8 @@ async def handle(broker, header, request):
         if owners is not None and not any(token.owner_or_renewer(o) for o in owners):
             return False
         return (token.owner_or_renewer(asking)
-                or allowed(broker, Operation.DESCRIBE, ResourceType.DELEGATION_TOKEN, token.token_id)
-                or allowed(broker, Operation.DESCRIBE_TOKENS, ResourceType.USER, token.owner))
+                or broker.authorizer.allowed(Operation.DESCRIBE, ResourceType.DELEGATION_TOKEN, token.token_id)
+                or broker.authorizer.allowed(Operation.DESCRIBE_TOKENS, ResourceType.USER, token.owner))
 
     token_cls, renewer_cls = nested(cls, "DescribedDelegationToken"), nested(cls, "DescribedDelegationTokenRenewer")
     described = []

@@ -8,24 +8,25 @@ NOT_COORDINATOR with an empty description."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.state import GroupState
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 NOT_FOUND_FROM = 6
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     group_cls, member_cls = nested(cls, "DescribedGroup"), nested(cls, "DescribedGroupMember")
     described = []
     for group_id in request.groups:
         not_here = broker.groups.coordinator_error(group_id)
-        if not group_allowed(broker, Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
+        if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
             not_here = ErrorCode.group_authorization_failed
         if not_here:
             described.append(make(group_cls, error_code=not_here, group_id=group_id, group_state="",

@@ -24,14 +24,14 @@ from pathlib import Path
 
 from wire.describe_log_dirs_response import LogDirEntry, TopicEntry, encode_describe_log_dirs_response
 from wire.error_codes import ErrorCode
-from wire.protocol import EncodedBody, response_for
+from wire.protocol import EncodedBody, RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
 from broker.storage.log_dir_move import log_dir
 from broker.storage.modes import MODES
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 
 NONE = int(ErrorCode.none)
 
@@ -55,8 +55,9 @@ def _wanted(request) -> dict[str, set[int]] | None:
     return wanted
 
 
-async def handle(broker, header, request):
-    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
         return make(response_for(header), throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     results=())
     data_dir = Path(broker.config.data_dir).resolve()

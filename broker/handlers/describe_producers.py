@@ -12,11 +12,11 @@ view (broker/key_topic.py) has no producers of its own: an empty list.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import denied_names
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _partition(broker, cls, topic: str, index: int, refusal: str | None):
@@ -40,9 +40,10 @@ def _partition(broker, cls, topic: str, index: int, refusal: str | None):
                 error_message=None, active_producers=producers)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    denied = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+    denied = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     topics = []
     for t in request.topics:
         if t.name in denied:

@@ -10,13 +10,13 @@ partitions. An unknown topic or a partition without state is no error: start off
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share.share_group_admin import UNINITIALIZED
-from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.features import SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def refusal(broker, group_id: str, operation: Operation) -> ErrorCode | None:
@@ -28,12 +28,13 @@ def refusal(broker, group_id: str, operation: Operation) -> ErrorCode | None:
     if not group_id:
         return ErrorCode.invalid_group_id
     code = broker.groups.coordinator_error(group_id)
-    if not code and not group_allowed(broker, operation, group_id):
+    if not code and not broker.authorizer.group_allowed(operation, group_id):
         code = ErrorCode.group_authorization_failed
     return code
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     group_cls, topic_cls = nested(cls, "DescribeShareGroupOffsetsResponseGroup"), nested(
         cls, "DescribeShareGroupOffsetsResponseTopic")
@@ -45,11 +46,11 @@ async def handle(broker, header, request):
             groups.append(make(group_cls, group_id=g.group_id, topics=(), error_code=code, error_message=None))
             continue
         wanted = None if g.topics is None else [(t.topic_name, list(t.partitions)) for t in g.topics]
-        denied = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, [t for t, _ in wanted or ()])
+        denied = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, [t for t, _ in wanted or ()])
         described = await broker.share_admin.describe(
             g.group_id, None if wanted is None else [w for w in wanted if w[0] not in denied])
         if wanted is None:  # all topics: those it may not see are left out
-            hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, [t.name for t in described])
+            hidden = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, [t.name for t in described])
             described = [t for t in described if t.name not in hidden]
         topics = [make(topic_cls, topic_name=t.name, topic_id=t.topic_id, partitions=tuple(
             make(part_cls, partition_index=p.partition, start_offset=p.start_offset, leader_epoch=p.leader_epoch,

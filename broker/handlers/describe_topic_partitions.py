@@ -14,12 +14,12 @@ INVALID_TOPIC_EXCEPTION for a name no topic can have); listing all topics skips 
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.topic_names import illegal_name
-from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 MAX_PARTITIONS_PER_PAGE = 2000  # Kafka's max.request.partition.size.limit
 UNKNOWN_OPERATIONS = -(2**31)
@@ -49,7 +49,8 @@ def _missing(topic_cls, name: str):
                 topic_authorized_operations=UNKNOWN_OPERATIONS)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "DescribeTopicPartitionsResponseTopic")
     part_cls = nested(cls, "DescribeTopicPartitionsResponsePartition")
@@ -65,7 +66,7 @@ async def handle(broker, header, request):
                  partitions=(), topic_authorized_operations=UNKNOWN_OPERATIONS) for t in request.topics))
     remaining = min(MAX_PARTITIONS_PER_PAGE, request.response_partition_limit)
     topics, next_cursor = [], None
-    hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names)  # ACLs: DESCRIBE on the topic
+    hidden = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names)  # ACLs: DESCRIBE on the topic
     for name in names:
         if name in hidden:
             if not list_all:

@@ -12,24 +12,25 @@ from __future__ import annotations
 import datetime
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import transactional_id_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _time(ms: int) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     state_cls = nested(cls, "TransactionState")
     topic_cls = nested(cls, "TopicData")
     states = []
     for txn_id in request.transactional_ids:
-        if not transactional_id_allowed(broker, Operation.DESCRIBE, txn_id):
+        if not broker.authorizer.transactional_id_allowed(Operation.DESCRIBE, txn_id):
             code, meta = ErrorCode.transactional_id_authorization_failed, None
         else:
             code, meta = broker.transactions.describe(txn_id)

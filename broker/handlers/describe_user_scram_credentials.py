@@ -8,18 +8,19 @@ from __future__ import annotations
 from collections import Counter
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 from wire.scram import SCRAM_MECHANISMS
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls, info_cls = nested(cls, "DescribeUserScramCredentialsResult"), nested(cls, "CredentialInfo")
-    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeUserScramCredentialsRequest
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeUserScramCredentialsRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", results=())
     known = broker.security.scram.describe()

@@ -19,13 +19,13 @@ import asyncio
 import logging
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
-from broker.security.acl.checks import cluster_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +55,13 @@ async def _until_visible(broker, written: list[PartitionState], timeout_s: float
         log.warning("elections written to etcd not yet in this broker's metadata after %.1f s", timeout_s)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, partition_cls = nested(cls, "ReplicaElectionResult"), nested(cls, "PartitionResult")
     election = getattr(request, "election_type", PREFERRED)  # v0 elects the preferred replica
     refusal = None
-    if not cluster_allowed(broker, Operation.ALTER):  # ACLs, as Kafka's handleElectLeaders
+    if not broker.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleElectLeaders
         refusal, message = ErrorCode.cluster_authorization_failed, "Cluster authorization failed."
     elif election not in (PREFERRED, UNCLEAN):
         refusal, message = ErrorCode.invalid_request, f"Unknown election type {election}"

@@ -11,20 +11,21 @@ error, as Kafka answers. Which answer, per version, state, epoch and timing: bro
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import transactional_id_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
 from broker.txn.coordinator import EndResult
 
 FIRST_V2_VERSION = 5
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    if not transactional_id_allowed(broker, Operation.WRITE, request.transactional_id):
+    if not broker.authorizer.transactional_id_allowed(Operation.WRITE, request.transactional_id):
         result = EndResult(ErrorCode.transactional_id_authorization_failed)
     else:
         result = await broker.transactions.end_txn(request.transactional_id, request.producer_id,

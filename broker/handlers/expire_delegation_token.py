@@ -10,14 +10,16 @@ expiry -1 (KafkaApis.handleExpireTokenRequest); the rest is the manager's, in Ka
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.delegation_token_gate import (ERROR_TIMESTAMP, as_ms, requester, timestamp,
                                                    token_requests_allowed)
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     if not token_requests_allowed():
         code, expiry = ErrorCode.delegation_token_request_not_allowed, ERROR_TIMESTAMP
     else:

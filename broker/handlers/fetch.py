@@ -36,14 +36,14 @@ from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange, StorageError
 from wire.follower_fetch_response import VERSION as FOLLOWER_FETCH_VERSION, follower_fetch_response
 from wire.error_codes import ErrorCode
-from wire.protocol import RecordRegions, response_for
+from wire.protocol import RecordRegions, RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed, denied_names
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, leader_hint, leader_field, \
     node_endpoints
 from broker.quotas.enforcement import consumer_fetch, consumer_fetch_limit
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.fetch_sessions import FetchContext, PartitionKey
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
@@ -168,8 +168,8 @@ def _unreadable(broker, follower: int, wanted) -> frozenset[str]:
         return frozenset()
     names = [topic for topic, _, _ in wanted if topic is not None]
     if follower >= 0:
-        return frozenset() if cluster_allowed(broker, Operation.CLUSTER_ACTION) else frozenset(names)
-    return denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
+        return frozenset() if broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION) else frozenset(names)
+    return broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
 
 
 async def _wait_for_data(broker, wanted, timeout: float, follower: bool) -> None:
@@ -191,7 +191,8 @@ async def _wait_for_data(broker, wanted, timeout: float, follower: bool) -> None
             p.discard_waiter(fut)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     follower = replica_id(request)
     context = broker.fetch_sessions.context(request, follower, _requested(request), _forgotten(request))
@@ -219,7 +220,7 @@ async def handle(broker, header, request):
         throttle_ms = consumer_fetch(broker, header, total)  # its byte rate and its request time
         if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
             return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=ErrorCode.none,
-                        session_id=0, responses=(), node_endpoints=node_endpoints(broker, cls, []))
+                        session_id=0, responses=(), node_endpoints=node_endpoints(broker.view, cls, []))
     return _response(broker, header, cls, results, context, not consumer)
 
 
@@ -259,7 +260,7 @@ def _response(broker, header, cls, results, context: FetchContext, follower: boo
         for index, code, partition, regions, aborted, hw, lso, start in parts:
             hint = None
             if hint_leaders and code in FETCH_HINT_ERRORS:
-                hint = leader_hint(broker, name, index, partition)
+                hint = leader_hint(broker.view, name, index, partition)
                 hints.append(hint)
             datas.append(make(part_cls, partition_index=index, error_code=code, high_watermark=hw,
                               last_stable_offset=lso, log_start_offset=start,
@@ -268,7 +269,7 @@ def _response(broker, header, cls, results, context: FetchContext, follower: boo
                               preferred_read_replica=-1, records=RecordRegions(regions)))
         topics.append(make(topic_cls, topic=name, topic_id=topic_id, partitions=tuple(datas)))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, session_id=context.session_id,
-                responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints))
+                responses=tuple(topics), node_endpoints=node_endpoints(broker.view, cls, hints))
 
 
 def _aborted(aborted_cls, aborted):

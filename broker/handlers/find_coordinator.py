@@ -18,14 +18,14 @@ A share key that does not parse is INVALID_REQUEST.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.net import advertised_brokers
 from broker.groups import offsets_log
 from broker.groups.share import state_log
-from broker.security.acl.checks import allowed, cluster_allowed, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.txn import txn_log
 
 GROUP_KEY_TYPE = 0
@@ -38,17 +38,17 @@ _NOT_AVAILABLE = (ErrorCode.coordinator_not_available, None, -1, "", -1)
 async def _answer(broker, key_type: int, key: str, version: int) -> tuple[ErrorCode, str | None, int, str, int]:
     """(error, message, node id, host, port)"""
     if key_type == GROUP_KEY_TYPE:
-        if not group_allowed(broker, Operation.DESCRIBE, key):
+        if not broker.authorizer.group_allowed(Operation.DESCRIBE, key):
             return ErrorCode.group_authorization_failed, "Group authorization failed.", -1, "", -1
         topic_name, topic = offsets_log.TOPIC, await broker.offsets_store.ensure_topic()
         index = None if topic is None else offsets_log.partition_for(key, len(topic.partitions))
     elif key_type == TRANSACTION_KEY_TYPE:
-        if not allowed(broker, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+        if not broker.authorizer.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
             return ErrorCode.transactional_id_authorization_failed, "Transactional Id authorization failed.", -1, "", -1
         topic_name, topic = txn_log.TOPIC, await broker.txn_store.ensure_topic()
         index = None if topic is None else txn_log.partition_for(key, len(topic.partitions))
     elif key_type == SHARE_KEY_TYPE and version >= SHARE_KEY_MIN_VERSION:
-        if not cluster_allowed(broker, Operation.CLUSTER_ACTION):
+        if not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION):
             return ErrorCode.cluster_authorization_failed, "Cluster authorization failed.", -1, "", -1
         if not state_log.is_coordinator_key(key):
             return ErrorCode.invalid_request, f"{key!r} is not a share-partition key (group:topicId:partition)", -1, "", -1
@@ -59,13 +59,14 @@ async def _answer(broker, key_type: int, key: str, version: int) -> tuple[ErrorC
     if topic is None:
         return _NOT_AVAILABLE
     placement = broker.view.placement(topic_name, index, topic.partitions[index])
-    leader = advertised_brokers.broker_address(broker, placement.leader) if placement is not None and placement.leader >= 0 else None
+    leader = advertised_brokers.broker_address(broker.view, placement.leader) if placement is not None and placement.leader >= 0 else None
     if leader is None:
         return _NOT_AVAILABLE
     return ErrorCode.none, None, leader.node_id, leader.host, leader.port
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     key_type = getattr(request, "key_type", GROUP_KEY_TYPE)
     if header.api_version >= 4:

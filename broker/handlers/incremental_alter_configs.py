@@ -5,8 +5,10 @@ applies each resource)."""
 
 from __future__ import annotations
 
+from wire.protocol import RequestHeader
 from wire.config_codes import ConfigResourceType
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.config_alteration import answer
 from broker.settings.dynamic_broker_configs import incremental_broker
 from broker.settings.group_configs import incremental_group
@@ -22,5 +24,6 @@ def _change(broker, res):
     return lambda current, defaults, mode: incremental(current, defaults, ops, mode)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     return await answer(broker, header, request, _change)

@@ -12,16 +12,17 @@ answers the retriable COORDINATOR_LOAD_IN_PROGRESS, as Kafka's broker waiting fo
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import allowed_on_any, cluster_allowed, transactional_id_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version, ms
 from broker.producer_ids import NoProducerIdBlock
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
 
     def answer(code: ErrorCode, producer_id: int = -1, producer_epoch: int = -1):
@@ -32,14 +33,14 @@ async def handle(broker, header, request):
     if txn_id is not None:
         if not txn_id:
             return answer(ErrorCode.invalid_request)
-        if not transactional_id_allowed(broker, Operation.WRITE, txn_id):
+        if not broker.authorizer.transactional_id_allowed(Operation.WRITE, txn_id):
             return answer(ErrorCode.transactional_id_authorization_failed)
         result = await broker.transactions.init_producer_id(
             txn_id, ms(request.transaction_timeout), getattr(request, "producer_id", -1),
             getattr(request, "producer_epoch", -1))
         return answer(result.error, result.producer_id, result.producer_epoch)
-    if not (cluster_allowed(broker, Operation.IDEMPOTENT_WRITE)
-            or allowed_on_any(broker, Operation.WRITE, ResourceType.TOPIC)):
+    if not (broker.authorizer.cluster_allowed(Operation.IDEMPOTENT_WRITE)
+            or broker.authorizer.allowed_on_any(Operation.WRITE, ResourceType.TOPIC)):
         return answer(ErrorCode.cluster_authorization_failed)
     try:
         pid = await broker.producer_ids.allocate()

@@ -5,10 +5,13 @@ kept one is FENCED_STATE_EPOCH.
 
 from __future__ import annotations
 
+from wire.protocol import RequestHeader
+from broker.api.context import Answer, ApiContext, Request
 from broker.handlers.share_state_answers import answer
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     coordinator = broker.share_states
     return await answer(broker, header, request, "InitializeStateResult",
                         lambda key, p: coordinator.initialize(key, p.state_epoch, p.start_offset))

@@ -8,27 +8,28 @@ from __future__ import annotations
 import datetime
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.net.client_address import client_host
 from broker.groups.join_messages import JoinRequest, JoinResult
 from broker.groups.consumer import classic_apis, classic_members
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _ms(value) -> int:
     return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     member_cls = nested(cls, "JoinGroupResponseMember")
     session = _ms(request.session_timeout)
     # v0 has no rebalance timeout: Kafka uses the session timeout for both.
     rebalance = _ms(getattr(request, "rebalance_timeout", request.session_timeout))
-    if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleJoinGroupRequest
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):  # ACLs, as Kafka's handleJoinGroupRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.group_authorization_failed, generation_id=-1,
                     protocol_type=None, protocol_name=None if header.api_version >= 7 else "", leader="",
                     skip_assignment=False, member_id=request.member_id, members=())

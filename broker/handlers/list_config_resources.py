@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = (
     ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER,
@@ -25,7 +25,8 @@ TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = (
 SUPPORTED = {0: (CLIENT_METRICS,), 1: (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)}
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     resource_cls = nested(cls, "ConfigResource")
     supported = SUPPORTED[header.api_version]
@@ -33,7 +34,7 @@ async def handle(broker, header, request):
     if any(t not in supported for t in wanted):
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.unsupported_version,
                     config_resources=())
-    if not cluster_allowed(broker, Operation.DESCRIBE_CONFIGS):  # ACLs, as Kafka's handleListConfigResources
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE_CONFIGS):  # ACLs, as Kafka's handleListConfigResources
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     config_resources=())
     found = []

@@ -6,23 +6,24 @@ streams group (protocol type "streams")."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.state import GroupState
-from broker.security.acl.checks import cluster_allowed, group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     listed_cls = nested(cls, "ListedGroup")
     states = {s.lower() for s in getattr(request, "states_filter", ())}
     types = {t.lower() for t in getattr(request, "types_filter", ())}
     groups = []
     # ACLs, as Kafka's handleListGroupsRequest: DESCRIBE on the cluster lists all, else those described
-    visible = (lambda g: True) if cluster_allowed(broker, Operation.DESCRIBE) else (
-        lambda g: group_allowed(broker, Operation.DESCRIBE, g))
+    visible = (lambda g: True) if broker.authorizer.cluster_allowed(Operation.DESCRIBE) else (
+        lambda g: broker.authorizer.group_allowed(Operation.DESCRIBE, g))
     consumer_groups = broker.consumer_groups.groups
     listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in broker.groups.groups.values()
               if g.state is not GroupState.DEAD and g.group_id not in consumer_groups

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from wire.error_codes import ErrorCode
 from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, FetchIsolation
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import denied_names
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
@@ -58,12 +58,13 @@ def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[int, 
     return ts, offset, partition.leader_epoch
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "ListOffsetsTopicResponse")
     part_cls = nested(cls, "ListOffsetsPartitionResponse")
     topics = []
-    hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
+    hidden = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     isolation = FetchIsolation.of(request.replica_id, getattr(request, "isolation_level", 0))  # v2+
     for lt in request.topics:
         parts = []

@@ -11,11 +11,11 @@ one, and an unknown topic or partition is left out rather than refused.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _ongoing(broker, request) -> dict[str, list]:
@@ -24,11 +24,12 @@ def _ongoing(broker, request) -> dict[str, list]:
     return broker.view.reassignments_in_progress(wanted)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "OngoingTopicReassignment")
     partition_cls = nested(cls, "OngoingPartitionReassignment")
-    if not cluster_allowed(broker, Operation.DESCRIBE):  # ACLs, as Kafka's handleListPartitionReassignments
+    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleListPartitionReassignments
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", topics=())
     topics = tuple(

@@ -13,15 +13,16 @@ from __future__ import annotations
 import re
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import transactional_id_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.txn.state import TxnState
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     state_cls = nested(cls, "TransactionState")
     pattern = getattr(request, "transactional_id_pattern", None)
@@ -39,6 +40,6 @@ async def handle(broker, header, request):
                          transaction_state=m.state.kafka_name)
                     for m in sorted(listed, key=lambda m: m.transactional_id)
                     if (wanted is None or wanted.fullmatch(m.transactional_id))
-                    and transactional_id_allowed(broker, Operation.DESCRIBE, m.transactional_id))
+                    and broker.authorizer.transactional_id_allowed(Operation.DESCRIBE, m.transactional_id))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, unknown_state_filters=unknown,
                 transaction_states=answers)

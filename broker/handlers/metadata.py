@@ -14,10 +14,10 @@ import uuid
 from kio.schema.errors import ErrorCode
 
 from wire.metadata_response import BrokerEntry, TopicEntry, encode_metadata_response
-from wire.protocol import EncodedBody
+from wire.protocol import EncodedBody, RequestHeader
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.net import advertised_brokers
-from broker.security.acl.checks import cluster_allowed, denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.topic_names import TopicError, illegal_name
 from broker.handlers.partition_limits import MAX_PARTITIONS_PER_REQUEST
@@ -69,10 +69,10 @@ def _refused(broker, names: list[str] | None, allow_create: bool) -> frozenset[s
     if broker.acls is None:
         return frozenset()
     asked = names if names is not None else list(broker.topics.topics)
-    refused = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, asked)
-    if allow_create and names is not None and not cluster_allowed(broker, Operation.CREATE):
+    refused = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, asked)
+    if allow_create and names is not None and not broker.authorizer.cluster_allowed(Operation.CREATE):
         missing = [n for n in names if n not in refused and broker.topics.get(n) is None]
-        refused |= denied_names(broker, Operation.CREATE, ResourceType.TOPIC, missing)
+        refused |= broker.authorizer.denied_names(Operation.CREATE, ResourceType.TOPIC, missing)
     return refused
 
 
@@ -89,7 +89,8 @@ def _not_here_yet(created) -> ErrorCode | None:
     return created.code
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     view = broker.view
     names, unknown_ids = _requested_names(broker, header, request)
     allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
@@ -123,7 +124,7 @@ async def handle(broker, header, request):
             continue
         topics.append(TopicEntry(0, topic.name, topic.topic_id, topic.internal, _partitions(view, topic, errors),
                                  UNKNOWN_OPERATIONS))
-    brokers = [BrokerEntry(b.node_id, b.host, b.port, None) for b in advertised_brokers.brokers(broker)]
+    brokers = [BrokerEntry(b.node_id, b.host, b.port, None) for b in advertised_brokers.brokers(broker.view)]
     body = encode_metadata_response(header.api_version, 0, brokers, broker.cluster_id, view.controller_id, topics,
                                     UNKNOWN_OPERATIONS, 0)
     return EncodedBody(body, errors, 0 if header.api_version >= 3 else None)

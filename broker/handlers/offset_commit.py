@@ -8,18 +8,19 @@ handleOffsetCommitRequest does; a group not authorized still fails every partiti
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
 from broker.groups.streams import offset_rules
 from broker.handlers.offset_topic_ids import requested_name
-from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetCommitResponseTopic")
     part_cls = nested(cls, "OffsetCommitResponsePartition")
@@ -27,11 +28,11 @@ async def handle(broker, header, request):
     known = [name for name in names if name is not None]
     # ACLs, as Kafka's handleOffsetCommitRequest: READ on the group, else every partition fails;
     # READ on each topic, else its partitions fail and the others are committed
-    if not group_allowed(broker, Operation.READ, request.group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
         refusals = {name: ErrorCode.group_authorization_failed for name in names}
     else:
         refusals = {name: ErrorCode.topic_authorization_failed
-                    for name in denied_names(broker, Operation.READ, ResourceType.TOPIC, known)}
+                    for name in broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, known)}
         refusals[None] = ErrorCode.unknown_topic_id
     wanted = [
         offsets.OffsetToCommit(name, p.partition_index, p.committed_offset,

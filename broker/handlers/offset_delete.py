@@ -4,23 +4,24 @@ consumes their topic (broker/groups/offset_deletion.py has Kafka's rules)."""
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.consumer import classic_apis
 from broker.groups.streams import offset_rules
 from broker.groups.offset_deletion import delete_offsets
-from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetDeleteResponseTopic")
     part_cls = nested(cls, "OffsetDeleteResponsePartition")
-    if not group_allowed(broker, Operation.DELETE, request.group_id):  # ACLs, as Kafka's handleOffsetDeleteRequest
+    if not broker.authorizer.group_allowed(Operation.DELETE, request.group_id):  # ACLs, as Kafka's handleOffsetDeleteRequest
         return make(cls, error_code=ErrorCode.group_authorization_failed, throttle_time=NO_THROTTLE, topics=())
-    unreadable = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+    unreadable = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics if t.name not in unreadable]
     consumer_group = broker.consumer_groups.groups.get(request.group_id)
     streams_group = broker.streams_groups.groups.get(request.group_id)

@@ -16,15 +16,15 @@ lists them by name, as before).
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups import offsets
 from broker.groups.consumer import classic_apis
 from broker.groups.streams import offset_rules
 from broker.handlers.offset_topic_ids import id_of, requested_name
-from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: ErrorCode | None,
@@ -39,7 +39,7 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
         fetched = offsets.fetch(broker.groups, group_id, wanted, require_stable)
     # ACLs, as Kafka's handleOffsetFetchRequest: DESCRIBE on each topic; one asked by name fails,
     # one of "every committed topic" is left out
-    hidden = denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
+    hidden = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
     out = [make(topic_cls, topic_id=t.topic_id, partitions=tuple(
         make(part_cls, partition_index=index, committed_offset=-1, committed_leader_epoch=-1, metadata="",
              error_code=ErrorCode.unknown_topic_id) for index in t.partition_indexes))
@@ -66,7 +66,7 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
 def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> ErrorCode | None:
     """The group's error: DESCRIBE on it (ACLs, as Kafka), whether it is coordinated here, and
     (v9+, a consumer-protocol or streams group) the member's epoch."""
-    if not group_allowed(broker, Operation.DESCRIBE, group_id):
+    if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
         return ErrorCode.group_authorization_failed
     streams_group = broker.streams_groups.groups.get(group_id)
     return (broker.groups.coordinator_error(group_id)
@@ -74,7 +74,8 @@ def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: 
             or (streams_group and offset_rules.fetch_error(streams_group, member_id, member_epoch)))
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     if header.api_version < 8:
         not_here = _refusal(broker, request.group_id)

@@ -13,11 +13,11 @@ below every known one is answered (-1, -1), UNDEFINED, with no error.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed, denied_names
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[ErrorCode, int, int]:
@@ -40,11 +40,12 @@ def _refused(broker, request) -> frozenset[str]:
     cluster, a client DESCRIBE on each topic."""
     names = [t.topic for t in request.topics]
     if getattr(request, "replica_id", -1) >= 0:
-        return frozenset() if cluster_allowed(broker, Operation.CLUSTER_ACTION) else frozenset(names)
-    return denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names)
+        return frozenset() if broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION) else frozenset(names)
+    return broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetForLeaderTopicResult")
     part_cls = nested(cls, "EpochEndOffset")

@@ -38,19 +38,19 @@ import time
 import uuid
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
-from broker.security.acl.checks import denied_names, transactional_id_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation, ResourceType
-from broker.dispatch_types import Deferred
+from broker.api.deferred import Deferred
 from broker.handlers.current_leader import PRODUCE_HINT_ERRORS, PRODUCE_HINT_VERSION, leader_field, leader_hint, \
     node_endpoints
 from broker.handlers.produce_records import PendingBatch, check_batches, rewrite_for
 from broker.handlers.produce_verification import verify_first_batches
 from replica.write_path import WORK_SLICE_S, PendingWrites, RecordsWrite, WriteResult
 from broker.topic_names import INTERNAL_TOPICS
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 NO_TOPIC_ID = uuid.UUID(int=0)
@@ -100,17 +100,18 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
                                    rewrite=rewrite_for(partition.config, header, topic_name, index))
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     txn_id = request.transactional_id
     if txn_id is not None:
-        txn_id_authorized = transactional_id_allowed(broker, Operation.WRITE, txn_id)
+        txn_id_authorized = broker.authorizer.transactional_id_allowed(Operation.WRITE, txn_id)
     else:
         txn_id_authorized = broker.acls is None  # without an authorizer nothing is checked
     code_for_all = None if txn_id is None or txn_id_authorized else ErrorCode.transactional_id_authorization_failed
     results = []
     admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
     topics = [(_topic_key(broker, t), t) for t in request.topic_data]
-    unwritable = denied_names(broker, Operation.WRITE, ResourceType.TOPIC,
+    unwritable = broker.authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC,
                               (name for name, _ in topics if isinstance(name, str)))
     slice_started = time.monotonic()
     for name, topic in topics:
@@ -198,7 +199,7 @@ def _response(broker, header, results):
     for name, index, code, info, message, record_errors in results:
         hint = None
         if hint_leaders and code in PRODUCE_HINT_ERRORS:
-            hint = leader_hint(broker, name, index, broker.topics.partition(name, index))
+            hint = leader_hint(broker.view, name, index, broker.topics.partition(name, index))
             hints.append(hint)
         by_topic.setdefault(name, []).append(
             make(part_cls, index=index, error_code=code,
@@ -213,4 +214,4 @@ def _response(broker, header, results):
     topics = tuple(make(topic_cls, name=name, topic_id=_topic_id(broker, name) if by_id else None,
                         partition_responses=tuple(parts))
                    for name, parts in by_topic.items())
-    return make(cls, responses=topics, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(broker, cls, hints))
+    return make(cls, responses=topics, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(broker.view, cls, hints))

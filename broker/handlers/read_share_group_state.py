@@ -5,11 +5,14 @@ A share-partition with no state answers start offset -1, state epoch 0, no batch
 
 from __future__ import annotations
 
-from broker.handlers.response_builder import make, nested
+from wire.protocol import RequestHeader
+from broker.api.context import Answer, ApiContext, Request
+from broker.api.response_builder import make, nested
 from broker.handlers.share_state_answers import answer
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     coordinator = broker.share_states
 
     def fields(got, cls):

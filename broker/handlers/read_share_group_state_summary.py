@@ -8,11 +8,14 @@ Callers need CLUSTER_ACTION (share_state_answers.py).
 
 from __future__ import annotations
 
+from wire.protocol import RequestHeader
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share import state_log
 from broker.handlers.share_state_answers import answer
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     coordinator = broker.share_states
 
     def fields(got, cls):

@@ -8,17 +8,19 @@ from __future__ import annotations
 import datetime
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.handlers.response_builder import make
+from broker.api.context import Answer, ApiContext, Request
+from broker.api.response_builder import make
 
 
-async def handle_handshake(broker, header, request):
+async def handle_handshake(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     return make(response_for(header), error_code=ErrorCode.illegal_sasl_state,
                 mechanisms=broker.security.enabled_mechanisms)
 
 
-async def handle_authenticate(broker, header, request):
+async def handle_authenticate(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
     return make(response_for(header), error_code=ErrorCode.illegal_sasl_state,
                 error_message="SaslAuthenticate request received after successful authentication",
                 auth_bytes=b"", session_lifetime=datetime.timedelta(0))

@@ -14,18 +14,19 @@ from __future__ import annotations
 import datetime
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share.share_sessions import CLOSE_EPOCH, SessionRefused
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -33,7 +34,7 @@ async def handle(broker, header, request):
         return _top(broker, header, cls, group_id, ErrorCode.unsupported_version, OFF_MESSAGE)
     if not group_id or not member_id:
         return _top(broker, header, cls, group_id, ErrorCode.invalid_request, "GroupId and MemberId must be set.")
-    if not group_allowed(broker, Operation.READ, group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, group_id):
         return _top(broker, header, cls, group_id, ErrorCode.group_authorization_failed, None)
     try:
         session = coord.sessions.for_acknowledge(group_id, member_id, epoch)
@@ -58,7 +59,7 @@ async def handle(broker, header, request):
         coord.sessions.close(group_id, member_id)
         await coord.release(group_id, member_id, {(group_id, tid, i) for tid, i in session.partitions})
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
-                responses=tuple(topics), node_endpoints=node_endpoints(broker, cls, hints),
+                responses=tuple(topics), node_endpoints=node_endpoints(broker.view, cls, hints),
                 **_lock_timeout(broker, header, group_id))
 
 

@@ -32,15 +32,15 @@ from dataclasses import dataclass, field
 from wire.error_codes import ErrorCode
 from replica.partition import now_ms
 from segment.log import OffsetOutOfRange, StorageError
-from wire.protocol import RecordRegions, response_for
+from wire.protocol import RecordRegions, RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share.share_sessions import CLOSE_EPOCH, OPEN_EPOCH, SessionRefused
 from broker.groups.share.state_persister import ShareStateUnavailable
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
 from broker.handlers.current_leader import node_endpoints
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.share_partition_access import acknowledge, hint, leader, target, unreadable_topics
 from broker.net.request_context import current_request
 
@@ -59,7 +59,8 @@ class _Partition:
     partition: object = None
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     coord = broker.share_groups
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -67,7 +68,7 @@ async def handle(broker, header, request):
         return _top(broker, cls, group_id, ErrorCode.unsupported_version, OFF_MESSAGE)
     if not group_id or not member_id:
         return _top(broker, cls, group_id, ErrorCode.invalid_request, "GroupId and MemberId must be set.")
-    if not group_allowed(broker, Operation.READ, group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, group_id):
         return _top(broker, cls, group_id, ErrorCode.group_authorization_failed, None)
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     if epoch == OPEN_EPOCH and has_acks:
@@ -191,7 +192,7 @@ def _response(broker, cls, group_id: str, results: dict, named: set):
     topics = tuple(make(topic_cls, topic_id=tid, partitions=tuple(parts)) for tid, parts in by_topic.items())
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
                 acquisition_lock_timeout=_lock_timeout(broker, group_id), responses=topics,
-                node_endpoints=node_endpoints(broker, cls, hints))
+                node_endpoints=node_endpoints(broker.view, cls, hints))
 
 
 def _lock_timeout(broker, group_id: str) -> datetime.timedelta:

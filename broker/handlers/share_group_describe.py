@@ -8,24 +8,25 @@ DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is not a s
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import group_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 ASSIGNOR = "simple"  # Kafka's only share-group assignor (broker/groups/share/simple_assignor.py)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     group_cls = nested(cls, "DescribedGroup")
     described = []
     for group_id in request.group_ids:
         code = broker.groups.coordinator_error(group_id)
-        if not group_allowed(broker, Operation.DESCRIBE, group_id):
+        if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
             code = ErrorCode.group_authorization_failed
         group = broker.share_groups.groups.get(group_id)
         message = None

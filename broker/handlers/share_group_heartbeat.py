@@ -9,23 +9,24 @@ group, DESCRIBE on each subscribed topic.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.features import OFF_MESSAGE, SHARE_VERSION, switched_off
 from broker.net.client_address import client_host
-from broker.security.acl.checks import denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.consumer_group_heartbeat import heartbeat_answer
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     names = request.subscribed_topic_names
     if switched_off(broker.features, SHARE_VERSION):
         return heartbeat_answer(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
-    if not group_allowed(broker, Operation.READ, request.group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
         return heartbeat_answer(cls, ErrorCode.group_authorization_failed, None)
-    if names and denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
+    if names and broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
         return heartbeat_answer(cls, ErrorCode.topic_authorization_failed, None)
     result = await broker.share_groups.heartbeat(
         request.group_id, request.member_id, request.member_epoch, None if names is None else tuple(names),

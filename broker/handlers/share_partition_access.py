@@ -13,10 +13,9 @@ from replica.partition import now_ms
 
 from broker.groups.share.share_partition import AckType
 from broker.groups.share.state_persister import ShareStateUnavailable
-from broker.security.acl.checks import denied_names
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import leader_hint
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 
 HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower})
 
@@ -47,7 +46,7 @@ def unreadable_topics(broker, topic_ids) -> frozenset[str]:
     if broker.acls is None:
         return frozenset()
     names = [t.name for tid in topic_ids if (t := broker.topics.get_by_id(tid)) is not None]
-    return denied_names(broker, Operation.READ, ResourceType.TOPIC, names)
+    return broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
 
 
 async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID, index: int, batches,
@@ -74,7 +73,7 @@ async def acknowledge(broker, group_id: str, member_id: str, topic_id: uuid.UUID
 
 
 def hint(broker, code: ErrorCode, topic: str | None, index: int, partition):
-    return leader_hint(broker, topic, index, partition) if code in HINT_ERRORS and topic else None
+    return leader_hint(broker.view, topic, index, partition) if code in HINT_ERRORS and topic else None
 
 
 def leader(cls, found_hint):

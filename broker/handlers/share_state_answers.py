@@ -17,8 +17,7 @@ from wire.error_codes import ErrorCode
 from wire.protocol import response_for
 
 from broker.groups.share.state_coordinator import StateAnswer
-from broker.handlers.response_builder import make, nested
-from broker.security.acl.checks import cluster_allowed
+from broker.api.response_builder import make, nested
 from broker.security.acl.model import Operation
 
 Ask = Callable[[tuple, object], Awaitable[StateAnswer]]  # (key, the request's PartitionData) -> answer
@@ -29,7 +28,7 @@ async def answer(broker, header, request, result_entry: str, ask: Ask, fields=la
     with `fields(answer, response class)` added to each partition's result."""
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, result_entry), nested(cls, "PartitionResult")
-    refused = not cluster_allowed(broker, Operation.CLUSTER_ACTION)
+    refused = not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION)
     results = []
     for t in request.topics:
         parts = []

@@ -9,25 +9,26 @@ DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is of anot
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.features import OFF_MESSAGE, STREAMS_VERSION, switched_off
 from broker.groups.streams.streams_group import StreamsGroup
 from broker.groups.streams.tasks import Tasks
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 UNKNOWN_OPERATIONS = -(2**31)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     coordinator = broker.streams_groups
     described = []
     for group_id in request.group_ids:
         code = coordinator.coordinator_error(group_id)
-        if not code and not group_allowed(broker, Operation.DESCRIBE, group_id):
+        if not code and not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
             code = ErrorCode.group_authorization_failed
         group = coordinator.groups.get(group_id)
         message = None

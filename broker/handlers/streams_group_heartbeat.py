@@ -15,16 +15,16 @@ import datetime
 import logging
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.features import OFF_MESSAGE, STREAMS_VERSION, switched_off
 from broker.net.client_address import client_host
 from broker.groups.streams.heartbeat_request import InvalidHeartbeat, StreamsHeartbeat, check
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import MISSING_INTERNAL_TOPICS, Subtopology, TopicInfo, Topology
-from broker.security.acl.checks import cluster_allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.topic_names import TopicError
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,8 @@ ACCEPTABLE_RECOVERY_LAG = 10_000
 TASK_OFFSET_INTERVAL = datetime.timedelta(milliseconds=60_000)
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     if switched_off(broker.features, STREAMS_VERSION):
         return _error(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
@@ -55,12 +56,12 @@ async def handle(broker, header, request):
         task_offsets=_offsets(request.task_offsets), task_end_offsets=_offsets(request.task_end_offsets),
         client_id=header.client_id or "",
         client_host=client_host.get())
-    if not group_allowed(broker, Operation.READ, request.group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
         return _error(cls, ErrorCode.group_authorization_failed, None)
     if topology is not None:
         names = {n for s in topology.subtopologies for n in (*s.source_topics, *s.repartition_sink_topics)}
         names |= {t.name for t in topology.internal_topics()}
-        if denied_names(broker, Operation.DESCRIBE, ResourceType.TOPIC, names):
+        if broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
             return _error(cls, ErrorCode.topic_authorization_failed, None)
     try:
         check(req, tuple(t is not None for t in owned_lists),
@@ -74,8 +75,8 @@ async def handle(broker, header, request):
         return _error(cls, result.error, result.message)
     statuses = list(result.statuses)
     if result.to_create:
-        denied = [] if cluster_allowed(broker, Operation.CREATE) else sorted(
-            denied_names(broker, Operation.CREATE, ResourceType.TOPIC, [t.name for t in result.to_create]))
+        denied = [] if broker.authorizer.cluster_allowed(Operation.CREATE) else sorted(
+            broker.authorizer.denied_names(Operation.CREATE, ResourceType.TOPIC, [t.name for t in result.to_create]))
         if denied:
             statuses.append((MISSING_INTERNAL_TOPICS, f"Unauthorized to CREATE on topics {', '.join(denied)}."))
         else:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.consumer import classic_members
-from broker.security.acl.checks import group_allowed
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import NO_THROTTLE, make
+from broker.api.response_builder import NO_THROTTLE, make
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    if not group_allowed(broker, Operation.READ, request.group_id):  # ACLs, as Kafka's handleSyncGroupRequest
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):  # ACLs, as Kafka's handleSyncGroupRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.group_authorization_failed,
                     protocol_type=None, protocol_name=None, assignment=b"")
     consumer_group = broker.consumer_groups.groups.get(request.group_id)

@@ -14,27 +14,28 @@ transaction before writing (broker/groups/txn_offsets.py).
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups import offsets, txn_offsets
 from broker.groups.consumer import classic_apis
 from broker.groups.streams import offset_rules
-from broker.security.acl.checks import allowed, denied_names, group_allowed
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
+from broker.api.response_builder import NO_THROTTLE, make, nested
 
 FIRST_V2_VERSION = 5  # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation: ADD_PARTITION
 
 
 def _refusal(broker, request) -> ErrorCode | None:
-    if not allowed(broker, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+    if not broker.authorizer.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         return ErrorCode.transactional_id_authorization_failed
-    if not group_allowed(broker, Operation.READ, request.group_id):
+    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
         return ErrorCode.group_authorization_failed
     return None
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "TxnOffsetCommitResponseTopic")
     part_cls = nested(cls, "TxnOffsetCommitResponsePartition")
@@ -42,7 +43,7 @@ async def handle(broker, header, request):
     if refusal:
         refused = frozenset(t.name for t in request.topics)
     else:
-        refused = denied_names(broker, Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+        refused = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
         refusal = ErrorCode.topic_authorization_failed
     wanted = [
         offsets.OffsetToCommit(t.name, p.partition_index, p.committed_offset,

@@ -15,11 +15,11 @@ with a higher finalized-features epoch from then on.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError, updated
-from broker.handlers.response_builder import NO_THROTTLE, make, nested
-from broker.security.acl.checks import cluster_allowed
+from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.model import Operation
 
 RESULTS_DROPPED_VERSION = 2
@@ -32,7 +32,7 @@ def _upgrade_type(update) -> int:
 
 
 async def _apply(broker, request) -> tuple[ErrorCode, str | None]:
-    if not cluster_allowed(broker, Operation.ALTER):
+    if not broker.authorizer.cluster_allowed(Operation.ALTER):
         return ErrorCode.cluster_authorization_failed, None
     updates = [(u.feature, u.max_version_level, _upgrade_type(u)) for u in request.feature_updates]
     try:
@@ -43,7 +43,8 @@ async def _apply(broker, request) -> tuple[ErrorCode, str | None]:
     return ErrorCode.none, None
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     code, message = await _apply(broker, request)
     extra = {}

@@ -7,14 +7,17 @@ A batch in a state other than 0, 2 or 4 (Available, Acknowledged, Archived) is I
 
 from __future__ import annotations
 
+from wire.protocol import RequestHeader
 from wire.error_codes import ErrorCode
+from broker.api.context import Answer, ApiContext, Request
 from broker.groups.share.share_partition import RecordState, StateRange
 from broker.groups.share.state_coordinator import StateAnswer
 from broker.groups.share.state_log import STORED_STATES
 from broker.handlers.share_state_answers import answer
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     coordinator = broker.share_states
 
     async def ask(key, p):

@@ -11,20 +11,21 @@ way for either transaction protocol.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
-from broker.security.acl.checks import cluster_allowed
+from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.txn.marker_append import Marker, append_markers
 
 
-async def handle(broker, header, request):
+async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
+    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     marker_cls = nested(cls, "WritableTxnMarkerResult")
     topic_cls = nested(cls, "WritableTxnMarkerTopicResult")
     part_cls = nested(cls, "WritableTxnMarkerPartitionResult")
-    refused = not cluster_allowed(broker, Operation.CLUSTER_ACTION)
+    refused = not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION)
     jobs = [(m, t.name, i) for m in request.markers for t in m.topics for i in t.partition_indexes]
     if refused:
         codes = [ErrorCode.cluster_authorization_failed] * len(jobs)

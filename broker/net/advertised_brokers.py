@@ -9,19 +9,19 @@ of that name is left out, as Kafka does (the view's brokers_on, broker/cluster/v
 
 from __future__ import annotations
 
-from broker.cluster.view import BrokerAddress
+from broker.cluster.view import BrokerAddress, ClusterView
 from broker.net.request_context import current_request
 
 
-def brokers(broker) -> list[BrokerAddress]:
+def brokers(view: ClusterView) -> list[BrokerAddress]:
     context = current_request.get()
     if context is None:
-        return broker.view.brokers()
-    return broker.view.brokers_on(context.listener)
+        return view.brokers()
+    return view.brokers_on(context.listener)
 
 
-def broker_address(broker, node_id: int) -> BrokerAddress | None:
-    for address in brokers(broker):
+def broker_address(view: ClusterView, node_id: int) -> BrokerAddress | None:
+    for address in brokers(view):
         if address.node_id == node_id:
             return address
     return None

@@ -46,7 +46,7 @@ from wire.request_memory_pool import RequestMemoryPool
 from broker.net import freed_memory
 from broker.net.answer_writer import AnswerWriter
 from broker.net.client_address import client_host
-from broker.dispatch import ConnectionClosed, dispatch
+from broker.api.dispatch import ConnectionClosed, dispatch
 from broker.net.request_context import current_request
 from broker.settings.security_config import listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS

@@ -74,7 +74,7 @@ from wire.follower_fetch_response import FollowerFetchBody
 from wire.protocol import request_class
 
 from broker.handlers.fetch import replica_id as fetch_replica_id
-from broker.response_errors import errors_in
+from broker.api.response_errors import errors_in
 
 PRODUCE, FETCH = 0, 1
 # Kafka's meters have no creation time, and a `_created` series per label set doubles the output.

@@ -28,7 +28,7 @@ from wire.sasl_plain import PlainServer
 from wire.sasl_stage import Outcome, Stage, Verdict, after, classify, initial_stage, transition
 from wire.scram import SCRAM_MECHANISMS, ScramServer
 
-from broker.handlers.response_builder import make
+from broker.api.response_builder import make
 from broker.net.request_context import RequestContext
 
 log = logging.getLogger(__name__)

@@ -6,13 +6,13 @@ import pytest
 
 from wire.protocol import SERVED_VERSIONS
 
-from broker.api_table import BEGIN, DOC, END, markdown_table, with_table
-from broker.handlers import HANDLERS
+from broker.api.api_table import BEGIN, DOC, END, markdown_table, with_table
+from broker.api.routes import HANDLERS
 
 
 def test_docs_apis_md_holds_the_current_table():
     doc = DOC.read_text()
-    assert with_table(doc) == doc, "docs/apis.md is stale: run `python -m broker.api_table`"
+    assert with_table(doc) == doc, "docs/apis.md is stale: run `python -m broker.api.api_table`"
 
 
 def test_every_served_api_has_a_handler_and_every_handler_is_served():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from broker.broker import Broker
-from broker.dispatch import dispatch
+from broker.api.dispatch import dispatch
 from broker.settings.config_from_settings import config_with
 from wire.batch_builder import build_batch
 from wire.client_codec import decode_response, encode_request

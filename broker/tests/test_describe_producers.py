@@ -14,7 +14,7 @@ import time
 from wire.error_codes import ErrorCode
 from broker.broker import Broker
 from broker.handlers import describe_producers
-from broker.handlers.response_builder import nested
+from broker.api.response_builder import nested
 from broker.settings.config_from_settings import config_with
 from replica.partition_state import PartitionState
 from wire.batch_builder import build_batch
@@ -28,7 +28,7 @@ def _describe(broker: Broker, topic: str, partitions: tuple[int, ...]) -> dict:
     cls = request_class(61, 0)
     request = cls(topics=(nested(cls, "TopicRequest")(name=topic, partition_indexes=partitions),))
     header = RequestHeader(61, 0, 1, None, True)
-    (t,) = asyncio.run(describe_producers.handle(broker, header, request)).topics
+    (t,) = asyncio.run(describe_producers.handle(broker.api, header, request)).topics
     return {p.partition_index: (p.error_code, [s.producer_id for s in p.active_producers]) for p in t.partitions}
 
 

@@ -26,11 +26,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import Records
 
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.observability.metrics import BrokerMetrics
 from broker.observability.metrics_collector import BrokerStateCollector, Snapshot, families
 from broker.observability.metrics_http import MetricsEndpoint
-from broker.response_errors import errors_in
+from broker.api.response_errors import errors_in
 from wire.follower_fetch_response import follower_fetch_response
 from wire.protocol import SERVED_VERSIONS, RecordRegions, RequestHeader, request_class, response_class
 

@@ -29,7 +29,7 @@ import uuid
 import pytest
 
 from broker.broker import Broker
-from broker.dispatch import dispatch
+from broker.api.dispatch import dispatch
 from broker.settings.config_from_settings import config_with
 from replica.partition_state import PartitionState
 from segment.fsync_count import fsyncs

@@ -27,7 +27,7 @@ from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.txn import txn_log
 from broker.cluster.peer_connections import PeerConnections
 

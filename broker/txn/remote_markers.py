@@ -17,7 +17,7 @@ from replica.broker_connection import ConnectionFailed
 from wire.error_codes import ErrorCode
 from wire.protocol import request_class
 
-from broker.handlers.response_builder import make, nested
+from broker.api.response_builder import make, nested
 from broker.cluster.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)

@@ -43,7 +43,7 @@ async def describe(broker, topic: str, context: RequestContext | None) -> dict:
     request = DescribeConfigsRequest(resources=(DescribeConfigsResource(
         resource_type=i8(ConfigResourceType.TOPIC), resource_name=topic, configuration_keys=None),),
         include_synonyms=False, include_documentation=True)
-    response = await describe_configs.handle(broker, RequestHeader(DESCRIBE_CONFIGS, 4, 0, "console", True), request)
+    response = await describe_configs.handle(broker.api, RequestHeader(DESCRIBE_CONFIGS, 4, 0, "console", True), request)
     (result,) = response.results
     _refuse_on_error(result.error_code, result.error_message)
     return {"topic": topic, "configs": [
@@ -81,7 +81,7 @@ async def alter(broker, topic: str, changes: list[tuple[str, int, str | None]],
         configs=tuple(AlterableConfig(name=name, config_operation=i8(op), value=value)
                       for name, op, value in changes)),), validate_only=False)
     header = RequestHeader(INCREMENTAL_ALTER_CONFIGS, 1, 0, "console", True)
-    response = await incremental_alter_configs.handle(broker, header, request)
+    response = await incremental_alter_configs.handle(broker.api, header, request)
     (result,) = response.responses
     _refuse_on_error(result.error_code, result.error_message)
     return {"topic": topic, "changed": [name for name, _, _ in changes]}

@@ -11,8 +11,8 @@ from wire import unsupported
 from wire.framing import PeerProtocolError
 from wire.protocol import UnsupportedVersion, decode_request, encode_response
 
-from broker.dispatch_types import Deferred
-from broker.handlers import HANDLERS
+from broker.api.deferred import Deferred
+from broker.api.routes import HANDLERS
 from broker.handlers.fetch import replica_id
 from broker.quotas.enforcement import BusyTime, after_request, handling as quota_handling, with_throttle
 
@@ -56,7 +56,7 @@ async def dispatch(broker, frame: bytes, context=None, received: float | None = 
         return [reply] if reply is not None else None
     started = time.perf_counter()
     metrics = broker.metrics
-    handling = BusyTime(HANDLERS[header.api_key](broker, header, request))  # the request quota's measure
+    handling = BusyTime(HANDLERS[header.api_key](broker.api, header, request))  # the request quota's measure
     handling_token = quota_handling.set(handling)  # a consumer's Fetch reads it (enforcement.py)
     try:
         response = await handling

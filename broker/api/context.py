@@ -1,0 +1,38 @@
+"""What a handler is given: the broker's services, each typed by the Protocol of what handlers call.
+
+Broker (broker/broker.py) builds one ApiContext when it starts, and dispatch (dispatch.py) hands
+it to every handler with the request: `handle(ctx, header, request)`. A handler reaches the
+broker's state through these fields only, so what an API may touch is written in the Protocols
+it calls, and a test can build a context from the services it needs.
+
+A handler's answer (`Answer`) is a kio response object of the request's version, None when no
+response is due (acks=0), or a Deferred (deferred.py). kio builds a class per API version and
+handlers fill one with `response_builder.make`, so the answer is typed as Any.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, TypeAlias
+
+from wire.protocol import RequestHeader
+
+from broker.cluster.view import ClusterView
+from broker.settings.config import BrokerConfig
+from broker.security.acl.checks import RequestAuthorizer
+
+Answer: TypeAlias = Any
+Request: TypeAlias = Any  # the kio request class of the header's API key and version
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    config: BrokerConfig
+    cluster_id: str
+    authorizer: RequestAuthorizer  # the ACL checks of the request being handled
+    view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
+    # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
+    broker: Any
+
+
+Handler: TypeAlias = Callable[[ApiContext, RequestHeader, Request], Awaitable[Answer]]
