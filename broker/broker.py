@@ -174,7 +174,7 @@ class Broker:
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
-                              broker=self)
+                              topics=self.topics, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, TypeAlias
 
 from wire.protocol import RequestHeader
 
+from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
 from broker.security.acl.checks import RequestAuthorizer
@@ -31,6 +32,7 @@ class ApiContext:
     cluster_id: str
     authorizer: RequestAuthorizer  # the ACL checks of the request being handled
     view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
+    topics: TopicLookup  # topics and hosted partitions by name or id
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 
