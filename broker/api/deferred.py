@@ -10,9 +10,9 @@ still writes the answers in request order (server.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Awaitable
+from typing import Any, Awaitable
 
 
 @dataclass(frozen=True)
 class Deferred:
-    awaitable: Awaitable  # resolves to the response object, or None when none is due
+    awaitable: Awaitable[Any]  # resolves to the response object, or None when none is due

@@ -5,26 +5,53 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import TYPE_CHECKING, Any, Awaitable, Protocol
 
-from segment.log import StorageError
+from segment.storage_errors import StorageError
 from wire import unsupported
 from wire.framing import PeerProtocolError
-from wire.protocol import UnsupportedVersion, decode_request, encode_response
+from wire.protocol import RequestHeader, UnsupportedVersion, decode_request, encode_response
 
+from broker.api.context import Answer, ApiContext, Request
 from broker.api.deferred import Deferred
 from broker.api.routes import HANDLERS
 from broker.handlers.fetch import replica_id
 from broker.quotas.enforcement import BusyTime, after_request, handling as quota_handling, with_throttle
 
+if TYPE_CHECKING:
+    from broker.net.request_context import RequestContext
+    from broker.observability.metrics import BrokerMetrics
+    from broker.quotas.manager import ClientQuotaManager
+    from broker.storage.modes import StorageModes
+
 log = logging.getLogger(__name__)
 FETCH_KEY = 1
+Chunks = list[Any]  # the framed answer: byte buffers and file regions (wire.protocol.encode_response)
+
+
+class Served(Protocol):
+    """What dispatch needs of the broker: the handlers' context, and what runs around every
+    handler (metrics, client quotas, the commit of what it appended)."""
+
+    @property
+    def api(self) -> ApiContext: ...
+
+    @property
+    def metrics(self) -> BrokerMetrics | None: ...
+
+    @property
+    def quotas(self) -> ClientQuotaManager: ...
+
+    @property
+    def storage(self) -> StorageModes: ...
 
 
 class ConnectionClosed(Exception):
     """The request cannot be answered; the connection must close (already logged)."""
 
 
-async def dispatch(broker, frame: bytes, context=None, received: float | None = None) -> list | asyncio.Task | None:
+async def dispatch(broker: Served, frame: bytes, context: RequestContext | None = None,
+                   received: float | None = None) -> Chunks | asyncio.Task[tuple[Chunks | None, float]] | None:
     """Returns the response chunks, None when no response is due (acks=0), or, for a
     handler's Deferred answer, a task resolving to (one of those, time.perf_counter() when it
     was ready).
@@ -47,13 +74,13 @@ async def dispatch(broker, frame: bytes, context=None, received: float | None = 
     try:
         header, request = decode_request(frame)
     except UnsupportedVersion as exc:
-        reply = unsupported.answer(exc.header, frame)
-        if reply is None and unsupported.closes_connection(exc.header):
+        answer = unsupported.answer(exc.header, frame)
+        if answer is None and unsupported.closes_connection(exc.header):
             raise PeerProtocolError(
                 f"unsupported version {exc.header.api_version} of api {exc.header.api_key} "
                 f"from client {exc.header.client_id!r}"
             ) from None
-        return [reply] if reply is not None else None
+        return [answer] if answer is not None else None
     started = time.perf_counter()
     metrics = broker.metrics
     handling = BusyTime(HANDLERS[header.api_key](broker.api, header, request))  # the request quota's measure
@@ -90,8 +117,8 @@ async def dispatch(broker, frame: bytes, context=None, received: float | None = 
     return encode_response(header, response)
 
 
-async def _finish(broker, header, request, awaitable, started: float, received: float | None,
-                  throttle_ms: int) -> tuple[list | None, float]:
+async def _finish(broker: Served, header: RequestHeader, request: Request, awaitable: Awaitable[Answer],
+                  started: float, received: float | None, throttle_ms: int) -> tuple[Chunks | None, float]:
     response = with_throttle(await awaitable, throttle_ms)
     if broker.metrics is not None:
         broker.metrics.request_done(header, request, response, started, received)

@@ -13,6 +13,7 @@ import dataclasses
 import types
 import typing
 from functools import cache
+from typing import Any
 
 from kio.schema.errors import ErrorCode
 
@@ -21,9 +22,9 @@ from wire.protocol import EncodedBody
 NONE = ErrorCode.none
 
 
-def _entity(hint) -> type | None:
+def _entity(hint: Any) -> type | None:
     """The dataclass a field holds (alone, optional, or as a tuple of them), else None."""
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return hint
     if typing.get_origin(hint) in (tuple, typing.Union, types.UnionType):
         for arg in typing.get_args(hint):
@@ -50,7 +51,7 @@ def _holds_errors(cls: type) -> bool:
     return bool(codes or nested)
 
 
-def errors_in(response) -> list[ErrorCode]:
+def errors_in(response: Any) -> list[ErrorCode]:
     """Every error code other than NONE in `response`, as often as it occurs."""
     if isinstance(response, EncodedBody):
         return list(response.errors)
@@ -59,8 +60,8 @@ def errors_in(response) -> list[ErrorCode]:
     return found
 
 
-def _walk(entity, found: list[ErrorCode]) -> None:
-    codes, nested = _plan(type(entity))
+def _walk(entity: Any, found: list[ErrorCode]) -> None:
+    codes, nested = _plan(entity.__class__)
     for name in codes:
         code = getattr(entity, name)
         if code is not NONE:

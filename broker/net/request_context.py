@@ -18,8 +18,12 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from broker.net.listeners import Listener
+
+if TYPE_CHECKING:  # sasl_session.py imports this module
+    from broker.security.sasl_session import SaslSession
 
 ANONYMOUS = "User:ANONYMOUS"
 _connection_ids = itertools.count(1)
@@ -30,7 +34,7 @@ class RequestContext:
     listener: Listener
     peer: str
     principal: str = ANONYMOUS
-    session: object | None = field(default=None, repr=False)  # the SaslSession of a SASL listener
+    session: SaslSession | None = field(default=None, repr=False)  # a SASL listener's
     token_authenticated: bool = False
     connection_id: int = field(default_factory=lambda: next(_connection_ids))
     muted_until: float = 0.0  # loop time before which a throttled client's connection reads nothing
