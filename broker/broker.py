@@ -14,8 +14,7 @@ from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
-from broker.settings.dynamic_topic_defaults import (in_force, log_defaults, min_insync_replicas,
-                                                    txn_partition_verification)
+from broker.settings.runtime_configs import RuntimeConfigs
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -114,7 +113,7 @@ class Broker:
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics,
-                                         cordoned=lambda: fully_cordoned(self.broker_config_layers()[0]))
+                                         cordoned=lambda: fully_cordoned(self.configs.broker_config_layers()[0]))
             self.producer_ids = ProducerIdAllocator(data_dir)
         self.acls = None  # ACLs: none without --authorizer; etcd's on a cluster member
         if config.authorizer is not None:
@@ -133,20 +132,20 @@ class Broker:
                                                         config.consumer_groups)
         self.streams_groups = StreamsGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                       lambda g: self.other_group_kind(g, "streams"), config.streams_groups)
-        # Groups' own configs (IncrementalAlterConfigs of GROUP): etcd's on a cluster member.
-        self.group_configs = (ClusterGroupConfigStore(member.metadata) if member is not None
-                              else GroupConfigStore(data_dir))
-        # Dynamic broker configs (AlterConfigs of BROKER): etcd's on a cluster member.
-        self.broker_configs = (ClusterBrokerConfigStore(member.metadata) if member is not None
-                               else BrokerConfigStore(data_dir))
-        self.apply_broker_configs()  # a cluster member's once its metadata image is in (member.py)
+        # Dynamic broker configs (AlterConfigs of BROKER) and groups' own configs (of GROUP):
+        # etcd's on a cluster member.
+        self.configs = RuntimeConfigs(
+            config, ClusterBrokerConfigStore(member.metadata) if member is not None else BrokerConfigStore(data_dir),
+            ClusterGroupConfigStore(member.metadata) if member is not None else GroupConfigStore(data_dir),
+            self.topics.set_defaults, self.log_dirs.dirs)
+        self.configs.apply_topic_defaults()  # a cluster member's once its metadata image is in (member.py)
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
         self.share_state_store = ShareStateStore(self)
         self.share_states = ShareStateCoordinator(self, self.share_state_store)
         self._share_persister = ShareStatePersister(self, self.share_state_store, self.share_states, member)
         self.share_groups = ShareGroupCoordinator(
             SharePartitions(self._share_persister, config.share_groups,
-                            lambda group: share_config_for(config.share_groups, self.group_configs.configs(group))),
+                            lambda group: share_config_for(config.share_groups, self.configs.group_configs(group))),
             self.offsets_store, lambda: self.topics.topics,
             self.other_group_kind, self.groups.coordinator_error)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
@@ -174,7 +173,7 @@ class Broker:
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
-                              topics=self.topics, broker=self)
+                              topics=self.topics, configs=self.configs, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
@@ -194,18 +193,12 @@ class Broker:
         classic = self.groups.groups.get(group_id)
         return "classic" if classic is not None and classic.members else None
 
+    # The handlers of other families still read these through ctx.broker (until moved onto ctx.configs).
     def broker_config_layers(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The dynamic broker configs in force here: this broker's id's, the cluster default's."""
-        return self.broker_configs.configs(str(self.config.node_id)), self.broker_configs.configs("")
+        return self.configs.broker_config_layers()
 
     def txn_partition_verification(self) -> bool:
-        """transaction.partition.verification.enable now: its dynamic value, else the static one."""
-        return txn_partition_verification(self.config, in_force(*self.broker_config_layers()))
-
-    def apply_broker_configs(self) -> None:
-        """The topic defaults the dynamic broker configs set take effect on every partition here."""
-        dynamic = in_force(*self.broker_config_layers())
-        self.topics.set_defaults(log_defaults(self.config, dynamic), min_insync_replicas(self.config, dynamic))
+        return self.configs.txn_partition_verification()
 
     def connection_closed(self, connection_id: int) -> None:
         """The transport's word that a client connection closed: what it opened ends with it."""

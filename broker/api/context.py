@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, TypeAlias
 
 from wire.protocol import RequestHeader
 
+from broker.api.config_service import ConfigService
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
@@ -33,6 +34,7 @@ class ApiContext:
     authorizer: RequestAuthorizer  # the ACL checks of the request being handled
     view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
     topics: TopicLookup  # topics and hosted partitions by name or id
+    configs: ConfigService  # dynamic broker configs and groups' configs
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

@@ -124,7 +124,7 @@ class ClusterMember:
     # ----- applying metadata ------------------------------------------------------------
 
     async def _on_metadata(self, image, change) -> None:
-        self._broker.apply_broker_configs()  # the topic defaults first: partitions opened below take them
+        self._broker.configs.apply_topic_defaults()  # the topic defaults first: partitions opened below take them
         topics = self._broker.topics
         for name in [n for n in topics.topics if n not in image.topics]:
             local = topics.topics[name]

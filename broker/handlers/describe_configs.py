@@ -6,41 +6,44 @@ from __future__ import annotations
 
 from wire.error_codes import ErrorCode
 from wire.config_codes import ConfigResourceType
+from typing import Any
+
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.security.acl.model import Operation
-from broker.settings.described_configs import broker_entries, default_broker_entries, group_entries, topic_entries
+from broker.settings.described_configs import (ConfigEntry, broker_entries, default_broker_entries, group_entries,
+                                                topic_entries)
 
 
-def _entries(broker, res) -> tuple[ErrorCode, str | None, list]:
+def _entries(ctx: ApiContext, res: Any) -> tuple[ErrorCode, str | None, list[ConfigEntry]]:
     """(error code name, message, entries) for one resource."""
-    refusal = broker.authorizer.config_refusal(Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
+    config, configs = ctx.config, ctx.configs
+    refusal = ctx.authorizer.config_refusal(Operation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
     if refusal is not None:  # ACLs, as Kafka's handleDescribeConfigsRequest
         return refusal, "Authorization failed.", []
     if res.resource_type == ConfigResourceType.TOPIC:
-        topic = broker.topics.get(res.resource_name)
+        topic = ctx.topics.get(res.resource_name)
         if topic is None:
             return ErrorCode.unknown_topic_or_partition, f"Topic {res.resource_name} does not exist", []
-        layers = broker.broker_config_layers()
-        return ErrorCode.none, None, topic_entries(broker.config, *layers, topic.storage_mode, topic.configs)
+        layers = configs.broker_config_layers()
+        return ErrorCode.none, None, topic_entries(config, *layers, topic.storage_mode, topic.configs)
     if res.resource_type == ConfigResourceType.GROUP:  # a group need not exist, as in Kafka
         if not res.resource_name:
             return ErrorCode.invalid_request, "Group name must not be empty", []
-        return ErrorCode.none, None, group_entries(broker.config, broker.group_configs.configs(res.resource_name))
+        return ErrorCode.none, None, group_entries(config, configs.group_configs(res.resource_name))
     if res.resource_type == ConfigResourceType.BROKER:
-        if res.resource_name not in ("", str(broker.config.node_id)):
+        if res.resource_name not in ("", str(config.node_id)):
             return ErrorCode.invalid_request, f"Unexpected broker id {res.resource_name}", []
-        default = broker.broker_configs.configs("")
+        default = configs.broker_configs("")
         if not res.resource_name:
-            return ErrorCode.none, None, default_broker_entries(broker.config, default)
-        return ErrorCode.none, None, broker_entries(broker.config, broker.broker_configs.configs(res.resource_name), default)
+            return ErrorCode.none, None, default_broker_entries(config, default)
+        return ErrorCode.none, None, broker_entries(config, configs.broker_configs(res.resource_name), default)
     return ErrorCode.invalid_request, f"Unsupported resource type {res.resource_type}", []
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "DescribeConfigsResult")
     entry_cls = nested(cls, "DescribeConfigsResourceResult")
@@ -49,7 +52,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     with_docs = getattr(request, "include_documentation", False)
     results = []
     for res in request.resources:
-        code, message, entries = _entries(broker, res)
+        code, message, entries = _entries(ctx, res)
         if res.configuration_keys is not None:
             wanted = set(res.configuration_keys)
             entries = [e for e in entries if e.name in wanted]

@@ -5,25 +5,27 @@ applies each resource)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.protocol import RequestHeader
 from wire.config_codes import ConfigResourceType
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.handlers.config_alteration import answer
+from broker.handlers.config_alteration import ConfigChange, answer
+from broker.settings.config import BrokerConfig
 from broker.settings.dynamic_broker_configs import incremental_broker
 from broker.settings.group_configs import incremental_group
 from broker.settings.topic_config_changes import ConfigOp, incremental
 
 
-def _change(broker, res):
+def _change(config: BrokerConfig, res: Any) -> ConfigChange:
     ops = [ConfigOp(c.name, c.config_operation, c.value) for c in res.configs]
     if res.resource_type == ConfigResourceType.GROUP:
-        return lambda current, _d, _m: incremental_group(current, ops, broker.config.share_groups)
+        return lambda current, _d, _m: incremental_group(current, ops, config.share_groups)
     if res.resource_type == ConfigResourceType.BROKER:
         return lambda current, _d, _m: incremental_broker(current, ops, per_broker=bool(res.resource_name))
     return lambda current, defaults, mode: incremental(current, defaults, ops, mode)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
-    return await answer(broker, header, request, _change)
+    return await answer(ctx, header, request, _change)

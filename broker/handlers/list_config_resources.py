@@ -26,7 +26,6 @@ SUPPORTED = {0: (CLIENT_METRICS,), 1: (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METR
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     resource_cls = nested(cls, "ConfigResource")
     supported = SUPPORTED[header.api_version]
@@ -34,15 +33,15 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     if any(t not in supported for t in wanted):
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.unsupported_version,
                     config_resources=())
-    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE_CONFIGS):  # ACLs, as Kafka's handleListConfigResources
+    if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE_CONFIGS):  # ACLs, as Kafka's handleListConfigResources
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     config_resources=())
     found = []
     if BROKER in wanted:
-        found += [(str(b.node_id), BROKER) for b in broker.view.brokers()]
+        found += [(str(b.node_id), BROKER) for b in ctx.view.brokers()]
     if TOPIC in wanted:
-        found += [(name, TOPIC) for name in sorted(broker.topics.topics)]
+        found += [(name, TOPIC) for name in sorted(ctx.topics.topics)]
     if GROUP in wanted:
-        found += [(name, GROUP) for name in broker.group_configs.groups()]
+        found += [(name, GROUP) for name in ctx.configs.configured_groups()]
     resources = tuple(make(resource_cls, resource_name=name, resource_type=kind) for name, kind in found)
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, config_resources=resources)

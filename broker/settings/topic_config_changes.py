@@ -19,6 +19,7 @@ Kafka's rules (ConfigurationControlManager, ControllerConfigurationValidator):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from wire.error_codes import ErrorCode
 from wire.config_codes import AlterConfigOp, ConfigType
@@ -49,14 +50,14 @@ def _list_items(value: str | None) -> list[str]:
     return [item for item in (value or "").split(",") if item]
 
 
-def incremental(current: dict[str, str], defaults: dict[str, str], ops: list[ConfigOp],
+def incremental(current: dict[str, str], defaults: Mapping[str, str | None], ops: list[ConfigOp],
                 storage_mode: str) -> dict[str, str]:
     """The overrides after `ops`; `defaults` gives each key's value when it has no override,
     `storage_mode` is the topic's layout. Raises ConfigChangeError."""
     return _validated(current, apply_ops(current, defaults, ops, TOPIC_CONFIGS, "topic"), storage_mode)
 
 
-def apply_ops(current: dict[str, str], defaults: dict[str, str], ops: list[ConfigOp], known, what: str
+def apply_ops(current: dict[str, str], defaults: Mapping[str, str | None], ops: list[ConfigOp], known, what: str
               ) -> dict[str, str]:
     """The overrides after `ops`, by the rules above, before the values are checked; `known`:
     the config names of this kind of resource (`what`: topic, group) and their settings."""
