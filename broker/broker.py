@@ -34,6 +34,7 @@ from broker.security.acl.cluster_store import ClusterAclStore
 from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
+from broker.security.security_admin import SecurityAdministration
 from broker.cluster.single_broker_view import SingleBrokerView
 from broker.storage.log_cleaner_service import LogCleanerService
 from broker.storage.log_dir_move import LogDirMoves
@@ -115,7 +116,8 @@ class Broker:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics,
                                          cordoned=lambda: fully_cordoned(self.configs.broker_config_layers()[0]))
             self.producer_ids = ProducerIdAllocator(data_dir)
-        self.acls = None  # ACLs: none without --authorizer; etcd's on a cluster member
+        # ACLs: none without --authorizer; etcd's on a cluster member
+        self.acls: AclStore | ClusterAclStore | None = None
         if config.authorizer is not None:
             self.acls = (ClusterAclStore(member.metadata, config.authorizer) if member is not None
                          else AclStore(data_dir, config.authorizer))
@@ -173,7 +175,8 @@ class Broker:
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
-                              topics=self.topics, configs=self.configs, broker=self)
+                              topics=self.topics, configs=self.configs,
+                              security=SecurityAdministration(self.security, self.acls), broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, TypeAlias
 from wire.protocol import RequestHeader
 
 from broker.api.config_service import ConfigService
+from broker.api.security_service import SecurityAdmin
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
@@ -35,6 +36,7 @@ class ApiContext:
     view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
     topics: TopicLookup  # topics and hosted partitions by name or id
     configs: ConfigService  # dynamic broker configs and groups' configs
+    security: SecurityAdmin  # ACLs, SCRAM credentials, delegation tokens, SASL mechanisms
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

@@ -3,6 +3,8 @@ wire's grouping; shared by describe_acls.py and delete_acls.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kio.static.primitive import i8
 
 from broker.security.acl.model import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
@@ -12,7 +14,8 @@ class InvalidFilter(ValueError):
     """A filter with an unknown code (INVALID_REQUEST)."""
 
 
-def acl_filter(f) -> AclFilter:
+def acl_filter(f: Any) -> AclFilter:
+    """`f`: DescribeAcls' request or a DeleteAcls filter (kio's)."""
     try:
         parsed = AclFilter(ResourceType(f.resource_type_filter), f.resource_name_filter,
                            PatternType(f.pattern_type_filter), f.principal_filter, f.host_filter,
@@ -24,7 +27,7 @@ def acl_filter(f) -> AclFilter:
     return parsed
 
 
-def wire_codes(acl: AclBinding) -> dict:
+def wire_codes(acl: AclBinding) -> dict[str, Any]:
     return dict(resource_type=i8(acl.resource_type), resource_name=acl.resource_name,
                 pattern_type=i8(acl.pattern_type), principal=acl.principal, host=acl.host,
                 operation=i8(acl.operation), permission_type=i8(acl.permission))

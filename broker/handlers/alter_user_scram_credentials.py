@@ -11,6 +11,7 @@ mechanism UNSUPPORTED_SASL_MECHANISM; deleting what does not exist RESOURCE_NOT_
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
@@ -21,7 +22,7 @@ from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _upsert_problem(u) -> tuple[ErrorCode, str] | None:
+def _upsert_problem(u: Any) -> tuple[ErrorCode, str] | None:
     mechanism = MECHANISM_BY_TYPE.get(u.mechanism)
     if mechanism is None:
         return ErrorCode.unsupported_sasl_mechanism, f"Unknown SCRAM mechanism type {u.mechanism}"
@@ -37,17 +38,17 @@ def _upsert_problem(u) -> tuple[ErrorCode, str] | None:
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "AlterUserScramCredentialsResult")
-    store = broker.security.scram
-    if not broker.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleAlterUserScramCredentialsRequest
+    store = ctx.security.scram
+    if not ctx.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleAlterUserScramCredentialsRequest
         names = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
         return make(cls, throttle_time=NO_THROTTLE, results=tuple(
             make(result_cls, user=n, error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed.") for n in names))
     named = Counter([d.name for d in request.deletions] + [u.name for u in request.upsertions])
-    outcome: dict[str, tuple[str, str | None]] = {}
-    upserts, deletions = [], []
+    outcome: dict[str, tuple[ErrorCode, str | None]] = {}
+    upserts: list[tuple[str, str, bytes, bytes, int]] = []
+    deletions: list[tuple[str, str]] = []
     for d in request.deletions:
         if named[d.name] > 1:
             outcome[d.name] = (ErrorCode.duplicate_resource, f"A user credential cannot be altered twice in the same "

@@ -5,6 +5,8 @@ runs without an authorizer, as Kafka answers."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
@@ -13,7 +15,7 @@ from broker.security.acl.model import AclBinding, InvalidAcl, Operation, Pattern
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _binding(c) -> AclBinding:
+def _binding(c: Any) -> AclBinding:
     try:
         binding = AclBinding(ResourceType(c.resource_type), c.resource_name, PatternType(c.resource_pattern_type),
                              c.principal, c.host, Operation(c.operation), Permission(c.permission_type))
@@ -24,25 +26,26 @@ def _binding(c) -> AclBinding:
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
+    acls = ctx.security.acls
     cls = response_for(header)
     result_cls = nested(cls, "AclCreationResult")
-    refusal = None
-    if broker.acls is None:
-        refusal = (ErrorCode.security_disabled, "No Authorizer is configured on the broker")
-    elif not broker.authorizer.cluster_allowed(Operation.ALTER):
-        refusal = (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
-    if refusal is not None:
-        results = [make(result_cls, error_code=refusal[0], error_message=refusal[1])
-                   for _ in request.creations]
+
+    def refuse(code: ErrorCode, message: str) -> Answer:
+        results = [make(result_cls, error_code=code, error_message=message) for _ in request.creations]
         return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))
-    outcomes, good = [], []
+
+    if acls is None:
+        return refuse(ErrorCode.security_disabled, "No Authorizer is configured on the broker")
+    if not ctx.authorizer.cluster_allowed(Operation.ALTER):
+        return refuse(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
+    outcomes: list[tuple[ErrorCode, str | None]] = []
+    good: list[AclBinding] = []
     for creation in request.creations:
         try:
             good.append(_binding(creation))
             outcomes.append((ErrorCode.none, None))
         except InvalidAcl as exc:
             outcomes.append((ErrorCode.invalid_request, str(exc)))
-    await broker.acls.create(good)
+    await acls.create(good)
     results = [make(result_cls, error_code=code, error_message=message) for code, message in outcomes]
     return make(cls, throttle_time=NO_THROTTLE, results=tuple(results))

@@ -13,6 +13,8 @@ the owner and the requester.
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
@@ -28,7 +30,6 @@ USER_TYPE = "User"
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     asking = requester()
     owner_name = getattr(request, "owner_principal_name", None)
@@ -38,24 +39,25 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     owner = f"{owner_type}:{owner_name}" if owner_name else asking
     if not token_requests_allowed():
         return _refusal(cls, ErrorCode.delegation_token_request_not_allowed, owner, asking, ERROR_TIMESTAMP)
-    if owner != asking and not broker.authorizer.allowed(Operation.CREATE_TOKENS, ResourceType.USER, owner):
+    if owner != asking and not ctx.authorizer.allowed(Operation.CREATE_TOKENS, ResourceType.USER, owner):
         return _refusal(cls, ErrorCode.delegation_token_authorization_failed, owner, asking, ERROR_TIMESTAMP)
     if any(r.principal_type != USER_TYPE for r in request.renewers):
         return _refusal(cls, ErrorCode.invalid_principal_type, owner, asking, ERROR_TIMESTAMP)
     renewers = tuple(f"{r.principal_type}:{r.principal_name}" for r in request.renewers)
-    problem, token = await broker.security.tokens.create(owner, asking, renewers, as_ms(request.max_lifetime))
+    tokens = ctx.security.tokens
+    problem, token = await tokens.create(owner, asking, renewers, as_ms(request.max_lifetime))
     if token is None:
         return _refusal(cls, problem, owner, asking, 0)
     return _answer(cls, ErrorCode.none, owner, asking, token.issue_ms, token.expiry_ms, token.max_ms, token.token_id,
-                   broker.security.tokens.hmac(token.token_id))
+                   tokens.hmac(token.token_id))
 
 
-def _refusal(cls, code: ErrorCode, owner: str, asking: str, times: int):
+def _refusal(cls: Any, code: ErrorCode, owner: str, asking: str, times: int) -> Answer:
     return _answer(cls, code, owner, asking, times, times, times, "", b"")
 
 
-def _answer(cls, code: ErrorCode, owner: str, asking: str, issue_ms: int, expiry_ms: int, max_ms: int, token_id: str,
-            hmac: bytes):
+def _answer(cls: Any, code: ErrorCode, owner: str, asking: str, issue_ms: int, expiry_ms: int, max_ms: int,
+            token_id: str, hmac: bytes) -> Answer:
     owner_type, owner_name = split_principal(owner)
     asking_type, asking_name = split_principal(asking)
     return make(cls, error_code=code, principal_type=owner_type, principal_name=owner_name,

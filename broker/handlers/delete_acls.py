@@ -8,21 +8,22 @@ from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.security.acl.model import Operation
+from broker.security.acl.model import AclFilter, Operation
 from broker.handlers.acl_filters import InvalidFilter, acl_filter, wire_codes
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
+    acls = ctx.security.acls
     cls = response_for(header)
     result_cls, matching_cls = nested(cls, "DeleteAclsFilterResult"), nested(cls, "DeleteAclsMatchingAcl")
     refusal = None
-    if broker.acls is None:
+    if acls is None:
         refusal = (ErrorCode.security_disabled, "No Authorizer is configured on the broker")
-    elif not broker.authorizer.cluster_allowed(Operation.ALTER):
+    elif not ctx.authorizer.cluster_allowed(Operation.ALTER):
         refusal = (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
-    filters, failures = [], {}
+    filters: list[AclFilter] = []
+    failures: dict[int, tuple[ErrorCode, str]] = {}
     for i, f in enumerate(request.filters):
         if refusal is not None:
             failures[i] = refusal
@@ -31,7 +32,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
             filters.append(acl_filter(f))
         except InvalidFilter as exc:
             failures[i] = (ErrorCode.invalid_request, str(exc))
-    removed = iter(await broker.acls.delete(filters)) if filters else iter(())
+    removed = iter(await acls.delete(filters)) if acls is not None and filters else iter(())
     results = []
     for i in range(len(request.filters)):
         if i in failures:

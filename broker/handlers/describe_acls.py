@@ -17,26 +17,26 @@ from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
+    acls = ctx.security.acls
     cls = response_for(header)
 
-    def refuse(code: ErrorCode, message: str):
+    def refuse(code: ErrorCode, message: str) -> Answer:
         return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=message, resources=())
 
-    if broker.acls is None:
+    if acls is None:
         return refuse(ErrorCode.security_disabled, "No Authorizer is configured on the broker")
-    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):
+    if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE):
         return refuse(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     try:
-        matched = broker.acls.describe(acl_filter(request))
+        matched = acls.describe(acl_filter(request))
     except InvalidFilter as exc:
         return refuse(ErrorCode.invalid_request, str(exc))
     resource_cls, acl_cls = nested(cls, "DescribeAclsResource"), nested(cls, "AclDescription")
     resources = []
-    for (rtype, name, pattern), acls in groupby(matched, key=lambda a: (a.resource_type, a.resource_name,
+    for (rtype, name, pattern), bindings in groupby(matched, key=lambda a: (a.resource_type, a.resource_name,
                                                                         a.pattern_type)):
         descriptions = tuple(make(acl_cls, principal=a.principal, host=a.host, operation=i8(a.operation),
-                                  permission_type=i8(a.permission)) for a in acls)
+                                  permission_type=i8(a.permission)) for a in bindings)
         resources.append(make(resource_cls, resource_type=i8(rtype), resource_name=name, pattern_type=i8(pattern),
                               acls=descriptions))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,

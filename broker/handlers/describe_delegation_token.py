@@ -22,9 +22,8 @@ from broker.security.delegation_token import TokenInformation, split_principal
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    tokens = broker.security.tokens
+    tokens = ctx.security.tokens
     if not token_requests_allowed():
         return make(cls, error_code=ErrorCode.delegation_token_request_not_allowed, tokens=(), throttle_time=NO_THROTTLE)
     if not tokens.enabled:
@@ -36,8 +35,8 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         if owners is not None and not any(token.owner_or_renewer(o) for o in owners):
             return False
         return (token.owner_or_renewer(asking)
-                or broker.authorizer.allowed(Operation.DESCRIBE, ResourceType.DELEGATION_TOKEN, token.token_id)
-                or broker.authorizer.allowed(Operation.DESCRIBE_TOKENS, ResourceType.USER, token.owner))
+                or ctx.authorizer.allowed(Operation.DESCRIBE, ResourceType.DELEGATION_TOKEN, token.token_id)
+                or ctx.authorizer.allowed(Operation.DESCRIBE_TOKENS, ResourceType.USER, token.owner))
 
     token_cls, renewer_cls = nested(cls, "DescribedDelegationToken"), nested(cls, "DescribedDelegationTokenRenewer")
     described = []

@@ -6,6 +6,7 @@ result; the request itself then still succeeds."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
@@ -17,13 +18,12 @@ from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls, info_cls = nested(cls, "DescribeUserScramCredentialsResult"), nested(cls, "CredentialInfo")
-    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeUserScramCredentialsRequest
+    if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeUserScramCredentialsRequest
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", results=())
-    known = broker.security.scram.describe()
+    known = ctx.security.scram.describe()
     asked = None if request.users is None else [u.name for u in request.users]
     results = []
     if asked is None:
@@ -45,6 +45,6 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None, results=tuple(results))
 
 
-def _found(result_cls, info_cls, user: str, mechanisms: dict[str, int]):
+def _found(result_cls: Any, info_cls: Any, user: str, mechanisms: dict[str, int]) -> Any:
     infos = tuple(make(info_cls, mechanism=SCRAM_MECHANISMS[m][1], iterations=i) for m, i in sorted(mechanisms.items()))
     return make(result_cls, user=user, error_code=ErrorCode.none, error_message=None, credential_infos=infos)

@@ -19,10 +19,9 @@ from broker.api.response_builder import NO_THROTTLE, make
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     if not token_requests_allowed():
         code, expiry = ErrorCode.delegation_token_request_not_allowed, ERROR_TIMESTAMP
     else:
-        code, expiry = await broker.security.tokens.renew(requester(), request.hmac, as_ms(request.renew_period))
+        code, expiry = await ctx.security.tokens.renew(requester(), request.hmac, as_ms(request.renew_period))
     return make(response_for(header), error_code=code, expiry_timestamp=timestamp(expiry),
                 throttle_time=NO_THROTTLE)

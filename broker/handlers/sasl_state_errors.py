@@ -15,9 +15,8 @@ from broker.api.response_builder import make
 
 
 async def handle_handshake(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     return make(response_for(header), error_code=ErrorCode.illegal_sasl_state,
-                mechanisms=broker.security.enabled_mechanisms)
+                mechanisms=ctx.security.enabled_mechanisms)
 
 
 async def handle_authenticate(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:

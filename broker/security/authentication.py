@@ -11,6 +11,7 @@ from wire.sasl_stage import SASL_PROTOCOLS
 from replica.partition import now_ms
 
 from broker.net.request_context import RequestContext
+from broker.security.cluster_scram_credentials import ClusterScramCredentials
 from broker.security.delegation_token_manager import DelegationTokenManager
 from broker.security.sasl_credentials import PlainUsers, ScramCredentialStore, parse_add_scram
 from broker.security.token_store import TokenStore
@@ -27,7 +28,7 @@ class BrokerSecurity:
         self.plain_users = PlainUsers.from_file(security.sasl_plain_users)
         # A cluster member replaces this store with etcd's (cluster_scram_credentials.py) and
         # applies --sasl-scram-user there once it has joined.
-        self.scram = ScramCredentialStore(config.data_dir)
+        self.scram: ScramCredentialStore | ClusterScramCredentials = ScramCredentialStore(config.data_dir)
         for spec in security.sasl_scram_users if config.etcd is None else ():
             mechanism, name, password, iterations = parse_add_scram(spec)
             self.scram.set_password(mechanism, name, password, iterations)
