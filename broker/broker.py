@@ -47,6 +47,7 @@ from broker.feature_store import ClusterFeatureStore, FeatureStore
 from broker.producer_ids import ProducerIdAllocator
 from broker.quotas.cluster_store import ClusterQuotaStore
 from broker.quotas.manager import ClientQuotaManager
+from broker.quotas.quota_admin import QuotaAdministration
 from broker.quotas.store import QuotaStore
 from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
@@ -176,7 +177,9 @@ class Broker:
         # What every handler is given (broker/api/context.py): the services above, typed.
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
                               topics=self.topics, configs=self.configs,
-                              security=SecurityAdministration(self.security, self.acls), broker=self)
+                              security=SecurityAdministration(self.security, self.acls),
+                              client_quotas=QuotaAdministration(self.client_quotas, self.quotas.hosts),
+                              broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, TypeAlias
 from wire.protocol import RequestHeader
 
 from broker.api.config_service import ConfigService
+from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
@@ -37,6 +38,7 @@ class ApiContext:
     topics: TopicLookup  # topics and hosted partitions by name or id
     configs: ConfigService  # dynamic broker configs and groups' configs
     security: SecurityAdmin  # ACLs, SCRAM credentials, delegation tokens, SASL mechanisms
+    client_quotas: ClientQuotaAdmin  # the stored client quotas
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

@@ -12,28 +12,31 @@ stored (broker/quotas/store.py) and this broker enforces it.
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.quotas.entities import entity_of, hosts_to_resolve, plan_alteration
+from broker.quotas.entities import Entity, entity_of, hosts_to_resolve, plan_alteration
+from broker.quotas.store import Quotas
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     entry_cls, entity_cls = nested(cls, "EntryData"), nested(cls, "EntityData")
-    if not broker.authorizer.cluster_allowed(Operation.ALTER_CONFIGS):
+    results: dict[Entity, tuple[ErrorCode, str | None]]
+    if not ctx.authorizer.cluster_allowed(Operation.ALTER_CONFIGS):
         results = {entity_of((d.entity_type, d.entity_name) for d in e.entity):
                    (ErrorCode.cluster_authorization_failed, "Cluster authorization failed.") for e in request.entries}
     else:
         # resolved now, off the event loop: this broker holds the host's address once it answers
         unresolved = {host for host in hosts_to_resolve(request.entries)
-                      if await broker.quotas.hosts.resolve(host) is None}
-        results = await broker.client_quotas.alter(lambda current: _planned(current, request.entries, unresolved),
-                                                   request.validate_only)
+                      if await ctx.client_quotas.resolve_host(host) is None}
+        results = await ctx.client_quotas.alter(lambda current: _planned(current, request.entries, unresolved),
+                                                request.validate_only)
     entries = tuple(
         make(entry_cls, error_code=code, error_message=message,
              entity=tuple(make(entity_cls, entity_type=t, entity_name=n) for t, n in entity))
@@ -41,6 +44,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     return make(cls, throttle_time=NO_THROTTLE, entries=entries)
 
 
-def _planned(current, entries, unresolved):
+def _planned(current: Quotas, entries: Iterable[Any], unresolved: set[str]
+             ) -> tuple[Quotas, dict[Entity, tuple[ErrorCode, str | None]]]:
     results, after = plan_alteration(current, entries, unresolved)
     return after, results

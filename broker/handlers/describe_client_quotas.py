@@ -17,9 +17,8 @@ from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE_CONFIGS):
+    if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE_CONFIGS):
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", entries=None)
     try:
@@ -32,5 +31,5 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         make(entry_cls,
              entity=tuple(make(entity_cls, entity_type=t, entity_name=n) for t, n in entity),
              values=tuple(make(value_cls, key=k, value=v) for k, v in sorted(values.items())))
-        for entity, values in broker.client_quotas.quotas().items() if wanted.matches(entity))
+        for entity, values in ctx.client_quotas.quotas().items() if wanted.matches(entity))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None, entries=entries)

@@ -12,7 +12,7 @@ client_quotas.json is neither read nor written by a cluster member.
 
 from __future__ import annotations
 
-from broker.quotas.store import Decide, Quotas, from_entries, to_entries
+from broker.quotas.store import Decide, Outcome, Quotas, from_entries, to_entries
 
 
 class ClusterQuotaStore:
@@ -28,11 +28,11 @@ class ClusterQuotaStore:
             self._seen = listed
         return self._quotas
 
-    async def alter(self, decide: Decide, validate_only: bool):
+    async def alter(self, decide: Decide[Outcome], validate_only: bool) -> Outcome:
         """As QuotaStore.alter; on a lost race `decide` runs again on the newer quotas."""
-        outcome = []
+        outcome: list[Outcome] = []
 
-        def on_entries(entries):
+        def on_entries(entries: tuple[dict, ...]) -> tuple[dict, ...]:
             wanted, result = decide(from_entries(entries))
             outcome[:] = [result]
             return to_entries(wanted)

@@ -13,6 +13,7 @@ answers UNSUPPORTED_VERSION.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Iterable
 
 from wire.error_codes import ErrorCode
 from broker.quotas.ip_hosts import address
@@ -165,14 +166,15 @@ def parse_filter(components, strict: bool) -> QuotaFilter:
     return QuotaFilter(exact, frozenset(any_of), strict)
 
 
-def plan_alteration(current: dict[Entity, dict[str, float]], entries,
-                    unresolved: set[str]) -> tuple[dict, dict[Entity, dict[str, float]]]:
+def plan_alteration(current: dict[Entity, dict[str, float]], entries: Iterable[Any],
+                    unresolved: set[str]) -> tuple[dict[Entity, tuple[ErrorCode, str | None]],
+                                               dict[Entity, dict[str, float]]]:
     """AlterClientQuotas' entries against the current quotas: ({entity: (code, message)} in the
     order entities were first named, the quotas after the valid entries). Kafka's
     ClientQuotaControlManager answers once per entity: an entry whose entity already has a result
     (named twice, or a key given twice in it) gets "Ignoring duplicate entity", and what an
     earlier entry of that entity changed still applies."""
-    results: dict[Entity, tuple[str, str | None]] = {}
+    results: dict[Entity, tuple[ErrorCode, str | None]] = {}
     after = {e: dict(q) for e, q in current.items()}
     for entry in entries:
         pairs = [(d.entity_type, d.entity_name) for d in entry.entity]

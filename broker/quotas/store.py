@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from segment.file_io import replace_file
 
@@ -27,7 +27,8 @@ from broker.quotas.entities import Entity, entity_of
 FILE_NAME = "client_quotas.json"
 FORMAT_VERSION = 1
 Quotas = dict[Entity, dict[str, float]]
-Decide = Callable[[Quotas], tuple[Quotas, object]]  # current quotas -> (the new ones, an outcome)
+Outcome = TypeVar("Outcome")
+Decide = Callable[[Quotas], tuple[Quotas, Outcome]]  # current quotas -> (the new ones, an outcome)
 
 
 def to_entries(quotas: Quotas) -> tuple[dict, ...]:
@@ -64,7 +65,7 @@ class QuotaStore:
     def quotas(self) -> Quotas:
         return self._quotas
 
-    async def alter(self, decide: Decide, validate_only: bool):
+    async def alter(self, decide: Decide[Outcome], validate_only: bool) -> Outcome:
         """Runs `decide` on the current quotas and stores what it returns (unless validate_only);
         returns what decide returned besides (its first element is the new quotas)."""
         async with self._write_lock:
