@@ -179,7 +179,7 @@ class Broker:
                               topics=self.topics, configs=self.configs,
                               security=SecurityAdministration(self.security, self.acls),
                               client_quotas=QuotaAdministration(self.client_quotas, self.quotas.hosts),
-                              broker=self)
+                              features=self.features, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

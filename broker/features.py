@@ -28,7 +28,7 @@ Level 0 is not listed as finalized, as Kafka leaves out a feature at level 0.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
@@ -43,7 +43,12 @@ UNKNOWN, UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 0, 1, 2, 3
 OFF_MESSAGE = "The version of API is not supported."  # Kafka's answer while a feature is at 0
 
 
-def switched_off(store, name: str) -> bool:
+class LevelSource(Protocol):
+    def level(self, name: str) -> int:
+        """A feature's finalized level now (0 when not finalized)."""
+
+
+def switched_off(store: LevelSource, name: str) -> bool:
     """Whether the APIs `name` gates answer UNSUPPORTED_VERSION now (level 0), as Kafka's
     isConsumerGroupProtocolEnabled / isShareGroupProtocolEnabled."""
     return store.level(name) < 1

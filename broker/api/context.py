@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, TypeAlias
 from wire.protocol import RequestHeader
 
 from broker.api.config_service import ConfigService
+from broker.api.feature_levels import FeatureLevels
 from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
 from broker.api.topic_lookup import TopicLookup
@@ -39,6 +40,7 @@ class ApiContext:
     configs: ConfigService  # dynamic broker configs and groups' configs
     security: SecurityAdmin  # ACLs, SCRAM credentials, delegation tokens, SASL mechanisms
     client_quotas: ClientQuotaAdmin  # the stored client quotas
+    features: FeatureLevels  # finalized feature levels
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

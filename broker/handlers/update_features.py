@@ -14,6 +14,8 @@ with a higher finalized-features epoch from then on.
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
@@ -25,18 +27,18 @@ from broker.security.acl.model import Operation
 RESULTS_DROPPED_VERSION = 2
 
 
-def _upgrade_type(update) -> int:
+def _upgrade_type(update: Any) -> int:
     if hasattr(update, "upgrade_type"):
-        return update.upgrade_type
+        return int(update.upgrade_type)
     return SAFE_DOWNGRADE if update.allow_downgrade else UPGRADE
 
 
-async def _apply(broker, request) -> tuple[ErrorCode, str | None]:
-    if not broker.authorizer.cluster_allowed(Operation.ALTER):
+async def _apply(ctx: ApiContext, request: Request) -> tuple[ErrorCode, str | None]:
+    if not ctx.authorizer.cluster_allowed(Operation.ALTER):
         return ErrorCode.cluster_authorization_failed, None
     updates = [(u.feature, u.max_version_level, _upgrade_type(u)) for u in request.feature_updates]
     try:
-        await broker.features.update(lambda current: updated(current, updates, broker.config.node_id),
+        await ctx.features.update(lambda current: updated(current, updates, ctx.config.node_id),
                                      getattr(request, "validate_only", False))
     except FeatureUpdateError as exc:
         return ErrorCode.invalid_update_version, str(exc)
@@ -44,10 +46,9 @@ async def _apply(broker, request) -> tuple[ErrorCode, str | None]:
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    code, message = await _apply(broker, request)
-    extra = {}
+    code, message = await _apply(ctx, request)
+    extra: dict[str, Any] = {}
     if header.api_version < RESULTS_DROPPED_VERSION:
         result_cls = nested(cls, "UpdatableFeatureResult")
         extra["results"] = tuple(make(result_cls, feature=u.feature, error_code=code, error_message=message)
