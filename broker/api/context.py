@@ -13,11 +13,13 @@ handlers fill one with `response_builder.make`, so the answer is typed as Any.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, TypeAlias
+from typing import Any, Awaitable, Callable, Mapping, TypeAlias
 
 from wire.protocol import RequestHeader
 
+from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.topic_lookup import TopicLookup
+from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
 from broker.security.acl.checks import RequestAuthorizer
@@ -33,6 +35,8 @@ class ApiContext:
     authorizer: RequestAuthorizer  # the ACL checks of the request being handled
     view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
     topics: TopicLookup  # topics and hosted partitions by name or id
+    transactions: TransactionService  # the transaction coordinator, producer ids, markers, verification
+    coordinator_topics: Mapping[CoordinatorKind, CoordinatorTopic]  # FindCoordinator's topics, made on first lookup
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 
