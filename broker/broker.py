@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import uuid
 from pathlib import Path
 
 from broker.api.context import ApiContext
+from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.fetch_sessions import FetchSessionCache
 from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.settings.runtime_configs import RuntimeConfigs
+from broker.groups import offsets
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -57,9 +60,11 @@ from broker.topic_names import TopicError
 from broker.topics import TopicRegistry
 from broker.txn import cleanup as txn_cleanup
 from broker.txn.coordinator import TransactionCoordinator
+from broker.txn.marker_append import MarkerAppender
 from broker.txn.markers import MarkerWriter
 from broker.txn.partition_verifier import PartitionVerifier
 from broker.txn.remote_markers import RemoteMarkers
+from broker.txn.service import TransactionServices
 from broker.txn.state_store import TxnStateStore
 from broker.txn.txn_loading import TxnLoading
 
@@ -163,10 +168,13 @@ class Broker:
         self.txn_store = TxnStateStore(self)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
+        # Markers for partitions led here: a replicated one in __consumer_offsets ends the
+        # producer's pending transactional offsets there.
+        markers = MarkerAppender(self.topics, self.write_path, functools.partial(offsets.end_transaction, self.groups))
         self.transactions = TransactionCoordinator(
-            self.txn_store, self.producer_ids, MarkerWriter(self, self._remote_markers), config.txn_max_timeout_ms,
-            config.txn_id_expiration_ms, lambda: self.features.level(features.TRANSACTION_VERSION),
-            self._transaction_end_step)
+            self.txn_store, self.producer_ids, MarkerWriter(self, markers, self._remote_markers),
+            config.txn_max_timeout_ms, config.txn_id_expiration_ms,
+            lambda: self.features.level(features.TRANSACTION_VERSION), self._transaction_end_step)
         # A leader's check with the coordinator before a transaction's first batch (KIP-890).
         self.txn_verifier = PartitionVerifier(self, member)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
@@ -175,11 +183,17 @@ class Broker:
             member.metadata.add_listener(self.txn_loading.on_metadata)
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
+        transactions = TransactionServices(self.transactions, self.producer_ids, markers, self.txn_verifier,
+                                           self.configs.txn_partition_verification)
+        coordinator_topics: dict[CoordinatorKind, CoordinatorTopic] = {
+            CoordinatorKind.GROUP: self.offsets_store, CoordinatorKind.TRANSACTION: self.txn_store,
+            CoordinatorKind.SHARE: self.share_state_store}
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
                               topics=self.topics, configs=self.configs,
                               security=SecurityAdministration(self.security, self.acls),
                               client_quotas=QuotaAdministration(self.client_quotas, self.quotas.hosts),
-                              features=self.features, broker=self)
+                              features=self.features, transactions=transactions,
+                              coordinator_topics=coordinator_topics, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

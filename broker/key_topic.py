@@ -41,6 +41,7 @@ import binascii
 import uuid
 from collections import OrderedDict
 
+from replica.producer_state import ActiveProducer
 from replica.readable_partition import FetchIsolation
 from segment.log import OffsetOutOfRange
 from segment.rocket.key_lookup import lookup_key
@@ -175,3 +176,7 @@ class KeyPartition:
 
     def discard_waiter(self, fut) -> None:
         self._source.discard_waiter(fut)
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """None: a key's view writes nothing; its source's producers are the source's."""
+        return []

@@ -36,7 +36,7 @@ from .isr_maintenance import IsrMaintenance
 from .leader_state import LeaderState
 from .partition_errors import DeleteOffsetOutOfRange, NotLeader, RecordsNotDeletable
 from .partition_state import PartitionState
-from .producer_state import ProducerStateTable
+from .producer_state import ActiveProducer, ProducerStateTable
 from .purgatory import PartitionPurgatory
 from .record_checks import check_records
 from .readable_partition import FetchIsolation
@@ -94,6 +94,9 @@ class Partition:
     @property
     def producers(self) -> ProducerStateTable:
         return self._replica_log.producers
+
+    def active_producers(self) -> list[ActiveProducer]:
+        return self.producers.active()
 
     def _check_leader(self) -> None:
         if self.leader is None:

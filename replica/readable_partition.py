@@ -23,6 +23,8 @@ import asyncio
 import enum
 from typing import Protocol
 
+from .producer_state import ActiveProducer
+
 # ListOffsets' timestamps that name a position rather than a time (Kafka's ListOffsetsRequest)
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -96,3 +98,6 @@ class ReadablePartition(Protocol):
         follower's, which a high watermark move alone does not wake."""
 
     def discard_waiter(self, fut: asyncio.Future) -> None: ...
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """The producers it remembers (DescribeProducers); a view has none of its own."""

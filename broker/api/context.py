@@ -13,7 +13,7 @@ handlers fill one with `response_builder.make`, so the answer is typed as Any.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, TypeAlias
+from typing import Any, Awaitable, Callable, Mapping, TypeAlias
 
 from wire.protocol import RequestHeader
 
@@ -21,7 +21,9 @@ from broker.api.config_service import ConfigService
 from broker.api.feature_levels import FeatureLevels
 from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
+from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.topic_lookup import TopicLookup
+from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
 from broker.security.acl.checks import RequestAuthorizer
@@ -41,6 +43,8 @@ class ApiContext:
     security: SecurityAdmin  # ACLs, SCRAM credentials, delegation tokens, SASL mechanisms
     client_quotas: ClientQuotaAdmin  # the stored client quotas
     features: FeatureLevels  # finalized feature levels
+    transactions: TransactionService  # the transaction coordinator, producer ids, markers, verification
+    coordinator_topics: Mapping[CoordinatorKind, CoordinatorTopic]  # FindCoordinator's topics, made on first lookup
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

@@ -12,28 +12,28 @@ from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.coordinator_topics import CoordinatorKind
 from broker.groups import offsets_log
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
 
 
-async def _add(broker, request) -> ErrorCode:
-    if not broker.authorizer.transactional_id_allowed(Operation.WRITE, request.transactional_id):
+async def _add(ctx: ApiContext, request: Request) -> ErrorCode:
+    if not ctx.authorizer.transactional_id_allowed(Operation.WRITE, request.transactional_id):
         return ErrorCode.transactional_id_authorization_failed
-    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
+    if not ctx.authorizer.group_allowed(Operation.READ, request.group_id):
         return ErrorCode.group_authorization_failed
-    topic = await broker.offsets_store.ensure_topic()
+    topic = await ctx.coordinator_topics[CoordinatorKind.GROUP].ensure_topic()
     if topic is None:
         return ErrorCode.coordinator_not_available
     index = offsets_log.partition_for(request.group_id, len(topic.partitions))
-    return await broker.transactions.add_partitions(request.transactional_id, request.producer_id,
-                                                    request.producer_epoch, {(offsets_log.TOPIC, index)},
-                                                    client_version=0)  # Kafka's TV_0: a V1 client's call
+    return await ctx.transactions.add_partitions(request.transactional_id, request.producer_id,
+                                                 request.producer_epoch, {(offsets_log.TOPIC, index)},
+                                                 client_version=0)  # Kafka's TV_0: a V1 client's call
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    code = for_version(await _add(broker, request), header)
+    code = for_version(await _add(ctx, request), header)
     return make(cls, throttle_time=NO_THROTTLE, error_code=code)

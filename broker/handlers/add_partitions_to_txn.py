@@ -17,10 +17,14 @@ produce gives older clients); without verify_only the partitions are added as v0
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.txn_errors import for_version
@@ -28,13 +32,16 @@ from broker.handlers.txn_errors import for_version
 FIRST_BROKER_VERSION = 4
 FIRST_TRANSACTION_ABORTABLE = 5
 
+Topics = Sequence[Any]  # the request's topics (kio), each a name and partition indexes
+Codes = dict[tuple[str, int], ErrorCode]
 
-def _partition_errors(broker, topics) -> dict[tuple[str, int], ErrorCode]:
+
+def _partition_errors(authorizer: RequestAuthorizer, lookup: TopicLookup, topics: Topics) -> Codes:
     """Per partition, why it cannot be added; empty when all can."""
-    unwritable = broker.authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC, (t.name for t in topics))
+    unwritable = authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC, (t.name for t in topics))
     refused = {}
     for t in topics:
-        topic = broker.topics.topics.get(t.name)  # not a key-lookup view: those take no writes
+        topic = lookup.topics.get(t.name)  # not a key-lookup view: those take no writes
         for index in t.partitions:
             if t.name in unwritable:
                 refused[(t.name, index)] = ErrorCode.topic_authorization_failed
@@ -43,25 +50,25 @@ def _partition_errors(broker, topics) -> dict[tuple[str, int], ErrorCode]:
     return refused
 
 
-async def _codes(broker, header, txn_id: str, producer_id: int, producer_epoch: int, topics,
-                 verify_only: bool) -> dict[tuple[str, int], ErrorCode]:
+async def _codes(ctx: ApiContext, header: RequestHeader, txn_id: str, producer_id: int, producer_epoch: int,
+                 topics: Topics, verify_only: bool) -> Codes:
     """Per partition of one transaction, the answer's error."""
-    wanted = [(t.name, i) for t in topics for i in t.partitions]
-    refused = _partition_errors(broker, topics)
+    wanted: list[tuple[str, int]] = [(t.name, i) for t in topics for i in t.partitions]
+    refused = _partition_errors(ctx.authorizer, ctx.topics, topics)
     if refused:
         return {p: refused.get(p, ErrorCode.operation_not_attempted) for p in wanted}
     if verify_only:
-        codes = broker.transactions.verify_partitions(txn_id, producer_id, producer_epoch, set(wanted))
+        codes = ctx.transactions.verify_partitions(txn_id, producer_id, producer_epoch, set(wanted))
         if header.api_version < FIRST_TRANSACTION_ABORTABLE:
             codes = {p: ErrorCode.invalid_txn_state if c is ErrorCode.transaction_abortable else c for p, c in codes.items()}
         return codes
     # Kafka's transactionVersionForAddPartitionsToTxn: only a broker sends v4+, for a V2 client.
     client_version = 2 if header.api_version >= FIRST_BROKER_VERSION else 0
-    code = await broker.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted), client_version)
+    code = await ctx.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted), client_version)
     return dict.fromkeys(wanted, for_version(code, header))
 
 
-def _topic_results(cls, topics, codes):
+def _topic_results(cls: type, topics: Topics, codes: Codes) -> tuple[Any, ...]:
     topic_cls = nested(cls, "AddPartitionsToTxnTopicResult")
     part_cls = nested(cls, "AddPartitionsToTxnPartitionResult")
     return tuple(
@@ -71,28 +78,27 @@ def _topic_results(cls, topics, codes):
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     if header.api_version >= FIRST_BROKER_VERSION:
-        return await _handle_brokers(broker, header, request, cls)
+        return await _handle_brokers(ctx, header, request, cls)
     txn_id = request.v3_and_below_transactional_id
     topics = request.v3_and_below_topics
-    if not broker.authorizer.transactional_id_allowed(Operation.WRITE, txn_id):
+    if not ctx.authorizer.transactional_id_allowed(Operation.WRITE, txn_id):
         codes = {(t.name, i): ErrorCode.transactional_id_authorization_failed for t in topics for i in t.partitions}
     else:
-        codes = await _codes(broker, header, txn_id, request.v3_and_below_producer_id,
+        codes = await _codes(ctx, header, txn_id, request.v3_and_below_producer_id,
                              request.v3_and_below_producer_epoch, topics, verify_only=False)
     return make(cls, throttle_time=NO_THROTTLE, results_by_topic_v3_and_below=_topic_results(cls, topics, codes))
 
 
-async def _handle_brokers(broker, header, request, cls):
-    if not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION):
+async def _handle_brokers(ctx: ApiContext, header: RequestHeader, request: Request, cls: type) -> Answer:
+    if not ctx.authorizer.cluster_allowed(Operation.CLUSTER_ACTION):
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     results_by_transaction=())
     result_cls = nested(cls, "AddPartitionsToTxnResult")
     results = []
     for txn in request.transactions:
-        codes = await _codes(broker, header, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics,
+        codes = await _codes(ctx, header, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics,
                              txn.verify_only)
         results.append(make(result_cls, transactional_id=txn.transactional_id,
                             topic_results=_topic_results(cls, txn.topics, codes)))

@@ -17,6 +17,7 @@ from wire.protocol import RequestHeader, response_for
 from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
+from broker.txn.metadata import TxnMetadata
 
 
 def _time(ms: int) -> datetime.datetime:
@@ -24,16 +25,16 @@ def _time(ms: int) -> datetime.datetime:
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     state_cls = nested(cls, "TransactionState")
     topic_cls = nested(cls, "TopicData")
     states = []
     for txn_id in request.transactional_ids:
-        if not broker.authorizer.transactional_id_allowed(Operation.DESCRIBE, txn_id):
+        meta: TxnMetadata | None
+        if not ctx.authorizer.transactional_id_allowed(Operation.DESCRIBE, txn_id):
             code, meta = ErrorCode.transactional_id_authorization_failed, None
         else:
-            code, meta = broker.transactions.describe(txn_id)
+            code, meta = ctx.transactions.describe(txn_id)
         if meta is None:
             states.append(make(state_cls, error_code=code, transactional_id=txn_id, transaction_state="",
                                transaction_timeout=datetime.timedelta(0), transaction_start_time=_time(-1),

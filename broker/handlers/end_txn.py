@@ -23,13 +23,12 @@ FIRST_V2_VERSION = 5
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    if not broker.authorizer.transactional_id_allowed(Operation.WRITE, request.transactional_id):
+    if not ctx.authorizer.transactional_id_allowed(Operation.WRITE, request.transactional_id):
         result = EndResult(ErrorCode.transactional_id_authorization_failed)
     else:
-        result = await broker.transactions.end_txn(request.transactional_id, request.producer_id,
-                                                   request.producer_epoch, request.committed,
-                                                   v2=header.api_version >= FIRST_V2_VERSION)
+        result = await ctx.transactions.end_txn(request.transactional_id, request.producer_id,
+                                                request.producer_epoch, request.committed,
+                                                v2=header.api_version >= FIRST_V2_VERSION)
     return make(cls, throttle_time=NO_THROTTLE, error_code=for_version(result.error, header),
                 producer_id=result.producer_id, producer_epoch=result.producer_epoch)

@@ -22,10 +22,9 @@ from broker.producer_ids import NoProducerIdBlock
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
 
-    def answer(code: ErrorCode, producer_id: int = -1, producer_epoch: int = -1):
+    def answer(code: ErrorCode, producer_id: int = -1, producer_epoch: int = -1) -> Answer:
         return make(cls, throttle_time=NO_THROTTLE, error_code=for_version(code, header),
                     producer_id=producer_id, producer_epoch=producer_epoch)
 
@@ -33,17 +32,17 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     if txn_id is not None:
         if not txn_id:
             return answer(ErrorCode.invalid_request)
-        if not broker.authorizer.transactional_id_allowed(Operation.WRITE, txn_id):
+        if not ctx.authorizer.transactional_id_allowed(Operation.WRITE, txn_id):
             return answer(ErrorCode.transactional_id_authorization_failed)
-        result = await broker.transactions.init_producer_id(
+        result = await ctx.transactions.init_producer_id(
             txn_id, ms(request.transaction_timeout), getattr(request, "producer_id", -1),
             getattr(request, "producer_epoch", -1))
         return answer(result.error, result.producer_id, result.producer_epoch)
-    if not (broker.authorizer.cluster_allowed(Operation.IDEMPOTENT_WRITE)
-            or broker.authorizer.allowed_on_any(Operation.WRITE, ResourceType.TOPIC)):
+    if not (ctx.authorizer.cluster_allowed(Operation.IDEMPOTENT_WRITE)
+            or ctx.authorizer.allowed_on_any(Operation.WRITE, ResourceType.TOPIC)):
         return answer(ErrorCode.cluster_authorization_failed)
     try:
-        pid = await broker.producer_ids.allocate()
+        pid = await ctx.transactions.allocate_producer_id()
     except NoProducerIdBlock as exc:
         return answer(exc.code)
     return answer(ErrorCode.none, pid, 0)

@@ -22,7 +22,6 @@ from broker.txn.state import TxnState
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     state_cls = nested(cls, "TransactionState")
     pattern = getattr(request, "transactional_id_pattern", None)
@@ -34,12 +33,12 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     known = {name: TxnState.from_name(name) for name in request.state_filters}
     unknown = tuple(name for name, state in known.items() if state is None)
     states = {s for s in known.values() if s is not None} if request.state_filters else None
-    listed = broker.transactions.listed(states, set(request.producer_id_filters),
-                                        getattr(request, "duration_filter", -1))
+    listed = ctx.transactions.listed(states, set(request.producer_id_filters),
+                                     getattr(request, "duration_filter", -1))
     answers = tuple(make(state_cls, transactional_id=m.transactional_id, producer_id=m.producer_id,
                          transaction_state=m.state.kafka_name)
                     for m in sorted(listed, key=lambda m: m.transactional_id)
                     if (wanted is None or wanted.fullmatch(m.transactional_id))
-                    and broker.authorizer.transactional_id_allowed(Operation.DESCRIBE, m.transactional_id))
+                    and ctx.authorizer.transactional_id_allowed(Operation.DESCRIBE, m.transactional_id))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, unknown_state_filters=unknown,
                 transaction_states=answers)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 
 from wire.error_codes import ErrorCode
+from wire.protocol import RequestHeader
 
 # api key -> the first version answered PRODUCER_FENCED
 _FIRST_PRODUCER_FENCED = {
@@ -20,12 +21,12 @@ _FIRST_PRODUCER_FENCED = {
 }
 
 
-def for_version(code: ErrorCode, header) -> ErrorCode:
+def for_version(code: ErrorCode, header: RequestHeader) -> ErrorCode:
     if code is ErrorCode.producer_fenced and header.api_version < _FIRST_PRODUCER_FENCED.get(header.api_key, 0):
         return ErrorCode.invalid_producer_epoch
     return code
 
 
-def ms(value) -> int:
+def ms(value: datetime.timedelta | int) -> int:
     """A kio duration field (a timedelta) in milliseconds."""
     return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)

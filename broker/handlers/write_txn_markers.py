@@ -16,21 +16,20 @@ from wire.protocol import RequestHeader, response_for
 from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.api.response_builder import make, nested
-from broker.txn.marker_append import Marker, append_markers
+from broker.txn.marker_append import Marker
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     marker_cls = nested(cls, "WritableTxnMarkerResult")
     topic_cls = nested(cls, "WritableTxnMarkerTopicResult")
     part_cls = nested(cls, "WritableTxnMarkerPartitionResult")
-    refused = not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION)
+    refused = not ctx.authorizer.cluster_allowed(Operation.CLUSTER_ACTION)
     jobs = [(m, t.name, i) for m in request.markers for t in m.topics for i in t.partition_indexes]
     if refused:
         codes = [ErrorCode.cluster_authorization_failed] * len(jobs)
     else:  # partitions in order, appended together (one group commit), each awaited for its replication
-        codes = await append_markers(broker, [
+        codes = await ctx.transactions.write_markers([
             Marker(name, index, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
                    marker.transaction_result) for marker, name, index in jobs])
     answers = iter(codes)

@@ -31,7 +31,7 @@ from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import StoredMarker, StoredRecord
 from broker.groups.pending_offsets import PendingTxnOffsets, keep_later
 from broker.storage.modes import MODES
-from broker.txn.marker_append import append_marker
+from broker.txn.marker_append import Marker
 
 GROUP = "g"
 PARTITIONS = [("t", 0), ("t", 1)]
@@ -158,7 +158,8 @@ async def _plain_commit(broker: Broker, partition: int, offset: int) -> list[str
 
 async def _marker(broker: Broker, producer: int, commit: bool, epoch: int = 0) -> ErrorCode:
     index = broker.offsets_store.partition_index(GROUP)
-    return await append_marker(broker, offsets_log.TOPIC, index, producer, epoch, 0, commit)
+    (code,) = await broker.api.transactions.write_markers([Marker(offsets_log.TOPIC, index, producer, epoch, 0, commit)])
+    return code
 
 
 def _fetched(broker: Broker, require_stable: bool = False) -> dict:

@@ -9,58 +9,63 @@ for an older coordinator epoch. Each is answered as Kafka's coordinator appends 
 acks=all, once the high watermark passes it (and after the fsync flush.messages asks for),
 because the coordinator counts a transaction complete only when every marker is replicated. A
 replicated marker in `__consumer_offsets` also ends the producer's pending transactional
-offsets there (Kafka's onTransactionCompleted).
+offsets there (Kafka's onTransactionCompleted): the group coordinator's call, handed in.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from wire.error_codes import ErrorCode
 
-from replica.write_path import MarkerWrite
+from replica.write_path import MarkerWrite, WritePath
 
-from broker.groups import offsets, offsets_log
+from broker.api.topic_lookup import TopicLookup
+from broker.groups import offsets_log
 
 MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms, which its coordinator's marker appends wait
+
+# (`__consumer_offsets` partition index, producer id, the marker's offset, commit): a replicated
+# marker there ends the producer's pending transactional offsets (the group coordinator's call)
+OffsetsMarkerReplicated = Callable[[int, int, int, bool], None]
 
 
 class Marker(NamedTuple):
     topic: str
-    index: int
+    partition_index: int  # not `index`: a tuple's method
     producer_id: int
     producer_epoch: int
     coordinator_epoch: int
     commit: bool
 
 
-async def append_markers(broker, markers: list[Marker]) -> list[ErrorCode]:
-    """Each marker in its partition; returns an error code per marker (none once replicated)."""
-    codes: list[ErrorCode | None] = []
-    writes = []
-    for m in markers:
-        partition = broker.topics.partition(m.topic, m.index)
-        if broker.topics.get(m.topic) is None or partition is None:
-            codes.append(broker.topics.missing_partition_error(m.topic, m.index))
-        elif partition.read_only:
-            codes.append(ErrorCode.invalid_topic_exception)
-        else:
-            codes.append(None)
-            writes.append(MarkerWrite(partition, m.producer_id, m.producer_epoch, m.coordinator_epoch, m.commit))
-    results = iter(await broker.write_path.append_records(writes, acks=-1, timeout_s=MARKER_TIMEOUT_S))
-    for i, m in enumerate(markers):
-        if codes[i] is not None:
-            continue
-        result = next(results)
-        codes[i] = result.error
-        if result.ok and m.topic == offsets_log.TOPIC:
-            offsets.end_transaction(broker.groups, m.index, m.producer_id, result.info.first_offset, m.commit)
-    return codes
+class MarkerAppender:
+    def __init__(self, topics: TopicLookup, write_path: WritePath, offsets_marker: OffsetsMarkerReplicated) -> None:
+        self._topics = topics
+        self._write_path = write_path
+        self._offsets_marker = offsets_marker
 
-
-async def append_marker(broker, topic_name: str, index: int, producer_id: int, producer_epoch: int,
-                        coordinator_epoch: int, commit: bool) -> ErrorCode:
-    """One marker in one partition; returns its error code (none once replicated)."""
-    (code,) = await append_markers(broker, [Marker(topic_name, index, producer_id, producer_epoch,
-                                                   coordinator_epoch, commit)])
-    return code
+    async def append(self, markers: list[Marker]) -> list[ErrorCode]:
+        """Each marker in its partition; returns an error code per marker (none once replicated)."""
+        topics = self._topics
+        codes: list[ErrorCode | None] = []
+        writes = []
+        for m in markers:
+            partition = topics.partition(m.topic, m.partition_index)
+            if topics.get(m.topic) is None or partition is None:
+                codes.append(topics.missing_partition_error(m.topic, m.partition_index))
+            elif partition.read_only:
+                codes.append(ErrorCode.invalid_topic_exception)
+            else:
+                codes.append(None)
+                writes.append(MarkerWrite(partition, m.producer_id, m.producer_epoch, m.coordinator_epoch, m.commit))
+        results = iter(await self._write_path.append_records(writes, acks=-1, timeout_s=MARKER_TIMEOUT_S))
+        answered: list[ErrorCode] = []
+        for code, m in zip(codes, markers):
+            if code is None:
+                result = next(results)
+                code = result.error
+                if result.ok and result.info is not None and m.topic == offsets_log.TOPIC:
+                    self._offsets_marker(m.partition_index, m.producer_id, result.info.first_offset, m.commit)
+            answered.append(code)
+        return answered

@@ -1,6 +1,6 @@
 """Writing one transaction's markers to every partition it touched, until each has it.
 
-The partitions this broker leads get their markers through marker_append.append_markers (appended
+The partitions this broker leads get their markers through marker_append.MarkerAppender (appended
 together and replicated); the partitions led elsewhere get theirs through `remote`, the
 inter-broker WriteTxnMarkers call, one request per leader holding all of that leader's
 partitions, so that broker appends them together too (None on one broker, which leads
@@ -20,7 +20,7 @@ from typing import Awaitable, Callable, Iterable
 
 from wire.error_codes import ErrorCode
 
-from broker.txn.marker_append import Marker, append_markers
+from broker.txn.marker_append import Marker, MarkerAppender
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,9 @@ RemoteMarkers = Callable[[int, list[tuple[str, int]], int, int, int, bool], Awai
 
 
 class MarkerWriter:
-    def __init__(self, broker, remote: RemoteMarkers | None = None) -> None:
+    def __init__(self, broker, appender: MarkerAppender, remote: RemoteMarkers | None = None) -> None:
         self._broker = broker
+        self._appender = appender
         self._remote = remote
 
     async def write_all(self, partitions: Iterable[tuple[str, int]], producer_id: int, producer_epoch: int,
@@ -80,8 +81,8 @@ class MarkerWriter:
                 local.append(tp)
             else:
                 by_leader.setdefault(leader, []).append(tp)
-        appending = append_markers(self._broker, [Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
-                                                  for t, i in local])
+        appending = self._appender.append([Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
+                                           for t, i in local])
         if by_leader:
             leaders = list(by_leader)
             appended, *sent = await asyncio.gather(appending, *(
