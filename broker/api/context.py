@@ -21,6 +21,7 @@ from broker.api.config_service import ConfigService
 from broker.api.feature_levels import FeatureLevels
 from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
+from broker.api.share_group_service import ShareGroupService, ShareStateService
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
@@ -41,6 +42,8 @@ class ApiContext:
     security: SecurityAdmin  # ACLs, SCRAM credentials, delegation tokens, SASL mechanisms
     client_quotas: ClientQuotaAdmin  # the stored client quotas
     features: FeatureLevels  # finalized feature levels
+    share_groups: ShareGroupService  # share groups: membership, sessions, share-partitions, offsets admin
+    share_states: ShareStateService  # the share coordinator: share-partition states (APIs 83-87)
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 
