@@ -27,6 +27,7 @@ from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
 from broker.groups.share.partition_end_offsets import PartitionEndOffsets
 from broker.groups.share.share_group_admin import ShareGroupAdmin
+from broker.groups.share.share_groups import ShareGroups
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_coordinator import ShareStateCoordinator
 from broker.groups.share.state_persister import ShareStatePersister
@@ -188,12 +189,14 @@ class Broker:
         coordinator_topics: dict[CoordinatorKind, CoordinatorTopic] = {
             CoordinatorKind.GROUP: self.offsets_store, CoordinatorKind.TRANSACTION: self.txn_store,
             CoordinatorKind.SHARE: self.share_state_store}
+        shares = ShareGroups(self.share_groups, self.share_admin, self.groups.coordinator_error, self.other_group_kind)
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
                               topics=self.topics, configs=self.configs,
                               security=SecurityAdministration(self.security, self.acls),
                               client_quotas=QuotaAdministration(self.client_quotas, self.quotas.hosts),
                               features=self.features, transactions=transactions,
-                              coordinator_topics=coordinator_topics, broker=self)
+                              coordinator_topics=coordinator_topics, share_groups=shares,
+                              share_states=self.share_states, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

@@ -22,6 +22,7 @@ from broker.api.feature_levels import FeatureLevels
 from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
 from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
+from broker.api.share_group_service import ShareGroupService, ShareStateService
 from broker.api.topic_lookup import TopicLookup
 from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
@@ -45,6 +46,8 @@ class ApiContext:
     features: FeatureLevels  # finalized feature levels
     transactions: TransactionService  # the transaction coordinator, producer ids, markers, verification
     coordinator_topics: Mapping[CoordinatorKind, CoordinatorTopic]  # FindCoordinator's topics, made on first lookup
+    share_groups: ShareGroupService  # share groups: membership, sessions, share-partitions, offsets admin
+    share_states: ShareStateService  # the share coordinator: share-partition states (APIs 83-87)
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

@@ -20,15 +20,14 @@ from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, "AlterShareGroupOffsetsResponseTopic"), nested(
         cls, "AlterShareGroupOffsetsResponsePartition")
-    code = refusal(broker, request.group_id, Operation.READ)
+    code = refusal(ctx, request.group_id, Operation.READ)
     if code:
         return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=None, responses=())
-    denied = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])
-    altered = await broker.share_admin.alter(request.group_id, [
+    denied = ctx.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics])
+    altered = await ctx.share_groups.alter_offsets(request.group_id, [
         (t.topic_name, [(p.partition_index, p.start_offset) for p in t.partitions])
         for t in request.topics if t.topic_name not in denied])
     if isinstance(altered, Refused):

@@ -21,15 +21,14 @@ from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "DeleteShareGroupOffsetsResponseTopic")
-    code = refusal(broker, request.group_id, Operation.DELETE)
+    code = refusal(ctx, request.group_id, Operation.DELETE)
     if code:
         return make(cls, throttle_time=NO_THROTTLE, error_code=code, error_message=None, responses=())
     names = [t.topic_name for t in request.topics]
-    denied = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
-    deleted = await broker.share_admin.delete_offsets(request.group_id, [n for n in names if n not in denied])
+    denied = ctx.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
+    deleted = await ctx.share_groups.delete_offsets(request.group_id, [n for n in names if n not in denied])
     if isinstance(deleted, Refused):
         return make(cls, throttle_time=NO_THROTTLE, error_code=deleted.error, error_message=deleted.message,
                     responses=())

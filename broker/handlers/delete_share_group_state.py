@@ -11,6 +11,5 @@ from broker.handlers.share_state_answers import answer
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
-    coordinator = broker.share_states
-    return await answer(broker, header, request, "DeleteStateResult", lambda key, p: coordinator.delete(key))
+    coordinator = ctx.share_states
+    return await answer(ctx.authorizer, header, request, "DeleteStateResult", lambda key, p: coordinator.delete(key))

@@ -11,7 +11,6 @@ from broker.handlers.share_state_answers import answer
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
-    coordinator = broker.share_states
-    return await answer(broker, header, request, "InitializeStateResult",
+    coordinator = ctx.share_states
+    return await answer(ctx.authorizer, header, request, "InitializeStateResult",
                         lambda key, p: coordinator.initialize(key, p.state_epoch, p.start_offset))

@@ -20,28 +20,28 @@ ASSIGNOR = "simple"  # Kafka's only share-group assignor (broker/groups/share/si
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
+    shares = ctx.share_groups
     cls = response_for(header)
     group_cls = nested(cls, "DescribedGroup")
     described = []
     for group_id in request.group_ids:
-        code = broker.groups.coordinator_error(group_id)
-        if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
+        code = shares.coordinator_error(group_id)
+        if not ctx.authorizer.group_allowed(Operation.DESCRIBE, group_id):
             code = ErrorCode.group_authorization_failed
-        group = broker.share_groups.groups.get(group_id)
+        group = shares.group(group_id)
         message = None
-        if switched_off(broker.features, SHARE_VERSION):
+        if switched_off(ctx.features, SHARE_VERSION):
             code, message = ErrorCode.unsupported_version, OFF_MESSAGE
         elif not code and group is None:
             code = ErrorCode.group_id_not_found
-            message = (f"Group {group_id} is not a share group." if broker.other_group_kind(group_id)
+            message = (f"Group {group_id} is not a share group." if shares.other_group_kind(group_id)
                        else f"Group {group_id} not found.")
-        if code:
+        if code or group is None:
             described.append(make(group_cls, error_code=code, error_message=message, group_id=group_id,
                                   group_state="", group_epoch=-1, assignment_epoch=-1, assignor_name="", members=(),
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
-        by_id = broker.topics.by_id
+        by_id = ctx.topics.by_id
         tp_cls, assignment_cls = nested(cls, "TopicPartitions"), nested(cls, "Assignment")
         members = tuple(
             make(nested(cls, "Member"), member_id=m.member_id, rack_id=m.rack_id, member_epoch=m.epoch,

@@ -19,16 +19,15 @@ from broker.handlers.consumer_group_heartbeat import heartbeat_answer
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     names = request.subscribed_topic_names
-    if switched_off(broker.features, SHARE_VERSION):
+    if switched_off(ctx.features, SHARE_VERSION):
         return heartbeat_answer(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
-    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
+    if not ctx.authorizer.group_allowed(Operation.READ, request.group_id):
         return heartbeat_answer(cls, ErrorCode.group_authorization_failed, None)
-    if names and broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
+    if names and ctx.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
         return heartbeat_answer(cls, ErrorCode.topic_authorization_failed, None)
-    result = await broker.share_groups.heartbeat(
+    result = await ctx.share_groups.heartbeat(
         request.group_id, request.member_id, request.member_epoch, None if names is None else tuple(names),
         request.rack_id, header.client_id or "", client_host.get())
     return heartbeat_answer(cls, result.error, result.message, result)

@@ -11,24 +11,33 @@ type share).
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeAlias
 
 from wire.error_codes import ErrorCode
-from wire.protocol import response_for
+from wire.protocol import RequestHeader, response_for
 
+from broker.api.context import Answer, Request
 from broker.groups.share.state_coordinator import StateAnswer
+from broker.groups.share.state_log import Key
 from broker.api.response_builder import make, nested
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.model import Operation
 
-Ask = Callable[[tuple, object], Awaitable[StateAnswer]]  # (key, the request's PartitionData) -> answer
+Ask: TypeAlias = Callable[[Key, Any], Awaitable[StateAnswer]]  # (key, the request's PartitionData) -> answer
+Fields: TypeAlias = Callable[[StateAnswer, type], dict[str, Any]]  # (answer, response class) -> more fields
 
 
-async def answer(broker, header, request, result_entry: str, ask: Ask, fields=lambda answer, cls: {}):
+def no_fields(got: StateAnswer, cls: type) -> dict[str, Any]:
+    return {}
+
+
+async def answer(authorizer: RequestAuthorizer, header: RequestHeader, request: Request, result_entry: str,
+                 ask: Ask, fields: Fields = no_fields) -> Answer:
     """The response: per topic `result_entry`s, per partition the coordinator's answer to `ask`,
     with `fields(answer, response class)` added to each partition's result."""
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, result_entry), nested(cls, "PartitionResult")
-    refused = not broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION)
+    refused = not authorizer.cluster_allowed(Operation.CLUSTER_ACTION)
     results = []
     for t in request.topics:
         parts = []

@@ -134,7 +134,7 @@ class SharePartitions:
         return got
 
     async def acknowledge(self, key: Key, partition, member: str, batches_: list[tuple[int, int, tuple[int, ...]]],
-                          now_ms: int) -> tuple[str, str | None]:
+                          now_ms: int) -> tuple[ErrorCode, str | None]:
         """Apply (first, last, types) acknowledgements, then write the state: (error, message).
         Each batch is all or nothing; a failed write is an error, never an acknowledgement.
         Raises ShareStateUnavailable when the share-partition's state cannot be read."""
