@@ -32,6 +32,10 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     results = []
     quota = MutationQuota(broker, header, STRICT_QUOTA_SINCE)
     for name, topic_id in _targets(request):
+        if name is None and topic_id is None:  # v6: as Kafka's ControllerApis.deleteTopics
+            results.append(make(result_cls, name=None, topic_id=None, error_code=ErrorCode.invalid_request,
+                                error_message="Neither topic name nor id were specified."))
+            continue
         if name is None and topic_id is not None:
             topic = broker.topics.by_id.get(topic_id)
             if topic is None:

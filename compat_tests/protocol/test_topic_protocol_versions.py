@@ -172,6 +172,21 @@ def test_delete_topics_by_id(client, version):
     assert (r.topic_id, r.error_code) == (unknown, UNKNOWN_TOPIC_ID)
 
 
+@over_versions(20, lo=6)
+def test_delete_topics_neither_name_nor_id(client, version):
+    """A v6 entry naming no topic (null name, zero id) is INVALID_REQUEST, as Kafka's controller
+    answers it; the request's other topics are deleted all the same."""
+    name = unique_topic("delete-beside")
+    client.create_topic(name)
+    r = client.request(20, version, timeout=10_000, topics=[{"name": None, "topic_id": ZERO_UUID},
+                                                            {"name": name, "topic_id": ZERO_UUID}])
+    neither, named = r.responses
+    assert (neither.name, neither.topic_id, neither.error_code) == (None, None, INVALID_REQUEST)  # zero id: kio's None
+    assert neither.error_message == "Neither topic name nor id were specified."
+    assert (named.name, named.error_code) == (name, NONE)
+    assert not _exists(client, name)
+
+
 # --- CreatePartitions ----------------------------------------------------------------------
 
 @over_versions(37)
