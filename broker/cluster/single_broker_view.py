@@ -10,17 +10,20 @@ replica already leads (ELECTION_NOT_NEEDED). Nothing is ever written, so nothing
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from wire.error_codes import ErrorCode
 from broker.cluster import leader_election, reassignment
 from broker.cluster.cluster_events import ReplicationFigures
 from broker.cluster.etcd_layout import PartitionState
-from broker.cluster.view import BrokerAddress, DecideConfigs, Placement, WantedTopic
+from broker.cluster.view import Assignments, BrokerAddress, DecideConfigs, Placement, WantedTopic
 from broker.topic_names import TopicError
 
 if TYPE_CHECKING:
+    from replica.readable_partition import ReadablePartition
+
     from broker.net.listeners import Listener
+    from broker.topic import Topic
     from broker.topics import TopicRegistry
 
 
@@ -47,17 +50,19 @@ class SingleBrokerView:
     def replication_figures(self) -> ReplicationFigures:
         return ReplicationFigures()  # alone in every ISR, leading all: nothing changes, lags or goes offline
 
-    def placement(self, topic: str, index: int, local) -> Placement | None:
+    def placement(self, topic: str, index: int, local: ReadablePartition | None) -> Placement | None:
         if local is None:
             return None
         return Placement(self._node, local.leader_epoch, (self._node,), (self._node,), ())
 
-    def reassignments_in_progress(self, wanted) -> dict[str, list[PartitionState]]:
+    def reassignments_in_progress(self, wanted: Iterable[tuple[str, Iterable[int]]] | None
+                                  ) -> dict[str, list[PartitionState]]:
         return {}
 
-    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict[str, Topic | TopicError]:
         """Created together: one trip of file work, one topics.json write."""
-        results, creatable = {}, []
+        results: dict[str, Topic | TopicError] = {}
+        creatable = []
         for name, partitions, rf, configs, assignments in wanted:
             if rf not in (-1, 1) or (assignments and any(len(a) != 1 for a in assignments)):
                 results[name] = TopicError(ErrorCode.invalid_replication_factor,
@@ -72,7 +77,7 @@ class SingleBrokerView:
     async def delete_topic(self, name: str) -> None:
         await self._topics.delete(name)
 
-    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+    async def add_partitions(self, name: str, total: int, assignments: Assignments | None = None) -> None:
         if not assignments and self._cordoned():
             raise self._no_uncordoned_broker(1)
         await self._topics.add_partitions(name, total)

@@ -23,12 +23,18 @@ from broker.cluster.reassignment import in_progress
 from broker.topic_names import TopicError
 
 if TYPE_CHECKING:
+    from replica.readable_partition import ReadablePartition
+
     from broker.cluster.etcd_layout import PartitionState
     from broker.cluster.member import ClusterMember
+    from broker.cluster.metadata_image import MetadataImage
     from broker.net.listeners import Listener
+    from broker.topic import Topic
 
+# One replica list per partition, in partition order (CreateTopics / CreatePartitions assignments)
+Assignments = list[list[int]]
 # (name, partitions, replication factor (-1: the default), configs, assignments or None)
-WantedTopic = tuple[str, int, int, dict[str, str], list | None]
+WantedTopic = tuple[str, int, int, dict[str, str], Assignments | None]
 # (current overrides, storage mode) -> the new overrides, or raises
 DecideConfigs = Callable[[dict[str, str], str], dict[str, str]]
 
@@ -61,19 +67,19 @@ class ClusterView(Protocol):
     @property
     def controller_id(self) -> int: ...
 
-    def placement(self, topic: str, index: int, local) -> Placement | None:
+    def placement(self, topic: str, index: int, local: ReadablePartition | None) -> Placement | None:
         """`local`: the replica.Partition hosted here, None if none is."""
 
     def reassignments_in_progress(self, wanted: Iterable[tuple[str, Iterable[int]]] | None
                                   ) -> dict[str, list[PartitionState]]:
         """topic -> its partitions' states with a reassignment in progress (`wanted` None: all)."""
 
-    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict[str, Topic | TopicError]:
         """name -> Topic or TopicError, once this broker serves each created topic."""
 
     async def delete_topic(self, name: str) -> None: ...
 
-    async def add_partitions(self, name: str, total: int, assignments=None) -> None: ...
+    async def add_partitions(self, name: str, total: int, assignments: Assignments | None = None) -> None: ...
 
     async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
         """Raises TopicError, or what `decide` raises."""
@@ -107,7 +113,7 @@ class ClusterImageView:
     def __init__(self, member: ClusterMember) -> None:
         self._member = member
 
-    def _image(self):
+    def _image(self) -> MetadataImage:
         return self._member.metadata.image
 
     def brokers(self) -> list[BrokerAddress]:
@@ -144,7 +150,7 @@ class ClusterImageView:
                                   events.unclean_leader_elections, events.election_seconds, offline,
                                   member.replicas.fetcher_max_lag())
 
-    def placement(self, topic: str, index: int, local=None) -> Placement | None:
+    def placement(self, topic: str, index: int, local: ReadablePartition | None = None) -> Placement | None:
         image = self._image()
         state = image.partition(topic, index)
         if state is None:
@@ -157,19 +163,20 @@ class ClusterImageView:
         return Placement(leader, state.leader_epoch, tuple(state.replicas), tuple(state.isr),
                          tuple(r for r in state.replicas if r not in live))
 
-    def reassignments_in_progress(self, wanted):
+    def reassignments_in_progress(self, wanted: Iterable[tuple[str, Iterable[int]]] | None
+                                  ) -> dict[str, list[PartitionState]]:
         image = self._image()
         if wanted is None:
             wanted = [(name, range(record.partition_count)) for name, record in sorted(image.topics.items())]
-        found: dict[str, list] = {}
+        found: dict[str, list[PartitionState]] = {}
         for name, indexes in wanted:
             states = [s for i in indexes if (s := image.partition(name, i)) is not None and in_progress(s)]
             if states:
                 found.setdefault(name, []).extend(states)
         return found
 
-    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
-        results = {}
+    async def create_topics(self, wanted: list[WantedTopic]) -> dict[str, Topic | TopicError]:
+        results: dict[str, Topic | TopicError] = {}
         for name, partitions, rf, configs, assignments in wanted:
             try:
                 results[name] = await self._member.create_topic(name, partitions, rf, configs, assignments)
@@ -180,23 +187,24 @@ class ClusterImageView:
     async def delete_topic(self, name: str) -> None:
         await self._member.delete_topic(name)
 
-    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+    async def add_partitions(self, name: str, total: int, assignments: Assignments | None = None) -> None:
         await self._member.add_partitions(name, total, assignments)
 
     async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
         await self._member.alter_topic_configs(name, decide, validate_only)
 
-    async def reassign(self, topic: str, index: int, target, allow_rf_change: bool):
+    async def reassign(self, topic: str, index: int, target: Sequence[int] | None,
+                       allow_rf_change: bool) -> PartitionState | None:
         metadata = self._member.metadata
         if target is None:
             return await metadata.cancel_reassignment(topic, index)
         return await metadata.reassign(topic, index, list(target), allow_rf_change)
 
-    async def elect(self, topic: str, index: int, unclean: bool):
+    async def elect(self, topic: str, index: int, unclean: bool) -> PartitionState | None:
         metadata = self._member.metadata
         return await (metadata.elect_unclean(topic, index) if unclean else metadata.elect_preferred(topic, index))
 
-    async def wait_until_shown(self, written, timeout_s: float) -> None:
+    async def wait_until_shown(self, written: Sequence[PartitionState], timeout_s: float) -> None:
         await self._member.metadata.wait_until_shown(written, timeout_s)
 
     async def start(self) -> None:
