@@ -33,7 +33,7 @@ from broker.groups.share.state_coordinator import ShareStateCoordinator
 from broker.groups.share.state_persister import ShareStatePersister
 from broker.groups.share.state_store import ShareStateStore
 from broker.cluster.member import ClusterMember
-from broker.cluster.view import ClusterImageView, WantedTopic
+from broker.cluster.view import ClusterImageView, ClusterView
 from broker.security.acl.cluster_store import ClusterAclStore
 from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.store import AclStore
@@ -57,7 +57,7 @@ from broker.storage.health import StorageHealth
 from broker.storage.modes import StorageModes
 from broker.storage.periodic_flush import PeriodicFlush
 from broker.storage.producer_snapshots import ProducerSnapshotTask
-from broker.topic_names import TopicError
+from broker.topic_admin import TopicAdministrator
 from broker.topics import TopicRegistry
 from broker.txn import cleanup as txn_cleanup
 from broker.txn.coordinator import TransactionCoordinator
@@ -117,12 +117,14 @@ class Broker:
         # the view (broker/cluster/view.py), which both kinds answer alike.
         member = ClusterMember(self) if config.etcd else None
         if member is not None:
-            self.view = ClusterImageView(member)
+            self.view: ClusterView = ClusterImageView(member)
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics,
                                          cordoned=lambda: fully_cordoned(self.configs.broker_config_layers()[0]))
             self.producer_ids = ProducerIdAllocator(data_dir)
+        # CreateTopics, DeleteTopics, CreatePartitions, Metadata's auto-creation, the internal topics
+        self.topic_admin = TopicAdministrator(config, self.view, self.topics)
         # ACLs: none without --authorizer; etcd's on a cluster member
         self.acls: AclStore | ClusterAclStore | None = None
         if config.authorizer is not None:
@@ -196,7 +198,8 @@ class Broker:
                               client_quotas=QuotaAdministration(self.client_quotas, self.quotas.hosts),
                               features=self.features, transactions=transactions,
                               coordinator_topics=coordinator_topics, share_groups=shares,
-                              share_states=self.share_states, broker=self)
+                              share_states=self.share_states, topic_admin=self.topic_admin,
+                              mutation_quotas=self.quotas, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
@@ -281,31 +284,6 @@ class Broker:
         """A cluster member registers in etcd and applies the cluster's metadata (its logs
         open, its leaderships start) before start_background; one broker has nothing to do."""
         await self.view.start()
-
-    # ----- topic admin: topics.json for one broker, etcd for a cluster member ---------------
-
-    async def create_topics(self, wanted: list[WantedTopic]) -> dict:
-        """(name, partitions, replication factor, configs, assignments or None) each; returns
-        name -> Topic or TopicError."""
-        return await self.view.create_topics(wanted)
-
-    async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
-                           configs: dict[str, str], assignments=None):
-        """One topic of create_topics; raises TopicError."""
-        result = (await self.create_topics([(name, num_partitions, replication_factor, configs, assignments)]))[name]
-        if isinstance(result, TopicError):
-            raise result
-        return result
-
-    async def delete_topic(self, name: str) -> None:
-        await self.view.delete_topic(name)
-
-    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
-        await self.view.add_partitions(name, total, assignments)
-
-    async def auto_create(self, names: list[str]) -> dict:
-        """Metadata's auto-creation: name -> Topic or TopicError."""
-        return await self.create_topics([(name, self.config.num_partitions, -1, {}, None) for name in names])
 
     async def controlled_shutdown(self) -> None:
         """SIGTERM's first step, while still serving: a cluster member hands its leaderships

@@ -94,7 +94,7 @@ class InternalTopicLog:
             if shape.min_isr is not None:
                 configs["min.insync.replicas"] = str(min(shape.min_isr, replication))
             try:
-                return await self._broker.create_topic(self.name, shape.partitions, replication, configs)
+                return await self._broker.topic_admin.create_topic(self.name, shape.partitions, replication, configs)
             except TopicError as exc:
                 log.info("creating %s (replication factor %d) failed: %s", self.name, replication, exc)
                 return self.topic()

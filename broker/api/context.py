@@ -23,11 +23,13 @@ from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
 from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.share_group_service import ShareGroupService, ShareStateService
+from broker.api.topic_admin_service import TopicAdmin
 from broker.api.topic_lookup import TopicLookup
 from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
 from broker.security.acl.checks import RequestAuthorizer
+from broker.quotas.enforcement import MutationQuotas
 
 Answer: TypeAlias = Any
 Request: TypeAlias = Any  # the kio request class of the header's API key and version
@@ -38,7 +40,7 @@ class ApiContext:
     config: BrokerConfig
     cluster_id: str
     authorizer: RequestAuthorizer  # the ACL checks of the request being handled
-    view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
+    view: ClusterView  # the metadata image: brokers, placements, the controller, reassignments, elections
     topics: TopicLookup  # topics and hosted partitions by name or id
     configs: ConfigService  # dynamic broker configs and groups' configs
     security: SecurityAdmin  # ACLs, SCRAM credentials, delegation tokens, SASL mechanisms
@@ -48,6 +50,8 @@ class ApiContext:
     coordinator_topics: Mapping[CoordinatorKind, CoordinatorTopic]  # FindCoordinator's topics, made on first lookup
     share_groups: ShareGroupService  # share groups: membership, sessions, share-partitions, offsets admin
     share_states: ShareStateService  # the share coordinator: share-partition states (APIs 83-87)
+    topic_admin: TopicAdmin  # creating, deleting and growing topics
+    mutation_quotas: MutationQuotas  # the controller_mutation_rate topic admin requests count against
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

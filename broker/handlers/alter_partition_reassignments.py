@@ -16,35 +16,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Sequence
 
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
+from broker.cluster.view import ClusterView
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 log = logging.getLogger(__name__)
 
 
-async def _alter(broker, topic: str, index: int, target, allow_rf_change: bool) -> PartitionState | None:
+async def _alter(lookup: TopicLookup, view: ClusterView, topic: str, index: int, target: Sequence[int] | None,
+                 allow_rf_change: bool) -> PartitionState | None:
     """The state written (None: nothing to change); raises ClusterError with Kafka's refusal."""
-    local = broker.topics.topics.get(topic)  # a cluster member lists every topic of its image
+    local = lookup.topics.get(topic)  # a cluster member lists every topic of its image
     if local is None:
         raise ClusterError(ErrorCode.unknown_topic_or_partition, f"Unable to find a topic named {topic}.")
     if not 0 <= index < len(local.partitions):
         raise ClusterError(ErrorCode.unknown_topic_or_partition, f"Unable to find partition {topic}:{index}.")
-    return await broker.view.reassign(topic, index, target, allow_rf_change)
+    return await view.reassign(topic, index, target, allow_rf_change)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, partition_cls = nested(cls, "ReassignableTopicResponse"), nested(cls, "ReassignablePartitionResponse")
-    allow_rf_change = getattr(request, "allow_replication_factor_change", True)  # v0 always allows it
-    if not broker.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleAlterPartitionReassignments
+    allow_rf_change: bool = getattr(request, "allow_replication_factor_change", True)  # v0 always allows it
+    if not ctx.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleAlterPartitionReassignments
         return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,
                     error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed.", responses=())
     responses, written = [], []
@@ -52,7 +55,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         partitions = []
         for p in topic.partitions:
             try:
-                state = await _alter(broker, topic.name, p.partition_index, p.replicas, allow_rf_change)
+                state = await _alter(ctx.topics, ctx.view, topic.name, p.partition_index, p.replicas, allow_rf_change)
                 code, message = ErrorCode.none, None
                 if state is not None:
                     written.append(state)
@@ -64,7 +67,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     if written:
         timeout = max(request.timeout.total_seconds(), 0.1)
         try:
-            await broker.view.wait_until_shown(written, timeout)
+            await ctx.view.wait_until_shown(written, timeout)
         except asyncio.TimeoutError:
             log.warning("reassignments written to etcd not yet in this broker's metadata after %.1f s", timeout)
     return make(cls, throttle_time=NO_THROTTLE, allow_replication_factor_change=allow_rf_change,

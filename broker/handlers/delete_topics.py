@@ -6,6 +6,8 @@ is answered with the throttle time (broker/quotas/enforcement.py)."""
 
 from __future__ import annotations
 
+import uuid
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
@@ -18,7 +20,7 @@ from broker.quotas.enforcement import THROTTLED_MUTATION, MutationQuota
 STRICT_QUOTA_SINCE = 5
 
 
-def _targets(request):
+def _targets(request: Request) -> list[tuple[str | None, uuid.UUID | None]]:
     """(name or None, topic_id or None) pairs, whatever the version's shape."""
     if hasattr(request, "topic_names"):
         return [(name, None) for name in request.topic_names]
@@ -26,33 +28,32 @@ def _targets(request):
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     result_cls = nested(cls, "DeletableTopicResult")
     results = []
-    quota = MutationQuota(broker, header, STRICT_QUOTA_SINCE)
+    quota = MutationQuota(ctx.mutation_quotas, header, STRICT_QUOTA_SINCE)
     for name, topic_id in _targets(request):
-        if name is None and topic_id is None:  # v6: as Kafka's ControllerApis.deleteTopics
-            results.append(make(result_cls, name=None, topic_id=None, error_code=ErrorCode.invalid_request,
-                                error_message="Neither topic name nor id were specified."))
-            continue
-        if name is None and topic_id is not None:
-            topic = broker.topics.by_id.get(topic_id)
+        if name is None:
+            if topic_id is None:  # v6: as Kafka's ControllerApis.deleteTopics
+                results.append(make(result_cls, name=None, topic_id=None, error_code=ErrorCode.invalid_request,
+                                    error_message="Neither topic name nor id were specified."))
+                continue
+            topic = ctx.topics.by_id.get(topic_id)
             if topic is None:
                 results.append(make(result_cls, name=None, topic_id=topic_id, error_code=ErrorCode.unknown_topic_id,
                                     error_message="Topic id is unknown"))
                 continue
             name = topic.name
         try:
-            if not broker.authorizer.topic_allowed(Operation.DELETE, name):  # ACLs, as Kafka's handleDeleteTopicsRequest
+            if not ctx.authorizer.topic_allowed(Operation.DELETE, name):  # ACLs, as Kafka's handleDeleteTopicsRequest
                 raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
-            check_internal_change(name, broker.config.allow_internal_topic_changes, "deleted")
-            existing = broker.topics.get(name)
+            check_internal_change(name, ctx.config.allow_internal_topic_changes, "deleted")
+            existing = ctx.topics.get(name)
             if existing is None:
                 raise TopicError(ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist")
             if not quota.admit(len(existing.partitions)):
                 raise TopicError(*THROTTLED_MUTATION)
-            await broker.delete_topic(name)
+            await ctx.topic_admin.delete_topic(name)
             results.append(make(result_cls, name=name, topic_id=existing.topic_id, error_code=ErrorCode.none,
                                 error_message=None))
         except TopicError as exc:

@@ -18,21 +18,20 @@ BROKERS_ENDPOINT = 1
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     broker_cls = nested(cls, "DescribeClusterBroker")
-    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeCluster
+    if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeCluster
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", endpoint_type=getattr(request, "endpoint_type", BROKERS_ENDPOINT),
-                    cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
+                    cluster_id=ctx.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
     if getattr(request, "endpoint_type", BROKERS_ENDPOINT) != BROKERS_ENDPOINT:
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.unsupported_endpoint_type,
                     error_message="only the brokers endpoint is served", endpoint_type=request.endpoint_type,
-                    cluster_id=broker.cluster_id, controller_id=-1, brokers=(),
+                    cluster_id=ctx.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
     brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None, is_fenced=False)
-                    for b in advertised_brokers.brokers(broker.view))
+                    for b in advertised_brokers.brokers(ctx.view))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
-                endpoint_type=BROKERS_ENDPOINT, cluster_id=broker.cluster_id, controller_id=broker.view.controller_id,
+                endpoint_type=BROKERS_ENDPOINT, cluster_id=ctx.cluster_id, controller_id=ctx.view.controller_id,
                 brokers=brokers, cluster_authorized_operations=UNKNOWN_OPERATIONS)

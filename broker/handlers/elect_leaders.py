@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Iterable
 
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.etcd_layout import PartitionState
+from broker.cluster.view import ClusterView
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
@@ -32,56 +35,56 @@ log = logging.getLogger(__name__)
 PREFERRED, UNCLEAN = 0, 1
 
 
-def _every_partition(broker) -> list[tuple[str, range]]:
-    return [(name, range(len(topic.partitions))) for name, topic in sorted(broker.topics.topics.items())]
+def _every_partition(lookup: TopicLookup) -> list[tuple[str, Iterable[int]]]:
+    return [(name, range(len(topic.partitions))) for name, topic in sorted(lookup.topics.items())]
 
 
-async def _elect(broker, topic: str, index: int, election: int) -> PartitionState | None:
+async def _elect(lookup: TopicLookup, view: ClusterView, topic: str, index: int, election: int
+                 ) -> PartitionState | None:
     """The state written; raises ClusterError with Kafka's answer when there is none."""
-    local = broker.topics.topics.get(topic)  # a cluster member lists every topic of its image
+    local = lookup.topics.get(topic)  # a cluster member lists every topic of its image
     if local is None:
         raise ClusterError(ErrorCode.unknown_topic_or_partition, f"No such topic as {topic}")
     if not 0 <= index < len(local.partitions):
         raise ClusterError(ErrorCode.unknown_topic_or_partition, f"No such partition as {topic}-{index}")
-    return await broker.view.elect(topic, index, unclean=election == UNCLEAN)
+    return await view.elect(topic, index, unclean=election == UNCLEAN)
 
 
-async def _until_visible(broker, written: list[PartitionState], timeout_s: float) -> None:
+async def _until_visible(view: ClusterView, written: list[PartitionState], timeout_s: float) -> None:
     if not written:
         return
     try:
-        await broker.view.wait_until_shown(written, max(timeout_s, 0.1))
+        await view.wait_until_shown(written, max(timeout_s, 0.1))
     except asyncio.TimeoutError:
         log.warning("elections written to etcd not yet in this broker's metadata after %.1f s", timeout_s)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, partition_cls = nested(cls, "ReplicaElectionResult"), nested(cls, "PartitionResult")
-    election = getattr(request, "election_type", PREFERRED)  # v0 elects the preferred replica
-    refusal = None
-    if not broker.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleElectLeaders
-        refusal, message = ErrorCode.cluster_authorization_failed, "Cluster authorization failed."
+    election: int = getattr(request, "election_type", PREFERRED)  # v0 elects the preferred replica
+    refusal: tuple[ErrorCode, str] | None = None
+    if not ctx.authorizer.cluster_allowed(Operation.ALTER):  # ACLs, as Kafka's handleElectLeaders
+        refusal = ErrorCode.cluster_authorization_failed, "Cluster authorization failed."
     elif election not in (PREFERRED, UNCLEAN):
-        refusal, message = ErrorCode.invalid_request, f"Unknown election type {election}"
+        refusal = ErrorCode.invalid_request, f"Unknown election type {election}"
     if refusal is not None:
         refused = tuple(
             make(topic_cls, topic=t.topic, partition_result=tuple(
-                make(partition_cls, partition_id=i, error_code=refusal, error_message=message)
+                make(partition_cls, partition_id=i, error_code=refusal[0], error_message=refusal[1])
                 for i in t.partitions))
             for t in request.topic_partitions or ())
-        return make(cls, throttle_time=NO_THROTTLE, error_code=refusal,
+        return make(cls, throttle_time=NO_THROTTLE, error_code=refusal[0],
                     replica_election_results=refused)
 
     every = request.topic_partitions is None
-    wanted = _every_partition(broker) if every else [(t.topic, t.partitions) for t in request.topic_partitions]
+    wanted = _every_partition(ctx.topics) if every else [(t.topic, t.partitions) for t in request.topic_partitions]
     results, written = [], []
     for topic, indexes in wanted:
         partitions = []
         for index in indexes:
             try:
-                state = await _elect(broker, topic, index, election)
+                state = await _elect(ctx.topics, ctx.view, topic, index, election)
                 code, message = ErrorCode.none, None
                 if state is not None:
                     written.append(state)
@@ -91,5 +94,5 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
                 continue
             partitions.append(make(partition_cls, partition_id=index, error_code=code, error_message=message))
         results.append(make(topic_cls, topic=topic, partition_result=tuple(partitions)))
-    await _until_visible(broker, written, request.timeout.total_seconds())
+    await _until_visible(ctx.view, written, request.timeout.total_seconds())
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, replica_election_results=tuple(results))

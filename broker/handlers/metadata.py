@@ -13,12 +13,16 @@ import uuid
 
 from kio.schema.errors import ErrorCode
 
-from wire.metadata_response import BrokerEntry, TopicEntry, encode_metadata_response
+from wire.metadata_response import BrokerEntry, PartitionFields, TopicEntry, encode_metadata_response
 from wire.protocol import EncodedBody, RequestHeader
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
 from broker.net import advertised_brokers
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.model import Operation, ResourceType
+from broker.topic import Topic
 from broker.topic_names import TopicError, illegal_name
 from broker.handlers.partition_limits import MAX_PARTITIONS_PER_REQUEST
 
@@ -27,14 +31,16 @@ UNKNOWN_OPERATIONS = -(2**31)
 LEADER_NOT_AVAILABLE = ErrorCode.leader_not_available
 
 
-def _requested_names(broker, header, request) -> tuple[list[str] | None, list[uuid.UUID]]:
+def _requested_names(lookup: TopicLookup, header: RequestHeader, request: Request
+                     ) -> tuple[list[str] | None, list[uuid.UUID]]:
     """(names, ids no topic has). Names None means every topic: v0 asks for all with an empty
     list, v1+ with null. v10+ may name a topic by id alone (KIP-516): a KIP-848 consumer looks up
     the topics of its assignment, which names them by id, this way."""
     topics = request.topics
     if topics is None or (header.api_version == 0 and not topics):
         return None, []
-    names, unknown = [], []
+    names: list[str] = []
+    unknown: list[uuid.UUID] = []
     for t in topics:
         if t.name is not None:
             names.append(t.name)
@@ -42,7 +48,7 @@ def _requested_names(broker, header, request) -> tuple[list[str] | None, list[uu
         topic_id = getattr(t, "topic_id", None)
         if topic_id is None or topic_id.int == 0:
             continue
-        topic = broker.topics.get_by_id(topic_id)
+        topic = lookup.get_by_id(topic_id)
         if topic is None:
             unknown.append(topic_id)
         else:
@@ -50,12 +56,12 @@ def _requested_names(broker, header, request) -> tuple[list[str] | None, list[uu
     return names, unknown
 
 
-def _auto_create_fits(broker, names: list[str] | None) -> bool:
+def _auto_create_fits(lookup: TopicLookup, default_partitions: int, names: list[str] | None) -> bool:
     """Kafka's broker sends one CreateTopics for every missing topic of a Metadata request, and
     its controller refuses the lot past 10,000 partitions (partition_limits.py): so do we, before
     creating any, and the missing topics are answered as unknown."""
-    missing = {n for n in names or () if broker.topics.get(n) is None and not illegal_name(n)}
-    wanted = len(missing) * broker.config.num_partitions
+    missing = {n for n in names or () if lookup.get(n) is None and not illegal_name(n)}
+    wanted = len(missing) * default_partitions
     if wanted <= MAX_PARTITIONS_PER_REQUEST:
         return True
     log.warning("Metadata: not auto-creating %d topics (%d partitions, more than %d per request)",
@@ -63,20 +69,21 @@ def _auto_create_fits(broker, names: list[str] | None) -> bool:
     return False
 
 
-def _refused(broker, names: list[str] | None, allow_create: bool) -> frozenset[str]:
+def _refused(authorizer: RequestAuthorizer, lookup: TopicLookup, names: list[str] | None,
+             allow_create: bool) -> frozenset[str]:
     """ACLs, as Kafka's getTopicMetadata: the topics this principal may not DESCRIBE, and the
     missing ones it may not have auto-created (CREATE on the cluster or on the topic)."""
-    if broker.acls is None:
+    if not authorizer.enabled:
         return frozenset()
-    asked = names if names is not None else list(broker.topics.topics)
-    refused = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, asked)
-    if allow_create and names is not None and not broker.authorizer.cluster_allowed(Operation.CREATE):
-        missing = [n for n in names if n not in refused and broker.topics.get(n) is None]
-        refused |= broker.authorizer.denied_names(Operation.CREATE, ResourceType.TOPIC, missing)
+    asked = names if names is not None else list(lookup.topics)
+    refused = authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, asked)
+    if allow_create and names is not None and not authorizer.cluster_allowed(Operation.CREATE):
+        missing = [n for n in names if n not in refused and lookup.get(n) is None]
+        refused |= authorizer.denied_names(Operation.CREATE, ResourceType.TOPIC, missing)
     return refused
 
 
-def _not_here_yet(created) -> ErrorCode | None:
+def _not_here_yet(created: Topic | TopicError | None) -> ErrorCode | None:
     """The code for a topic this request auto-created, or found created meanwhile, that this
     broker's metadata does not show yet (a cluster member applies etcd's news a moment later):
     LEADER_NOT_AVAILABLE, retriable, as Kafka's AutoTopicCreationManager answers a topic whose
@@ -90,19 +97,18 @@ def _not_here_yet(created) -> ErrorCode | None:
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
-    view = broker.view
-    names, unknown_ids = _requested_names(broker, header, request)
-    allow_create = (getattr(request, "allow_auto_topic_creation", True) and broker.config.auto_create_topics
-                    and _auto_create_fits(broker, names))
+    view, lookup = ctx.view, ctx.topics
+    names, unknown_ids = _requested_names(lookup, header, request)
+    allow_create: bool = (getattr(request, "allow_auto_topic_creation", True) and ctx.config.auto_create_topics
+                          and _auto_create_fits(lookup, ctx.config.num_partitions, names))
 
-    refused = _refused(broker, names, allow_create)
-    created = {}
+    refused = _refused(ctx.authorizer, lookup, names, allow_create)
+    created: dict[str, Topic | TopicError] = {}
     if allow_create and names is not None:
         # Kafka's broker sends one CreateTopics for every missing topic: so one creation here.
-        missing = list(dict.fromkeys(n for n in names if broker.topics.get(n) is None and n not in refused))
+        missing = list(dict.fromkeys(n for n in names if lookup.get(n) is None and n not in refused))
         if missing:
-            created = await broker.auto_create(missing)
+            created = await ctx.topic_admin.auto_create(missing)
     errors: list[ErrorCode] = []  # every code but NONE, for the metrics
 
     def failed(code: ErrorCode, name: str | None, topic_id: uuid.UUID | None = None) -> TopicEntry:
@@ -110,12 +116,12 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         return TopicEntry(code.value, name, topic_id, False, (), UNKNOWN_OPERATIONS)
 
     topics = [failed(ErrorCode.unknown_topic_id, None, topic_id) for topic_id in unknown_ids]
-    for name in names if names is not None else list(broker.topics.topics):
+    for name in names if names is not None else list(lookup.topics):
         if name in refused:
             if names is not None:  # asked by name: said to be refused; a list of all just leaves it out
                 topics.append(failed(ErrorCode.topic_authorization_failed, name))
             continue
-        topic = broker.topics.get(name)
+        topic = lookup.get(name)
         if topic is None:
             code = _not_here_yet(created.get(name))
             # Kafka (KafkaApis.getTopicMetadata): a name no topic can have is INVALID_TOPIC_EXCEPTION.
@@ -124,15 +130,15 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
             continue
         topics.append(TopicEntry(0, topic.name, topic.topic_id, topic.internal, _partitions(view, topic, errors),
                                  UNKNOWN_OPERATIONS))
-    brokers = [BrokerEntry(b.node_id, b.host, b.port, None) for b in advertised_brokers.brokers(broker.view)]
-    body = encode_metadata_response(header.api_version, 0, brokers, broker.cluster_id, view.controller_id, topics,
+    brokers = [BrokerEntry(b.node_id, b.host, b.port, None) for b in advertised_brokers.brokers(view)]
+    body = encode_metadata_response(header.api_version, 0, brokers, ctx.cluster_id, view.controller_id, topics,
                                     UNKNOWN_OPERATIONS, 0)
     return EncodedBody(body, errors, 0 if header.api_version >= 3 else None)
 
 
-def _partitions(view, topic, errors: list[ErrorCode]) -> list[tuple]:
+def _partitions(view: ClusterView, topic: Topic, errors: list[ErrorCode]) -> list[PartitionFields]:
     """PartitionEntry's fields as plain tuples: a NamedTuple's constructor was half this loop."""
-    partitions = []
+    partitions: list[PartitionFields] = []
     for index, local in enumerate(topic.partitions):
         placement = view.placement(topic.name, index, local)
         if placement is None:

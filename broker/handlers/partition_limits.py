@@ -16,16 +16,18 @@ Kafka has no broker-wide cap on partitions by default, so neither do we.
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 MAX_PARTITIONS_PER_REQUEST = 10_000
 
 CREATE_TOPICS_REFUSAL = "Excessively large number of partitions per request."
 BATCH_REFUSAL = "Unable to perform excessively large batch operation."
 
 
-def create_topics_total(topics, default_partitions: int) -> int:
-    """Partitions a CreateTopics request asks for, counted as Kafka counts them: an explicit
-    assignment is one partition each, -1 is the broker default, a count below 1 adds nothing
-    (that topic fails on its own with INVALID_PARTITIONS)."""
+def create_topics_total(topics: Iterable[Any], default_partitions: int) -> int:
+    """Partitions a CreateTopics request's topics (kio's CreatableTopic) ask for, counted as Kafka
+    counts them: an explicit assignment is one partition each, -1 is the broker default, a count
+    below 1 adds nothing (that topic fails on its own with INVALID_PARTITIONS)."""
     total = 0
     for topic in topics:
         if topic.assignments:

@@ -87,8 +87,8 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
 async def _create(broker, topics: tuple[TopicInfo, ...]) -> None:
     """The internal topics, with the counts the topology derived (a topic another request created
     meanwhile is fine: the next heartbeat checks its partition count)."""
-    created = await broker.create_topics([(t.name, t.partitions, t.replication_factor or -1, dict(t.configs), None)
-                                          for t in topics])
+    created = await broker.topic_admin.create_topics([
+        (t.name, t.partitions, t.replication_factor or -1, dict(t.configs), None) for t in topics])
     for name, outcome in created.items():
         if isinstance(outcome, TopicError) and outcome.code is not ErrorCode.topic_already_exists:
             log.info("streams internal topic %s not created: %s", name, outcome)

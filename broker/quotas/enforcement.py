@@ -14,9 +14,10 @@ import dataclasses
 import datetime
 import time
 from contextvars import ContextVar
+from typing import Protocol
 
 from wire.error_codes import ErrorCode
-from wire.protocol import EncodedBody
+from wire.protocol import EncodedBody, RequestHeader
 
 from broker.net.request_context import current_request
 
@@ -151,13 +152,24 @@ def with_throttle(response, throttle_ms: int):
 THROTTLED_MUTATION = (ErrorCode.throttling_quota_exceeded, "The throttling quota has been exceeded.")
 
 
+class MutationQuotas(Protocol):
+    """The clients' controller_mutation_rate (KIP-599), as ClientQuotaManager (manager.py) keeps it."""
+
+    def admit_mutations(self, user: str, client: str, partitions: int, strict: bool) -> bool:
+        """Takes `partitions` tokens; False, taking none, when the client is over its rate and
+        the request is `strict`."""
+
+    def mutation_throttle_ms(self, user: str, client: str) -> int:
+        """How long the client must wait for its tokens to climb back to zero."""
+
+
 class MutationQuota:
     """One CreateTopics / DeleteTopics / CreatePartitions request's controller_mutation_rate:
     `admit(partitions)` per topic, in request order; `throttle()` once, for the answer (it mutes
     the connection too). `strict`: the request's version refuses a topic over the quota."""
 
-    def __init__(self, broker, header, strict_since: int) -> None:
-        self._quotas = broker.quotas
+    def __init__(self, quotas: MutationQuotas, header: RequestHeader, strict_since: int) -> None:
+        self._quotas = quotas
         self._context = current_request.get()
         self._user, self._client = client_of(self._context, header)
         self._strict = header.api_version >= strict_since

@@ -32,7 +32,7 @@ async def send(broker: Broker, api_key: int, version: int, **values):
 def test_one_checkpoint_of_the_log_starts_for_a_request_over_many_partitions(tmp_path):
     async def scenario():
         broker = await _broker(tmp_path)
-        await broker.create_topic("t", PARTITIONS, 1, {})
+        await broker.topic_admin.create_topic("t", PARTITIONS, 1, {})
         for base in (0, 1):
             batches = {i: build_batch([(None, b"v%d" % base)], 0, None, False) for i in range(PARTITIONS)}
             produced = await send(broker, PRODUCE, 9, transactional_id=None, acks=1, timeout=10_000, topic_data=[

@@ -34,7 +34,7 @@ def _describe(broker: Broker, topic: str, partitions: tuple[int, ...]) -> dict:
 
 def test_a_follower_answers_not_leader_or_follower(tmp_path):
     broker = Broker(config_with(data_dir=str(tmp_path)))
-    asyncio.run(broker.create_topic("t", 2, 1, {}))
+    asyncio.run(broker.topic_admin.create_topic("t", 2, 1, {}))
     for index in (0, 1):
         partition = broker.topics.partition("t", index)
         batch = build_batch([(None, b"v")], int(time.time() * 1000), (PRODUCER, 0, 0))

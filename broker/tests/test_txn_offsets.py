@@ -171,7 +171,7 @@ def _fetched(broker: Broker, require_stable: bool = False) -> dict:
 def test_txn_offsets_through_a_broker_and_its_replay(tmp_path, mode):
     async def write() -> None:
         broker = _broker(tmp_path, mode)
-        await broker.create_topic("t", 4, 1, {})
+        await broker.topic_admin.create_topic("t", 4, 1, {})
         assert await _plain_commit(broker, 0, 3) == [ErrorCode.none]
         assert await _txn_commit(broker, 0, 7, producer=1) == [ErrorCode.none]
         assert _fetched(broker) == {0: 3, 1: None, 2: None, 3: None}

@@ -50,7 +50,7 @@ def run(coro):
 
 async def start(path, layout: str, **settings) -> Broker:
     broker = Broker(config_with(data_dir=str(path), storage_mode=layout, **{"flush_messages": 1, **settings}))
-    await broker.create_topic("t", PARTITIONS, 1, {})
+    await broker.topic_admin.create_topic("t", PARTITIONS, 1, {})
     return broker
 
 
@@ -252,7 +252,7 @@ def test_acks_all_writes_append_nothing_while_the_isr_is_below_min_insync_replic
     retry of its coordinator while the ISR stayed too small (10 markers in 5 s for one end)."""
     async def scenario():
         broker = await start(tmp_path, layout)
-        await broker.create_topic("short", 1, 1, {"min.insync.replicas": "2"})
+        await broker.topic_admin.create_topic("short", 1, 1, {"min.insync.replicas": "2"})
         (partition,) = broker.topics.get("short").partitions
         produce = produce_values(-1, {0: records()})
         produce["topic_data"][0]["name"] = "short"
