@@ -14,8 +14,7 @@ from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
-from broker.settings.dynamic_topic_defaults import (in_force, log_defaults, min_insync_replicas,
-                                                    txn_partition_verification)
+from broker.settings.dynamic_topic_defaults import in_force, log_defaults, min_insync_replicas
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -44,6 +43,7 @@ from replica.partition import Partition, now_ms
 from replica.write_path import WritePath
 from broker import features
 from broker.feature_store import ClusterFeatureStore, FeatureStore
+from broker.local_replicas import LocalReplicas
 from broker.producer_ids import ProducerIdAllocator
 from broker.quotas.cluster_store import ClusterQuotaStore
 from broker.quotas.manager import ClientQuotaManager
@@ -173,8 +173,10 @@ class Broker:
             member.metadata.add_listener(self.txn_loading.on_metadata)
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
+        replicas = LocalReplicas(config, self.broker_config_layers, self.write_path, self.fetch_sessions,
+                                 self.txn_verifier, self.quotas, self.log_dirs)
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
-                              topics=self.topics, broker=self)
+                              topics=self.topics, replicas=replicas, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
@@ -197,10 +199,6 @@ class Broker:
     def broker_config_layers(self) -> tuple[dict[str, str], dict[str, str]]:
         """The dynamic broker configs in force here: this broker's id's, the cluster default's."""
         return self.broker_configs.configs(str(self.config.node_id)), self.broker_configs.configs("")
-
-    def txn_partition_verification(self) -> bool:
-        """transaction.partition.verification.enable now: its dynamic value, else the static one."""
-        return txn_partition_verification(self.config, in_force(*self.broker_config_layers()))
 
     def apply_broker_configs(self) -> None:
         """The topic defaults the dynamic broker configs set take effect on every partition here."""

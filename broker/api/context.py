@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, TypeAlias
 
 from wire.protocol import RequestHeader
 
+from broker.api.replica_service import ReplicaService
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
@@ -33,6 +34,7 @@ class ApiContext:
     authorizer: RequestAuthorizer  # the ACL checks of the request being handled
     view: ClusterView  # the metadata image: brokers, placements, the controller, topic admin
     topics: TopicLookup  # topics and hosted partitions by name or id
+    replicas: ReplicaService  # the data path: the write path, fetch sessions, log dirs (Kafka's ReplicaManager)
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

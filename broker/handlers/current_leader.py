@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from replica.partition import Partition
+from replica.readable_partition import ReadablePartition
 from wire.error_codes import ErrorCode
 
 from broker.cluster.view import ClusterView
@@ -34,7 +34,7 @@ class LeaderHint:
 NO_HINT = LeaderHint(-1, -1)
 
 
-def leader_hint(view: ClusterView, topic: str, index: int, local: Partition | None) -> LeaderHint:
+def leader_hint(view: ClusterView, topic: str, index: int, local: ReadablePartition | None) -> LeaderHint:
     """The metadata image's leader of topic-index (`local`: the partition hosted here, or None)."""
     placement = view.placement(topic, index, local)
     if placement is None or placement.leader < 0:
