@@ -48,8 +48,8 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         mode = ctx.replicas.log_dir_mode(wanted.path)
         for t in wanted.topics:
             for index in t.partitions:
-                answers.setdefault(t.name, {})[index] = (
-                    _answer(ctx.topics, ctx.replicas, mode, t.name, index) if allowed else ErrorCode.cluster_authorization_failed)
+                answers.setdefault(t.name, {})[index] = (_answer(ctx.topics, ctx.replicas, mode, t.name, index)
+                                                         if allowed else ErrorCode.cluster_authorization_failed)
     results = tuple(
         make(topic_cls, topic_name=name, partitions=tuple(
             make(part_cls, partition_index=index, error_code=code) for index, code in partitions.items()))

@@ -76,7 +76,8 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
             elif unsupported(lp.timestamp, header.api_version):
                 code, ts, offset, leader_epoch = ErrorCode.unsupported_version, -1, -1, -1
             elif partition is None:
-                code, ts, offset, leader_epoch = ctx.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
+                code, ts, offset, leader_epoch = \
+                    ctx.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
             elif (fenced := partition.epoch_error(epoch)) is not None:
                 code, ts, offset, leader_epoch = fenced, -1, -1, -1
             elif not partition.is_leader and request.replica_id < 0:
