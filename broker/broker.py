@@ -48,6 +48,7 @@ from replica.partition import Partition, now_ms
 from replica.write_path import WritePath
 from broker import features
 from broker.feature_store import ClusterFeatureStore, FeatureStore
+from broker.local_replicas import LocalReplicas
 from broker.producer_ids import ProducerIdAllocator
 from broker.quotas.cluster_store import ClusterQuotaStore
 from broker.quotas.manager import ClientQuotaManager
@@ -192,6 +193,8 @@ class Broker:
             CoordinatorKind.GROUP: self.offsets_store, CoordinatorKind.TRANSACTION: self.txn_store,
             CoordinatorKind.SHARE: self.share_state_store}
         shares = ShareGroups(self.share_groups, self.share_admin, self.groups.coordinator_error, self.other_group_kind)
+        replicas = LocalReplicas(config, self.configs.broker_config_layers, self.write_path, self.fetch_sessions,
+                                 self.txn_verifier, self.quotas, self.log_dirs)
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
                               topics=self.topics, configs=self.configs,
                               security=SecurityAdministration(self.security, self.acls),
@@ -199,7 +202,7 @@ class Broker:
                               features=self.features, transactions=transactions,
                               coordinator_topics=coordinator_topics, share_groups=shares,
                               share_states=self.share_states, topic_admin=self.topic_admin,
-                              mutation_quotas=self.quotas, broker=self)
+                              mutation_quotas=self.quotas, replicas=replicas, broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
@@ -218,13 +221,6 @@ class Broker:
             return "share"
         classic = self.groups.groups.get(group_id)
         return "classic" if classic is not None and classic.members else None
-
-    # The handlers of other families still read these through ctx.broker (until moved onto ctx.configs).
-    def broker_config_layers(self) -> tuple[dict[str, str], dict[str, str]]:
-        return self.configs.broker_config_layers()
-
-    def txn_partition_verification(self) -> bool:
-        return self.configs.txn_partition_verification()
 
     def connection_closed(self, connection_id: int) -> None:
         """The transport's word that a client connection closed: what it opened ends with it."""

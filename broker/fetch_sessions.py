@@ -33,8 +33,10 @@ so under the response's max_bytes the others get their turn (Kafka does the same
 from __future__ import annotations
 
 import random
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from wire.error_codes import ErrorCode
 
@@ -43,7 +45,7 @@ INITIAL_EPOCH = 0
 NO_SESSION = 0
 _MAX_EPOCH = 2**31 - 1
 
-PartitionKey = tuple[object, int]  # (topic name, or topic id from v13, partition index)
+PartitionKey = tuple[str | uuid.UUID, int]  # (topic name, or topic id from v13, partition index)
 
 
 @dataclass(slots=True)
@@ -102,7 +104,7 @@ class FetchSessionCache:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def context(self, request, replica_id: int, requested: dict[PartitionKey, object],
+    def context(self, request: Any, replica_id: int, requested: dict[PartitionKey, object],
                 forgotten: list[PartitionKey]) -> FetchContext | ErrorCode:
         """The context of one Fetch (`requested`: its partitions, each once, in request
         order), or the Kafka error that answers it."""

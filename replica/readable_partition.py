@@ -23,6 +23,8 @@ import asyncio
 import enum
 from typing import Protocol
 
+from wire.error_codes import ErrorCode
+
 from .producer_state import ActiveProducer
 
 # ListOffsets' timestamps that name a position rather than a time (Kafka's ListOffsetsRequest)
@@ -77,7 +79,7 @@ class ReadablePartition(Protocol):
     @property
     def log_end_offset(self) -> int: ...
 
-    def epoch_error(self, current_leader_epoch: int) -> str | None:
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
         """A client's current_leader_epoch checked against this partition's (None: it may ask)."""
 
     def read(self, offset: int, max_bytes: int, isolation: FetchIsolation) -> list:

@@ -24,6 +24,7 @@ from broker.api.security_service import SecurityAdmin
 from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.share_group_service import ShareGroupService, ShareStateService
 from broker.api.topic_admin_service import TopicAdmin
+from broker.api.replica_service import ReplicaService
 from broker.api.topic_lookup import TopicLookup
 from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
@@ -52,6 +53,7 @@ class ApiContext:
     share_states: ShareStateService  # the share coordinator: share-partition states (APIs 83-87)
     topic_admin: TopicAdmin  # creating, deleting and growing topics
     mutation_quotas: MutationQuotas  # the controller_mutation_rate topic admin requests count against
+    replicas: ReplicaService  # the data path: the write path, fetch sessions, log dirs (Kafka's ReplicaManager)
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

@@ -19,37 +19,37 @@ from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
+from broker.api.replica_service import ReplicaService
+from broker.api.topic_lookup import TopicLookup
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _answer(broker, mode: str | None, name: str, index: int) -> ErrorCode:
+def _answer(topics: TopicLookup, replicas: ReplicaService, mode: str | None, name: str, index: int) -> ErrorCode:
     if mode is None:
         return ErrorCode.log_dir_not_found
-    if mode in cordoned_modes(broker.broker_config_layers()[0].get(CONFIG), broker.log_dirs.dirs()):
+    if mode in replicas.cordoned_log_dirs():
         return ErrorCode.invalid_replica_assignment
-    topic = broker.topics.topics.get(name)
+    topic = topics.topics.get(name)
     if topic is None or not 0 <= index < len(topic.partitions):
         return ErrorCode.unknown_topic_or_partition
     if topic.partitions[index] is None:
         return ErrorCode.replica_not_available
-    broker.log_dirs.request(topic, index, mode)
+    replicas.move_replica(topic, index, mode)
     return ErrorCode.none
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls, part_cls = nested(cls, "AlterReplicaLogDirTopicResult"), nested(cls, "AlterReplicaLogDirPartitionResult")
-    allowed = broker.authorizer.cluster_allowed(Operation.ALTER)  # as Kafka's handleAlterReplicaLogDirsRequest
-    answers: dict[str, dict[int, str]] = {}
+    allowed = ctx.authorizer.cluster_allowed(Operation.ALTER)  # as Kafka's handleAlterReplicaLogDirsRequest
+    answers: dict[str, dict[int, ErrorCode]] = {}
     for wanted in request.dirs:
-        mode = broker.log_dirs.mode_of_dir(wanted.path)
+        mode = ctx.replicas.log_dir_mode(wanted.path)
         for t in wanted.topics:
             for index in t.partitions:
-                answers.setdefault(t.name, {})[index] = (
-                    _answer(broker, mode, t.name, index) if allowed else ErrorCode.cluster_authorization_failed)
+                answers.setdefault(t.name, {})[index] = (_answer(ctx.topics, ctx.replicas, mode, t.name, index)
+                                                         if allowed else ErrorCode.cluster_authorization_failed)
     results = tuple(
         make(topic_cls, topic_name=name, partitions=tuple(
             make(part_cls, partition_index=index, error_code=code) for index, code in partitions.items()))

@@ -13,21 +13,24 @@ the engine; records before it in the first kept segment stay on disk but are nev
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
+from replica.partition import Partition
 from replica.partition_errors import PartitionError
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[ErrorCode, int]:
+def _delete(topics: TopicLookup, topic_name: str, index: int, offset: int) -> tuple[ErrorCode, int]:
     """Returns (error, low watermark)."""
-    topic = broker.topics.get(topic_name)
-    partition = broker.topics.partition(topic_name, index)
+    topic = topics.get(topic_name)
+    partition = topics.partition(topic_name, index)
     if topic is None or partition is None:
-        return broker.topics.missing_partition_error(topic_name, index), -1
-    if topic.internal or partition.read_only:  # checked first, as Kafka's ReplicaManager.deleteRecords
+        return topics.missing_partition_error(topic_name, index), -1
+    # checked first, as Kafka's ReplicaManager.deleteRecords; a read-only view owns no log
+    if topic.internal or not isinstance(partition, Partition):
         return ErrorCode.invalid_topic_exception, -1
     try:
         return ErrorCode.none, partition.delete_records_before(offset)
@@ -36,19 +39,18 @@ def _delete(broker, topic_name: str, index: int, offset: int) -> tuple[ErrorCode
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "DeleteRecordsTopicResult")
     part_cls = nested(cls, "DeleteRecordsPartitionResult")
     topics = []
-    refused = broker.authorizer.denied_names(Operation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics))
+    refused = ctx.authorizer.denied_names(Operation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         parts = []
         for p in t.partitions:
             if t.name in refused:  # ACLs, as Kafka's handleDeleteRecordsRequest
                 code, low = ErrorCode.topic_authorization_failed, -1
             else:
-                code, low = _delete(broker, t.name, p.partition_index, p.offset)
+                code, low = _delete(ctx.topics, t.name, p.partition_index, p.offset)
             parts.append(make(part_cls, partition_index=p.partition_index, low_watermark=low,
                               error_code=code))
         topics.append(make(topic_cls, name=t.name, partitions=tuple(parts)))

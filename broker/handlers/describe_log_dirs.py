@@ -22,14 +22,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from wire.describe_log_dirs_response import LogDirEntry, TopicEntry, encode_describe_log_dirs_response
+from replica.partition import Partition
+from wire.describe_log_dirs_response import LogDirEntry, PartitionEntry, TopicEntry, encode_describe_log_dirs_response
 from wire.error_codes import ErrorCode
 from wire.protocol import EncodedBody, RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.settings.cordoned_log_dirs import CONFIG, cordoned_modes
-from broker.storage.log_dir_move import log_dir
-from broker.storage.modes import MODES
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make
 
@@ -46,7 +44,7 @@ def _volume_bytes(path: Path) -> tuple[int, int]:
     return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
 
 
-def _wanted(request) -> dict[str, set[int]] | None:
+def _wanted(request: Request) -> dict[str, set[int]] | None:
     if request.topics is None:
         return None
     wanted: dict[str, set[int]] = {}
@@ -56,25 +54,24 @@ def _wanted(request) -> dict[str, set[int]] | None:
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
-    if not broker.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
+    if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeLogDirsRequest
         return make(response_for(header), throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     results=())
-    data_dir = Path(broker.config.data_dir).resolve()
-    dir_of = {mode: log_dir(data_dir, mode) for mode in MODES}
-    own, _ = broker.broker_config_layers()
-    cordoned = {dir_of[m] for m in cordoned_modes(own.get(CONFIG), broker.log_dirs.dirs())}
+    replicas = ctx.replicas
+    dir_of = replicas.log_dirs()
+    cordoned = {dir_of[m] for m in replicas.cordoned_log_dirs()}
     wanted = _wanted(request)
-    by_dir: dict[Path, dict[str, list]] = {path: {} for path in dir_of.values()}
-    for name, topic in sorted(broker.topics.topics.items()):
+    by_dir: dict[Path, dict[str, list[PartitionEntry]]] = {path: {} for path in dir_of.values()}
+    for name, topic in sorted(ctx.topics.topics.items()):
         if wanted is not None and name not in wanted:
             continue
         for p in topic.partitions:
-            if p is None or (wanted is not None and p.index not in wanted[name]):
+            # None: hosted elsewhere (a hosted topic's partitions are logs, never read-only views)
+            if not isinstance(p, Partition) or (wanted is not None and p.index not in wanted[name]):
                 continue
             by_dir[dir_of[topic.mode_of(p.index)]].setdefault(name, []).append(
                 (p.index, p.size_in_bytes, max(p.high_watermark - p.log_end_offset, 0), False))
-            future = broker.log_dirs.future(name, p.index)
+            future = replicas.future_replica(name, p.index)
             if future is not None:
                 by_dir[dir_of[future.target_mode]].setdefault(name, []).append(
                     (p.index, future.log.size_in_bytes, max(p.log_end_offset - future.log_end_offset, 0), True))

@@ -31,32 +31,47 @@ from __future__ import annotations
 import asyncio
 import datetime
 import time
+import uuid
+from typing import Any
 
-from replica.readable_partition import FetchIsolation
-from segment.log import OffsetOutOfRange, StorageError
+from replica.readable_partition import FetchIsolation, ReadablePartition
+from segment.storage_errors import OffsetOutOfRange, StorageError
 from wire.follower_fetch_response import VERSION as FOLLOWER_FETCH_VERSION, follower_fetch_response
 from wire.error_codes import ErrorCode
 from wire.protocol import RecordRegions, RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.model import Operation, ResourceType
-from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, leader_hint, leader_field, \
-    node_endpoints
-from broker.quotas.enforcement import consumer_fetch, consumer_fetch_limit
+from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, LeaderHint, leader_hint, \
+    leader_field, node_endpoints
 from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.fetch_sessions import FetchContext, PartitionKey
 
 DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_CONSUMER_ID
 READ_SLICE_S = 0.005
 
+# One requested topic: (its key in the request and the session: its name, from v13 its id; its name,
+# None for an id unknown here; its id, None for a name unknown here; its kio partition requests).
+Wanted = tuple[str | uuid.UUID, str | None, uuid.UUID | None, list[Any]]
+# One partition read: (index, error, the partition hosted here, its record regions, the aborted
+# transactions a read_committed consumer is told of, None for others).
+PartitionRead = tuple[int, ErrorCode, ReadablePartition | None, list[Any], list[Any] | None]
+TopicReads = tuple[str | uuid.UUID, str | None, uuid.UUID | None, list[PartitionRead]]
+# What the answer tells of a partition: PartitionRead and its HW, LSO and log start offset.
+Answered = tuple[int, ErrorCode, ReadablePartition | None, list[Any], list[Any] | None, int, int, int]
 
-def replica_id(request) -> int:
+
+def replica_id(request: Request) -> int:
     """The fetching follower's broker id, -1 for a consumer: v15+ moved it into replica_state."""
     state = getattr(request, "replica_state", None)
-    return state.replica_id if state is not None else request.replica_id
+    found: int = state.replica_id if state is not None else request.replica_id
+    return found
 
 
-def _requested(request) -> dict[PartitionKey, object]:
+def _requested(request: Request) -> dict[PartitionKey, object]:
     """The requested partitions, each once: {(topic name, or topic id from v13, index): partition
     request}. Kafka reads a fetch request into a map keyed by topic-partition, so a partition
     named twice is fetched once, at the position its last mention asks for, in the order of its
@@ -70,59 +85,59 @@ def _requested(request) -> dict[PartitionKey, object]:
     return by_tp
 
 
-def _forgotten(request) -> list[PartitionKey]:
+def _forgotten(request: Request) -> list[PartitionKey]:
     """The partitions an incremental request drops from its session (v7+)."""
     return [(ft.topic_id if hasattr(ft, "topic_id") else ft.topic, index)
             for ft in getattr(request, "forgotten_topics_data", None) or () for index in ft.partitions]
 
 
-def _grouped(broker, by_tp: dict[PartitionKey, object]) -> list[tuple[str | None, object, list]]:
-    """[(topic name, topic id, [partition request])] in the order of each topic's first
-    partition, the name None for a v13+ topic id this broker does not know."""
-    grouped: dict[object, list] = {}
+def _grouped(topics: TopicLookup, by_tp: dict[PartitionKey, object]) -> list[Wanted]:
+    """The requested topics in the order of each one's first partition."""
+    grouped: dict[str | uuid.UUID, list[Any]] = {}
     for (key, _), fp in by_tp.items():
         grouped.setdefault(key, []).append(fp)
-    out = []
+    out: list[Wanted] = []
     for key, fps in grouped.items():
         if isinstance(key, str):
-            topic = broker.topics.get(key)
-            out.append((key, topic.topic_id if topic is not None else None, fps))
+            topic = topics.get(key)
+            out.append((key, key, topic.topic_id if topic is not None else None, fps))
         else:
-            topic = broker.topics.get_by_id(key)
-            out.append((topic.name if topic is not None else None, key, fps))
+            topic = topics.get_by_id(key)
+            out.append((key, topic.name if topic is not None else None, key, fps))
     return out
 
 
-async def _read_partitions(broker, request, wanted, max_bytes: int):
-    """One pass over the requested partitions: [(topic, topic id, [(index, code, partition, regions,
-    aborted)])], bytes.
+async def _read_partitions(topics: TopicLookup, authorizer: RequestAuthorizer, request: Request,
+                           wanted: list[Wanted], max_bytes: int) -> tuple[list[TopicReads], int]:
+    """One pass over the requested partitions: each topic's reads, and the bytes read.
 
     Each read is bounded (the engines' reads cost little per partition), but a request may
     name thousands of partitions: every READ_SLICE_S of reading, other connections get the
     event loop."""
     remaining = max_bytes
     total = 0
-    out = []
+    out: list[TopicReads] = []
     slice_started = time.monotonic()
     follower = replica_id(request)
-    unreadable = _unreadable(broker, follower, wanted)
+    unreadable = _unreadable(authorizer, follower, wanted)
     isolation = FetchIsolation.of(follower, request.isolation_level)
-    for topic, topic_id, fps in wanted:
+    for key, topic, topic_id, fps in wanted:
         if topic is None:
-            out.append((topic, topic_id, [(fp.partition, ErrorCode.unknown_topic_id, None, [], None) for fp in fps]))
+            out.append((key, topic, topic_id,
+                        [(fp.partition, ErrorCode.unknown_topic_id, None, [], None) for fp in fps]))
             continue
         if topic in unreadable:
-            out.append((topic, topic_id,
+            out.append((key, topic, topic_id,
                         [(fp.partition, ErrorCode.topic_authorization_failed, None, [], None) for fp in fps]))
             continue
-        parts = []
+        parts: list[PartitionRead] = []
         for fp in fps:
             if time.monotonic() - slice_started >= READ_SLICE_S:
                 await asyncio.sleep(0)
                 slice_started = time.monotonic()
-            partition = broker.topics.partition(topic, fp.partition)
+            partition = topics.partition(topic, fp.partition)
             if partition is None:
-                parts.append((fp.partition, broker.topics.missing_partition_error(topic, fp.partition), None, [], None))
+                parts.append((fp.partition, topics.missing_partition_error(topic, fp.partition), None, [], None))
                 continue
             fenced = partition.epoch_error(getattr(fp, "current_leader_epoch", -1))
             if fenced is not None:
@@ -157,26 +172,26 @@ async def _read_partitions(broker, request, wanted, max_bytes: int):
                 aborted = partition.aborted_transactions(fp.fetch_offset, partition.last_stable_offset) \
                     if regions else []
             parts.append((fp.partition, ErrorCode.none, partition, regions, aborted))
-        out.append((topic, topic_id, parts))
+        out.append((key, topic, topic_id, parts))
     return out, total
 
 
-def _unreadable(broker, follower: int, wanted) -> frozenset[str]:
+def _unreadable(authorizer: RequestAuthorizer, follower: int, wanted: list[Wanted]) -> frozenset[str]:
     """ACLs, as Kafka's handleFetchRequest: a follower needs CLUSTER_ACTION on the cluster (else
     every topic fails), a consumer READ on each topic."""
-    if broker.acls is None:
+    if not authorizer.enabled:
         return frozenset()
-    names = [topic for topic, _, _ in wanted if topic is not None]
+    names = [topic for _, topic, _, _ in wanted if topic is not None]
     if follower >= 0:
-        return frozenset() if broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION) else frozenset(names)
-    return broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
+        return frozenset() if authorizer.cluster_allowed(Operation.CLUSTER_ACTION) else frozenset(names)
+    return authorizer.denied_names(Operation.READ, ResourceType.TOPIC, names)
 
 
-async def _wait_for_data(broker, wanted, timeout: float, follower: bool) -> None:
-    fut = asyncio.get_running_loop().create_future()
+async def _wait_for_data(topics: TopicLookup, wanted: list[Wanted], timeout: float, follower: bool) -> None:
+    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     partitions = [
-        p for topic, _, fps in wanted if topic is not None for fp in fps
-        if (p := broker.topics.partition(topic, fp.partition)) is not None
+        p for _, topic, _, fps in wanted if topic is not None for fp in fps
+        if (p := topics.partition(topic, fp.partition)) is not None
     ]
     for p in partitions:
         p.add_waiter(fut, follower)
@@ -192,46 +207,46 @@ async def _wait_for_data(broker, wanted, timeout: float, follower: bool) -> None
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
+    topics, replicas = ctx.topics, ctx.replicas
     cls = response_for(header)
     follower = replica_id(request)
-    context = broker.fetch_sessions.context(request, follower, _requested(request), _forgotten(request))
+    context = replicas.fetch_context(request, follower, _requested(request), _forgotten(request))
     if isinstance(context, ErrorCode):  # a session error: nothing read, nothing answered but it
         return make(cls, throttle_time=NO_THROTTLE, error_code=context, session_id=0, responses=())
     deadline = time.monotonic() + request.max_wait.total_seconds()
-    wanted = _grouped(broker, context.partitions)
+    wanted = _grouped(topics, context.partitions)
     consumer = follower < 0  # consumers have quotas, followers none
     # Kafka's fetch.max.bytes: a client's max_bytes (2^31-1 is legal) never makes one response,
     # and the reads behind it, larger than the broker allows; nor, for a consumer, larger than
     # its consumer_byte_rate lets through in one window (enforcement.py), min_bytes with it.
-    max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
-    quota_limit = consumer_fetch_limit(broker, header) if consumer else None
+    max_bytes: int = min(request.max_bytes, ctx.config.fetch_max_bytes)
+    quota_limit = replicas.consumer_fetch_limit(header) if consumer else None
     if quota_limit is not None:
         max_bytes = min(max_bytes, quota_limit)
     min_bytes = min(request.min_bytes, max_bytes)
     while True:
-        results, total = await _read_partitions(broker, request, wanted, max_bytes)
-        has_error = any(code is not ErrorCode.none for _, _, parts in results for _, code, *_ in parts)
+        results, total = await _read_partitions(topics, ctx.authorizer, request, wanted, max_bytes)
+        has_error = any(code is not ErrorCode.none for _, _, _, parts in results for _, code, *_ in parts)
         left = deadline - time.monotonic()
         if total >= min_bytes or has_error or left <= 0:
             break
-        await _wait_for_data(broker, wanted, left, not consumer)
+        await _wait_for_data(topics, wanted, left, not consumer)
     if consumer:
-        throttle_ms = consumer_fetch(broker, header, total)  # its byte rate and its request time
+        throttle_ms = replicas.consumer_fetch_throttle(header, total)  # its byte rate and its request time
         if throttle_ms:  # answered empty, as Kafka's throttled response (enforcement.py)
             return make(cls, throttle_time=datetime.timedelta(milliseconds=throttle_ms), error_code=ErrorCode.none,
-                        session_id=0, responses=(), node_endpoints=node_endpoints(broker.view, cls, []))
-    return _response(broker, header, cls, results, context, not consumer)
+                        session_id=0, responses=(), node_endpoints=node_endpoints(ctx.view, cls, []))
+    return _response(ctx.view, header, cls, results, context, not consumer)
 
 
-def _answered(results, context: FetchContext, by_id: bool):
+def _answered(results: list[TopicReads],
+              context: FetchContext) -> list[tuple[str | None, uuid.UUID | None, list[Answered]]]:
     """The partitions the answer names, with the offsets it tells: [(topic name, topic id,
     [(index, code, partition, regions, aborted, HW, LSO, log start)])]; an incremental answer
     leaves out the partitions (and topics) that did not change."""
-    out = []
-    for name, topic_id, parts in results:
-        key = topic_id if by_id else name
-        answered = []
+    out: list[tuple[str | None, uuid.UUID | None, list[Answered]]] = []
+    for key, name, topic_id, parts in results:
+        answered: list[Answered] = []
         for index, code, partition, regions, aborted in parts:
             hw = partition.high_watermark if partition else -1
             lso = partition.last_stable_offset if partition else -1
@@ -243,24 +258,26 @@ def _answered(results, context: FetchContext, by_id: bool):
     return out
 
 
-def _response(broker, header, cls, results, context: FetchContext, follower: bool):
-    answered = _answered(results, context, header.api_version >= 13)
+def _response(view: ClusterView, header: RequestHeader, cls: type, results: list[TopicReads], context: FetchContext,
+              follower: bool) -> Answer:
+    answered = _answered(results, context)
     if follower and header.api_version == FOLLOWER_FETCH_VERSION:  # what twinlog's followers send
         return follower_fetch_response(context.session_id, [
             (name, [(index, code, hw, lso, start, regions)
-                    for index, code, _, regions, _, hw, lso, start in parts]) for name, _, parts in answered])
+                    for index, code, _, regions, _, hw, lso, start in parts])
+            for name, _, parts in answered if name is not None])  # v12 names topics by name: never None
     topic_cls = nested(cls, "FetchableTopicResponse")
     part_cls = nested(cls, "PartitionData")
     aborted_cls = nested(cls, "AbortedTransaction")  # Fetch v4+
     hint_leaders = header.api_version >= FETCH_HINT_VERSION
-    hints = []
+    hints: list[LeaderHint] = []
     topics = []
     for name, topic_id, parts in answered:
         datas = []
         for index, code, partition, regions, aborted, hw, lso, start in parts:
             hint = None
-            if hint_leaders and code in FETCH_HINT_ERRORS:
-                hint = leader_hint(broker.view, name, index, partition)
+            if hint_leaders and code in FETCH_HINT_ERRORS and name is not None:  # an unknown id has no leader
+                hint = leader_hint(view, name, index, partition)
                 hints.append(hint)
             datas.append(make(part_cls, partition_index=index, error_code=code, high_watermark=hw,
                               last_stable_offset=lso, log_start_offset=start,
@@ -269,10 +286,10 @@ def _response(broker, header, cls, results, context: FetchContext, follower: boo
                               preferred_read_replica=-1, records=RecordRegions(regions)))
         topics.append(make(topic_cls, topic=name, topic_id=topic_id, partitions=tuple(datas)))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, session_id=context.session_id,
-                responses=tuple(topics), node_endpoints=node_endpoints(broker.view, cls, hints))
+                responses=tuple(topics), node_endpoints=node_endpoints(view, cls, hints))
 
 
-def _aborted(aborted_cls, aborted):
+def _aborted(aborted_cls: type | None, aborted: list[Any] | None) -> tuple[Any, ...] | None:
     if aborted is None or aborted_cls is None:
         return None
     return tuple(make(aborted_cls, producer_id=t.producer_id, first_offset=t.first_offset) for t in aborted)

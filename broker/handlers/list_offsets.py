@@ -21,7 +21,8 @@ no such record gives offset -1 and timestamp -1, as in Kafka.
 from __future__ import annotations
 
 from wire.error_codes import ErrorCode
-from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, FetchIsolation
+from replica.readable_partition import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, FetchIsolation, \
+    ReadablePartition
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
@@ -45,7 +46,7 @@ def unsupported(timestamp: int, version: int) -> bool:
     return first is None or version < first
 
 
-def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[int, int, int]:
+def _lookup(partition: ReadablePartition, timestamp: int, isolation: FetchIsolation) -> tuple[int, int, int]:
     """(timestamp, offset, leader epoch)."""
     if timestamp in NOTHING_TIERED:
         return -1, -1, -1
@@ -59,26 +60,26 @@ def _lookup(partition, timestamp: int, isolation: FetchIsolation) -> tuple[int, 
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "ListOffsetsTopicResponse")
     part_cls = nested(cls, "ListOffsetsPartitionResponse")
     topics = []
-    hidden = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
+    hidden = ctx.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     isolation = FetchIsolation.of(request.replica_id, getattr(request, "isolation_level", 0))  # v2+
     for lt in request.topics:
         parts = []
         for lp in lt.partitions:
-            partition = broker.topics.partition(lt.name, lp.partition_index)
+            partition = ctx.topics.partition(lt.name, lp.partition_index)
             epoch = getattr(lp, "current_leader_epoch", -1)
             if lt.name in hidden:  # ACLs: DESCRIBE on the topic, as Kafka's handleListOffsetRequest
                 code, ts, offset, leader_epoch = ErrorCode.topic_authorization_failed, -1, -1, -1
             elif unsupported(lp.timestamp, header.api_version):
                 code, ts, offset, leader_epoch = ErrorCode.unsupported_version, -1, -1, -1
             elif partition is None:
-                code, ts, offset, leader_epoch = broker.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
-            elif partition.epoch_error(epoch) is not None:
-                code, ts, offset, leader_epoch = partition.epoch_error(epoch), -1, -1, -1
+                code, ts, offset, leader_epoch = \
+                    ctx.topics.missing_partition_error(lt.name, lp.partition_index), -1, -1, -1
+            elif (fenced := partition.epoch_error(epoch)) is not None:
+                code, ts, offset, leader_epoch = fenced, -1, -1, -1
             elif not partition.is_leader and request.replica_id < 0:
                 code, ts, offset, leader_epoch = ErrorCode.not_leader_or_follower, -1, -1, -1
             else:

@@ -15,16 +15,21 @@ from __future__ import annotations
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
+from replica.partition import Partition
+
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) -> tuple[ErrorCode, int, int]:
-    partition = broker.topics.partition(topic, index)
+def _end_offset(topics: TopicLookup, topic: str, index: int, current_epoch: int,
+                epoch: int) -> tuple[ErrorCode, int, int]:
+    partition = topics.partition(topic, index)
     if partition is None:
-        return broker.topics.missing_partition_error(topic, index), -1, -1
-    if partition.read_only:
+        return topics.missing_partition_error(topic, index), -1, -1
+    if not isinstance(partition, Partition):  # a read-only view (readable_partition.py), which owns no log
         return ErrorCode.invalid_topic_exception, -1, -1
     fenced = partition.epoch_error(current_epoch)
     if fenced is not None:
@@ -35,29 +40,28 @@ def _end_offset(broker, topic: str, index: int, current_epoch: int, epoch: int) 
     return ErrorCode.none, found_epoch, end
 
 
-def _refused(broker, request) -> frozenset[str]:
+def _refused(authorizer: RequestAuthorizer, request: Request) -> frozenset[str]:
     """ACLs, as Kafka's handleOffsetForLeaderEpochRequest: a follower needs CLUSTER_ACTION on the
     cluster, a client DESCRIBE on each topic."""
-    names = [t.topic for t in request.topics]
+    names: list[str] = [t.topic for t in request.topics]
     if getattr(request, "replica_id", -1) >= 0:
-        return frozenset() if broker.authorizer.cluster_allowed(Operation.CLUSTER_ACTION) else frozenset(names)
-    return broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names)
+        return frozenset() if authorizer.cluster_allowed(Operation.CLUSTER_ACTION) else frozenset(names)
+    return authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetForLeaderTopicResult")
     part_cls = nested(cls, "EpochEndOffset")
     topics = []
-    refused = _refused(broker, request)
+    refused = _refused(ctx.authorizer, request)
     for t in request.topics:
         parts = []
         for p in t.partitions:
             if t.topic in refused:
                 code, epoch, end = ErrorCode.topic_authorization_failed, -1, -1
             else:
-                code, epoch, end = _end_offset(broker, t.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
+                code, epoch, end = _end_offset(ctx.topics, t.topic, p.partition, p.current_leader_epoch, p.leader_epoch)
             parts.append(make(part_cls, error_code=code, partition=p.partition, leader_epoch=epoch,
                               end_offset=end))
         topics.append(make(topic_cls, topic=t.topic, partitions=tuple(parts)))

@@ -36,18 +36,24 @@ import datetime
 import logging
 import time
 import uuid
+from typing import Any
 
+from replica.partition import Partition
+from replica.record_checks import RecordError
+from segment.log import AppendInfo
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.deferred import Deferred
-from broker.handlers.current_leader import PRODUCE_HINT_ERRORS, PRODUCE_HINT_VERSION, leader_field, leader_hint, \
-    node_endpoints
+from broker.handlers.current_leader import PRODUCE_HINT_ERRORS, PRODUCE_HINT_VERSION, LeaderHint, leader_field, \
+    leader_hint, node_endpoints
 from broker.handlers.produce_records import PendingBatch, check_batches, rewrite_for
-from broker.handlers.produce_verification import verify_first_batches
+from broker.handlers.produce_verification import Admitted, verify_first_batches
 from replica.write_path import WORK_SLICE_S, PendingWrites, RecordsWrite, WriteResult
 from broker.topic_names import INTERNAL_TOPICS
 from broker.api.response_builder import NO_THROTTLE, make, nested
@@ -56,27 +62,36 @@ log = logging.getLogger(__name__)
 NO_TOPIC_ID = uuid.UUID(int=0)
 PRODUCE_BY_TOPIC_ID = 13  # KIP-516: v13 names topics by id
 
+TopicKey = str | uuid.UUID  # a topic's name; a v13+ topic id no topic here has
+# One partition's answer: (topic, index, error, where it was stored, error message, record errors).
+Result = tuple[TopicKey, int, ErrorCode, AppendInfo | None, str | None, tuple[RecordError, ...]]
+_UNFILLED: Result = ("", -1, ErrorCode.unknown_server_error, None, None, ())  # until checked and appended
+Refusal = tuple[ErrorCode, str | None]
 
-def _topic_key(broker, topic_data) -> str | uuid.UUID:
+
+def _topic_key(topics: TopicLookup, topic_data: Any) -> TopicKey:
     """The topic's name; for v13+, which name topics by id, the id itself when no topic here has it."""
     if not hasattr(topic_data, "topic_id"):
-        return topic_data.name
-    topic = broker.topics.get_by_id(topic_data.topic_id)
-    return topic.name if topic is not None else topic_data.topic_id
+        name: str = topic_data.name
+        return name
+    topic_id: uuid.UUID = topic_data.topic_id
+    topic = topics.get_by_id(topic_id)
+    return topic.name if topic is not None else topic_id
 
 
-def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool):
+def _admit(topics: TopicLookup, topic_name: str, index: int, records: bytes | None,
+           txn_id_authorized: bool) -> tuple[Partition, PendingBatch] | Refusal:
     """The checks before a batch's records are read: (partition, PendingBatch) or an error
-    (name, message)."""
+    (code, message)."""
     if topic_name in INTERNAL_TOPICS:
         # As Kafka's ReplicaManager: these records are the group coordinator's state, written by
         # the broker alone (offsets_store appends through the write path). A client's record
         # would be replayed at start-up as a commit of any group it names.
         return ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic_name}"
-    partition = broker.topics.partition(topic_name, index)
+    partition = topics.partition(topic_name, index)
     if partition is None:
-        return broker.topics.missing_partition_error(topic_name, index), None
-    if partition.read_only:
+        return topics.missing_partition_error(topic_name, index), None
+    if not isinstance(partition, Partition):  # a read-only view (readable_partition.py), which owns no log
         return ErrorCode.invalid_topic_exception, f"{topic_name} is a read-only key-lookup topic"
     if not records:
         return ErrorCode.invalid_record, "Produce v3+ needs one record batch per partition"
@@ -101,20 +116,20 @@ def _admit(broker, topic_name: str, index: int, records, txn_id_authorized: bool
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
-    txn_id = request.transactional_id
+    topics = ctx.topics
+    txn_id: str | None = request.transactional_id
     if txn_id is not None:
-        txn_id_authorized = broker.authorizer.transactional_id_allowed(Operation.WRITE, txn_id)
+        txn_id_authorized = ctx.authorizer.transactional_id_allowed(Operation.WRITE, txn_id)
     else:
-        txn_id_authorized = broker.acls is None  # without an authorizer nothing is checked
+        txn_id_authorized = not ctx.authorizer.enabled  # without an authorizer nothing is checked
     code_for_all = None if txn_id is None or txn_id_authorized else ErrorCode.transactional_id_authorization_failed
-    results = []
-    admitted = []  # (result position, partition, PendingBatch) of each batch to check and append
-    topics = [(_topic_key(broker, t), t) for t in request.topic_data]
-    unwritable = broker.authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC,
-                              (name for name, _ in topics if isinstance(name, str)))
+    results: list[Result] = []
+    admitted: list[Admitted] = []  # each batch to check and append, by its result's position
+    requested = [(_topic_key(topics, t), t) for t in request.topic_data]
+    unwritable = ctx.authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC,
+                                             (name for name, _ in requested if isinstance(name, str)))
     slice_started = time.monotonic()
-    for name, topic in topics:
+    for name, topic in requested:
         for pd in topic.partition_data:
             if time.monotonic() - slice_started >= WORK_SLICE_S:
                 await asyncio.sleep(0)
@@ -128,15 +143,18 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
             if name in unwritable:  # ACLs: WRITE on the topic, as Kafka's handleProduceRequest
                 results.append((name, pd.index, ErrorCode.topic_authorization_failed, None, None, ()))
                 continue
-            outcome, detail = _admit(broker, name, pd.index, pd.records, txn_id_authorized)
-            if isinstance(detail, PendingBatch):
-                admitted.append((len(results), name, pd.index, outcome, detail))
-                results.append(None)
+            admission = _admit(topics, name, pd.index, pd.records, txn_id_authorized)
+            if isinstance(admission[1], PendingBatch):
+                partition, pending = admission
+                admitted.append((len(results), name, pd.index, partition, pending))
+                results.append(_UNFILLED)
             else:
-                results.append((name, pd.index, outcome, None, detail, ()))
+                code, message = admission
+                results.append((name, pd.index, code, None, message, ()))
     await check_batches([pending for *_, pending in admitted])
-    verified = await verify_first_batches(broker, txn_id, admitted, header.api_version)
-    writes, positions = [], []  # the batches to store, and (result position, topic, index) of each
+    verified = await verify_first_batches(ctx.replicas, txn_id, admitted, header.api_version)
+    writes: list[RecordsWrite] = []  # the batches to store
+    positions: list[tuple[int, str, int]] = []  # (result position, topic, index) of each
     for i, name, index, partition, pending in admitted:
         if pending.error is not None:
             code, message = pending.error
@@ -146,17 +164,19 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         positions.append((i, name, index))
         writes.append(RecordsWrite(partition, bytearray(pending.records), pending.header, pending.keys,
                                    verified=verified.get(i)))
-    appended = await broker.write_path.append(writes, request.acks)
+    appended = await ctx.replicas.append(writes, request.acks)
     _fill(results, positions, appended.results)
     answer = None if request.acks == 0 else (header, results)
     if appended.waits:
-        return Deferred(_complete(broker, appended, positions, request.timeout.total_seconds(), answer))
+        return Deferred(_complete(ctx.view, topics, appended, positions, request.timeout.total_seconds(), answer))
     if answer is None:
         return None
-    return _response(broker, header, results)
+    return _response(ctx.view, topics, header, results)
 
 
-async def _complete(broker, appended: PendingWrites, positions, timeout_s: float, answer):
+async def _complete(view: ClusterView, topics: TopicLookup, appended: PendingWrites,
+                    positions: list[tuple[int, str, int]], timeout_s: float,
+                    answer: tuple[RequestHeader, list[Result]] | None) -> Answer:
     """The second half of a produce that waits (write_path.py): for the fsyncs flush.messages
     asks for, then, with acks=all, for the high watermark to pass each batch."""
     written = await appended.completed(timeout_s)
@@ -164,42 +184,42 @@ async def _complete(broker, appended: PendingWrites, positions, timeout_s: float
         return None
     header, results = answer
     _fill(results, positions, written)
-    return _response(broker, header, results)
+    return _response(view, topics, header, results)
 
 
-def _fill(results: list, positions: list[tuple[int, str, int]], written: list[WriteResult]) -> None:
+def _fill(results: list[Result], positions: list[tuple[int, str, int]], written: list[WriteResult]) -> None:
     for (i, name, index), result in zip(positions, written):
         results[i] = (name, index, result.error, result.info if result.ok else None, result.message,
                       result.record_errors)
 
 
-def _append_time(info):
+def _append_time(info: AppendInfo | None) -> datetime.datetime | None:
     """kio types log_append_time as a nullable datetime: None is Kafka's -1 (CreateTime)."""
     if info is None or info.log_append_time < 0:
         return None
     return datetime.datetime.fromtimestamp(info.log_append_time / 1000, tz=datetime.timezone.utc)
 
 
-def _topic_id(broker, key):
+def _topic_id(topics: TopicLookup, key: TopicKey) -> uuid.UUID:
     """v13's topic id of a result: its topic's, or the request's own id (unknown here, or null)."""
     if not isinstance(key, str):
         return key
-    topic = broker.topics.get(key)
+    topic = topics.get(key)
     return topic.topic_id if topic is not None else NO_TOPIC_ID
 
 
-def _response(broker, header, results):
+def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, results: list[Result]) -> Answer:
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
     part_cls = nested(cls, "PartitionProduceResponse")
     error_cls = nested(cls, "BatchIndexAndErrorMessage")
     hint_leaders = header.api_version >= PRODUCE_HINT_VERSION
-    hints = []
-    by_topic: dict[str | uuid.UUID, list] = {}
+    hints: list[LeaderHint] = []
+    by_topic: dict[TopicKey, list[Any]] = {}
     for name, index, code, info, message, record_errors in results:
         hint = None
-        if hint_leaders and code in PRODUCE_HINT_ERRORS:
-            hint = leader_hint(broker.view, name, index, broker.topics.partition(name, index))
+        if hint_leaders and code in PRODUCE_HINT_ERRORS and isinstance(name, str):  # an unknown id has no leader
+            hint = leader_hint(view, name, index, topics.partition(name, index))
             hints.append(hint)
         by_topic.setdefault(name, []).append(
             make(part_cls, index=index, error_code=code,
@@ -211,7 +231,7 @@ def _response(broker, header, results):
                  error_message=message, current_leader=leader_field(cls, hint))
         )
     by_id = header.api_version >= PRODUCE_BY_TOPIC_ID  # older versions' names may be anything, null too
-    topics = tuple(make(topic_cls, name=name, topic_id=_topic_id(broker, name) if by_id else None,
-                        partition_responses=tuple(parts))
-                   for name, parts in by_topic.items())
-    return make(cls, responses=topics, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(broker.view, cls, hints))
+    answered = tuple(make(topic_cls, name=name, topic_id=_topic_id(topics, name) if by_id else None,
+                          partition_responses=tuple(parts))
+                     for name, parts in by_topic.items())
+    return make(cls, responses=answered, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(view, cls, hints))

@@ -48,7 +48,7 @@ class Rewrite:
 class PendingBatch:
     """One partition's batch that passed validate_produced, waiting for its record check."""
 
-    records: bytes
+    records: bytes | bytearray  # bytearray once rewritten in the topic's codec
     header: BatchHeader
     want_keys: bool
     keys: set[bytes] | None = None
@@ -67,8 +67,7 @@ def rewrite_for(config: LogConfig, header: BatchHeader, topic: str, index: int) 
     return Rewrite(codec, level, config.max_message_bytes, f"{topic}-{index}")
 
 
-def _rewrite(pending: PendingBatch, checked: CheckedRecords) -> None:
-    rewrite = pending.rewrite
+def _rewrite(pending: PendingBatch, checked: CheckedRecords, rewrite: Rewrite) -> None:
     out = recompress(pending.records, pending.header, checked.records, rewrite.codec, rewrite.level)
     if len(out) > rewrite.max_bytes:  # Kafka's LogValidator, after recompressing
         pending.error = (ErrorCode.message_too_large, f"Message batch size is {len(out)} bytes in append to partition "
@@ -100,7 +99,7 @@ def _check(pending: PendingBatch, limit: int | None = None) -> int:
     pending.keys = checked.keys
     if pending.rewrite is None:
         return checked.uncompressed_bytes
-    _rewrite(pending, checked)
+    _rewrite(pending, checked, pending.rewrite)
     return len(checked.records)
 
 

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import asyncio
 
-from wire.error_codes import ErrorCode
+from replica.partition import Partition
 from replica.txn_verification import VerificationGuard
+from wire.error_codes import ErrorCode
 
+from broker.api.replica_service import ReplicaService
 from broker.handlers.produce_records import PendingBatch
 
 FIRST_GENERIC_ERROR_VERSION = 11  # TRANSACTION_ABORTABLE answered (KIP-890)
@@ -44,6 +46,9 @@ _FOR_PRODUCER = {
     ErrorCode.not_coordinator: ErrorCode.not_enough_replicas,
 }
 
+# A batch admitted for its record check: (result position, topic, index, partition, PendingBatch).
+Admitted = tuple[int, str, int, Partition, PendingBatch]
+
 
 def _for_producer(code: ErrorCode, api_version: int) -> ErrorCode:
     if code is ErrorCode.transaction_abortable and api_version < FIRST_GENERIC_ERROR_VERSION:
@@ -53,16 +58,15 @@ def _for_producer(code: ErrorCode, api_version: int) -> ErrorCode:
     return _FOR_PRODUCER.get(code, code)
 
 
-async def verify_first_batches(broker, transactional_id: str | None, admitted,
+async def verify_first_batches(replicas: ReplicaService, transactional_id: str | None, admitted: list[Admitted],
                                api_version: int) -> dict[int, VerificationGuard]:
-    """`admitted`: (result position, topic, index, partition, PendingBatch) of the request's
-    checked batches. Returns the guard of each position whose batch was verified (or added); a
-    batch the coordinator refused gets its error in `pending.error`."""
+    """`admitted`: the request's checked batches. Returns the guard of each position whose batch
+    was verified (or added); a batch the coordinator refused gets its error in `pending.error`."""
     if transactional_id is None:  # a transactional batch needs one to be admitted, unless no ACLs check it
         return {}
-    if api_version < FIRST_ADD_PARTITION_VERSION and not broker.txn_partition_verification():
+    if api_version < FIRST_ADD_PARTITION_VERSION and not replicas.verifies_transactions():
         return {}  # part 1 turned off (Kafka's maybeSendPartitionsToTransactionCoordinator); V2 still adds
-    by_producer: dict[tuple[int, int], list[tuple[int, str, int, object, PendingBatch]]] = {}
+    by_producer: dict[tuple[int, int], list[Admitted]] = {}
     for entry in admitted:
         partition, pending = entry[3], entry[4]
         if pending.error is None and partition.needs_verification(pending.header):
@@ -74,7 +78,7 @@ async def verify_first_batches(broker, transactional_id: str | None, admitted,
         for entry in entries:
             guards[entry[0]] = entry[3].start_verification(pid)
             guards[entry[0]].covers(epoch, epoch_bumps=api_version >= FIRST_ADD_PARTITION_VERSION)
-    ask = broker.txn_verifier.add if api_version >= FIRST_ADD_PARTITION_VERSION else broker.txn_verifier.verify
+    ask = replicas.add_to_transaction if api_version >= FIRST_ADD_PARTITION_VERSION else replicas.verify_in_transaction
     answers = await asyncio.gather(*(
         ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
         for (pid, epoch), entries in by_producer.items()))

@@ -20,6 +20,7 @@ from wire.error_codes import ErrorCode
 from wire.protocol import EncodedBody, RequestHeader
 
 from broker.net.request_context import current_request
+from broker.quotas.manager import ClientQuotaManager
 
 PRODUCE_KEY = 0
 # Exempt from request_percentage, as Kafka sends these answers exempt from throttling: the
@@ -107,16 +108,16 @@ def after_request(broker, header, follower: bool, frame_size: int, handled: Busy
     return throttle
 
 
-def consumer_fetch_limit(broker, header) -> int | None:
+def consumer_fetch_limit(quotas: ClientQuotaManager, header: RequestHeader) -> int | None:
     """The most a consumer's fetch may read, None when no consumer_byte_rate holds it. Kafka caps
     a consumer's fetch max bytes to this (getMaxValueInQuotaWindow): a larger fetch would be
     throttled, so answered empty, even if nothing else were recorded in the window, and the
     consumer would never progress."""
     user, client = client_of(current_request.get(), header)
-    return broker.quotas.fetch_window_bytes(user, client)
+    return quotas.fetch_window_bytes(user, client)
 
 
-def consumer_fetch(broker, header, response_bytes: int) -> int:
+def consumer_fetch(quotas: ClientQuotaManager, header: RequestHeader, response_bytes: int) -> int:
     """A consumer's fetch of `response_bytes`, checked before it is answered as Kafka's
     handleFetchRequest does: its bytes against consumer_byte_rate and the handler time it used
     against request_percentage. Returns the throttle time (ms), the longer of the two, the
@@ -124,13 +125,13 @@ def consumer_fetch(broker, header, response_bytes: int) -> int:
     taken back out of the byte rate (the client fetches them again once it may)."""
     context = current_request.get()
     user, client = client_of(context, header)
-    throttle = broker.quotas.fetch(user, client, response_bytes)
+    throttle = quotas.fetch(user, client, response_bytes)
     handled = handling.get()
     if handled is not None:
         handled.request_time_recorded = True
-        throttle = max(throttle, broker.quotas.request_time(user, client, handled.so_far()))
+        throttle = max(throttle, quotas.request_time(user, client, handled.so_far()))
     if throttle:
-        broker.quotas.unrecord_fetch(user, client, response_bytes)
+        quotas.unrecord_fetch(user, client, response_bytes)
         mute(context, throttle)
     return throttle
 
