@@ -89,11 +89,12 @@ test: $(TEST_STAMP) test-deps
 test-faults: $(TEST_STAMP) test-deps
 	$(BIN)/pytest -s compat_tests/faults/test_fault_suite.py
 
-# The unit extra only (pyproject.toml), and etcd where it is missing (broker/cluster/tests start a
-# real one): no install_deps.sh, no clients, jars or images. docs/testing.md has its time.
+# The quick answer: the unit extra only (pyproject.toml: no install_deps.sh, clients, jars, images
+# or etcd) and one process, no workers (their start-up costs more than they save here). It leaves
+# the tests marked `system` (a real etcd, a tmpfs mount) to make test and runs a tenth of each
+# Hypothesis property's examples (conftest.py). docs/testing.md has its time.
 test-unit: $(UNIT_STAMP)
-	@command -v etcd >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(UNIT_TESTS)
+	$(BIN)/pytest -m "not system" --hypothesis-profile=unit $(UNIT_TESTS)
 
 # The mode comparison (bench/compare.py): segment vs commitlog, the machine's limits, Tansu.
 # --quick takes about 3 minutes; bench-full runs the whole matrix (about 35 minutes), then

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 from broker.cluster import ClusterMetadata
-from broker.testing.etcd_process import EtcdProcess
 
 from broker.cluster.tests.harness import Members, run
 
@@ -46,38 +45,37 @@ def test_restart_before_expiry_replaces_the_old_registration(etcd, prefix):
     run(scenario())
 
 
-def test_has_session_turns_false_while_etcd_is_away_and_back_after(tmp_path):
-    with EtcdProcess(workdir=tmp_path) as own_etcd:
-        async def scenario():
-            member = ClusterMetadata(own_etcd.endpoint, 7, "127.0.0.1", 19007, session_timeout_ms=1000)
-            heard: list[bool] = []
-            member.add_session_listener(heard.append)
-            await member.start()
-            assert member.has_session() and heard == [True]
-            first_epoch = member.session.lease_id
-            own_etcd.pause()
-            loop = asyncio.get_running_loop()
-            paused_at = loop.time()
-            # Within the TTL of the last keep-alive, sent before the pause. has_session() compares
-            # the loop's clock with that deadline, so asking once the TTL has passed is exact
-            # however late a loaded machine wakes the test (polling for the change was not).
-            await asyncio.sleep(1.0 - (loop.time() - paused_at))
-            assert not member.has_session(), loop.time() - paused_at
-            while heard != [True, False]:  # the listener hears it from the expiry timer
-                assert loop.time() - paused_at < 5, heard
-                await asyncio.sleep(0.01)
-            # Paused on past the lease's TTL, so that etcd expires it once it runs again; no
-            # session meanwhile.
-            while loop.time() - paused_at < 2.5:
-                assert not member.has_session() and heard == [True, False]
-                await asyncio.sleep(0.01)
-            own_etcd.resume()
-            await member.wait_for(lambda im: 7 in im.brokers and im.brokers[7].broker_epoch != first_epoch, 10)
-            for _ in range(100):  # the registration shows before the session call returns
-                if member.has_session():
-                    break
-                await asyncio.sleep(0.01)
-            assert member.has_session() and heard[-1] is True
-            assert member.session.lease_id != first_epoch  # a new session: a new broker epoch
-            await member.close()
-        run(scenario())
+def test_has_session_turns_false_while_etcd_is_away_and_back_after(own_etcd):
+    async def scenario():
+        member = ClusterMetadata(own_etcd.endpoint, 7, "127.0.0.1", 19007, session_timeout_ms=1000)
+        heard: list[bool] = []
+        member.add_session_listener(heard.append)
+        await member.start()
+        assert member.has_session() and heard == [True]
+        first_epoch = member.session.lease_id
+        own_etcd.pause()
+        loop = asyncio.get_running_loop()
+        paused_at = loop.time()
+        # Within the TTL of the last keep-alive, sent before the pause. has_session() compares
+        # the loop's clock with that deadline, so asking once the TTL has passed is exact
+        # however late a loaded machine wakes the test (polling for the change was not).
+        await asyncio.sleep(1.0 - (loop.time() - paused_at))
+        assert not member.has_session(), loop.time() - paused_at
+        while heard != [True, False]:  # the listener hears it from the expiry timer
+            assert loop.time() - paused_at < 5, heard
+            await asyncio.sleep(0.01)
+        # Paused on past the lease's TTL, so that etcd expires it once it runs again; no
+        # session meanwhile.
+        while loop.time() - paused_at < 2.5:
+            assert not member.has_session() and heard == [True, False]
+            await asyncio.sleep(0.01)
+        own_etcd.resume()
+        await member.wait_for(lambda im: 7 in im.brokers and im.brokers[7].broker_epoch != first_epoch, 10)
+        for _ in range(100):  # the registration shows before the session call returns
+            if member.has_session():
+                break
+            await asyncio.sleep(0.01)
+        assert member.has_session() and heard[-1] is True
+        assert member.session.lease_id != first_epoch  # a new session: a new broker epoch
+        await member.close()
+    run(scenario())

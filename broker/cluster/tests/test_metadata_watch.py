@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from broker.cluster.etcd_layout import BrokerRegistration, EtcdLayout, PartitionState
 from broker.cluster.metadata_image import ImageBuilder, MetadataChange
-from broker.testing.etcd_process import EtcdProcess
 
 from broker.cluster.tests.harness import Members, run
 
@@ -27,17 +26,16 @@ def test_change_names_a_reregistered_broker_as_gone_and_joined():
     assert not MetadataChange.between(before, before)
 
 
-def test_image_catches_up_after_etcd_restarts(tmp_path):
-    with EtcdProcess(workdir=tmp_path) as own_etcd:
-        async def scenario():
-            async with Members(own_etcd.endpoint, "/restart/", session_timeout_ms=3000) as members:
-                watcher, writer = await members.start(1, 2)
-                await writer.create_topic("before", 1, 1, {}, "segment")
-                await watcher.wait_for(lambda im: "before" in im.topics, 5)
-                own_etcd.stop()
-                own_etcd.start()
-                await writer.create_topic("after", 1, 2, {}, "segment")
-                image = await watcher.wait_for(lambda im: "after" in im.topics, 10)
-                assert image.partition("after", 0) is not None and "before" in image.topics
-                assert watcher.has_session() and writer.has_session()
-        run(scenario())
+def test_image_catches_up_after_etcd_restarts(own_etcd):
+    async def scenario():
+        async with Members(own_etcd.endpoint, "/restart/", session_timeout_ms=3000) as members:
+            watcher, writer = await members.start(1, 2)
+            await writer.create_topic("before", 1, 1, {}, "segment")
+            await watcher.wait_for(lambda im: "before" in im.topics, 5)
+            own_etcd.stop()
+            own_etcd.start()
+            await writer.create_topic("after", 1, 2, {}, "segment")
+            image = await watcher.wait_for(lambda im: "after" in im.topics, 10)
+            assert image.partition("after", 0) is not None and "before" in image.topics
+            assert watcher.has_session() and writer.has_session()
+    run(scenario())
