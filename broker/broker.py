@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import uuid
@@ -17,10 +16,11 @@ from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.settings.runtime_configs import RuntimeConfigs
-from broker.groups import offsets
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
+from broker.groups.group_service import GroupCoordinatorService
+from broker.groups.offsets import GroupOffsets
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
@@ -143,7 +143,8 @@ class Broker:
         self.consumer_groups = ConsumerGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                         config.consumer_groups)
         self.streams_groups = StreamsGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
-                                                      lambda g: self.other_group_kind(g, "streams"), config.streams_groups)
+                                                      lambda g: self.group_service.other_kind(g, "streams"),
+                                                      config.streams_groups)
         # Dynamic broker configs (AlterConfigs of BROKER) and groups' own configs (of GROUP):
         # etcd's on a cluster member.
         self.configs = RuntimeConfigs(
@@ -159,12 +160,20 @@ class Broker:
             SharePartitions(self._share_persister, config.share_groups,
                             lambda group: share_config_for(config.share_groups, self.configs.group_configs(group))),
             self.offsets_store, lambda: self.topics.topics,
-            self.other_group_kind, self.groups.coordinator_error)
+            lambda g: self.group_service.other_kind(g), self.groups.coordinator_error)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
                                           cluster=member is not None, streams_groups=self.streams_groups)
         self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
-                                           self.topics, self._share_end_offsets, self.other_group_kind)
+                                           self.topics, self._share_end_offsets,
+                                           lambda g: self.group_service.other_kind(g))
+        # A leader's check with the coordinator before a transaction's first batch (KIP-890).
+        self.txn_verifier = PartitionVerifier(self, member)
+        # Committed offsets (TxnOffsetCommit v5+ enrols in a transaction through the verifier),
+        # and the one door to every kind of group the handlers use.
+        self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier)
+        self.group_service = GroupCoordinatorService(self.groups, self.group_offsets, self.consumer_groups,
+                                                     self.streams_groups, self.share_groups, self.share_admin)
         # Finalized feature levels (UpdateFeatures; ApiVersions v3+ shows them): etcd's on a cluster member.
         bootstrap = features.bootstrap_levels(config.transaction_version)
         self.features = (ClusterFeatureStore(member.metadata, bootstrap) if member is not None
@@ -174,13 +183,11 @@ class Broker:
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         # Markers for partitions led here: a replicated one in __consumer_offsets ends the
         # producer's pending transactional offsets there.
-        markers = MarkerAppender(self.topics, self.write_path, functools.partial(offsets.end_transaction, self.groups))
+        markers = MarkerAppender(self.topics, self.write_path, self.group_offsets.end_transaction)
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, markers, self._remote_markers),
             config.txn_max_timeout_ms, config.txn_id_expiration_ms,
             lambda: self.features.level(features.TRANSACTION_VERSION), self._transaction_end_step)
-        # A leader's check with the coordinator before a transaction's first batch (KIP-890).
-        self.txn_verifier = PartitionVerifier(self, member)
         self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
         if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
@@ -192,7 +199,8 @@ class Broker:
         coordinator_topics: dict[CoordinatorKind, CoordinatorTopic] = {
             CoordinatorKind.GROUP: self.offsets_store, CoordinatorKind.TRANSACTION: self.txn_store,
             CoordinatorKind.SHARE: self.share_state_store}
-        shares = ShareGroups(self.share_groups, self.share_admin, self.groups.coordinator_error, self.other_group_kind)
+        shares = ShareGroups(self.share_groups, self.share_admin, self.groups.coordinator_error,
+                             self.group_service.other_kind)
         replicas = LocalReplicas(config, self.configs.broker_config_layers, self.write_path, self.fetch_sessions,
                                  self.txn_verifier, self.quotas, self.log_dirs)
         self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
@@ -202,7 +210,8 @@ class Broker:
                               features=self.features, transactions=transactions,
                               coordinator_topics=coordinator_topics, share_groups=shares,
                               share_states=self.share_states, topic_admin=self.topic_admin,
-                              mutation_quotas=self.quotas, replicas=replicas, broker=self)
+                              mutation_quotas=self.quotas, replicas=replicas, groups=self.group_service,
+                              broker=self)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
@@ -210,17 +219,6 @@ class Broker:
     def _transaction_end_step(self, step: str, seconds: float) -> None:
         if self.metrics is not None:
             self.metrics.transaction_end_step(step, seconds)
-
-    def other_group_kind(self, group_id: str, asking: str = "share") -> str | None:
-        """Which kind of group other than `asking` ("share" or "streams") holds `group_id`, if one does."""
-        if group_id in self.consumer_groups.groups:
-            return "consumer"
-        if asking != "streams" and group_id in self.streams_groups.groups:
-            return "streams"
-        if asking != "share" and group_id in self.share_groups.groups:
-            return "share"
-        classic = self.groups.groups.get(group_id)
-        return "classic" if classic is not None and classic.members else None
 
     def connection_closed(self, connection_id: int) -> None:
         """The transport's word that a client connection closed: what it opened ends with it."""

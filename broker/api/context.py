@@ -19,6 +19,7 @@ from wire.protocol import RequestHeader
 
 from broker.api.config_service import ConfigService
 from broker.api.feature_levels import FeatureLevels
+from broker.api.group_service import GroupService
 from broker.api.quota_service import ClientQuotaAdmin
 from broker.api.security_service import SecurityAdmin
 from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
@@ -54,6 +55,7 @@ class ApiContext:
     topic_admin: TopicAdmin  # creating, deleting and growing topics
     mutation_quotas: MutationQuotas  # the controller_mutation_rate topic admin requests count against
     replicas: ReplicaService  # the data path: the write path, fetch sessions, log dirs (Kafka's ReplicaManager)
+    groups: GroupService  # every kind of group, by id: membership, describing, committed offsets
     # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
     broker: Any
 

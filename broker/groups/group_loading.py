@@ -30,7 +30,7 @@ import logging
 
 from replica.partition import Partition
 
-from broker.groups import offsets
+from broker.groups import offsets_replay
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
@@ -63,7 +63,7 @@ class GroupLoading:
         if self._cluster:
             self.sync()
         else:
-            offsets.load(self._coordinator, self._replaying(self._store.replay()))
+            offsets_replay.load(self._coordinator, self._replaying(self._store.replay()))
 
     async def on_metadata(self, image, change) -> None:
         """A ClusterMetadata listener (called after the cluster member applied the image)."""
@@ -86,13 +86,13 @@ class GroupLoading:
         return {index: p for index, p in enumerate(topic.partitions) if p is not None and p.is_leader}
 
     def _load(self, index: int, partition: Partition) -> None:
-        loaded = offsets.load(self._coordinator, self._replaying(self._store.replay_partition(partition)))
+        loaded = offsets_replay.load(self._coordinator, self._replaying(self._store.replay_partition(partition)))
         self._coordinator.local_partitions.add(index)
         log.info("coordinating the groups of %s-%d (leader epoch %d): %d loaded", offsets_log.TOPIC, index,
                  partition.leader_epoch, len(loaded))
 
     def _replaying(self, records):
-        """Records past the consumer, share and streams groups' replays, on to offsets.load."""
+        """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""
         return replaying(self._consumer_groups, share_group_replay.replaying(
             self._share_groups, streams_replay.replaying(self._streams_groups, records)))
 

@@ -11,7 +11,7 @@ A batch replay cannot read is skipped with a warning naming its partition and of
 batch must not keep the broker from starting, nor hide the groups whose records follow it.
 TxnOffsetCommit's batches are transactional batches of the producer, and the transaction
 coordinator's COMMIT / ABORT markers end them: replay hands both on (StoredRecord with the
-producer id, StoredMarker), for offsets.load to apply as pending_offsets.py says.
+producer id, StoredMarker), for offsets_replay.load to apply as pending_offsets.py says.
 
 Writes go through the broker's one write path (replica/write_path.py), under the topic's flush
 policy like any log, with Kafka's offsets.commit.required.acks=-1: a batch counts once the
@@ -89,7 +89,7 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
     `owns` says are its own are applied as they pass (an unreadable one skipped with a
     warning), every other record and every transaction marker is handed on."""
     for record in records:
-        if isinstance(record, StoredMarker):  # a transaction's end: offsets.load applies it
+        if isinstance(record, StoredMarker):  # a transaction's end: offsets_replay.load applies it
             yield record
             continue
         try:

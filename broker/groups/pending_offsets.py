@@ -16,7 +16,7 @@ The marker decides:
 A producer committing the same partition twice in one transaction keeps the later value; a
 tombstone of a partition (OffsetDelete, DeleteGroups) drops its pending offsets too, as
 Kafka's replay of a tombstone does. The same rules run live, when a marker is written through
-broker/txn/marker_append.py, and when a partition's log is replayed (offsets.load).
+broker/txn/marker_append.py, and when a partition's log is replayed (offsets_replay.load).
 """
 
 from __future__ import annotations

@@ -8,12 +8,16 @@ group. v1 adds each member's type (1: consumer protocol).
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.api.topic_lookup import TopicLookup
 from broker.groups.consumer.consumer_group import ConsumerGroup
-from broker.groups.consumer.target_assignment import preferred_assignor
+from broker.groups.consumer.topic_partitions import Assignment
+from broker.groups.group_service import NotFound
 from broker.security.acl.model import Operation
 from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
 from broker.api.response_builder import NO_THROTTLE, make, nested
@@ -23,40 +27,36 @@ CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # v1's member type: which protocol the m
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    coordinator = broker.consumer_groups
     described = []
     for group_id in request.group_ids:
-        code = coordinator.coordinator_error(group_id)
-        if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
+        code = ctx.groups.coordinator_error(group_id)
+        if not ctx.authorizer.group_allowed(Operation.DESCRIBE, group_id):
             code = ErrorCode.group_authorization_failed
-        group = coordinator.groups.get(group_id)
+        group = ctx.groups.consumer_group(group_id)
         message = None
-        if switched_off(broker.features, GROUP_VERSION):
+        if switched_off(ctx.features, GROUP_VERSION):
             code, message = ErrorCode.unsupported_version, OFF_MESSAGE
-        elif not code and group is None:
-            code = ErrorCode.group_id_not_found
-            message = (f"Group {group_id} is not a consumer group." if group_id in broker.groups.groups
-                       else f"Group {group_id} not found.")
-        if code:
+        elif not code and isinstance(group, NotFound):
+            code, message = ErrorCode.group_id_not_found, group.message
+        if code or isinstance(group, NotFound):
             described.append(make(nested(cls, "DescribedGroup"), error_code=code, error_message=message,
                                   group_id=group_id, group_state="", group_epoch=-1, assignment_epoch=-1,
                                   assignor_name="", members=(), authorized_operations=UNKNOWN_OPERATIONS))
             continue
-        described.append(_describe(broker, cls, coordinator, group))
+        described.append(_describe(ctx.topics, cls, ctx.groups.consumer_assignor(group), group))
     return make(cls, throttle_time=NO_THROTTLE, groups=tuple(described))
 
 
-def _describe(broker, cls, coordinator, group: ConsumerGroup):
-    by_id = broker.topics.by_id
+def _describe(topics: TopicLookup, cls: Any, assignor: str, group: ConsumerGroup) -> Any:
+    by_id = topics.by_id
     tp_cls, assignment_cls = nested(cls, "TopicPartitions"), nested(cls, "Assignment")
 
-    def assignment(a):
-        topics = tuple(make(tp_cls, topic_id=t, topic_name=by_id[t].name if t in by_id else "",
-                            partitions=tuple(sorted(ps)))
-                       for t, ps in sorted(a.items(), key=lambda kv: str(kv[0])))
-        return make(assignment_cls, topic_partitions=topics)
+    def assignment(a: Assignment) -> Any:
+        named = tuple(make(tp_cls, topic_id=t, topic_name=by_id[t].name if t in by_id else "",
+                           partitions=tuple(sorted(ps)))
+                      for t, ps in sorted(a.items(), key=lambda kv: str(kv[0])))
+        return make(assignment_cls, topic_partitions=named)
 
     members = tuple(
         make(nested(cls, "Member"), member_id=m.member_id, instance_id=m.metadata.instance_id,
@@ -66,8 +66,6 @@ def _describe(broker, cls, coordinator, group: ConsumerGroup):
              target_assignment=assignment(group.targets.get(m.member_id, {})),
              member_type=CLASSIC_MEMBER if m.metadata.classic else CONSUMER_MEMBER)
         for m in group.members.values())
-    assignor = preferred_assignor(coordinator.settings.assignors,
-                                  (m.metadata.server_assignor for m in group.members.values()))
     return make(nested(cls, "DescribedGroup"), error_code=ErrorCode.none, error_message=None, group_id=group.group_id,
                 group_state=group.state.value, group_epoch=group.epoch, assignment_epoch=group.assignment_epoch,
                 assignor_name=assignor, members=members, authorized_operations=UNKNOWN_OPERATIONS)

@@ -10,6 +10,7 @@ GROUP_ID_NOT_FOUND, as Kafka's GroupMetadataManager answers for a group of anoth
 from __future__ import annotations
 
 import datetime
+from typing import Any, Protocol
 
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
@@ -17,32 +18,45 @@ from wire.protocol import RequestHeader, response_for
 from broker.api.context import Answer, ApiContext, Request
 from broker.net.client_address import client_host
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
-from broker.groups.consumer.topic_partitions import of
+from broker.groups.consumer.topic_partitions import Assignment, of
 from broker.security.acl.model import Operation, ResourceType
 from broker.features import GROUP_VERSION, OFF_MESSAGE, switched_off
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _ms(value) -> int:
+class MemberAnswer(Protocol):
+    """A consumer or share group heartbeat's result, as heartbeat_answer reads it."""
+
+    @property
+    def member_id(self) -> str | None: ...
+
+    @property
+    def member_epoch(self) -> int: ...
+
+    @property
+    def heartbeat_interval_ms(self) -> int: ...
+
+    @property
+    def assignment(self) -> Assignment | None:
+        """None: unchanged since the last answer, not sent."""
+
+
+def _ms(value: datetime.timedelta | int) -> int:
     return int(value.total_seconds() * 1000) if isinstance(value, datetime.timedelta) else int(value)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     names = request.subscribed_topic_names
-    if switched_off(broker.features, GROUP_VERSION):
+    if switched_off(ctx.features, GROUP_VERSION):
         return heartbeat_answer(cls, ErrorCode.unsupported_version, OFF_MESSAGE)
-    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
+    if not ctx.authorizer.group_allowed(Operation.READ, request.group_id):
         return heartbeat_answer(cls, ErrorCode.group_authorization_failed, None)
-    if names and broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
+    if names and ctx.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, names):
         return heartbeat_answer(cls, ErrorCode.topic_authorization_failed, None)
-    taken = request.group_id in broker.share_groups.groups or request.group_id in broker.streams_groups.groups
-    if taken and not broker.groups.coordinator_error(request.group_id):
-        return heartbeat_answer(cls, ErrorCode.group_id_not_found, f"Group {request.group_id} is not a consumer group.")
     owned = None if request.topic_partitions is None else of(
         (t.topic_id, p) for t in request.topic_partitions for p in t.partitions)
-    result = await broker.consumer_groups.heartbeat(HeartbeatRequest(
+    result = await ctx.groups.consumer_heartbeat(HeartbeatRequest(
         group_id=request.group_id, member_id=request.member_id, member_epoch=request.member_epoch,
         version=header.api_version, instance_id=request.instance_id, rack_id=request.rack_id,
         rebalance_timeout_ms=_ms(request.rebalance_timeout),
@@ -54,7 +68,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     return heartbeat_answer(cls, result.error, result.message, result)
 
 
-def heartbeat_answer(cls, code: ErrorCode, message: str | None, result=None):
+def heartbeat_answer(cls: Any, code: ErrorCode, message: str | None, result: MemberAnswer | None = None) -> Answer:
     """A ConsumerGroupHeartbeat or ShareGroupHeartbeat answer (their shapes are the same): the
     error alone, or the member's id, epoch, interval and the assignment when it changed."""
     if result is None or code is not ErrorCode.none:

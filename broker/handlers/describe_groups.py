@@ -11,6 +11,7 @@ from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
+from broker.groups.group_service import NotFound
 from broker.groups.state import GroupState
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
@@ -20,29 +21,23 @@ NOT_FOUND_FROM = 6
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     group_cls, member_cls = nested(cls, "DescribedGroup"), nested(cls, "DescribedGroupMember")
     described = []
     for group_id in request.groups:
-        not_here = broker.groups.coordinator_error(group_id)
-        if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
+        not_here = ctx.groups.coordinator_error(group_id)
+        if not ctx.authorizer.group_allowed(Operation.DESCRIBE, group_id):  # ACLs, as Kafka's handleDescribeGroupsRequest
             not_here = ErrorCode.group_authorization_failed
         if not_here:
             described.append(make(group_cls, error_code=not_here, group_id=group_id, group_state="",
                                   protocol_type="", protocol_data="", members=(),
                                   authorized_operations=UNKNOWN_OPERATIONS))
             continue
-        group = broker.groups.groups.get(group_id)
-        not_found = None
-        if any(group_id in kind.groups for kind in (broker.consumer_groups, broker.share_groups, broker.streams_groups)):
-            not_found = f"Group {group_id} is not a classic group."
-        elif group is None:
-            not_found = f"Group {group_id} not found."
-        if not_found is not None:
+        group = ctx.groups.classic_group(group_id)
+        if isinstance(group, NotFound):
             v6 = header.api_version >= NOT_FOUND_FROM
             described.append(make(group_cls, error_code=ErrorCode.group_id_not_found if v6 else ErrorCode.none,
-                                  error_message=not_found if v6 else None, group_id=group_id,
+                                  error_message=group.message if v6 else None, group_id=group_id,
                                   group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
                                   members=(), authorized_operations=UNKNOWN_OPERATIONS))
             continue

@@ -7,29 +7,21 @@ from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.groups.consumer import classic_apis
-from broker.groups.streams import offset_rules
-from broker.groups.offset_deletion import delete_offsets
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "OffsetDeleteResponseTopic")
     part_cls = nested(cls, "OffsetDeleteResponsePartition")
-    if not broker.authorizer.group_allowed(Operation.DELETE, request.group_id):  # ACLs, as Kafka's handleOffsetDeleteRequest
+    if not ctx.authorizer.group_allowed(Operation.DELETE, request.group_id):  # ACLs, as Kafka's handleOffsetDeleteRequest
         return make(cls, error_code=ErrorCode.group_authorization_failed, throttle_time=NO_THROTTLE, topics=())
-    unreadable = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+    unreadable = ctx.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics if t.name not in unreadable]
-    consumer_group = broker.consumer_groups.groups.get(request.group_id)
-    streams_group = broker.streams_groups.groups.get(request.group_id)
-    subscribed = ((consumer_group and classic_apis.subscribed_to(consumer_group))
-                  or (streams_group and offset_rules.reads_topic(streams_group)))
-    code, codes = await delete_offsets(broker.groups, request.group_id, wanted, subscribed)
-    codes = dict(codes) | {(t.name, p.partition_index): ErrorCode.topic_authorization_failed
-                           for t in request.topics if t.name in unreadable for p in t.partitions}
+    code, deleted = await ctx.groups.delete_offsets(request.group_id, wanted)
+    codes = deleted | {(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                       for t in request.topics if t.name in unreadable for p in t.partitions}
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
     if code is not ErrorCode.none:
         return make(cls, error_code=code, throttle_time=NO_THROTTLE, topics=())

@@ -15,37 +15,38 @@ lists them by name, as before).
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.groups import offsets
-from broker.groups.consumer import classic_apis
-from broker.groups.streams import offset_rules
+from broker.groups.offsets import Fetched
 from broker.handlers.offset_topic_ids import id_of, requested_name
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 
-def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics, not_here: ErrorCode | None,
-            require_stable: bool):
+def _topics(ctx: ApiContext, cls: Any, topic_name: str, part_name: str, group_id: str, topics: Any,
+            not_here: ErrorCode | None, require_stable: bool) -> tuple[Any, ...]:
     topic_cls, part_cls = nested(cls, topic_name), nested(cls, part_name)
     by_id = cls.__version__ >= 10
-    named = [] if topics is None else [(requested_name(broker, t), t) for t in topics]
+    named = [] if topics is None else [(requested_name(ctx.topics, t), t) for t in topics]
     wanted = None if topics is None else [(name, list(t.partition_indexes)) for name, t in named if name is not None]
+    fetched: Fetched
     if not_here:
         fetched = [(topic, [(p, None, ErrorCode.none) for p in partitions]) for topic, partitions in wanted or ()]
     else:
-        fetched = offsets.fetch(broker.groups, group_id, wanted, require_stable)
+        fetched = ctx.groups.fetch_offsets(group_id, wanted, require_stable)
     # ACLs, as Kafka's handleOffsetFetchRequest: DESCRIBE on each topic; one asked by name fails,
     # one of "every committed topic" is left out
-    hidden = broker.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
+    hidden = ctx.authorizer.denied_names(Operation.DESCRIBE, ResourceType.TOPIC, (topic for topic, _ in fetched))
     out = [make(topic_cls, topic_id=t.topic_id, partitions=tuple(
         make(part_cls, partition_index=index, committed_offset=-1, committed_leader_epoch=-1, metadata="",
              error_code=ErrorCode.unknown_topic_id) for index in t.partition_indexes))
         for name, t in named if name is None]
     for topic, partitions in fetched:
-        topic_id = id_of(broker, topic) if by_id else None
+        topic_id = id_of(ctx.topics, topic) if by_id else None
         if wanted is None and (topic in hidden or (by_id and topic_id is None)):
             continue
         code = ErrorCode.topic_authorization_failed if topic in hidden and not not_here else (not_here or ErrorCode.none)
@@ -63,31 +64,27 @@ def _topics(broker, cls, topic_name: str, part_name: str, group_id: str, topics,
     return tuple(out)
 
 
-def _refusal(broker, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> ErrorCode | None:
+def _refusal(ctx: ApiContext, group_id: str, member_id: str | None = None, member_epoch: int = -1) -> ErrorCode | None:
     """The group's error: DESCRIBE on it (ACLs, as Kafka), whether it is coordinated here, and
     (v9+, a consumer-protocol or streams group) the member's epoch."""
-    if not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
+    if not ctx.authorizer.group_allowed(Operation.DESCRIBE, group_id):
         return ErrorCode.group_authorization_failed
-    streams_group = broker.streams_groups.groups.get(group_id)
-    return (broker.groups.coordinator_error(group_id)
-            or classic_apis.fetch_error(broker.consumer_groups, group_id, member_id, member_epoch)
-            or (streams_group and offset_rules.fetch_error(streams_group, member_id, member_epoch)))
+    return ctx.groups.fetch_error(group_id, member_id, member_epoch)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     if header.api_version < 8:
-        not_here = _refusal(broker, request.group_id)
-        topics = _topics(broker, cls, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition",
+        not_here = _refusal(ctx, request.group_id)
+        topics = _topics(ctx, cls, "OffsetFetchResponseTopic", "OffsetFetchResponsePartition",
                          request.group_id, request.topics if header.api_version < 2 or not not_here else (),
                          not_here, getattr(request, "require_stable", False))
         return make(cls, throttle_time=NO_THROTTLE, topics=topics, error_code=not_here or ErrorCode.none)
     group_cls = nested(cls, "OffsetFetchResponseGroup")
     groups = []
     for g in request.groups:
-        not_here = _refusal(broker, g.group_id, getattr(g, "member_id", None), getattr(g, "member_epoch", -1))
-        topics = _topics(broker, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
+        not_here = _refusal(ctx, g.group_id, getattr(g, "member_id", None), getattr(g, "member_epoch", -1))
+        topics = _topics(ctx, cls, "OffsetFetchResponseTopics", "OffsetFetchResponsePartitions",
                          g.group_id, () if not_here else g.topics, not_here, request.require_stable)
         groups.append(make(group_cls, group_id=g.group_id, error_code=not_here or ErrorCode.none, topics=topics))
     return make(cls, throttle_time=NO_THROTTLE, groups=tuple(groups))

@@ -11,22 +11,26 @@ answer (OffsetCommitRequestTest.testOffsetCommitWithUnknownTopicId).
 from __future__ import annotations
 
 import uuid
+from typing import Any
+
+from broker.api.topic_lookup import TopicLookup
 
 NO_TOPIC_ID = uuid.UUID(int=0)
 
 
-def requested_name(broker, topic) -> str | None:
+def requested_name(topics: TopicLookup, topic: Any) -> str | None:
     """The name a request's topic entry means: its own name before v10, from v10 its id's topic;
     None for an id not known here (a deleted topic, or one never created)."""
     if not hasattr(topic, "topic_id"):
-        return topic.name
+        name: str = topic.name
+        return name
     if topic.topic_id is None or topic.topic_id == NO_TOPIC_ID:
         return None
-    found = broker.topics.get_by_id(topic.topic_id)
+    found = topics.get_by_id(topic.topic_id)
     return found.name if found is not None else None
 
 
-def id_of(broker, name: str) -> uuid.UUID | None:
+def id_of(topics: TopicLookup, name: str) -> uuid.UUID | None:
     """The id of topic `name` to answer with, None for a topic that no longer exists."""
-    topic = broker.topics.get(name)
+    topic = topics.get(name)
     return topic.topic_id if topic is not None else None

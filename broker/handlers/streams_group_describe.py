@@ -8,13 +8,17 @@ DESCRIBE on it, GROUP_ID_NOT_FOUND for a group that does not exist or is of anot
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.features import OFF_MESSAGE, STREAMS_VERSION, switched_off
+from broker.groups.group_service import NotFound
 from broker.groups.streams.streams_group import StreamsGroup
-from broker.groups.streams.tasks import Tasks
+from broker.groups.streams.tasks import TaskMap, Tasks
+from broker.groups.streams.topology import TopicInfo
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
@@ -22,23 +26,19 @@ UNKNOWN_OPERATIONS = -(2**31)
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
-    coordinator = broker.streams_groups
     described = []
     for group_id in request.group_ids:
-        code = coordinator.coordinator_error(group_id)
-        if not code and not broker.authorizer.group_allowed(Operation.DESCRIBE, group_id):
+        code = ctx.groups.coordinator_error(group_id)
+        if not code and not ctx.authorizer.group_allowed(Operation.DESCRIBE, group_id):
             code = ErrorCode.group_authorization_failed
-        group = coordinator.groups.get(group_id)
+        group = ctx.groups.streams_group(group_id)
         message = None
-        if switched_off(broker.features, STREAMS_VERSION):
+        if switched_off(ctx.features, STREAMS_VERSION):
             code, message = ErrorCode.unsupported_version, OFF_MESSAGE
-        elif not code and group is None:
-            code = ErrorCode.group_id_not_found
-            message = (f"Group {group_id} is not a streams group." if coordinator.other_kind(group_id) is not None
-                       else f"Group {group_id} not found.")
-        if code:
+        elif not code and isinstance(group, NotFound):
+            code, message = ErrorCode.group_id_not_found, group.message
+        if code or isinstance(group, NotFound):
             described.append(make(nested(cls, "DescribedGroup"), error_code=code, error_message=message,
                                   group_id=group_id, group_state="", group_epoch=-1, assignment_epoch=-1,
                                   topology=None, members=(), authorized_operations=UNKNOWN_OPERATIONS))
@@ -47,17 +47,17 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     return make(cls, throttle_time=NO_THROTTLE, groups=tuple(described))
 
 
-def _describe(cls, group: StreamsGroup):
+def _describe(cls: Any, group: StreamsGroup) -> Any:
     task_cls, assignment_cls, kv_cls = nested(cls, "TaskIds"), nested(cls, "Assignment"), nested(cls, "KeyValue")
 
-    def task_ids(tasks):
+    def task_ids(tasks: TaskMap) -> tuple[Any, ...]:
         return tuple(make(task_cls, subtopology_id=s, partitions=tuple(sorted(ps))) for s, ps in sorted(tasks.items()))
 
-    def assignment(tasks):
+    def assignment(tasks: Tasks) -> Any:
         return make(assignment_cls, active_tasks=task_ids(tasks.active), standby_tasks=task_ids(tasks.standby),
                     warmup_tasks=task_ids(tasks.warmup))
 
-    def offsets(reported):
+    def offsets(reported: Mapping[tuple[str, int], int]) -> tuple[Any, ...]:
         return tuple(make(nested(cls, "TaskOffset"), subtopology_id=s, partition=p, offset=o)
                      for (s, p), o in sorted(reported.items()))
 
@@ -80,14 +80,14 @@ def _describe(cls, group: StreamsGroup):
                 topology=_topology(cls, group), members=tuple(members), authorized_operations=UNKNOWN_OPERATIONS)
 
 
-def _topology(cls, group: StreamsGroup):
+def _topology(cls: Any, group: StreamsGroup) -> Any:
     """The topology with its internal topics' partition counts as configured (0 until known)."""
     if group.topology is None:
         return None
     info_cls, kv_cls = nested(cls, "TopicInfo"), nested(cls, "KeyValue")
     counts = group.configured.partitions if group.configured is not None else {}
 
-    def info(t):
+    def info(t: TopicInfo) -> Any:
         return make(info_cls, name=t.name, partitions=counts.get(t.name, t.partitions),
                     replication_factor=t.replication_factor,
                     topic_configs=tuple(make(kv_cls, key=k, value=v) for k, v in t.configs))

@@ -1,5 +1,5 @@
 """TxnOffsetCommit v0-v5: a transactional producer's consumed offsets, written into its transaction
-(broker/groups/txn_offsets.py); they count once the transaction commits.
+(broker/groups/txn_offsets.py has the rules); they count once the transaction commits.
 
 ACLs, as Kafka's handleTxnOffsetCommitRequest: WRITE on the transactional id, else every
 partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else every
@@ -13,61 +13,51 @@ transaction before writing (broker/groups/txn_offsets.py).
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
-from broker.groups import offsets, txn_offsets
-from broker.groups.consumer import classic_apis
-from broker.groups.streams import offset_rules
+from broker.groups.offsets import OffsetToCommit
+from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 FIRST_V2_VERSION = 5  # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation: ADD_PARTITION
 
 
-def _refusal(broker, request) -> ErrorCode | None:
-    if not broker.authorizer.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+def _refusal(authorizer: RequestAuthorizer, request: Request) -> ErrorCode | None:
+    if not authorizer.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         return ErrorCode.transactional_id_authorization_failed
-    if not broker.authorizer.group_allowed(Operation.READ, request.group_id):
+    if not authorizer.group_allowed(Operation.READ, request.group_id):
         return ErrorCode.group_authorization_failed
     return None
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
-    broker = ctx.broker  # until this handler is moved onto ctx's typed services
     cls = response_for(header)
     topic_cls = nested(cls, "TxnOffsetCommitResponseTopic")
     part_cls = nested(cls, "TxnOffsetCommitResponsePartition")
-    refusal = _refusal(broker, request)
+    refusal = _refusal(ctx.authorizer, request)
     if refusal:
         refused = frozenset(t.name for t in request.topics)
     else:
-        refused = broker.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+        refused = ctx.authorizer.denied_names(Operation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
         refusal = ErrorCode.topic_authorization_failed
     wanted = [
-        offsets.OffsetToCommit(t.name, p.partition_index, p.committed_offset,
+        OffsetToCommit(t.name, p.partition_index, p.committed_offset,
                                getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
         for t in request.topics if t.name not in refused for p in t.partitions
     ]
     generation, member_id = getattr(request, "generation_id", -1), getattr(request, "member_id", "")
     enrol_in = request.transactional_id if header.api_version >= FIRST_V2_VERSION else None
-    consumer_group = broker.consumer_groups.groups.get(request.group_id)
-    streams_group = broker.streams_groups.groups.get(request.group_id)
     if not wanted:
-        codes = iter(())
-    elif streams_group is not None and not broker.groups.coordinator_error(request.group_id):
-        code = offset_rules.commit_error(streams_group, member_id, generation, None)
-        codes = iter([code] * len(wanted) if code else await txn_offsets.write(
-            broker.groups, broker, request.group_id, request.producer_id, request.producer_epoch, wanted, enrol_in))
-    elif consumer_group is not None:  # a KIP-848 group: the generation field is the member epoch
-        codes = iter(await classic_apis.txn_commit(
-            broker.consumer_groups, broker, consumer_group, member_id, generation,
-            request.producer_id, request.producer_epoch, wanted, enrol_in))
-    else:
-        codes = iter(await txn_offsets.commit(
-            broker.groups, broker, request.group_id, request.producer_id, request.producer_epoch,
-            generation, member_id, getattr(request, "group_instance_id", None), wanted, enrol_in))
+        codes: Iterator[ErrorCode] = iter(())
+    else:  # a consumer or streams group checks the member's epoch (the generation field)
+        codes = iter(await ctx.groups.txn_commit_offsets(
+            request.group_id, request.producer_id, request.producer_epoch, generation, member_id,
+            getattr(request, "group_instance_id", None), wanted, enrol_in))
     topics = tuple(
         make(topic_cls, name=t.name, partitions=tuple(
             make(part_cls, partition_index=p.partition_index,

@@ -17,7 +17,8 @@ import uuid
 import pytest
 
 from broker.settings.config_from_settings import config_with
-from broker.groups import offsets, offsets_log, txn_offsets
+from broker.groups import offsets_log
+from broker.groups.offsets import GroupOffsets, OffsetToCommit
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
@@ -82,14 +83,14 @@ def _follow(partition, epoch: int) -> None:
     partition.make_follower(PartitionState(OTHER, epoch, epoch, (ME, OTHER), (ME, OTHER)))
 
 
-async def _commit(coord, broker, group_id: str, offset: int) -> list[str]:
+async def _commit(offsets: GroupOffsets, group_id: str, offset: int) -> list[str]:
     """A simple commit (generation -1, no member id), as an admin or assign() consumer sends."""
-    wanted = [offsets.OffsetToCommit("t", 0, offset, -1, None)]
-    return await offsets.commit(coord, broker, group_id, -1, "", None, wanted)
+    wanted = [OffsetToCommit("t", 0, offset, -1, None)]
+    return await offsets.commit(group_id, -1, "", None, wanted)
 
 
-def _committed(coord, group_id: str) -> int | None:
-    [(_, [(_, value, _)])] = offsets.fetch(coord, group_id, [("t", [0])])
+def _committed(offsets: GroupOffsets, group_id: str) -> int | None:
+    [(_, [(_, value, _)])] = offsets.fetch(group_id, [("t", [0])])
     return None if value is None else value.offset
 
 
@@ -115,10 +116,11 @@ def _coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     return coord, consumer_groups, loading
 
 
-def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, **share_options):
+def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, store: OffsetsStore | None = None,
+                      **share_options):
     """The classic, KIP-848 and share group coordinators of one broker, and their loading. The
     share groups' persister is left out: nothing here reaches a share-partition's state."""
-    store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
+    store = store or OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
     coord = GroupCoordinator(store, delay_ms, (1_000, 60_000))
     consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
                                                config_with().consumer_groups)
@@ -140,19 +142,22 @@ def _lead_every_offsets_partition(member, loading) -> None:
 
 
 def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
-    coord, _, loading = _coordinators(member, delay_ms, commit_timeout_s)
-    return coord, loading
+    """The classic coordinator of one broker, its committed offsets (no transaction verifier:
+    nothing here enrols in a transaction), and their loading."""
+    store = OffsetsStore(member, PARTITIONS, commit_timeout_s=commit_timeout_s)
+    coord, _, _, loading = _all_coordinators(member, delay_ms, store=store)
+    return coord, GroupOffsets(coord, store, member.topics, None), loading
 
 
 def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member):
     a, b = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member, delay_ms=60_000)  # joins stay parked
-        assert await _commit(coord, cluster_member, a, 1) == [ErrorCode.not_coordinator]  # nothing led yet
+        coord, offsets, loading = _coordinator(cluster_member, delay_ms=60_000)  # joins stay parked
+        assert await _commit(offsets, a, 1) == [ErrorCode.not_coordinator]  # nothing led yet
         _lead_every_offsets_partition(cluster_member, loading)
-        assert await _commit(coord, cluster_member, a, 10) == [ErrorCode.none]
-        assert await _commit(coord, cluster_member, b, 20) == [ErrorCode.none]
+        assert await _commit(offsets, a, 10) == [ErrorCode.none]
+        assert await _commit(offsets, b, 20) == [ErrorCode.none]
         parked = asyncio.ensure_future(coord.join(_join(a)))
         await asyncio.sleep(0)
         assert not parked.done()
@@ -161,19 +166,19 @@ def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member)
         loading.sync()
         assert (await asyncio.wait_for(parked, 1)).error is ErrorCode.not_coordinator
         assert a not in coord.groups and coord.coordinator_error(a) is ErrorCode.not_coordinator
-        assert await _commit(coord, cluster_member, a, 11) == [ErrorCode.not_coordinator]
+        assert await _commit(offsets, a, 11) == [ErrorCode.not_coordinator]
         assert coord.heartbeat(a, 1, "m", None) is ErrorCode.not_coordinator
         top, codes = coord.leave(a, [("m", None)])
         assert top is ErrorCode.not_coordinator and codes == []
         code, assignment = await coord.sync(a, 1, "m", None, None, None, {})
         assert (code, assignment) == (ErrorCode.not_coordinator, b"")
-        assert await offsets.delete_groups(coord, [a]) == [ErrorCode.not_coordinator]
-        assert coord.coordinator_error(b) is None and _committed(coord, b) == 20
+        assert await offsets.delete_groups([a]) == [ErrorCode.not_coordinator]
+        assert coord.coordinator_error(b) is None and _committed(offsets, b) == 20
 
         _lead(cluster_member.partition(a), epoch=3)  # and back: replayed from the log
         loading.sync()
-        assert coord.coordinator_error(a) is None and _committed(coord, a) == 10
-        assert _committed(coord, b) == 20
+        assert coord.coordinator_error(a) is None and _committed(offsets, a) == 10
+        assert _committed(offsets, b) == 20
 
         await cluster_member.topics.delete(offsets_log.TOPIC)  # the topic is gone: nothing is ours
         loading.sync()
@@ -186,15 +191,15 @@ def test_a_commit_counts_once_every_in_sync_replica_has_it(cluster_member):
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member)
+        coord, offsets, loading = _coordinator(cluster_member)
         partition = cluster_member.partition(a)
         _lead(partition, epoch=1, isr=(ME, OTHER))
         loading.sync()
-        commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
+        commit = asyncio.ensure_future(_commit(offsets, a, 7))
         await _until(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
-        assert not commit.done() and _committed(coord, a) is None  # the follower has not fetched it
+        assert not commit.done() and _committed(offsets, a) is None  # the follower has not fetched it
         partition.follower_fetched(OTHER, partition.log_end_offset)
-        assert await commit == [ErrorCode.none] and _committed(coord, a) == 7
+        assert await commit == [ErrorCode.none] and _committed(offsets, a) == 7
 
     asyncio.run(scenario())
 
@@ -203,11 +208,11 @@ def test_a_commit_the_followers_never_fetch_times_out(cluster_member):
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member, commit_timeout_s=0.2)
+        coord, offsets, loading = _coordinator(cluster_member, commit_timeout_s=0.2)
         _lead(cluster_member.partition(a), epoch=1, isr=(ME, OTHER))
         loading.sync()
-        assert await _commit(coord, cluster_member, a, 7) == [ErrorCode.request_timed_out]
-        assert _committed(coord, a) is None
+        assert await _commit(offsets, a, 7) == [ErrorCode.request_timed_out]
+        assert _committed(offsets, a) is None
 
     asyncio.run(scenario())
 
@@ -216,11 +221,11 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member)
+        coord, offsets, loading = _coordinator(cluster_member)
         partition = cluster_member.partition(a)
         _lead(partition, epoch=1, isr=(ME, OTHER))
         loading.sync()
-        commit = asyncio.ensure_future(_commit(coord, cluster_member, a, 7))
+        commit = asyncio.ensure_future(_commit(offsets, a, 7))
         await _until(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
         _follow(partition, epoch=2)
         loading.sync()
@@ -236,10 +241,10 @@ def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(member)
+        coord, offsets, loading = _coordinator(member)
         _lead(member.partition(a), epoch=1, isr=(ME,))
         loading.sync()
-        assert await _commit(coord, member, a, 7) == [ErrorCode.coordinator_not_available]
+        assert await _commit(offsets, a, 7) == [ErrorCode.coordinator_not_available]
 
     try:
         asyncio.run(scenario())
@@ -253,7 +258,7 @@ def test_a_stable_group_moves_with_its_members_and_generation(cluster_member):
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member)
+        coord, offsets, loading = _coordinator(cluster_member)
         partition = cluster_member.partition(a)
         _lead(partition, epoch=1)
         loading.sync()
@@ -299,7 +304,7 @@ def test_an_assignment_is_given_out_once_every_in_sync_replica_has_it(cluster_me
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member, delay_ms=100, commit_timeout_s=0.3)
+        coord, offsets, loading = _coordinator(cluster_member, delay_ms=100, commit_timeout_s=0.3)
         partition = cluster_member.partition(a)
         _lead(partition, epoch=1, isr=(ME, OTHER))
         loading.sync()
@@ -365,21 +370,21 @@ def test_a_new_coordinator_applies_the_transaction_markers_in_its_log(cluster_me
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
-        coord, loading = _coordinator(cluster_member)
+        coord, offsets, loading = _coordinator(cluster_member)
         partition = cluster_member.partition(a)
         _lead(partition, epoch=1)
         loading.sync()
-        wanted = [offsets.OffsetToCommit("t", 0, 42, -1, None)]
-        assert await txn_offsets.commit(coord, cluster_member, a, 7, 0, -1, "", None, wanted, None) == [ErrorCode.none]
+        wanted = [OffsetToCommit("t", 0, 42, -1, None)]
+        assert await offsets.txn_commit(a, 7, 0, -1, "", None, wanted, None) == [ErrorCode.none]
         partition.append_txn_marker(7, 0, 0, commit=True)
         _follow(partition, epoch=2)
         loading.sync()
 
-        successor, successor_loading = _coordinator(cluster_member)
+        successor, successor_offsets, successor_loading = _coordinator(cluster_member)
         _lead(partition, epoch=3)
         successor_loading.sync()
         assert successor.coordinator_error(a) is None
-        [(_, [(_, value, code)])] = offsets.fetch(successor, a, [("t", [0])], require_stable=True)
+        [(_, [(_, value, code)])] = successor_offsets.fetch(a, [("t", [0])], require_stable=True)
         assert (value.offset, code) == (42, ErrorCode.none)
 
     asyncio.run(scenario())

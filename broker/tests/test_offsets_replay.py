@@ -1,4 +1,4 @@
-"""Start-up replay of `__consumer_offsets` (offsets_store.replay, offsets.load) over a log that
+"""Start-up replay of `__consumer_offsets` (offsets_store.replay, offsets_replay.load) over a log that
 holds batches and records it cannot read, on both storage engines.
 
 Each bad batch sits between two good commits in the one partition: replay must log one warning
@@ -19,8 +19,7 @@ import pytest
 from broker.broker import Broker
 from wire.error_codes import ErrorCode
 from broker.settings.config_from_settings import config_with
-from broker.groups import offsets as group_offsets
-from broker.groups import offsets_log
+from broker.groups import offsets_log, offsets_replay
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
@@ -96,9 +95,10 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     broker.storage.close()
 
     reopened = _broker(tmp_path, mode)
-    coord = GroupCoordinator(OffsetsStore(reopened, 1), 0)
+    reopened_store = OffsetsStore(reopened, 1)
+    coord = GroupCoordinator(reopened_store, 0)
     with caplog.at_level(logging.WARNING, logger="broker.groups"):
-        group_offsets.load(coord, coord._store.replay())
+        offsets_replay.load(coord, reopened_store.replay())
     reopened.storage.close()
 
     assert set(coord.groups) == {"before", "after"}

@@ -8,7 +8,7 @@ applied as they happen (live, also with a plain commit acknowledged after a mark
 later in the log) and the offsets a replay of that log loads must both equal a model that reads
 the log's answer directly: a partition's committed value is its latest record, in log order,
 among plain ones and those of transactions committed after them. Then the real path on a
-broker of each storage layout: txn_offsets.commit writing a transactional batch, the marker
+broker of each storage layout: GroupOffsets.txn_commit writing a transactional batch, the marker
 through broker/txn/marker_append.py, OffsetFetch's view, fencing, and a reopened broker's replay.
 """
 
@@ -25,7 +25,8 @@ from wire.error_codes import ErrorCode
 
 from broker.broker import Broker
 from broker.settings.config_from_settings import config_with
-from broker.groups import offsets, offsets_log, txn_offsets
+from broker.groups import offsets_log, offsets_replay
+from broker.groups.offsets import OffsetToCommit
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import StoredMarker, StoredRecord
@@ -90,7 +91,7 @@ def _live(log: list[tuple], late_plain_acks: random.Random) -> tuple[dict, Pendi
 
 
 def _replayed(log: list[tuple]):
-    """What offsets.load rebuilds from the same log."""
+    """What offsets_replay.load rebuilds from the same log."""
     coord = GroupCoordinator(None, 0)
     records = []
     for offset, step in enumerate(log):
@@ -100,7 +101,7 @@ def _replayed(log: list[tuple]):
         partition, value, producer = (step[1], step[2], -1) if step[0] == "plain" else (step[2], step[3], step[1])
         key = offsets_log.offset_key(GROUP, *partition)
         records.append(StoredRecord(0, offset, key, offsets_log.offset_value(_value(offset, value)), producer))
-    offsets.load(coord, records)
+    offsets_replay.load(coord, records)
     return coord.groups.get(GROUP)
 
 
@@ -135,7 +136,7 @@ def test_a_tombstone_drops_an_open_transactions_offset():
     assert group.pending_txn_offsets.is_pending(("t", 0))
     coord = GroupCoordinator(None, 0)
     key = offsets_log.offset_key(GROUP, "t", 0)
-    offsets.load(coord, [StoredRecord(0, 0, key, offsets_log.offset_value(_value(0, 5)), 100),
+    offsets_replay.load(coord, [StoredRecord(0, 0, key, offsets_log.offset_value(_value(0, 5)), 100),
                          StoredRecord(0, 1, key, None), StoredMarker(0, 2, 100, True)])
     assert coord.groups[GROUP].pending_txn_offsets.partitions() == set() and coord.groups[GROUP].offsets == {}
 
@@ -147,13 +148,12 @@ def _broker(data_dir, mode: str) -> Broker:
 
 
 async def _txn_commit(broker: Broker, partition: int, offset: int, producer: int, epoch: int = 0) -> list[str]:
-    wanted = [offsets.OffsetToCommit("t", partition, offset, -1, None)]
-    return await txn_offsets.commit(broker.groups, broker, GROUP, producer, epoch, -1, "", None, wanted, None)
+    wanted = [OffsetToCommit("t", partition, offset, -1, None)]
+    return await broker.group_offsets.txn_commit(GROUP, producer, epoch, -1, "", None, wanted, None)
 
 
 async def _plain_commit(broker: Broker, partition: int, offset: int) -> list[str]:
-    return await offsets.commit(broker.groups, broker, GROUP, -1, "", None,
-                                [offsets.OffsetToCommit("t", partition, offset, -1, None)])
+    return await broker.group_offsets.commit(GROUP, -1, "", None, [OffsetToCommit("t", partition, offset, -1, None)])
 
 
 async def _marker(broker: Broker, producer: int, commit: bool, epoch: int = 0) -> ErrorCode:
@@ -163,7 +163,7 @@ async def _marker(broker: Broker, producer: int, commit: bool, epoch: int = 0) -
 
 
 def _fetched(broker: Broker, require_stable: bool = False) -> dict:
-    [(_, parts)] = offsets.fetch(broker.groups, GROUP, [("t", [0, 1, 2, 3])], require_stable)
+    [(_, parts)] = broker.group_offsets.fetch(GROUP, [("t", [0, 1, 2, 3])], require_stable)
     return {p: (v.offset if v else code if code is not ErrorCode.none else None) for p, v, code in parts}
 
 
@@ -199,7 +199,7 @@ def test_txn_offsets_through_a_broker_and_its_replay(tmp_path, mode):
 
     async def reopen() -> None:
         broker = _broker(tmp_path, mode)
-        offsets.load(broker.groups, broker.offsets_store.replay())
+        offsets_replay.load(broker.groups, broker.offsets_store.replay())
         assert _fetched(broker) == {0: 7, 1: 21, 2: 30, 3: None}
         assert _fetched(broker, require_stable=True)[3] is ErrorCode.unstable_offset_commit
         assert await _marker(broker, 4, commit=True) is ErrorCode.none  # the open one ends after the restart

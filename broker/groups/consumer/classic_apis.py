@@ -20,9 +20,11 @@
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from wire.error_codes import ErrorCode
-from broker.groups import offsets, offsets_log, txn_offsets
+from broker.groups import offsets_log
+from broker.groups.offsets import GroupOffsets, OffsetToCommit
 from broker.groups.offsets_store import offset_commit_error
 from broker.groups.consumer.consumer_group import ConsumerGroup
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
@@ -57,24 +59,24 @@ def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int, api_ve
     return ErrorCode.unsupported_version  # a consumer-protocol member commits at its epoch, v9+
 
 
-async def commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
-                 api_version: int, wanted: list[offsets.OffsetToCommit]) -> list[ErrorCode]:
+async def commit(cg: ConsumerGroupCoordinator, offsets: GroupOffsets, group: ConsumerGroup, member_id: str,
+                 member_epoch: int, api_version: int, wanted: list[OffsetToCommit]) -> list[ErrorCode]:
     code = cg.coordinator_error(group.group_id) or commit_error(group, member_id, member_epoch, api_version)
     if code:
         return [code] * len(wanted)
-    return await offsets.write(cg.classic, broker, group.group_id, wanted)
+    return await offsets.write(group.group_id, wanted)
 
 
-async def txn_commit(cg: ConsumerGroupCoordinator, broker, group: ConsumerGroup, member_id: str, member_epoch: int,
-                     producer_id: int, producer_epoch: int, wanted: list[offsets.OffsetToCommit],
+async def txn_commit(cg: ConsumerGroupCoordinator, offsets: GroupOffsets, group: ConsumerGroup, member_id: str,
+                     member_epoch: int, producer_id: int, producer_epoch: int, wanted: list[OffsetToCommit],
                      enrol_in: str | None) -> list[ErrorCode]:
     code = cg.coordinator_error(group.group_id) or txn_commit_error(group, member_id, member_epoch)
     if code:
         return [code] * len(wanted)
-    return await txn_offsets.write(cg.classic, broker, group.group_id, producer_id, producer_epoch, wanted, enrol_in)
+    return await offsets.txn_write(group.group_id, producer_id, producer_epoch, wanted, enrol_in)
 
 
-def subscribed_to(group: ConsumerGroup):
+def subscribed_to(group: ConsumerGroup) -> Callable[[str], bool]:
     """OffsetDelete's question: does some member consume this topic?"""
     return lambda topic: any(m.subscribes_to(topic) for m in group.members.values())
 

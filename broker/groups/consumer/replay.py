@@ -2,10 +2,10 @@
 
 `replaying` sits in the stream of records a load reads (group_loading.py): it applies the
 consumer group records as they pass, hands the others (offsets, classic groups, and the
-transaction markers that end TxnOffsetCommit's pending offsets) on to offsets.load, and once
-the stream ends derives what the records do not hold: which member
-holds each partition, and a fresh session for every member (a member that does not heartbeat
-to the new coordinator within its session is removed, as in Kafka).
+transaction markers that end TxnOffsetCommit's pending offsets) on to offsets_replay.load, and
+once the stream ends derives what the records do not hold: which member holds each partition,
+and a fresh session for every member (a member that does not heartbeat to the new coordinator
+within its session is removed, as in Kafka).
 """
 
 from __future__ import annotations
