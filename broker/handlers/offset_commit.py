@@ -35,7 +35,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         refusals[None] = ErrorCode.unknown_topic_id
     wanted = [
         OffsetToCommit(name, p.partition_index, p.committed_offset,
-                               getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
+                       getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
         for t, name in zip(request.topics, names) if name is not None and name not in refusals for p in t.partitions
     ]
     if not wanted and any(name in refusals for name in names):

@@ -47,7 +47,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         refusal = ErrorCode.topic_authorization_failed
     wanted = [
         OffsetToCommit(t.name, p.partition_index, p.committed_offset,
-                               getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
+                       getattr(p, "committed_leader_epoch", -1), p.committed_metadata)
         for t in request.topics if t.name not in refused for p in t.partitions
     ]
     generation, member_id = getattr(request, "generation_id", -1), getattr(request, "member_id", "")
