@@ -82,8 +82,14 @@ UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests
 # The fault suite's long scenarios (compat_tests/faults/test_fault_suite.py, marker faults_full) are
 # deselected here; `make test-faults` runs the whole fault suite, one scenario at a time (each
 # is etcd and three brokers in network namespaces; needs root): about 15 minutes.
-test: $(TEST_STAMP) test-deps
+test: $(TEST_STAMP) test-deps typecheck
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile -m "not faults_full"
+
+# The request path's types: dispatch and every handler, strictly, against the Protocols of the
+# services they are given (pyproject.toml [tool.mypy]; broker/api/context.py).
+.PHONY: typecheck
+typecheck: $(TEST_STAMP)
+	$(BIN)/mypy
 
 .PHONY: test-faults
 test-faults: $(TEST_STAMP) test-deps

@@ -210,8 +210,7 @@ class Broker:
                               features=self.features, transactions=transactions,
                               coordinator_topics=coordinator_topics, share_groups=shares,
                               share_states=self.share_states, topic_admin=self.topic_admin,
-                              mutation_quotas=self.quotas, replicas=replicas, groups=self.group_service,
-                              broker=self)
+                              mutation_quotas=self.quotas, replicas=replicas, groups=self.group_service)
         self._tasks: list[asyncio.Task] = []
         self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None

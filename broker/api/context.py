@@ -18,20 +18,20 @@ from typing import Any, Awaitable, Callable, Mapping, TypeAlias
 from wire.protocol import RequestHeader
 
 from broker.api.config_service import ConfigService
+from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.feature_levels import FeatureLevels
 from broker.api.group_service import GroupService
 from broker.api.quota_service import ClientQuotaAdmin
+from broker.api.replica_service import ReplicaService
 from broker.api.security_service import SecurityAdmin
-from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.share_group_service import ShareGroupService, ShareStateService
 from broker.api.topic_admin_service import TopicAdmin
-from broker.api.replica_service import ReplicaService
 from broker.api.topic_lookup import TopicLookup
 from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
-from broker.settings.config import BrokerConfig
-from broker.security.acl.checks import RequestAuthorizer
 from broker.quotas.enforcement import MutationQuotas
+from broker.security.acl.checks import RequestAuthorizer
+from broker.settings.config import BrokerConfig
 
 Answer: TypeAlias = Any
 Request: TypeAlias = Any  # the kio request class of the header's API key and version
@@ -56,8 +56,6 @@ class ApiContext:
     mutation_quotas: MutationQuotas  # the controller_mutation_rate topic admin requests count against
     replicas: ReplicaService  # the data path: the write path, fetch sessions, log dirs (Kafka's ReplicaManager)
     groups: GroupService  # every kind of group, by id: membership, describing, committed offsets
-    # Until every handler is moved onto typed services, the Broker itself; no new code reads it.
-    broker: Any
 
 
 Handler: TypeAlias = Callable[[ApiContext, RequestHeader, Request], Awaitable[Answer]]
