@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, Mapping, TypeAlias
 
 from wire.protocol import RequestHeader
 
+from broker.api.access_checks import AccessChecks
 from broker.api.config_service import ConfigService
 from broker.api.coordinator_topics import CoordinatorKind, CoordinatorTopic
 from broker.api.feature_levels import FeatureLevels
@@ -30,7 +31,6 @@ from broker.api.topic_lookup import TopicLookup
 from broker.api.transaction_service import TransactionService
 from broker.cluster.view import ClusterView
 from broker.quotas.enforcement import MutationQuotas
-from broker.security.acl.checks import RequestAuthorizer
 from broker.settings.config import BrokerConfig
 
 Answer: TypeAlias = Any
@@ -41,7 +41,7 @@ Request: TypeAlias = Any  # the kio request class of the header's API key and ve
 class ApiContext:
     config: BrokerConfig
     cluster_id: str
-    authorizer: RequestAuthorizer  # the ACL checks of the request being handled
+    authorizer: AccessChecks  # the ACL checks of the request being handled
     view: ClusterView  # the metadata image: brokers, placements, the controller, reassignments, elections
     topics: TopicLookup  # topics and hosted partitions by name or id
     configs: ConfigService  # dynamic broker configs and groups' configs

@@ -24,7 +24,7 @@ from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.api.topic_lookup import TopicLookup
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.txn_errors import for_version
@@ -36,7 +36,7 @@ Topics = Sequence[Any]  # the request's topics (kio), each a name and partition 
 Codes = dict[tuple[str, int], ErrorCode]
 
 
-def _partition_errors(authorizer: RequestAuthorizer, lookup: TopicLookup, topics: Topics) -> Codes:
+def _partition_errors(authorizer: AccessChecks, lookup: TopicLookup, topics: Topics) -> Codes:
     """Per partition, why it cannot be added; empty when all can."""
     unwritable = authorizer.denied_names(Operation.WRITE, ResourceType.TOPIC, (t.name for t in topics))
     refused = {}

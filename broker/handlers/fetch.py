@@ -43,7 +43,7 @@ from wire.protocol import RecordRegions, RequestHeader, response_for
 from broker.api.context import Answer, ApiContext, Request
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import FETCH_HINT_ERRORS, FETCH_HINT_VERSION, LeaderHint, leader_hint, \
     leader_field, node_endpoints
@@ -107,7 +107,7 @@ def _grouped(topics: TopicLookup, by_tp: dict[PartitionKey, object]) -> list[Wan
     return out
 
 
-async def _read_partitions(topics: TopicLookup, authorizer: RequestAuthorizer, request: Request,
+async def _read_partitions(topics: TopicLookup, authorizer: AccessChecks, request: Request,
                            wanted: list[Wanted], max_bytes: int) -> tuple[list[TopicReads], int]:
     """One pass over the requested partitions: each topic's reads, and the bytes read.
 
@@ -176,7 +176,7 @@ async def _read_partitions(topics: TopicLookup, authorizer: RequestAuthorizer, r
     return out, total
 
 
-def _unreadable(authorizer: RequestAuthorizer, follower: int, wanted: list[Wanted]) -> frozenset[str]:
+def _unreadable(authorizer: AccessChecks, follower: int, wanted: list[Wanted]) -> frozenset[str]:
     """ACLs, as Kafka's handleFetchRequest: a follower needs CLUSTER_ACTION on the cluster (else
     every topic fails), a consumer READ on each topic."""
     if not authorizer.enabled:

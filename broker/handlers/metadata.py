@@ -20,7 +20,7 @@ from broker.api.context import Answer, ApiContext, Request
 from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.net import advertised_brokers
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.topic import Topic
 from broker.topic_names import TopicError, illegal_name
@@ -69,7 +69,7 @@ def _auto_create_fits(lookup: TopicLookup, default_partitions: int, names: list[
     return False
 
 
-def _refused(authorizer: RequestAuthorizer, lookup: TopicLookup, names: list[str] | None,
+def _refused(authorizer: AccessChecks, lookup: TopicLookup, names: list[str] | None,
              allow_create: bool) -> frozenset[str]:
     """ACLs, as Kafka's getTopicMetadata: the topics this principal may not DESCRIBE, and the
     missing ones it may not have auto-created (CREATE on the cluster or on the topic)."""

@@ -19,7 +19,7 @@ from replica.partition import Partition
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.api.topic_lookup import TopicLookup
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
@@ -40,7 +40,7 @@ def _end_offset(topics: TopicLookup, topic: str, index: int, current_epoch: int,
     return ErrorCode.none, found_epoch, end
 
 
-def _refused(authorizer: RequestAuthorizer, request: Request) -> frozenset[str]:
+def _refused(authorizer: AccessChecks, request: Request) -> frozenset[str]:
     """ACLs, as Kafka's handleOffsetForLeaderEpochRequest: a follower needs CLUSTER_ACTION on the
     cluster, a client DESCRIBE on each topic."""
     names: list[str] = [t.topic for t in request.topics]

@@ -17,7 +17,7 @@ from broker.api.topic_lookup import TopicLookup
 from broker.cluster.view import ClusterView
 from broker.groups.share.share_partition import AckType
 from broker.groups.share.state_persister import ShareStateUnavailable
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.handlers.current_leader import LeaderHint, leader_hint
 from broker.api.response_builder import make, nested
@@ -46,7 +46,7 @@ def target(topics: TopicLookup, topic_id: uuid.UUID, index: int, unreadable: fro
     return Target(topic.name, partition, ErrorCode.none)
 
 
-def unreadable_topics(topics: TopicLookup, authorizer: RequestAuthorizer,
+def unreadable_topics(topics: TopicLookup, authorizer: AccessChecks,
                       topic_ids: Iterable[uuid.UUID]) -> frozenset[str]:
     """Topics the client may not READ (ACLs, as Kafka's handleShareFetchRequest)."""
     if not authorizer.enabled:

@@ -20,7 +20,7 @@ from broker.api.context import Answer, Request
 from broker.groups.share.state_coordinator import StateAnswer
 from broker.groups.share.state_log import Key
 from broker.api.response_builder import make, nested
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation
 
 Ask: TypeAlias = Callable[[Key, Any], Awaitable[StateAnswer]]  # (key, the request's PartitionData) -> answer
@@ -31,7 +31,7 @@ def no_fields(got: StateAnswer, cls: type) -> dict[str, Any]:
     return {}
 
 
-async def answer(authorizer: RequestAuthorizer, header: RequestHeader, request: Request, result_entry: str,
+async def answer(authorizer: AccessChecks, header: RequestHeader, request: Request, result_entry: str,
                  ask: Ask, fields: Fields = no_fields) -> Answer:
     """The response: per topic `result_entry`s, per partition the coordinator's answer to `ask`,
     with `fields(answer, response class)` added to each partition's result."""

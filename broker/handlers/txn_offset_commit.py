@@ -20,14 +20,14 @@ from wire.protocol import RequestHeader, response_for
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.groups.offsets import OffsetToCommit
-from broker.security.acl.checks import RequestAuthorizer
+from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 
 FIRST_V2_VERSION = 5  # Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation: ADD_PARTITION
 
 
-def _refusal(authorizer: RequestAuthorizer, request: Request) -> ErrorCode | None:
+def _refusal(authorizer: AccessChecks, request: Request) -> ErrorCode | None:
     if not authorizer.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         return ErrorCode.transactional_id_authorization_failed
     if not authorizer.group_allowed(Operation.READ, request.group_id):
