@@ -35,7 +35,7 @@ from wire.records import iter_records
 from replica.partition import Partition, now_ms
 from replica.txn_verification import VerificationGuard
 from replica.write_path import RecordsWrite
-from broker.internal_topic_log import InternalTopicLog, TopicShape, batches
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topic import Topic
 from broker.groups import offsets_log
 

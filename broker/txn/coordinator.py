@@ -24,7 +24,7 @@ from wire.error_codes import ErrorCode
 
 from replica.partition import now_ms
 from broker.producer_ids import NoProducerIdBlock
-from broker.internal_topic_log import coordinator_error
+from broker.coordinator.internal_topic_log import coordinator_error
 from broker.txn import end_table, state_store
 from broker.txn.ending import TransactionEndings
 from broker.txn.markers import MarkerWriter

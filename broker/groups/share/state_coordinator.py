@@ -30,7 +30,7 @@ from replica.partition import now_ms
 from broker.groups.share import state_log
 from broker.groups.share.keyed_locks import KeyedLocks
 from broker.groups.share.share_partition import StateRange
-from broker.internal_topic_log import coordinator_error
+from broker.coordinator.internal_topic_log import coordinator_error
 from broker.groups.share.state_store import ShareStateStore
 
 log = logging.getLogger(__name__)

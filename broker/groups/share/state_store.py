@@ -1,4 +1,4 @@
-"""Where `__share_group_state` records go and come back from (broker/internal_topic_log.py):
+"""Where `__share_group_state` records go and come back from (broker/coordinator/internal_topic_log.py):
 the topic is created on first use (the first share-state request, or FindCoordinator with key
 type share), as Kafka's share coordinator does, with share.coordinator.state.topic.num.partitions
 partitions, segments of share.coordinator.state.topic.segment.bytes, replication factor
@@ -14,7 +14,7 @@ from typing import Iterator
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.internal_topic_log import InternalTopicLog, TopicShape
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
 from broker.groups.share import state_log
 
 
@@ -31,7 +31,7 @@ class ShareStateStore(InternalTopicLog):
         """Write the key's new state (None: a tombstone) to `partition`; the log's error
         (ErrorCode.none once every in-sync replica has it)."""
         value = None if state is None else state_log.encode_value(state)
-        return await self.write(partition, state_log.encode_key(key), value, f"the state of {key}")
+        return await self.write(partition, [(state_log.encode_key(key), value)], f"the state of {key}")
 
     def replay_partition(self, partition: Partition) -> Iterator[tuple[state_log.Key, state_log.ShareState | None]]:
         """Every record of one partition, in log order (unreadable batches skipped)."""
