@@ -184,6 +184,7 @@ class Broker:
         if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
             member.metadata.add_listener(self.txn_loading.on_metadata)
+            member.metadata.add_listener(self.share_states.on_metadata)
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
         transactions = TransactionServices(self.transactions, self.producer_ids, markers, self.txn_verifier,
