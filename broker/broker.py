@@ -17,7 +17,7 @@ from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.settings.runtime_configs import RuntimeConfigs
-from broker.groups import offsets
+from broker.groups import offsets, offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -172,8 +172,9 @@ class Broker:
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         # Markers for partitions led here: a replicated one in __consumer_offsets ends the
-        # producer's pending transactional offsets there.
-        markers = MarkerAppender(self.topics, self.write_path, functools.partial(offsets.end_transaction, self.groups))
+        # producer's pending transactional offsets there (txn/ imports no groups/).
+        markers = MarkerAppender(self.topics, self.write_path,
+                                 {offsets_log.TOPIC: functools.partial(offsets.end_transaction, self.groups)})
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, markers, self._remote_markers),
             config.txn_max_timeout_ms, config.txn_id_expiration_ms,
