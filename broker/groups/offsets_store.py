@@ -107,6 +107,8 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
 
 
 class OffsetsStore:
+    name = offsets_log.TOPIC
+
     def __init__(self, broker, partitions: int, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
         self._broker = broker
         self._partitions = partitions
