@@ -19,7 +19,7 @@ shard; leadership, ordering, writing and timers are written here once.
   follower in between cannot change the log (an elected leader was in the ISR), so only the
   role and the log (the same Partition object) are compared, as Kafka's runtime does.
 - Operations on one partition run one at a time, in the order submitted, each to its answer:
-  an operation's records are written through the write path (the log's `append_records`) and
+  an operation's records are written through the write path (the writer's `append_records`) and
   replayed before the next operation is handled. Different partitions run independently.
 - A write that fails answers the operation with the coordinator's error for it
   (internal_topic_log.coordinator_error), never with its answer; nothing is replayed.
@@ -34,7 +34,7 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Generic, NamedTuple, Protocol, TypeVar
+from typing import Callable, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from wire.error_codes import ErrorCode
 
@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")  # a record of the topic, decoded
 O = TypeVar("O")  # an operation
 A = TypeVar("A")  # an operation's answer
+O_in = TypeVar("O_in", contravariant=True)
+R_in = TypeVar("R_in", contravariant=True)
+R_out = TypeVar("R_out", covariant=True)
 
 
 class CoordinatorError(Exception):
@@ -65,10 +68,10 @@ class Outcome(NamedTuple, Generic[R, A]):
     answer: A
 
 
-class Shard(Protocol[R, O, A]):
+class Shard(Protocol[R, O_in, A]):
     def replay(self, record: R) -> None: ...
 
-    def handle(self, op: O) -> Outcome[R, A]:
+    def handle(self, op: O_in) -> Outcome[R, A]:
         """Raises CoordinatorError to answer the operation with an error."""
         ...
 
@@ -81,16 +84,22 @@ class Shard(Protocol[R, O, A]):
         ...
 
 
-class ShardLog(Protocol[R]):
-    """The internal topic, as the runtime reads and writes it (an InternalTopicLog)."""
+class ShardLog(Protocol[R_out]):
+    """The internal topic, as the runtime reads it (an InternalTopicLog)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def topic(self) -> Topic | None: ...
 
-    def replay_partition(self, partition: Partition) -> Iterable[R]: ...
+    def replay_partition(self, partition: Partition) -> Iterable[R_out]: ...
 
-    async def append_records(self, partition: Partition, records: Sequence[R]) -> ErrorCode: ...
+
+class RecordWriter(Protocol[R_in]):
+    """How the records operations return are written (through the write path). A runtime given
+    none only loads and unloads: its coordinator still writes its records itself."""
+
+    async def append_records(self, partition: Partition, records: Sequence[R_in]) -> ErrorCode: ...
 
 
 class ShardContext(NamedTuple, Generic[O]):
@@ -118,8 +127,9 @@ def _not_coordinator(topic: str, index: int) -> CoordinatorError:
 
 class CoordinatorRuntime(Generic[R, O, A]):
     def __init__(self, shard_log: ShardLog[R], new_shard: Callable[[ShardContext[O]], Shard[R, O, A]],
-                 clock: Clock | None = None) -> None:
+                 writer: RecordWriter[R] | None = None, clock: Clock | None = None) -> None:
         self._log = shard_log
+        self._writer = writer
         self._new_shard = new_shard
         self.clock = clock or SystemClock()
         self._loaded: dict[int, _Loaded[R, O, A]] = {}
@@ -128,9 +138,7 @@ class CoordinatorRuntime(Generic[R, O, A]):
 
     def sync(self) -> None:
         """Load the partitions led here and not loaded; unload the loaded ones no longer led."""
-        topic = self._log.topic()
-        partitions = topic.partitions if topic is not None else ()
-        led = {i: p for i, p in enumerate(partitions) if p is not None and p.is_leader}
+        led = {i: p for i, p in enumerate(self._partitions()) if p is not None and p.is_leader}
         for index in sorted(self._loaded):
             if led.get(index) is not self._loaded[index].partition:
                 self._unload(index)
@@ -164,9 +172,14 @@ class CoordinatorRuntime(Generic[R, O, A]):
             raise _not_coordinator(self._log.name, index)
         return await self._enqueue(loaded, op)
 
-    def _current(self, index: int) -> _Loaded[R, O, A] | None:
+    def _partitions(self) -> list[Partition | None]:
+        """The topic's partitions (none before it exists): hosted here, each a replica.Partition."""
         topic = self._log.topic()
-        partition = topic.partitions[index] if topic is not None and index < len(topic.partitions) else None
+        return cast(list[Partition | None], topic.partitions) if topic is not None else []
+
+    def _current(self, index: int) -> _Loaded[R, O, A] | None:
+        partitions = self._partitions()
+        partition = partitions[index] if index < len(partitions) else None
         loaded = self._loaded.get(index)
         if loaded is not None and loaded.partition is not partition:
             self._unload(index)
@@ -209,7 +222,9 @@ class CoordinatorRuntime(Generic[R, O, A]):
             future.set_exception(exc)
             return
         if outcome.records:
-            code = await self._log.append_records(loaded.partition, outcome.records)
+            if self._writer is None:
+                raise TypeError(f"{self._log.name} has no writer for the records of {op!r}")
+            code = await self._writer.append_records(loaded.partition, outcome.records)
             if loaded.unloaded:  # answered NOT_COORDINATOR already; the shard is gone
                 return
             if code is not ErrorCode.none:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Iterator, Sequence
+from typing import Iterator, Sequence, cast
 
 import pytest
 
@@ -95,7 +95,7 @@ class _Member:
         asyncio.run(self.topics.host(TOPIC, uuid.uuid4(), configs or {}, [(ME, OTHER)] * 2))
 
     def partition(self, index: int) -> Partition:
-        return self.topics.partition(TOPIC, index)
+        return cast(Partition, self.topics.partition(TOPIC, index))
 
 
 def _lead(partition: Partition, epoch: int, isr=(ME,)) -> None:
@@ -119,7 +119,8 @@ def _runtime(member, clock=None) -> tuple[CoordinatorRuntime, dict[int, Tally]]:
     def new_shard(context: ShardContext) -> Tally:
         shards[context.partition.index] = Tally(context)
         return shards[context.partition.index]
-    return CoordinatorRuntime(TallyLog(member), new_shard, clock or ManualClock()), shards
+    tally = TallyLog(member)
+    return CoordinatorRuntime(tally, new_shard, tally, clock or ManualClock()), shards
 
 
 def test_one_partition_in_order_and_partitions_independently(member):

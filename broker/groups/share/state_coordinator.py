@@ -33,7 +33,7 @@ class ShareStateCoordinator:
     def __init__(self, broker, store: ShareStateStore, clock: Clock | None = None) -> None:
         self._broker = broker
         self._store = store
-        self.runtime: CoordinatorRuntime[Record, Op, StateAnswer] = CoordinatorRuntime(store, ShareStateShard, clock)
+        self.runtime: CoordinatorRuntime[Record, Op, StateAnswer] = CoordinatorRuntime(store, ShareStateShard, store, clock)
 
     async def read(self, key: Key, leader_epoch: int) -> StateAnswer:
         return await self._run(key, Read(key, leader_epoch))
