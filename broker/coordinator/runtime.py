@@ -157,11 +157,6 @@ class CoordinatorRuntime(Generic[R, O, A]):
         loaded = self._current(index)
         return loaded.shard if loaded is not None else None
 
-    def close(self) -> None:
-        """The broker stops: every partition unloaded."""
-        for index in sorted(self._loaded):
-            self._unload(index)
-
     # --- operations -------------------------------------------------------------------------------
 
     async def submit(self, index: int, op: O) -> A:

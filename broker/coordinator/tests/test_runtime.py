@@ -148,7 +148,6 @@ def test_a_load_replays_every_record_of_the_partition(member):
         writer, _ = _runtime(member)
         for op in [("add", "a", 1), ("add", "b", 2), ("add", "a", 3), ("drop", "b")]:
             await writer.submit(0, op)
-        writer.close()
         reader, shards = _runtime(member)
         reader.sync()
         assert reader.loaded_partitions() == {0}  # partition 1 is not led here
@@ -224,7 +223,6 @@ def test_timers_fire_when_the_clock_advances(member):
         # the timer's operation went into the queue first: this read runs after it
         assert await runtime.submit(0, ("get", "t")) == 1
         assert clock.pending == 0 and len(shards[0].timer) == 0
-        runtime.close()
         fresh, _ = _runtime(member)
         assert await fresh.submit(0, ("get", "t")) == 1  # the timer's record was written
 
