@@ -5,8 +5,8 @@ shard; leadership, ordering, writing and timers are written here once.
 - A shard is the state of one partition of the topic (`Shard`): `replay(record)` applies a
   record, `handle(op)` answers an operation with the records it needs written and the answer to
   give once they are (`Outcome`). `handle` changes no state of its own that a record carries:
-  the records it returns are replayed into it once the write succeeded, the same way a load
-  replays them, so what a shard holds is always what its log says.
+  the records it returns are replayed into it, the same way a load replays them, so what a
+  shard holds is what its log says once they are written.
 - Loading: when this broker leads a partition it has not loaded, a fresh shard replays every
   record of that partition's log (log start to log end: the new leader's log is the truth) on
   the event loop without awaiting, so no operation sees it half loaded; then `loaded()` lets it
@@ -18,11 +18,14 @@ shard; leadership, ordering, writing and timers are written here once.
   first use, relies on. Losing and regaining leadership in a later epoch without being a
   follower in between cannot change the log (an elected leader was in the ISR), so only the
   role and the log (the same Partition object) are compared, as Kafka's runtime does.
-- Operations on one partition run one at a time, in the order submitted, each to its answer:
-  an operation's records are written through the write path (the writer's `append_records`) and
-  replayed before the next operation is handled. Different partitions run independently.
-- A write that fails answers the operation with the coordinator's error for it
-  (internal_topic_log.coordinator_error), never with its answer; nothing is replayed.
+- Operations on one partition are handled one at a time, in the order submitted; each sees the
+  records of those before it. Those queued together (up to MAX_BATCH_OPS) are handled, their
+  records replayed and then written as one batch through the write path (the writer's
+  `append_records`, Kafka's runtime batches alike), and answered once it is written; the next
+  ones wait for that. Different partitions run independently.
+- A write that fails answers each operation of its batch with the coordinator's error for it
+  (internal_topic_log.coordinator_error), never with its answer, and the shard is rebuilt from
+  its log, where those records may not be.
 - Timers (shard_timer.py) submit an operation into their partition's queue when they fire,
   on the runtime's clock (clock.py), which a test replaces with a manual one.
 """
@@ -45,6 +48,11 @@ from broker.coordinator.shard_timer import ShardTimer
 from broker.topic import Topic
 
 log = logging.getLogger(__name__)
+
+# Operations handled before their records are written together (Kafka's runtime batches its
+# writes alike): one append and one fsync for a burst of requests on one partition instead of
+# one each, while a batch's records stay far below a message's size limit.
+MAX_BATCH_OPS = 64
 
 R = TypeVar("R")  # a record of the topic, decoded
 O = TypeVar("O")  # an operation
@@ -116,9 +124,17 @@ class _Loaded(Generic[R, O, A]):
     shard: Shard[R, O, A]
     timer: ShardTimer[O]
     queue: deque[tuple[O, asyncio.Future]] = field(default_factory=deque)
-    running: asyncio.Future | None = None  # the answer of the operation whose records are being written
+    running: list[asyncio.Future] = field(default_factory=list)  # answers waiting for their records' write
     worker: asyncio.Task | None = None
     unloaded: bool = False
+
+
+@dataclass(eq=False)
+class _Batch(Generic[R]):
+    """Operations handled together: their records, written as one batch, and their answers."""
+
+    records: list[R] = field(default_factory=list)
+    answers: list[tuple[asyncio.Future, object]] = field(default_factory=list)
 
 
 def _not_coordinator(topic: str, index: int) -> CoordinatorError:
@@ -195,44 +211,71 @@ class CoordinatorRuntime(Generic[R, O, A]):
     async def _run(self, loaded: _Loaded[R, O, A]) -> None:
         try:
             while loaded.queue and not loaded.unloaded:
-                op, future = loaded.queue.popleft()
-                if future.done():  # its caller gave up waiting
-                    continue
-                loaded.running = future
+                batch = self._handle_batch(loaded)
+                loaded.running = [future for future, _ in batch.answers]
                 try:
-                    await self._perform(loaded, op, future)
+                    await self._write(loaded, batch)
                 except Exception as exc:
-                    log.exception("%s-%d: operation %r failed", self._log.name, loaded.partition.index, op)
-                    if not future.done():
-                        future.set_exception(CoordinatorError(ErrorCode.unknown_server_error, str(exc)))
+                    log.exception("%s-%d: writing failed", self._log.name, loaded.partition.index)
+                    self._fail(loaded, batch, CoordinatorError(ErrorCode.unknown_server_error, str(exc)))
                 finally:
-                    loaded.running = None
+                    loaded.running = []
         finally:
             loaded.worker = None
 
-    async def _perform(self, loaded: _Loaded[R, O, A], op: O, future: asyncio.Future) -> None:
-        try:
-            outcome = loaded.shard.handle(op)
-        except CoordinatorError as exc:
-            future.set_exception(exc)
-            return
-        if outcome.records:
-            if self._writer is None:
-                raise TypeError(f"{self._log.name} has no writer for the records of {op!r}")
-            code = await self._writer.append_records(loaded.partition, outcome.records)
+    def _handle_batch(self, loaded: _Loaded[R, O, A]) -> _Batch[R]:
+        """Handle the queued operations (up to MAX_BATCH_OPS), each replaying its records at once
+        so the next one sees them: their records are then written as one batch."""
+        batch: _Batch[R] = _Batch()
+        while loaded.queue and len(batch.answers) < MAX_BATCH_OPS:
+            op, future = loaded.queue.popleft()
+            if future.done():  # its caller gave up waiting
+                continue
+            try:
+                outcome = loaded.shard.handle(op)
+            except CoordinatorError as exc:
+                future.set_exception(exc)
+                continue
+            except Exception as exc:
+                log.exception("%s-%d: operation %r failed", self._log.name, loaded.partition.index, op)
+                future.set_exception(CoordinatorError(ErrorCode.unknown_server_error, str(exc)))
+                continue
+            if outcome.records and self._writer is None:
+                future.set_exception(TypeError(f"{self._log.name} has no writer for the records of {op!r}"))
+                continue
+            for record in outcome.records:
+                loaded.shard.replay(record)
+            batch.records.extend(outcome.records)
+            batch.answers.append((future, outcome.answer))
+        return batch
+
+    async def _write(self, loaded: _Loaded[R, O, A], batch: _Batch[R]) -> None:
+        """Write the batch's records, then answer its operations; a failed write answers each
+        the coordinator's error for it and rebuilds the shard from its log (the records it
+        replayed may not be there)."""
+        if batch.records:
+            assert self._writer is not None  # _handle_batch took no records without one
+            code = await self._writer.append_records(loaded.partition, batch.records)
             if loaded.unloaded:  # answered NOT_COORDINATOR already; the shard is gone
                 return
             if code is not ErrorCode.none:
-                log.warning("%s-%d: writing the records of %r failed: %s", self._log.name,
-                            loaded.partition.index, op, code.name)
-                if not future.done():
-                    future.set_exception(CoordinatorError(coordinator_error(code),
-                                                          f"the records could not be written: {code.name}"))
+                log.warning("%s-%d: writing the records of %d operations failed: %s", self._log.name,
+                            loaded.partition.index, len(batch.answers), code.name)
+                self._fail(loaded, batch, CoordinatorError(coordinator_error(code),
+                                                           f"the records could not be written: {code.name}"))
                 return
-            for record in outcome.records:
-                loaded.shard.replay(record)
-        if not future.done():
-            future.set_result(outcome.answer)
+        for future, answer in batch.answers:
+            if not future.done():
+                future.set_result(answer)
+
+    def _fail(self, loaded: _Loaded[R, O, A], batch: _Batch[R], error: CoordinatorError) -> None:
+        for future, _ in batch.answers:
+            if not future.done():
+                future.set_exception(CoordinatorError(error.code, error.message))
+        if batch.records and not loaded.unloaded:
+            loaded.shard.unloaded()
+            loaded.timer.cancel_all()
+            loaded.shard = self._replayed(loaded.partition, loaded.timer)
 
     # --- inside -----------------------------------------------------------------------------------
 
@@ -243,24 +286,27 @@ class CoordinatorRuntime(Generic[R, O, A]):
             if not loaded.unloaded:
                 self._enqueue(loaded, op).add_done_callback(self._timed_done)
         timer: ShardTimer[O] = ShardTimer(self.clock, submit_timed)
+        loaded = _Loaded(partition, self._replayed(partition, timer), timer)
+        self._loaded[index] = loaded
+        return loaded
+
+    def _replayed(self, partition: Partition, timer: ShardTimer[O]) -> Shard[R, O, A]:
+        """A new shard of `partition`, every record of its log replayed into it, told it is loaded."""
         shard = self._new_shard(ShardContext(partition, self.clock, timer))
         replayed = 0
         for record in self._log.replay_partition(partition):
             shard.replay(record)
             replayed += 1
-        loaded = _Loaded(partition, shard, timer)
-        self._loaded[index] = loaded
         shard.loaded()
-        log.info("coordinating %s-%d (leader epoch %d): %d records replayed", self._log.name, index,
+        log.info("coordinating %s-%d (leader epoch %d): %d records replayed", self._log.name, partition.index,
                  partition.leader_epoch, replayed)
-        return loaded
+        return shard
 
     def _unload(self, index: int) -> None:
         loaded = self._loaded.pop(index)
         loaded.unloaded = True
         loaded.timer.cancel_all()
-        waiting = [loaded.running] if loaded.running is not None else []
-        waiting += [future for _, future in loaded.queue]
+        waiting = loaded.running + [future for _, future in loaded.queue]
         loaded.queue.clear()
         for future in waiting:
             if not future.done():

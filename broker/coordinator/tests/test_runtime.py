@@ -1,6 +1,7 @@
 """broker/coordinator/runtime.py: operations of one partition in order, partitions independent,
-a load replays the log, an unload answers NOT_COORDINATOR and cancels the partition's timers, a
-failed write fails its operation, timers fire when the (manual) clock moves.
+those queued together written as one batch, a load replays the log, an unload answers
+NOT_COORDINATOR and cancels the partition's timers, a failed write fails its operations and
+rebuilds the shard from the log, timers fire when the (manual) clock moves.
 
 Real parts below the runtime: a TopicRegistry on a real engine in a temp dir, real
 replica.Partitions made leader / follower as the replica manager does, the real write path;
@@ -19,7 +20,7 @@ import pytest
 from wire.error_codes import ErrorCode
 
 from broker.coordinator.clock import ManualClock
-from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext
 from broker.settings.config_from_settings import config_with
 from broker.storage.modes import MODES, StorageModes
@@ -188,16 +189,36 @@ def test_an_unload_answers_not_coordinator_cancels_timers_and_drops_the_state(me
     asyncio.run(scenario())
 
 
-def test_a_failed_write_fails_the_operation_and_changes_nothing(tmp_path):
+def test_operations_queued_together_are_written_as_one_batch(member):
+    _lead(member.partition(0), 1)
+
+    async def scenario():
+        runtime, _ = _runtime(member)
+        runtime.sync()
+        answers = await asyncio.gather(*(runtime.submit(0, op) for op in
+                                         [("add", "a", 1), ("add", "a", 2), ("get", "a"), ("add", "b", 5)]))
+        assert answers == [1, 3, 3, 5]  # each saw the records of those before it
+        assert len(list(batches(member.partition(0)))) == 1
+        assert member.partition(0).log_end_offset == 3
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_write_fails_its_operations_and_the_shard_is_rebuilt_from_the_log(tmp_path):
     member = _Member(tmp_path, "segment", {"min.insync.replicas": "2"})
     _lead(member.partition(0), 1)  # ISR of one, below min.insync.replicas
 
     async def scenario():
         runtime, shards = _runtime(member)
-        with pytest.raises(CoordinatorError) as failed:
-            await runtime.submit(0, ("add", "a", 1))
-        assert failed.value.code is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka maps it
-        assert shards[0].counts == {}
+        runtime.sync()
+        first = shards[0]
+        added, read = await asyncio.gather(runtime.submit(0, ("add", "a", 1)), runtime.submit(0, ("get", "a")),
+                                           return_exceptions=True)
+        for failed in (added, read):  # the read saw the record that was not written: it fails too
+            assert isinstance(failed, CoordinatorError)
+            assert failed.code is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka maps it
+        assert first.events == ["loaded", "unloaded"] and shards[0] is not first
+        assert shards[0].counts == {} and shards[0].events == ["loaded"]
         assert await runtime.submit(0, ("get", "a")) is None
         with pytest.raises(CoordinatorError) as refused:
             await runtime.submit(0, ("nonsense",))
