@@ -165,9 +165,6 @@ class CoordinatorRuntime(Generic[R, O, A]):
         """A ClusterMetadata listener (called after the cluster member applied the image)."""
         self.sync()
 
-    def loaded_partitions(self) -> set[int]:
-        return set(self._loaded)
-
     def shard(self, index: int) -> Shard[R, O, A] | None:
         """The loaded shard of partition `index`, leadership checked first (None: not led here)."""
         loaded = self._current(index)

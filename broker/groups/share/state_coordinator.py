@@ -33,7 +33,8 @@ class ShareStateCoordinator:
     def __init__(self, broker, store: ShareStateStore, clock: Clock | None = None) -> None:
         self._broker = broker
         self._store = store
-        self.runtime: CoordinatorRuntime[Record, Op, StateAnswer] = CoordinatorRuntime(store, ShareStateShard, store, clock)
+        self._runtime: CoordinatorRuntime[Record, Op, StateAnswer] = CoordinatorRuntime(
+            store, ShareStateShard, store, clock)
 
     async def read(self, key: Key, leader_epoch: int) -> StateAnswer:
         return await self._run(key, Read(key, leader_epoch))
@@ -55,7 +56,7 @@ class ShareStateCoordinator:
 
     async def on_metadata(self, image, change) -> None:
         """A ClusterMetadata listener: load the partitions led here, unload the others."""
-        self.runtime.sync()
+        self._runtime.sync()
 
     # --- inside -----------------------------------------------------------------------------------
 
@@ -67,12 +68,12 @@ class ShareStateCoordinator:
         if topic is None:
             return StateAnswer(ErrorCode.coordinator_not_available)
         index = state_log.partition_for(state_log.coordinator_key(key), len(topic.partitions))
-        if self.runtime.shard(index) is None:
+        if self._runtime.shard(index) is None:
             return StateAnswer(ErrorCode.not_coordinator)
         data = self._broker.topics.get_by_id(topic_id)
         if data is None or partition >= len(data.partitions):
             return StateAnswer(ErrorCode.unknown_topic_or_partition, f"topic {topic_id} partition {partition} is unknown")
         try:
-            return await self.runtime.submit(index, op)
+            return await self._runtime.submit(index, op)
         except CoordinatorError as exc:
             return StateAnswer(exc.code, exc.message)
