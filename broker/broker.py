@@ -16,6 +16,7 @@ from broker.settings.cordoned_log_dirs import fully_cordoned
 from broker.settings.group_configs import share_config_for
 from broker.settings.dynamic_broker_store import BrokerConfigStore, ClusterBrokerConfigStore
 from broker.settings.runtime_configs import RuntimeConfigs
+from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.groups.group_loading import GroupLoading
@@ -182,8 +183,8 @@ class Broker:
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         # Markers for partitions led here: a replicated one in __consumer_offsets ends the
-        # producer's pending transactional offsets there.
-        markers = MarkerAppender(self.topics, self.write_path, self.group_offsets.end_transaction)
+        # producer's pending transactional offsets there (txn/ imports no groups/).
+        markers = MarkerAppender(self.topics, self.write_path, {offsets_log.TOPIC: self.group_offsets.end_transaction})
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, markers, self._remote_markers),
             config.txn_max_timeout_ms, config.txn_id_expiration_ms,
@@ -192,6 +193,7 @@ class Broker:
         if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
             member.metadata.add_listener(self.txn_loading.on_metadata)
+            member.metadata.add_listener(self.share_states.on_metadata)
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
         transactions = TransactionServices(self.transactions, self.producer_ids, markers, self.txn_verifier,

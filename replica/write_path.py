@@ -5,7 +5,7 @@ leader goes through `WritePath.append`, whoever asks for it.
     transaction markers (broker/txn/marker_append) │   1. leader append, in request order
     committed offsets (groups/offsets_store.py)    ├─► 2. flush.messages: fsync (group_commit.py)
     transaction state, share-group state           │   3. publish the high watermark
-      (broker/internal_topic_log.py)               ┘   4. acks=all: wait until the HW passes it
+      (broker/coordinator/)                        ┘   4. acks=all: wait until the HW passes it
 
 1. Each write is a producer batch (`RecordsWrite`) or a transaction marker (`MarkerWrite`) for a
    partition; the partition decides whether it may take it (leader, leader epoch, ISR against

@@ -15,7 +15,8 @@ nullable string length -1 = null, bytes = int32 length), so the topic reads like
                             | int32 session_timeout | bytes subscription | bytes assignment
     a null value (tombstone) deletes the key: a removed group, a deleted offset.
 
-A group's records all go to partition `abs(java_hash(group)) % partitions`, Kafka's rule.
+A group's records all go to partition `abs(java_hash(group)) % partitions`, Kafka's rule
+(broker/coordinator/partition_hash.py).
 Writes go through the normal storage engine; at start-up every partition is read from its
 log start and the latest value per key wins. A torn tail is cut by the engine's recovery,
 so a commit is either wholly there after a crash or was never acknowledged.
@@ -23,11 +24,11 @@ so a commit is either wholly there after a crash or was never acknowledged.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from wire.field_codec import FieldReader, FieldWriter
 
+from broker.coordinator import partition_hash
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.group import Group
 
@@ -44,13 +45,7 @@ class BadRecord(ValueError):
 
 
 def partition_for(group_id: str, partitions: int) -> int:
-    """Java's String.hashCode, then Kafka's Utils.abs (which maps MIN_VALUE to 0)."""
-    h = 0
-    for unit in struct.unpack(f">{len(group_id.encode('utf-16-be')) // 2}H", group_id.encode("utf-16-be")):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    if h >= 1 << 31:
-        h -= 1 << 32
-    return (h & 0x7FFFFFFF) % partitions
+    return partition_hash.partition_for(group_id, partitions)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from wire.records import iter_records
 from replica.partition import Partition, now_ms
 from replica.txn_verification import VerificationGuard
 from replica.write_path import RecordsWrite
-from broker.internal_topic_log import InternalTopicLog, TopicShape, batches
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topic import Topic
 from broker.groups import offsets_log
 
@@ -107,6 +107,8 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
 
 
 class OffsetsStore:
+    name = offsets_log.TOPIC
+
     def __init__(self, broker, partitions: int, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
         self._broker = broker
         self._partitions = partitions

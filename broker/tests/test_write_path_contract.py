@@ -197,7 +197,8 @@ def test_coordinator_records_are_fsynced_before_they_count(tmp_path, layout):
         partition = share.partitions[0]
         before = counted(layout)
         key = ("share-group", uuid.uuid4(), 0)
-        stored = await hw_never_passes_the_fsynced_end(broker, broker.share_state_store.append(partition, key, None))
+        stored = await hw_never_passes_the_fsynced_end(broker, broker.share_state_store.append_records(
+            partition, [(key, None)]))
         assert stored is ErrorCode.none
         assert counted(layout) - before == 1
         assert partition.high_watermark == partition.log_end_offset == partition.flushed_end
@@ -288,7 +289,8 @@ async def _every_writer(broker) -> dict[str, int]:
     answers["txn state"] = (await send(broker, INIT_PRODUCER_ID, 5, transactional_id="tx", transaction_timeout=60_000,
                                        producer_id=-1, producer_epoch=-1)).error_code
     share = broker.topics.get("__share_group_state").partitions[0]
-    answers["share state"] = await broker.share_state_store.append(share, ("share-group", uuid.uuid4(), 0), None)
+    answers["share state"] = await broker.share_state_store.append_records(
+        share, [(("share-group", uuid.uuid4(), 0), None)])
     return answers
 
 

@@ -2,7 +2,7 @@
 broker leads, and the requests that move them (Kafka's TransactionCoordinator).
 
 A single broker coordinates every id. In a cluster a broker coordinates the ids of the partitions
-it leads and has loaded (`local_partitions`, kept by txn_loading.py); any other id gets
+it leads and has loaded (`local_partitions`, kept by the shards of txn_loading.py); any other id gets
 NOT_COORDINATOR. What a request may do in each state is decided by state.TRANSITIONS, and what
 EndTxn answers by end_table.TABLE; checks of the producer id and epoch come first, here. A change
 is the id's new record, written with acks=all (state_store.py) and applied once replicated; while
@@ -24,7 +24,7 @@ from wire.error_codes import ErrorCode
 
 from replica.partition import now_ms
 from broker.producer_ids import NoProducerIdBlock
-from broker.internal_topic_log import coordinator_error
+from broker.coordinator.internal_topic_log import coordinator_error
 from broker.txn import end_table, state_store
 from broker.txn.ending import TransactionEndings
 from broker.txn.markers import MarkerWriter

@@ -8,26 +8,27 @@ INVALID_PRODUCER_EPOCH for an epoch older than the producer's, TRANSACTION_COORD
 for an older coordinator epoch. Each is answered as Kafka's coordinator appends it: with
 acks=all, once the high watermark passes it (and after the fsync flush.messages asks for),
 because the coordinator counts a transaction complete only when every marker is replicated. A
-replicated marker in `__consumer_offsets` also ends the producer's pending transactional
-offsets there (Kafka's onTransactionCompleted): the group coordinator's call, handed in.
+replicated marker in a topic some coordinator keeps transactional state in is told to that
+topic's listener, handed in at wiring (the groups end the producer's pending transactional
+offsets in `__consumer_offsets`, Kafka's onTransactionCompleted), so txn/ need not know who
+listens.
 """
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable, Mapping, NamedTuple
 
 from wire.error_codes import ErrorCode
 
 from replica.write_path import MarkerWrite, WritePath
 
 from broker.api.topic_lookup import TopicLookup
-from broker.groups import offsets_log
 
 MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms, which its coordinator's marker appends wait
 
-# (`__consumer_offsets` partition index, producer id, the marker's offset, commit): a replicated
-# marker there ends the producer's pending transactional offsets (the group coordinator's call)
-OffsetsMarkerReplicated = Callable[[int, int, int, bool], None]
+# (partition index, producer id, the marker's offset, commit): a replicated marker, to its topic's
+# listener
+MarkerListener = Callable[[int, int, int, bool], None]
 
 
 class Marker(NamedTuple):
@@ -40,10 +41,10 @@ class Marker(NamedTuple):
 
 
 class MarkerAppender:
-    def __init__(self, topics: TopicLookup, write_path: WritePath, offsets_marker: OffsetsMarkerReplicated) -> None:
+    def __init__(self, topics: TopicLookup, write_path: WritePath, listeners: Mapping[str, MarkerListener]) -> None:
         self._topics = topics
         self._write_path = write_path
-        self._offsets_marker = offsets_marker
+        self._listeners = listeners  # topic -> what a replicated marker there ends
 
     async def append(self, markers: list[Marker]) -> list[ErrorCode]:
         """Each marker in its partition; returns an error code per marker (none once replicated)."""
@@ -65,7 +66,8 @@ class MarkerAppender:
             if code is None:
                 result = next(results)
                 code = result.error
-                if result.ok and result.info is not None and m.topic == offsets_log.TOPIC:
-                    self._offsets_marker(m.partition_index, m.producer_id, result.info.first_offset, m.commit)
+                listener = self._listeners.get(m.topic)
+                if result.ok and result.info is not None and listener is not None:
+                    listener(m.partition_index, m.producer_id, result.info.first_offset, m.commit)
             answered.append(code)
         return answered

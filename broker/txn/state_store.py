@@ -1,4 +1,4 @@
-"""Where `__transaction_state` records go and come back from (broker/internal_topic_log.py):
+"""Where `__transaction_state` records go and come back from (broker/coordinator/internal_topic_log.py):
 the topic is created on the first transactional FindCoordinator / InitProducerId, as Kafka
 does, with transaction.state.log.num.partitions partitions, segments of
 transaction.state.log.segment.bytes, replication factor transaction.state.log.replication.factor
@@ -14,7 +14,7 @@ from typing import Iterator, NamedTuple
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.internal_topic_log import InternalTopicLog, TopicShape
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
 from broker.txn import txn_log
 
 
@@ -53,7 +53,7 @@ class TxnStateStore(InternalTopicLog):
         if partition is None:
             return ErrorCode.not_leader_or_follower
         value = None if record is None else txn_log.value(record)
-        return await self.write(partition, txn_log.key(transactional_id), value,
+        return await self.write(partition, [(txn_log.key(transactional_id), value)],
                                 f"transactional id {transactional_id}")
 
     def replay_partition(self, partition: Partition) -> Iterator[StoredTxn]:

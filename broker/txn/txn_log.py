@@ -30,7 +30,7 @@ import struct
 from dataclasses import dataclass
 
 from wire.field_codec import FieldReader, FieldWriter
-from broker.groups.offsets_log import partition_for as java_hash_partition
+from broker.coordinator.partition_hash import partition_for as java_hash_partition
 from broker.txn.state import TxnState
 
 TOPIC = "__transaction_state"

@@ -1,7 +1,8 @@
 """One asyncio.Lock per key, kept only while someone holds or waits for it.
 
-The share-group state coordinator and the share-partitions each serialise the reads and writes of
-one key's state (group, topic, partition). A dict of locks created on first use and never
+The share-partitions serialise the reads and writes of one key's state (group, topic,
+partition) with it (the share-group state coordinator needs none: its coordinator runtime runs
+the operations of a partition one at a time). A dict of locks created on first use and never
 removed grew by one lock for every key ever touched, a deleted topic's and a gone group's
 included; here a key's lock goes when its last holder or waiter is done, so the map holds only
 the keys in use this moment.

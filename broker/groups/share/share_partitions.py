@@ -39,7 +39,7 @@ from broker.groups.share.fetched_batches import batches
 from broker.groups.share.keyed_locks import KeyedLocks
 from broker.groups.share.share_partition import (AckType, AcquiredRange, InvalidAcknowledgement, RecordState,
                                                  SharePartition, StateRange)
-from broker.groups.share.state_coordinator import UNINITIALIZED
+from broker.groups.share.state_shard import UNINITIALIZED
 from broker.groups.share.state_persister import ShareStatePersister, ShareStateUnavailable
 from broker.settings.group_configs import GroupShareConfig
 from broker.settings.share_group_options import ShareSettings

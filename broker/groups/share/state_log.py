@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from wire.field_codec import FieldReader, FieldWriter
 
-from broker.groups.offsets_log import partition_for as java_hash_partition
+from broker.coordinator.partition_hash import partition_for as java_hash_partition
 from broker.groups.share.share_partition import RecordState, StateRange
 
 TOPIC = "__share_group_state"

@@ -24,7 +24,8 @@ from wire.protocol import request_class
 
 from broker.groups.share import state_log
 from broker.groups.share.share_partition import RecordState, StateRange
-from broker.groups.share.state_coordinator import ShareStateCoordinator, StateAnswer
+from broker.groups.share.state_coordinator import ShareStateCoordinator
+from broker.groups.share.state_shard import StateAnswer
 from broker.groups.share.state_store import ShareStateStore
 from broker.cluster.peer_connections import PeerConnections
 

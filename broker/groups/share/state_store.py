@@ -1,20 +1,20 @@
-"""Where `__share_group_state` records go and come back from (broker/internal_topic_log.py):
+"""Where `__share_group_state` records go and come back from (broker/coordinator/internal_topic_log.py):
 the topic is created on first use (the first share-state request, or FindCoordinator with key
 type share), as Kafka's share coordinator does, with share.coordinator.state.topic.num.partitions
 partitions, segments of share.coordinator.state.topic.segment.bytes, replication factor
 share.coordinator.state.topic.replication.factor and min.insync.replicas
-share.coordinator.state.topic.min.isr (both capped by the live brokers). Writes are acks=-1;
-`append` answers the log's error name, `coordinator_error` the share coordinator's answer.
+share.coordinator.state.topic.min.isr (both capped by the live brokers). Writes are acks=-1, made
+by the coordinator runtime (broker/coordinator/runtime.py) for the share coordinator's shards.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.internal_topic_log import InternalTopicLog, TopicShape
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
 from broker.groups.share import state_log
 
 
@@ -26,12 +26,13 @@ class ShareStateStore(InternalTopicLog):
                               s.state_topic_segment_bytes)
         super().__init__(broker, state_log.TOPIC, shape)
 
-    async def append(self, partition: Partition, key: state_log.Key,
-                     state: state_log.ShareState | None) -> ErrorCode:
-        """Write the key's new state (None: a tombstone) to `partition`; the log's error
-        (ErrorCode.none once every in-sync replica has it)."""
-        value = None if state is None else state_log.encode_value(state)
-        return await self.write(partition, state_log.encode_key(key), value, f"the state of {key}")
+    async def append_records(self, partition: Partition,
+                             records: Sequence[tuple[state_log.Key, state_log.ShareState | None]]) -> ErrorCode:
+        """Write each key's new state (None: a tombstone) to `partition` as one batch; the log's
+        error (ErrorCode.none once every in-sync replica has it)."""
+        return await self.write(partition, [(state_log.encode_key(key), None if state is None else
+                                             state_log.encode_value(state)) for key, state in records],
+                                f"the state of {', '.join(str(key) for key, _ in records)}")
 
     def replay_partition(self, partition: Partition) -> Iterator[tuple[state_log.Key, state_log.ShareState | None]]:
         """Every record of one partition, in log order (unreadable batches skipped)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Callable, Iterator, NamedTuple, TypeVar
+from typing import Callable, Iterator, NamedTuple, Sequence, TypeVar
 
 from wire.batch_builder import build_batch
 from wire.error_codes import ErrorCode
@@ -99,11 +99,11 @@ class InternalTopicLog:
                 log.info("creating %s (replication factor %d) failed: %s", self.name, replication, exc)
                 return self.topic()
 
-    async def write(self, partition: Partition, key: bytes, value: bytes | None, what: str) -> ErrorCode:
-        """One record (value None: a tombstone) in `partition`, through the write path; the log's
-        error (ErrorCode.none once every in-sync replica has it). `what` names the record in a
-        log line if it fails."""
-        batch = build_batch([(key, value)], now_ms())
+    async def write(self, partition: Partition, records: Sequence[tuple[bytes, bytes | None]], what: str) -> ErrorCode:
+        """(key, value) records (value None: a tombstone) in `partition`, as one batch through the
+        write path; the log's error (ErrorCode.none once every in-sync replica has them). `what`
+        names the records in a log line if it fails."""
+        batch = build_batch(list(records), now_ms())
         write = RecordsWrite(partition, batch, parse_header(batch), from_client=False)
         (result,) = await self._broker.write_path.append_records([write], acks=-1, timeout_s=WRITE_TIMEOUT_S)
         if result.error is ErrorCode.kafka_storage_error:
