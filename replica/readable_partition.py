@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from typing import Protocol
-
-from wire.error_codes import ErrorCode
+from typing import TYPE_CHECKING, Protocol
 
 from .producer_state import ActiveProducer
+
+if TYPE_CHECKING:  # the settings table imports this module, and a twinlog command must not load
+    # the codec's Hypothesis strategies (broker/cli/main.py)
+    from wire.error_codes import ErrorCode
 
 # ListOffsets' timestamps that name a position rather than a time (Kafka's ListOffsetsRequest)
 LATEST_TIMESTAMP = -1
