@@ -95,7 +95,7 @@ class Broker:
         self.config = config
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
-        self.cluster_id = _cluster_id(data_dir)
+        self.stored_cluster_id = _cluster_id(data_dir)  # meta.properties'; the cluster's: view.cluster_id
         self.storage = StorageModes(data_dir, config.storage_mode, dict(
             commitlog_file_size=config.commitlog_file_bytes, index_slots=config.index_hash_slots,
             index_entries=config.index_max_entries,
@@ -123,6 +123,7 @@ class Broker:
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
             self.view = SingleBrokerView(config.node_id, config.advertised, lambda: config.port, self.topics,
+                                         self.stored_cluster_id,
                                          cordoned=lambda: fully_cordoned(self.configs.broker_config_layers()[0]))
             self.producer_ids = ProducerIdAllocator(data_dir)
         # CreateTopics, DeleteTopics, CreatePartitions, Metadata's auto-creation, the internal topics
@@ -205,7 +206,7 @@ class Broker:
                              self.group_service.other_kind)
         replicas = LocalReplicas(config, self.configs.broker_config_layers, self.write_path, self.fetch_sessions,
                                  self.txn_verifier, self.quotas, self.log_dirs)
-        self.api = ApiContext(config=config, cluster_id=self.cluster_id, authorizer=self.authorizer, view=self.view,
+        self.api = ApiContext(config=config, authorizer=self.authorizer, view=self.view,
                               topics=self.topics, configs=self.configs,
                               security=SecurityAdministration(self.security, self.acls),
                               client_quotas=QuotaAdministration(self.client_quotas, self.quotas.hosts),

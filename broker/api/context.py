@@ -40,7 +40,6 @@ Request: TypeAlias = Any  # the kio request class of the header's API key and ve
 @dataclass(frozen=True)
 class ApiContext:
     config: BrokerConfig
-    cluster_id: str
     authorizer: AccessChecks  # the ACL checks of the request being handled
     view: ClusterView  # the metadata image: brokers, placements, the controller, reassignments, elections
     topics: TopicLookup  # topics and hosted partitions by name or id

@@ -73,6 +73,7 @@ class ClusterMember:
         config = broker.config
         self._broker = broker
         self.node_id = config.node_id
+        self.cluster_id: str = broker.stored_cluster_id  # etcd's shared one once started
         self.metadata = ClusterMetadata(
             config.etcd, config.node_id, config.advertised, config.port,
             session_timeout_ms=config.broker_session_timeout_ms,
@@ -105,7 +106,7 @@ class ClusterMember:
     async def start(self) -> None:
         # The shared cluster id first: once registered, peers and clients may ask us, and a
         # broker answering with its own meta.properties id looks like a second cluster.
-        self._broker.cluster_id = await self.metadata.cluster_id(self._broker.cluster_id)
+        self.cluster_id = await self.metadata.cluster_id(self.cluster_id)
         await self.metadata.start()  # registers, loads, and applies the first image
         await self._broker.security.scram.add_missing(self._broker.config.security.sasl_scram_users)
         self.replicas.start()

@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 
 
 class SingleBrokerView:
-    def __init__(self, node_id: int, host: str, port: Callable[[], int], topics: TopicRegistry,
+    def __init__(self, node_id: int, host: str, port: Callable[[], int], topics: TopicRegistry, cluster_id: str,
                  cordoned: Callable[[], bool] = lambda: False) -> None:
         self._node, self._host, self._port = node_id, host, port
+        self._cluster_id = cluster_id  # meta.properties'
         self._topics = topics
         self._cordoned = cordoned  # all its log dirs cordoned (KIP-1066): no new partition may go here
 
@@ -46,6 +47,10 @@ class SingleBrokerView:
     @property
     def controller_id(self) -> int:
         return self._node
+
+    @property
+    def cluster_id(self) -> str:
+        return self._cluster_id
 
     def replication_figures(self) -> ReplicationFigures:
         return ReplicationFigures()  # alone in every ISR, leading all: nothing changes, lags or goes offline

@@ -67,6 +67,10 @@ class ClusterView(Protocol):
     @property
     def controller_id(self) -> int: ...
 
+    @property
+    def cluster_id(self) -> str:
+        """The cluster's id: the one in etcd every member shares, or meta.properties' alone."""
+
     def placement(self, topic: str, index: int, local: ReadablePartition | None) -> Placement | None:
         """`local`: the replica.Partition hosted here, None if none is."""
 
@@ -134,6 +138,10 @@ class ClusterImageView:
     def broker(self, node_id: int) -> BrokerAddress | None:
         b = self._image().brokers.get(node_id)
         return BrokerAddress(b.node_id, b.host, b.port) if b is not None else None
+
+    @property
+    def cluster_id(self) -> str:
+        return self._member.cluster_id
 
     @property
     def controller_id(self) -> int:

@@ -23,15 +23,15 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     if not ctx.authorizer.cluster_allowed(Operation.DESCRIBE):  # ACLs, as Kafka's handleDescribeCluster
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed,
                     error_message="Cluster authorization failed.", endpoint_type=getattr(request, "endpoint_type", BROKERS_ENDPOINT),
-                    cluster_id=ctx.cluster_id, controller_id=-1, brokers=(),
+                    cluster_id=ctx.view.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
     if getattr(request, "endpoint_type", BROKERS_ENDPOINT) != BROKERS_ENDPOINT:
         return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.unsupported_endpoint_type,
                     error_message="only the brokers endpoint is served", endpoint_type=request.endpoint_type,
-                    cluster_id=ctx.cluster_id, controller_id=-1, brokers=(),
+                    cluster_id=ctx.view.cluster_id, controller_id=-1, brokers=(),
                     cluster_authorized_operations=UNKNOWN_OPERATIONS)
     brokers = tuple(make(broker_cls, broker_id=b.node_id, host=b.host, port=b.port, rack=None, is_fenced=False)
                     for b in advertised_brokers.brokers(ctx.view))
     return make(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, error_message=None,
-                endpoint_type=BROKERS_ENDPOINT, cluster_id=ctx.cluster_id, controller_id=ctx.view.controller_id,
+                endpoint_type=BROKERS_ENDPOINT, cluster_id=ctx.view.cluster_id, controller_id=ctx.view.controller_id,
                 brokers=brokers, cluster_authorized_operations=UNKNOWN_OPERATIONS)

@@ -131,7 +131,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
         topics.append(TopicEntry(0, topic.name, topic.topic_id, topic.internal, _partitions(view, topic, errors),
                                  UNKNOWN_OPERATIONS))
     brokers = [BrokerEntry(b.node_id, b.host, b.port, None) for b in advertised_brokers.brokers(view)]
-    body = encode_metadata_response(header.api_version, 0, brokers, ctx.cluster_id, view.controller_id, topics,
+    body = encode_metadata_response(header.api_version, 0, brokers, ctx.view.cluster_id, view.controller_id, topics,
                                     UNKNOWN_OPERATIONS, 0)
     return EncodedBody(body, errors, 0 if header.api_version >= 3 else None)
 
