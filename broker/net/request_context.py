@@ -18,15 +18,26 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from broker.net.listeners import Listener
 
-if TYPE_CHECKING:  # sasl_session.py imports this module
-    from broker.security.sasl_session import SaslSession
-
 ANONYMOUS = "User:ANONYMOUS"
 _connection_ids = itertools.count(1)
+
+
+class Authentication(Protocol):
+    """A SASL listener's login on one connection (broker/security/sasl_session.py's SaslSession)."""
+
+    @property
+    def authenticated(self) -> bool: ...
+
+    @property
+    def failed(self) -> bool:
+        """The login failed: the connection closes after the answer that says so."""
+
+    def gate(self, frame: bytes) -> list[Any] | None:
+        """None: dispatch the frame as usual; else the answer's chunks, before the login is done."""
 
 
 @dataclass
@@ -34,7 +45,7 @@ class RequestContext:
     listener: Listener
     peer: str
     principal: str = ANONYMOUS
-    session: SaslSession | None = field(default=None, repr=False)  # a SASL listener's
+    session: Authentication | None = field(default=None, repr=False)  # a SASL listener's
     token_authenticated: bool = False
     connection_id: int = field(default_factory=lambda: next(_connection_ids))
     muted_until: float = 0.0  # loop time before which a throttled client's connection reads nothing
