@@ -204,8 +204,8 @@ class Broker:
             CoordinatorKind.SHARE: self.share_state_store}
         shares = ShareGroups(self.share_groups, self.share_admin, self.groups.coordinator_error,
                              self.group_service.other_kind)
-        replicas = LocalReplicas(config, self.configs.broker_config_layers, self.write_path, self.fetch_sessions,
-                                 self.txn_verifier, self.quotas, self.log_dirs)
+        replicas = LocalReplicas(self.configs.broker_config_layers, self.write_path, self.fetch_sessions,
+                                 self.quotas, self.log_dirs)
         self.api = ApiContext(config=config, authorizer=self.authorizer, view=self.view,
                               topics=self.topics, configs=self.configs,
                               security=SecurityAdministration(self.security, self.acls),

@@ -17,12 +17,9 @@ from wire.protocol import RequestHeader
 from broker.fetch_sessions import FetchContext, FetchSessionCache, PartitionKey
 from broker.quotas.enforcement import consumer_fetch, consumer_fetch_limit
 from broker.quotas.manager import ClientQuotaManager
-from broker.settings.config import BrokerConfig
 from broker.settings.cordoned_log_dirs import CONFIG as CORDONED_LOG_DIRS, cordoned_modes
-from broker.settings.dynamic_topic_defaults import in_force, txn_partition_verification
 from broker.storage.log_dir_move import LogDirMoves
 from broker.topic import Topic
-from broker.txn.partition_verifier import PartitionVerifier
 
 TopicPartition = tuple[str, int]
 # The dynamic broker configs in force: this broker's id's, the cluster default's (RuntimeConfigs.broker_config_layers).
@@ -30,30 +27,17 @@ ConfigLayers = Callable[[], tuple[dict[str, str], dict[str, str]]]
 
 
 class LocalReplicas:
-    def __init__(self, config: BrokerConfig, config_layers: ConfigLayers, write_path: WritePath,
-                 fetch_sessions: FetchSessionCache, txn_verifier: PartitionVerifier, quotas: ClientQuotaManager,
+    def __init__(self, config_layers: ConfigLayers, write_path: WritePath,
+                 fetch_sessions: FetchSessionCache, quotas: ClientQuotaManager,
                  log_dir_moves: LogDirMoves) -> None:
-        self._config = config
         self._config_layers = config_layers
         self._write_path = write_path
         self._fetch_sessions = fetch_sessions
-        self._txn_verifier = txn_verifier
         self._quotas = quotas
         self._moves = log_dir_moves
 
     async def append(self, writes: Sequence[RecordsWrite], acks: int) -> PendingWrites:
         return await self._write_path.append(writes, acks)
-
-    def verifies_transactions(self) -> bool:
-        return txn_partition_verification(self._config, in_force(*self._config_layers()))
-
-    async def verify_in_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                    partitions: set[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-        return await self._txn_verifier.verify(transactional_id, producer_id, producer_epoch, partitions)
-
-    async def add_to_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                 partitions: set[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-        return await self._txn_verifier.add(transactional_id, producer_id, producer_epoch, partitions)
 
     def fetch_context(self, request: Any, replica_id: int, requested: dict[PartitionKey, object],
                       forgotten: list[PartitionKey]) -> FetchContext | ErrorCode:

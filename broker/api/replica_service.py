@@ -29,17 +29,6 @@ class ReplicaService(Protocol):
         """Appends each batch as its partition's leader, now and in order (the one write path);
         the fsyncs and the acks=all wait are the result's to complete."""
 
-    def verifies_transactions(self) -> bool:
-        """transaction.partition.verification.enable in force now: its dynamic value, else the static one."""
-
-    async def verify_in_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                    partitions: set[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-        """Per partition, whether the producer's open transaction holds it, as its coordinator says."""
-
-    async def add_to_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                 partitions: set[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-        """Per partition, whether its coordinator has it in the producer's transaction now (added if not)."""
-
     def fetch_context(self, request: Any, replica_id: int, requested: dict[PartitionKey, object],
                       forgotten: list[PartitionKey]) -> FetchContext | ErrorCode:
         """The Fetch's session context (a follower's incremental session, a consumer's none), or

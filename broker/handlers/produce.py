@@ -152,7 +152,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
                 code, message = admission
                 results.append((name, pd.index, code, None, message, ()))
     await check_batches([pending for *_, pending in admitted])
-    verified = await verify_first_batches(ctx.replicas, txn_id, admitted, header.api_version)
+    verified = await verify_first_batches(ctx.transactions, txn_id, admitted, header.api_version)
     writes: list[RecordsWrite] = []  # the batches to store
     positions: list[tuple[int, str, int]] = []  # (result position, topic, index) of each
     for i, name, index, partition, pending in admitted:

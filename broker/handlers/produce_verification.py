@@ -31,7 +31,7 @@ from replica.partition import Partition
 from replica.txn_verification import VerificationGuard
 from wire.error_codes import ErrorCode
 
-from broker.api.replica_service import ReplicaService
+from broker.api.transaction_service import TransactionService
 from broker.handlers.produce_records import PendingBatch
 
 FIRST_GENERIC_ERROR_VERSION = 11  # TRANSACTION_ABORTABLE answered (KIP-890)
@@ -58,13 +58,13 @@ def _for_producer(code: ErrorCode, api_version: int) -> ErrorCode:
     return _FOR_PRODUCER.get(code, code)
 
 
-async def verify_first_batches(replicas: ReplicaService, transactional_id: str | None, admitted: list[Admitted],
+async def verify_first_batches(transactions: TransactionService, transactional_id: str | None, admitted: list[Admitted],
                                api_version: int) -> dict[int, VerificationGuard]:
     """`admitted`: the request's checked batches. Returns the guard of each position whose batch
     was verified (or added); a batch the coordinator refused gets its error in `pending.error`."""
     if transactional_id is None:  # a transactional batch needs one to be admitted, unless no ACLs check it
         return {}
-    if api_version < FIRST_ADD_PARTITION_VERSION and not replicas.verifies_transactions():
+    if api_version < FIRST_ADD_PARTITION_VERSION and not transactions.partition_verification():
         return {}  # part 1 turned off (Kafka's maybeSendPartitionsToTransactionCoordinator); V2 still adds
     by_producer: dict[tuple[int, int], list[Admitted]] = {}
     for entry in admitted:
@@ -78,7 +78,8 @@ async def verify_first_batches(replicas: ReplicaService, transactional_id: str |
         for entry in entries:
             guards[entry[0]] = entry[3].start_verification(pid)
             guards[entry[0]].covers(epoch, epoch_bumps=api_version >= FIRST_ADD_PARTITION_VERSION)
-    ask = replicas.add_to_transaction if api_version >= FIRST_ADD_PARTITION_VERSION else replicas.verify_in_transaction
+    ask = (transactions.add_with_coordinator if api_version >= FIRST_ADD_PARTITION_VERSION
+           else transactions.verify_with_coordinator)
     answers = await asyncio.gather(*(
         ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
         for (pid, epoch), entries in by_producer.items()))
