@@ -187,6 +187,41 @@ def test_delete_topics_neither_name_nor_id(client, version):
     assert not _exists(client, name)
 
 
+@over_versions(20)
+def test_delete_topics_duplicate_names(client, version):
+    """A name asked for twice is INVALID_REQUEST, answered once, and its topic stays (Kafka's
+    ControllerApis.deleteTopics screens the request before deleting anything)."""
+    twice, once = unique_topic("delete-twice"), unique_topic("delete-once")
+    client.create_topic(twice)
+    client.create_topic(once)
+    results = _delete(client, version, [twice, once, twice])
+    assert [(r.name, r.error_code) for r in results] == [(twice, INVALID_REQUEST), (once, NONE)]
+    if version >= 5:  # DeleteTopics answers carry a message from v5
+        assert results[0].error_message == "Duplicate topic name."
+    assert _exists(client, twice)
+    assert not _exists(client, once)
+
+
+@over_versions(20, lo=6)
+def test_delete_topics_by_id_screened(client, version):
+    """v6 entries that name a topic twice, or both ways, are INVALID_REQUEST and delete nothing,
+    as in Kafka: both a name and an id in one entry; one id twice; a name whose id is also asked
+    for (one answer for both)."""
+    both, by_id, named = unique_topic("delete-both"), unique_topic("delete-id-twice"), unique_topic("delete-named")
+    both_id, twice_id, named_id = (client.create_topic(n) for n in (both, by_id, named))
+    r = client.request(20, version, timeout=10_000, topics=[
+        {"name": both, "topic_id": both_id},
+        {"name": None, "topic_id": twice_id}, {"name": None, "topic_id": twice_id},
+        {"name": None, "topic_id": named_id}, {"name": named, "topic_id": ZERO_UUID}])
+    got = [(x.name, x.topic_id, x.error_code, x.error_message) for x in r.responses]
+    assert got == [(both, both_id, INVALID_REQUEST, "You may not specify both topic name and topic id."),
+                   (None, twice_id, INVALID_REQUEST, "Duplicate topic id."),
+                   (named, named_id, INVALID_REQUEST,
+                    "The provided topic name maps to an ID that was already supplied.")]
+    for name in (both, by_id, named):
+        assert _exists(client, name)
+
+
 # --- CreatePartitions ----------------------------------------------------------------------
 
 @over_versions(37)
