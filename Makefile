@@ -81,9 +81,10 @@ UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests
 
 # The fault suite's long scenarios (compat_tests/faults/test_fault_suite.py, marker faults_full) are
 # deselected here; `make test-faults` runs the whole fault suite, one scenario at a time (each
-# is etcd and three brokers in network namespaces; needs root): about 15 minutes.
+# is etcd and three brokers in network namespaces; needs root): about 15 minutes. The run ends with
+# its 30 slowest steps (a module's broker start is its first test's setup), where wall time goes.
 test: $(TEST_STAMP) test-deps typecheck
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile -m "not faults_full"
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile -m "not faults_full" --durations=30
 
 # The request path's types: dispatch and every handler, strictly, against the Protocols of the
 # services they are given (pyproject.toml [tool.mypy]; broker/api/context.py).
