@@ -101,7 +101,7 @@ async def dispatch(broker: Served, frame: bytes, context: RequestContext | None 
             # KAFKA_STORAGE_ERROR.
             raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
     follower = header.api_key == FETCH_KEY and replica_id(request) >= 0
-    throttle_ms = after_request(broker, header, follower, len(frame), handling, context)  # quotas: mutes if over
+    throttle_ms = after_request(broker.quotas, header, follower, len(frame), handling, context)  # quotas: mutes if over
     if isinstance(response, Deferred):
         if metrics is not None and context is not None:
             context.instruments = metrics.instruments(header, request)
