@@ -250,7 +250,7 @@ class Broker:
             self.transactions, self.config.txn_remove_expired_interval_ms)))
         self._tasks.append(asyncio.create_task(self._retention_loop()))
         if self.config.log_cleaner_enable:
-            self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
+            self.cleaner = LogCleanerService(self.config, self.topics, asyncio.get_running_loop())
             self.cleaner.start()
         self._tasks.append(asyncio.create_task(self.periodic_flush.run()))
         self._tasks.append(asyncio.create_task(self.producer_snapshots.run()))
