@@ -124,8 +124,12 @@ class Broker:
                                      config.alter_log_dirs_max_bytes_per_s)  # AlterReplicaLogDirs' moves
         # The one place that asks whether this broker is in a cluster: everything after asks
         # the view (broker/cluster/view.py), which both kinds answer alike.
-        member = ClusterMember(self) if config.etcd else None
+        member = ClusterMember(config, self.stored_cluster_id, self.topics,
+                               lambda: self.configs.apply_topic_defaults(),  # RuntimeConfigs needs the member
+                               self.write_path.commits.sync, self.storage.commit_writes) if config.etcd else None
         if member is not None:
+            self.security.scram = member.scram  # the SCRAM users and delegation tokens: etcd's
+            self.security.tokens.store = member.token_store
             self.view: ClusterView = ClusterImageView(member)
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
