@@ -86,8 +86,9 @@ UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests
 test: $(TEST_STAMP) test-deps typecheck
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile -m "not faults_full" --durations=30
 
-# The request path's types: dispatch and every handler, strictly, against the Protocols of the
-# services they are given (pyproject.toml [tool.mypy]; broker/api/context.py).
+# The request path's types: dispatch, every handler, the transport and the modules around them,
+# strictly, against the Protocols of the services they are given (pyproject.toml [tool.mypy];
+# broker/api/context.py).
 .PHONY: typecheck
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy

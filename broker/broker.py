@@ -41,6 +41,9 @@ from broker.security.acl.store import AclStore
 from broker.security.authentication import BrokerSecurity
 from broker.security.security_admin import SecurityAdministration
 from broker.cluster.single_broker_view import SingleBrokerView
+from broker.observability.console.broker_state import ConsoleSources
+from broker.observability.metrics import BrokerMetrics
+from broker.observability.metrics_collector import StateSources
 from broker.storage.log_cleaner_service import LogCleanerService
 from broker.storage.log_dir_move import LogDirMoves
 from replica.change_feed import ChangeFeed
@@ -91,8 +94,10 @@ def _cluster_id(data_dir: Path) -> str:
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, metrics: BrokerMetrics | None = None) -> None:
+        """`metrics`: what the requests, fsyncs and transactions are counted into (--metrics-port)."""
         self.config = config
+        self.metrics = metrics
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         self.stored_cluster_id = _cluster_id(data_dir)  # meta.properties'; the cluster's: view.cluster_id
@@ -113,12 +118,18 @@ class Broker:
         self.periodic_flush = PeriodicFlush(self.topics, self.storage, changes.subscribe())  # flush.ms
         self.producer_snapshots = ProducerSnapshotTask(changes.subscribe())  # what a restart need not replay
         self.topics.load()
+        if metrics is not None:
+            metrics.topics_by_id = self.topics.by_id  # a Fetch's topic ids named in its failure counts
         self.log_dirs = LogDirMoves(data_dir, self.topics, self.storage,
                                      config.alter_log_dirs_max_bytes_per_s)  # AlterReplicaLogDirs' moves
         # The one place that asks whether this broker is in a cluster: everything after asks
         # the view (broker/cluster/view.py), which both kinds answer alike.
-        member = ClusterMember(self) if config.etcd else None
+        member = ClusterMember(config, self.stored_cluster_id, self.topics,
+                               lambda: self.configs.apply_topic_defaults(),  # RuntimeConfigs needs the member
+                               self.write_path.commits.sync, self.storage.commit_writes) if config.etcd else None
         if member is not None:
+            self.security.scram = member.scram  # the SCRAM users and delegation tokens: etcd's
+            self.security.tokens.store = member.token_store
             self.view: ClusterView = ClusterImageView(member)
             self.producer_ids = ProducerIdAllocator(data_dir, member.metadata.allocate_producer_id_block)
         else:
@@ -214,8 +225,11 @@ class Broker:
                               coordinator_topics=coordinator_topics, share_groups=shares,
                               share_states=self.share_states, topic_admin=self.topic_admin,
                               mutation_quotas=self.quotas, replicas=replicas, groups=self.group_service)
+        # What the metrics port reads (metrics_collector.py, the console): the services above.
+        self.observed = ConsoleSources(self.api, StateSources(config.node_id, self.topics, self.groups, self.quotas,
+                                                              self.view, self.storage),
+                                       self.log_dirs, self.security)
         self._tasks: list[asyncio.Task] = []
-        self.metrics = None  # a metrics.BrokerMetrics once --metrics-port is set (metrics_http.py)
         self.cleaner: LogCleanerService | None = None
 
     def _transaction_end_step(self, step: str, seconds: float) -> None:
@@ -240,7 +254,7 @@ class Broker:
             self.transactions, self.config.txn_remove_expired_interval_ms)))
         self._tasks.append(asyncio.create_task(self._retention_loop()))
         if self.config.log_cleaner_enable:
-            self.cleaner = LogCleanerService(self, asyncio.get_running_loop())
+            self.cleaner = LogCleanerService(self.config, self.topics, asyncio.get_running_loop())
             self.cleaner.start()
         self._tasks.append(asyncio.create_task(self.periodic_flush.run()))
         self._tasks.append(asyncio.create_task(self.producer_snapshots.run()))

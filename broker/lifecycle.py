@@ -81,12 +81,12 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
         sock.close()
         raise _fail("cannot serve metrics on %s:%d: %s", config.host, config.metrics_port, exc.strerror or exc) from None
     try:
-        broker = Broker(config)
+        broker = Broker(config, metrics.metrics)
     except (StorageError, OSError) as exc:
         sock.close()
         # A full or failing disk at start-up: one line saying so, not a traceback.
         raise _fail("cannot open the data in %s: %s", config.data_dir, exc) from None
-    metrics.attach(broker, asyncio.get_running_loop())
+    metrics.attach(broker.observed, asyncio.get_running_loop())
     try:
         server = await sock.serve(broker)
     except OSError as exc:  # another process bound the port too (SO_REUSEADDR) and listened first

@@ -30,11 +30,17 @@ MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)  # what a login can use
 
 
 class SaslCredentials(Protocol):
-    """security_config.InterBrokerLogin (--inter-broker-sasl-*), or the CLI's settings."""
+    """security_config.InterBrokerLogin (--inter-broker-sasl-*), or the CLI's settings; read
+    only (properties), so a frozen dataclass is one."""
 
-    mechanism: str
-    username: str
-    password: str
+    @property
+    def mechanism(self) -> str: ...
+
+    @property
+    def username(self) -> str: ...
+
+    @property
+    def password(self) -> str: ...
 
 
 class SaslLoginFailed(ConnectionError):

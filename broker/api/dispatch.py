@@ -50,7 +50,7 @@ class ConnectionClosed(Exception):
     """The request cannot be answered; the connection must close (already logged)."""
 
 
-async def dispatch(broker: Served, frame: bytes, context: RequestContext | None = None,
+async def dispatch(served: Served, frame: bytes, context: RequestContext | None = None,
                    received: float | None = None) -> Chunks | asyncio.Task[tuple[Chunks | None, float]] | None:
     """Returns the response chunks, None when no response is due (acks=0), or, for a
     handler's Deferred answer, a task resolving to (one of those, time.perf_counter() when it
@@ -82,8 +82,8 @@ async def dispatch(broker: Served, frame: bytes, context: RequestContext | None 
             ) from None
         return [answer] if answer is not None else None
     started = time.perf_counter()
-    metrics = broker.metrics
-    handling = BusyTime(HANDLERS[header.api_key](broker.api, header, request))  # the request quota's measure
+    metrics = served.metrics
+    handling = BusyTime(HANDLERS[header.api_key](served.api, header, request))  # the request quota's measure
     handling_token = quota_handling.set(handling)  # a consumer's Fetch reads it (enforcement.py)
     try:
         response = await handling
@@ -94,18 +94,18 @@ async def dispatch(broker: Served, frame: bytes, context: RequestContext | None 
     finally:
         quota_handling.reset(handling_token)
         try:
-            broker.storage.commit_writes()  # what it appended reaches the files before any answer
+            served.storage.commit_writes()  # what it appended reaches the files before any answer
         except StorageError as exc:
             # The answer may say "appended" for units that are not in the files: it is never
             # sent. The store is offline (logged once by it); the client's retry gets
             # KAFKA_STORAGE_ERROR.
             raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
     follower = header.api_key == FETCH_KEY and replica_id(request) >= 0
-    throttle_ms = after_request(broker, header, follower, len(frame), handling, context)  # quotas: mutes if over
+    throttle_ms = after_request(served.quotas, header, follower, len(frame), handling, context)  # quotas: mutes if over
     if isinstance(response, Deferred):
         if metrics is not None and context is not None:
             context.instruments = metrics.instruments(header, request)
-        return asyncio.ensure_future(_finish(broker, header, request, response.awaitable, started, received,
+        return asyncio.ensure_future(_finish(served, header, request, response.awaitable, started, received,
                                              throttle_ms))
     response = with_throttle(response, throttle_ms)
     if metrics is not None:
@@ -117,9 +117,9 @@ async def dispatch(broker: Served, frame: bytes, context: RequestContext | None 
     return encode_response(header, response)
 
 
-async def _finish(broker: Served, header: RequestHeader, request: Request, awaitable: Awaitable[Answer],
+async def _finish(served: Served, header: RequestHeader, request: Request, awaitable: Awaitable[Answer],
                   started: float, received: float | None, throttle_ms: int) -> tuple[Chunks | None, float]:
     response = with_throttle(await awaitable, throttle_ms)
-    if broker.metrics is not None:
-        broker.metrics.request_done(header, request, response, started, received)
+    if served.metrics is not None:
+        served.metrics.request_done(header, request, response, started, received)
     return None if response is None else encode_response(header, response), time.perf_counter()

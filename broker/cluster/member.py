@@ -38,27 +38,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
+from typing import TYPE_CHECKING, Callable
 
-import aetcd
+import aetcd  # type: ignore[import-untyped]  # no type information
 
 from wire.error_codes import ErrorCode
 from broker.cluster.cluster_error import ClusterError
 from broker.cluster.cluster_metadata import ClusterMetadata
-from broker.cluster.etcd_layout import Endpoint
+from broker.cluster.etcd_layout import Endpoint, TopicRecord
+from broker.cluster.etcd_layout import PartitionState as ClusterPartitionState
+from broker.cluster.metadata_image import MetadataChange, MetadataImage
 from broker.cluster.peer_liveness import PeerLiveness
+from broker.cluster.view import Assignments, DecideConfigs
 from replica.leader_endpoint import NetworkLeaderEndpoint, TopicPartition
 from replica.partition import Partition
 from replica.partition_state import PartitionState
 from replica.high_watermark_checkpoint import HighWatermarkCheckpoint
+from replica.fetcher import Sync
 from replica.replica_manager import ReplicaManager
 
 from wire.sasl_stage import SASL_PROTOCOLS
 
 from broker.security.cluster_scram_credentials import ClusterScramCredentials
 from broker.security.cluster_token_store import ClusterTokenStore
-from broker.settings.security_config import inter_broker_of, listeners_of
+from broker.settings.security_config import InterBrokerLogin, inter_broker_of, listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS, client_context
+from broker.settings.config import BrokerConfig
 from broker.topic_names import TopicError
+
+if TYPE_CHECKING:
+    from broker.topic import Topic
+    from broker.topics import TopicRegistry
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +80,18 @@ CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 
 
 class ClusterMember:
-    def __init__(self, broker) -> None:
-        config = broker.config
-        self._broker = broker
+    def __init__(self, config: BrokerConfig, stored_cluster_id: str, topics: TopicRegistry,
+                 apply_topic_defaults: Callable[[], None], sync: Sync, commit_writes: Callable[[], None]) -> None:
+        """`stored_cluster_id`: meta.properties'. `topics`: the topics this broker hosts, opened and
+        deleted as the images say. `apply_topic_defaults`: the dynamic broker configs' topic
+        defaults, applied before an image's partitions open. `sync`, `commit_writes`: the write
+        path's fsync (flush.messages=1: before a follower reports) and its commit of appends."""
+        self._config = config
+        self._topics = topics
+        self._apply_topic_defaults = apply_topic_defaults
         self.node_id = config.node_id
-        self.cluster_id: str = broker.stored_cluster_id  # etcd's shared one once started
+        self.cluster_id: str = stored_cluster_id  # etcd's shared one once started
+        assert config.etcd is not None  # a cluster member is made for --etcd alone (broker.py)
         self.metadata = ClusterMetadata(
             config.etcd, config.node_id, config.advertised, config.port,
             session_timeout_ms=config.broker_session_timeout_ms,
@@ -86,13 +104,12 @@ class ClusterMember:
                                     if inter_broker.security_protocol in SASL_PROTOCOLS else None)
         self._inter_broker_tls = (client_context(config.security.tls)
                                   if inter_broker.security_protocol in TLS_PROTOCOLS else None)
-        broker.security.scram = ClusterScramCredentials(self.metadata)  # etcd's, not the data dir's
-        broker.security.tokens.store = ClusterTokenStore(self.metadata)  # likewise the delegation tokens
+        self.scram = ClusterScramCredentials(self.metadata)  # the SCRAM users: etcd's, not the data dir's
+        self.token_store = ClusterTokenStore(self.metadata)  # likewise the delegation tokens
         self.replicas = ReplicaManager(config.node_id, self._endpoint_for,
                                        lag_time_max_ms=config.replica_lag_time_max_ms,
                                        hw_checkpoint=HighWatermarkCheckpoint.in_dir(config.data_dir),
-                                       sync=broker.write_path.commits.sync,  # flush.messages=1: fsync before reporting
-                                       commit_writes=broker.storage.commit_writes)
+                                       sync=sync, commit_writes=commit_writes)
         self.metadata.add_listener(self._on_metadata)
         self.peers = PeerLiveness(config.node_id, self.metadata.suspect, self._inter_broker_name)
         self.metadata.add_listener(self.peers.on_metadata)
@@ -101,14 +118,14 @@ class ClusterMember:
         # The last image whose topics this broker has opened and deleted (their file work
         # runs in the admin worker, so that comes after the image is published).
         self._applied = asyncio.Condition()
-        self._applied_image = None
+        self._applied_image: MetadataImage | None = None
 
     async def start(self) -> None:
         # The shared cluster id first: once registered, peers and clients may ask us, and a
         # broker answering with its own meta.properties id looks like a second cluster.
         self.cluster_id = await self.metadata.cluster_id(self.cluster_id)
         await self.metadata.start()  # registers, loads, and applies the first image
-        await self._broker.security.scram.add_missing(self._broker.config.security.sasl_scram_users)
+        await self.scram.add_missing(self._config.security.sasl_scram_users)
         self.replicas.start()
 
     async def controlled_shutdown(self) -> None:
@@ -124,9 +141,9 @@ class ClusterMember:
 
     # ----- applying metadata ------------------------------------------------------------
 
-    async def _on_metadata(self, image, change) -> None:
-        self._broker.configs.apply_topic_defaults()  # the topic defaults first: partitions opened below take them
-        topics = self._broker.topics
+    async def _on_metadata(self, image: MetadataImage, change: MetadataChange) -> None:
+        self._apply_topic_defaults()  # the topic defaults first: partitions opened below take them
+        topics = self._topics
         for name in [n for n in topics.topics if n not in image.topics]:
             local = topics.topics[name]
             self.replicas.remove(TopicPartition(name, i) for i, p in enumerate(local.partitions) if p is not None)
@@ -137,7 +154,7 @@ class ClusterMember:
             self.replicas.remove(TopicPartition(name, i) for i in dropped)
             for index, partition in enumerate(topic.partitions):
                 state = image.partition(name, index)
-                if partition is not None and state is not None:
+                if isinstance(partition, Partition) and state is not None:  # None: not hosted here
                     if not partition.isr_maintenance.proposing:
                         partition.isr_maintenance.propose_through(self._propose_isr)
                     self.replicas.apply(partition, _replica_state(state))
@@ -155,7 +172,7 @@ class ClusterMember:
             log.warning("broker %d lost its etcd session: leading on its last metadata, ISR changes wait for etcd",
                         self.node_id)
 
-    def _endpoint_for(self, leader: int):
+    def _endpoint_for(self, leader: int) -> NetworkLeaderEndpoint | None:
         """The leader's inter-broker listener (Kafka: the same listener name on every broker);
         a registration without endpoints names only that listener's address."""
         registration = self.metadata.image.brokers.get(leader)
@@ -164,9 +181,9 @@ class ClusterMember:
         address = registration.endpoint(self._inter_broker_name) or registration
         return NetworkLeaderEndpoint(address.host, address.port, self.node_id, login=self._inter_broker_login,
                                      tls=self._inter_broker_tls,
-                                     partition_max_bytes=self._broker.config.replica_fetch_max_bytes)
+                                     partition_max_bytes=self._config.replica_fetch_max_bytes)
 
-    def peer_address(self, node_id: int):
+    def peer_address(self, node_id: int) -> tuple[str, int, InterBrokerLogin | None, ssl.SSLContext | None] | None:
         """(host, port, SASL login, TLS context) of a broker's inter-broker listener, as the
         fetchers connect to it; None for a broker not registered."""
         registration = self.metadata.image.brokers.get(node_id)
@@ -175,7 +192,9 @@ class ClusterMember:
         address = registration.endpoint(self._inter_broker_name) or registration
         return address.host, address.port, self._inter_broker_login, self._inter_broker_tls
 
-    async def _propose_isr(self, partition: Partition, new_isr: list[int]) -> PartitionState | None:
+    async def _propose_isr(self, partition: object, new_isr: list[int]) -> PartitionState | None:
+        # replica's IsrProposer names the partition `object` (typing it there is an import cycle)
+        assert isinstance(partition, Partition)
         current = partition.state
         isr = partition.isr  # the leader's, which the proposal changes
         try:
@@ -195,17 +214,17 @@ class ClusterMember:
     # ----- topic admin through etcd ---------------------------------------------------------
 
     async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
-                           configs: dict[str, str], assignments=None):
-        mode = configs.get("storage.mode", self._broker.config.storage_mode)
+                           configs: dict[str, str], assignments: Assignments | None = None) -> Topic | None:
+        mode = configs.get("storage.mode", self._config.storage_mode)
         if replication_factor == -1:
-            replication_factor = self._broker.config.default_replication_factor
+            replication_factor = self._config.default_replication_factor
         try:
             record = await self.metadata.create_topic(name, num_partitions, replication_factor, configs, mode,
                                                       assignments)
         except ClusterError as exc:
             raise TopicError(exc.code, str(exc)) from None
         await self._visible(lambda image: image.topics.get(name) == record)
-        return self._broker.topics.get(name)
+        return self._topics.get(name)
 
     async def delete_topic(self, name: str) -> None:
         try:
@@ -214,14 +233,14 @@ class ClusterMember:
             raise TopicError(exc.code, str(exc)) from None
         await self._visible(lambda image: name not in image.topics)
 
-    async def add_partitions(self, name: str, total: int, assignments=None) -> None:
+    async def add_partitions(self, name: str, total: int, assignments: Assignments | None = None) -> None:
         try:
             await self.metadata.add_partitions(name, total, assignments)
         except ClusterError as exc:
             raise TopicError(exc.code, str(exc)) from None
         await self._visible(lambda image: name in image.topics and image.topics[name].partition_count >= total)
 
-    async def alter_topic_configs(self, name: str, decide, validate_only: bool) -> None:
+    async def alter_topic_configs(self, name: str, decide: DecideConfigs, validate_only: bool) -> None:
         """`decide(current overrides, storage mode)` -> the new overrides, or raises. The
         overrides are etcd's, changed by compare-and-swap; every broker applies them when its
         image shows them (`_on_metadata` -> TopicRegistry.host), this one before answering."""
@@ -238,7 +257,7 @@ class ClusterMember:
         await self._visible(lambda image: name not in image.topics or image.topics[name].configs == record.configs)
         log.info("altered the configs of topic %s in etcd: %s", name, record.configs or "(defaults)")
 
-    async def _visible(self, predicate) -> None:
+    async def _visible(self, predicate: Callable[[MetadataImage], bool]) -> None:
         """Until this broker has applied an image that shows the change."""
         def applied() -> bool:
             return self._applied_image is not None and predicate(self._applied_image)
@@ -249,13 +268,13 @@ class ClusterMember:
             log.warning("an admin change did not reach this broker's metadata in %.0f s", ADMIN_VISIBLE_TIMEOUT_S)
 
 
-def _current_replicas(image, name: str, record) -> list[tuple[int, ...]]:
+def _current_replicas(image: MetadataImage, name: str, record: TopicRecord) -> list[tuple[int, ...]]:
     """Each partition's replicas as its own state says: a reassignment changes them there, the
     topic record keeps the placement at creation."""
     return [state.replicas if (state := image.partition(name, i)) is not None else replicas
             for i, replicas in enumerate(record.replicas)]
 
 
-def _replica_state(state) -> PartitionState:
+def _replica_state(state: ClusterPartitionState) -> PartitionState:
     return PartitionState(state.leader, state.leader_epoch, state.partition_epoch, tuple(state.replicas),
                           tuple(state.isr))

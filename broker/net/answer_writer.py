@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import IO, Any, cast
+
+from segment.log import FileRegion
 
 SENDFILE_MIN = 64 * 1024  # smaller regions are cheaper to pread and write
 WRITE_BATCH = 256 * 1024  # small regions are joined into writes of about this size
@@ -41,20 +44,21 @@ class _FdFile:
         self._pos = pos
         return pos
 
-    def readinto(self, buf) -> int:
+    def readinto(self, buf: bytearray | memoryview) -> int:
         n = os.preadv(self._fd, [buf], self._pos)
         self._pos += n
         return n
 
 
 class AnswerWriter:
+    _transport: asyncio.Transport  # set by connected(), before any send
+
     def __init__(self, tls: bool, wrote: Callable[[], None]) -> None:
         """`tls`: the transport encrypts, so no sendfile. `wrote`: called after each write (the
         connection is not idle while its answer goes out)."""
-        self._transport: asyncio.Transport | None = None  # once connected
         self._tls = tls
         self._wrote = wrote
-        self._drained: asyncio.Future | None = None
+        self._drained: asyncio.Future[None] | None = None
 
     def connected(self, transport: asyncio.Transport) -> None:
         self._transport = transport
@@ -69,11 +73,12 @@ class AnswerWriter:
             self._drained.set_result(None)
         self._drained = None
 
-    async def send(self, chunks: list) -> None:
-        """Write one answer (see the module docstring)."""
+    async def send(self, chunks: list[Any]) -> None:
+        """Write one answer (see the module docstring): `chunks` are byte buffers and FileRegions
+        (wire.protocol.encode_response)."""
         transport = self._transport
         loop = asyncio.get_running_loop()
-        joined: list[bytes] = []
+        joined: list[bytes | bytearray | memoryview] = []
         size = 0
         for chunk in chunks:
             if transport.is_closing():
@@ -92,7 +97,8 @@ class AnswerWriter:
                 await self._write(b"".join(joined), more=True)
                 joined, size = [], 0
             try:
-                await loop.sendfile(transport, _FdFile(chunk.fd), chunk.position, chunk.size)
+                # asyncio reads the file through fileno(), seek() and readinto() alone: _FdFile has them
+                await loop.sendfile(transport, cast(IO[bytes], _FdFile(chunk.fd)), chunk.position, chunk.size)
             except ConnectionError:
                 transport.abort()  # the peer reset mid-file (sendfile writes past the transport)
                 return
@@ -114,7 +120,7 @@ class AnswerWriter:
             await asyncio.sleep(0)
 
 
-def _pieces(chunk):
+def _pieces(chunk: bytes | bytearray | memoryview | FileRegion) -> Iterator[bytes | bytearray | memoryview]:
     """A chunk's bytes: itself, or a file region read in pieces of at most WRITE_BATCH bytes."""
     if isinstance(chunk, IN_MEMORY):
         yield chunk

@@ -16,9 +16,11 @@ Where the C library is not glibc there is no malloc_trim and nothing is done.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
 TRIM_AFTER_BYTES = 1 << 20
 
+_malloc_trim: Callable[[int], int] | None
 try:
     _malloc_trim = ctypes.CDLL(None).malloc_trim
     _malloc_trim.argtypes = [ctypes.c_size_t]

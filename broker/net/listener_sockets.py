@@ -10,14 +10,17 @@ queued.max.request.bytes bounds the broker, not a port.
 
 from __future__ import annotations
 
+import asyncio
 import socket
+from collections.abc import Callable
 from dataclasses import replace
 
 from wire.request_memory_pool import RequestMemoryPool
 
 from broker.net.listeners import Listener
 from broker.settings.security_config import inter_broker_of, listeners_of
-from broker.net.server import serve
+from broker.net.server import Connections, serve
+from broker.settings.config import BrokerConfig
 from broker.security.tls_config import ServerTlsContexts, TlsSetupError
 
 
@@ -26,7 +29,7 @@ class ListenerBindError(OSError):
 
 
 class _Servers:
-    def __init__(self, servers: list) -> None:
+    def __init__(self, servers: list[asyncio.AbstractServer]) -> None:
         self._servers = servers
 
     def close(self) -> None:
@@ -35,7 +38,8 @@ class _Servers:
 
 
 class BoundListeners:
-    def __init__(self, config, bound: list[tuple[Listener, socket.socket]], tls: ServerTlsContexts) -> None:
+    def __init__(self, config: BrokerConfig, bound: list[tuple[Listener, socket.socket]],
+                 tls: ServerTlsContexts) -> None:
         self.bound = bound
         self._tls = tls
         listeners = tuple(listener for listener, _ in bound)
@@ -49,7 +53,7 @@ class BoundListeners:
         self.config = config
 
     @classmethod
-    def bind(cls, config, bind_one) -> "BoundListeners":
+    def bind(cls, config: BrokerConfig, bind_one: Callable[[str, int], socket.socket]) -> BoundListeners:
         """`bind_one(host, port)` -> a bound, not yet listening socket (lifecycle.bind_listener)."""
         try:
             tls = ServerTlsContexts.load(config.security.tls, listeners_of(config))
@@ -74,7 +78,7 @@ class BoundListeners:
         for _, sock in self.bound:
             sock.close()
 
-    async def serve(self, broker) -> _Servers:
-        pool = RequestMemoryPool(broker.config.queued_max_request_bytes)
-        return _Servers([await serve(broker, sock, listener, pool, self._tls.context_for(listener))
+    async def serve(self, served: Connections) -> _Servers:
+        pool = RequestMemoryPool(served.config.queued_max_request_bytes)
+        return _Servers([await serve(served, sock, listener, pool, self._tls.context_for(listener))
                          for listener, sock in self.bound])

@@ -18,9 +18,12 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from broker.net.listeners import Listener
+
+if TYPE_CHECKING:
+    from broker.observability.metrics import RequestInstruments
 
 ANONYMOUS = "User:ANONYMOUS"
 _connection_ids = itertools.count(1)
@@ -51,7 +54,7 @@ class RequestContext:
     muted_until: float = 0.0  # loop time before which a throttled client's connection reads nothing
     # The metrics' instruments of the request last dispatched here (metrics.py RequestInstruments;
     # None with metrics off): the transport times the writing of that request's answer with them.
-    instruments: object | None = field(default=None, repr=False)
+    instruments: RequestInstruments | None = field(default=None, repr=False)
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)

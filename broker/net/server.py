@@ -37,8 +37,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import ssl
 import time
 from collections import deque
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from wire.framing import FrameDecoder, PeerProtocolError
 from wire.request_memory_pool import RequestMemoryPool
@@ -46,15 +48,18 @@ from wire.request_memory_pool import RequestMemoryPool
 from broker.net import freed_memory
 from broker.net.answer_writer import AnswerWriter
 from broker.net.client_address import client_host
-from broker.api.dispatch import ConnectionClosed, dispatch
-from broker.net.request_context import current_request
+from broker.api.dispatch import Chunks, ConnectionClosed, Served, dispatch
+from broker.net.listeners import Listener
+from broker.net.request_context import RequestContext, current_request
+from broker.settings.config import BrokerConfig
 from broker.settings.security_config import listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS
 from broker.net.tls_listener import TlsAcceptor, certificate_principal
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from broker.observability.metrics import RequestInstruments
 
-CLOSED = object()  # queued by connection_lost in place of a frame
+log = logging.getLogger(__name__)
 
 MAX_QUEUED_REQUESTS = 64
 SERVE_SLICE_S = 0.005  # the longest a connection serves its queued frames before yielding the loop
@@ -83,49 +88,76 @@ class _IdleCloseLog:
 _idle_closes = _IdleCloseLog()
 
 
+class ConnectionLogins(Protocol):
+    def context_for(self, listener: Listener, peer: str) -> RequestContext:
+        """A new connection's context: its principal before any login, its SASL session."""
+
+
+class Connections(Served, Protocol):
+    """What a client connection needs of the broker (Broker, broker/broker.py): what dispatch
+    needs (Served), the connection settings, who a new connection is, the word that one closed."""
+
+    @property
+    def config(self) -> BrokerConfig: ...
+
+    @property
+    def security(self) -> ConnectionLogins: ...
+
+    def connection_closed(self, connection_id: int) -> None:
+        """What the connection opened (a share session) ends with it."""
+
+
+Reply: TypeAlias = "Chunks | asyncio.Task[tuple[Chunks | None, float]] | None"  # dispatch's answer
+# (reply, the request's instruments, when it was read, when its answer was ready)
+Backlogged: TypeAlias = "tuple[Reply, RequestInstruments | None, float, float]"
+
+
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, broker, pool: RequestMemoryPool, listener) -> None:
-        self._broker = broker
+    # set by connection_made, before anything else is called
+    _transport: asyncio.Transport
+    _context: RequestContext
+
+    def __init__(self, served: Connections, pool: RequestMemoryPool, listener: Listener) -> None:
+        self._served = served
         self._listener = listener
-        self._context = None  # request_context.RequestContext, once connected
         self._pool = pool
-        self._decoder = FrameDecoder(broker.config.max_request_size, pool)
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._decoder = FrameDecoder(served.config.max_request_size, pool)
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()  # None: the connection closed
         # time.perf_counter() when each queued frame was read, in queue order (request queue time)
         self._received_at: deque[float] = deque()
         self._queued_bytes = 0  # reserved by frames queued or being handled, given back when handled
-        self._transport: asyncio.Transport | None = None
         self._answers = AnswerWriter(listener.security_protocol in TLS_PROTOCOLS, self._wrote)
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._paused_reading = False  # too many requests queued
         self._waiting_memory = False  # the next frame waits for the pool
         self._muted = False  # a throttled client (broker/quotas/enforcement.py): nothing read until unmuted
         self._reading_paused = False  # what the transport was last told
         self._loop = asyncio.get_running_loop()
-        self._idle_s = broker.config.connections_max_idle_ms / 1000
+        self._idle_s = served.config.connections_max_idle_ms / 1000
         self._last_active = self._loop.time()
         self._idle_timer: asyncio.TimerHandle | None = None
-        self._backlog: asyncio.Queue = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
+        self._backlog: asyncio.Queue[Backlogged] = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
         self._behind = 0  # answers put in the backlog and not yet written
-        self._writer: asyncio.Task | None = None
+        self._writer: asyncio.Task[None] | None = None
         self._peer_finished = False  # the peer ended its side cleanly: its queued frames are served
         self._closed = False  # the broker was told (connection_closed)
         self.peer = "?"
 
-    def connection_made(self, transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # a stream's (TCP, or TLS over it)
         self._transport = transport
         self._answers.connected(transport)
         self.peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
-        self._context = self._broker.security.context_for(self._listener, self.peer)
+        self._context = self._served.security.context_for(self._listener, self.peer)
         if self._listener.security_protocol == "SSL":
             self._context.principal = certificate_principal(transport) or self._context.principal
             log.debug("TLS connection from %s on listener %s as %s", self.peer, self._listener.name,
                       self._context.principal)
         self._task = asyncio.create_task(self._serve())
-        if self._broker.metrics is not None:
-            self._broker.metrics.connection_opened()
+        if self._served.metrics is not None:
+            self._served.metrics.connection_opened()
         host = (transport.get_extra_info("peername") or ("",))[0]
-        too_fast_ms = self._broker.quotas.connection_throttle_ms(host)
+        too_fast_ms = self._served.quotas.connection_throttle_ms(host)
         if too_fast_ms:  # over its ip's connection_creation_rate: held unread, then closed (Kafka's)
             self._muted = True
             self._apply_reading()
@@ -198,9 +230,9 @@ class KafkaConnection(asyncio.Protocol):
     def eof_received(self) -> None:
         self._peer_finished = True  # returning None: the transport closes, connection_lost follows
 
-    def connection_lost(self, exc) -> None:
-        if self._broker.metrics is not None:
-            self._broker.metrics.connection_closed()
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._served.metrics is not None:
+            self._served.metrics.connection_closed()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         if self._waiting_memory:
@@ -209,7 +241,7 @@ class KafkaConnection(asyncio.Protocol):
         unfinished = self._decoder.buffered
         self._decoder.abandon()
         freed_memory.dropped(unfinished)
-        self._queue.put_nowait(CLOSED)  # ends _serve even if a cancel below is lost (3.11 wait_for)
+        self._queue.put_nowait(None)  # ends _serve even if a cancel below is lost (3.11 wait_for)
         self._answers.resume()  # an answer waiting for the peer to read gives up
         if self._peer_finished or exc is not None:
             # the peer ended it (FIN, or a reset): what it sent before is still handled
@@ -222,9 +254,9 @@ class KafkaConnection(asyncio.Protocol):
 
     def _ended(self) -> None:
         """Once no request of this connection will be handled: what it opened ends with it."""
-        if self._context is not None and not self._closed:
+        if not self._closed:
             self._closed = True
-            self._broker.connection_closed(self._context.connection_id)
+            self._served.connection_closed(self._context.connection_id)
 
     def pause_writing(self) -> None:
         self._answers.pause()
@@ -254,7 +286,7 @@ class KafkaConnection(asyncio.Protocol):
                         await asyncio.sleep(0)
                         turn_started = self._loop.time()
                     frame = self._queue.get_nowait()
-                if frame is CLOSED:
+                if frame is None:  # connection_lost's
                     break
                 received = self._received_at.popleft()
                 if self._paused_reading and self._queue.qsize() < MAX_QUEUED_REQUESTS // 2:
@@ -264,7 +296,7 @@ class KafkaConnection(asyncio.Protocol):
                     await self._wait_unmuted()
                     if self._behind and frame[:2] != PRODUCE:
                         await self._backlog.join()
-                    reply = await dispatch(self._broker, frame, self._context, received)
+                    reply = await dispatch(self._served, frame, self._context, received)
                 finally:
                     self._queued_bytes -= len(frame)
                     self._pool.release(len(frame))
@@ -329,10 +361,12 @@ class KafkaConnection(asyncio.Protocol):
                 try:
                     if isinstance(reply, asyncio.Task):
                         # shielded: a client that leaves must not cancel the publish
-                        reply, ready = await asyncio.shield(reply)
-                    if reply:
+                        chunks, ready = await asyncio.shield(reply)
+                    else:
+                        chunks = reply
+                    if chunks:
                         writing = time.perf_counter()
-                        await self._answers.send(reply)
+                        await self._answers.send(chunks)
                         if instruments is not None:
                             instruments.answer_written(received, ready, writing)
                 finally:
@@ -350,16 +384,18 @@ class KafkaConnection(asyncio.Protocol):
             log.error("closing connection from %s after an internal error", self.peer, exc_info=exc)
         self._transport.abort()
 
-async def serve(broker, sock: socket.socket, listener=None, pool: RequestMemoryPool | None = None,
-                ssl_context=None) -> asyncio.AbstractServer:
+async def serve(served: Connections, sock: socket.socket, listener: Listener | None = None,
+                pool: RequestMemoryPool | None = None,
+                ssl_context: ssl.SSLContext | None = None) -> asyncio.AbstractServer:
     """Listen on `sock`, bound beforehand (lifecycle.py: the port is known before the logs open),
     for `listener` (listeners.py; default: the broker's first). Listeners share one `pool`. With
     `ssl_context` (an SSL / SASL_SSL listener) each connection first completes a TLS handshake."""
     loop = asyncio.get_running_loop()
-    pool = pool or RequestMemoryPool(broker.config.queued_max_request_bytes)
-    listener = listener or listeners_of(broker.config)[0]
+    shared = pool or RequestMemoryPool(served.config.queued_max_request_bytes)
+    served_on = listener or listeners_of(served.config)[0]
     if ssl_context is None:
-        return await loop.create_server(lambda: KafkaConnection(broker, pool, listener), sock=sock)
+        return await loop.create_server(lambda: KafkaConnection(served, shared, served_on), sock=sock)
+    tls = ssl_context  # narrowed, for the lambda
     return await loop.create_server(
-        lambda: TlsAcceptor(lambda: KafkaConnection(broker, pool, listener), ssl_context, listener,
-                            broker.config.connections_max_idle_ms), sock=sock)
+        lambda: TlsAcceptor(lambda: KafkaConnection(served, shared, served_on), tls, served_on,
+                            served.config.connections_max_idle_ms), sock=sock)

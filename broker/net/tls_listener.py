@@ -18,6 +18,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+from collections.abc import Callable
+
+from broker.net.listeners import Listener
 
 log = logging.getLogger(__name__)
 
@@ -28,25 +31,27 @@ class TlsAcceptor(asyncio.Protocol):
     """`idle_ms`: connections.max.idle.ms. A peer that connects and says nothing is closed when
     that runs out, as on a plaintext listener (the peers' liveness watch holds such connections)."""
 
-    def __init__(self, make_connection, context: ssl.SSLContext, listener, idle_ms: int) -> None:
+    def __init__(self, make_connection: Callable[[], asyncio.Protocol], context: ssl.SSLContext, listener: Listener,
+                 idle_ms: int) -> None:
         self._make_connection = make_connection  # () -> the protocol that serves the TLS transport
         self._context = context
         self._listener = listener
         self._timeout_s = idle_ms / 1000 if idle_ms > 0 else DEFAULT_HANDSHAKE_TIMEOUT_S
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
-    def connection_made(self, transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # a TCP stream's
         # Nothing may be read before start_tls takes over the transport: the ClientHello would be lost.
         transport.pause_reading()
         self._task = asyncio.get_running_loop().create_task(self._handshake(transport))
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         # Only before start_tls swapped the protocol in (after, the TLS protocol is told instead):
         # the handshake has nothing left to wait for.
         if self._task is not None:
             self._task.cancel()
 
-    async def _handshake(self, transport) -> None:
+    async def _handshake(self, transport: asyncio.Transport) -> None:
         peer = "%s:%s" % (transport.get_extra_info("peername") or ("?", "?"))[:2]
         connection = self._make_connection()
         loop = asyncio.get_running_loop()
@@ -64,10 +69,11 @@ class TlsAcceptor(asyncio.Protocol):
                      peer, self._listener.name, type(exc).__name__ if not str(exc) else exc)
             transport.abort()
             return
+        assert tls_transport is not None  # typeshed's Optional: asyncio returns the TLS transport or raises
         connection.connection_made(tls_transport)
 
 
-def certificate_principal(transport) -> str | None:
+def certificate_principal(transport: asyncio.BaseTransport) -> str | None:
     """`User:<subject DN>` of the client certificate on this TLS transport, None without one."""
     ssl_object = transport.get_extra_info("ssl_object")
     der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None

@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 LINES_PER_INTERVAL = 200
@@ -109,7 +110,7 @@ class RepeatedLineFilter(logging.Filter):
         })
 
 
-def install(root: logging.Logger | None = None, **limits) -> list[RepeatedLineFilter]:
+def install(root: logging.Logger | None = None, **limits: Any) -> list[RepeatedLineFilter]:
     """Put a filter on every handler of the root logger (basicConfig's stream handler), so lines
     from every logger are limited, asyncio's own included."""
     root = root or logging.getLogger()

@@ -14,7 +14,9 @@ from __future__ import annotations
 import threading
 import time
 
-from prometheus_client.core import GaugeMetricFamily
+from collections.abc import Iterator
+
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 
@@ -44,10 +46,10 @@ class LoopIdle(Collector):
         busy = (now[1] - last[1]) / (now[0] - last[0])
         return min(1.0, max(0.0, 1.0 - busy))
 
-    def describe(self):
+    def describe(self) -> list[Metric]:
         return []
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         ratio = self.idle_ratio()
         if ratio is None:
             return

@@ -93,7 +93,8 @@ class LoopLagMonitor:
         if self._watchdog is not None:
             self._watchdog.join()
             gc.callbacks.remove(self._gc)
-            self._cpu_wait.close()
+            if self._cpu_wait is not None:
+                self._cpu_wait.close()
 
     def _schedule(self, now: float) -> None:
         # From now, not from the last due time: after a stall the next tick measures afresh

@@ -28,7 +28,7 @@ class GcPauses:
         self._started = 0.0
         self._recent: deque[tuple[float, int, float]] = deque(maxlen=32)  # (ended, generation, seconds)
 
-    def __call__(self, phase: str, info: dict) -> None:
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
         now = time.monotonic()
         if phase == "start":
             self._started = now

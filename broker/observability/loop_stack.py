@@ -63,16 +63,17 @@ def _shown(frame: FrameType | None) -> list[FrameType | None]:
     """The frames a sample names, outermost first, None where frames are left out: the callback
     the loop runs (in a thread not running a loop callback, none), the deepest frame of our own
     code under it, and the innermost frame (in a library, often)."""
-    stack = []
+    stack: list[FrameType] = []
     while frame is not None:
         stack.append(frame)
         frame = frame.f_back
     stack.reverse()
     called = next((i + 1 for i, f in enumerate(stack) if f.f_code is _LOOP_RUNS_CALLBACK), None)
-    chain = stack[called:] if called is not None and called < len(stack) else [None] + stack
+    chain: list[FrameType | None] = [*stack[called:]] if called is not None and called < len(stack) else [None, *stack]
     last = len(chain) - 1
-    ours = next((i for i in range(last, 0, -1) if _ours(chain[i])), last)
-    shown, previous = [], -1
+    ours = next((i for i in range(last, 0, -1) if (f := chain[i]) is not None and _ours(f)), last)
+    shown: list[FrameType | None] = []
+    previous = -1
     for i in dict.fromkeys((0, ours, last)):
         if chain[i] is None:
             continue

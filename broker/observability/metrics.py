@@ -63,22 +63,28 @@ without the event loop.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, Metric
 
 from segment.fsync_count import fsyncs
 
 from wire.follower_fetch_response import FollowerFetchBody
-from wire.protocol import request_class
+from wire.error_codes import ErrorCode
+from wire.protocol import RequestHeader, request_class
 
 from broker.handlers.fetch import replica_id as fetch_replica_id
 from broker.api.response_errors import errors_in
 
+if TYPE_CHECKING:
+    from broker.topic import Topic
+
 PRODUCE, FETCH = 0, 1
 # Kafka's meters have no creation time, and a `_created` series per label set doubles the output.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
 
 BYTES_IN, MESSAGES_IN, BYTES_OUT, FAILED_PRODUCE, FAILED_FETCH = range(5)  # a topic's children (_topic)
 RECORD_COUNT_AT = slice(57, 61)  # a v2 batch header's record count (wire/record_batch.py)
@@ -111,7 +117,8 @@ def request_name(api_key: int, version: int, follower: bool = False) -> str:
     """Kafka's name of the API (its ApiKeys name: kio's class name less "Request")."""
     if api_key == FETCH:
         return "FetchFollower" if follower else "FetchConsumer"
-    return request_class(api_key, version).__name__.removesuffix("Request")
+    name: str = request_class(api_key, version).__name__
+    return name.removesuffix("Request")
 
 
 class BrokerMetrics:
@@ -170,15 +177,15 @@ class BrokerMetrics:
                                                "Prepare record was written (markers, complete)",
                                                ("step",), buckets=TIME_BUCKETS_MS, registry=r)
         self._by_request: dict[tuple[int, int, bool], RequestInstruments] = {}
-        self._by_error: dict[tuple[str, object], object] = {}
-        self._by_topic: dict[str, tuple] = {}
+        self._by_error: dict[tuple[str, str], Counter] = {}
+        self._by_topic: dict[str, tuple[Counter, ...]] = {}
         # The broker's topics by id (attach, metrics_http.py): Produce v13 and Fetch v13+ name
         # topics by id, and the per-topic series are named by topic name.
-        self.topics_by_id: Mapping = {}
+        self.topics_by_id: Mapping[uuid.UUID, Topic] = {}
 
     # ----- per request (dispatch.py, server.py) ----------------------------------------------
 
-    def instruments(self, header, request) -> "RequestInstruments":
+    def instruments(self, header: RequestHeader, request: Any) -> RequestInstruments:
         """The request's API's and version's label children (made on its first request)."""
         api_key = header.api_key
         follower = api_key == FETCH and fetch_replica_id(request) >= 0
@@ -188,8 +195,8 @@ class BrokerMetrics:
             instruments = self._by_request[key] = RequestInstruments(self, api_key, header.api_version, follower)
         return instruments
 
-    def request_done(self, header, request, response, started: float,
-                     received: float | None = None) -> "RequestInstruments":
+    def request_done(self, header: RequestHeader, request: Any, response: Any, started: float,
+                     received: float | None = None) -> RequestInstruments:
         """A request handled (`response` None: acks=0); `received`, `started`: time.perf_counter()
         when its frame was read and when its handling started (None: at once). The total time of
         an answer is observed once it is written (RequestInstruments.answer_written)."""
@@ -222,7 +229,8 @@ class BrokerMetrics:
                                            for p in t.partitions if p.error_code.value != 0))
         return instruments
 
-    def request_failed(self, header, request, started: float, received: float | None = None) -> None:
+    def request_failed(self, header: RequestHeader, request: Any, started: float,
+                       received: float | None = None) -> None:
         """The handler raised: the connection closes, Kafka would answer UNKNOWN_SERVER_ERROR."""
         instruments = self.instruments(header, request)
         instruments.requests.inc()
@@ -230,26 +238,26 @@ class BrokerMetrics:
         instruments.total_time.observe((time.perf_counter() - (received or started)) * 1000)
         self._error(instruments.name, "UNKNOWN_SERVER_ERROR").inc()
 
-    def _count_failed(self, api_key: int, errors) -> None:
+    def _count_failed(self, api_key: int, errors: Iterable[tuple[str | None, ErrorCode]]) -> None:
         """Each (topic, error code) of a partition Kafka's ReplicaManager counts as failed."""
         expected = EXPECTED_ERRORS[api_key]
         for topic, code in errors:
             if topic is not None and code.name.upper() not in expected:
                 self._topic(topic)[FAILED_PRODUCE if api_key == PRODUCE else FAILED_FETCH].inc()
 
-    def _error(self, name: str, error: str):
+    def _error(self, name: str, error: str) -> Counter:
         child = self._by_error.get((name, error))
         if child is None:
             child = self._by_error[(name, error)] = self.errors.labels(name, error)
         return child
 
-    def _topic(self, topic: str) -> tuple:
+    def _topic(self, topic: str) -> tuple[Counter, ...]:
         children = self._by_topic.get(topic)
         if children is None:
             children = self._by_topic[topic] = tuple(counter.labels(topic) for counter in self._per_topic)
         return children
 
-    def _bytes_in(self, request, failed) -> None:
+    def _bytes_in(self, request: Any, failed: Mapping[tuple[str | None, int], object] | tuple[()]) -> None:
         for topic_data in request.topic_data:
             name = self._name(topic_data)
             size = count = 0
@@ -263,7 +271,7 @@ class BrokerMetrics:
                 children[BYTES_IN].inc(size)
                 children[MESSAGES_IN].inc(count)
 
-    def _bytes_out(self, response, follower: bool) -> None:
+    def _bytes_out(self, response: Any, follower: bool) -> None:
         for topic_response in response.responses:
             size = sum(p.records.total for p in topic_response.partitions if p.records)
             if not size:
@@ -273,17 +281,18 @@ class BrokerMetrics:
             elif (name := self._name(topic_response)) is not None:
                 self._topic(name)[BYTES_OUT].inc(size)
 
-    def _name(self, entry) -> str | None:
+    def _name(self, entry: Any) -> str | None:
         """A request's or response's topic entry's topic name (Fetch calls it `topic`, Produce
         `name`; v13+ of both carry only the id, None when no topic here has it any more)."""
         if hasattr(entry, "topic_id"):
             topic = self.topics_by_id.get(entry.topic_id)
             return topic.name if topic is not None else None
-        return entry.topic if hasattr(entry, "topic") else entry.name
+        name: str = entry.topic if hasattr(entry, "topic") else entry.name
+        return name
 
-    def _failed_partitions(self, response) -> dict[tuple[str | None, int], tuple]:
+    def _failed_partitions(self, response: Any) -> dict[tuple[str | None, int], tuple[str | None, ErrorCode]]:
         """(topic, partition) -> (topic, error code) of each refused partition of a Produce answer."""
-        refused = {}
+        refused: dict[tuple[str | None, int], tuple[str | None, ErrorCode]] = {}
         for t in response.responses:
             name = self._name(t)
             for p in t.partition_responses:
@@ -316,9 +325,9 @@ class BrokerMetrics:
         """A step of a transaction's end done (broker/txn/ending.py)."""
         self.transaction_end_steps.labels(step).observe(seconds * 1000)
 
-    def timed_fsync(self, flush):
+    def timed_fsync(self, flush: Callable[..., None]) -> Callable[..., None]:
         """`flush`, observed into the fsync histogram; it runs in a worker thread (replica/group_commit.py)."""
-        def timed(*args) -> None:
+        def timed(*args: Any) -> None:
             started = time.perf_counter()
             flush(*args)
             self.fsync_time.observe((time.perf_counter() - started) * 1000)
@@ -349,10 +358,10 @@ class FsyncCounts:
     """twinlog_storage_fsyncs_total, read from the engines' counter at scrape time (it is
     thread-safe: no hop to the event loop)."""
 
-    def describe(self):
+    def describe(self) -> list[Metric]:
         return []
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         family = CounterMetricFamily("twinlog_storage_fsyncs", "fsyncs the storage engines completed, by kind "
                                      "of file", labels=("file",))
         for kind, count in sorted(fsyncs().items()):

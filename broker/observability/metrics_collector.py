@@ -4,7 +4,7 @@ Offsets, sizes, lag and replica counts already live in the partitions, groups an
 gauge kept up to date on every append would cost the hot path what reading them once per
 scrape does not. Only the event loop changes that state, and a scrape is served by
 prometheus_client's HTTP thread, so the collector hops to the loop
-(run_coroutine_threadsafe, with a timeout) and copies plain numbers there: a walk from another
+(loop_read.py, with a timeout) and copies plain numbers there: a walk from another
 thread could meet a segment list or a dict mid-change (a roll, a topic created) and would read
 an HW and an LEO of two different moments. The copy yields the loop every CHUNK partitions or
 group offsets, so a broker with 10,000 partitions serves its clients between the slices; the
@@ -56,14 +56,22 @@ scrape without these families (and a log line), never a stuck HTTP thread.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Iterable, Iterator, Mapping, Protocol, Sized
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
+from replica.partition import Partition
+from segment.rocket.store import RocketLogStore
 
+from broker.api.topic_lookup import TopicLookup
 from broker.cluster.cluster_events import ReplicationFigures
+from broker.cluster.view import ClusterView
+from broker.observability.loop_read import LoopBusy, read_on_loop
+from broker.observability.metrics import BrokerMetrics
+from broker.quotas.manager import ClientQuotaManager
+from broker.storage.modes import StorageModes
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +79,52 @@ CHUNK = 500  # partitions or group offsets copied per turn of the event loop
 SNAPSHOT_TIMEOUT_S = 5.0  # within Prometheus's default scrape_timeout (10 s): the rest still arrives
 
 
+class HostedTopics(TopicLookup, Protocol):
+    """The topics (TopicRegistry, broker/topics.py), and every partition hosted here."""
+
+    def all_partitions(self) -> Iterable[Partition]: ...
+
+
+class CommittedOffset(Protocol):
+    @property
+    def offset(self) -> int: ...
+
+
+class CoordinatedGroup(Protocol):
+    """A group coordinated here as the classic coordinator keeps it (broker/groups/group.py)."""
+
+    @property
+    def group_id(self) -> str: ...
+
+    @property
+    def members(self) -> Sized: ...
+
+    @property
+    def offsets(self) -> Mapping[tuple[str, int], CommittedOffset]: ...
+
+
+class CoordinatedGroups(Protocol):
+    """The groups coordinated here, by id (GroupCoordinator, broker/groups/coordinator.py)."""
+
+    @property
+    def groups(self) -> Mapping[str, CoordinatedGroup]: ...
+
+
+@dataclass(frozen=True)
+class StateSources:
+    """What a snapshot reads; Broker (broker/broker.py) gives its own services."""
+    node_id: int
+    topics: HostedTopics
+    groups: CoordinatedGroups
+    quotas: ClientQuotaManager
+    view: ClusterView
+    storage: StorageModes
+
+
 @dataclass
 class Snapshot:
     # (topic, partition, leo, hw, log start, size, is leader, isr size, replicas, min isr)
-    partitions: list[tuple] = field(default_factory=list)
+    partitions: list[tuple[str, int, int, int, int, int, bool, int, int, int]] = field(default_factory=list)
     topics: list[tuple[str, str]] = field(default_factory=list)  # (name, storage mode)
     # (group, topic, partition, committed offset, HW or None when the partition is not hosted here)
     offsets: list[tuple[str, str, int, int, int | None]] = field(default_factory=list)
@@ -83,61 +133,59 @@ class Snapshot:
     replication: ReplicationFigures = field(default_factory=ReplicationFigures)
     dispatch_behind: int | None = None
     # (quota key, (user, client-id), rate, quota, throttle ms given, answers throttled)
-    quota_rates: list[tuple] = field(default_factory=list)
+    quota_rates: list[tuple[str, tuple[str, str], float, float, int, int]] = field(default_factory=list)
 
 
-async def take_snapshot(broker, metrics=None) -> Snapshot:
+async def take_snapshot(sources: StateSources, metrics: BrokerMetrics | None = None) -> Snapshot:
     """Copy what the families show; runs on the event loop, yielding it every CHUNK items."""
     snap = Snapshot()
-    snap.topics = [(t.name, t.storage_mode) for t in broker.topics.topics.values()]
+    snap.topics = [(t.name, t.storage_mode) for t in sources.topics.topics.values()]
     if metrics is not None:
         metrics.forget_topics({name for name, _ in snap.topics})
-    for i, p in enumerate(list(broker.topics.all_partitions())):
+    for i, p in enumerate(list(sources.topics.all_partitions())):
         if i and i % CHUNK == 0:
             await asyncio.sleep(0)
         snap.partitions.append((p.topic, p.index, p.log_end_offset, p.high_watermark, p.log_start_offset,
                                 p.size_in_bytes, p.is_leader, len(p.isr), len(p.state.replicas),
                                 p.min_insync_replicas))
     count = 0
-    for group in list(broker.groups.groups.values()):
+    for group in list(sources.groups.groups.values()):
         snap.members.append((group.group_id, len(group.members)))
         for (topic, index), committed in list(group.offsets.items()):
             count += 1
             if count % CHUNK == 0:
                 await asyncio.sleep(0)
-            partition = broker.topics.partition(topic, index)
+            partition = sources.topics.partition(topic, index)
             hw = partition.high_watermark if partition is not None else None
             snap.offsets.append((group.group_id, topic, index, committed.offset, hw))
-    quotas = broker.quotas
+    quotas = sources.quotas
     snap.quota_rates = [(key, tags, rate, bound, quotas.throttle_ms_total.get((key, tags), 0),
                          quotas.throttled.get((key, tags), 0)) for key, tags, rate, bound in quotas.rates()]
-    snap.is_controller = broker.view.controller_id == broker.config.node_id
-    snap.replication = broker.view.replication_figures()
-    store = broker.storage.opened().get("commitlog")
-    if store is not None:
+    snap.is_controller = sources.view.controller_id == sources.node_id
+    snap.replication = sources.view.replication_figures()
+    store = sources.storage.opened().get("commitlog")
+    if isinstance(store, RocketLogStore):
         snap.dispatch_behind = store.commitlog.write_pos - store.dispatcher.dispatched
     return snap
 
 
 class BrokerStateCollector(Collector):
-    def __init__(self, broker, loop: asyncio.AbstractEventLoop, metrics=None,
+    """`snapshot`: the read of the broker's state (take_snapshot of its sources), run on `loop`."""
+
+    def __init__(self, snapshot: Callable[[], Awaitable[Snapshot]], loop: asyncio.AbstractEventLoop,
                  timeout_s: float = SNAPSHOT_TIMEOUT_S) -> None:
-        self._broker = broker
+        self._snapshot = snapshot
         self._loop = loop
-        self._metrics = metrics
         self._timeout_s = timeout_s
 
-    def describe(self):
+    def describe(self) -> Iterable[Metric]:
         return []  # registering must not collect: that would wait on the loop from the loop
 
-    def collect(self):
-        future = asyncio.run_coroutine_threadsafe(take_snapshot(self._broker, self._metrics), self._loop)
+    def collect(self) -> Iterator[Metric]:
         try:
-            snap = future.result(self._timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            log.warning("metrics scrape: the event loop did not answer within %.0f s; partition, group and "
-                        "replica metrics left out of this scrape", self._timeout_s)
+            snap = read_on_loop(self._loop, self._snapshot, self._timeout_s)
+        except LoopBusy as exc:
+            log.warning("metrics scrape: %s; partition, group and replica metrics left out of this scrape", exc)
             return
         except Exception:
             log.warning("metrics scrape: reading the broker's state failed", exc_info=True)
@@ -145,7 +193,7 @@ class BrokerStateCollector(Collector):
         yield from families(snap)
 
 
-def families(snap: Snapshot):
+def families(snap: Snapshot) -> Iterator[Metric]:
     """The metric families of one snapshot."""
     tp = ("topic", "partition")
     leo = GaugeMetricFamily("kafka_log_log_logendoffset", "Log end offset", labels=tp)
@@ -189,11 +237,11 @@ def families(snap: Snapshot):
     group_tp = ("consumergroup", "topic", "partition")
     current = GaugeMetricFamily("kafka_consumergroup_current_offset", "Committed offset", labels=group_tp)
     lag = GaugeMetricFamily("kafka_consumergroup_lag", "High watermark minus committed offset", labels=group_tp)
-    for group, topic, index, offset, high in snap.offsets:
-        labels = (group, topic, str(index))
-        current.add_metric(labels, offset)
-        if high is not None:
-            lag.add_metric(labels, high - offset)
+    for group, topic, index, offset, group_hw in snap.offsets:
+        offset_labels = (group, topic, str(index))
+        current.add_metric(offset_labels, offset)
+        if group_hw is not None:
+            lag.add_metric(offset_labels, group_hw - offset)
     members = GaugeMetricFamily("kafka_consumergroup_members", "Members of the group",
                                 labels=("consumergroup",))
     for group, count in snap.members:
@@ -214,7 +262,7 @@ _RATE_FAMILIES = {  # quota key -> (family, help): Kafka's per-client sensors, a
 }
 
 
-def _quota_families(snap: Snapshot):
+def _quota_families(snap: Snapshot) -> Iterator[Metric]:
     client = ("user", "client_id")
     rates = {key: GaugeMetricFamily(name, doc, labels=client) for key, (name, doc) in _RATE_FAMILIES.items()}
     labelled = ("quota", *client)
@@ -231,7 +279,7 @@ def _quota_families(snap: Snapshot):
     yield from (bound, throttle, throttled)
 
 
-def replication_families(r: ReplicationFigures):
+def replication_families(r: ReplicationFigures) -> Iterator[Metric]:
     yield GaugeMetricFamily("kafka_controller_kafkacontroller_offlinepartitionscount",
                             "Partitions without a leader (on the controller)", value=r.offline_partitions)
     yield CounterMetricFamily("kafka_server_replicamanager_isrshrinks",

@@ -16,22 +16,27 @@ A port already in use fails start-up with one line, as the Kafka port does.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import threading
 import time
 from socketserver import ThreadingMixIn
+from typing import Any, Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from prometheus_client import make_wsgi_app
 from prometheus_client.process_collector import ProcessCollector
 
 from broker.observability.console import broker_state
+from broker.observability.console.broker_state import ConsoleSources
 from broker.observability.console.charts import ChartSampler, History
 from broker.observability.console.http_app import ConsoleApp
 from broker.observability.loop_idle import LoopIdle
 from broker.observability.metrics import BrokerMetrics
-from broker.observability.metrics_collector import BrokerStateCollector
+from broker.observability.loop_read import read_on_loop
+from broker.observability.metrics_collector import SNAPSHOT_TIMEOUT_S, BrokerStateCollector, take_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +49,7 @@ class _Server(ThreadingMixIn, WSGIServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
         pass  # one access line per scrape is noise in the broker's log
 
 
@@ -63,7 +68,7 @@ class MetricsEndpoint:
         self.state = STARTING
         self.metrics: BrokerMetrics | None = None
         self._thread: threading.Thread | None = None
-        self._server = None
+        self._server: _Server | None = None
         self._console: ConsoleApp | None = None
         self._sampler: ChartSampler | None = None
         if port is None:
@@ -71,7 +76,7 @@ class MetricsEndpoint:
         self.metrics = BrokerMetrics()
         self._console = ConsoleApp(History(console_sample_interval_ms / 1000))
         ProcessCollector(registry=self.metrics.registry)  # CPU, memory, open fds of the broker
-        self._server = make_server(host, port, self._app(make_wsgi_app(self.metrics.registry)),
+        self._server = make_server(host, port, self._app(make_wsgi_app(self.metrics.registry), self._console),
                                    server_class=_server_class(host), handler_class=_QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="metrics-http", daemon=True)
@@ -82,8 +87,8 @@ class MetricsEndpoint:
     def port(self) -> int | None:
         return self._server.server_port if self._server is not None else None
 
-    def _app(self, metrics_app):
-        def app(environ, start_response):
+    def _app(self, metrics_app: WSGIApplication, console: ConsoleApp) -> WSGIApplication:
+        def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
             path = environ.get("PATH_INFO", "/")
             if path == "/health":
                 status = "200 OK" if self.state == READY else "503 Service Unavailable"
@@ -91,26 +96,26 @@ class MetricsEndpoint:
                 return [f"{self.state}\n".encode()]
             if path == "/metrics":
                 return metrics_app(environ, start_response)
-            if self._console.handles(path):
-                return self._console(environ, start_response)
+            if console.handles(path):
+                return console(environ, start_response)
             start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
             return [b"not found: try /metrics, /health or / (the console)\n"]
         return app
 
-    def attach(self, broker, loop) -> None:
-        """The broker's logs are open and recovered: count its requests from now on and read its
-        state at scrape time (on `loop`, the broker's event loop)."""
-        if self.metrics is None:
+    def attach(self, sources: ConsoleSources, loop: asyncio.AbstractEventLoop) -> None:
+        """The broker's logs are open and recovered: read its state at scrape time and for the
+        console (on `loop`, the broker's event loop). The broker counts its requests into
+        `metrics`, given to it when it was made (lifecycle.py)."""
+        if self.metrics is None or self._console is None:
             return
+        metrics = self.metrics
         self.metrics.recovery_seconds.set(time.monotonic() - self.started)
-        self.metrics.registry.register(BrokerStateCollector(broker, loop, self.metrics))
+        self.metrics.registry.register(BrokerStateCollector(lambda: take_snapshot(sources.state, metrics), loop))
         self.metrics.registry.register(LoopIdle(threading.get_native_id()))  # called on the loop's thread
-        self._console.attach(broker, loop)
-        self._sampler = ChartSampler(self._console.history, self.metrics,
-                                     lambda: broker_state.read_on_loop(loop, broker_state.group_lag_totals(broker)))
+        self._console.attach(sources, loop)
+        self._sampler = ChartSampler(self._console.history, self.metrics, lambda: read_on_loop(
+            loop, lambda: broker_state.group_lag_totals(sources.state), SNAPSHOT_TIMEOUT_S))
         self._sampler.start()
-        self.metrics.topics_by_id = broker.topics.by_id
-        broker.metrics = self.metrics
 
     def ready(self) -> None:
         """The broker serves: /health answers 200."""

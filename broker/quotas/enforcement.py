@@ -14,12 +14,12 @@ import dataclasses
 import datetime
 import time
 from contextvars import ContextVar
-from typing import Protocol
+from typing import Any, Coroutine, Generator, Protocol
 
 from wire.error_codes import ErrorCode
 from wire.protocol import EncodedBody, RequestHeader
 
-from broker.net.request_context import current_request
+from broker.net.request_context import RequestContext, current_request
 from broker.quotas.manager import ClientQuotaManager
 
 PRODUCE_KEY = 0
@@ -36,10 +36,10 @@ class BusyTime:
 
     __slots__ = ("_coro", "busy_s", "_step_began", "request_time_recorded")
 
-    def __init__(self, coro) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
         self._coro = coro
         self.busy_s = 0.0  # the steps ended so far
-        self._step_began = None  # perf_counter() when the running step began, None between steps
+        self._step_began: float | None = None  # perf_counter() when the running step began, None between steps
         self.request_time_recorded = False
 
     def so_far(self) -> float:
@@ -47,8 +47,10 @@ class BusyTime:
         running = time.perf_counter() - self._step_began if self._step_began is not None else 0.0
         return self.busy_s + running
 
-    def __await__(self):
-        coro, value, error = self._coro, None, None
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro = self._coro
+        value: Any = None
+        error: BaseException | None = None
         while True:
             self._step_began = time.perf_counter()
             try:
@@ -66,7 +68,8 @@ class BusyTime:
                 value, error = None, exc
 
     def _end_step(self) -> None:
-        self.busy_s += time.perf_counter() - self._step_began
+        if self._step_began is not None:
+            self.busy_s += time.perf_counter() - self._step_began
         self._step_began = None
 
 
@@ -75,14 +78,14 @@ class BusyTime:
 handling: ContextVar[BusyTime | None] = ContextVar("handling", default=None)
 
 
-def client_of(context, header) -> tuple[str, str]:
+def client_of(context: RequestContext | None, header: RequestHeader) -> tuple[str, str]:
     """(user, client-id) as quotas name them: the principal's name (ANONYMOUS before a login), the
     header's client id ("" when null)."""
     principal = context.principal if context is not None else "User:ANONYMOUS"
     return principal.split(":", 1)[1], header.client_id or ""
 
 
-def mute(context, throttle_ms: int) -> None:
+def mute(context: RequestContext | None, throttle_ms: int) -> None:
     """The connection reads nothing more for `throttle_ms` (from now, or later if already muted)."""
     if context is None or throttle_ms <= 0:
         return
@@ -90,7 +93,8 @@ def mute(context, throttle_ms: int) -> None:
     context.muted_until = max(context.muted_until, until)
 
 
-def after_request(broker, header, follower: bool, frame_size: int, handled: BusyTime, context) -> int:
+def after_request(quotas: ClientQuotaManager, header: RequestHeader, follower: bool, frame_size: int,
+                  handled: BusyTime, context: RequestContext | None) -> int:
     """Records a served request against its client's quotas (a produce's bytes; every client
     request's handler time); returns the throttle time (ms), the longest of them, and mutes the
     connection for it. `follower`: a follower's Fetch, which no quota counts.
@@ -101,9 +105,9 @@ def after_request(broker, header, follower: bool, frame_size: int, handled: Busy
     user, client = client_of(context, header)
     throttle = 0
     if header.api_key == PRODUCE_KEY:
-        throttle = broker.quotas.produce(user, client, frame_size)
+        throttle = quotas.produce(user, client, frame_size)
     if header.api_key not in REQUEST_QUOTA_EXEMPT and not follower and not handled.request_time_recorded:
-        throttle = max(throttle, broker.quotas.request_time(user, client, handled.busy_s))
+        throttle = max(throttle, quotas.request_time(user, client, handled.busy_s))
     mute(context, throttle)
     return throttle
 
@@ -136,7 +140,7 @@ def consumer_fetch(quotas: ClientQuotaManager, header: RequestHeader, response_b
     return throttle
 
 
-def with_throttle(response, throttle_ms: int):
+def with_throttle(response: Any, throttle_ms: int) -> Any:
     """The response with its throttle_time_ms raised to `throttle_ms` (responses that have one)."""
     if response is None or throttle_ms <= 0:
         return response

@@ -20,6 +20,11 @@ import logging
 import threading
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Callable, TypeVar
+
+from replica.partition import Partition
+from segment.log import PartitionLog
 
 from segment.compaction.cleaner_checkpoint import CLEANER_CHECKPOINT, CleanerCheckpoint
 from segment.compaction.cleaning_policy import compacts
@@ -28,18 +33,22 @@ from segment.kafka.partition_log import SegmentPartitionLog
 from segment.rocket import log_cleaner as commitlog_cleaner
 from segment.rocket.partition_log import RocketPartitionLog
 
+from broker.api.topic_lookup import TopicLookup
+from broker.settings.config import BrokerConfig
+
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Each layout's cleaner offers the same two calls: due(plog, first_dirty, now_ms, last_stable_offset=) and
 # clean(plog, first_dirty, now_ms, memory_bytes, run_on_owner, last_stable_offset=) -> stats (end_offset,
 # bytes_read...).
-_CLEANERS = {SegmentPartitionLog: segment_cleaner, RocketPartitionLog: commitlog_cleaner}
+_CLEANERS: dict[type[PartitionLog], ModuleType] = {SegmentPartitionLog: segment_cleaner,
+                                                   RocketPartitionLog: commitlog_cleaner}
 
 
 class LogCleanerService:
-    def __init__(self, broker, loop: asyncio.AbstractEventLoop) -> None:
-        config = broker.config
-        self._broker = broker
+    def __init__(self, config: BrokerConfig, topics: TopicLookup, loop: asyncio.AbstractEventLoop) -> None:
+        self._topics = topics
         self._loop = loop
         self._threads_wanted = max(1, config.log_cleaner_threads)
         self._memory = max(config.log_cleaner_dedupe_buffer_size // self._threads_wanted, 1 << 20)
@@ -63,9 +72,9 @@ class LogCleanerService:
         for thread in self._threads:
             await asyncio.to_thread(thread.join)
 
-    def _on_loop(self, fn):
+    def _on_loop(self, fn: Callable[[], T]) -> T:
         """Run fn() on the event loop and wait for its result (the owner of the segment lists)."""
-        async def call():
+        async def call() -> T:
             return fn()
         if self._stop.is_set():
             raise _Stopped()
@@ -90,9 +99,9 @@ class LogCleanerService:
         now = segment_cleaner.now_ms()
         for topic, index, plog, stable in partitions:
             key = (topic, index)
-            cleaner = _CLEANERS.get(type(plog))
-            if cleaner is None or plog.offline is not None:
+            if not isinstance(plog, (SegmentPartitionLog, RocketPartitionLog)) or plog.offline is not None:
                 continue
+            cleaner = _CLEANERS[type(plog)]
             with self._lock:
                 if key in self._busy:
                     continue
@@ -108,19 +117,19 @@ class LogCleanerService:
             return True
         return False
 
-    def _compacted(self) -> list[tuple[str, int, object, int]]:
+    def _compacted(self) -> list[tuple[str, int, PartitionLog, int]]:
         """On the loop: (topic, index, log, last stable offset) of each partition whose topic
         compacts. Topics are skipped whole (their partitions share the config), so a round costs
         nothing per partition of a topic that only deletes."""
         found = []
-        for topic in self._broker.topics.topics.values():
-            first = next((p for p in topic.partitions if p is not None), None)
-            if first is not None and compacts(first.config.cleanup_policy):
-                found += [(p.topic, p.index, p.log_for_cleaning(), p.last_stable_offset)
-                          for p in topic.partitions if p is not None]
+        for topic in self._topics.topics.values():
+            hosted = [p for p in topic.partitions if isinstance(p, Partition)]  # None: hosted elsewhere
+            if hosted and compacts(hosted[0].config.cleanup_policy):
+                found += [(p.topic, p.index, p.log_for_cleaning(), p.last_stable_offset) for p in hosted]
         return found
 
-    def _clean(self, cleaner, key, plog, first_dirty: int, now: int, stable: int) -> None:
+    def _clean(self, cleaner: ModuleType, key: tuple[str, int], plog: PartitionLog, first_dirty: int, now: int,
+               stable: int) -> None:
         started, cpu_started = time.monotonic(), time.thread_time()
         try:
             stats = cleaner.clean(plog, first_dirty, now, self._memory, self._on_loop, last_stable_offset=stable)

@@ -4,7 +4,7 @@ The console is served by the metrics port's HTTP threads (metrics_http.py), and 
 groups and stores are changed by the event loop only: like a Prometheus scrape, each request
 hops to the loop (run_coroutine_threadsafe) and copies plain values there, in slices of
 metrics_collector.CHUNK partitions that yield the loop in between, and gives up after
-SNAPSHOT_TIMEOUT_S instead of holding an HTTP thread on a stuck loop. The offsets, sizes and
+SNAPSHOT_TIMEOUT_S instead of holding an HTTP thread on a stuck loop (loop_read.py). The offsets, sizes and
 group lag come from metrics_collector.take_snapshot itself, so the page and /metrics never
 disagree; this module adds who leads each partition and its replicas and ISR (from the
 cluster view Metadata answers from), the key lookup, every member of the cluster with the
@@ -22,15 +22,23 @@ and MAX_ACLS_LISTED bindings, with counts of all and a flag saying when the list
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from segment.rocket.key_lookup import lookup_key
+from segment.rocket.store import RocketLogStore
 from wire.scram import SCRAM_MECHANISMS
 
+from broker.api.context import ApiContext
+from broker.api.security_service import AclAdmin, ScramAdmin
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
 from broker.observability.console.login import Credentials
-from broker.observability.metrics_collector import CHUNK, SNAPSHOT_TIMEOUT_S, take_snapshot
+from broker.observability.metrics_collector import CHUNK, StateSources, take_snapshot
 from broker.security.acl.model import AclFilter, Operation, PatternType, Permission, ResourceType
+from broker.security.sasl_credentials import PlainUsers
+from broker.storage.log_dir_move import LogDirMoves
+from broker.storage.modes import StorageModes
 
 MAX_LOOKUP_RECORDS = 500
 MAX_PARTITIONS_LISTED = 2000
@@ -38,8 +46,25 @@ MAX_ACLS_LISTED = 2000
 _EVERY_ACL = AclFilter(ResourceType.ANY, None, PatternType.ANY, None, None, Operation.ANY, Permission.ANY)
 
 
-class LoopBusy(Exception):
-    """The event loop did not answer within the timeout."""
+class SaslUsers(Protocol):
+    """The SASL users a console login is checked against (BrokerSecurity, broker/security/authentication.py)."""
+
+    @property
+    def plain_users(self) -> PlainUsers: ...
+
+    @property
+    def scram(self) -> ScramAdmin: ...
+
+
+@dataclass(frozen=True)
+class ConsoleSources:
+    """What the console reads and changes; Broker (broker/broker.py) gives its own services.
+    `api`: the handlers' services (the console changes topic configs through their handlers);
+    `state`: what a metrics snapshot reads, so the page and /metrics never disagree."""
+    api: ApiContext
+    state: StateSources
+    log_dirs: LogDirMoves  # a partition's move to another layout, shown until its swap
+    users: SaslUsers
 
 
 class RequestRefused(Exception):
@@ -50,29 +75,20 @@ class RequestRefused(Exception):
         self.status = status
 
 
-def read_on_loop(loop: asyncio.AbstractEventLoop, coro, timeout_s: float = SNAPSHOT_TIMEOUT_S):
-    """Run `coro` on the broker's loop from an HTTP thread: its result, or LoopBusy."""
-    future = asyncio.run_coroutine_threadsafe(coro, loop)
-    try:
-        return future.result(timeout_s)
-    except concurrent.futures.TimeoutError:
-        future.cancel()
-        raise LoopBusy(f"the broker's event loop did not answer within {timeout_s:.0f} s") from None
-
-
-async def partition_rows(broker) -> list[dict]:
+async def partition_rows(sources: ConsoleSources) -> list[dict[str, Any]]:
     """One row per partition hosted here, in (topic, partition) order."""
-    snap = await take_snapshot(broker)
+    snap = await take_snapshot(sources.state)
+    topics, view = sources.api.topics, sources.api.view
     rows = []
     for i, (topic, index, leo, hw, log_start, size, *_counts) in enumerate(snap.partitions):
         if i and i % CHUNK == 0:
             await asyncio.sleep(0)
-        local = broker.topics.partition(topic, index)
-        placement = broker.view.placement(topic, index, local) if local is not None else None
-        held = broker.topics.topics.get(topic)
+        local = topics.partition(topic, index)
+        placement = view.placement(topic, index, local) if local is not None else None
+        held = topics.topics.get(topic)
         # What this broker holds: a replica's layout is its broker's (replica_layouts.py), and a
         # live move's target shows until the swap
-        future = broker.log_dirs.future(topic, index)
+        future = sources.log_dirs.future(topic, index)
         rows.append({
             "topic": topic, "partition": index, "layout": held.mode_of(index) if held else None,
             "moving_to": future.target_mode if future is not None else None, "log_end_offset": leo,
@@ -85,11 +101,11 @@ async def partition_rows(broker) -> list[dict]:
     return rows
 
 
-async def group_rows(broker) -> list[dict]:
+async def group_rows(state: StateSources) -> list[dict[str, Any]]:
     """One row per committed offset of the groups coordinated here; lag is None where the
     partition is not hosted here (its HW is another broker's)."""
-    snap = await take_snapshot(broker)
-    rows = [{"group": group, "topic": topic, "partition": index, "committed": committed,
+    snap = await take_snapshot(state)
+    rows: list[dict[str, Any]] = [{"group": group, "topic": topic, "partition": index, "committed": committed,
              "lag": None if hw is None else hw - committed}
             for group, topic, index, committed, hw in snap.offsets]
     rows.sort(key=lambda r: (r["group"], r["topic"], r["partition"]))
@@ -98,19 +114,21 @@ async def group_rows(broker) -> list[dict]:
 
 @dataclass(frozen=True)
 class LookupAnswer:
-    records: list[dict]
+    records: list[dict[str, Any]]
     truncated: bool
 
 
-async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
+async def lookup(topics: TopicLookup, storage: StorageModes, topic: str, key: bytes) -> LookupAnswer:
     """The records of `topic` with `key`, from the partitions hosted here."""
-    source = broker.topics.topics.get(topic)
+    source = topics.topics.get(topic)
     if source is None:
         raise RequestRefused(404, f"unknown topic {topic!r}")
     if source.storage_mode != "commitlog":
         raise RequestRefused(400, f"topic {topic!r} uses storage.mode={source.storage_mode}: key lookup needs a "
                                  "topic created with storage.mode=commitlog (the layout with a key index)")
-    hits = lookup_key(broker.storage.store("commitlog"), topic, key)
+    store = storage.store("commitlog")
+    assert isinstance(store, RocketLogStore)  # the commitlog layout's store is RocketMQ's
+    hits = lookup_key(store, topic, key)
     return LookupAnswer([{
         "partition": h.partition, "offset": h.offset, "timestamp": h.timestamp,
         "value": None if h.value is None else h.value.decode("utf-8", "backslashreplace"),
@@ -118,36 +136,34 @@ async def lookup(broker, topic: str, key: bytes) -> LookupAnswer:
     } for h in hits[:MAX_LOOKUP_RECORDS]], len(hits) > MAX_LOOKUP_RECORDS)
 
 
-async def group_lag_totals(broker) -> dict[str, int]:
+async def group_lag_totals(state: StateSources) -> dict[str, int]:
     """{group: records behind} over the partitions hosted here: the lag chart's samples."""
     totals: dict[str, int] = {}
-    for row in await group_rows(broker):
+    for row in await group_rows(state):
         if row["lag"] is not None:
             totals[row["group"]] = totals.get(row["group"], 0) + max(0, row["lag"])
     return totals
 
 
-async def sasl_users_exist(broker) -> bool:
+async def sasl_users_exist(users: SaslUsers) -> bool:
     """Whether the broker has SASL users (PLAIN or SCRAM): the console then needs a login."""
-    security = broker.security
-    return len(security.plain_users) > 0 or bool(security.scram.describe())
+    return len(users.plain_users) > 0 or bool(users.scram.describe())
 
 
-async def credentials_of(broker, user: str, password: str) -> Credentials:
+async def credentials_of(users: SaslUsers, user: str, password: str) -> Credentials:
     """What the broker keeps for `user`; the SCRAM hashing is left to the caller's thread."""
-    security = broker.security
-    scram = tuple((m, c) for m in SCRAM_MECHANISMS if (c := security.scram.get(user, m)) is not None)
-    return Credentials(security.plain_users.password_ok(user, password), scram)
+    scram = tuple((m, c) for m in SCRAM_MECHANISMS if (c := users.scram.get(user, m)) is not None)
+    return Credentials(users.plain_users.password_ok(user, password), scram)
 
 
-async def broker_rows(broker) -> dict:
+async def broker_rows(view: ClusterView, topics: TopicLookup, node_id: int) -> dict[str, Any]:
     """{controller_id, this_broker, brokers: [{node_id, host, port, replicas, leaders,
     partitions: [{topic, partition, leader, in_isr}], truncated}]}"""
-    view = broker.view
-    rows = {b.node_id: {"node_id": b.node_id, "host": b.host, "port": b.port, "replicas": 0, "leaders": 0,
-                        "partitions": [], "truncated": False} for b in view.brokers()}
+    rows: dict[int, dict[str, Any]] = {
+        b.node_id: {"node_id": b.node_id, "host": b.host, "port": b.port, "replicas": 0, "leaders": 0,
+                    "partitions": [], "truncated": False} for b in view.brokers()}
     seen = 0
-    for topic in list(broker.topics.topics.values()):
+    for topic in list(topics.topics.values()):
         for index, local in enumerate(list(topic.partitions)):
             seen += 1
             if seen % CHUNK == 0:
@@ -168,14 +184,13 @@ async def broker_rows(broker) -> dict:
                     row["truncated"] = True
     for row in rows.values():
         row["partitions"].sort(key=lambda p: (p["topic"], p["partition"]))
-    return {"controller_id": view.controller_id, "this_broker": broker.config.node_id,
+    return {"controller_id": view.controller_id, "this_broker": node_id,
             "brokers": [rows[n] for n in sorted(rows)]}
 
 
-async def acl_rows(broker) -> dict:
+async def acl_rows(store: AclAdmin | None) -> dict[str, Any]:
     """{authorizer: bool, acls: [{resource_type, resource_name, pattern_type, principal, host,
     operation, permission}], total, truncated}"""
-    store = broker.acls
     if store is None:
         return {"authorizer": False, "acls": [], "total": 0, "truncated": False}
     bindings = store.describe(_EVERY_ACL)

@@ -23,7 +23,13 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 from xml.sax.saxutils import escape, quoteattr
+
+from prometheus_client import Counter
+
+if TYPE_CHECKING:
+    from broker.observability.metrics import BrokerMetrics
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +76,7 @@ class History:
             return [s for s in self._samples if since is None or s.at >= since]
 
 
-def counter_total(counter) -> float:
+def counter_total(counter: Counter) -> float:
     """The sum of a prometheus_client Counter's series (every topic's)."""
     return sum(s.value for metric in counter.collect() for s in metric.samples if s.name.endswith("_total"))
 
@@ -78,7 +84,7 @@ def counter_total(counter) -> float:
 class ChartSampler:
     """The thread that feeds a History: `read_lag()` returns {group: lag} (it reads on the loop)."""
 
-    def __init__(self, history: History, metrics, read_lag) -> None:
+    def __init__(self, history: History, metrics: BrokerMetrics, read_lag: Callable[[], dict[str, int]]) -> None:
         self._history = history
         self._metrics = metrics
         self._read_lag = read_lag

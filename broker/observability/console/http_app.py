@@ -22,16 +22,21 @@ only (no inline script, no eval), so markup that got in can neither run nor load
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from http import HTTPStatus
 from importlib import resources
+from typing import Any
 from urllib.parse import parse_qs
+from wsgiref.types import StartResponse, WSGIEnvironment
 
 from broker.observability.console import api_routes, broker_state, login
-from broker.observability.console.broker_state import LoopBusy, RequestRefused
+from broker.observability.console.broker_state import ConsoleSources, RequestRefused
 from broker.observability.console.charts import History
 from broker.observability.console.topic_configs import console_context
+from broker.observability.loop_read import LoopBusy, read_on_loop
+from broker.observability.metrics_collector import SNAPSHOT_TIMEOUT_S
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +60,22 @@ def _static_files() -> dict[str, bytes]:
 class ConsoleApp:
     """Serves before the broker is attached too: the page loads, the API answers 503."""
 
-    def __init__(self, history: History, timeout_s: float = broker_state.SNAPSHOT_TIMEOUT_S) -> None:
+    def __init__(self, history: History, timeout_s: float = SNAPSHOT_TIMEOUT_S) -> None:
         self._timeout_s = timeout_s
         self._page = resources.files(__package__).joinpath("console.html").read_bytes()
         self._static = _static_files()
-        self._broker = None
-        self._loop = None
+        self._sources: ConsoleSources | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.history = history
         self.sessions = login.Sessions()
 
-    def attach(self, broker, loop) -> None:
-        self._broker, self._loop = broker, loop
+    def attach(self, sources: ConsoleSources, loop: asyncio.AbstractEventLoop) -> None:
+        self._sources, self._loop = sources, loop
 
     def handles(self, path: str) -> bool:
         return path in ("/", "/console") or path in self._static or path.startswith("/api/")
 
-    def __call__(self, environ, start_response):
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
         path, method = environ.get("PATH_INFO", "/"), environ.get("REQUEST_METHOD", "GET")
         if path == "/console":  # where the console was before it moved to /
             query = environ.get("QUERY_STRING", "")
@@ -92,7 +97,7 @@ class ConsoleApp:
             log.warning("console: %s failed", path, exc_info=True)
             return self._json(start_response, 500, {"error": f"reading the broker's state failed: {exc}"})
 
-    def _api(self, environ, start_response, path: str, method: str):
+    def _api(self, environ: WSGIEnvironment, start_response: StartResponse, path: str, method: str) -> list[bytes]:
         if method not in ("GET", "HEAD", "POST"):
             return self._json(start_response, 405, {"error": "only GET and POST are served"})
         routes = api_routes.POSTS if method == "POST" else api_routes.GETS
@@ -100,9 +105,10 @@ class ConsoleApp:
             return self._json(start_response, 404, {"error": f"no such endpoint: {method} {path}"})
         if method == "POST" and (why := login.cross_site(environ)) is not None:
             return self._json(start_response, 403, {"error": f"refused as cross-site: {why}"})
-        if self._broker is None:
+        sources, loop = self._sources, self._loop
+        if sources is None or loop is None:
             return self._json(start_response, 503, {"error": "the broker is starting: its logs are still opening"})
-        login_required = self._read(broker_state.sasl_users_exist(self._broker))
+        login_required = read_on_loop(loop, lambda: broker_state.sasl_users_exist(sources.users), self._timeout_s)
         session = self.sessions.find(environ.get("HTTP_COOKIE")) if login_required else None
         if path == "/api/session":  # GET or HEAD
             return self._json(start_response, 200, {"login_required": login_required,
@@ -112,14 +118,14 @@ class ConsoleApp:
             return self._json(start_response, 200, {"user": None}, login.clear_cookie())
         body = self._body(environ) if method == "POST" else None
         if path == "/api/login":
-            return self._login(start_response, body, login_required)
+            return self._login(start_response, body, login_required, sources, loop)
         if login_required and session is None:
             return self._json(start_response, 401, {"error": "log in with a SASL user of the broker"})
         context = None
         if session is not None:
             host, port = environ.get("SERVER_NAME", ""), int(environ.get("SERVER_PORT") or 0)
             context = console_context(session.principal, environ.get("REMOTE_ADDR", ""), host, port)
-        call = api_routes.Call(self._broker, self._read, parse_qs(environ.get("QUERY_STRING", ""),
+        call = api_routes.Call(sources, loop, self._timeout_s, parse_qs(environ.get("QUERY_STRING", ""),
                                keep_blank_values=True), body, context, self.history)
         answer = routes[path](call)
         if isinstance(answer, tuple):  # (content type, text): a chart
@@ -128,21 +134,23 @@ class ConsoleApp:
             return [text.encode()]
         return self._json(start_response, 200, answer)
 
-    def _login(self, start_response, body, login_required: bool):
+    def _login(self, start_response: StartResponse, body: object, login_required: bool, sources: ConsoleSources,
+               loop: asyncio.AbstractEventLoop) -> list[bytes]:
         if not login_required:
             return self._json(start_response, 400, {"error": "the broker has no SASL users: no login is needed"})
         user = body.get("user") if isinstance(body, dict) else None
         password = body.get("password") if isinstance(body, dict) else None
         if not isinstance(user, str) or not isinstance(password, str) or not user:
             raise RequestRefused(400, 'give {"user": ..., "password": ...}')
-        credentials = self._read(broker_state.credentials_of(self._broker, user, password))
+        credentials = read_on_loop(loop, lambda: broker_state.credentials_of(sources.users, user, password),
+                                   self._timeout_s)
         if not login.password_ok(credentials, password):  # hashed here, in the HTTP thread
             return self._json(start_response, 401, {"error": "wrong user name or password"})
         token = self.sessions.open(user)
         return self._json(start_response, 200, {"user": user}, login.set_cookie(token))
 
     @staticmethod
-    def _body(environ) -> object:
+    def _body(environ: WSGIEnvironment) -> object:
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -156,11 +164,8 @@ class ConsoleApp:
         except ValueError:
             raise RequestRefused(400, "the body is not JSON") from None
 
-    def _read(self, coro):
-        return broker_state.read_on_loop(self._loop, coro, self._timeout_s)
-
     @staticmethod
-    def _json(start_response, status: int, body, *headers) -> list[bytes]:
+    def _json(start_response: StartResponse, status: int, body: Any, *headers: tuple[str, str]) -> list[bytes]:
         start_response(f"{status} {HTTPStatus(status).phrase}",
                        [("Content-Type", "application/json"), *_COMMON_HEADERS, *headers])
         return [json.dumps(body).encode()]

@@ -21,8 +21,10 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
+from typing import Any
 
 from wire.scram import SCRAM_MECHANISMS, ScramCredential
 
@@ -90,6 +92,8 @@ class Sessions:
 
     def close(self, cookie_header: str | None) -> None:
         token = token_of(cookie_header)
+        if token is None:
+            return
         with self._lock:
             self._by_token.pop(token, None)
 
@@ -112,7 +116,7 @@ def clear_cookie() -> tuple[str, str]:
     return ("Set-Cookie", f"{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
 
 
-def cross_site(environ: dict) -> str | None:
+def cross_site(environ: Mapping[str, Any]) -> str | None:
     """Why a state-changing request must be refused as cross-site, or None."""
     if _CSRF_ENVIRON not in environ:
         return f"the {CSRF_HEADER} header is missing"

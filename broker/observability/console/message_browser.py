@@ -25,12 +25,16 @@ import asyncio
 import base64
 import json
 from dataclasses import dataclass
+from typing import Any
 
+from replica.partition import Partition
 from replica.readable_partition import FetchIsolation
-from segment.log import OffsetOutOfRange, StorageError
+from segment.storage_errors import OffsetOutOfRange, StorageError
 from wire.record_batch import TIMESTAMP_TYPE_BIT, iter_batches
 from wire.records import InvalidRecords, Record, iter_records
 
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
 from broker.observability.console.broker_state import RequestRefused
 
 READ_BYTES = 1024 * 1024  # the most one browse copies off the log on the loop
@@ -83,18 +87,19 @@ class RawRead:
     batches: list[bytes]
 
 
-async def read_batches(broker, q: BrowseQuery) -> RawRead:
-    topic = broker.topics.topics.get(q.topic)
+async def read_batches(topics: TopicLookup, view: ClusterView, q: BrowseQuery) -> RawRead:
+    topic = topics.topics.get(q.topic)
     if topic is None:
         raise RequestRefused(404, f"unknown topic {q.topic!r}")
     if q.partition >= len(topic.partitions):
         raise RequestRefused(404, f"topic {q.topic!r} has {len(topic.partitions)} partitions")
     partition = topic.partitions[q.partition]
     if partition is None:
-        placement = broker.view.placement(q.topic, q.partition, None)
+        placement = view.placement(q.topic, q.partition, None)
         holders = ", ".join(str(r) for r in placement.replicas) if placement else "another broker"
         raise RequestRefused(409, f"partition {q.partition} of {q.topic!r} is hosted on broker {holders}: "
                                   "browse it in that broker's console")
+    assert isinstance(partition, Partition)  # a hosted replica (key-lookup topics' views are not in topics)
     hw, log_start = partition.high_watermark, partition.log_start_offset
     if q.start == FROM_END:
         start = max(log_start, hw - q.limit)
@@ -103,7 +108,8 @@ async def read_batches(broker, q: BrowseQuery) -> RawRead:
         start = found[0] if found is not None else hw
     else:
         start = max(q.position, log_start)
-    batches, position, copied = [], start, 0
+    batches: list[bytes] = []
+    position, copied = start, 0
     while position < min(hw, start + q.limit) and copied < READ_BYTES:
         try:
             regions = partition.read(position, READ_BYTES - copied, ISOLATION)
@@ -122,9 +128,9 @@ async def read_batches(broker, q: BrowseQuery) -> RawRead:
     return RawRead(start, hw, log_start, topic.mode_of(q.partition), batches)
 
 
-def decode(q: BrowseQuery, raw: RawRead) -> dict:
+def decode(q: BrowseQuery, raw: RawRead) -> dict[str, Any]:
     """The page's answer: records at or after the start offset, below the HW, at most q.limit."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for data in raw.batches:
         for pos, header in iter_batches(data):
             if header.is_control or len(rows) >= q.limit:
@@ -141,7 +147,7 @@ def decode(q: BrowseQuery, raw: RawRead) -> dict:
             "high_watermark": raw.high_watermark, "log_start_offset": raw.log_start_offset, "records": rows}
 
 
-def shown(data: bytes | None) -> dict:
+def shown(data: bytes | None) -> dict[str, Any]:
     """{kind: null|json|text|binary, text, size, cut}: `size` is the whole field's, `cut` says
     that only the first DISPLAY_BYTES are in `text`."""
     if data is None:
@@ -162,7 +168,7 @@ def shown(data: bytes | None) -> dict:
     return {"kind": "text", "text": text, "size": len(data), "cut": cut}
 
 
-def _binary(head: bytes, size: int, cut: bool) -> dict:
+def _binary(head: bytes, size: int, cut: bool) -> dict[str, Any]:
     preview = " ".join(f"{b:02x}" for b in head[:HEX_PREVIEW_BYTES])
     return {"kind": "binary", "text": preview + (" …" if len(head) > HEX_PREVIEW_BYTES else ""),
             "base64": base64.b64encode(head).decode(), "size": size, "cut": cut}
@@ -192,7 +198,7 @@ def _nesting(text: str) -> int:
     return deepest
 
 
-def record_row(partition: int, record: Record, timestamp_type: str) -> dict:
+def record_row(partition: int, record: Record, timestamp_type: str) -> dict[str, Any]:
     return {"partition": partition, "offset": record.offset, "timestamp": record.timestamp,
             "timestamp_type": timestamp_type, "key": shown(record.key), "value": shown(record.value),
             "headers": [{"name": name, "value": shown(value)} for name, value in record.headers]}

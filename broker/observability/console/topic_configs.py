@@ -10,6 +10,8 @@ console has no login and acts as the broker itself, as before.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kio.schema.describe_configs.v4.request import DescribeConfigsRequest, DescribeConfigsResource
 from kio.schema.incremental_alter_configs.v1.request import (AlterableConfig, AlterConfigsResource,
                                                               IncrementalAlterConfigsRequest)
@@ -18,6 +20,7 @@ from wire.config_codes import ConfigResourceType, ConfigSource
 from wire.error_codes import ErrorCode
 from wire.protocol import RequestHeader
 
+from broker.api.context import ApiContext
 from broker.handlers import describe_configs, incremental_alter_configs
 from broker.net.listeners import Listener
 from broker.net.request_context import RequestContext, current_request
@@ -35,7 +38,7 @@ def console_context(principal: str, peer: str, host: str, port: int) -> RequestC
     return RequestContext(listener, peer, principal=principal)
 
 
-async def describe(broker, topic: str, context: RequestContext | None) -> dict:
+async def describe(api: ApiContext, topic: str, context: RequestContext | None) -> dict[str, Any]:
     """{topic, configs: [{name, value, source, read_only, sensitive}]}, or RequestRefused with
     the handler's error."""
     if context is not None:
@@ -43,7 +46,7 @@ async def describe(broker, topic: str, context: RequestContext | None) -> dict:
     request = DescribeConfigsRequest(resources=(DescribeConfigsResource(
         resource_type=i8(ConfigResourceType.TOPIC), resource_name=topic, configuration_keys=None),),
         include_synonyms=False, include_documentation=True)
-    response = await describe_configs.handle(broker.api, RequestHeader(DESCRIBE_CONFIGS, 4, 0, "console", True), request)
+    response = await describe_configs.handle(api, RequestHeader(DESCRIBE_CONFIGS, 4, 0, "console", True), request)
     (result,) = response.results
     _refuse_on_error(result.error_code, result.error_message)
     return {"topic": topic, "configs": [
@@ -70,8 +73,8 @@ def parse_changes(body: object) -> list[tuple[str, int, str | None]]:
     return out
 
 
-async def alter(broker, topic: str, changes: list[tuple[str, int, str | None]],
-                context: RequestContext | None) -> dict:
+async def alter(api: ApiContext, topic: str, changes: list[tuple[str, int, str | None]],
+                context: RequestContext | None) -> dict[str, Any]:
     """Applies the changes (all or nothing, as IncrementalAlterConfigs does); RequestRefused
     with Kafka's error name and message when the handler refuses them."""
     if context is not None:
@@ -81,7 +84,7 @@ async def alter(broker, topic: str, changes: list[tuple[str, int, str | None]],
         configs=tuple(AlterableConfig(name=name, config_operation=i8(op), value=value)
                       for name, op, value in changes)),), validate_only=False)
     header = RequestHeader(INCREMENTAL_ALTER_CONFIGS, 1, 0, "console", True)
-    response = await incremental_alter_configs.handle(broker.api, header, request)
+    response = await incremental_alter_configs.handle(api, header, request)
     (result,) = response.responses
     _refuse_on_error(result.error_code, result.error_message)
     return {"topic": topic, "changed": [name for name, _, _ in changes]}
@@ -98,7 +101,7 @@ _STATUS = {ErrorCode.unknown_topic_or_partition: 404, ErrorCode.topic_authorizat
            ErrorCode.cluster_authorization_failed: 403}
 
 
-def _refuse_on_error(code, message: str | None) -> None:
-    code = ErrorCode(code)
+def _refuse_on_error(code_value: int, message: str | None) -> None:
+    code = ErrorCode(code_value)
     if code is not ErrorCode.none:
         raise RequestRefused(_STATUS.get(code, 400), f"{code.name.upper()}: {message or code.name}")
