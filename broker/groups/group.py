@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from wire.error_codes import ErrorCode
+from broker.coordinator.clock import TimerHandle
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.pending_offsets import PendingTxnOffsets
 from broker.groups.state import GroupState
@@ -31,7 +32,7 @@ class Member:
     assignment: bytes = b""
     join_waiter: asyncio.Future | None = None  # its JoinGroup, parked until the join phase ends
     sync_waiter: asyncio.Future | None = None  # its SyncGroup, parked until the leader's arrives
-    expiry: asyncio.TimerHandle | None = None  # session timeout
+    expiry: TimerHandle | None = None  # session timeout
 
     def metadata_for(self, protocol: str | None) -> bytes:
         for name, metadata in self.protocols:
@@ -61,9 +62,9 @@ class Group:
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     pending_txn_offsets: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
     state_timestamp: int = -1
-    join_timer: asyncio.TimerHandle | None = None
-    join_deadline: float = 0.0  # loop time the initial delayed join may extend to
-    sync_timer: asyncio.TimerHandle | None = None
+    join_timer: TimerHandle | None = None
+    join_deadline_ms: int = 0  # the clock's time the initial delayed join may extend to
+    sync_timer: TimerHandle | None = None
 
     def member_by_instance(self, instance_id: str) -> Member | None:
         for member in self.members.values():

@@ -17,27 +17,31 @@ loaded, and what loading and unloading mean for groups is here, as a shard of on
 
 A load runs on the event loop without awaiting, so no request ever sees a partition half
 loaded (Kafka needs COORDINATOR_LOAD_IN_PROGRESS for that window; this broker has none); the
-runtime compares the role only, not the epoch (runtime.py says why). The group coordinators
-write their records themselves (offsets_store.py), not through this shard.
+runtime compares the role only, not the epoch (runtime.py says why). The groups' timers are the
+partition's (group_timers.py): a timer's `Fire` is the one operation this shard handles, and
+the runtime cancels them all on unload. The group coordinators write their records themselves
+(offsets_store.py), not through this shard.
 
 A single broker leads every partition of the topic from the start: it replays the whole
 topic once, at start-up, and coordinates every group, also before the topic exists
-(`local_partitions` stays None).
+(`local_partitions` stays None). A partition it loads after start-up (the topic made on first
+use, a partition loaded on its first timer) replays nothing into the coordinators: they have
+held every group of it since start-up, and a replay would set back the live ones.
 """
 
 from __future__ import annotations
 
 import logging
 
-from typing import NoReturn
-
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome
+from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext
+from broker.coordinator.shard_timer import ShardTimer
 from broker.groups import offsets_replay
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group_timers import Fire, GroupTimers
 from broker.groups.offsets_store import OffsetsStore, StoredMarker, StoredRecord
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
@@ -52,20 +56,25 @@ log = logging.getLogger(__name__)
 class GroupLoading:
     def __init__(self, coordinator: GroupCoordinator, consumer_groups: ConsumerGroupCoordinator,
                  share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool,
-                 streams_groups: StreamsGroupCoordinator) -> None:
+                 streams_groups: StreamsGroupCoordinator, timers: GroupTimers) -> None:
         self.coordinator = coordinator
         self.consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
         self.share_groups = share_groups  # KIP-932 groups: theirs too
         self.streams_groups = streams_groups  # KIP-1071 groups: theirs too
         self.store = store
-        self._runtime: CoordinatorRuntime[StoredRecord | StoredMarker, object, Outcome] = CoordinatorRuntime(
-            store, lambda context: GroupPartitionLoad(context.partition, self))
+        self.timers = timers
+        self._runtime: CoordinatorRuntime[StoredRecord | StoredMarker, Fire, None] = CoordinatorRuntime(
+            store, lambda context: GroupPartitionLoad(context, self), clock=timers.clock)
+        timers.load_with(self._runtime.shard)
+        self.replays = True  # False: a single broker's coordinators hold every group (after start-up)
         if cluster:
             coordinator.local_partitions = set()  # nothing is ours until the metadata says so
 
     def start(self) -> None:
         """At start-up, on the event loop (restored members' session timers need it)."""
         self.sync()
+        if self.coordinator.local_partitions is None:
+            self.replays = False
 
     async def on_metadata(self, image, change) -> None:
         """A ClusterMetadata listener (called after the cluster member applied the image)."""
@@ -83,14 +92,17 @@ class GroupLoading:
 class GroupPartitionLoad:
     """The groups of one `__consumer_offsets` partition, as its load and unload see them."""
 
-    def __init__(self, partition: Partition, loading: GroupLoading) -> None:
-        self._partition = partition
+    def __init__(self, context: ShardContext[Fire], loading: GroupLoading) -> None:
+        self._partition: Partition = context.partition
+        self._timer: ShardTimer[Fire] = context.timer
         self._loading = loading
         # The replay's records until the log is read: the groups' replays are one pass over them.
         self._records: list[StoredRecord | StoredMarker] = []
+        loading.timers.partition_loaded(self._partition.index, self._timer)  # restored members' sessions
 
     def replay(self, record: StoredRecord | StoredMarker) -> None:
-        self._records.append(record)
+        if self._loading.replays:
+            self._records.append(record)
 
     def loaded(self) -> None:
         records, self._records = self._records, []
@@ -103,6 +115,7 @@ class GroupPartitionLoad:
 
     def unloaded(self) -> None:
         index, loading = self._partition.index, self._loading
+        loading.timers.partition_unloaded(index, self._timer)
         if loading.coordinator.local_partitions is not None:
             loading.coordinator.local_partitions.discard(index)
         topic = loading.store.topic()
@@ -125,5 +138,8 @@ class GroupPartitionLoad:
         log.info("no longer coordinating the groups of %s-%d: %d unloaded", offsets_log.TOPIC, index,
                  len(gone) + len(moved) + len(streams) + len(shared))
 
-    def handle(self, op: object) -> NoReturn:
-        raise CoordinatorError(ErrorCode.unknown_server_error, f"groups take no operation here: {op!r}")
+    def handle(self, op: Fire) -> Outcome[StoredRecord | StoredMarker, None]:
+        if not isinstance(op, Fire):
+            raise CoordinatorError(ErrorCode.unknown_server_error, f"groups take no operation here but timers: {op!r}")
+        self._loading.timers.fire(op)
+        return Outcome([], None)

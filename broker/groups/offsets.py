@@ -25,7 +25,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
 from broker.api.topic_lookup import TopicLookup
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -88,7 +87,7 @@ class GroupOffsets:
         groups = self._coordinator.groups
         group = groups.get(group_id)
         if group is None:
-            group = groups[group_id] = Group(group_id, state_timestamp=now_ms())
+            group = groups[group_id] = Group(group_id, state_timestamp=self._coordinator.timers.now_ms())
         return group
 
     # --- OffsetCommit ------------------------------------------------------------------------------
@@ -128,7 +127,7 @@ class GroupOffsets:
                  ) -> tuple[list[ErrorCode], list[Record], list[tuple[tuple[str, int], CommittedOffset]]]:
         """For a commit (plain or transactional): Kafka's error for each entry of `wanted`, the
         __consumer_offsets records of those accepted, and their (partition, value) pairs."""
-        now = now_ms()
+        now = self._coordinator.timers.now_ms()
         codes: list[ErrorCode] = []
         records: list[Record] = []
         accepted: list[tuple[tuple[str, int], CommittedOffset]] = []

@@ -32,9 +32,10 @@ from wire.control_batch import COMMIT, control_type, is_marker
 from wire.record_batch import BatchHeader, parse_header
 from wire.records import iter_records
 
-from replica.partition import Partition, now_ms
+from replica.partition import Partition
 from replica.txn_verification import VerificationGuard
 from replica.write_path import RecordsWrite
+from broker.coordinator.clock import Clock
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topic import Topic
 from broker.groups import offsets_log
@@ -109,8 +110,10 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
 class OffsetsStore:
     name = offsets_log.TOPIC
 
-    def __init__(self, broker, partitions: int, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
+    def __init__(self, broker, partitions: int, clock: Clock, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
+        """`clock`: the group coordinators' (group_timers.py), the time a batch is stamped with."""
         self._broker = broker
+        self._clock = clock
         self._partitions = partitions
         self._commit_timeout_s = commit_timeout_s
 
@@ -157,7 +160,7 @@ class OffsetsStore:
         if partition is None:
             return ErrorCode.not_leader_or_follower  # not hosted here
         sequenced = None if producer is None else (*producer, 0)
-        batch = build_batch(records, now_ms(), sequenced, transactional=producer is not None)
+        batch = build_batch(records, self._clock.now_ms(), sequenced, transactional=producer is not None)
         write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
                              verified=verified)
         pending = await self._broker.write_path.append([write], acks=-1)
