@@ -170,7 +170,7 @@ class Broker:
             lambda g: self.group_service.other_kind(g), self.groups.coordinator_error, group_timers)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
                                           cluster=member is not None, streams_groups=self.streams_groups,
-                                          timers=group_timers)
+                                          timers=group_timers, topics=self.topics)
         self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self._share_end_offsets,
@@ -179,7 +179,8 @@ class Broker:
         self.txn_verifier = PartitionVerifier(self, member)
         # Committed offsets (TxnOffsetCommit v5+ enrols in a transaction through the verifier),
         # and the one door to every kind of group the handlers use.
-        self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier)
+        self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier,
+                                          self.group_loading.submit)
         self.group_service = GroupCoordinatorService(self.groups, self.group_offsets, self.consumer_groups,
                                                      self.streams_groups, self.share_groups, self.share_admin)
         # Finalized feature levels (UpdateFeatures; ApiVersions v3+ shows them): etcd's on a cluster member.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from wire.error_codes import ErrorCode
 from broker.coordinator.clock import TimerHandle
-from broker.groups.committed_offset import CommittedOffset
+from broker.groups.committed_offset import CommittedOffset, UnreplicatedOffsets
 from broker.groups.pending_offsets import PendingTxnOffsets
 from broker.groups.state import GroupState
 
@@ -61,6 +61,7 @@ class Group:
     pending_members: set[str] = field(default_factory=set)  # ids handed out by MEMBER_ID_REQUIRED
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     pending_txn_offsets: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
+    unreplicated: UnreplicatedOffsets = field(default_factory=UnreplicatedOffsets)  # what OffsetFetch must not see yet
     state_timestamp: int = -1
     join_timer: TimerHandle | None = None
     join_deadline_ms: int = 0  # the clock's time the initial delayed join may extend to

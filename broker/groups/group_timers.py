@@ -15,7 +15,7 @@ are timers of its `__consumer_offsets` partition in the coordinator runtime
 
 A single broker coordinates its groups also before `__consumer_offsets` exists (it is made on
 first use): a timer set then, with no partition to belong to, runs on the same clock outside any
-queue. A partition of a topic made later is loaded on its first timer.
+queue.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from broker.coordinator.clock import Clock
 from broker.coordinator.shard_timer import ShardTimer
@@ -32,6 +32,7 @@ from broker.coordinator.shard_timer import ShardTimer
 log = logging.getLogger(__name__)
 
 Callback = Callable[[], Awaitable[None] | None]
+Timer = ShardTimer[Any]  # a partition's: its queue takes a Fire among the shard's other operations
 
 
 class Fire(NamedTuple):
@@ -45,7 +46,7 @@ class GroupTimer:
 
     __slots__ = ("_timer", "_key")
 
-    def __init__(self, timer: ShardTimer[Fire], key: Hashable) -> None:
+    def __init__(self, timer: Timer, key: Hashable) -> None:
         self._timer = timer
         self._key = key
 
@@ -59,9 +60,8 @@ class GroupTimers:
         topic does not exist)."""
         self.clock = clock
         self._partition_index = partition_index
-        self._partitions: dict[int, ShardTimer[Fire]] = {}  # of the partitions loaded here
-        self._unplaced: ShardTimer[Fire] = ShardTimer(clock, self.fire)
-        self._load: Callable[[int], object] = lambda index: None
+        self._partitions: dict[int, Timer] = {}  # of the partitions loaded here
+        self._unplaced: Timer = ShardTimer(clock, self.fire)
         self._order = itertools.count()
         self._running: set[asyncio.Task] = set()  # callbacks' coroutines, until they end
 
@@ -70,14 +70,10 @@ class GroupTimers:
 
     # --- the partitions, as group_loading.py loads and unloads them --------------------------------
 
-    def load_with(self, load: Callable[[int], object]) -> None:
-        """`load(index)`: the runtime loads partition `index` if this broker leads it."""
-        self._load = load
-
-    def partition_loaded(self, index: int, timer: ShardTimer[Fire]) -> None:
+    def partition_loaded(self, index: int, timer: Timer) -> None:
         self._partitions[index] = timer
 
-    def partition_unloaded(self, index: int, timer: ShardTimer[Fire]) -> None:
+    def partition_unloaded(self, index: int, timer: Timer) -> None:
         if self._partitions.get(index) is timer:
             del self._partitions[index]
 
@@ -98,13 +94,9 @@ class GroupTimers:
             self._running.add(task)
             task.add_done_callback(self._running.discard)
 
-    def _timer_of(self, group_id: str) -> ShardTimer[Fire]:
+    def _timer_of(self, group_id: str) -> Timer:
         index = self._partition_index(group_id)
-        if index is None:
-            return self._unplaced
-        if index not in self._partitions:
-            self._load(index)
-        return self._partitions.get(index, self._unplaced)
+        return self._unplaced if index is None else self._partitions.get(index, self._unplaced)
 
     def __len__(self) -> int:
         """Timers set and not yet fired or cancelled, in every partition."""

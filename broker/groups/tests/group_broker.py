@@ -43,14 +43,14 @@ PARTITIONS = 2
 class GroupBroker:
     """What OffsetsStore uses of the broker: its config, topics and write path."""
 
-    def __init__(self, data_dir, mode: str) -> None:
+    def __init__(self, data_dir, mode: str, offsets_configs: dict[str, str] | None = None) -> None:
         self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
         self.storage = StorageModes(data_dir, mode)
         self.topics = TopicRegistry(self.config, self.storage)
         self.topics.load()
         self.write_path = WritePath(GroupCommits(self.storage.commit_writes))
         asyncio.run(self.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
-        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), {}, [(ME, OTHER)] * PARTITIONS))
+        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), offsets_configs or {}, [(ME, OTHER)] * PARTITIONS))
 
     def partition(self, group_id: str) -> Partition:
         partition = self.topics.partition(offsets_log.TOPIC, offsets_log.partition_for(group_id, PARTITIONS))
@@ -64,8 +64,8 @@ class GroupBroker:
             lead(self.topics.partition(offsets_log.TOPIC, index), epoch)
 
 
-def lead(partition, epoch: int) -> None:
-    partition.make_leader(PartitionState(ME, epoch, epoch, (ME, OTHER), (ME,)))
+def lead(partition, epoch: int, isr: tuple[int, ...] = (ME,)) -> None:
+    partition.make_leader(PartitionState(ME, epoch, epoch, (ME, OTHER), isr))
 
 
 def follow(partition, epoch: int) -> None:
@@ -98,9 +98,10 @@ def coordinators(broker: GroupBroker, clock: ManualClock, **settings) -> Coordin
     share = ShareGroupCoordinator(SharePartitions(None, share_settings, lambda _g: share_config_for(share_settings, {})),
                                   store, lambda: broker.topics.topics, lambda _g: None, classic.coordinator_error,
                                   timers)
-    loading = GroupLoading(classic, consumer, share, store, cluster=True, streams_groups=streams, timers=timers)
-    return Coordinators(classic, consumer, streams, share, GroupOffsets(classic, store, broker.topics, None), loading,
-                        timers, clock)
+    loading = GroupLoading(classic, consumer, share, store, cluster=True, streams_groups=streams, timers=timers,
+                           topics=broker.topics)
+    offsets = GroupOffsets(classic, store, broker.topics, None, loading.submit)
+    return Coordinators(classic, consumer, streams, share, offsets, loading, timers, clock)
 
 
 async def settled(check, what: str) -> None:
