@@ -19,7 +19,9 @@ from broker.settings.runtime_configs import RuntimeConfigs
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
+from broker.coordinator.clock import SystemClock
 from broker.groups.group_loading import GroupLoading
+from broker.groups.group_timers import GroupTimers
 from broker.groups.group_service import GroupCoordinatorService
 from broker.groups.offsets import GroupOffsets
 from broker.groups.offsets_store import OffsetsStore
@@ -149,9 +151,12 @@ class Broker:
         self.client_quotas = ClusterQuotaStore(member.metadata) if member is not None else QuotaStore(data_dir)
         self.quotas = ClientQuotaManager(config.quota_window_num, config.quota_window_size_seconds,
                                          self.client_quotas.quotas)
-        self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions)
+        # Every kind of group's time and timers: those of its __consumer_offsets partition.
+        group_clock = SystemClock()
+        self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions, group_clock)
+        group_timers = GroupTimers(self.offsets_store.partition_index, group_clock)
         self.groups = GroupCoordinator(
-            self.offsets_store, config.group_initial_rebalance_delay_ms,
+            self.offsets_store, group_timers, config.group_initial_rebalance_delay_ms,
             (config.group_min_session_timeout_ms, config.group_max_session_timeout_ms))
         self.consumer_groups = ConsumerGroupCoordinator(self.groups, self.offsets_store, lambda: self.topics.topics,
                                                         config.consumer_groups)
@@ -173,9 +178,10 @@ class Broker:
             SharePartitions(self._share_persister, config.share_groups,
                             lambda group: share_config_for(config.share_groups, self.configs.group_configs(group))),
             self.offsets_store, lambda: self.topics.topics,
-            lambda g: self.group_service.other_kind(g), self.groups.coordinator_error)
+            lambda g: self.group_service.other_kind(g), self.groups.coordinator_error, group_timers)
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
-                                          cluster=member is not None, streams_groups=self.streams_groups)
+                                          cluster=member is not None, streams_groups=self.streams_groups,
+                                          timers=group_timers, topics=self.topics)
         self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self._share_end_offsets,
@@ -184,7 +190,8 @@ class Broker:
         self.txn_verifier = PartitionVerifier(self, member)
         # Committed offsets (TxnOffsetCommit v5+ enrols in a transaction through the verifier),
         # and the one door to every kind of group the handlers use.
-        self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier)
+        self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier,
+                                          self.group_loading.submit)
         self.group_service = GroupCoordinatorService(self.groups, self.group_offsets, self.consumer_groups,
                                                      self.streams_groups, self.share_groups, self.share_admin)
         # Finalized feature levels (UpdateFeatures; ApiVersions v3+ shows them): etcd's on a cluster member.

@@ -1,10 +1,23 @@
 """One partition's committed offset in a group, as OffsetCommit / TxnOffsetCommit store it
 and `__consumer_offsets` records it (offsets_log.py); its own module because both the group and
-the pending transactional offsets (pending_offsets.py) hold it."""
+the pending transactional offsets (pending_offsets.py) hold it.
+
+`UnreplicatedOffsets`: a commit is replayed into its group before its record is written
+(offset_ops.py), and counts only once every in-sync replica has it. Until then OffsetFetch
+answers the value before it, as Kafka's coordinator reads at its last committed offset: per
+partition, the value before the records this coordinator wrote and not yet replicated, and
+those records, oldest first (each learns its offset when its batch is in the log).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from broker.groups.offsets_log import OffsetRecord
+
+TopicPartition = tuple[str, int]
 
 
 @dataclass
@@ -16,3 +29,33 @@ class CommittedOffset:
     # Where its record sits in the group's __consumer_offsets partition: of a plain and a
     # transactional commit of one partition, the later record wins (pending_offsets.py).
     record_offset: int = -1
+
+
+class UnreplicatedOffsets:
+    def __init__(self) -> None:
+        self._by_partition: dict[TopicPartition, tuple[CommittedOffset | None, list[OffsetRecord]]] = {}
+
+    def written(self, record: OffsetRecord, before: CommittedOffset | None) -> None:
+        """`record` is replayed (its write begins); `before`: the partition's value until then."""
+        kept = self._by_partition.get(record.partition)
+        if kept is None:
+            self._by_partition[record.partition] = (before, [record])
+        else:
+            kept[1].append(record)
+
+    def visible(self, partition: TopicPartition, latest: CommittedOffset | None,
+                high_watermark: int) -> CommittedOffset | None:
+        """What a fetch answers for `partition`, whose value is `latest`: the value of its last
+        record below `high_watermark` (those replicated are forgotten), else the value before."""
+        kept = self._by_partition.get(partition)
+        if kept is None:
+            return latest
+        before, records = kept
+        replicated = sum(1 for r in records if 0 <= r.record_offset < high_watermark)  # a prefix: written in order
+        if replicated == len(records):
+            del self._by_partition[partition]
+            return latest
+        if replicated:
+            before = records[replicated - 1].value
+            self._by_partition[partition] = (before, records[replicated:])
+        return before

@@ -6,8 +6,8 @@ group_loading.py); any other group gets NOT_COORDINATOR, and a group whose parti
 unloaded: forgotten, with its parked requests answered NOT_COORDINATOR, so the client looks up the
 new coordinator, which has replayed the group from the log. Requests that must wait (a JoinGroup
 until every member has rejoined, a follower's SyncGroup until the leader's assignment arrives) park
-a future on their member; timers on the event loop (rebalance.py) expire sessions and bound each
-phase by the rebalance timeout. What a request may do in each state is decided by
+a future on their member; timers of the group's partition (rebalance.py, group_timers.py) expire
+sessions and bound each phase by the rebalance timeout. What a request may do in each state is decided by
 state.TRANSITIONS; this module does the waiting and the bookkeeping, rebalance.py the timing.
 Committed offsets live in offsets.py, sharing the group objects held here.
 """
@@ -19,10 +19,10 @@ import logging
 import uuid
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups import offsets_store
 from broker.groups.group import Group, Member
+from broker.groups.group_timers import GroupTimers
 from broker.groups.join_messages import JoinRequest, JoinResult, answer_waiters, join_result
 from broker.groups.rebalance import Rebalancer
 from broker.groups.state import Event, GroupState, transition
@@ -31,11 +31,12 @@ log = logging.getLogger(__name__)
 
 
 class GroupCoordinator:
-    def __init__(self, store, initial_rebalance_delay_ms: int,
+    def __init__(self, store, timers: GroupTimers, initial_rebalance_delay_ms: int,
                  session_timeout_range_ms: tuple[int, int] = (6_000, 1_800_000)) -> None:
         self.groups: dict[str, Group] = {}
         self._store = store
-        self.rebalance = Rebalancer(initial_rebalance_delay_ms, self._persist_group)
+        self.timers = timers  # every kind of group's, on the coordinator runtime's clock
+        self.rebalance = Rebalancer(initial_rebalance_delay_ms, self._persist_group, timers)
         # group.min.session.timeout.ms / group.max.session.timeout.ms
         self.session_timeout_range_ms = session_timeout_range_ms
         # None: every group is ours (one broker). In a cluster: the offsets partitions this
@@ -62,7 +63,7 @@ class GroupCoordinator:
         if group is None:
             if req.member_id:
                 return JoinResult(ErrorCode.unknown_member_id, req.member_id)
-            group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=now_ms())
+            group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=self.timers.now_ms())
         if group.state is GroupState.DEAD:
             return JoinResult(ErrorCode.coordinator_not_available, req.member_id)
         if not group.supports(req.protocol_type, [name for name, _ in req.protocols]):

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from wire.error_codes import ErrorCode
-from broker.groups.committed_offset import CommittedOffset
+from broker.coordinator.clock import TimerHandle
+from broker.groups.committed_offset import CommittedOffset, UnreplicatedOffsets
 from broker.groups.pending_offsets import PendingTxnOffsets
 from broker.groups.state import GroupState
 
@@ -31,7 +32,7 @@ class Member:
     assignment: bytes = b""
     join_waiter: asyncio.Future | None = None  # its JoinGroup, parked until the join phase ends
     sync_waiter: asyncio.Future | None = None  # its SyncGroup, parked until the leader's arrives
-    expiry: asyncio.TimerHandle | None = None  # session timeout
+    expiry: TimerHandle | None = None  # session timeout
 
     def metadata_for(self, protocol: str | None) -> bytes:
         for name, metadata in self.protocols:
@@ -60,10 +61,11 @@ class Group:
     pending_members: set[str] = field(default_factory=set)  # ids handed out by MEMBER_ID_REQUIRED
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     pending_txn_offsets: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
+    unreplicated: UnreplicatedOffsets = field(default_factory=UnreplicatedOffsets)  # what OffsetFetch must not see yet
     state_timestamp: int = -1
-    join_timer: asyncio.TimerHandle | None = None
-    join_deadline: float = 0.0  # loop time the initial delayed join may extend to
-    sync_timer: asyncio.TimerHandle | None = None
+    join_timer: TimerHandle | None = None
+    join_deadline_ms: int = 0  # the clock's time the initial delayed join may extend to
+    sync_timer: TimerHandle | None = None
 
     def member_by_instance(self, instance_id: str) -> Member | None:
         for member in self.members.values():

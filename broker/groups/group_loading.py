@@ -1,4 +1,5 @@
-"""Which groups this broker coordinates: those of the `__consumer_offsets` partitions it leads.
+"""Which groups this broker coordinates: those of the `__consumer_offsets` partitions it leads,
+each a shard of the coordinator runtime (broker/coordinator/runtime.py).
 
 Kafka's GroupMetadataManager keeps `ownedPartitions`; its onElection loads a partition's
 groups and offsets from the log when the broker becomes that partition's leader, and its
@@ -17,27 +18,38 @@ loaded, and what loading and unloading mean for groups is here, as a shard of on
 
 A load runs on the event loop without awaiting, so no request ever sees a partition half
 loaded (Kafka needs COORDINATOR_LOAD_IN_PROGRESS for that window; this broker has none); the
-runtime compares the role only, not the epoch (runtime.py says why). The group coordinators
-write their records themselves (offsets_store.py), not through this shard.
+runtime compares the role only, not the epoch (runtime.py says why).
 
-A single broker leads every partition of the topic from the start: it replays the whole
-topic once, at start-up, and coordinates every group, also before the topic exists
-(`local_partitions` stays None).
+What a shard handles in its partition's turn: the groups' timers (group_timers.py: a `Fire`; the
+runtime cancels them all on unload), and the committed offsets' operations (offset_ops.py:
+commits, offset deletions, a classic group's deletion), whose records the runtime replays here
+and writes through the write path (OffsetsStore.append_records). A write that fails rebuilds the
+shard: its groups are unloaded and replayed from the log, where those records may not be. The
+classic, consumer, streams and share groups' own records are still written by their
+coordinators (offsets_store.OffsetsStore.append), and so are a transaction's offsets.
+
+A single broker leads every partition of the topic from the start: it replays the whole topic
+once, at start-up, and coordinates every group, also before the topic exists
+(`local_partitions` stays None); the first time the topic is there (made on first use) its
+partitions are loaded, before anything is written to them.
 """
 
 from __future__ import annotations
 
 import logging
 
-from typing import NoReturn
-
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome
+from broker.api.topic_lookup import TopicLookup
+from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext
+from broker.coordinator.shard_timer import ShardTimer
 from broker.groups import offsets_replay
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group_timers import Fire, GroupTimers
+from broker.groups.offset_ops import OffsetOp, OffsetOps
+from broker.groups.offsets_log import Written
 from broker.groups.offsets_store import OffsetsStore, StoredMarker, StoredRecord
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
@@ -49,19 +61,27 @@ from broker.groups.streams.coordinator import StreamsGroupCoordinator
 log = logging.getLogger(__name__)
 
 
+Record = StoredRecord | StoredMarker | Written  # read from the log | written by an operation
+Op = Fire | OffsetOp
+
+
 class GroupLoading:
     def __init__(self, coordinator: GroupCoordinator, consumer_groups: ConsumerGroupCoordinator,
                  share_groups: ShareGroupCoordinator, store: OffsetsStore, cluster: bool,
-                 streams_groups: StreamsGroupCoordinator) -> None:
+                 streams_groups: StreamsGroupCoordinator, timers: GroupTimers, topics: TopicLookup) -> None:
         self.coordinator = coordinator
         self.consumer_groups = consumer_groups  # KIP-848 groups: their records share the partitions
         self.share_groups = share_groups  # KIP-932 groups: theirs too
         self.streams_groups = streams_groups  # KIP-1071 groups: theirs too
         self.store = store
-        self._runtime: CoordinatorRuntime[StoredRecord | StoredMarker, object, Outcome] = CoordinatorRuntime(
-            store, lambda context: GroupPartitionLoad(context.partition, self))
+        self.timers = timers
+        self.offsets = OffsetOps(coordinator, topics)
+        self._runtime: CoordinatorRuntime[Record, Op, object] = CoordinatorRuntime(
+            store, lambda context: GroupShard(context, self), store, timers.clock)
         if cluster:
             coordinator.local_partitions = set()  # nothing is ours until the metadata says so
+        else:
+            store.when_topic_exists(self.sync)
 
     def start(self) -> None:
         """At start-up, on the event loop (restored members' session timers need it)."""
@@ -74,26 +94,41 @@ class GroupLoading:
     def sync(self) -> None:
         self._runtime.sync()
 
+    async def submit(self, group_id: str, op: OffsetOp) -> object:
+        """`op`'s answer from the group's partition, once its records are written; raises
+        CoordinatorError (NOT_COORDINATOR when the partition is not led here, the coordinator's
+        error for the log's when the write failed)."""
+        topic = await self.store.ensure_topic()
+        if topic is None:
+            raise CoordinatorError(ErrorCode.coordinator_not_available, f"{offsets_log.TOPIC} cannot be made now")
+        return await self._runtime.submit(offsets_log.partition_for(group_id, len(topic.partitions)), op)
+
     def replaying(self, records):
         """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""
         return replaying(self.consumer_groups, share_group_replay.replaying(
             self.share_groups, streams_replay.replaying(self.streams_groups, records)))
 
 
-class GroupPartitionLoad:
-    """The groups of one `__consumer_offsets` partition, as its load and unload see them."""
+class GroupShard:
+    """The groups of one `__consumer_offsets` partition: loaded, unloaded, and what runs in its turn."""
 
-    def __init__(self, partition: Partition, loading: GroupLoading) -> None:
-        self._partition = partition
+    def __init__(self, context: ShardContext[Op], loading: GroupLoading) -> None:
+        self._partition: Partition = context.partition
+        self._timer: ShardTimer[Op] = context.timer
         self._loading = loading
-        # The replay's records until the log is read: the groups' replays are one pass over them.
-        self._records: list[StoredRecord | StoredMarker] = []
+        # The log's records until it is read whole: the groups' replays are one pass over them.
+        self._records: list[StoredRecord | StoredMarker] | None = []
+        loading.timers.partition_loaded(self._partition.index, self._timer)  # restored members' sessions
 
-    def replay(self, record: StoredRecord | StoredMarker) -> None:
-        self._records.append(record)
+    def replay(self, record: Record) -> None:
+        if isinstance(record, (StoredRecord, StoredMarker)):
+            assert self._records is not None, "a record of the log after the load"
+            self._records.append(record)
+        else:
+            self._loading.offsets.replay(record)
 
     def loaded(self) -> None:
-        records, self._records = self._records, []
+        records, self._records = self._records or [], None
         coordinator = self._loading.coordinator
         loaded = offsets_replay.load(coordinator, self._loading.replaying(records))
         if coordinator.local_partitions is not None:
@@ -101,8 +136,16 @@ class GroupPartitionLoad:
         log.info("coordinating the groups of %s-%d (leader epoch %d): %d loaded", offsets_log.TOPIC,
                  self._partition.index, self._partition.leader_epoch, len(loaded))
 
+    def handle(self, op: Op) -> Outcome[Record, object]:
+        if isinstance(op, Fire):
+            self._loading.timers.fire(op)
+            return Outcome([], None)
+        outcome = self._loading.offsets.handle(op)
+        return Outcome(list(outcome.records), outcome.answer)
+
     def unloaded(self) -> None:
         index, loading = self._partition.index, self._loading
+        loading.timers.partition_unloaded(index, self._timer)
         if loading.coordinator.local_partitions is not None:
             loading.coordinator.local_partitions.discard(index)
         topic = loading.store.topic()
@@ -124,6 +167,3 @@ class GroupPartitionLoad:
             loading.share_groups.unload(group_id)
         log.info("no longer coordinating the groups of %s-%d: %d unloaded", offsets_log.TOPIC, index,
                  len(gone) + len(moved) + len(streams) + len(shared))
-
-    def handle(self, op: object) -> NoReturn:
-        raise CoordinatorError(ErrorCode.unknown_server_error, f"groups take no operation here: {op!r}")

@@ -3,14 +3,15 @@ and writes, OffsetFetch, OffsetDelete, DeleteGroups' tombstones, and the transac
 that end a transaction's pending offsets (pending_offsets.py). Rebuilding them from the log is
 offsets_replay.py's.
 
-A commit is acknowledged only after its records are appended to `__consumer_offsets`
-(offsets_store) and, in a cluster, reached every in-sync replica: what a client was told is
-committed is what a restarted broker, or the next leader of the partition, replays.
-Who may commit follows Kafka's classic rules: a member of the current generation (also
-while the group prepares a rebalance, not while it waits for the leader's assignment), or
-anyone with generation -1 and no member id while the group has no members (the admin and
-`assign()` consumers' path). A transaction's offsets have their own rules (txn_offsets.py),
-and so has OffsetDelete (offset_deletion.py).
+OffsetCommit, OffsetDelete and DeleteGroups are operations of the group's `__consumer_offsets`
+partition in the coordinator runtime (offset_ops.py has their rules; group_loading.py's shard
+hands them there): handled in the partition's turn, their records replayed into the groups and
+written through the write path, and answered once written, so what a client was told is
+committed is what a restarted broker, or the next leader of the partition, replays. A write
+that fails answers every entry the coordinator's error (Kafka's new coordinator's mapping,
+internal_topic_log.coordinator_error), and the partition's groups are rebuilt from its log.
+A transaction's offsets have their own rules (txn_offsets.py) and are still written here, in the
+producer's transactional batch.
 
 Committed offsets live in the classic group object of the group's id, whatever the group's
 protocol (a consumer-protocol or streams group checks its own members, then calls `write` or
@@ -20,21 +21,19 @@ protocol (a consumer-protocol or streams group checks its own members, then call
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable, cast
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
 from broker.api.topic_lookup import TopicLookup
+from broker.coordinator.runtime import CoordinatorError
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore, offset_commit_error
 from broker.groups.committed_offset import CommittedOffset
-from broker.groups.group import Group, Member
-from broker.groups.offset_deletion import CONSUMER_PROTOCOL, is_subscribed
-from broker.groups.pending_offsets import keep_later
-from broker.groups.state import Event, GroupState, transition
+from broker.groups.group import Group
+from broker.groups.offset_ops import (Commit, DeleteGroup, Deleted, DeleteOffsets, OffsetOp, WriteOffsets,
+                                      offsets_to_commit)
+from broker.groups.offset_ops import OffsetToCommit as OffsetToCommit  # what the handlers build
 from broker.groups.txn_offsets import enrol, txn_commit_error
 
 if TYPE_CHECKING:
@@ -42,54 +41,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_METADATA_BYTES = 4096  # offset.metadata.max.bytes
-
-Record = tuple[bytes, bytes | None]  # a __consumer_offsets record: key, value (None: a tombstone)
 Fetched = list[tuple[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]]
-
-
-@dataclass
-class OffsetToCommit:
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-
-
-def _commit_allowed(group: Group | None, generation: int, member_id: str,
-                    instance_id: str | None) -> tuple[ErrorCode | None, Member | None]:
-    if group is None:
-        return (None, None) if generation < 0 else (ErrorCode.illegal_generation, None)
-    if group.state is GroupState.DEAD:
-        return ErrorCode.coordinator_not_available, None
-    if generation >= 0 or member_id or instance_id is not None:
-        member, code = group.validate_member(member_id, instance_id, generation)
-        if code:
-            return code, None
-        return transition(group.state, Event.COMMIT).error, member
-    if group.state is not GroupState.EMPTY:
-        return ErrorCode.unknown_member_id, None  # a simple commit into a group that has members
-    return None, None
+Submit = Callable[[str, OffsetOp], Awaitable[object]]  # GroupLoading.submit: the group's partition's answer
 
 
 class GroupOffsets:
     def __init__(self, coordinator: GroupCoordinator, store: OffsetsStore, topics: TopicLookup,
-                 verifier: PartitionVerifier) -> None:
+                 verifier: PartitionVerifier, submit: Submit) -> None:
         """`topics`: to check a committed partition exists and find a group's offsets partition;
-        `verifier`: adds that partition to a transactions V2 producer's transaction."""
+        `verifier`: adds that partition to a transactions V2 producer's transaction; `submit`:
+        runs an operation in the group's partition (raises CoordinatorError)."""
         self._coordinator = coordinator
         self._store = store
         self._topics = topics
         self._verifier = verifier
-
-    def _group(self, group_id: str) -> Group:
-        """The group object keeping the id's offsets, made if there is none yet."""
-        groups = self._coordinator.groups
-        group = groups.get(group_id)
-        if group is None:
-            group = groups[group_id] = Group(group_id, state_timestamp=now_ms())
-        return group
+        self._submit = submit
 
     # --- OffsetCommit ------------------------------------------------------------------------------
 
@@ -101,50 +67,18 @@ class GroupOffsets:
         not_here = self._coordinator.coordinator_error(group_id)
         if not_here:
             return [not_here] * len(wanted)
-        group = self._coordinator.groups.get(group_id)
-        code, member = _commit_allowed(group, generation, member_id, instance_id)
-        if code:
-            return [code] * len(wanted)
-        if group is not None and member is not None:
-            self._coordinator.rebalance.keep_alive(group, member)
-        return await self.write(group_id, wanted)
+        return await self._commit(group_id, Commit(group_id, generation, member_id, instance_id, wanted))
 
     async def write(self, group_id: str, wanted: list[OffsetToCommit]) -> list[ErrorCode]:
-        """Store offsets whose committer has been checked, by the classic rules above or by a
-        consumer or streams group's."""
-        group = self._group(group_id)
-        codes, records, accepted = self._records(group_id, wanted)
-        if records:
-            written = await self._store.append(group_id, records, appended=_stamp_record_offsets(accepted))
-            if written is not ErrorCode.none:
-                log.info("group %s: writing offsets failed: %s", group_id, written.name)
-                failed = offset_commit_error(written)
-                return [failed if c is ErrorCode.none else c for c in codes]
-            for partition, value in accepted:  # a transaction that ended meanwhile may hold a later record
-                keep_later(group.offsets, partition, value)
-        return codes
+        """Store offsets whose committer a consumer or streams group has checked."""
+        return await self._commit(group_id, WriteOffsets(group_id, wanted))
 
-    def _records(self, group_id: str, wanted: list[OffsetToCommit]
-                 ) -> tuple[list[ErrorCode], list[Record], list[tuple[tuple[str, int], CommittedOffset]]]:
-        """For a commit (plain or transactional): Kafka's error for each entry of `wanted`, the
-        __consumer_offsets records of those accepted, and their (partition, value) pairs."""
-        now = now_ms()
-        codes: list[ErrorCode] = []
-        records: list[Record] = []
-        accepted: list[tuple[tuple[str, int], CommittedOffset]] = []
-        for w in wanted:
-            topic = self._topics.get(w.topic)  # in a cluster most partitions are hosted elsewhere
-            if topic is None or not 0 <= w.partition < len(topic.partitions):
-                codes.append(ErrorCode.unknown_topic_or_partition)
-            elif w.metadata is not None and len(w.metadata.encode()) > MAX_METADATA_BYTES:
-                codes.append(ErrorCode.offset_metadata_too_large)
-            else:
-                value = CommittedOffset(w.offset, w.leader_epoch, w.metadata or "", now)
-                key = offsets_log.offset_key(group_id, w.topic, w.partition)
-                records.append((key, offsets_log.offset_value(value)))
-                accepted.append(((w.topic, w.partition), value))
-                codes.append(ErrorCode.none)
-        return codes, records, accepted
+    async def _commit(self, group_id: str, op: Commit | WriteOffsets) -> list[ErrorCode]:
+        try:
+            return cast(list[ErrorCode], await self._submit(group_id, op))
+        except CoordinatorError as exc:
+            log.info("group %s: writing offsets failed: %s", group_id, exc)
+            return [exc.code] * len(op.wanted)
 
     # --- TxnOffsetCommit (txn_offsets.py has its rules) -----------------------------------------------
 
@@ -169,8 +103,8 @@ class GroupOffsets:
         `enrol_in`: for TxnOffsetCommit v5+, the transactional id whose transaction gets the
         offsets partition first."""
         group = self._group(group_id)
-        codes, records, accepted = self._records(group_id, wanted)
-        if not records:
+        codes, accepted = offsets_to_commit(group_id, wanted, self._topics, self._coordinator.timers.now_ms())
+        if not accepted:
             return codes
         guard = None
         if enrol_in is not None:
@@ -178,20 +112,28 @@ class GroupOffsets:
                                          producer_id, producer_epoch)
             if refused:
                 return [refused if c is ErrorCode.none else c for c in codes]
-        stamp = _stamp_record_offsets(accepted)
 
         def appended(first_offset: int) -> None:
-            stamp(first_offset)
-            for partition, value in accepted:
-                group.pending_txn_offsets.add(producer_id, partition, value)
+            for i, record in enumerate(accepted):  # one record per accepted value, in order
+                assert record.value is not None
+                record.value.record_offset = first_offset + i
+                group.pending_txn_offsets.add(producer_id, record.partition, record.value)
 
-        written = await self._store.append(group_id, records, producer=(producer_id, producer_epoch),
-                                           appended=appended, verified=guard)
+        written = await self._store.append(group_id, [offsets_log.key_value(r) for r in accepted],
+                                           producer=(producer_id, producer_epoch), appended=appended, verified=guard)
         if written is not ErrorCode.none:
             log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, written.name)
             failed = offset_commit_error(written)
             return [failed if c is ErrorCode.none else c for c in codes]
         return codes
+
+    def _group(self, group_id: str) -> Group:
+        """The group object keeping the id's offsets, made if there is none yet."""
+        groups = self._coordinator.groups
+        group = groups.get(group_id)
+        if group is None:
+            group = groups[group_id] = Group(group_id, state_timestamp=self._coordinator.timers.now_ms())
+        return group
 
     def end_transaction(self, partition_index: int, producer_id: int, marker_offset: int, commit: bool) -> None:
         """A COMMIT or ABORT marker of the producer is at `marker_offset` in `__consumer_offsets`
@@ -210,58 +152,48 @@ class GroupOffsets:
         group committed. `require_stable` (OffsetFetch v7+): a partition an open transaction wrote
         an offset for answers UNSTABLE_OFFSET_COMMIT and no offset, as Kafka does."""
         group = self._coordinator.groups.get(group_id)
-        offsets = group.offsets if group is not None else {}
-        unstable = group.pending_txn_offsets.partitions() if group is not None and require_stable else set()
+        if group is None:
+            return [] if wanted is None else [(topic, [(p, None, ErrorCode.none) for p in ps]) for topic, ps in wanted]
+        unstable = group.pending_txn_offsets.partitions() if require_stable else set()
+        high_watermark = self._high_watermark(group_id)
 
         def answer(topic: str, p: int) -> tuple[int, CommittedOffset | None, ErrorCode]:
             if (topic, p) in unstable:
                 return p, None, ErrorCode.unstable_offset_commit
-            return p, offsets.get((topic, p)), ErrorCode.none
+            return p, group.unreplicated.visible((topic, p), group.offsets.get((topic, p)), high_watermark), ErrorCode.none
 
         if wanted is None:
             by_topic: dict[str, list[tuple[int, CommittedOffset | None, ErrorCode]]] = {}
-            for topic, partition in sorted(offsets):
-                by_topic.setdefault(topic, []).append(answer(topic, partition))
+            for topic, partition in sorted(group.offsets):
+                answered = answer(topic, partition)
+                if answered[1] is not None or answered[2] is not ErrorCode.none:  # a first commit not replicated yet: none
+                    by_topic.setdefault(topic, []).append(answered)
             return list(by_topic.items())
         return [(topic, [answer(topic, p) for p in partitions]) for topic, partitions in wanted]
+
+    def _high_watermark(self, group_id: str) -> int:
+        """Of the group's `__consumer_offsets` partition led here (0: none: nothing counts yet)."""
+        topic = self._store.topic()
+        if topic is None:
+            return 0
+        partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
+        return partition.high_watermark if partition is not None else 0
 
     # --- OffsetDelete (offset_deletion.py has its rules), DeleteGroups ---------------------------------
 
     async def delete_offsets(self, group_id: str, wanted: list[tuple[str, list[int]]],
-                             consumer_subscribed: Callable[[str], bool] | None = None
-                             ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+                             consumer_subscribed: Callable[[str], bool] | None = None) -> Deleted:
         """(the request's error, each partition's error). `consumer_subscribed`: for a
         consumer-protocol or streams group, whether its members consume a topic; its offsets are
         kept in the classic group of the same id, which exists only once something was committed."""
         not_here = self._coordinator.coordinator_error(group_id)
         if not_here:
             return not_here, {}
-        group = self._coordinator.groups.get(group_id)
-        if consumer_subscribed is None:
-            if group is None or group.state is GroupState.DEAD:
-                return ErrorCode.group_id_not_found, {}
-            if group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL:
-                return ErrorCode.non_empty_group, {}
-            consumer_subscribed = partial(is_subscribed, group)
-        elif group is None:
-            group = Group(group_id)  # nothing committed: nothing to delete
-        codes, gone = {}, []
-        for topic, partitions in wanted:
-            subscribed = consumer_subscribed(topic)
-            for p in partitions:
-                codes[(topic, p)] = ErrorCode.group_subscribed_to_topic if subscribed else ErrorCode.none
-                if not subscribed and ((topic, p) in group.offsets or group.pending_txn_offsets.is_pending((topic, p))):
-                    gone.append((topic, p))
-        if gone:
-            written = await self._store.append(group_id, [(offsets_log.offset_key(group_id, t, p), None)
-                                                          for t, p in gone])
-            if written is not ErrorCode.none:
-                log.info("group %s: writing offset tombstones failed: %s", group_id, written.name)
-                return offset_commit_error(written), {}
-            for key in gone:  # a tombstone ends an open transaction's offset too, as its replay does
-                group.offsets.pop(key, None)
-                group.pending_txn_offsets.drop_partition(key)
-        return ErrorCode.none, codes
+        try:
+            return cast(Deleted, await self._submit(group_id, DeleteOffsets(group_id, wanted, consumer_subscribed)))
+        except CoordinatorError as exc:
+            log.info("group %s: writing offset tombstones failed: %s", group_id, exc)
+            return exc.code, {}
 
     async def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
         """DeleteGroups of classic groups: each empty one goes, with its offsets."""
@@ -271,35 +203,9 @@ class GroupOffsets:
             if not_here:
                 codes.append(not_here)
                 continue
-            group = self._coordinator.groups.get(group_id)
-            if group is None:
-                codes.append(ErrorCode.group_id_not_found)
-                continue
-            outcome = transition(group.state, Event.DELETE)
-            if outcome.error:
-                codes.append(outcome.error)
-                continue
-            # Kafka's deleteAllOffsets: a partition only an open transaction wrote gets one too, so
-            # a replay cannot bring that transaction's offsets back into a group of the same name
-            partitions = sorted(set(group.offsets) | group.pending_txn_offsets.partitions())
-            tombstones: list[Record] = [
-                (offsets_log.offset_key(group_id, t, p), None) for t, p in partitions]
-            tombstones.append((offsets_log.group_key(group_id), None))
-            written = await self._store.append(group_id, tombstones)
-            if written is not ErrorCode.none:
-                log.info("group %s: writing tombstones failed: %s", group_id, written.name)
-                codes.append(offset_commit_error(written))
-                continue
-            group.state = outcome.next
-            self._coordinator.groups.pop(group_id, None)
-            codes.append(ErrorCode.none)
+            try:
+                codes.append(cast(ErrorCode, await self._submit(group_id, DeleteGroup(group_id))))
+            except CoordinatorError as exc:
+                log.info("group %s: writing tombstones failed: %s", group_id, exc)
+                codes.append(exc.code)
         return codes
-
-
-def _stamp_record_offsets(accepted: list[tuple[tuple[str, int], CommittedOffset]]) -> Callable[[int], None]:
-    """What OffsetsStore.append calls with its batch's first offset: each value learns where its
-    record went (the batch holds one record per accepted value, in order)."""
-    def stamp(first_offset: int) -> None:
-        for i, (_, value) in enumerate(accepted):
-            value.record_offset = first_offset + i
-    return stamp

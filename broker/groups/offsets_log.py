@@ -25,6 +25,7 @@ so a commit is either wholly there after a crash or was never acknowledged.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from wire.field_codec import FieldReader, FieldWriter
 
@@ -68,6 +69,39 @@ class GroupRecord:
     leader: str | None
     state_timestamp: int
     members: tuple[MemberRecord, ...]
+
+
+@dataclass(eq=False)
+class OffsetRecord:
+    """A committed offset an operation of the groups' shard writes (offset_ops.py): the value
+    object itself, so the one the replay applies learns where its record went, as the record
+    does (`record_offset`, set by OffsetsStore.append_records once the batch is in the log)."""
+
+    group_id: str
+    partition: tuple[str, int]  # (topic, partition)
+    value: CommittedOffset | None  # None: the partition's tombstone
+    record_offset: int = -1  # -1: not in the log yet
+
+    def written_at(self, offset: int) -> None:
+        self.record_offset = offset
+        if self.value is not None:
+            self.value.record_offset = offset
+
+
+class GroupTombstone(NamedTuple):
+    """The tombstone of a deleted group's metadata."""
+
+    group_id: str
+
+
+Written = OffsetRecord | GroupTombstone  # what the groups' shard writes through the runtime
+
+
+def key_value(record: Written) -> tuple[bytes, bytes | None]:
+    if isinstance(record, GroupTombstone):
+        return group_key(record.group_id), None
+    key = offset_key(record.group_id, *record.partition)
+    return key, None if record.value is None else offset_value(record.value)
 
 
 def offset_key(group: str, topic: str, partition: int) -> bytes:

@@ -16,15 +16,16 @@ producer id, StoredMarker), for offsets_replay.load to apply as pending_offsets.
 Writes go through the broker's one write path (replica/write_path.py), under the topic's flush
 policy like any log, with Kafka's offsets.commit.required.acks=-1: a batch counts once the
 partition's high watermark passes it (every ISR member has it), within
-offsets.commit.timeout.ms. `append` answers the log's ErrorCode; `offset_commit_error` /
-`group_store_error` turn it into what Kafka's GroupMetadataManager answers the client
-(storeOffsets / storeGroup).
+offsets.commit.timeout.ms. `append_records` writes what the groups' shards return (the
+coordinator runtime's writer, group_loading.py); `append` what a coordinator still writes
+itself. Both answer the log's ErrorCode; `offset_commit_error` / `group_store_error` turn it
+into what Kafka's GroupMetadataManager answers the client (storeOffsets / storeGroup).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from wire.batch_builder import build_batch
 from wire.error_codes import ErrorCode
@@ -32,9 +33,10 @@ from wire.control_batch import COMMIT, control_type, is_marker
 from wire.record_batch import BatchHeader, parse_header
 from wire.records import iter_records
 
-from replica.partition import Partition, now_ms
+from replica.partition import Partition
 from replica.txn_verification import VerificationGuard
 from replica.write_path import RecordsWrite
+from broker.coordinator.clock import Clock
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topic import Topic
 from broker.groups import offsets_log
@@ -109,8 +111,10 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
 class OffsetsStore:
     name = offsets_log.TOPIC
 
-    def __init__(self, broker, partitions: int, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
+    def __init__(self, broker, partitions: int, clock: Clock, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
+        """`clock`: the group coordinators' (group_timers.py), the time a batch is stamped with."""
         self._broker = broker
+        self._clock = clock
         self._partitions = partitions
         self._commit_timeout_s = commit_timeout_s
 
@@ -118,6 +122,12 @@ class OffsetsStore:
             c = broker.config
             return TopicShape(partitions, c.offsets_topic_replication_factor, None, c.offsets_topic_segment_bytes)
         self._log = InternalTopicLog(broker, offsets_log.TOPIC, shape)
+        self._exists: Callable[[], None] | None = None
+
+    def when_topic_exists(self, callback: Callable[[], None]) -> None:
+        """Call `callback` the first time `ensure_topic` finds the topic (a single broker loads
+        its partitions then, before any record is written to them)."""
+        self._exists = callback
 
     def topic(self) -> Topic | None:
         return self._log.topic()
@@ -125,7 +135,11 @@ class OffsetsStore:
     async def ensure_topic(self) -> Topic | None:
         """The topic, created if missing; None when a cluster cannot create it now (too few
         brokers, etcd unreachable, or another broker's creation not yet in our metadata)."""
-        return await self._log.ensure_topic()
+        topic = await self._log.ensure_topic()
+        if topic is not None and self._exists is not None:
+            exists, self._exists = self._exists, None
+            exists()
+        return topic
 
     def partition_index(self, group_id: str) -> int | None:
         """The group's partition of the topic (None while the topic does not exist). An
@@ -156,8 +170,22 @@ class OffsetsStore:
         partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
         if partition is None:
             return ErrorCode.not_leader_or_follower  # not hosted here
+        return await self._write(partition, records, producer, appended, verified)
+
+    async def append_records(self, partition: Partition, records: Sequence[offsets_log.Written]) -> ErrorCode:
+        """The records of a groups' shard's operations, as one batch (the coordinator runtime's
+        writer): each offset value learns where its record went as soon as the batch is in the log."""
+        def stamp(first_offset: int) -> None:
+            for i, record in enumerate(records):
+                if isinstance(record, offsets_log.OffsetRecord):
+                    record.written_at(first_offset + i)
+        return await self._write(partition, [offsets_log.key_value(r) for r in records], None, stamp, None)
+
+    async def _write(self, partition: Partition, records: list[tuple[bytes, bytes | None]],
+                     producer: tuple[int, int] | None, appended: Callable[[int], None] | None,
+                     verified: VerificationGuard | None) -> ErrorCode:
         sequenced = None if producer is None else (*producer, 0)
-        batch = build_batch(records, now_ms(), sequenced, transactional=producer is not None)
+        batch = build_batch(records, self._clock.now_ms(), sequenced, transactional=producer is not None)
         write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
                              verified=verified)
         pending = await self._broker.write_path.append([write], acks=-1)
@@ -167,8 +195,7 @@ class OffsetsStore:
         if result.ok:
             (result,) = await pending.completed(self._commit_timeout_s)
         if result.error is ErrorCode.kafka_storage_error:
-            log.error("%s-%d: writing group %s failed: %s", offsets_log.TOPIC, partition.index, group_id,
-                      result.message)
+            log.error("%s-%d: writing failed: %s", offsets_log.TOPIC, partition.index, result.message)
         return result.error
 
     def replay(self) -> Iterator[StoredRecord | StoredMarker]:

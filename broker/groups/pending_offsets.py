@@ -28,9 +28,11 @@ TopicPartition = tuple[str, int]
 
 def keep_later(committed: dict[TopicPartition, CommittedOffset], partition: TopicPartition,
                value: CommittedOffset) -> None:
-    """`value` becomes the partition's committed offset unless the current one's record is later."""
+    """`value` becomes the partition's committed offset unless the current one's record is later.
+    A current one not written yet (record_offset -1: a commit replayed before its write,
+    offset_ops.py) is the latest: its record will follow every one in the log."""
     current = committed.get(partition)
-    if current is None or current.record_offset < value.record_offset:
+    if current is None or 0 <= current.record_offset < value.record_offset:
         committed[partition] = value
 
 

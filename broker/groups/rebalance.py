@@ -1,7 +1,8 @@
 """A classic group's generations over time: the join phase, the sync phase and members' sessions.
 
 The coordinator (coordinator.py) answers requests; what happens when no request comes is here,
-on timers of the event loop, as Kafka's DelayedJoin, DelayedSync and DelayedHeartbeat:
+on timers of the group's `__consumer_offsets` partition (group_timers.py, on the coordinator
+runtime's clock), as Kafka's DelayedJoin, DelayedSync and DelayedHeartbeat:
 
 - the join phase waits for every member to rejoin, at most the group's largest rebalance
   timeout; a group that was empty first waits group.initial.rebalance.delay.ms, extended while
@@ -17,13 +18,12 @@ Each change of state follows state.TRANSITIONS.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
 from broker.groups.group import Group, Member
+from broker.groups.group_timers import GroupTimers
 from broker.groups.join_messages import answer_waiters, join_result
 from broker.groups.state import Event, GroupState, transition
 
@@ -31,45 +31,47 @@ log = logging.getLogger(__name__)
 
 
 class Rebalancer:
-    def __init__(self, initial_rebalance_delay_ms: int, persist: Callable[[Group], None]) -> None:
+    def __init__(self, initial_rebalance_delay_ms: int, persist: Callable[[Group], None], timers: GroupTimers) -> None:
         """`persist(group)`: store the group's metadata (an emptied group's, here)."""
-        self._initial_delay = initial_rebalance_delay_ms / 1000
+        self._initial_delay_ms = initial_rebalance_delay_ms
         self._persist = persist
+        self._timers = timers
 
     # --- the join phase ---------------------------------------------------------------------
 
     def start(self, group: Group) -> None:
         """A member joins: the group prepares a rebalance, or extends its initial delay."""
         if group.state is GroupState.PREPARING_REBALANCE:
-            if group.join_timer is not None and group.join_deadline:
+            if group.join_timer is not None and group.join_deadline_ms:
                 self._extend_initial_delay(group)
             return
         was_empty = group.state is GroupState.EMPTY
         self.set_state(group, transition(group.state, Event.JOIN).next)
         self.cancel_sync(group)
         self._abort_syncs(group)  # a SyncGroup parked while the assignment is being stored
-        loop = asyncio.get_running_loop()
-        if was_empty and self._initial_delay > 0:
+        if was_empty and self._initial_delay_ms > 0:
             # Kafka's group.initial.rebalance.delay.ms: let a starting fleet of consumers arrive
             # before the first assignment, extending while new members keep joining.
-            group.join_deadline = loop.time() + group.max_rebalance_timeout_ms() / 1000
-            delay = min(self._initial_delay, group.join_deadline - loop.time())
-            group.join_timer = loop.call_later(delay, self._complete_join, group)
+            group.join_deadline_ms = self._timers.now_ms() + group.max_rebalance_timeout_ms()
+            self._join_after(group, min(self._initial_delay_ms, group.join_deadline_ms - self._timers.now_ms()))
         else:
-            group.join_deadline = 0.0
-            group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._complete_join, group)
+            group.join_deadline_ms = 0
+            self._join_after(group, group.max_rebalance_timeout_ms())
+
+    def _join_after(self, group: Group, delay_ms: int) -> None:
+        group.join_timer = self._timers.schedule(group.group_id, delay_ms, lambda: self._complete_join(group),
+                                                 "join phase")
 
     def _extend_initial_delay(self, group: Group) -> None:
-        loop = asyncio.get_running_loop()
-        remaining = group.join_deadline - loop.time()
-        if remaining <= 0:
+        remaining = group.join_deadline_ms - self._timers.now_ms()
+        if remaining <= 0 or group.join_timer is None:
             return
         group.join_timer.cancel()
-        group.join_timer = loop.call_later(min(self._initial_delay, remaining), self._complete_join, group)
+        self._join_after(group, min(self._initial_delay_ms, remaining))
 
     def maybe_complete_join(self, group: Group) -> None:
         # The initial delay always runs out; any other join phase ends as soon as all are in.
-        if group.state is GroupState.PREPARING_REBALANCE and not group.join_deadline and group.all_joined():
+        if group.state is GroupState.PREPARING_REBALANCE and not group.join_deadline_ms and group.all_joined():
             self._complete_join(group)
 
     def _complete_join(self, group: Group) -> None:
@@ -78,7 +80,7 @@ class Rebalancer:
         if group.join_timer is not None:
             group.join_timer.cancel()
             group.join_timer = None
-        group.join_deadline = 0.0
+        group.join_deadline_ms = 0
         for member in [m for m in group.members.values() if m.join_waiter is None]:
             log.info("group %s: member %s did not rejoin in time; removing it", group.group_id, member.member_id)
             self.remove_member(group, member, None, rebalance=False)
@@ -101,8 +103,8 @@ class Rebalancer:
             if not waiter.done():
                 waiter.set_result(join_result(group, member))
             self.keep_alive(group, member)
-        loop = asyncio.get_running_loop()
-        group.sync_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000, self._sync_expired, group)
+        group.sync_timer = self._timers.schedule(group.group_id, group.max_rebalance_timeout_ms(),
+                                                 lambda: self._sync_expired(group), "sync phase")
 
     # --- the sync phase ---------------------------------------------------------------------
 
@@ -132,8 +134,8 @@ class Rebalancer:
     def keep_alive(self, group: Group, member: Member) -> None:
         """The member showed it is alive (a heartbeat, a join, a commit): its session restarts."""
         member.cancel_expiry()
-        member.expiry = asyncio.get_running_loop().call_later(
-            member.session_timeout_ms / 1000, self._session_expired, group, member)
+        member.expiry = self._timers.schedule(group.group_id, member.session_timeout_ms,
+                                              lambda: self._session_expired(group, member), "session")
 
     def _session_expired(self, group: Group, member: Member) -> None:
         member.expiry = None
@@ -152,7 +154,7 @@ class Rebalancer:
                 group.pending_members.discard(member_id)
                 self.maybe_complete_join(group)
 
-        asyncio.get_running_loop().call_later(timeout_ms / 1000, expire)
+        self._timers.schedule(group.group_id, timeout_ms, expire, "pending member id")
 
     # --- changes of membership and state -----------------------------------------------------
 
@@ -172,14 +174,11 @@ class Rebalancer:
             if before is not GroupState.PREPARING_REBALANCE:
                 self.cancel_sync(group)
                 self._abort_syncs(group)
-                loop = asyncio.get_running_loop()
-                group.join_deadline = 0.0
-                group.join_timer = loop.call_later(group.max_rebalance_timeout_ms() / 1000,
-                                                   self._complete_join, group)
+                group.join_deadline_ms = 0
+                self._join_after(group, group.max_rebalance_timeout_ms())
             self.maybe_complete_join(group)
 
-    @staticmethod
-    def set_state(group: Group, state: GroupState) -> None:
+    def set_state(self, group: Group, state: GroupState) -> None:
         if state is not group.state:
             group.state = state
-            group.state_timestamp = now_ms()
+            group.state_timestamp = self._timers.now_ms()

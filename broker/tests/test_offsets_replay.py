@@ -20,7 +20,9 @@ from broker.broker import Broker
 from wire.error_codes import ErrorCode
 from broker.settings.config_from_settings import config_with
 from broker.groups import offsets_log, offsets_replay
+from broker.coordinator.clock import ManualClock
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group_timers import GroupTimers
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
 from broker.storage.modes import MODES
@@ -82,7 +84,7 @@ def _broker(data_dir, mode: str) -> Broker:
 @pytest.mark.parametrize("name, bad, whole_batch", BAD, ids=[b[0] for b in BAD])
 def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, mode, name, bad, whole_batch):
     broker = _broker(tmp_path, mode)
-    store = OffsetsStore(broker, 1)
+    store = OffsetsStore(broker, 1, ManualClock())
     assert asyncio.run(store.append("before", [_commit("before", 50)])) is ErrorCode.none
     partition = store.topic().partitions[store.partition_index("before")]
     bad_offset = partition.log_end_offset
@@ -95,8 +97,8 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     broker.storage.close()
 
     reopened = _broker(tmp_path, mode)
-    reopened_store = OffsetsStore(reopened, 1)
-    coord = GroupCoordinator(reopened_store, 0)
+    reopened_store = OffsetsStore(reopened, 1, ManualClock())
+    coord = GroupCoordinator(reopened_store, GroupTimers(reopened_store.partition_index, ManualClock()), 0)
     with caplog.at_level(logging.WARNING, logger="broker.groups"):
         offsets_replay.load(coord, reopened_store.replay())
     reopened.storage.close()

@@ -27,7 +27,9 @@ from broker.broker import Broker
 from broker.settings.config_from_settings import config_with
 from broker.groups import offsets_log, offsets_replay
 from broker.groups.offsets import OffsetToCommit
+from broker.coordinator.clock import ManualClock
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups.group_timers import GroupTimers
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import StoredMarker, StoredRecord
 from broker.groups.pending_offsets import PendingTxnOffsets, keep_later
@@ -92,7 +94,7 @@ def _live(log: list[tuple], late_plain_acks: random.Random) -> tuple[dict, Pendi
 
 def _replayed(log: list[tuple]):
     """What offsets_replay.load rebuilds from the same log."""
-    coord = GroupCoordinator(None, 0)
+    coord = GroupCoordinator(None, GroupTimers(lambda _group: None, ManualClock()), 0)
     records = []
     for offset, step in enumerate(log):
         if step[0] == "end":
@@ -134,7 +136,7 @@ def test_a_marker_leaves_the_producers_later_offsets_pending():
 def test_a_tombstone_drops_an_open_transactions_offset():
     group = _replayed([("txn", 100, ("t", 0), 5)])
     assert group.pending_txn_offsets.is_pending(("t", 0))
-    coord = GroupCoordinator(None, 0)
+    coord = GroupCoordinator(None, GroupTimers(lambda _group: None, ManualClock()), 0)
     key = offsets_log.offset_key(GROUP, "t", 0)
     offsets_replay.load(coord, [StoredRecord(0, 0, key, offsets_log.offset_value(_value(0, 5)), 100),
                          StoredRecord(0, 1, key, None), StoredMarker(0, 2, 100, True)])

@@ -22,6 +22,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from broker.coordinator.clock import TimerHandle
 from broker.topic_names import INTERNAL_TOPICS
 from broker.groups.consumer import topic_partitions as tp
 from broker.groups.consumer.reconciliation import CurrentAssignment, MemberState
@@ -77,8 +78,8 @@ class ConsumerMember:
     member_id: str
     metadata: MemberMetadata = field(default_factory=MemberMetadata)
     current: CurrentAssignment = field(default_factory=CurrentAssignment)
-    expiry: asyncio.TimerHandle | None = None  # session timeout
-    revocation_deadline: asyncio.TimerHandle | None = None  # rebalance timeout while revoking
+    expiry: TimerHandle | None = None  # session timeout
+    revocation_deadline: TimerHandle | None = None  # rebalance timeout while revoking
 
     def subscribes_to(self, name: str) -> bool:
         """By name, or by the regex (a whole-name match, as Java's Pattern.matches; internal

@@ -19,7 +19,6 @@ classic group object of the same id (offsets.py), whatever the group's protocol.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, replace
@@ -294,9 +293,9 @@ class ConsumerGroupCoordinator:
         if member.expiry is not None:
             member.expiry.cancel()
         classic = member.metadata.classic  # a classic member keeps the session it joined with
-        member.expiry = asyncio.get_running_loop().call_later(
-            (classic.session_timeout_ms if classic else self.settings.session_timeout_ms) / 1000,
-            lambda: asyncio.ensure_future(self._expire(group, member, "session timed out", None)))
+        member.expiry = self.classic.timers.schedule(
+            group.group_id, classic.session_timeout_ms if classic else self.settings.session_timeout_ms,
+            lambda: self._expire(group, member, "session timed out", None), "session")
 
     def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         """A member asked to revoke has its rebalance timeout to do it, as in Kafka."""
@@ -307,9 +306,9 @@ class ConsumerGroupCoordinator:
             return
         if member.revocation_deadline is None:
             epoch = member.current.epoch
-            member.revocation_deadline = asyncio.get_running_loop().call_later(
-                max(member.metadata.rebalance_timeout_ms, 0) / 1000,
-                lambda: asyncio.ensure_future(self._expire(group, member, "did not revoke in time", epoch)))
+            member.revocation_deadline = self.classic.timers.schedule(
+                group.group_id, member.metadata.rebalance_timeout_ms,
+                lambda: self._expire(group, member, "did not revoke in time", epoch), "revocation")
 
     def _rearm(self, group: ConsumerGroup) -> None:
         for member in group.members.values():

@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
 from broker.groups import offsets_log
 from broker.groups.group import Group, Member
 from broker.groups.offsets_store import offset_commit_error
@@ -65,7 +64,8 @@ async def upgrade(cg, classic: Group) -> ErrorCode:
     group.topics = cg.resolve(group)
     cg.upgrading.add(group_id)
     try:
-        written = await cg.store.append(group_id, [_empty_classic_record(classic)] + _consumer_group_records(group))
+        records = [_empty_classic_record(classic, cg.classic.timers.now_ms())] + _consumer_group_records(group)
+        written = await cg.store.append(group_id, records)
     finally:
         cg.upgrading.discard(group_id)
     if written is not ErrorCode.none:
@@ -88,11 +88,12 @@ async def maybe_downgrade(cg, group: ConsumerGroup) -> None:
                 or cg.settings.migration_policy not in ("bidirectional", "downgrade")):
             return
         names = {t.topic_id: t.name for t in group.topics.values()}
-        holder = cg.classic.groups.get(group.group_id) or Group(group.group_id, state_timestamp=now_ms())
+        now = cg.classic.timers.now_ms()
+        holder = cg.classic.groups.get(group.group_id) or Group(group.group_id, state_timestamp=now)
         # The generation is the epoch the members reconciled to, not the leave's bump, which no
         # classic member saw: a member at it goes on to rejoin instead of ILLEGAL_GENERATION.
         classic = Group(group.group_id, state=GroupState.STABLE, generation=group.assignment_epoch,
-                        protocol_type=CONSUMER_PROTOCOL, state_timestamp=now_ms())
+                        protocol_type=CONSUMER_PROTOCOL, state_timestamp=now)
         classic.members = {m.member_id: _to_classic(m, names) for m in members}
         try:
             classic.protocol_name = classic.select_protocol()
@@ -139,9 +140,9 @@ def _to_classic(m: ConsumerMember, names: dict) -> Member:
 
 
 
-def _empty_classic_record(classic: Group) -> tuple[bytes, bytes]:
+def _empty_classic_record(classic: Group, now_ms: int) -> tuple[bytes, bytes]:
     empty = Group(classic.group_id, generation=classic.generation, protocol_type=CONSUMER_PROTOCOL,
-                  state_timestamp=now_ms())
+                  state_timestamp=now_ms)
     return offsets_log.group_key(classic.group_id), offsets_log.group_value(offsets_log.group_record(empty))
 
 

@@ -25,8 +25,8 @@ import logging
 from dataclasses import dataclass
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
 
+from broker.groups.group_timers import GroupTimer, GroupTimers
 from broker.groups.share.share_group_changes import GROUP_RECORDS, Said, records_between, said_by
 from broker.groups.share.share_group import LEAVE_EPOCH, HeartbeatRefused, ShareGroup, ShareMember
 from broker.groups.share.share_partitions import SharePartitions
@@ -59,11 +59,12 @@ class ShareHeartbeatResult:
 
 
 class ShareGroupCoordinator:
-    def __init__(self, partitions: SharePartitions, store, topics, other_group_kind, coordinator_error) -> None:
+    def __init__(self, partitions: SharePartitions, store, topics, other_group_kind, coordinator_error,
+                 timers: GroupTimers) -> None:
         """`store`: the OffsetsStore the group's records go to; `topics()`: the broker's topics by
         name; `other_group_kind(group_id)`: "classic", "consumer" or "streams" when that id is taken by such
         a group, else None; `coordinator_error(group_id)`: NOT_COORDINATOR when another broker
-        coordinates it."""
+        coordinates it; `timers`: the groups' clock and timers (group_timers.py)."""
         self.groups: dict[str, ShareGroup] = {}
         self._held: dict[str, Said] = {}  # per group, what its records in the log say
         self._store = store
@@ -74,7 +75,8 @@ class ShareGroupCoordinator:
         self._topics = topics
         self._other_group_kind = other_group_kind
         self._coordinator_error = coordinator_error
-        self._expiry: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        self._timers = timers
+        self._expiry: dict[tuple[str, str], GroupTimer] = {}
         self._storing: set[asyncio.Task] = set()  # releases of closed connections' members, being written
         self._closed = False
 
@@ -147,7 +149,7 @@ class ShareGroupCoordinator:
                 wanted = {} if deleted else said_by(group)
                 if deleted:  # whatever this broker last knew, the group's own records go
                     held = {**dict.fromkeys(GROUP_RECORDS), **held}
-                records = records_between(group_id, held, wanted, now_ms())
+                records = records_between(group_id, held, wanted, self._timers.now_ms())
                 stored = (await self._store.append(group_id, records)) if records else ErrorCode.none
                 if stored is ErrorCode.none:
                     if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
@@ -242,8 +244,8 @@ class ShareGroupCoordinator:
         if timer is not None:
             timer.cancel()
         timeout_ms = self.partitions.config_of(group.group_id).session_timeout_ms  # the group's, else the broker's
-        self._expiry[key] = asyncio.get_running_loop().call_later(
-            timeout_ms / 1000, lambda: asyncio.ensure_future(self._expire(group, member)))
+        self._expiry[key] = self._timers.schedule(group.group_id, timeout_ms, lambda: self._expire(group, member),
+                                                  "share session")
 
     async def _expire(self, group: ShareGroup, member: ShareMember) -> None:
         self._expiry.pop((group.group_id, member.member_id), None)

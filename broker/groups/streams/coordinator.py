@@ -22,7 +22,6 @@ classic coordinator's answer (`coordinator_error`).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 
@@ -309,9 +308,9 @@ class StreamsGroupCoordinator:
     def _arm_session(self, group: StreamsGroup, member: StreamsMember) -> None:
         if member.expiry is not None:
             member.expiry.cancel()
-        member.expiry = asyncio.get_running_loop().call_later(
-            self.settings.session_timeout_ms / 1000,
-            lambda: asyncio.ensure_future(self._expire(group, member, "session timed out", None)))
+        member.expiry = self.classic.timers.schedule(
+            group.group_id, self.settings.session_timeout_ms,
+            lambda: self._expire(group, member, "session timed out", None), "session")
 
     def _arm_revocation(self, group: StreamsGroup, member: StreamsMember) -> None:
         """A member asked to revoke has its rebalance timeout to do it, as in Kafka."""
@@ -322,9 +321,9 @@ class StreamsGroupCoordinator:
             return
         if member.revocation_deadline is None:
             epoch = member.current.epoch
-            member.revocation_deadline = asyncio.get_running_loop().call_later(
-                max(member.metadata.rebalance_timeout_ms, 0) / 1000,
-                lambda: asyncio.ensure_future(self._expire(group, member, "did not revoke in time", epoch)))
+            member.revocation_deadline = self.classic.timers.schedule(
+                group.group_id, member.metadata.rebalance_timeout_ms,
+                lambda: self._expire(group, member, "did not revoke in time", epoch), "revocation")
 
     async def _expire(self, group: StreamsGroup, member: StreamsMember, why: str, revoking_at: int | None) -> None:
         async with group.lock:

@@ -19,6 +19,7 @@ import asyncio
 import enum
 from dataclasses import dataclass, field
 
+from broker.coordinator.clock import TimerHandle
 from broker.groups.consumer.reconciliation import MemberState
 from broker.groups.streams.reconciliation import CurrentTasks, Holders
 from broker.groups.streams.tasks import Tasks
@@ -54,8 +55,8 @@ class StreamsMember:
     member_id: str
     metadata: MemberMetadata = field(default_factory=MemberMetadata)
     current: CurrentTasks = field(default_factory=CurrentTasks)
-    expiry: asyncio.TimerHandle | None = None  # session timeout
-    revocation_deadline: asyncio.TimerHandle | None = None  # rebalance timeout while revoking
+    expiry: TimerHandle | None = None  # session timeout
+    revocation_deadline: TimerHandle | None = None  # rebalance timeout while revoking
     # What the member last reported of its tasks' progress (offset sums), for StreamsGroupDescribe;
     # in memory only, as Kafka keeps them
     task_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
