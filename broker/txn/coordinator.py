@@ -41,8 +41,8 @@ from broker.txn.txn_shard import TxnShard, TxnShardConfig
 
 
 class TransactionCoordinator:
-    def __init__(self, store: TxnStateStore, producer_ids: ProducerIdAllocator, markers: MarkerWriter, max_timeout_ms: int,
-                 shard_config: TxnShardConfig, cluster: bool, clock: Clock | None = None,
+    def __init__(self, store: TxnStateStore, producer_ids: ProducerIdAllocator, markers: MarkerWriter,
+                 max_timeout_ms: int, shard_config: TxnShardConfig, cluster: bool, clock: Clock | None = None,
                  end_steps: Callable[[str, float], None] = lambda step, seconds: None) -> None:
         """`end_steps`: how long each step of a transaction's end took (ending.py)."""
         self._store = store
@@ -93,9 +93,9 @@ class TransactionCoordinator:
         not_here = self.coordinator_error(transactional_id)
         if not_here:
             return not_here
+        op = AddPartitions(transactional_id, producer_id, producer_epoch, frozenset(partitions), client_version)
         try:
-            return cast(ErrorCode, await self._submit(transactional_id, AddPartitions(transactional_id, producer_id, producer_epoch,
-                                                                      frozenset(partitions), client_version)))
+            return cast(ErrorCode, await self._submit(transactional_id, op))
         except CoordinatorError as exc:
             return exc.code
 

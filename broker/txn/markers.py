@@ -6,10 +6,11 @@ inter-broker WriteTxnMarkers call, one request per leader holding all of that le
 partitions, so that broker appends them together too (None on one broker, which leads
 everything). Like Kafka's TransactionMarkerChannelManager, which also sends one request per
 destination broker, retriable answers (a leader moving, too few in-sync replicas, a timeout) are
-retried with a backoff (on the coordinator's clock) until the coordinator gives the transaction up, which it does when it
-stops coordinating the id; a partition whose topic was deleted needs no marker. A partition
-answering that the marker is stale (an older producer epoch, an older coordinator epoch) means
-another coordinator has taken over: sending stops and the transaction is left to it.
+retried with a backoff, timed on the coordinator's clock, until the coordinator gives the
+transaction up, which it does when it stops coordinating the id; a partition whose topic was
+deleted needs no marker. A partition answering that the marker is stale (an older producer
+epoch, an older coordinator epoch) means another coordinator has taken over: sending stops and
+the transaction is left to it.
 """
 
 from __future__ import annotations

@@ -183,7 +183,8 @@ class TxnShard:
         if outcome.error:
             return Outcome([], EndResult(outcome.error))
         if outcome.next is meta.state:  # it completed: its answer again
-            return Outcome([], EndResult(ErrorCode.none, *meta.producer_after_end) if op.v2 else EndResult(ErrorCode.none))
+            again = EndResult(ErrorCode.none, *meta.producer_after_end) if op.v2 else EndResult(ErrorCode.none)
+            return Outcome([], again)
         now = self._clock.now_ms()
         if not op.v2:
             record = meta.record_with(now, state=outcome.next, client_transaction_version=0)
@@ -217,14 +218,14 @@ class TxnShard:
         from transaction.version 2 bumped once more, so its retried EndTxn v5 (its epoch + 1
         is the fence's) is fenced rather than answered."""
         epoch = min(meta.producer_epoch + 1, MAX_EPOCH)
-        bump: dict[str, int] = {}
+        bump: dict[str, int] = {"producer_epoch": epoch}
         if self._config.transaction_version() >= V2 and epoch < MAX_EPOCH:
             bump = {"producer_epoch": epoch + 1, "client_transaction_version": V2}
         aborting = transition(TxnState.PREPARE_EPOCH_FENCE, Event.FENCE_ABORT).next
         meta.last_producer_epoch = NO_EPOCH
         log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
                  meta.transactional_id, meta.producer_id, epoch)
-        return StoredTxn(meta.transactional_id, meta.record_with(now, state=aborting, **({"producer_epoch": epoch} | bump)))
+        return StoredTxn(meta.transactional_id, meta.record_with(now, state=aborting, **bump))
 
     def _abort_timed_out(self) -> Outcome[StoredTxn, object]:
         now = self._clock.now_ms()
