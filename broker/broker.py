@@ -66,7 +66,6 @@ from broker.storage.periodic_flush import PeriodicFlush
 from broker.storage.producer_snapshots import ProducerSnapshotTask
 from broker.topic_admin import TopicAdministrator
 from broker.topics import TopicRegistry
-from broker.txn import cleanup as txn_cleanup
 from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.marker_append import MarkerAppender
 from broker.txn.markers import MarkerWriter
@@ -74,7 +73,7 @@ from broker.txn.partition_verifier import PartitionVerifier
 from broker.txn.remote_markers import RemoteMarkers
 from broker.txn.service import TransactionServices
 from broker.txn.state_store import TxnStateStore
-from broker.txn.txn_loading import TxnLoading
+from broker.txn.txn_shard import TxnShardConfig
 
 log = logging.getLogger(__name__)
 
@@ -206,12 +205,14 @@ class Broker:
         markers = MarkerAppender(self.topics, self.write_path, {offsets_log.TOPIC: self.group_offsets.end_transaction})
         self.transactions = TransactionCoordinator(
             self.txn_store, self.producer_ids, MarkerWriter(self, markers, self._remote_markers),
-            config.txn_max_timeout_ms, config.txn_id_expiration_ms,
-            lambda: self.features.level(features.TRANSACTION_VERSION), self._transaction_end_step)
-        self.txn_loading = TxnLoading(self.transactions, self.txn_store, cluster=member is not None)
+            config.txn_max_timeout_ms,
+            TxnShardConfig(config.txn_id_expiration_ms, config.txn_abort_timed_out_interval_ms,
+                           config.txn_remove_expired_interval_ms,
+                           lambda: self.features.level(features.TRANSACTION_VERSION)),
+            cluster=member is not None, end_steps=self._transaction_end_step)
         if member is not None:  # after the member's own listener: roles first, then coordinators
             member.metadata.add_listener(self.group_loading.on_metadata)
-            member.metadata.add_listener(self.txn_loading.on_metadata)
+            member.metadata.add_listener(self.transactions.on_metadata)
             member.metadata.add_listener(self.share_states.on_metadata)
         self.authorizer = RequestAuthorizer(lambda: self.acls)
         # What every handler is given (broker/api/context.py): the services above, typed.
@@ -254,11 +255,7 @@ class Broker:
 
     def start_background(self) -> None:
         self.group_loading.start()  # needs the running loop for session timers
-        self.txn_loading.start()
-        self._tasks.append(asyncio.create_task(txn_cleanup.abort_timed_out_loop(
-            self.transactions, self.config.txn_abort_timed_out_interval_ms)))
-        self._tasks.append(asyncio.create_task(txn_cleanup.expire_ids_loop(
-            self.transactions, self.config.txn_remove_expired_interval_ms)))
+        self.transactions.start()  # its shards' timers abort timed-out transactions and expire ids
         self._tasks.append(asyncio.create_task(self._retention_loop()))
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleanerService(self.config, self.topics, asyncio.get_running_loop())

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from wire.error_codes import ErrorCode
 
-from broker.txn.coordinator import EndResult, InitResult
+from broker.txn.txn_ops import EndResult, InitResult
 from broker.txn.marker_append import Marker
 from broker.txn.metadata import TxnMetadata
 from broker.txn.partition_verifier import Partitions

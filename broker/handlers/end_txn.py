@@ -17,7 +17,7 @@ from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
-from broker.txn.coordinator import EndResult
+from broker.txn.txn_ops import EndResult
 
 FIRST_V2_VERSION = 5
 

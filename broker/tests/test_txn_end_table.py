@@ -23,21 +23,19 @@ COLUMNS = [(commit, k) for commit in (False, True) for k in (Kind.RETRY, Kind.CU
 
 
 def meta(state: TxnState, epoch: int, producer_id: int = PID, previous: int = PID,
-         next_id: int = NO_PRODUCER_ID, client_version: int = 2, pending: bool = False) -> TxnMetadata:
+         next_id: int = NO_PRODUCER_ID, client_version: int = 2) -> TxnMetadata:
     partitions = (("t", (0,)),) if state in (O, PC, PA) else ()
     record = TxnRecord(producer_id, epoch, 60_000, state, partitions, 100, 50, previous, next_id, client_version)
-    m = TxnMetadata("tx", record, 0)
-    m.pending = pending
-    return m
+    return TxnMetadata("tx", record, 0)
 
 
-def answer(state, v2, busy, k, commit):
-    outcome = TABLE[(state, v2, busy, k, commit)]
+def answer(state, v2, k, commit):
+    outcome = TABLE[(state, v2, k, commit)]
     return outcome.error or (outcome.next if outcome.next is not state else "ok")
 
 
-def row(state, v2, busy=False):
-    return tuple(answer(state, v2, busy, k, commit) for commit, k in COLUMNS)
+def row(state, v2):
+    return tuple(answer(state, v2, k, commit) for commit, k in COLUMNS)
 
 
 def rendered(v2: bool) -> str:
@@ -46,14 +44,13 @@ def rendered(v2: bool) -> str:
         cells = [SHORT.get(c, c) for c in cells]
         return f"    {label:<35}{cells[0]:<8}{cells[1]:<8}{cells[2]:<10}{cells[3]:<8}{cells[4]:<8}{cells[5]}"
     lines = [line(s.kafka_name, row(s, v2)) for s in (E, O, CC, CA)]
-    busy_rows = {row(s, v2, True) for s in TxnState} | {row(s, v2) for s in ALWAYS_BUSY}
-    (busy,) = busy_rows  # one answer for every busy state and every write in flight
-    lines += ["    PrepareCommit, PrepareAbort,", line("PrepareEpochFence, Dead, or busy", busy)]
+    (busy,) = {row(s, v2) for s in ALWAYS_BUSY}  # one answer for every busy state
+    lines += ["    PrepareCommit, PrepareAbort,", line("PrepareEpochFence, or Dead", busy)]
     return "\n".join(lines)
 
 
 def test_the_table_is_total():
-    assert set(TABLE) == set(itertools.product(TxnState, (False, True), (False, True), Kind, (False, True)))
+    assert set(TABLE) == set(itertools.product(TxnState, (False, True), Kind, (False, True)))
 
 
 def test_the_docstrings_table_is_the_table():
@@ -65,7 +62,7 @@ def test_kafkas_v2_comment_table_for_empty_and_the_complete_states():
     # TransactionCoordinator's table: (abort retry, abort current, commit retry, commit current)
     expected = {E: (FENCED, PA, FENCED, WRONG), CA: ("ok", PA, WRONG, WRONG), CC: (WRONG, PA, "ok", WRONG)}
     for state, cells in expected.items():
-        got = tuple(answer(state, True, False, k, commit)
+        got = tuple(answer(state, True, k, commit)
                     for commit in (False, True) for k in (Kind.RETRY, Kind.CURRENT))
         assert got == cells, state
 
@@ -73,28 +70,26 @@ def test_kafkas_v2_comment_table_for_empty_and_the_complete_states():
 def test_v2_a_busy_id_answers_retry_before_its_epoch_is_checked():
     """KAFKA-18464: the next transaction's end sent while the last one's markers are written
     (the issue-37 fencing of Connect's exactly-once source task) is told to retry."""
-    assert answer(PC, True, False, Kind.CURRENT, True) == BUSY
-    for state, busy, k, commit in itertools.product(TxnState, (False, True), Kind, (False, True)):
-        if busy or state in ALWAYS_BUSY:
-            assert answer(state, True, busy, k, commit) == BUSY, (state, busy, k, commit)
+    assert answer(PC, True, Kind.CURRENT, True) == BUSY
+    for state, k, commit in itertools.product(ALWAYS_BUSY, Kind, (False, True)):
+        assert answer(state, True, k, commit) == BUSY, (state, k, commit)
 
 
 def test_v2_an_open_transaction_ends_at_its_epoch_only():
-    assert (answer(O, True, False, Kind.CURRENT, True), answer(O, True, False, Kind.CURRENT, False)) == (PC, PA)
-    assert answer(O, True, False, Kind.RETRY, True) == FENCED  # its epoch was never bumped: E - 1 is old
-    assert all(answer(s, True, False, Kind.OTHER, c) == FENCED for s in (E, O, CC, CA) for c in (False, True))
+    assert (answer(O, True, Kind.CURRENT, True), answer(O, True, Kind.CURRENT, False)) == (PC, PA)
+    assert answer(O, True, Kind.RETRY, True) == FENCED  # its epoch was never bumped: E - 1 is old
+    assert all(answer(s, True, Kind.OTHER, c) == FENCED for s in (E, O, CC, CA) for c in (False, True))
 
 
 def test_v1_checks_the_epoch_strictly_first_then_busy_then_the_state():
-    for state, busy, commit in itertools.product(TxnState, (False, True), (False, True)):
-        assert answer(state, False, busy, Kind.RETRY, commit) == FENCED
-        assert answer(state, False, busy, Kind.OTHER, commit) == FENCED
-        if busy or state in ALWAYS_BUSY:
-            assert answer(state, False, busy, Kind.CURRENT, commit) == BUSY
+    for state, commit in itertools.product(TxnState, (False, True)):
+        assert answer(state, False, Kind.RETRY, commit) == FENCED
+        assert answer(state, False, Kind.OTHER, commit) == FENCED
+        if state in ALWAYS_BUSY:
+            assert answer(state, False, Kind.CURRENT, commit) == BUSY
     idle = {E: (WRONG, WRONG), O: (PA, PC), CC: (WRONG, "ok"), CA: ("ok", WRONG)}
     for state, cells in idle.items():
-        assert (answer(state, False, False, Kind.CURRENT, False), answer(state, False, False, Kind.CURRENT, True)) == (
-            cells), state
+        assert (answer(state, False, Kind.CURRENT, False), answer(state, False, Kind.CURRENT, True)) == cells, state
 
 
 def test_errors_never_move_and_moves_are_to_a_prepared_end():
@@ -116,9 +111,9 @@ def test_a_requests_epoch_says_what_it_is():
     assert kind(rotated, PID, MAX_EPOCH - 1, False) is None  # v0-v4 ends never move the id
 
 
-def test_decide_reads_a_write_in_flight():
-    assert decide(meta(CC, 5, pending=True), PID, 5, False, True) == (CC, BUSY)
-    assert decide(meta(CC, 5, pending=True), PID, 4, False, False) == (CC, FENCED)
+def test_decide_reads_a_prepared_end_as_busy():
+    assert decide(meta(PC, 5), PID, 5, False, True) == (PC, BUSY)
+    assert decide(meta(PC, 5), PID, 4, False, False) == (PC, FENCED)
     assert decide(meta(CC, 5), PID, 5, False, True) == (PA, None)
 
 

@@ -32,7 +32,7 @@ ENDS = ("commit", "abort")  # an EndTxn v0-v4 at the id's epoch, nothing in flig
 
 def step(state: TxnState, event) -> Outcome:
     if event in ENDS:
-        return END_TABLE[(state, False, False, Kind.CURRENT, event == "commit")]
+        return END_TABLE[(state, False, Kind.CURRENT, event == "commit")]
     return transition(state, event)
 
 

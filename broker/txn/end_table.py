@@ -11,13 +11,14 @@ epoch. So, with the id at epoch E in the coordinator, a request's epoch is
              v5 end whose answer was lost (at v0-v4 an old producer: no end bumps there)
     OTHER    anything else
 
-and the answer also depends on whether the id is busy: a write of its record in flight
-(TxnMetadata.pending, Kafka's pendingState), or a prepared end completing. Kafka's
+and the answer also depends on whether the id is busy: a prepared end completing. Kafka's
 PrepareCommit / PrepareAbort always have the Complete transition pending from the moment the
 EndTxn is answered (and from loading, for one found in the log), and here the same end is
 always being carried out (ending.py), so those states are busy by themselves. So are Dead and
 PrepareEpochFence, which Kafka never lets a request find other than as a pending transition
-(its state match throws on them).
+(its state match throws on them). A write of the id's record in flight (Kafka's pendingState
+for the other states) is no state a request can find here: the operations of the id's
+partition run one at a time (txn_shard.py), each after the records of the one before it.
 
 Kafka checks, in order: the producer id (INVALID_PRODUCER_ID_MAPPING, here before the table);
 then at v5, since 4.0 (KAFKA-18464), busy before the epoch, so a V2 producer that sends its
@@ -33,7 +34,7 @@ completed, answered again with nothing written; "->PC" / "->PA": the end is prep
     CompleteCommit                     ITS     ->PA    PF        ok      ITS     PF
     CompleteAbort                      ok      ->PA    PF        ITS     ITS     PF
     PrepareCommit, PrepareAbort,
-    PrepareEpochFence, Dead, or busy   CT      CT      CT        CT      CT      CT
+    PrepareEpochFence, or Dead         CT      CT      CT        CT      CT      CT
 
     v0-v4                                       abort                     commit
                                        RETRY   CURRENT OTHER     RETRY   CURRENT OTHER
@@ -42,7 +43,7 @@ completed, answered again with nothing written; "->PC" / "->PA": the end is prep
     CompleteCommit                     PF      ITS     PF        PF      ok      PF
     CompleteAbort                      PF      ok      PF        PF      ITS     PF
     PrepareCommit, PrepareAbort,
-    PrepareEpochFence, Dead, or busy   PF      CT      PF        PF      CT      PF
+    PrepareEpochFence, or Dead         PF      CT      PF        PF      CT      PF
 
 (PF PRODUCER_FENCED, CT CONCURRENT_TRANSACTIONS, ITS INVALID_TXN_STATE.) Kafka's v5 rows for
 Empty and the Complete states are its own comment table; an abort with no partition (Empty, a
@@ -100,8 +101,8 @@ _V1_CELLS = {
 }
 
 
-def _cell(state: TxnState, v2: bool, busy: bool, k: Kind, commit: bool) -> TxnState | ErrorCode:
-    busy = busy or state in ALWAYS_BUSY
+def _cell(state: TxnState, v2: bool, k: Kind, commit: bool) -> TxnState | ErrorCode:
+    busy = state in ALWAYS_BUSY
     if v2:
         if busy:
             return _BUSY  # KAFKA-18464: before the epoch
@@ -117,10 +118,10 @@ def _outcome(state: TxnState, cell: TxnState | ErrorCode) -> Outcome:
     return Outcome(cell, None) if isinstance(cell, TxnState) else Outcome(state, cell)
 
 
-# (state, v2, busy, kind, commit) -> the answer: every combination, each Kafka's.
-TABLE: dict[tuple[TxnState, bool, bool, Kind, bool], Outcome] = {
-    (s, v2, busy, k, commit): _outcome(s, _cell(s, v2, busy, k, commit))
-    for s, v2, busy, k, commit in itertools.product(TxnState, (False, True), (False, True), Kind, (False, True))
+# (state, v2, kind, commit) -> the answer: every combination, each Kafka's.
+TABLE: dict[tuple[TxnState, bool, Kind, bool], Outcome] = {
+    (s, v2, k, commit): _outcome(s, _cell(s, v2, k, commit))
+    for s, v2, k, commit in itertools.product(TxnState, (False, True), Kind, (False, True))
 }
 
 
@@ -141,4 +142,4 @@ def decide(meta: TxnMetadata, producer_id: int, producer_epoch: int, commit: boo
     k = kind(meta, producer_id, producer_epoch, v2)
     if k is None:
         return Outcome(meta.state, ErrorCode.invalid_producer_id_mapping)
-    return TABLE[(meta.state, v2, meta.pending, k, commit)]
+    return TABLE[(meta.state, v2, k, commit)]

@@ -1,20 +1,22 @@
-"""Ending transactions in the background, once the coordinator has decided to (Kafka's
-TransactionCoordinator's completion of a prepared end, and its fence-and-abort).
+"""Carrying out a transaction's end once its shard decided it (Kafka's TransactionCoordinator's
+completion of a prepared end, and TransactionMarkerChannelManager's handing back of it).
 
-A prepared end (PrepareCommit / PrepareAbort written, EndTxn answered) goes on here: a marker to
-every partition of the transaction (markers.py), then CompleteCommit / CompleteAbort, retried
-every COMPLETE_RETRY_S until written or the id is no longer the coordinator's. A producer fenced
-by a new InitProducerId, or whose transaction outlived its timeout, has its epoch bumped first
-(PrepareEpochFence, in memory) so its late requests are refused, and its transaction is aborted
-the same way.
+A Prepare record (PrepareCommit / PrepareAbort: an EndTxn, or the abort of a fenced or
+timed-out producer) replayed into a loaded shard (txn_shard.py) starts an end here: it waits
+until that record is written (the `Written` operation, queued behind it), writes a marker to
+every partition of the transaction (markers.py) and submits `CompleteEnd`, whose Complete
+record the runtime writes. An end stops at its next step once its id is no longer its shard's
+(`ours`: the partition unloaded, the id forgotten, or the shard rebuilt after a failed write);
+a rebuilt or newly loaded shard resumes the ends its log left prepared itself, after
+COMPLETE_RETRY_MS when it is rebuilt (coordinator.py), which is how a Complete record that
+could not be written is tried again.
 
 Each end reports how long its markers took (Prepare written -> every marker written and
 replicated) and its Complete record after them (`steps`: the broker's twinlog_transaction_end_step_ms;
 the step before, EndTxn -> Prepare written, is EndTxn's own request time).
 
-It is apart from the coordinator (coordinator.py) because it outlives the requests: its tasks
-run after their answer, stop at their next step once the id is unloaded, and are cancelled at
-close; the coordinator answers requests and decides, this drives what it decided.
+It is apart from the shard because it outlives the operations: its tasks await the markers,
+which go to other partitions, not to the coordinator's log; they are cancelled at close.
 """
 
 from __future__ import annotations
@@ -25,90 +27,61 @@ import time
 from typing import Awaitable, Callable
 
 from wire.error_codes import ErrorCode
-from replica.partition import now_ms
+
+from broker.coordinator.runtime import CoordinatorError
 from broker.txn.markers import MarkerWriter
-from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata
-from broker.txn.state import Event, TxnState, transition
-from broker.txn.txn_log import TxnRecord
+from broker.txn.metadata import TxnMetadata
+from broker.txn.state import TxnState
+from broker.txn.txn_ops import CompleteEnd, TxnOp, Written
 
 log = logging.getLogger(__name__)
 
-COMPLETE_RETRY_S = 0.5
+COMPLETE_RETRY_MS = 500
 
 
 class TransactionEndings:
-    def __init__(self, write: Callable[[TxnMetadata, TxnRecord | None], Awaitable[ErrorCode]],
-                 ours: Callable[[TxnMetadata], bool], markers: MarkerWriter,
-                 transaction_version: Callable[[], int], steps: Callable[[str, float], None]) -> None:
-        """`write`: the coordinator's write of an id's new record (its error); `ours`:
-        whether the id is still the coordinator's; `steps(step, seconds)`: a step of an end
-        done ("markers", "complete")."""
-        self._write = write
+    def __init__(self, submit: Callable[[int, TxnOp], Awaitable[object]], ours: Callable[[int, TxnMetadata], bool],
+                 markers: MarkerWriter, steps: Callable[[str, float], None]) -> None:
+        """`submit(partition index, op)`: the runtime's; `ours(partition index, meta)`: whether
+        the id is still its shard's; `steps(step, seconds)`: a step of an end done ("markers",
+        "complete")."""
+        self._submit = submit
         self._ours = ours
         self._markers = markers
-        # The cluster's transaction.version, read at each fence (UpdateFeatures applies at once): from 2 a fencing abort bumps the epoch once more, as
-        # Kafka's coordinator ends it with the server's version, so the fenced producer's retried
-        # EndTxn v5 (its epoch + 1 is the fence's) is fenced rather than answered.
-        self._transaction_version = transaction_version
         self._steps = steps
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def start(self, meta: TxnMetadata) -> None:
-        """Finish a prepared end: markers, then the Complete record."""
-        task = asyncio.ensure_future(self._finish(meta, time.perf_counter()))
+    def start(self, index: int, meta: TxnMetadata) -> None:
+        """Carry out the end `meta`'s Prepare record (being written in partition `index`) decided."""
+        task = asyncio.ensure_future(self._finish(index, meta))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _finish(self, meta: TxnMetadata, prepared: float) -> None:
-        """Markers to every partition of a prepared transaction, then its Complete state.
-        `prepared`: time.perf_counter() when the Prepare record was written."""
-        commit = meta.state is TxnState.PREPARE_COMMIT
-        written = await self._markers.write_all(meta.partitions, meta.producer_id, meta.producer_epoch,
-                                                meta.coordinator_epoch, commit, lambda: self._ours(meta))
-        markers_written = time.perf_counter()
-        if written:
-            self._steps("markers", markers_written - prepared)
-        while written and self._ours(meta):
-            outcome = transition(meta.state, Event.MARKERS_WRITTEN)
-            if outcome.next is meta.state:
-                return
-            code = await self._write(meta, meta.completed(now_ms(), outcome.next))
-            if code is ErrorCode.none:
-                self._steps("complete", time.perf_counter() - markers_written)
-                log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
-                         meta.producer_epoch, outcome.next.kafka_name)
-                return
-            if code is ErrorCode.not_coordinator:
-                return
-            await asyncio.sleep(COMPLETE_RETRY_S)
-
-    def fence_and_abort(self, meta: TxnMetadata) -> None:
-        """Bump the epoch of an open transaction's producer (its late requests and batches are
-        refused from now on) and abort the transaction with the new epoch."""
-        fenced_from = meta.record
-        bumped = min(meta.producer_epoch + 1, MAX_EPOCH)
-        meta.apply(meta.record_with(fenced_from.last_update_ms, producer_epoch=bumped,
-                                    state=TxnState.PREPARE_EPOCH_FENCE))
-        meta.last_producer_epoch = NO_EPOCH
-        task = asyncio.ensure_future(self._abort_fenced(meta, fenced_from))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _abort_fenced(self, meta: TxnMetadata, fenced_from: TxnRecord) -> None:
-        outcome = transition(meta.state, Event.FENCE_ABORT)
-        bump = {}
-        if self._transaction_version() >= V2 and meta.producer_epoch < MAX_EPOCH:
-            bump = {"producer_epoch": meta.producer_epoch + 1, "client_transaction_version": V2}
-        code = await self._write(meta, meta.record_with(now_ms(), state=outcome.next, **bump))
-        if code is not ErrorCode.none:
-            # Nothing was answered with the bumped epoch: back to the open transaction, which the
-            # next InitProducerId or timeout check fences again.
-            if self._ours(meta) and meta.state is TxnState.PREPARE_EPOCH_FENCE:
-                meta.apply(fenced_from)
+    async def _finish(self, index: int, meta: TxnMetadata) -> None:
+        try:
+            await self._submit(index, Written())
+        except CoordinatorError:
+            return  # unloaded, or a write failed: the shard that follows goes by its log
+        if not self._ours(index, meta):
             return
-        log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
-                 meta.transactional_id, meta.producer_id, meta.producer_epoch)
-        await self._finish(meta, time.perf_counter())
+        prepared = time.perf_counter()
+        written = await self._markers.write_all(meta.partitions, meta.producer_id, meta.producer_epoch,
+                                                meta.coordinator_epoch, meta.state is TxnState.PREPARE_COMMIT,
+                                                lambda: self._ours(index, meta))
+        if not written:
+            return
+        markers_written = time.perf_counter()
+        self._steps("markers", markers_written - prepared)
+        try:
+            code = await self._submit(index, CompleteEnd(meta))
+        except CoordinatorError as exc:
+            log.info("transactional id %s: writing its %s failed (%s); the coordinator's log decides",
+                     meta.transactional_id, meta.state.kafka_name, exc.code.name)
+            return
+        if code is ErrorCode.none:
+            self._steps("complete", time.perf_counter() - markers_written)
+            log.info("transactional id %s: producer %d epoch %d %s", meta.transactional_id, meta.producer_id,
+                     meta.producer_epoch, meta.state.kafka_name)
 
     async def close(self) -> None:
         for task in list(self._tasks):

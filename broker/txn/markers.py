@@ -6,10 +6,11 @@ inter-broker WriteTxnMarkers call, one request per leader holding all of that le
 partitions, so that broker appends them together too (None on one broker, which leads
 everything). Like Kafka's TransactionMarkerChannelManager, which also sends one request per
 destination broker, retriable answers (a leader moving, too few in-sync replicas, a timeout) are
-retried with a backoff until the coordinator gives the transaction up, which it does when it
-stops coordinating the id; a partition whose topic was deleted needs no marker. A partition
-answering that the marker is stale (an older producer epoch, an older coordinator epoch) means
-another coordinator has taken over: sending stops and the transaction is left to it.
+retried with a backoff, timed on the coordinator's clock, until the coordinator gives the
+transaction up, which it does when it stops coordinating the id; a partition whose topic was
+deleted needs no marker. A partition answering that the marker is stale (an older producer
+epoch, an older coordinator epoch) means another coordinator has taken over: sending stops and
+the transaction is left to it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from typing import Awaitable, Callable, Iterable
 
 from wire.error_codes import ErrorCode
 
+from broker.coordinator.clock import Clock, SystemClock
 from broker.txn.marker_append import Marker, MarkerAppender
 
 log = logging.getLogger(__name__)
 
-RETRY_BACKOFF_S = (0.02, 1.0)  # first and longest wait between rounds
+RETRY_BACKOFF_MS = (20, 1_000)  # first and longest wait between rounds
 _STALE = frozenset({ErrorCode.invalid_producer_epoch, ErrorCode.transaction_coordinator_fenced})
 _GONE = None  # a partition's answer when its topic was deleted: no marker is needed
 _HERE, _ANSWERED = object(), object()  # where _route sends a partition's marker: appended here, or nowhere
@@ -35,17 +37,20 @@ RemoteMarkers = Callable[[int, list[tuple[str, int]], int, int, int, bool], Awai
 
 
 class MarkerWriter:
-    def __init__(self, broker, appender: MarkerAppender, remote: RemoteMarkers | None = None) -> None:
+    def __init__(self, broker, appender: MarkerAppender, remote: RemoteMarkers | None = None,
+                 clock: Clock | None = None) -> None:
+        """`clock`: the transaction coordinator's, which times the retries."""
         self._broker = broker
         self._appender = appender
         self._remote = remote
+        self._clock = clock or SystemClock()
 
     async def write_all(self, partitions: Iterable[tuple[str, int]], producer_id: int, producer_epoch: int,
                         coordinator_epoch: int, commit: bool, still_ours: Callable[[], bool]) -> bool:
         """True once every partition has its marker; False if the coordinator gave up (the id is
         no longer ours, or a partition says another coordinator took over)."""
         pending = sorted(set(partitions))
-        backoff, longest = RETRY_BACKOFF_S
+        backoff, longest = RETRY_BACKOFF_MS
         while pending:
             if not still_ours():
                 return False
@@ -62,9 +67,20 @@ class MarkerWriter:
                 log.debug("marker for producer %d in %s-%d: %s; retrying", producer_id, topic, index, code.name)
             pending = retry
             if pending:
-                await asyncio.sleep(backoff)
+                await self._wait(backoff)
                 backoff = min(backoff * 2, longest)
         return True
+
+    async def _wait(self, ms: int) -> None:
+        woken = asyncio.get_running_loop().create_future()
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+        handle = self._clock.call_later(ms, wake)
+        try:
+            await woken
+        finally:
+            handle.cancel()
 
     async def _round(self, pending: list[tuple[str, int]], producer_id: int, producer_epoch: int,
                      coordinator_epoch: int, commit: bool) -> list[ErrorCode | None]:

@@ -1,11 +1,10 @@
 """What the coordinator holds of one transactional id (Kafka's TransactionMetadata).
 
-Everything but three fields is the id's latest `__transaction_state` record: a change is made
-by writing the new record (`record_with`) and, once the write is replicated, applying it
-(`apply`). The three in-memory fields, as Kafka's:
+Everything but two fields is the id's latest `__transaction_state` record: a change is made by
+an operation of the id's shard (txn_shard.py) returning the new record (`record_with`), which
+the coordinator runtime writes and replays into it (`apply`). Operations of one partition run
+one at a time, so two changes of an id never race. The two in-memory fields, as Kafka's:
 
-- `pending`: a write of this id's record is in flight; another request meanwhile is answered
-  CONCURRENT_TRANSACTIONS (Kafka's pendingState), so two writes never race;
 - `last_producer_epoch`: the epoch before the last bump, so an InitProducerId retried after
   its answer was lost (KIP-360) gets the same answer instead of a second bump;
 - `coordinator_epoch`: the leader epoch of the id's `__transaction_state` partition when this
@@ -32,13 +31,20 @@ def epoch_exhausted(epoch: int) -> bool:
     return epoch >= MAX_EPOCH - 1
 
 
+def producer_after_end(record: TxnRecord) -> tuple[int, int]:
+    """The producer id and epoch a prepared end leaves: the next producer id at epoch 0 when a
+    transactions V2 end ran out of epochs, else the record's."""
+    if record.client_transaction_version >= V2 and record.next_producer_id != txn_log.NO_PRODUCER_ID:
+        return record.next_producer_id, 0
+    return record.producer_id, record.producer_epoch
+
+
 @dataclass(eq=False)
 class TxnMetadata:
     transactional_id: str
     record: TxnRecord
     coordinator_epoch: int
     last_producer_epoch: int = NO_EPOCH
-    pending: bool = False
     partitions: set[tuple[str, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -85,11 +91,7 @@ class TxnMetadata:
 
     @property
     def producer_after_end(self) -> tuple[int, int]:
-        """The producer id and epoch a prepared end leaves: the next producer id at epoch 0 when
-        a transactions V2 end ran out of epochs, else the record's."""
-        if self.record.client_transaction_version >= V2 and self.record.next_producer_id != txn_log.NO_PRODUCER_ID:
-            return self.record.next_producer_id, 0
-        return self.producer_id, self.producer_epoch
+        return producer_after_end(self.record)
 
     def completed(self, now: int, state: TxnState) -> TxnRecord:
         """The CompleteCommit / CompleteAbort record after every marker of a prepared end is
@@ -104,11 +106,10 @@ class TxnMetadata:
 
     def expired(self, now: int, expiration_ms: int) -> bool:
         return (self.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
-                and not self.pending and now - self.record.last_update_ms >= expiration_ms)
+                and now - self.record.last_update_ms >= expiration_ms)
 
     def timed_out(self, now: int) -> bool:
-        return (self.state is TxnState.ONGOING and not self.pending
-                and now - self.record.start_ms >= self.record.timeout_ms)
+        return self.state is TxnState.ONGOING and now - self.record.start_ms >= self.record.timeout_ms
 
     def init_check(self, producer_id: int, producer_epoch: int) -> Literal["bump", "retry"] | ErrorCode:
         """For an InitProducerId naming its producer (KIP-360): "bump", "retry" (the same answer

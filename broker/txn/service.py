@@ -17,11 +17,12 @@ from typing import Callable
 from wire.error_codes import ErrorCode
 
 from broker.producer_ids import ProducerIdAllocator
-from broker.txn.coordinator import EndResult, InitResult, TransactionCoordinator
+from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.marker_append import Marker, MarkerAppender
 from broker.txn.metadata import TxnMetadata
 from broker.txn.partition_verifier import Partitions, PartitionVerifier
 from broker.txn.state import TxnState
+from broker.txn.txn_ops import EndResult, InitResult
 
 
 class TransactionServices:

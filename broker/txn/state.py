@@ -11,14 +11,15 @@
 Every (state, event) pair has an entry: the next state, and the error a request event gets in
 that state (None: served). The coordinator checks the producer id and epoch first (a request
 from a fenced producer never reaches this table) and asks `transition` before it writes. EndTxn,
-whose answer also depends on its version, its epoch (a new end or a V2 retry) and on a write in
-flight, is end_table.py's table: the EndTxn arrows above are its moves.
+whose answer also depends on its version and its epoch (a new end or a V2 retry), is
+end_table.py's table: the EndTxn arrows above are its moves.
 
 One entry answers an error *and* moves: InitProducerId on an Ongoing transaction, as Kafka's
 prepareInitProducerIdTransit, bumps the epoch (fencing the open producer), starts aborting the
 transaction and answers CONCURRENT_TRANSACTIONS so the new producer retries once the abort is
-complete. PrepareEpochFence is never written to `__transaction_state`: it lives in memory between
-the fencing and the PrepareAbort record that follows at once.
+complete. PrepareEpochFence is never written to `__transaction_state` nor held: the fencing is
+the PrepareAbort record itself, its epoch bumped (txn_shard.py: the way through
+PrepareEpochFence, FENCE_ABORT, names the state it is written as).
 """
 
 from __future__ import annotations

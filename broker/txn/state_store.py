@@ -3,25 +3,20 @@ the topic is created on the first transactional FindCoordinator / InitProducerId
 does, with transaction.state.log.num.partitions partitions, segments of
 transaction.state.log.segment.bytes, replication factor transaction.state.log.replication.factor
 and min.insync.replicas transaction.state.log.min.isr (both capped by the live brokers). Writes
-are acks=all within Kafka's transaction.state.log request timeout; `append` answers the log's
-error (an ErrorCode) and `coordinator_error` what Kafka's TransactionStateManager answers the client.
+are acks=all, made by the coordinator runtime (broker/coordinator/runtime.py) for the transaction
+coordinator's shards (txn_shard.py); `append_records` answers the log's error (an ErrorCode).
 """
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Iterator, Sequence
 
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
 from broker.txn import txn_log
-
-
-class StoredTxn(NamedTuple):
-    partition: int
-    transactional_id: str
-    record: txn_log.TxnRecord | None  # None: the id was forgotten
+from broker.txn.txn_ops import StoredTxn
 
 
 class TxnStateStore(InternalTopicLog):
@@ -37,27 +32,14 @@ class TxnStateStore(InternalTopicLog):
         topic = self.topic()
         return None if topic is None else txn_log.partition_for(transactional_id, len(topic.partitions))
 
-    def partition(self, transactional_id: str) -> Partition | None:
-        topic = self.topic()
-        if topic is None:
-            return None
-        return topic.partitions[txn_log.partition_for(transactional_id, len(topic.partitions))]
-
-    async def append(self, transactional_id: str, record: txn_log.TxnRecord | None) -> ErrorCode:
-        """Write the id's new value (None: a tombstone); the log's error (ErrorCode.none once
-        every in-sync replica has it)."""
-        topic = await self.ensure_topic()
-        if topic is None:
-            return ErrorCode.unknown_topic_or_partition
-        partition = self.partition(transactional_id)
-        if partition is None:
-            return ErrorCode.not_leader_or_follower
-        value = None if record is None else txn_log.value(record)
-        return await self.write(partition, [(txn_log.key(transactional_id), value)],
-                                f"transactional id {transactional_id}")
+    async def append_records(self, partition: Partition, records: Sequence[StoredTxn]) -> ErrorCode:
+        """Write each id's new value (None: a tombstone) to `partition` as one batch; the log's
+        error (ErrorCode.none once every in-sync replica has it)."""
+        return await self.write(partition, [(txn_log.key(r.transactional_id), None if r.record is None else
+                                             txn_log.value(r.record)) for r in records],
+                                f"transactional ids {', '.join(r.transactional_id for r in records)}")
 
     def replay_partition(self, partition: Partition) -> Iterator[StoredTxn]:
         """Every record of one partition, in log order (unreadable batches skipped)."""
         return self.records(partition, lambda k, v: StoredTxn(
-            partition.index, txn_log.decode_key(k), None if v is None else txn_log.decode_value(v)),
-            txn_log.BadRecord)
+            txn_log.decode_key(k), None if v is None else txn_log.decode_value(v)), txn_log.BadRecord)
