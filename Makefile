@@ -77,7 +77,7 @@ test-deps: $(TEST_STAMP)
 # module-scoped broker started once). The tests mostly wait on brokers, clients and disks, so more
 # workers than cores pays: on 2 cores 4 workers beat 3 (compat_tests/FINDINGS.md, "make test").
 TEST_WORKERS ?= 4
-UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests broker/coordinator/tests broker/groups/tests
+UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests broker/coordinator/tests broker/groups/tests broker/txn/tests
 
 # The fault suite's long scenarios (compat_tests/faults/test_fault_suite.py, marker faults_full) are
 # deselected here; `make test-faults` runs the whole fault suite, one scenario at a time (each
