@@ -6,7 +6,10 @@ shard; leadership, ordering, writing and timers are written here once.
   record, `handle(op)` answers an operation with the records it needs written and the answer to
   give once they are (`Outcome`). `handle` changes no state of its own that a record carries:
   the records it returns are replayed into it, the same way a load replays them, so what a
-  shard holds is what its log says once they are written.
+  shard holds is what its log says once they are written. An operation whose handler changed
+  the shard's state itself (Kafka's classic group manager does: CoordinatorResult's
+  replayRecords=false) returns `Outcome(records, answer, replay=False)`: its records are
+  written, not replayed.
 - Loading: when this broker leads a partition it has not loaded, a fresh shard replays every
   record of that partition's log (log start to log end: the new leader's log is the truth) on
   the event loop without awaiting, so no operation sees it half loaded; then `loaded()` lets it
@@ -24,8 +27,10 @@ shard; leadership, ordering, writing and timers are written here once.
   `append_records`, Kafka's runtime batches alike), and answered once it is written; the next
   ones wait for that. Different partitions run independently.
 - A write that fails answers each operation of its batch with the coordinator's error for it
-  (internal_topic_log.coordinator_error), never with its answer, and the shard is rebuilt from
-  its log, where those records may not be.
+  (internal_topic_log.coordinator_error), never with its answer, and, if the batch replayed
+  any record, the shard is rebuilt from its log, where those records may not be. A batch whose
+  records were all written unreplayed leaves the shard alone: the handlers that changed it
+  undo their change on the error answer (as Kafka's classic group manager does).
 - Timers (shard_timer.py) submit an operation into their partition's queue when they fire,
   on the runtime's clock (clock.py), which a test replaces with a manual one.
 """
@@ -72,8 +77,9 @@ class CoordinatorError(Exception):
 
 
 class Outcome(NamedTuple, Generic[R, A]):
-    records: Sequence[R]  # to write, then replay, before `answer` is given
+    records: Sequence[R]  # to write (and replay, see `replay`) before `answer` is given
     answer: A
+    replay: bool = True  # False: `handle` changed the shard's state itself; the records are only written
 
 
 class Shard(Protocol[R, O_in, A]):
@@ -135,6 +141,7 @@ class _Batch(Generic[R]):
 
     records: list[R] = field(default_factory=list)
     answers: list[tuple[asyncio.Future, object]] = field(default_factory=list)
+    replayed: bool = False  # some of the records were replayed into the shard
 
 
 def _not_coordinator(topic: str, index: int) -> CoordinatorError:
@@ -240,16 +247,18 @@ class CoordinatorRuntime(Generic[R, O, A]):
             if outcome.records and self._writer is None:
                 future.set_exception(TypeError(f"{self._log.name} has no writer for the records of {op!r}"))
                 continue
-            for record in outcome.records:
-                loaded.shard.replay(record)
+            if outcome.replay:
+                for record in outcome.records:
+                    loaded.shard.replay(record)
+                batch.replayed = batch.replayed or bool(outcome.records)
             batch.records.extend(outcome.records)
             batch.answers.append((future, outcome.answer))
         return batch
 
     async def _write(self, loaded: _Loaded[R, O, A], batch: _Batch[R]) -> None:
         """Write the batch's records, then answer its operations; a failed write answers each
-        the coordinator's error for it and rebuilds the shard from its log (the records it
-        replayed may not be there)."""
+        the coordinator's error for it and rebuilds the shard from its log if it replayed any of
+        them (they may not be there)."""
         if batch.records:
             assert self._writer is not None  # _handle_batch took no records without one
             code = await self._writer.append_records(loaded.partition, batch.records)
@@ -269,7 +278,7 @@ class CoordinatorRuntime(Generic[R, O, A]):
         for future, _ in batch.answers:
             if not future.done():
                 future.set_exception(CoordinatorError(error.code, error.message))
-        if batch.records and not loaded.unloaded:
+        if batch.replayed and not loaded.unloaded:
             loaded.shard.unloaded()
             loaded.timer.cancel_all()
             loaded.shard = self._replayed(loaded.partition, loaded.timer)

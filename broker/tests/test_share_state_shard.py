@@ -24,10 +24,10 @@ def _shard(clock: ManualClock) -> ShareStateShard:
 
 def _run(shard: ShareStateShard, op):
     """What the runtime does once the write succeeded: replay the records, then answer."""
-    records, answer = shard.handle(op)
-    for record in records:
+    outcome = shard.handle(op)
+    for record in outcome.records:
         shard.replay(record)
-    return records, answer
+    return outcome.records, outcome.answer
 
 
 def test_reads_and_writes_are_fenced_as_kafkas():

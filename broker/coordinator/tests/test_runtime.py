@@ -49,14 +49,17 @@ class TallyLog(InternalTopicLog):
 
 class Tally:
     """ops: ("add", name, n) -> the new count; ("get", name) -> the count; ("drop", name);
-    ("refuse",) -> INVALID_REQUEST; ("later", name, delay_ms): ("add", name, 1) after the delay."""
+    ("refuse",) -> INVALID_REQUEST; ("later", name, delay_ms): ("add", name, 1) after the delay;
+    ("set", name, n): the count set by the handler itself, its record written unreplayed."""
 
     def __init__(self, context: ShardContext) -> None:
         self.counts: dict[str, int] = {}
         self.timer = context.timer
         self.events: list[str] = []
+        self.replayed: list[Record] = []
 
     def replay(self, record: Record) -> None:
+        self.replayed.append(record)
         name, n = record
         if n is None:
             self.counts.pop(name, None)
@@ -72,6 +75,9 @@ class Tally:
                 return Outcome([], self.counts.get(name))
             case ("drop", name):
                 return Outcome([(name, None)], None)
+            case ("set", name, n):
+                self.counts[name] = n
+                return Outcome([(name, n)], n, replay=False)
             case ("later", name, delay_ms):
                 self.timer.schedule(name, delay_ms, ("add", name, 1))
                 return Outcome([], None)
@@ -223,6 +229,43 @@ def test_a_failed_write_fails_its_operations_and_the_shard_is_rebuilt_from_the_l
         with pytest.raises(CoordinatorError) as refused:
             await runtime.submit(0, ("nonsense",))
         assert refused.value.code is ErrorCode.invalid_request
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        member.storage.close()
+
+
+def test_records_a_handler_applied_itself_are_written_not_replayed(member):
+    _lead(member.partition(0), 1)
+
+    async def scenario():
+        runtime, shards = _runtime(member)
+        runtime.sync()
+        loaded = list(shards[0].replayed)
+        assert await runtime.submit(0, ("set", "a", 7)) == 7
+        assert await runtime.submit(0, ("add", "a", 1)) == 8  # the next operation sees the handler's change
+        assert shards[0].replayed == loaded + [("a", 8)]  # the set's record was not replayed
+        fresh, fresh_shards = _runtime(member)
+        assert await fresh.submit(0, ("get", "a")) == 8  # both records are in the log
+        assert fresh_shards[0].replayed[-2:] == [("a", 7), ("a", 8)]
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_write_of_unreplayed_records_leaves_the_shard_to_its_handler(tmp_path):
+    member = _Member(tmp_path, "segment", {"min.insync.replicas": "2"})
+    _lead(member.partition(0), 1)  # ISR of one, below min.insync.replicas
+
+    async def scenario():
+        runtime, shards = _runtime(member)
+        runtime.sync()
+        first = shards[0]
+        with pytest.raises(CoordinatorError) as failed:
+            await runtime.submit(0, ("set", "a", 7))
+        assert failed.value.code is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka maps it
+        assert shards[0] is first and first.events == ["loaded"]  # not rebuilt: nothing was replayed
+        assert first.counts == {"a": 7}  # the handler's change, for its caller to undo on the error
 
     try:
         asyncio.run(scenario())
