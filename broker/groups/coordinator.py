@@ -20,7 +20,6 @@ import uuid
 
 from wire.error_codes import ErrorCode
 from broker.groups import offsets_log
-from broker.groups import offsets_store
 from broker.groups.group import Group, Member
 from broker.groups.group_timers import GroupTimers
 from broker.groups.join_messages import JoinRequest, JoinResult, answer_waiters, join_result
@@ -164,9 +163,8 @@ class GroupCoordinator:
             # As Kafka: the group stays CompletingRebalance (members' SyncGroups park) until the
             # assignment is stored, so nobody holds an assignment a new coordinator would not
             # load. A rebalance or an unload meanwhile has answered the parked requests.
-            stored = await self._persist_group_async(group)
+            code = await self._persist_group_async(group)
             if group.state is GroupState.COMPLETING_REBALANCE and group.generation == generation_synced:
-                code = offsets_store.group_store_error(stored)
                 for m in group.members.values():
                     if m.sync_waiter is not None and not m.sync_waiter.done():
                         m.sync_waiter.set_result((code, m.assignment if code is ErrorCode.none else b""))
@@ -270,9 +268,8 @@ class GroupCoordinator:
         asyncio.ensure_future(self._persist_group_async(group))
 
     async def _persist_group_async(self, group: Group) -> ErrorCode:
-        """The log's error (ErrorCode.none: stored, and in a cluster on every in-sync replica)."""
+        """The coordinator's error (ErrorCode.none: stored, and in a cluster on every in-sync
+        replica). The group is changed already: its record is written, not replayed
+        (group_writes.py)."""
         record = offsets_log.group_value(offsets_log.group_record(group))
-        stored = await self._store.append(group.group_id, [(offsets_log.group_key(group.group_id), record)])
-        if stored is not ErrorCode.none:
-            log.info("group %s: writing group metadata failed: %s", group.group_id, stored.name)
-        return stored
+        return await self._store.writes.write(group.group_id, [(offsets_log.group_key(group.group_id), record)])

@@ -47,9 +47,11 @@ from broker.coordinator.shard_timer import ShardTimer
 from broker.groups import offsets_replay
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
+from broker.groups import group_writes
 from broker.groups.group_timers import Fire, GroupTimers
+from broker.groups.group_writes import WriteRecords
 from broker.groups.offset_ops import OffsetOp, OffsetOps
-from broker.groups.offsets_log import Written
+from broker.groups.offsets_log import KeyValue, Written
 from broker.groups.offsets_store import OffsetsStore, StoredMarker, StoredRecord
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
@@ -62,7 +64,7 @@ log = logging.getLogger(__name__)
 
 
 Record = StoredRecord | StoredMarker | Written  # read from the log | written by an operation
-Op = Fire | OffsetOp
+Op = Fire | OffsetOp | WriteRecords
 
 
 class GroupLoading:
@@ -78,6 +80,7 @@ class GroupLoading:
         self.offsets = OffsetOps(coordinator, topics)
         self._runtime: CoordinatorRuntime[Record, Op, object] = CoordinatorRuntime(
             store, lambda context: GroupShard(context, self), store, timers.clock)
+        store.writes.route(self.submit)
         if cluster:
             coordinator.local_partitions = set()  # nothing is ours until the metadata says so
         else:
@@ -94,7 +97,7 @@ class GroupLoading:
     def sync(self) -> None:
         self._runtime.sync()
 
-    async def submit(self, group_id: str, op: OffsetOp) -> object:
+    async def submit(self, group_id: str, op: OffsetOp | WriteRecords) -> object:
         """`op`'s answer from the group's partition, once its records are written; raises
         CoordinatorError (NOT_COORDINATOR when the partition is not led here, the coordinator's
         error for the log's when the write failed)."""
@@ -125,6 +128,7 @@ class GroupShard:
             assert self._records is not None, "a record of the log after the load"
             self._records.append(record)
         else:
+            assert not isinstance(record, KeyValue), "group_writes.py's records are written, never replayed"
             self._loading.offsets.replay(record)
 
     def loaded(self) -> None:
@@ -140,6 +144,8 @@ class GroupShard:
         if isinstance(op, Fire):
             self._loading.timers.fire(op)
             return Outcome([], None)
+        if isinstance(op, WriteRecords):
+            return group_writes.handle(op)
         outcome = self._loading.offsets.handle(op)
         return Outcome(list(outcome.records), outcome.answer)
 

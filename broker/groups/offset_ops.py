@@ -134,7 +134,7 @@ class OffsetOps:
                 return self._delete_group(group_id)
         raise TypeError(f"not an offsets operation: {op!r}")
 
-    def replay(self, record: Written) -> None:
+    def replay(self, record: OffsetRecord | GroupTombstone) -> None:
         """A record an operation returned, applied as a load applies it (offsets_replay.py)."""
         groups = self._coordinator.groups
         if isinstance(record, GroupTombstone):

@@ -94,12 +94,21 @@ class GroupTombstone(NamedTuple):
     group_id: str
 
 
-Written = OffsetRecord | GroupTombstone  # what the groups' shard writes through the runtime
+class KeyValue(NamedTuple):
+    """A record a group kind's coordinator encoded itself (group_writes.py)."""
+
+    key: bytes
+    value: bytes | None
+
+
+Written = OffsetRecord | GroupTombstone | KeyValue  # what the groups' shard writes through the runtime
 
 
 def key_value(record: Written) -> tuple[bytes, bytes | None]:
     if isinstance(record, GroupTombstone):
         return group_key(record.group_id), None
+    if isinstance(record, KeyValue):
+        return record.key, record.value
     key = offset_key(record.group_id, *record.partition)
     return key, None if record.value is None else offset_value(record.value)
 

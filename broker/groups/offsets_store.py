@@ -40,6 +40,7 @@ from broker.coordinator.clock import Clock
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
 from broker.topic import Topic
 from broker.groups import offsets_log
+from broker.groups.group_writes import GroupWrites
 
 log = logging.getLogger(__name__)
 
@@ -53,20 +54,12 @@ _UNAVAILABLE = dict.fromkeys(
     ErrorCode.coordinator_not_available)
 _TOO_LARGE = (ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size)
 _COMMIT_ERRORS = {**_MOVED, **_UNAVAILABLE, **dict.fromkeys(_TOO_LARGE, ErrorCode.invalid_commit_offset_size)}
-# A SyncGroup whose assignment did not reach the ISR in time makes the group rebalance.
-_GROUP_ERRORS = {**_MOVED, **_UNAVAILABLE, ErrorCode.request_timed_out: ErrorCode.rebalance_in_progress,
-                 **dict.fromkeys(_TOO_LARGE, ErrorCode.unknown_server_error)}
 
 
 def offset_commit_error(log_error: ErrorCode) -> ErrorCode:
     """What OffsetCommit answers when writing its offsets failed (REQUEST_TIMED_OUT and
     ErrorCode.none pass)."""
     return _COMMIT_ERRORS.get(log_error, log_error)
-
-
-def group_store_error(log_error: ErrorCode) -> ErrorCode:
-    """What SyncGroup answers when writing the group's assignment failed (ErrorCode.none passes)."""
-    return _GROUP_ERRORS.get(log_error, log_error)
 
 
 class StoredRecord(NamedTuple):
@@ -122,6 +115,7 @@ class OffsetsStore:
             c = broker.config
             return TopicShape(partitions, c.offsets_topic_replication_factor, None, c.offsets_topic_segment_bytes)
         self._log = InternalTopicLog(broker, offsets_log.TOPIC, shape)
+        self.writes = GroupWrites()  # the group kinds' own records, through the runtime
         self._exists: Callable[[], None] | None = None
 
     def when_topic_exists(self, callback: Callable[[], None]) -> None:
