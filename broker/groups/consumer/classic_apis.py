@@ -25,7 +25,6 @@ from typing import Callable
 from wire.error_codes import ErrorCode
 from broker.groups import offsets_log
 from broker.groups.offsets import GroupOffsets, OffsetToCommit
-from broker.groups.offsets_store import offset_commit_error
 from broker.groups.consumer.consumer_group import ConsumerGroup
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 
@@ -96,8 +95,7 @@ async def delete(cg: ConsumerGroupCoordinator, group: ConsumerGroup) -> ErrorCod
     async with group.lock:
         if group.members:
             return ErrorCode.non_empty_group
-        written = await _forget(cg, group, with_offsets=True)
-        return offset_commit_error(written)
+        return await _forget(cg, group, with_offsets=True)
 
 
 async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> ErrorCode | None:
@@ -109,7 +107,7 @@ async def make_room_for_classic(cg: ConsumerGroupCoordinator, group_id: str) -> 
         if group.members:
             return ErrorCode.inconsistent_group_protocol
         written = await _forget(cg, group, with_offsets=False)
-        return None if written is ErrorCode.none else offset_commit_error(written)
+        return None if written is ErrorCode.none else written
 
 
 async def _forget(cg: ConsumerGroupCoordinator, group: ConsumerGroup, with_offsets: bool) -> ErrorCode:
@@ -117,7 +115,7 @@ async def _forget(cg: ConsumerGroupCoordinator, group: ConsumerGroup, with_offse
     holder = cg.classic.groups.get(group.group_id)
     if with_offsets and holder is not None:
         records = [(offsets_log.offset_key(group.group_id, t, p), None) for t, p in holder.offsets] + records
-    written = await cg.store.append(group.group_id, records)
+    written = await cg.store.writes.write(group.group_id, records)
     if written is not ErrorCode.none:
         log.info("group %s: deleting the consumer group failed: %s", group.group_id, written.name)
         return written

@@ -6,9 +6,11 @@ assignor sees changed (members, subscriptions, the subscribed topics' partitions
 again at every heartbeat, so a topic created later that matches a regex is picked up by the
 next one), computes a new target when the group epoch is ahead of the assignment's, and
 reconciles the member (reconciliation.py). The changes become one batch of Kafka's records
-(records.py) in `__consumer_offsets`; the answer waits until that batch is stored as a commit
-is (on every in-sync replica), and if it is not, the group is put back as it was and the
-member gets the error, so nothing a member was told is missing after a restart or failover.
+(records.py) in `__consumer_offsets`, written in its partition's turn on the coordinator runtime
+(group_writes.py: unreplayed, the group is changed already); the answer waits until that batch
+is stored as a commit is (on every in-sync replica), and if it is not, the group is put back as
+it was and the member gets the runtime's coordinator error, so nothing a member was told is
+missing after a restart or failover.
 
 A member that stops heartbeating for group.consumer.session.timeout.ms is removed; one that
 does not revoke within its rebalance timeout too. Which broker coordinates a group, and
@@ -43,12 +45,6 @@ from broker.settings.consumer_group_options import ConsumerGroupSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# The log's error -> what the member is told, as Kafka's coordinator runtime maps them.
-_WRITE_ERRORS = {ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
-                 ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
-                 ErrorCode.message_too_large: ErrorCode.unknown_server_error,
-                 ErrorCode.record_list_too_large: ErrorCode.unknown_server_error}
 
 
 @dataclass(frozen=True)
@@ -130,13 +126,12 @@ class ConsumerGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return exc.error, exc.message, None
-            stored = (await self.store.append(group.group_id, records)) if records else ErrorCode.none
+            stored = await self.store.writes.write(group.group_id, records)
             if stored is not ErrorCode.none:
-                log.info("group %s: writing a change's records failed: %s", group.group_id, stored.name)
                 saved.restore(group)
                 self._rearm(group)
                 self._forget_if_new(group)
-                return _WRITE_ERRORS.get(stored, ErrorCode.coordinator_not_available), None, None
+                return stored, None, None
             return ErrorCode.none, None, result
 
     def _apply(self, group: ConsumerGroup, req: HeartbeatRequest, records: list) -> HeartbeatResult:
@@ -328,7 +323,7 @@ class ConsumerGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self.remove_member(group, member, records)
-            stored = (await self.store.append(group.group_id, records))
+            stored = await self.store.writes.write(group.group_id, records)
             if stored is not ErrorCode.none:
                 log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored.name)
                 saved.restore(group)

@@ -25,7 +25,6 @@ import logging
 from wire.error_codes import ErrorCode
 from broker.groups import offsets_log
 from broker.groups.group import Group, Member
-from broker.groups.offsets_store import offset_commit_error
 from broker.groups.state import GroupState
 from broker.groups.consumer import records as rec
 from broker.groups.consumer import topic_partitions as tp
@@ -65,12 +64,12 @@ async def upgrade(cg, classic: Group) -> ErrorCode:
     cg.upgrading.add(group_id)
     try:
         records = [_empty_classic_record(classic, cg.classic.timers.now_ms())] + _consumer_group_records(group)
-        written = await cg.store.append(group_id, records)
+        written = await cg.store.writes.write(group_id, records)
     finally:
         cg.upgrading.discard(group_id)
     if written is not ErrorCode.none:
         log.info("group %s: upgrading to a consumer group failed: %s", group_id, written.name)
-        return offset_commit_error(written)
+        return written
     log.info("group %s: classic group of %d members upgraded to a consumer group at epoch %d",
              group_id, len(group.members), group.epoch)
     cg.classic.release(classic)
@@ -105,7 +104,7 @@ async def maybe_downgrade(cg, group: ConsumerGroup) -> None:
                    for t in (rec.CURRENT_ASSIGNMENT, rec.TARGET_MEMBER, rec.MEMBER_METADATA)] + cg.tombstones(group)
         records.append((offsets_log.group_key(group.group_id),
                         offsets_log.group_value(offsets_log.group_record(classic))))
-        written = (await cg.store.append(group.group_id, records))
+        written = await cg.store.writes.write(group.group_id, records)
         if written is not ErrorCode.none:
             log.info("group %s: downgrading to a classic group failed: %s", group.group_id, written.name)
             return

@@ -22,7 +22,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.groups.offsets import GroupOffsets
-from broker.groups.offsets_store import OffsetsStore
+from broker.groups.offsets_store import COMMIT_TIMEOUT_S, OffsetsStore
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.share.share_partitions import SharePartitions
@@ -83,12 +83,14 @@ class Coordinators(NamedTuple):
     clock: ManualClock
 
 
-def coordinators(broker: GroupBroker, clock: ManualClock, **settings) -> Coordinators:
+def coordinators(broker: GroupBroker, clock: ManualClock, commit_timeout_s: float = COMMIT_TIMEOUT_S,
+                 **settings) -> Coordinators:
     """One broker's group coordinators on `clock` (`settings`: config_with's, e.g.
-    group_consumer_session_timeout_ms). The share groups' persister is left out: nothing here
-    reaches a share-partition's state."""
+    group_consumer_session_timeout_ms; `commit_timeout_s`: how long a write waits for the
+    followers, in real time: the write path's). The share groups' persister is left out: nothing
+    here reaches a share-partition's state."""
     config = config_with(**settings)
-    store = OffsetsStore(broker, PARTITIONS, clock)
+    store = OffsetsStore(broker, PARTITIONS, clock, commit_timeout_s)
     timers = GroupTimers(store.partition_index, clock)
     classic = GroupCoordinator(store, timers, 0, (1_000, 60_000))
     consumer = ConsumerGroupCoordinator(classic, store, lambda: broker.topics.topics, config.consumer_groups)

@@ -1,0 +1,112 @@
+"""Each group kind's own records are operations of their group's `__consumer_offsets` partition
+in the coordinator runtime (group_writes.py): queued behind the partition's operations before
+them, written unreplayed in the same write path, answered once every in-sync replica has them;
+a write that fails answers the runtime's coordinator error (Kafka 4's group coordinator's) and
+leaves the coordinator to undo its change.
+
+Real parts below the coordinators (group_broker.py): real Partitions made leader as the replica
+manager does, a real engine, the real write path; a follower's progress as its fetches report it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from wire.error_codes import ErrorCode
+
+from broker.coordinator.clock import ManualClock
+from broker.groups import offsets_log
+from broker.groups.offsets import OffsetToCommit
+from broker.groups.offsets_store import OffsetsStore
+from broker.groups.consumer import classic_apis
+from broker.groups.consumer.heartbeat_request import HeartbeatRequest
+from broker.groups.consumer.records import GROUP_METADATA, key as consumer_key
+from broker.groups.tests.group_broker import OTHER, PARTITIONS, GroupBroker, coordinators, lead, settled
+from broker.storage.modes import MODES
+
+COMMITTING = "committing"
+
+
+def _beside(group_id: str, prefix: str) -> str:
+    """Another group id in `group_id`'s partition."""
+    return next(g for g in (f"{prefix}-{i}" for i in range(1000))
+                if offsets_log.partition_for(g, PARTITIONS) == offsets_log.partition_for(group_id, PARTITIONS))
+
+
+CONSUMING = _beside(COMMITTING, "consuming")
+
+
+@pytest.fixture(params=MODES)
+def broker(tmp_path, request):
+    b = GroupBroker(tmp_path, request.param)
+    yield b
+    b.storage.close()
+
+
+def _consumer_join(group_id: str, member_id: str) -> HeartbeatRequest:
+    return HeartbeatRequest(group_id, member_id, 0, rebalance_timeout_ms=30_000, subscribed_topic_names=("t",),
+                            owned={})
+
+
+def _log_keys(broker, group_id: str) -> list[bytes]:
+    """The keys of the group's partition's records, in log order, as the next leader reads them."""
+    store = OffsetsStore(broker, PARTITIONS, ManualClock())
+    return [r.key for r in store.replay_partition(broker.partition(group_id))]
+
+
+async def _replicated(partition, answer: asyncio.Future):
+    """`answer`, the follower fetching whatever the leader appends meanwhile."""
+    while not answer.done():
+        partition.follower_fetched(OTHER, partition.log_end_offset)
+        await asyncio.sleep(0)
+    return await answer
+
+
+def test_a_consumer_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
+    partition = broker.partition(COMMITTING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        commit = asyncio.ensure_future(c.offsets.commit(COMMITTING, -1, "", None, [OffsetToCommit("t", 0, 7, -1, "")]))
+        await settled(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
+        committed_to = partition.log_end_offset
+        joining = asyncio.ensure_future(c.consumer.heartbeat(_consumer_join(CONSUMING, "m1")))
+        await settled(lambda: CONSUMING in c.consumer.groups, "the heartbeat's change made")
+        for _ in range(100):
+            await asyncio.sleep(0)
+        assert partition.log_end_offset == committed_to  # queued behind the commit's write
+        assert not joining.done() and not commit.done()
+        joined = await _replicated(partition, joining)
+        assert (joined.error, joined.member_epoch) == (ErrorCode.none, 1)
+        assert await commit == [ErrorCode.none]
+        keys = _log_keys(broker, COMMITTING)
+        assert keys[0] == offsets_log.offset_key(COMMITTING, "t", 0)
+        assert consumer_key(GROUP_METADATA, CONSUMING) in keys[1:]
+
+    asyncio.run(scenario())
+
+
+def test_a_consumer_group_deletion_whose_write_times_out_answers_coordinator_not_available(broker):
+    """Kafka 4's group coordinator maps REQUEST_TIMED_OUT to COORDINATOR_NOT_AVAILABLE; the group
+    stays, as its tombstones are not written."""
+    partition = broker.partition(CONSUMING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock(), commit_timeout_s=0.2)
+        c.loading.sync()
+        joined = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(
+            _consumer_join(CONSUMING, "m1"))))
+        left = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(HeartbeatRequest(
+            CONSUMING, joined.member_id, -1, rebalance_timeout_ms=30_000))))
+        assert left.error is ErrorCode.none
+        group = c.consumer.groups[CONSUMING]
+        assert not group.members
+        assert await classic_apis.delete(c.consumer, group) is ErrorCode.coordinator_not_available
+        assert c.consumer.groups.get(CONSUMING) is group  # not forgotten: its tombstones were not written
+
+    asyncio.run(scenario())
