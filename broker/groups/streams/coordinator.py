@@ -11,9 +11,11 @@ group epoch is ahead of the assignment's, and the member's step toward its targe
 does; the next heartbeat finds them and the group becomes ready.
 
 Every change becomes records of Kafka's streams group types (records.py) in
-`__consumer_offsets`; the answer waits until they are stored as a commit is, and if they are
-not the group is put back as it was and the member gets the error, so what a member was told
-survives a restart or a coordinator move (replay.py loads it back).
+`__consumer_offsets`, written in their partition's turn on the coordinator runtime
+(group_writes.py: unreplayed, the group is changed already); the answer waits until they are
+stored as a commit is, and if they are not the group is put back as it was and the member gets
+the runtime's coordinator error, so what a member was told survives a restart or a coordinator
+move (replay.py loads it back).
 
 A member that stops heartbeating for group.streams.session.timeout.ms is removed, one that
 does not revoke within its rebalance timeout too. Which broker coordinates a group is the
@@ -29,7 +31,6 @@ from wire.error_codes import ErrorCode
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer.reconciliation import MemberState
-from broker.groups.share.share_coordinator import write_error
 from broker.groups.streams import records as rec
 from broker.groups.streams import sticky_assignor
 from broker.groups.streams.heartbeat_request import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsHeartbeat
@@ -96,13 +97,12 @@ class StreamsGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return StreamsHeartbeatResult(exc.error, exc.message)
-            stored = (await self.store.append(group.group_id, records)) if records else ErrorCode.none
+            stored = await self.store.writes.write(group.group_id, records)
             if stored is not ErrorCode.none:
-                log.info("group %s: writing a heartbeat's records failed: %s", group.group_id, stored.name)
                 saved.restore(group)
                 self._rearm(group)
                 self._forget_if_new(group)
-                return StreamsHeartbeatResult(write_error(stored))
+                return StreamsHeartbeatResult(stored)
             member = group.members.get(result.member_id)
             if member is not None:
                 self._arm_session(group, member)
@@ -338,7 +338,7 @@ class StreamsGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self._remove(group, member, records)
-            stored = (await self.store.append(group.group_id, records))
+            stored = await self.store.writes.write(group.group_id, records)
             if stored is not ErrorCode.none:
                 log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored.name)
                 saved.restore(group)
@@ -359,9 +359,9 @@ class StreamsGroupCoordinator:
             if self.groups.get(group_id) is not group:
                 return None
             records = [(rec.key(t, group_id), None) for t in (rec.TARGET_METADATA, rec.TOPOLOGY, rec.GROUP_METADATA)]
-            stored = (await self.store.append(group_id, records))
+            stored = await self.store.writes.write(group_id, records)
             if stored is not ErrorCode.none:
-                return write_error(stored)
+                return stored
             self.unload(group)
             return ErrorCode.none
 

@@ -11,6 +11,7 @@ manager does, a real engine, the real write path; a follower's progress as its f
 from __future__ import annotations
 
 import asyncio
+from typing import Awaitable, Callable
 
 import pytest
 
@@ -22,7 +23,11 @@ from broker.groups.offsets import OffsetToCommit
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer import classic_apis
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
-from broker.groups.consumer.records import GROUP_METADATA, key as consumer_key
+from broker.groups.consumer import records as consumer_records
+from broker.groups.streams import records as streams_records
+from broker.groups.streams.heartbeat_request import StreamsHeartbeat
+from broker.groups.streams.tasks import Tasks
+from broker.groups.streams.topology import Subtopology, Topology
 from broker.groups.tests.group_broker import OTHER, PARTITIONS, GroupBroker, coordinators, lead, settled
 from broker.storage.modes import MODES
 
@@ -36,6 +41,7 @@ def _beside(group_id: str, prefix: str) -> str:
 
 
 CONSUMING = _beside(COMMITTING, "consuming")
+STREAMING = _beside(COMMITTING, "streaming")
 
 
 @pytest.fixture(params=MODES)
@@ -64,28 +70,39 @@ async def _replicated(partition, answer: asyncio.Future):
     return await answer
 
 
-def test_a_consumer_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
+async def _written_after_a_commit_before_it(broker, c, group_id: str, change: Callable[[], Awaitable], key: bytes):
+    """`change()`'s answer, sent to `group_id` while a commit to its partition waits for the
+    follower: its records are queued behind the commit's write, not appended beside it."""
     partition = broker.partition(COMMITTING)
-    lead(partition, epoch=1, isr=(1, OTHER))
+    commit = asyncio.ensure_future(c.offsets.commit(COMMITTING, -1, "", None, [OffsetToCommit("t", 0, 7, -1, "")]))
+    await settled(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
+    committed_to = partition.log_end_offset
+    changing = asyncio.ensure_future(change())
+    for _ in range(100):
+        await asyncio.sleep(0)
+    assert partition.log_end_offset == committed_to  # queued behind the commit's write
+    assert not changing.done() and not commit.done()
+    answer = await _replicated(partition, changing)
+    assert await commit == [ErrorCode.none]
+    keys = _log_keys(broker, group_id)
+    assert keys[0] == offsets_log.offset_key(COMMITTING, "t", 0) and key in keys[1:]
+    return answer
+
+
+def _commits_wait_for_the_follower(broker) -> None:
+    lead(broker.partition(COMMITTING), epoch=1, isr=(1, OTHER))
+
+
+def test_a_consumer_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
+    _commits_wait_for_the_follower(broker)
 
     async def scenario():
         c = coordinators(broker, ManualClock())
         c.loading.sync()
-        commit = asyncio.ensure_future(c.offsets.commit(COMMITTING, -1, "", None, [OffsetToCommit("t", 0, 7, -1, "")]))
-        await settled(lambda: partition.log_end_offset > partition.high_watermark, "the commit appended")
-        committed_to = partition.log_end_offset
-        joining = asyncio.ensure_future(c.consumer.heartbeat(_consumer_join(CONSUMING, "m1")))
-        await settled(lambda: CONSUMING in c.consumer.groups, "the heartbeat's change made")
-        for _ in range(100):
-            await asyncio.sleep(0)
-        assert partition.log_end_offset == committed_to  # queued behind the commit's write
-        assert not joining.done() and not commit.done()
-        joined = await _replicated(partition, joining)
+        joined = await _written_after_a_commit_before_it(
+            broker, c, CONSUMING, lambda: c.consumer.heartbeat(_consumer_join(CONSUMING, "m1")),
+            consumer_records.key(consumer_records.GROUP_METADATA, CONSUMING))
         assert (joined.error, joined.member_epoch) == (ErrorCode.none, 1)
-        assert await commit == [ErrorCode.none]
-        keys = _log_keys(broker, COMMITTING)
-        assert keys[0] == offsets_log.offset_key(COMMITTING, "t", 0)
-        assert consumer_key(GROUP_METADATA, CONSUMING) in keys[1:]
 
     asyncio.run(scenario())
 
@@ -108,5 +125,21 @@ def test_a_consumer_group_deletion_whose_write_times_out_answers_coordinator_not
         assert not group.members
         assert await classic_apis.delete(c.consumer, group) is ErrorCode.coordinator_not_available
         assert c.consumer.groups.get(CONSUMING) is group  # not forgotten: its tombstones were not written
+
+    asyncio.run(scenario())
+
+
+def test_a_streams_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
+    _commits_wait_for_the_follower(broker)
+    topology = Topology(0, (Subtopology("0", ("t",)),))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        joined = await _written_after_a_commit_before_it(
+            broker, c, STREAMING, lambda: c.streams.heartbeat(StreamsHeartbeat(
+                STREAMING, "s1", 0, rebalance_timeout_ms=30_000, topology=topology, owned=Tasks(), process_id="p")),
+            streams_records.key(streams_records.GROUP_METADATA, STREAMING))
+        assert joined.error is ErrorCode.none
 
     asyncio.run(scenario())
