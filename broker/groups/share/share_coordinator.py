@@ -10,7 +10,9 @@ share-partitions loaded here; no broker tells another.
 The group is written to `__consumer_offsets` in Kafka's records (share_group_records.py): its
 epoch, its members, their target and current assignments, and which share-partitions may have
 state, each record when what it says changes (share_group_changes.py), before the heartbeat is
-answered (acks=-1). A restart or a coordinator move replays them (share_group_replay.py), so a
+answered (acks=-1): written in their partition's turn on the coordinator runtime (group_writes.py:
+unreplayed, the group is changed already), a failed write answered with the runtime's
+coordinator error. A restart or a coordinator move replays them (share_group_replay.py), so a
 member heartbeating the new coordinator at its epoch goes on with its assignment, no rebalance,
 and one that does not come back is fenced at its session timeout, its records tombstoned, as
 in Kafka; an idle group is still there. Which records are done with is the share-partitions'
@@ -35,18 +37,6 @@ from broker.groups.share.share_sessions import ShareSessions
 from broker.groups.share.simple_assignor import Assignment
 
 log = logging.getLogger(__name__)
-
-# A failed write of the group's records, as the heartbeat answers it (the consumer groups' choice).
-_WRITE_ERRORS = {ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
-                 ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
-                 ErrorCode.message_too_large: ErrorCode.unknown_server_error,
-                 ErrorCode.record_list_too_large: ErrorCode.unknown_server_error}
-
-
-def write_error(stored: ErrorCode) -> ErrorCode:
-    """The error a request answers when writing its group's records failed with `stored`."""
-    return _WRITE_ERRORS.get(stored, ErrorCode.coordinator_not_available)
-
 
 @dataclass(frozen=True)
 class ShareHeartbeatResult:
@@ -120,7 +110,7 @@ class ShareGroupCoordinator:
         if stored is not ErrorCode.none:  # the member is not told of a change the log does not hold
             if new:  # nothing stored: it never existed
                 self.groups.pop(group_id, None)
-            return ShareHeartbeatResult(write_error(stored), f"Writing share group {group_id} failed: {stored.name}.")
+            return ShareHeartbeatResult(stored, f"Writing share group {group_id} failed: {stored.name}.")
         self._arm_session(group, member)
         send = member.assignment if member.sent != member.assignment else None
         member.sent = member.assignment
@@ -130,9 +120,9 @@ class ShareGroupCoordinator:
 
     async def write(self, group: ShareGroup, deleted: bool = False) -> ErrorCode:
         """Writes the group's records that changed since the last write, or (`deleted`) its
-        tombstones (acks=-1); the log's error, ErrorCode.none once stored. A group unloaded meanwhile
-        (another broker coordinates it, or a later load replaced it) is not written
-        (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR to a client)."""
+        tombstones (acks=-1); the coordinator's error (group_writes.py), ErrorCode.none once stored.
+        A group unloaded meanwhile (another broker coordinates it, or a later load replaced it) is
+        not written (NOT_COORDINATOR)."""
         group_id = group.group_id
         if not deleted and group_id not in self._queued and self.groups.get(group_id) is group \
                 and not records_between(group_id, self._held.get(group_id, {}), said_by(group), 0):
@@ -144,13 +134,13 @@ class ShareGroupCoordinator:
         try:
             async with self._writing:
                 if not deleted and self.groups.get(group_id) is not group:
-                    return ErrorCode.not_leader_or_follower
+                    return ErrorCode.not_coordinator
                 held = self._held.get(group_id, {})
                 wanted = {} if deleted else said_by(group)
                 if deleted:  # whatever this broker last knew, the group's own records go
                     held = {**dict.fromkeys(GROUP_RECORDS), **held}
                 records = records_between(group_id, held, wanted, self._timers.now_ms())
-                stored = (await self._store.append(group_id, records)) if records else ErrorCode.none
+                stored = await self._store.writes.write(group_id, records)
                 if stored is ErrorCode.none:
                     if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
                         self._held.pop(group_id, None)

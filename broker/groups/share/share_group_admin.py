@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 from wire.error_codes import ErrorCode
 from broker.groups.share import state_log
-from broker.groups.share.share_coordinator import write_error
 from broker.groups.share.share_group import ShareGroup
 from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.topic_names import INTERNAL_TOPICS
@@ -129,7 +128,7 @@ class ShareGroupAdmin:
             group.state_partitions.pop(topic.topic_id, None)
             stored = await self._share_groups.write(group)
             if stored is not ErrorCode.none:  # the state is gone; the next write of the group's records says so
-                results.append(TopicResult(name, topic.topic_id, [], write_error(stored),
+                results.append(TopicResult(name, topic.topic_id, [], stored,
                                            f"Writing share group {group_id} failed: {stored.name}."))
                 continue
             results.append(TopicResult(name, topic.topic_id, []))
@@ -152,7 +151,7 @@ class ShareGroupAdmin:
         stored = await self._share_groups.write(group, deleted=True)
         if stored is not ErrorCode.none:
             groups.setdefault(group_id, group)  # still there after a restart: still here
-            return write_error(stored)
+            return stored
         return ErrorCode.none
 
     async def with_state(self, group_id: str, raising: bool = False) -> dict[state_log.Key, state_log.StateSummary]:
@@ -204,7 +203,7 @@ class ShareGroupAdmin:
             if stored is not ErrorCode.none:
                 if new:  # nothing stored: it never existed
                     groups.pop(group_id, None)
-                return Refused(write_error(stored), f"Writing share group {group_id} failed: {stored.name}.")
+                return Refused(stored, f"Writing share group {group_id} failed: {stored.name}.")
         return None
 
     async def _summaries(self, keys: list[state_log.Key], raising: bool = True) -> list[state_log.StateSummary]:

@@ -24,6 +24,7 @@ from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer import classic_apis
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.consumer import records as consumer_records
+from broker.groups.share import share_group_records as share_records
 from broker.groups.streams import records as streams_records
 from broker.groups.streams.heartbeat_request import StreamsHeartbeat
 from broker.groups.streams.tasks import Tasks
@@ -42,6 +43,7 @@ def _beside(group_id: str, prefix: str) -> str:
 
 CONSUMING = _beside(COMMITTING, "consuming")
 STREAMING = _beside(COMMITTING, "streaming")
+SHARING = _beside(COMMITTING, "sharing")
 
 
 @pytest.fixture(params=MODES)
@@ -141,5 +143,20 @@ def test_a_streams_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_b
                 STREAMING, "s1", 0, rebalance_timeout_ms=30_000, topology=topology, owned=Tasks(), process_id="p")),
             streams_records.key(streams_records.GROUP_METADATA, STREAMING))
         assert joined.error is ErrorCode.none
+
+    asyncio.run(scenario())
+
+
+def test_a_share_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
+    _commits_wait_for_the_follower(broker)
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        joined = await _written_after_a_commit_before_it(
+            broker, c, SHARING, lambda: c.share.heartbeat(SHARING, "sh1", 0, ("t",), None, "client", "/127.0.0.1"),
+            share_records.key(share_records.GROUP_METADATA, SHARING))
+        assert joined.error is ErrorCode.none and joined.member_id == "sh1"
+        c.share.close()
 
     asyncio.run(scenario())
