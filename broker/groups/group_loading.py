@@ -21,12 +21,15 @@ loaded (Kafka needs COORDINATOR_LOAD_IN_PROGRESS for that window; this broker ha
 runtime compares the role only, not the epoch (runtime.py says why).
 
 What a shard handles in its partition's turn: the groups' timers (group_timers.py: a `Fire`; the
-runtime cancels them all on unload), and the committed offsets' operations (offset_ops.py:
+runtime cancels them all on unload), the committed offsets' operations (offset_ops.py:
 commits, offset deletions, a classic group's deletion), whose records the runtime replays here
-and writes through the write path (OffsetsStore.append_records). A write that fails rebuilds the
-shard: its groups are unloaded and replayed from the log, where those records may not be. The
-classic, consumer, streams and share groups' own records are still written by their
-coordinators (offsets_store.OffsetsStore.append), and so are a transaction's offsets.
+and writes through the write path (OffsetsStore.append_records), and the classic, consumer,
+streams and share groups' own records (group_writes.py: `WriteRecords`), which their
+coordinators applied already, so the runtime writes them without replaying. A write that fails
+rebuilds the shard if it replayed any of its records: its groups are unloaded and replayed from
+the log, where those records may not be; the group kinds undo their own change on the error.
+A transaction's offsets are still written by offsets.py (OffsetsStore.append): they are the
+producer's transactional batch.
 
 A single broker leads every partition of the topic from the start: it replays the whole topic
 once, at start-up, and coordinates every group, also before the topic exists

@@ -17,9 +17,10 @@ Writes go through the broker's one write path (replica/write_path.py), under the
 policy like any log, with Kafka's offsets.commit.required.acks=-1: a batch counts once the
 partition's high watermark passes it (every ISR member has it), within
 offsets.commit.timeout.ms. `append_records` writes what the groups' shards return (the
-coordinator runtime's writer, group_loading.py); `append` what a coordinator still writes
-itself. Both answer the log's ErrorCode; `offset_commit_error` / `group_store_error` turn it
-into what Kafka's GroupMetadataManager answers the client (storeOffsets / storeGroup).
+coordinator runtime's writer, group_loading.py): the committed offsets and every group kind's
+own records (`writes`, group_writes.py). `append` is left for TxnOffsetCommit alone, whose batch
+is the producer's transactional batch (the runtime writes one plain batch per turn). Both answer
+the log's ErrorCode; `offset_commit_error` turns append's into what TxnOffsetCommit answers.
 """
 
 from __future__ import annotations
