@@ -98,7 +98,7 @@ test-faults: $(TEST_STAMP) test-deps
 	$(BIN)/pytest -s compat_tests/faults/test_fault_suite.py
 
 # The quick answer: the unit extra only (pyproject.toml: no install_deps.sh, clients, jars, images
-# or etcd), on two workers, each taking the next test as it frees. It leaves the tests marked
+# or etcd), on two workers, each taking the next test when it is free. It leaves the tests marked
 # `system` (a real etcd, a tmpfs mount, a child process) to make test and runs a tenth of each
 # Hypothesis property's examples (conftest.py). Their files go to /dev/shm where it has a GiB
 # free: the tests fsync about 15,000 times, which on a disk is wall time that no unit test
