@@ -33,7 +33,8 @@ UNIT_SHARE_OF_EXAMPLES = 10  # the unit profile runs 1/10 of each property's exa
 
 # Fixtures that reach past the test's own process: a real etcd (broker/cluster/tests/conftest.py)
 # or a tmpfs mounted as root (broker/tests/conftest.py). Tests using them get the `system` marker:
-# `make test` runs them, `make test-unit` deselects them.
+# `make test` runs them, `make test-unit` deselects them. A test that runs a child process at
+# length carries the marker itself (wire/tests/test_request_bounds.py).
 SYSTEM_FIXTURES = {"etcd", "own_etcd", "small_disk"}
 
 
