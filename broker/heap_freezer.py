@@ -8,6 +8,10 @@ s, and steady produce (21,000 msg/s of 100 B) set one off about every 30 s. Froz
 (gc.freeze) are never walked. Start-up freezes what it opened (lifecycle.py), and this freezes
 again once a burst of partition creations is over.
 
+Start-up opens every partition with the collector off (`collector_paused`), then freezes: it
+makes long-lived objects only, and the collections it set off were work thrown away. A clean
+start of 50,000 partitions ran 5,355 of them, 19.1 s of its 27.6 s of CPU.
+
 Frozen cycles are never collected either, so once a burst of partition removals is over the
 heap is unfrozen, collected in full and frozen again: one full collection per burst of topic
 deletions, where there was one every ~30 s of traffic. Freezing costs nothing per object
@@ -19,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 QUIET_S = 1.0  # a burst of creations or removals is over when none came for this long
 
@@ -31,6 +37,20 @@ def freeze_heap(full: bool) -> None:
     else:
         gc.collect(1)  # a creation request's young garbage is not frozen with the partitions
     gc.freeze()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic collection inside the block (the caller freezes after it): for a block that
+    makes a long-lived heap and little cyclic garbage, so that no collection walks the heap it
+    is making, over and over as it grows."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class HeapFreezer:

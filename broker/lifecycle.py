@@ -24,7 +24,7 @@ from replica.cancellation import cancel_and_wait
 from segment.log import StorageError
 
 from broker.broker import Broker
-from broker.heap_freezer import freeze_heap
+from broker.heap_freezer import collector_paused, freeze_heap
 from broker.settings.config import BrokerConfig
 from broker.storage.data_dir_lock import DataDirLock, DataDirUnusable
 from broker.observability.loop_lag import LoopLagMonitor
@@ -81,7 +81,8 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
         sock.close()
         raise _fail("cannot serve metrics on %s:%d: %s", config.host, config.metrics_port, exc.strerror or exc) from None
     try:
-        broker = Broker(config)
+        with collector_paused():  # every partition opened: long-lived objects, frozen below
+            broker = Broker(config)
     except (StorageError, OSError) as exc:
         sock.close()
         # A full or failing disk at start-up: one line saying so, not a traceback.
