@@ -24,7 +24,7 @@ from replica.cancellation import cancel_and_wait
 from segment.log import StorageError
 
 from broker.broker import Broker
-from broker.heap_freezer import freeze_heap
+from broker.heap_freezer import built_frozen, freeze_heap
 from broker.settings.config import BrokerConfig
 from broker.storage.data_dir_lock import DataDirLock, DataDirUnusable
 from broker.observability.loop_lag import LoopLagMonitor
@@ -81,7 +81,8 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
         sock.close()
         raise _fail("cannot serve metrics on %s:%d: %s", config.host, config.metrics_port, exc.strerror or exc) from None
     try:
-        broker = Broker(config, metrics.metrics)
+        with built_frozen():  # every partition opened: long-lived objects, frozen as made
+            broker = Broker(config, metrics.metrics)
     except (StorageError, OSError) as exc:
         sock.close()
         # A full or failing disk at start-up: one line saying so, not a traceback.
@@ -97,7 +98,8 @@ async def _serve_until_stopped(config: BrokerConfig, stop: asyncio.Event) -> Non
     # What start-up made (modules, the codec's classes, open topics) leaves the cyclic collector's
     # reach: without it the first full collections walked that heap while the loop waited (15-25
     # ms stalls, the produce p99.9 of the latency benchmark). heap_freezer.py does it again later.
-    freeze_heap(full=True)
+    # The partitions were frozen as opened: only what came after them is collected first.
+    freeze_heap(full=False)
     lag = LoopLagMonitor(asyncio.get_running_loop(), config.event_loop_stall_threshold_ms / 1000,
                          metrics.metrics.event_loop_lag.observe if metrics.metrics is not None else None)
     lag.start()  # serving from here on: start-up's own long steps (recovery) are not stalls of it

@@ -7,7 +7,7 @@ import asyncio
 import gc
 import weakref
 
-from broker.heap_freezer import HeapFreezer, freeze_heap
+from broker.heap_freezer import HeapFreezer, built_frozen, freeze_heap
 
 QUIET_S = 0.05
 
@@ -62,3 +62,31 @@ def test_the_young_garbage_of_a_creation_is_not_frozen():
     del young
     freeze_heap(full=False)
     assert gone() is None
+
+
+def test_a_heap_built_frozen_is_never_walked_and_its_garbage_waits_for_a_full_collection():
+    gc.unfreeze()
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        before = gc.get_freeze_count()
+        with built_frozen():
+            assert not gc.isenabled()
+            kept = [Node() for _ in range(20_000)]  # far past the youngest generation's threshold
+            garbage = Node()
+            gone = weakref.ref(garbage)
+            del garbage
+        assert gc.isenabled() and collections == []  # none while it was built
+        assert gc.get_freeze_count() >= before + len(kept)
+        gc.collect()
+        assert gone() is not None  # frozen with the heap: no collection walks it ...
+        freeze_heap(full=True)
+        assert gone() is None  # ... until the next full one (after a burst of deletions)
+    finally:
+        gc.callbacks.remove(count)
+        gc.unfreeze()

@@ -26,6 +26,7 @@ dropped with all after them when the arrays are read.
 
 from __future__ import annotations
 
+import os
 import struct
 from array import array
 from bisect import bisect_right
@@ -41,17 +42,21 @@ class IndexFile:
 
     def __init__(self, path: Path, base_offset: int, files: OpenFiles, made_empty: bool = False) -> None:
         """`made_empty`: the caller has just created the file empty (a new partition), so it
-        is neither opened nor sized here."""
+        is neither opened nor sized here. Otherwise it is sized with a stat and opened only to
+        read its last entry, so a clean start opens no empty index (a start of 50,000 idle
+        partitions opened, and evicted, 100,000 of them); a missing one is an empty index, made
+        by its first write (indexes are derived data)."""
         self.path = path
         self.base_offset = base_offset
-        self.file = SegmentFile(path, files, created=made_empty)
+        found = 0 if made_empty else _size_if_present(path)
+        self.file = SegmentFile(path, files, created=found is not None)  # a write to a missing one creates it
+        size = found or 0
         self._keys: array | None = None  # None until read (`loaded`)
         self._values: array | None = None
         # While a recovery re-derives the entries (rederive_from .. end_rederive): what the file
         # held, so an append that would write the same entry at the same place writes nothing.
         self._held: tuple[array, array] | None = None
         self._file_count = 0  # entries the file holds meanwhile (old and rewritten)
-        size = 0 if made_empty else self.file.size()
         self._count = size // self.ENTRY.size
         if size % self.ENTRY.size:
             self.file.truncate(self._count * self.ENTRY.size)  # a torn last entry
@@ -161,6 +166,13 @@ class IndexFile:
 
     def delete(self) -> None:
         self.file.delete()
+
+
+def _size_if_present(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return None
 
 
 class OffsetIndex(IndexFile):

@@ -71,7 +71,7 @@ class LogSegment:
         self.index = OffsetIndex(index_path, base_offset, files, made_empty)
         self.time_index = TimeIndex(time_index_path, base_offset, files, made_empty)
         self.txn_index = TransactionIndex(stem.with_suffix(".txnindex"), files, missing=made_empty)
-        self.size = 0 if made_empty else self.log.size()
+        self.size = 0 if made_empty else self._size_on_disk()
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1
@@ -79,6 +79,14 @@ class LogSegment:
         self.created_ms = created_ms
         self._since_index = 0
         self.scanned_from = base_offset  # where the last recover() began validating
+
+    def _size_on_disk(self) -> int:
+        """The `.log`'s size by a stat, so that a start does not open it (the first read or
+        write will); one not there yet (a roll's new segment) is created now."""
+        try:
+            return os.stat(self.log_path).st_size
+        except FileNotFoundError:
+            return self.log.size()
 
     # ----- reading headers -------------------------------------------------
 
@@ -89,6 +97,8 @@ class LogSegment:
 
     def headers_from(self, position: int):
         """(position, header) of each batch from `position` to the end, reading headers only."""
+        if position + HEADER_SIZE > self.size:
+            return  # none: the file is not opened (a clean start of an empty segment)
         handle = self.log.handle()  # held by this frame: the fd stays this file's while it walks
         while position + HEADER_SIZE <= self.size:
             header = parse_header(os.pread(handle.fd, HEADER_SIZE, position))

@@ -77,3 +77,22 @@ def test_a_leftover_directory_is_opened_in_full(tmp_path, kind):
     again = store.install_partition(store.prepare_partition("t", 0, CFG))
     assert not again.made_empty
     assert again.log_end_offset == 2
+
+
+def test_a_clean_start_opens_no_file_of_an_empty_segment_partition(tmp_path):
+    """Sizes come from stat: an idle partition's files are opened by its first produce, not by
+    the start (one that opened and evicted three files a partition at 50,000 partitions)."""
+    store = open_store("segment", tmp_path / "data")
+    store.install_partition(store.prepare_partition("t", 0, CFG))
+    store.flush()
+    store.close()
+    store = open_store("segment", tmp_path / "data")
+    reopened = store.open_partition("t", 0, CFG)
+    assert not reopened.made_empty and reopened.log_end_offset == 0
+    assert len(store.open_files) == 0 and store.open_files.evictions == 0
+    reopened.append(make_batch(3), 0, 1_000)
+    store.commit_writes()
+    store.flush()
+    store.close()
+    again = open_store("segment", tmp_path / "data").open_partition("t", 0, CFG)
+    assert again.log_end_offset == 3 and again.active.index.last_entry() == (0, 0)
