@@ -14,6 +14,11 @@ UNIT_STAMP := $(VENV)/.installed-unit
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 SOURCES := pyproject.toml setup.py wire/_record_walk.pyx
+# Every Python process started from here (pytest, its workers, each broker a test starts) keeps
+# the repo's bytecode caches, even where the environment turns them off (PYTHONDONTWRITEBYTECODE=1,
+# as on the machine CI runs on): without them each broker process compiled ~430 modules again
+# (0.35 s of CPU a start), and compat_tests/admin took 176 s of CPU, 134 s with them.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: serve serve-secure cluster image test test-unit test-deps bench bench-full bench-broker bench-breadth spark-demo spark-demo-cluster clean
 
