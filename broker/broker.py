@@ -20,6 +20,7 @@ from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.coordinator.clock import SystemClock
+from broker.coordinator.internal_topic_log import TopicServices
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.groups.group_service import GroupCoordinatorService
@@ -150,6 +151,8 @@ class Broker:
         self.client_quotas = ClusterQuotaStore(member.metadata) if member is not None else QuotaStore(data_dir)
         self.quotas = ClientQuotaManager(config.quota_window_num, config.quota_window_size_seconds,
                                          self.client_quotas.quotas)
+        # What the coordinators' internal topics use: made on first use, written through the write path.
+        topic_services = TopicServices(self.topics, self.view, self.topic_admin, self.write_path)
         # Every kind of group's time and timers: those of its __consumer_offsets partition.
         group_clock = SystemClock()
         self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions, group_clock)
@@ -170,7 +173,7 @@ class Broker:
             self.topics.set_defaults, self.log_dirs.dirs)
         self.configs.apply_topic_defaults()  # a cluster member's once its metadata image is in (member.py)
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
-        self.share_state_store = ShareStateStore(self)
+        self.share_state_store = ShareStateStore(topic_services, config.share_groups)
         self.share_states = ShareStateCoordinator(self, self.share_state_store)
         self._share_persister = ShareStatePersister(self, self.share_state_store, self.share_states, member)
         self.share_groups = ShareGroupCoordinator(
@@ -197,7 +200,7 @@ class Broker:
         bootstrap = features.bootstrap_levels(config.transaction_version)
         self.features = (ClusterFeatureStore(member.metadata, bootstrap) if member is not None
                          else FeatureStore(data_dir, bootstrap))
-        self.txn_store = TxnStateStore(self)
+        self.txn_store = TxnStateStore(topic_services, config)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         # Markers for partitions led here: a replicated one in __consumer_offsets ends the

@@ -13,13 +13,17 @@ topic's flush policy like any log: a record counts once the partition's high wat
 it, within the coordinator's request timeout. `write` answers the log's ErrorCode;
 `coordinator_error` turns it into what Kafka's coordinators answer their clients. `records` replays one partition whole;
 `batches` reads it for a coordinator that needs more than keys and values (`__consumer_offsets`).
+
+What the log uses of the broker is its TopicServices: the topics, the live brokers (a replication
+factor's cap), the topic creation and the write path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Callable, Iterator, NamedTuple, Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar
 
 from wire.batch_builder import build_batch
 from wire.error_codes import ErrorCode
@@ -28,7 +32,9 @@ from wire.records import InvalidRecords, iter_records
 
 from replica.partition import Partition, now_ms
 from replica.readable_partition import FetchIsolation
-from replica.write_path import RecordsWrite
+from replica.write_path import RecordsWrite, Write, WriteResult
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
 from broker.topic_names import TopicError
 from broker.topic import Topic
 
@@ -66,15 +72,36 @@ class TopicShape(NamedTuple):
     segment_bytes: int
 
 
+class TopicCreator(Protocol):
+    async def create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                           configs: dict[str, str]) -> Topic:
+        """The topic, once this broker serves it; raises TopicError."""
+
+
+class RecordsAppender(Protocol):
+    async def append_records(self, writes: Sequence[Write], acks: int, timeout_s: float) -> list[WriteResult]:
+        """Each write appended as its partition's leader, once `acks` allow (the one write path)."""
+
+
+@dataclass(frozen=True)
+class TopicServices:
+    """What an internal topic's log uses of the broker."""
+
+    topics: TopicLookup
+    view: ClusterView  # the live brokers, which cap the topic's replication factor
+    topic_admin: TopicCreator
+    write_path: RecordsAppender
+
+
 class InternalTopicLog:
-    def __init__(self, broker, name: str, shape: Callable[[], TopicShape]) -> None:
-        self._broker = broker
+    def __init__(self, services: TopicServices, name: str, shape: Callable[[], TopicShape]) -> None:
+        self._services = services
         self.name = name
         self._shape = shape  # read when the topic is made, from the settings of that moment
         self._creating: asyncio.Lock | None = None
 
     def topic(self) -> Topic | None:
-        return self._broker.topics.get(self.name)
+        return self._services.topics.get(self.name)
 
     async def ensure_topic(self) -> Topic | None:
         """The topic, created if missing; None when a cluster cannot create it now."""
@@ -88,13 +115,13 @@ class InternalTopicLog:
             if topic is not None:
                 return topic
             shape = self._shape()
-            replication = max(1, min(shape.replication_factor, len(self._broker.view.brokers())))
+            replication = max(1, min(shape.replication_factor, len(self._services.view.brokers())))
             configs = {"cleanup.policy": "compact", "retention.ms": "-1",
                        "segment.bytes": str(shape.segment_bytes)}
             if shape.min_isr is not None:
                 configs["min.insync.replicas"] = str(min(shape.min_isr, replication))
             try:
-                return await self._broker.topic_admin.create_topic(self.name, shape.partitions, replication, configs)
+                return await self._services.topic_admin.create_topic(self.name, shape.partitions, replication, configs)
             except TopicError as exc:
                 log.info("creating %s (replication factor %d) failed: %s", self.name, replication, exc)
                 return self.topic()
@@ -105,7 +132,7 @@ class InternalTopicLog:
         names the records in a log line if it fails."""
         batch = build_batch(list(records), now_ms())
         write = RecordsWrite(partition, batch, parse_header(batch), from_client=False)
-        (result,) = await self._broker.write_path.append_records([write], acks=-1, timeout_s=WRITE_TIMEOUT_S)
+        (result,) = await self._services.write_path.append_records([write], acks=-1, timeout_s=WRITE_TIMEOUT_S)
         if result.error is ErrorCode.kafka_storage_error:
             log.error("%s-%d: writing %s failed: %s", self.name, partition.index, what, result.message)
         return result.error

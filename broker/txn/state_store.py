@@ -14,18 +14,18 @@ from typing import Iterator, Sequence
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicServices, TopicShape
+from broker.settings.config import BrokerConfig
 from broker.txn import txn_log
 from broker.txn.txn_ops import StoredTxn
 
 
 class TxnStateStore(InternalTopicLog):
-    def __init__(self, broker) -> None:
+    def __init__(self, services: TopicServices, config: BrokerConfig) -> None:
         def shape() -> TopicShape:
-            c = broker.config
-            return TopicShape(c.txn_topic_partitions, c.txn_topic_replication_factor, c.txn_topic_min_isr,
-                              c.txn_topic_segment_bytes)
-        super().__init__(broker, txn_log.TOPIC, shape)
+            return TopicShape(config.txn_topic_partitions, config.txn_topic_replication_factor,
+                              config.txn_topic_min_isr, config.txn_topic_segment_bytes)
+        super().__init__(services, txn_log.TOPIC, shape)
 
     def partition_index(self, transactional_id: str) -> int | None:
         """The id's partition (None while the topic does not exist)."""

@@ -20,10 +20,12 @@ import pytest
 from wire.error_codes import ErrorCode
 
 from broker.coordinator.clock import ManualClock
-from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
+from broker.cluster.single_broker_view import SingleBrokerView
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicServices, TopicShape, batches
 from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext
 from broker.settings.config_from_settings import config_with
 from broker.storage.modes import MODES, StorageModes
+from broker.topic_admin import TopicAdministrator
 from broker.topics import TopicRegistry
 from replica.group_commit import GroupCommits
 from replica.partition import Partition
@@ -36,8 +38,8 @@ Record = tuple[str, int | None]  # a name's count; None: the name is gone
 
 
 class TallyLog(InternalTopicLog):
-    def __init__(self, broker) -> None:
-        super().__init__(broker, TOPIC, lambda: TopicShape(2, 1, None, 1 << 20))
+    def __init__(self, services: TopicServices) -> None:
+        super().__init__(services, TOPIC, lambda: TopicShape(2, 1, None, 1 << 20))
 
     async def append_records(self, partition: Partition, records: Sequence[Record]) -> ErrorCode:
         return await self.write(partition, [(name.encode(), None if n is None else str(n).encode())
@@ -91,7 +93,7 @@ class Tally:
 
 
 class _Member:
-    """What InternalTopicLog uses of the broker: its topics and its write path."""
+    """A cluster member's storage, topics and write path, hosting TOPIC's two partitions."""
 
     def __init__(self, data_dir, mode: str, configs: dict[str, str] | None = None) -> None:
         self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
@@ -100,6 +102,9 @@ class _Member:
         self.topics.load()
         self.write_path = WritePath(GroupCommits(self.storage.commit_writes))
         asyncio.run(self.topics.host(TOPIC, uuid.uuid4(), configs or {}, [(ME, OTHER)] * 2))
+        view = SingleBrokerView(ME, "localhost", lambda: 9092, self.topics, "tally-cluster")
+        self.services = TopicServices(self.topics, view, TopicAdministrator(self.config, view, self.topics),
+                                      self.write_path)
 
     def partition(self, index: int) -> Partition:
         return cast(Partition, self.topics.partition(TOPIC, index))
@@ -126,7 +131,7 @@ def _runtime(member, clock=None) -> tuple[CoordinatorRuntime, dict[int, Tally]]:
     def new_shard(context: ShardContext) -> Tally:
         shards[context.partition.index] = Tally(context)
         return shards[context.partition.index]
-    tally = TallyLog(member)
+    tally = TallyLog(member.services)
     return CoordinatorRuntime(tally, new_shard, tally, clock or ManualClock()), shards
 
 

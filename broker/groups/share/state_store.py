@@ -14,17 +14,18 @@ from typing import Iterator, Sequence
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
-from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicServices, TopicShape
+from broker.settings.share_group_options import ShareSettings
 from broker.groups.share import state_log
 
 
 class ShareStateStore(InternalTopicLog):
-    def __init__(self, broker) -> None:
+    def __init__(self, services: TopicServices, settings: ShareSettings) -> None:
+        """`settings`: group.share.*, whose share.coordinator.state.topic.* shape the topic."""
         def shape() -> TopicShape:
-            s = broker.config.share_groups
-            return TopicShape(s.state_topic_partitions, s.state_topic_replication_factor, s.state_topic_min_isr,
-                              s.state_topic_segment_bytes)
-        super().__init__(broker, state_log.TOPIC, shape)
+            return TopicShape(settings.state_topic_partitions, settings.state_topic_replication_factor,
+                              settings.state_topic_min_isr, settings.state_topic_segment_bytes)
+        super().__init__(services, state_log.TOPIC, shape)
 
     async def append_records(self, partition: Partition,
                              records: Sequence[tuple[state_log.Key, state_log.ShareState | None]]) -> ErrorCode:

@@ -21,10 +21,13 @@ import pytest
 
 from wire.error_codes import ErrorCode
 
+from broker.cluster.single_broker_view import SingleBrokerView
 from broker.coordinator.clock import ManualClock
+from broker.coordinator.internal_topic_log import TopicServices
 from broker.producer_ids import ProducerIdAllocator
 from broker.settings.config_from_settings import config_with
 from broker.storage.modes import MODES, StorageModes
+from broker.topic_admin import TopicAdministrator
 from broker.topics import TopicRegistry
 from broker.txn import txn_log
 from broker.txn.coordinator import TransactionCoordinator
@@ -58,12 +61,15 @@ class _Member:
         self.producer_ids = ProducerIdAllocator(data_dir)
         asyncio.run(self.topics.host(txn_log.TOPIC, uuid.uuid4(), state_configs, [(ME, OTHER)]))
         asyncio.run(self.topics.host(USER, uuid.uuid4(), user_configs, [(ME, OTHER)]))
+        self.view = SingleBrokerView(ME, "localhost", lambda: 9092, self.topics, "txn-cluster")
+        self.services = TopicServices(self.topics, self.view, TopicAdministrator(self.config, self.view, self.topics),
+                                      self.write_path)
 
     def partition(self, topic: str) -> Partition:
         return cast(Partition, self.topics.partition(topic, 0))
 
     def coordinator(self, clock: ManualClock, transaction_version: int = 0) -> TransactionCoordinator:
-        store = TxnStateStore(self)
+        store = TxnStateStore(self.services, self.config)
         markers = MarkerWriter(self, MarkerAppender(self.topics, self.write_path, {}), None, clock)
         config = TxnShardConfig(ID_EXPIRATION_MS, ABORT_INTERVAL_MS, EXPIRE_INTERVAL_MS, lambda: transaction_version)
         return TransactionCoordinator(store, self.producer_ids, markers, 900_000, config, cluster=True, clock=clock)
@@ -71,7 +77,7 @@ class _Member:
     def stored(self) -> list[TxnState | None]:
         """The states of TID's records in the log, in order (None: a tombstone)."""
         return [None if r.record is None else r.record.state
-                for r in TxnStateStore(self).replay_partition(self.partition(txn_log.TOPIC))
+                for r in TxnStateStore(self.services, self.config).replay_partition(self.partition(txn_log.TOPIC))
                 if r.transactional_id == TID]
 
 
