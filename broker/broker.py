@@ -188,8 +188,10 @@ class Broker:
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self._share_end_offsets,
                                            lambda g: self.group_service.other_kind(g))
+        self.txn_store = TxnStateStore(topic_services, config)  # transactions' state: __transaction_state
         # A leader's check with the coordinator before a transaction's first batch (KIP-890).
-        self.txn_verifier = PartitionVerifier(self, member)
+        self.txn_verifier = PartitionVerifier(lambda: self.transactions, self.txn_store, self.topics, self.view,
+                                              config, member)
         # Committed offsets (TxnOffsetCommit v5+ enrols in a transaction through the verifier),
         # and the one door to every kind of group the handlers use.
         self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier,
@@ -200,14 +202,14 @@ class Broker:
         bootstrap = features.bootstrap_levels(config.transaction_version)
         self.features = (ClusterFeatureStore(member.metadata, bootstrap) if member is not None
                          else FeatureStore(data_dir, bootstrap))
-        self.txn_store = TxnStateStore(topic_services, config)
         # Markers for partitions led elsewhere go as WriteTxnMarkers (one broker leads them all).
         self._remote_markers = RemoteMarkers(member, config.node_id) if member is not None else None
         # Markers for partitions led here: a replicated one in __consumer_offsets ends the
         # producer's pending transactional offsets there (txn/ imports no groups/).
         markers = MarkerAppender(self.topics, self.write_path, {offsets_log.TOPIC: self.group_offsets.end_transaction})
+        marker_writer = MarkerWriter(self.topics, self.view, config.node_id, markers, self._remote_markers)
         self.transactions = TransactionCoordinator(
-            self.txn_store, self.producer_ids, MarkerWriter(self, markers, self._remote_markers),
+            self.txn_store, self.producer_ids, marker_writer,
             config.txn_max_timeout_ms,
             TxnShardConfig(config.txn_id_expiration_ms, config.txn_abort_timed_out_interval_ms,
                            config.txn_remove_expired_interval_ms,

@@ -26,7 +26,7 @@ import itertools
 import logging
 import ssl
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from wire.client_codec import decode_response, encode_request, response_correlation_id
 from wire.frame_receiver import FrameReceiver
@@ -118,7 +118,7 @@ class BrokerConnection:
     def connected(self) -> bool:
         return self._stream is not None
 
-    async def request(self, body, read=None):
+    async def request(self, body: Any, read: Callable[[bytes], Any] | None = None) -> Any:
         """Send one kio request entity; return the typed response, or what `read(frame)` makes
         of the response frame (correlation id first), for a reader of its own such as
         wire/fetch_response_view.py. Raises ConnectionFailed, also when the answer does not read."""

@@ -86,14 +86,14 @@ ALWAYS_BUSY = frozenset({PC, PA, F, D})
 # The state match, for a request whose epoch passed with nothing in flight: the state an end
 # moves to (the id's own state: answered again, nothing written), or the error answered.
 # v5: (abort RETRY, abort CURRENT, commit RETRY, commit CURRENT); OTHER is fenced.
-_V2_CELLS = {
+_V2_CELLS: dict[TxnState, tuple[TxnState | ErrorCode, ...]] = {
     E: (_FENCED, PA, _FENCED, _WRONG),
     O: (_FENCED, PA, _FENCED, PC),
     CC: (_WRONG, PA, CC, _WRONG),
     CA: (CA, PA, _WRONG, _WRONG),
 }
 # v0-v4, at the id's epoch (any other is fenced): (abort, commit).
-_V1_CELLS = {
+_V1_CELLS: dict[TxnState, tuple[TxnState | ErrorCode, ...]] = {
     E: (_WRONG, _WRONG),
     O: (PA, PC),
     CC: (_WRONG, CC),

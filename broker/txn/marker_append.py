@@ -20,6 +20,7 @@ from typing import Callable, Mapping, NamedTuple
 
 from wire.error_codes import ErrorCode
 
+from replica.partition import Partition
 from replica.write_path import MarkerWrite, WritePath
 
 from broker.api.topic_lookup import TopicLookup
@@ -55,7 +56,7 @@ class MarkerAppender:
             partition = topics.partition(m.topic, m.partition_index)
             if topics.get(m.topic) is None or partition is None:
                 codes.append(topics.missing_partition_error(m.topic, m.partition_index))
-            elif partition.read_only:
+            elif not isinstance(partition, Partition):  # a read-only view (readable_partition.py), which owns no log
                 codes.append(ErrorCode.invalid_topic_exception)
             else:
                 codes.append(None)

@@ -21,6 +21,8 @@ from typing import Awaitable, Callable, Iterable
 
 from wire.error_codes import ErrorCode
 
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.view import ClusterView
 from broker.coordinator.clock import Clock, SystemClock
 from broker.txn.marker_append import Marker, MarkerAppender
 
@@ -37,10 +39,13 @@ RemoteMarkers = Callable[[int, list[tuple[str, int]], int, int, int, bool], Awai
 
 
 class MarkerWriter:
-    def __init__(self, broker, appender: MarkerAppender, remote: RemoteMarkers | None = None,
-                 clock: Clock | None = None) -> None:
-        """`clock`: the transaction coordinator's, which times the retries."""
-        self._broker = broker
+    def __init__(self, topics: TopicLookup, view: ClusterView, node_id: int, appender: MarkerAppender,
+                 remote: RemoteMarkers | None = None, clock: Clock | None = None) -> None:
+        """`topics` and `view`: where each partition is led, `node_id` this broker's; `clock`: the
+        transaction coordinator's, which times the retries."""
+        self._topics = topics
+        self._view = view
+        self._node_id = node_id
         self._appender = appender
         self._remote = remote
         self._clock = clock or SystemClock()
@@ -93,16 +98,17 @@ class MarkerWriter:
             leader, answer = self._route(*tp)
             if leader is _ANSWERED:
                 codes[tp] = answer
-            elif leader is _HERE:
-                local.append(tp)
-            else:
+            elif isinstance(leader, int):
                 by_leader.setdefault(leader, []).append(tp)
+            else:  # _HERE
+                local.append(tp)
         appending = self._appender.append([Marker(t, i, producer_id, producer_epoch, coordinator_epoch, commit)
                                            for t, i in local])
-        if by_leader:
+        remote = self._remote  # None on one broker, where _route names no other leader
+        if by_leader and remote is not None:
             leaders = list(by_leader)
             appended, *sent = await asyncio.gather(appending, *(
-                self._remote(leader, by_leader[leader], producer_id, producer_epoch, coordinator_epoch, commit)
+                remote(leader, by_leader[leader], producer_id, producer_epoch, coordinator_epoch, commit)
                 for leader in leaders))
             for leader, answers in zip(leaders, sent):
                 codes.update(zip(by_leader[leader], answers))
@@ -111,18 +117,17 @@ class MarkerWriter:
         codes.update(zip(local, appended))
         return [codes[tp] for tp in pending]
 
-    def _route(self, topic: str, index: int) -> tuple:
+    def _route(self, topic: str, index: int) -> tuple[object, ErrorCode | None]:
         """(_HERE, None): this broker leads the partition; (node id, None): its leader elsewhere;
         (_ANSWERED, answer): no marker is sent this round (_GONE, or an error to retry)."""
-        broker = self._broker
-        if broker.topics.get(topic) is None:
+        if self._topics.get(topic) is None:
             return _ANSWERED, _GONE
-        partition = broker.topics.partition(topic, index)
+        partition = self._topics.partition(topic, index)
         if partition is not None and partition.is_leader:
             return _HERE, None
-        placement = broker.view.placement(topic, index, partition)
+        placement = self._view.placement(topic, index, partition)
         if placement is None:
-            return _ANSWERED, _GONE if broker.topics.get(topic) is None else ErrorCode.unknown_topic_or_partition
-        if self._remote is None or placement.leader < 0 or placement.leader == broker.config.node_id:
+            return _ANSWERED, _GONE if self._topics.get(topic) is None else ErrorCode.unknown_topic_or_partition
+        if self._remote is None or placement.leader < 0 or placement.leader == self._node_id:
             return _ANSWERED, ErrorCode.not_leader_or_follower  # no leader now, or ours but not yet made leader here
         return placement.leader, None

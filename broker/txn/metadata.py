@@ -14,7 +14,7 @@ one at a time, so two changes of an id never race. The two in-memory fields, as 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Iterable, Literal
 
 from wire.error_codes import ErrorCode
 from broker.txn import txn_log
@@ -78,7 +78,8 @@ class TxnMetadata:
     def timeout_ms(self) -> int:
         return self.record.timeout_ms
 
-    def record_with(self, now: int, partitions=None, **changes) -> TxnRecord:
+    def record_with(self, now: int, partitions: Iterable[tuple[str, int]] | None = None,
+                    **changes: Any) -> TxnRecord:
         """The record after a change: `changes` are TxnRecord fields, `partitions` the
         (topic, index) pairs (unchanged when None); the update time is now. As Kafka's
         prepareTransitionTo, the previous producer id is the id before the change and the next

@@ -22,13 +22,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any, Callable, Protocol
 
 from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
 from broker.api.response_builder import make, nested
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.member import ClusterMember
+from broker.cluster.view import ClusterView
+from broker.settings.config import BrokerConfig
 from broker.txn import txn_log
+from broker.txn.state_store import TxnStateStore
 from broker.cluster.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
@@ -40,13 +46,34 @@ REQUEST_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms, its manager's wait fo
 Partitions = set[tuple[str, int]]
 
 
+class LocalCoordinator(Protocol):
+    """What the verifier asks of this broker's transaction coordinator (broker/txn/coordinator.py)."""
+
+    def coordinator_error(self, transactional_id: str) -> ErrorCode | None:
+        """NOT_COORDINATOR for an id this broker does not coordinate."""
+
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Partitions) -> dict[tuple[str, int], ErrorCode]: ...
+
+    async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             partitions: Partitions, client_version: int) -> ErrorCode: ...
+
+
 class PartitionVerifier:
-    def __init__(self, broker, member) -> None:
-        self._broker = broker
-        self._peers = PeerConnections(member, broker.config.node_id, "txn-verify", REQUEST_TIMEOUT_MS) \
+    def __init__(self, coordinator: Callable[[], LocalCoordinator], store: TxnStateStore, topics: TopicLookup,
+                 view: ClusterView, config: BrokerConfig, member: ClusterMember | None) -> None:
+        """`coordinator`: this broker's, made after the verifier (its markers end the offsets
+        the group coordinator's verified commits hold); `store`, `topics` and `view`: which
+        broker leads an id's `__transaction_state` partition."""
+        self._coordinator = coordinator
+        self._store = store
+        self._topics = topics
+        self._view = view
+        self._node_id = config.node_id
+        self._peers = PeerConnections(member, config.node_id, "txn-verify", REQUEST_TIMEOUT_MS) \
             if member is not None else None
-        self._retry_backoff_s = broker.config.add_partitions_retry_backoff_ms / 1000
-        self._retry_for_s = broker.config.add_partitions_retry_backoff_max_ms / 1000
+        self._retry_backoff_s = config.add_partitions_retry_backoff_ms / 1000
+        self._retry_for_s = config.add_partitions_retry_backoff_max_ms / 1000
 
     async def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
                      partitions: Partitions) -> dict[tuple[str, int], ErrorCode]:
@@ -66,7 +93,7 @@ class PartitionVerifier:
 
     async def _ask(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: Partitions,
                    add: bool) -> dict[tuple[str, int], ErrorCode]:
-        coordinator = self._broker.transactions
+        coordinator = self._coordinator()
         if self._peers is None or coordinator.coordinator_error(transactional_id) is None:
             if not add:
                 return coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
@@ -93,12 +120,11 @@ class PartitionVerifier:
 
     def _coordinator_node(self, transactional_id: str) -> int | None:
         """The leader of the id's __transaction_state partition, when another broker."""
-        broker = self._broker
-        index = broker.txn_store.partition_index(transactional_id)
+        index = self._store.partition_index(transactional_id)
         if index is None:
             return None
-        placement = broker.view.placement(txn_log.TOPIC, index, broker.topics.partition(txn_log.TOPIC, index))
-        if placement is None or placement.leader < 0 or placement.leader == broker.config.node_id:
+        placement = self._view.placement(txn_log.TOPIC, index, self._topics.partition(txn_log.TOPIC, index))
+        if placement is None or placement.leader < 0 or placement.leader == self._node_id:
             return None  # no leader now, or ours and not yet loaded here
         return placement.leader
 
@@ -108,7 +134,7 @@ class PartitionVerifier:
 
 
 def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: Partitions,
-             verify_only: bool):
+             verify_only: bool) -> Any:
     cls = request_class(ADD_PARTITIONS_TO_TXN_KEY, VERIFY_VERSION)
     by_topic: dict[str, list[int]] = {}
     for topic, index in sorted(partitions):

@@ -18,6 +18,7 @@ from wire.error_codes import ErrorCode
 from wire.protocol import request_class
 
 from broker.api.response_builder import make, nested
+from broker.cluster.member import ClusterMember
 from broker.cluster.peer_connections import PeerConnections
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ REQUEST_TIMEOUT_MS = 40_000  # more than the leader's own wait for the marker's 
 
 
 class RemoteMarkers:
-    def __init__(self, member, node_id: int) -> None:
+    def __init__(self, member: ClusterMember, node_id: int) -> None:
         self._peers = PeerConnections(member, node_id, "txn-markers", REQUEST_TIMEOUT_MS)
 
     async def __call__(self, leader: int, partitions: list[tuple[str, int]], producer_id: int, producer_epoch: int,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Iterable
 
 from wire.field_codec import FieldReader, FieldWriter
 from broker.coordinator.partition_hash import partition_for as java_hash_partition
@@ -65,7 +66,7 @@ class TxnRecord:
     client_transaction_version: int = 0
 
 
-def grouped(partitions) -> tuple[tuple[str, tuple[int, ...]], ...]:
+def grouped(partitions: Iterable[tuple[str, int]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """(topic, index) pairs as the record keeps them: per topic, sorted."""
     topics: dict[str, set[int]] = {}
     for topic, index in partitions:

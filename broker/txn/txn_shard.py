@@ -218,14 +218,15 @@ class TxnShard:
         from transaction.version 2 bumped once more, so its retried EndTxn v5 (its epoch + 1
         is the fence's) is fenced rather than answered."""
         epoch = min(meta.producer_epoch + 1, MAX_EPOCH)
-        bump: dict[str, int] = {"producer_epoch": epoch}
+        stored_epoch, version = epoch, meta.record.client_transaction_version
         if self._config.transaction_version() >= V2 and epoch < MAX_EPOCH:
-            bump = {"producer_epoch": epoch + 1, "client_transaction_version": V2}
+            stored_epoch, version = epoch + 1, V2
         aborting = transition(TxnState.PREPARE_EPOCH_FENCE, Event.FENCE_ABORT).next
         meta.last_producer_epoch = NO_EPOCH
         log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
                  meta.transactional_id, meta.producer_id, epoch)
-        return StoredTxn(meta.transactional_id, meta.record_with(now, state=aborting, **bump))
+        return StoredTxn(meta.transactional_id, meta.record_with(now, state=aborting, producer_epoch=stored_epoch,
+                                                                 client_transaction_version=version))
 
     def _abort_timed_out(self) -> Outcome[StoredTxn, object]:
         now = self._clock.now_ms()

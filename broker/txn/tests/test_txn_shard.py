@@ -50,7 +50,7 @@ E, O, PC, PA, CC, CA = (TxnState.EMPTY, TxnState.ONGOING, TxnState.PREPARE_COMMI
 
 
 class _Member:
-    """What the coordinator uses of the broker: its config, topics and write path."""
+    """A cluster member's storage, topics and write path, hosting the transaction state and a user topic."""
 
     def __init__(self, data_dir, mode: str, state_configs: dict[str, str], user_configs: dict[str, str]) -> None:
         self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
@@ -70,7 +70,8 @@ class _Member:
 
     def coordinator(self, clock: ManualClock, transaction_version: int = 0) -> TransactionCoordinator:
         store = TxnStateStore(self.services, self.config)
-        markers = MarkerWriter(self, MarkerAppender(self.topics, self.write_path, {}), None, clock)
+        markers = MarkerWriter(self.topics, self.view, ME, MarkerAppender(self.topics, self.write_path, {}),
+                               None, clock)
         config = TxnShardConfig(ID_EXPIRATION_MS, ABORT_INTERVAL_MS, EXPIRE_INTERVAL_MS, lambda: transaction_version)
         return TransactionCoordinator(store, self.producer_ids, markers, 900_000, config, cluster=True, clock=clock)
 
