@@ -174,8 +174,9 @@ class Broker:
         self.configs.apply_topic_defaults()  # a cluster member's once its metadata image is in (member.py)
         # Share-partition states: records of __share_group_state, at the leader of the key's partition.
         self.share_state_store = ShareStateStore(topic_services, config.share_groups)
-        self.share_states = ShareStateCoordinator(self, self.share_state_store)
-        self._share_persister = ShareStatePersister(self, self.share_state_store, self.share_states, member)
+        self.share_states = ShareStateCoordinator(self.topics, self.share_state_store)
+        self._share_persister = ShareStatePersister(self.view, config.node_id, self.share_state_store,
+                                                    self.share_states, member)
         self.share_groups = ShareGroupCoordinator(
             SharePartitions(self._share_persister, config.share_groups,
                             lambda group: share_config_for(config.share_groups, self.configs.group_configs(group))),
@@ -184,7 +185,8 @@ class Broker:
         self.group_loading = GroupLoading(self.groups, self.consumer_groups, self.share_groups, self.offsets_store,
                                           cluster=member is not None, streams_groups=self.streams_groups,
                                           timers=group_timers, topics=self.topics)
-        self._share_end_offsets = PartitionEndOffsets(self, member)  # the lag's end offsets, from the leaders
+        # the lag's end offsets, from the leaders
+        self._share_end_offsets = PartitionEndOffsets(self.topics, self.view, config.node_id, member)
         self.share_admin = ShareGroupAdmin(self.share_groups, self._share_persister, self.share_state_store,
                                            self.topics, self._share_end_offsets,
                                            lambda g: self.group_service.other_kind(g))

@@ -15,7 +15,7 @@ from segment.log import FileRegion
 from wire.record_batch import HEADER_SIZE, BatchHeader, parse_header
 
 
-def batches(regions: list) -> Iterator[tuple[BatchHeader, object]]:
+def batches(regions: list[FileRegion]) -> Iterator[tuple[BatchHeader, object]]:
     """(header, region of that batch alone) for every whole batch in `regions`, in order."""
     for region in regions:
         if isinstance(region, FileRegion):

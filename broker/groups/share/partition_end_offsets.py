@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
@@ -24,7 +25,10 @@ from replica.readable_partition import LATEST_TIMESTAMP
 from wire.protocol import request_class
 
 from broker.api.response_builder import make, nested
+from broker.api.topic_lookup import TopicLookup
+from broker.cluster.member import ClusterMember
 from broker.cluster.peer_connections import PeerConnections
+from broker.cluster.view import ClusterView
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +41,12 @@ TopicPartition = tuple[str, int]
 
 
 class PartitionEndOffsets:
-    def __init__(self, broker, member) -> None:
-        self._broker = broker
-        self._peers = PeerConnections(member, broker.config.node_id, "share-lag", REQUEST_TIMEOUT_MS) \
+    def __init__(self, topics: TopicLookup, view: ClusterView, node_id: int, member: ClusterMember | None) -> None:
+        """`topics` and `view`: where each partition is led, `node_id` this broker's."""
+        self._topics = topics
+        self._view = view
+        self._node_id = node_id
+        self._peers = PeerConnections(member, node_id, "share-lag", REQUEST_TIMEOUT_MS) \
             if member is not None else None
 
     async def latest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int | None]:
@@ -47,13 +54,13 @@ class PartitionEndOffsets:
         ends: dict[TopicPartition, int | None] = {}
         by_leader: dict[int, list[TopicPartition]] = {}
         for name, index in partitions:
-            local = self._broker.topics.partition(name, index)
+            local = self._topics.partition(name, index)
             if local is not None and local.is_leader:
                 ends[(name, index)] = local.high_watermark
                 continue
-            placement = self._broker.view.placement(name, index, local)
+            placement = self._view.placement(name, index, local)
             leader = placement.leader if placement is not None else -1
-            if leader < 0 or leader == self._broker.config.node_id or self._peers is None:
+            if leader < 0 or leader == self._node_id or self._peers is None:
                 ends[(name, index)] = None  # no leader now (or ours, not yet made leader here)
                 continue
             by_leader.setdefault(leader, []).append((name, index))
@@ -68,7 +75,7 @@ class PartitionEndOffsets:
 
     async def _ask(self, node: int, partitions: list[TopicPartition]) -> dict[TopicPartition, int | None]:
         ends: dict[TopicPartition, int | None] = dict.fromkeys(partitions)
-        connection = self._peers.to(node)
+        connection = self._peers.to(node) if self._peers is not None else None
         if connection is None:
             return ends
         try:
@@ -83,7 +90,7 @@ class PartitionEndOffsets:
         return ends
 
 
-def _request(partitions: list[TopicPartition]):
+def _request(partitions: list[TopicPartition]) -> Any:
     cls = request_class(LIST_OFFSETS_KEY, LIST_OFFSETS_VERSION)
     by_topic: dict[str, list[int]] = {}
     for name, index in sorted(partitions):

@@ -18,6 +18,7 @@ import uuid
 
 from wire.error_codes import ErrorCode
 
+from broker.api.topic_lookup import TopicLookup
 from broker.coordinator.clock import Clock
 from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime
 from broker.groups.share import state_log
@@ -30,8 +31,9 @@ Key = state_log.Key
 
 
 class ShareStateCoordinator:
-    def __init__(self, broker, store: ShareStateStore, clock: Clock | None = None) -> None:
-        self._broker = broker
+    def __init__(self, topics: TopicLookup, store: ShareStateStore, clock: Clock | None = None) -> None:
+        """`topics`: the share-partitions' topics, which a request's must name."""
+        self._topics = topics
         self._store = store
         self._runtime: CoordinatorRuntime[Record, Op, StateAnswer] = CoordinatorRuntime(
             store, ShareStateShard, store, clock)
@@ -54,7 +56,7 @@ class ShareStateCoordinator:
         """The key's state gone (a tombstone written first); a key with none answers none."""
         return await self._run(key, Delete(key))
 
-    async def on_metadata(self, image, change) -> None:
+    async def on_metadata(self, image: object, change: object) -> None:
         """A ClusterMetadata listener: load the partitions led here, unload the others."""
         self._runtime.sync()
 
@@ -70,7 +72,7 @@ class ShareStateCoordinator:
         index = state_log.partition_for(state_log.coordinator_key(key), len(topic.partitions))
         if self._runtime.shard(index) is None:
             return StateAnswer(ErrorCode.not_coordinator)
-        data = self._broker.topics.get_by_id(topic_id)
+        data = self._topics.get_by_id(topic_id)
         if data is None or partition >= len(data.partitions):
             return StateAnswer(ErrorCode.unknown_topic_or_partition, f"topic {topic_id} partition {partition} is unknown")
         try:

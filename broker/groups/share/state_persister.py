@@ -17,11 +17,14 @@ import asyncio
 import logging
 import sys
 import time
+from typing import Any, Awaitable, Callable
 
 from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
+from broker.cluster.member import ClusterMember
+from broker.cluster.view import ClusterView
 from broker.groups.share import state_log
 from broker.groups.share.share_partition import RecordState, StateRange
 from broker.groups.share.state_coordinator import ShareStateCoordinator
@@ -44,6 +47,10 @@ _PARTITION_ERRORS = {**dict.fromkeys(_MOVED, ErrorCode.coordinator_not_available
                      ErrorCode.fenced_state_epoch: ErrorCode.fenced_state_epoch,
                      ErrorCode.unknown_topic_or_partition: ErrorCode.unknown_topic_or_partition}
 
+# A request's entry for the key's partition, by the request class of its API version (a kio class).
+PartitionFields = Callable[[Any], dict[str, Any]]
+LocalCall = Callable[[ShareStateCoordinator], Awaitable[StateAnswer]]  # the same request, in-process
+
 
 class ShareStateUnavailable(Exception):
     """The state could not be read or written: `error` is what the share-partition answers."""
@@ -55,22 +62,27 @@ class ShareStateUnavailable(Exception):
 
 
 class ShareStatePersister:
-    def __init__(self, broker, store: ShareStateStore, coordinator: ShareStateCoordinator, member) -> None:
-        self._broker = broker
+    def __init__(self, view: ClusterView, node_id: int, store: ShareStateStore, coordinator: ShareStateCoordinator,
+                 member: ClusterMember | None) -> None:
+        """`view`: who leads a key's `__share_group_state` partition, `node_id` this broker's."""
+        self._view = view
+        self._node_id = node_id
         self._store = store
         self._coordinator = coordinator
-        self._peers = PeerConnections(member, broker.config.node_id, "share-state", REQUEST_TIMEOUT_MS) \
+        self._peers = PeerConnections(member, node_id, "share-state", REQUEST_TIMEOUT_MS) \
             if member is not None else None
 
     async def read(self, key: state_log.Key, leader_epoch: int) -> state_log.ShareState:
         """The stored state (start offset -1: none yet); raises ShareStateUnavailable."""
-        return (await self._call(key, lambda c: c.read(key, leader_epoch), READ_KEY, 0,
-                                 lambda cls: {"partition": key[2], "leader_epoch": leader_epoch})).state
+        answer = await self._call(key, lambda c: c.read(key, leader_epoch), READ_KEY, 0,
+                                  lambda cls: {"partition": key[2], "leader_epoch": leader_epoch})
+        assert answer.state is not None  # a read answered without error holds the state, local or remote
+        return answer.state
 
     async def write(self, key: state_log.Key, state_epoch: int, leader_epoch: int, start_offset: int,
                     batches: tuple[StateRange, ...]) -> None:
         """Raises ShareStateUnavailable when it was not stored."""
-        def partition(cls):
+        def partition(cls: Any) -> dict[str, Any]:
             batch_cls = _nested(cls, "StateBatch")
             return {"partition": key[2], "state_epoch": state_epoch, "leader_epoch": leader_epoch,
                     "start_offset": start_offset, "state_batches": tuple(
@@ -87,7 +99,10 @@ class ShareStatePersister:
         """The stored state's summary (start offset -1: none), fencing nothing; raises ShareStateUnavailable."""
         answer = await self._call(key, lambda c: c.summary(key), SUMMARY_KEY, 1,
                                   lambda cls: {"partition": key[2], "leader_epoch": 0})
-        return answer.summary or state_log.summary_of(answer.state)
+        if answer.summary is not None:  # a remote coordinator's
+            return answer.summary
+        assert answer.state is not None  # the local coordinator answers the state itself
+        return state_log.summary_of(answer.state)
 
     async def delete(self, key: state_log.Key) -> None:
         """The stored state gone; raises ShareStateUnavailable when it was not deleted."""
@@ -99,14 +114,15 @@ class ShareStatePersister:
 
     # --- inside -----------------------------------------------------------------------------------
 
-    async def _call(self, key, local, api_key: int, version: int, partition_fields) -> StateAnswer:
+    async def _call(self, key: state_log.Key, local: LocalCall, api_key: int, version: int,
+                    partition_fields: PartitionFields) -> StateAnswer:
         deadline = time.monotonic() + RETRY_FOR_S
         backoff = 0.05
         while True:
             node = await self._coordinator_node(key)
             if node is None:
                 answer = StateAnswer(ErrorCode.coordinator_not_available)
-            elif node == self._broker.config.node_id or self._peers is None:
+            elif node == self._node_id or self._peers is None:
                 answer = await local(self._coordinator)
             else:
                 answer = await self._remote(node, key, api_key, version, partition_fields)
@@ -117,16 +133,17 @@ class ShareStatePersister:
             await asyncio.sleep(backoff)  # a new coordinator is being elected or loading
             backoff = min(backoff * 2, 1.0)
 
-    async def _coordinator_node(self, key) -> int | None:
+    async def _coordinator_node(self, key: state_log.Key) -> int | None:
         topic = await self._store.ensure_topic()
         if topic is None:
             return None
         index = state_log.partition_for(state_log.coordinator_key(key), len(topic.partitions))
-        placement = self._broker.view.placement(state_log.TOPIC, index, topic.partitions[index])
+        placement = self._view.placement(state_log.TOPIC, index, topic.partitions[index])
         return placement.leader if placement is not None and placement.leader >= 0 else None
 
-    async def _remote(self, node: int, key, api_key: int, version: int, partition_fields) -> StateAnswer:
-        connection = self._peers.to(node)
+    async def _remote(self, node: int, key: state_log.Key, api_key: int, version: int,
+                      partition_fields: PartitionFields) -> StateAnswer:
+        connection = self._peers.to(node) if self._peers is not None else None
         if connection is None:
             return StateAnswer(ErrorCode.coordinator_not_available)
         cls = request_class(api_key, version)
@@ -145,12 +162,12 @@ class ShareStatePersister:
         return StateAnswer(ErrorCode.unknown_server_error, "the answer did not name the partition")
 
 
-def _nested(cls, name: str):
+def _nested(cls: Any, name: str) -> Any:
     """A nested entity class of the request's schema version (its module holds them all)."""
     return getattr(sys.modules[cls.__module__], name)
 
 
-def _answer(api_key: int, p) -> StateAnswer:
+def _answer(api_key: int, p: Any) -> StateAnswer:
     code = p.error_code
     if api_key == SUMMARY_KEY and code is ErrorCode.none:
         return StateAnswer(ErrorCode.none, None, None, state_log.StateSummary(

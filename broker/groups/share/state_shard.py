@@ -65,7 +65,7 @@ Op = Read | Write | Initialize | Summary | Delete
 
 
 class ShareStateShard:
-    def __init__(self, context: ShardContext) -> None:
+    def __init__(self, context: ShardContext[Op]) -> None:
         self._clock = context.clock
         self._states: dict[Key, state_log.ShareState] = {}
         self._read_epochs: dict[Key, int] = {}  # leader epochs reads recorded
