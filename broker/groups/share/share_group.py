@@ -19,10 +19,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from wire.error_codes import ErrorCode
 from broker.groups.share.share_group_records import StatePartitions
 from broker.groups.share.simple_assignor import Assignment, assign
+
+TopicSizes = Mapping[str, tuple[uuid.UUID, int]]  # the broker's topics: name -> (topic id, partition count)
 
 LEAVE_EPOCH = -1
 EMPTY, STABLE = "Empty", "Stable"  # Kafka's ShareGroupState names
@@ -65,7 +68,7 @@ class ShareGroup:
         return STABLE if self.members else EMPTY
 
     def join_or_heartbeat(self, member_id: str, member_epoch: int, subscribed: tuple[str, ...] | None,
-                          rack_id: str | None, client_id: str, client_host: str, topics: dict) -> ShareMember:
+                          rack_id: str | None, client_id: str, client_host: str, topics: TopicSizes) -> ShareMember:
         """The member after this heartbeat, its epoch and assignment brought up to the group's.
         `topics`: the broker's topics now, name -> (topic id, partition count)."""
         member = self.members.get(member_id)
@@ -103,7 +106,7 @@ class ShareGroup:
         member.assignment = self.targets.get(member_id, {})
         return member
 
-    def leave(self, member_id: str, topics: dict) -> ShareMember:
+    def leave(self, member_id: str, topics: TopicSizes) -> ShareMember:
         member = self.members.pop(member_id, None)
         if member is None:
             raise HeartbeatRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
@@ -125,14 +128,14 @@ class ShareGroup:
     def assigned_partitions(self) -> StatePartitions:
         """Every share-partition the current assignment hands to some member."""
         names = {topic_id: name for name, (topic_id, _count) in self.topics.items()}
-        found: dict = {}
+        found: dict[uuid.UUID, frozenset[int]] = {}
         for assignment in self.targets.values():
             for topic_id, indexes in assignment.items():
                 if topic_id in names:
                     found[topic_id] = found.get(topic_id, frozenset()) | indexes
         return {topic_id: (names[topic_id], indexes) for topic_id, indexes in found.items()}
 
-    def _refresh(self, topics: dict) -> None:
+    def _refresh(self, topics: TopicSizes) -> None:
         """Subscribed topics as they are now; a new assignment if the group epoch moved."""
         wanted = {name for m in self.members.values() for name in m.subscribed}
         self.topics = {name: topics[name] for name in sorted(wanted) if name in topics}
