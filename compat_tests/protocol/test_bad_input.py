@@ -15,6 +15,7 @@ import struct
 import threading
 import time
 import uuid
+import weakref
 
 import pytest
 
@@ -46,12 +47,15 @@ FETCH_BY_NAME_MAX = 12
 
 # --- the guard -----------------------------------------------------------------------------
 
-_SENTINELS: dict[int, tuple[str, bytes]] = {}
+# Keyed by the broker object itself, weakly: an id() was reused by the next module's broker once
+# the first was collected, which then looked for a sentinel topic it never had (a full run, the
+# commitlog half of this module: 44 failures, UNKNOWN_TOPIC_OR_PARTITION).
+_SENTINELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _sentinel(broker) -> tuple[str, bytes]:
     """A topic written once per broker process object: (name, the bytes it must keep)."""
-    key = id(broker)
+    key = broker
     if key not in _SENTINELS:
         name = unique_topic("sentinel")
         with Client.to(broker) as c:
