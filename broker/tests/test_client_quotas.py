@@ -99,14 +99,16 @@ def test_one_fetch_may_carry_the_quota_over_every_sample_but_the_current_one():
 
 
 def test_busy_time_so_far_counts_the_running_step_and_not_the_waits():
-    seen = []
+    seen = []  # (so_far() mid-step, the step's own time measured inside it)
+    wait_s = 0.2
 
     async def handler():
-        await asyncio.sleep(0.05)  # waiting: not busy
-        began = time.perf_counter()
-        while time.perf_counter() - began < 0.02:  # busy, inside the step still running
+        await asyncio.sleep(wait_s)  # waiting: not busy
+        resumed = time.perf_counter()
+        while time.perf_counter() - resumed < 0.02:  # busy, inside the step still running
             pass
-        seen.append(busy.so_far())
+        so_far = busy.so_far()
+        seen.append((so_far, time.perf_counter() - resumed))
 
     busy = BusyTime(handler())
 
@@ -114,5 +116,10 @@ def test_busy_time_so_far_counts_the_running_step_and_not_the_waits():
         await busy
 
     asyncio.run(drive())
-    assert 0.02 <= seen[0] < 0.045, seen  # a consumer's Fetch asks mid-step (enforcement.consumer_fetch)
-    assert busy.busy_s >= seen[0]
+    (so_far, stepped), = seen
+    # A consumer's Fetch asks mid-step (enforcement.consumer_fetch): the running step counts, the
+    # wait before it does not. Bounded by the step's own measured time, not by a fixed figure: a
+    # loaded machine once stretched the 20 ms step to 59 ms.
+    assert 0.02 <= so_far <= stepped + 0.01, seen
+    assert so_far < wait_s, seen
+    assert busy.busy_s >= so_far
