@@ -190,7 +190,7 @@ class Broker:
         # Committed offsets (TxnOffsetCommit v5+ enrols in a transaction through the verifier),
         # and the one door to every kind of group the handlers use.
         self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier,
-                                          self.group_loading.submit)
+                                          self.group_loading.submit, self.group_loading.submit_transactional)
         self.group_service = GroupCoordinatorService(self.groups, self.group_offsets, self.consumer_groups,
                                                      self.streams_groups, self.share_groups, self.share_admin)
         # Finalized feature levels (UpdateFeatures; ApiVersions v3+ shows them): etcd's on a cluster member.

@@ -43,6 +43,14 @@ class PendingTxnOffsets:
     def add(self, producer_id: int, partition: TopicPartition, value: CommittedOffset) -> None:
         self._by_producer.setdefault(producer_id, {})[partition] = value
 
+    def discard(self, producer_id: int, partition: TopicPartition, value: CommittedOffset) -> None:
+        """`value` is no longer pending, if it still is the producer's offset for the partition."""
+        offsets = self._by_producer.get(producer_id)
+        if offsets is not None and offsets.get(partition) is value:
+            del offsets[partition]
+            if not offsets:
+                del self._by_producer[producer_id]
+
     def has_producer(self, producer_id: int) -> bool:
         return producer_id in self._by_producer
 
@@ -66,9 +74,10 @@ class PendingTxnOffsets:
         """The producer's marker at `marker_offset` was written: the offsets it wrote before the
         marker join `committed` (COMMIT) or go (ABORT). Any written after it belong to the
         producer's next transaction (a marker is counted once replicated, and the producer may
-        have begun another by then) and stay pending."""
+        have begun another by then) and stay pending, as do those not written yet (record_offset
+        -1: held in their operation's turn, txn_offsets.py), whose record will follow the marker."""
         offsets = self._by_producer.pop(producer_id, {})
-        later = {p: v for p, v in offsets.items() if v.record_offset > marker_offset}
+        later = {p: v for p, v in offsets.items() if v.record_offset < 0 or v.record_offset > marker_offset}
         if later:
             self._by_producer[producer_id] = later
         if commit:

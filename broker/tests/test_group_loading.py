@@ -24,7 +24,7 @@ from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.coordinator.clock import Clock, ManualClock, SystemClock
-from broker.groups.offsets_store import OffsetsStore, offset_commit_error
+from broker.groups.offsets_store import OffsetsStore
 from replica.group_commit import GroupCommits
 from wire.error_codes import ErrorCode
 from replica.write_path import WritePath
@@ -153,7 +153,8 @@ def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     nothing here enrols in a transaction), and their loading."""
     store = OffsetsStore(member, PARTITIONS, SystemClock(), commit_timeout_s=commit_timeout_s)
     coord, _, _, loading = _all_coordinators(member, delay_ms, store=store)
-    return coord, GroupOffsets(coord, store, member.topics, None, loading.submit), loading
+    offsets = GroupOffsets(coord, store, member.topics, None, loading.submit, loading.submit_transactional)
+    return coord, offsets, loading
 
 
 def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member):
@@ -287,15 +288,6 @@ def test_a_stable_group_moves_with_its_members_and_generation(cluster_member):
         assert coord.groups[a].members[joined.member_id].assignment == b"assignment"
 
     asyncio.run(scenario())
-
-
-def test_errors_as_kafkas_group_metadata_manager_maps_them():
-    assert offset_commit_error(ErrorCode.not_leader_or_follower) is ErrorCode.not_coordinator
-    assert offset_commit_error(ErrorCode.kafka_storage_error) is ErrorCode.not_coordinator
-    assert offset_commit_error(ErrorCode.not_enough_replicas_after_append) is ErrorCode.coordinator_not_available
-    assert offset_commit_error(ErrorCode.request_timed_out) is ErrorCode.request_timed_out
-    assert offset_commit_error(ErrorCode.message_too_large) is ErrorCode.invalid_commit_offset_size
-    assert offset_commit_error(ErrorCode.none) is ErrorCode.none
 
 
 async def _two_members_joined(coord, group_id: str):

@@ -102,7 +102,7 @@ def coordinators(broker: GroupBroker, clock: ManualClock, commit_timeout_s: floa
                                   timers)
     loading = GroupLoading(classic, consumer, share, store, cluster=True, streams_groups=streams, timers=timers,
                            topics=broker.topics)
-    offsets = GroupOffsets(classic, store, broker.topics, None, loading.submit)
+    offsets = GroupOffsets(classic, store, broker.topics, None, loading.submit, loading.submit_transactional)
     return Coordinators(classic, consumer, streams, share, offsets, loading, timers, clock)
 
 
