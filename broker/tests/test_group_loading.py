@@ -491,11 +491,19 @@ def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_ba
 
 
 def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluster_member):
-    """One write at a time (acks=-1, replicated in a cluster): a member's heartbeat that changes
-    nothing is answered while another group's write is in flight; one that changes the group (a
-    join) waits for its own write."""
+    """A member's heartbeat that changes nothing is answered while another share group's write
+    of its partition waits for a follower (acks=-1); one that changes the group (a join) waits
+    for its own write, behind that one in the partition's queue."""
     a, _ = _groups_in_two_partitions()
+    index = offsets_log.partition_for(a, PARTITIONS)
+    beside = next(f"beside-{i}" for i in range(100) if offsets_log.partition_for(f"beside-{i}", PARTITIONS) == index)
     host = "/127.0.0.1"
+
+    async def replicated(partition, answer: asyncio.Future):
+        while not answer.done():  # the follower fetches whatever the leader appends meanwhile
+            partition.follower_fetched(OTHER, partition.log_end_offset)
+            await asyncio.sleep(0.001)
+        return answer.result()
 
     async def scenario():
         _, _, shares, loading = _all_coordinators(cluster_member)
@@ -503,14 +511,22 @@ def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluste
         joined = await shares.heartbeat(a, "m1", 0, ("t",), None, "client", host)
         settled = await shares.heartbeat(a, "m1", joined.member_epoch, None, None, "client", host)
         assert settled.error is ErrorCode.none
-        async with shares._writing:  # another group's write, in flight
-            again = await asyncio.wait_for(
-                shares.heartbeat(a, "m1", settled.member_epoch, None, None, "client", host), 10)
-            assert (again.error, again.member_epoch) == (ErrorCode.none, settled.member_epoch)
-            join = asyncio.ensure_future(shares.heartbeat(a, "m2", 0, ("t",), None, "client", host))
-            await asyncio.sleep(0.05)
-            assert not join.done()  # its records are not in the log yet: no answer
-        assert (await asyncio.wait_for(join, 10)).error is ErrorCode.none
+        partition = cluster_member.topics.partition(offsets_log.TOPIC, index)
+        _lead(partition, epoch=2, isr=(ME, OTHER))  # a write counts once OTHER has it
+        end = partition.log_end_offset
+        held = asyncio.ensure_future(shares.heartbeat(beside, "b1", 0, ("t",), None, "client", host))
+
+        async def appended() -> None:  # its records are in the log, waiting for OTHER
+            while partition.log_end_offset == end:
+                await asyncio.sleep(0.001)
+        await asyncio.wait_for(appended(), 10)
+        again = await asyncio.wait_for(shares.heartbeat(a, "m1", settled.member_epoch, None, None, "client", host), 10)
+        assert (again.error, again.member_epoch) == (ErrorCode.none, settled.member_epoch)
+        join = asyncio.ensure_future(shares.heartbeat(a, "m2", 0, ("t",), None, "client", host))
+        await asyncio.sleep(0.05)
+        assert not join.done() and not held.done()  # their records are not replicated yet: no answer
+        assert (await asyncio.wait_for(replicated(partition, held), 10)).error is ErrorCode.none
+        assert (await asyncio.wait_for(replicated(partition, join), 10)).error is ErrorCode.none
         shares.close()
 
     asyncio.run(scenario())
