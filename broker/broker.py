@@ -20,11 +20,12 @@ from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.coordinator.clock import SystemClock
+from broker.coordinator.internal_topic_log import InternalTopicLog
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.groups.group_service import GroupCoordinatorService
 from broker.groups.offsets import GroupOffsets
-from broker.groups.offsets_store import OffsetsStore
+from broker.groups.offsets_store import OffsetsStore, offsets_topic_shape
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
@@ -152,7 +153,9 @@ class Broker:
                                          self.client_quotas.quotas)
         # Every kind of group's time and timers: those of its __consumer_offsets partition.
         group_clock = SystemClock()
-        self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions, group_clock)
+        offsets_topic = InternalTopicLog(self, offsets_log.TOPIC,
+                                         offsets_topic_shape(config, config.offsets_topic_partitions))
+        self.offsets_store = OffsetsStore(offsets_topic, self.write_path, group_clock)
         group_timers = GroupTimers(self.offsets_store.partition_index, group_clock)
         self.groups = GroupCoordinator(
             self.offsets_store, group_timers, config.group_initial_rebalance_delay_ms,

@@ -34,10 +34,11 @@ from wire.record_batch import BatchHeader, parse_header
 from wire.records import iter_records
 
 from replica.partition import Partition
-from replica.write_path import RecordsWrite
+from replica.write_path import RecordsWrite, WritePath
 from broker.coordinator.clock import Clock
 from broker.coordinator.runtime import TxnWrite
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
+from broker.settings.config import BrokerConfig
 from broker.topic import Topic
 from broker.groups import offsets_log
 from broker.groups.group_writes import GroupWrites
@@ -85,20 +86,25 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
                         what, record.partition, record.offset, exc)
 
 
+def offsets_topic_shape(config: BrokerConfig, partitions: int) -> Callable[[], TopicShape]:
+    """How the topic is made: `partitions` (offsets.topic.num.partitions) and the broker's
+    offsets.topic.replication.factor and offsets.topic.segment.bytes."""
+    return lambda: TopicShape(partitions, config.offsets_topic_replication_factor, None,
+                              config.offsets_topic_segment_bytes)
+
+
 class OffsetsStore:
     name = offsets_log.TOPIC
 
-    def __init__(self, broker, partitions: int, clock: Clock, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
-        """`clock`: the group coordinators' (group_timers.py), the time a batch is stamped with."""
-        self._broker = broker
+    def __init__(self, topic_log: InternalTopicLog, write_path: WritePath, clock: Clock,
+                 commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
+        """`topic_log`: the topic (`offsets_topic_shape`: how it is made); `write_path`: the
+        broker's one write path; `clock`: the group coordinators' (group_timers.py), the time a
+        batch is stamped with."""
+        self._log = topic_log
+        self._write_path = write_path
         self._clock = clock
-        self._partitions = partitions
         self._commit_timeout_s = commit_timeout_s
-
-        def shape() -> TopicShape:
-            c = broker.config
-            return TopicShape(partitions, c.offsets_topic_replication_factor, None, c.offsets_topic_segment_bytes)
-        self._log = InternalTopicLog(broker, offsets_log.TOPIC, shape)
         self.writes = GroupWrites()  # the group kinds' own records, through the runtime
         self._exists: Callable[[], None] | None = None
 
@@ -151,7 +157,7 @@ class OffsetsStore:
                             transactional=txn is not None)
         write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
                              verified=None if txn is None else txn.verified)
-        pending = await self._broker.write_path.append([write], acks=-1)
+        pending = await self._write_path.append([write], acks=-1)
         (result,) = pending.results
         if result.ok:
             for i, record in enumerate(records):

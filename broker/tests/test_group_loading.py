@@ -25,6 +25,7 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.coordinator.clock import Clock, ManualClock, SystemClock
 from broker.groups.offsets_store import OffsetsStore
+from broker.groups.tests.group_broker import offsets_store
 from replica.group_commit import GroupCommits
 from wire.error_codes import ErrorCode
 from replica.write_path import WritePath
@@ -124,7 +125,7 @@ def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, 
     `clock` (the system's if None). The share groups' persister is left out: nothing here
     reaches a share-partition's state."""
     clock = clock or SystemClock()
-    store = store or OffsetsStore(member, PARTITIONS, clock, commit_timeout_s=commit_timeout_s)
+    store = store or offsets_store(member, PARTITIONS, clock, commit_timeout_s)
     timers = GroupTimers(store.partition_index, clock)
     coord = GroupCoordinator(store, timers, delay_ms, (1_000, 60_000))
     consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
@@ -151,7 +152,7 @@ def _lead_every_offsets_partition(member, loading) -> None:
 def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     """The classic coordinator of one broker, its committed offsets (no transaction verifier:
     nothing here enrols in a transaction), and their loading."""
-    store = OffsetsStore(member, PARTITIONS, SystemClock(), commit_timeout_s=commit_timeout_s)
+    store = offsets_store(member, PARTITIONS, SystemClock(), commit_timeout_s)
     coord, _, _, loading = _all_coordinators(member, delay_ms, store=store)
     offsets = GroupOffsets(coord, store, member.topics, None, loading.submit, loading.submit_transactional)
     return coord, offsets, loading

@@ -25,6 +25,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_timers import GroupTimers
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
+from broker.groups.tests.group_broker import offsets_store
 from broker.storage.modes import MODES
 from wire.batch_builder import build_batch
 
@@ -93,7 +94,7 @@ def _broker(data_dir, mode: str) -> Broker:
 @pytest.mark.parametrize("name, bad, whole_batch", BAD, ids=[b[0] for b in BAD])
 def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, mode, name, bad, whole_batch):
     broker = _broker(tmp_path, mode)
-    store = OffsetsStore(broker, 1, ManualClock())
+    store = offsets_store(broker, 1, ManualClock())
     assert asyncio.run(_append(store, "before", 50)) is ErrorCode.none
     partition = store.topic().partitions[store.partition_index("before")]
     bad_offset = partition.log_end_offset
@@ -106,7 +107,7 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     broker.storage.close()
 
     reopened = _broker(tmp_path, mode)
-    reopened_store = OffsetsStore(reopened, 1, ManualClock())
+    reopened_store = offsets_store(reopened, 1, ManualClock())
     coord = GroupCoordinator(reopened_store, GroupTimers(reopened_store.partition_index, ManualClock()), 0)
     with caplog.at_level(logging.WARNING, logger="broker.groups"):
         offsets_replay.load(coord, reopened_store.replay())

@@ -16,13 +16,14 @@ import asyncio
 import uuid
 from typing import NamedTuple
 
-from broker.coordinator.clock import ManualClock
+from broker.coordinator.clock import Clock, ManualClock
+from broker.coordinator.internal_topic_log import InternalTopicLog
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.groups.offsets import GroupOffsets
-from broker.groups.offsets_store import COMMIT_TIMEOUT_S, OffsetsStore
+from broker.groups.offsets_store import COMMIT_TIMEOUT_S, OffsetsStore, offsets_topic_shape
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.share.share_partitions import SharePartitions
@@ -72,6 +73,12 @@ def follow(partition, epoch: int) -> None:
     partition.make_follower(PartitionState(OTHER, epoch, epoch, (ME, OTHER), (ME, OTHER)))
 
 
+def offsets_store(broker, partitions: int, clock: Clock, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> OffsetsStore:
+    """An OffsetsStore of `partitions` on the broker's (or cluster member's) topics and write path."""
+    topic_log = InternalTopicLog(broker, offsets_log.TOPIC, offsets_topic_shape(broker.config, partitions))
+    return OffsetsStore(topic_log, broker.write_path, clock, commit_timeout_s)
+
+
 class Coordinators(NamedTuple):
     classic: GroupCoordinator
     consumer: ConsumerGroupCoordinator
@@ -90,7 +97,7 @@ def coordinators(broker: GroupBroker, clock: ManualClock, commit_timeout_s: floa
     followers, in real time: the write path's). The share groups' persister is left out: nothing
     here reaches a share-partition's state."""
     config = config_with(**settings)
-    store = OffsetsStore(broker, PARTITIONS, clock, commit_timeout_s)
+    store = offsets_store(broker, PARTITIONS, clock, commit_timeout_s)
     timers = GroupTimers(store.partition_index, clock)
     classic = GroupCoordinator(store, timers, 0, (1_000, 60_000))
     consumer = ConsumerGroupCoordinator(classic, store, lambda: broker.topics.topics, config.consumer_groups)

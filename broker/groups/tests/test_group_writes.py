@@ -20,7 +20,6 @@ from wire.error_codes import ErrorCode
 from broker.coordinator.clock import ManualClock
 from broker.groups import offsets_log
 from broker.groups.offsets import OffsetToCommit
-from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer import classic_apis
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.consumer import records as consumer_records
@@ -29,7 +28,8 @@ from broker.groups.streams import records as streams_records
 from broker.groups.streams.heartbeat_request import StreamsHeartbeat
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import Subtopology, Topology
-from broker.groups.tests.group_broker import OTHER, PARTITIONS, GroupBroker, coordinators, lead, settled
+from broker.groups.tests.group_broker import (OTHER, PARTITIONS, GroupBroker, coordinators, lead, offsets_store,
+                                              settled)
 from broker.storage.modes import MODES
 
 COMMITTING = "committing"
@@ -60,7 +60,7 @@ def _consumer_join(group_id: str, member_id: str) -> HeartbeatRequest:
 
 def _log_keys(broker, group_id: str) -> list[bytes]:
     """The keys of the group's partition's records, in log order, as the next leader reads them."""
-    store = OffsetsStore(broker, PARTITIONS, ManualClock())
+    store = offsets_store(broker, PARTITIONS, ManualClock())
     return [r.key for r in store.replay_partition(broker.partition(group_id))]
 
 
