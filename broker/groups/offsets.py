@@ -114,7 +114,7 @@ class GroupOffsets:
                                          producer_id, producer_epoch)
             if refused:
                 return [refused if c is ErrorCode.none else c for c in codes]
-        op = TxnCommit(group_id, producer_id, accepted)
+        op = TxnCommit(group_id, producer_id, accepted, {})
         try:
             await self._submit_txn(group_id, op, TxnWrite(producer_id, producer_epoch, guard))
         except CoordinatorError as exc:

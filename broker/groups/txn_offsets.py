@@ -38,6 +38,7 @@ from replica.txn_verification import VerificationGuard
 from broker.api.topic_lookup import TopicLookup
 from broker.coordinator.runtime import Outcome
 from broker.groups import offsets_log
+from broker.groups.committed_offset import CommittedOffset
 from broker.groups.group import Group
 from broker.groups.offsets_log import OffsetRecord, Written
 from broker.groups.offsets_store import OffsetsStore
@@ -65,6 +66,8 @@ class TxnCommit(NamedTuple):
     group_id: str
     producer_id: int
     records: list[OffsetRecord]
+    # per partition, the producer's pending offset `hold` replaced (None: none), for `release`
+    replaced: dict[tuple[str, int], CommittedOffset | None]
 
 
 def hold(groups: dict[str, Group], op: TxnCommit, now_ms: int) -> Outcome[Written, None]:
@@ -75,18 +78,21 @@ def hold(groups: dict[str, Group], op: TxnCommit, now_ms: int) -> Outcome[Writte
         group = groups[op.group_id] = Group(op.group_id, state_timestamp=now_ms)
     for record in op.records:
         assert record.value is not None  # a transaction writes offsets, never tombstones
+        op.replaced.setdefault(record.partition, group.pending_txn_offsets.get(op.producer_id, record.partition))
         group.pending_txn_offsets.add(op.producer_id, record.partition, record.value)
     return Outcome(op.records, None, replay=False)
 
 
 def release(groups: dict[str, Group], op: TxnCommit) -> None:
-    """The operation's write failed: its offsets are no longer pending (unless a later one of the
-    producer replaced them, or a rebuilt shard never had them)."""
+    """The operation's write failed (a fenced producer's, say): the producer's pending offsets are
+    what they were before it (unless a later write of the producer replaced them, or a rebuilt
+    shard never had them)."""
     group = groups.get(op.group_id)
     if group is not None:
-        for record in op.records:
+        for record in reversed(op.records):  # a partition twice: the first one's previous is the one
             assert record.value is not None
-            group.pending_txn_offsets.discard(op.producer_id, record.partition, record.value)
+            group.pending_txn_offsets.take_back(op.producer_id, record.partition, record.value,
+                                                op.replaced[record.partition])
 
 
 def txn_commit_error(group: Group | None, generation: int, member_id: str, instance_id: str | None) -> ErrorCode | None:
