@@ -20,12 +20,12 @@ from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_config_store import ClusterGroupConfigStore, GroupConfigStore
 from broker.coordinator.clock import SystemClock
-from broker.coordinator.internal_topic_log import TopicServices
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicServices
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.groups.group_service import GroupCoordinatorService
 from broker.groups.offsets import GroupOffsets
-from broker.groups.offsets_store import OffsetsStore
+from broker.groups.offsets_store import OffsetsStore, offsets_topic_shape
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
@@ -155,7 +155,9 @@ class Broker:
         topic_services = TopicServices(self.topics, self.view, self.topic_admin, self.write_path)
         # Every kind of group's time and timers: those of its __consumer_offsets partition.
         group_clock = SystemClock()
-        self.offsets_store = OffsetsStore(self, config.offsets_topic_partitions, group_clock)
+        offsets_topic = InternalTopicLog(topic_services, offsets_log.TOPIC,
+                                         offsets_topic_shape(config, config.offsets_topic_partitions))
+        self.offsets_store = OffsetsStore(offsets_topic, self.write_path, group_clock)
         group_timers = GroupTimers(self.offsets_store.partition_index, group_clock)
         self.groups = GroupCoordinator(
             self.offsets_store, group_timers, config.group_initial_rebalance_delay_ms,
@@ -197,7 +199,7 @@ class Broker:
         # Committed offsets (TxnOffsetCommit v5+ enrols in a transaction through the verifier),
         # and the one door to every kind of group the handlers use.
         self.group_offsets = GroupOffsets(self.groups, self.offsets_store, self.topics, self.txn_verifier,
-                                          self.group_loading.submit)
+                                          self.group_loading.submit, self.group_loading.submit_transactional)
         self.group_service = GroupCoordinatorService(self.groups, self.group_offsets, self.consumer_groups,
                                                      self.streams_groups, self.share_groups, self.share_admin)
         # Finalized feature levels (UpdateFeatures; ApiVersions v3+ shows them): etcd's on a cluster member.

@@ -31,6 +31,13 @@ shard; leadership, ordering, writing and timers are written here once.
   any record, the shard is rebuilt from its log, where those records may not be. A batch whose
   records were all written unreplayed leaves the shard alone: the handlers that changed it
   undo their change on the error answer (as Kafka's classic group manager does).
+- A transactional write (`submit_transactional`, Kafka's scheduleTransactionalWriteOperation):
+  an operation whose records are a producer's transactional batch (TxnOffsetCommit's offsets).
+  It takes its turn in the partition's queue like any other, but its records are written as a
+  batch of their own, never merged with other operations' records, through the writer's
+  `append_transactional` with the producer's id and epoch (and the verification guard its
+  transaction was asked under), so a fenced producer's refusal (INVALID_PRODUCER_EPOCH,
+  PRODUCER_FENCED, INVALID_TXN_STATE: passed on as they are) answers that operation alone.
 - Timers (shard_timer.py) submit an operation into their partition's queue when they fire,
   on the runtime's clock (clock.py), which a test replaces with a manual one.
 """
@@ -47,6 +54,7 @@ from typing import Callable, Generic, NamedTuple, Protocol, TypeVar, cast
 from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
+from replica.txn_verification import VerificationGuard
 from broker.coordinator.clock import Clock, SystemClock
 from broker.coordinator.internal_topic_log import coordinator_error
 from broker.coordinator.shard_timer import ShardTimer
@@ -116,6 +124,20 @@ class RecordWriter(Protocol[R_in]):
     async def append_records(self, partition: Partition, records: Sequence[R_in]) -> ErrorCode: ...
 
 
+class TxnWrite(NamedTuple):
+    """The producer whose transactional batch a transactional write's records are."""
+
+    producer_id: int
+    producer_epoch: int
+    verified: VerificationGuard | None = None  # the guard its transaction was asked to hold the partition under
+
+
+class TransactionalWriter(Protocol[R_in]):
+    """How a transactional write's records are written: one transactional batch of the producer."""
+
+    async def append_transactional(self, partition: Partition, records: Sequence[R_in], txn: TxnWrite) -> ErrorCode: ...
+
+
 class ShardContext(NamedTuple, Generic[O]):
     """What a new shard is given: its partition, the clock, and its partition's timers."""
 
@@ -129,7 +151,7 @@ class _Loaded(Generic[R, O, A]):
     partition: Partition
     shard: Shard[R, O, A]
     timer: ShardTimer[O]
-    queue: deque[tuple[O, asyncio.Future]] = field(default_factory=deque)
+    queue: deque[tuple[O, asyncio.Future, TxnWrite | None]] = field(default_factory=deque)
     running: list[asyncio.Future] = field(default_factory=list)  # answers waiting for their records' write
     worker: asyncio.Task | None = None
     unloaded: bool = False
@@ -142,6 +164,7 @@ class _Batch(Generic[R]):
     records: list[R] = field(default_factory=list)
     answers: list[tuple[asyncio.Future, object]] = field(default_factory=list)
     replayed: bool = False  # some of the records were replayed into the shard
+    txn: TxnWrite | None = None  # the records are one transactional write's, written as the producer's batch
 
 
 def _not_coordinator(topic: str, index: int) -> CoordinatorError:
@@ -150,9 +173,11 @@ def _not_coordinator(topic: str, index: int) -> CoordinatorError:
 
 class CoordinatorRuntime(Generic[R, O, A]):
     def __init__(self, shard_log: ShardLog[R], new_shard: Callable[[ShardContext[O]], Shard[R, O, A]],
-                 writer: RecordWriter[R] | None = None, clock: Clock | None = None) -> None:
+                 writer: RecordWriter[R] | None = None, clock: Clock | None = None,
+                 txn_writer: TransactionalWriter[R] | None = None) -> None:
         self._log = shard_log
         self._writer = writer
+        self._txn_writer = txn_writer
         self._new_shard = new_shard
         self.clock = clock or SystemClock()
         self._loaded: dict[int, _Loaded[R, O, A]] = {}
@@ -187,6 +212,17 @@ class CoordinatorRuntime(Generic[R, O, A]):
             raise _not_coordinator(self._log.name, index)
         return await self._enqueue(loaded, op)
 
+    async def submit_transactional(self, index: int, op: O, txn: TxnWrite) -> A:
+        """As `submit`, but `op`'s records are written as `txn`'s producer's transactional batch,
+        alone; a refused write answers the coordinator's error for the log's (the producer's
+        own errors pass as they are)."""
+        if self._txn_writer is None:
+            raise TypeError(f"{self._log.name} has no transactional writer")
+        loaded = self._current(index)
+        if loaded is None:
+            raise _not_coordinator(self._log.name, index)
+        return await self._enqueue(loaded, op, txn)
+
     def _partitions(self) -> list[Partition | None]:
         """The topic's partitions (none before it exists): hosted here, each a replica.Partition."""
         topic = self._log.topic()
@@ -205,9 +241,9 @@ class CoordinatorRuntime(Generic[R, O, A]):
             return None
         return loaded if loaded is not None else self._load(index, partition)
 
-    def _enqueue(self, loaded: _Loaded[R, O, A], op: O) -> asyncio.Future:
+    def _enqueue(self, loaded: _Loaded[R, O, A], op: O, txn: TxnWrite | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
-        loaded.queue.append((op, future))
+        loaded.queue.append((op, future, txn))
         if loaded.worker is None:
             loaded.worker = asyncio.create_task(self._run(loaded))
         return future
@@ -229,10 +265,16 @@ class CoordinatorRuntime(Generic[R, O, A]):
 
     def _handle_batch(self, loaded: _Loaded[R, O, A]) -> _Batch[R]:
         """Handle the queued operations (up to MAX_BATCH_OPS), each replaying its records at once
-        so the next one sees them: their records are then written as one batch."""
+        so the next one sees them: their records are then written as one batch. A transactional
+        write is a batch of its own (a refused write fails every operation of its batch): it
+        waits for the next batch if this one has operations, and ends this one if it returned
+        records."""
         batch: _Batch[R] = _Batch()
         while loaded.queue and len(batch.answers) < MAX_BATCH_OPS:
-            op, future = loaded.queue.popleft()
+            op, future, txn = loaded.queue[0]
+            if txn is not None and batch.answers:
+                break
+            loaded.queue.popleft()
             if future.done():  # its caller gave up waiting
                 continue
             try:
@@ -244,7 +286,7 @@ class CoordinatorRuntime(Generic[R, O, A]):
                 log.exception("%s-%d: operation %r failed", self._log.name, loaded.partition.index, op)
                 future.set_exception(CoordinatorError(ErrorCode.unknown_server_error, str(exc)))
                 continue
-            if outcome.records and self._writer is None:
+            if outcome.records and (self._writer if txn is None else self._txn_writer) is None:
                 future.set_exception(TypeError(f"{self._log.name} has no writer for the records of {op!r}"))
                 continue
             if outcome.replay:
@@ -253,6 +295,9 @@ class CoordinatorRuntime(Generic[R, O, A]):
                 batch.replayed = batch.replayed or bool(outcome.records)
             batch.records.extend(outcome.records)
             batch.answers.append((future, outcome.answer))
+            if txn is not None and outcome.records:
+                batch.txn = txn
+                break
         return batch
 
     async def _write(self, loaded: _Loaded[R, O, A], batch: _Batch[R]) -> None:
@@ -260,8 +305,12 @@ class CoordinatorRuntime(Generic[R, O, A]):
         the coordinator's error for it and rebuilds the shard from its log if it replayed any of
         them (they may not be there)."""
         if batch.records:
-            assert self._writer is not None  # _handle_batch took no records without one
-            code = await self._writer.append_records(loaded.partition, batch.records)
+            if batch.txn is not None:
+                assert self._txn_writer is not None  # submit_transactional took none without one
+                code = await self._txn_writer.append_transactional(loaded.partition, batch.records, batch.txn)
+            else:
+                assert self._writer is not None  # _handle_batch took no records without one
+                code = await self._writer.append_records(loaded.partition, batch.records)
             if loaded.unloaded:  # answered NOT_COORDINATOR already; the shard is gone
                 return
             if code is not ErrorCode.none:
@@ -312,7 +361,7 @@ class CoordinatorRuntime(Generic[R, O, A]):
         loaded = self._loaded.pop(index)
         loaded.unloaded = True
         loaded.timer.cancel_all()
-        waiting = loaded.running + [future for _, future in loaded.queue]
+        waiting = loaded.running + [future for _, future, _ in loaded.queue]
         loaded.queue.clear()
         for future in waiting:
             if not future.done():

@@ -28,8 +28,8 @@ streams and share groups' own records (group_writes.py: `WriteRecords`), which t
 coordinators applied already, so the runtime writes them without replaying. A write that fails
 rebuilds the shard if it replayed any of its records: its groups are unloaded and replayed from
 the log, where those records may not be; the group kinds undo their own change on the error.
-A transaction's offsets are still written by offsets.py (OffsetsStore.append): they are the
-producer's transactional batch.
+A transaction's offsets (txn_offsets.py: `TxnCommit`) are a transactional write of the runtime:
+its records are the producer's transactional batch (OffsetsStore.append_transactional), alone.
 
 A single broker leads every partition of the topic from the start: it replays the whole topic
 once, at start-up, and coordinates every group, also before the topic exists
@@ -45,7 +45,7 @@ from wire.error_codes import ErrorCode
 
 from replica.partition import Partition
 from broker.api.topic_lookup import TopicLookup
-from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext
+from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext, TxnWrite
 from broker.coordinator.shard_timer import ShardTimer
 from broker.groups import offsets_replay
 from broker.groups import offsets_log
@@ -56,6 +56,7 @@ from broker.groups.group_writes import WriteRecords
 from broker.groups.offset_ops import OffsetOp, OffsetOps
 from broker.groups.offsets_log import KeyValue, Written
 from broker.groups.offsets_store import OffsetsStore, StoredMarker, StoredRecord
+from broker.groups.txn_offsets import TxnCommit
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.replay import replaying
 from broker.groups.share import share_group_replay
@@ -82,7 +83,7 @@ class GroupLoading:
         self.timers = timers
         self.offsets = OffsetOps(coordinator, topics)
         self._runtime: CoordinatorRuntime[Record, Op, object] = CoordinatorRuntime(
-            store, lambda context: GroupShard(context, self), store, timers.clock)
+            store, lambda context: GroupShard(context, self), store, timers.clock, store)
         store.writes.route(self.submit)
         if cluster:
             coordinator.local_partitions = set()  # nothing is ours until the metadata says so
@@ -104,10 +105,17 @@ class GroupLoading:
         """`op`'s answer from the group's partition, once its records are written; raises
         CoordinatorError (NOT_COORDINATOR when the partition is not led here, the coordinator's
         error for the log's when the write failed)."""
+        return await self._runtime.submit(await self._partition_index(group_id), op)
+
+    async def submit_transactional(self, group_id: str, op: TxnCommit, txn: TxnWrite) -> object:
+        """As `submit`, `op`'s records written as `txn`'s producer's transactional batch, alone."""
+        return await self._runtime.submit_transactional(await self._partition_index(group_id), op, txn)
+
+    async def _partition_index(self, group_id: str) -> int:
         topic = await self.store.ensure_topic()
         if topic is None:
             raise CoordinatorError(ErrorCode.coordinator_not_available, f"{offsets_log.TOPIC} cannot be made now")
-        return await self._runtime.submit(offsets_log.partition_for(group_id, len(topic.partitions)), op)
+        return offsets_log.partition_for(group_id, len(topic.partitions))
 
     def replaying(self, records):
         """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""
@@ -150,7 +158,7 @@ class GroupShard:
         if isinstance(op, WriteRecords):
             return group_writes.handle(op)
         outcome = self._loading.offsets.handle(op)
-        return Outcome(list(outcome.records), outcome.answer)
+        return Outcome(list(outcome.records), outcome.answer, outcome.replay)
 
     def unloaded(self) -> None:
         index, loading = self._partition.index, self._loading

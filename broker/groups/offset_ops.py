@@ -9,6 +9,8 @@ they return into the classic group objects, which keep every group's offsets wha
   members (the admin's and `assign()` consumers' path); `WriteOffsets`: offsets whose committer
   a consumer or streams group checked already (its member epochs).
 - `DeleteOffsets`: OffsetDelete's tombstones (offset_deletion.py has its rules).
+- `TxnCommit`: TxnOffsetCommit's offsets, pending in the producer's transaction, a transactional
+  write of their own (txn_offsets.py has its rules).
 - `DeleteGroup`: DeleteGroups of a classic group: a tombstone for each of its offsets, also one
   only an open transaction wrote (Kafka's deleteAllOffsets: a replay cannot bring that
   transaction's offsets back into a group of the same name), and one for the group.
@@ -36,6 +38,7 @@ from broker.groups.group import Group, Member
 from broker.groups.offset_deletion import CONSUMER_PROTOCOL, is_subscribed
 from broker.groups.offsets_log import GroupTombstone, OffsetRecord, Written
 from broker.groups.state import Event, GroupState, transition
+from broker.groups.txn_offsets import TxnCommit, hold
 
 MAX_METADATA_BYTES = 4096  # offset.metadata.max.bytes
 
@@ -72,7 +75,7 @@ class DeleteGroup(NamedTuple):
     group_id: str
 
 
-OffsetOp = Commit | WriteOffsets | DeleteOffsets | DeleteGroup
+OffsetOp = Commit | WriteOffsets | DeleteOffsets | DeleteGroup | TxnCommit
 Deleted = tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]  # the request's error, each partition's
 
 
@@ -132,6 +135,8 @@ class OffsetOps:
                 return self._delete_offsets(op)
             case DeleteGroup(group_id):
                 return self._delete_group(group_id)
+            case TxnCommit():
+                return hold(self._coordinator.groups, op, self._coordinator.timers.now_ms())
         raise TypeError(f"not an offsets operation: {op!r}")
 
     def replay(self, record: OffsetRecord | GroupTombstone) -> None:

@@ -10,8 +10,9 @@ written through the write path, and answered once written, so what a client was 
 committed is what a restarted broker, or the next leader of the partition, replays. A write
 that fails answers every entry the coordinator's error (Kafka's new coordinator's mapping,
 internal_topic_log.coordinator_error), and the partition's groups are rebuilt from its log.
-A transaction's offsets have their own rules (txn_offsets.py) and are still written here, in the
-producer's transactional batch.
+A transaction's offsets have their own rules (txn_offsets.py): they are a transactional write of
+the runtime, in the same queue, their records the producer's transactional batch of their own,
+so a fenced producer's refusal answers that commit alone.
 
 Committed offsets live in the classic group object of the group's id, whatever the group's
 protocol (a consumer-protocol or streams group checks its own members, then calls `write` or
@@ -25,16 +26,15 @@ from typing import TYPE_CHECKING, Awaitable, Callable, cast
 
 from wire.error_codes import ErrorCode
 from broker.api.topic_lookup import TopicLookup
-from broker.coordinator.runtime import CoordinatorError
+from broker.coordinator.runtime import CoordinatorError, TxnWrite
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.offsets_store import OffsetsStore, offset_commit_error
+from broker.groups.offsets_store import OffsetsStore
 from broker.groups.committed_offset import CommittedOffset
-from broker.groups.group import Group
 from broker.groups.offset_ops import (Commit, DeleteGroup, Deleted, DeleteOffsets, OffsetOp, WriteOffsets,
                                       offsets_to_commit)
 from broker.groups.offset_ops import OffsetToCommit as OffsetToCommit  # what the handlers build
-from broker.groups.txn_offsets import enrol, txn_commit_error
+from broker.groups.txn_offsets import TxnCommit, enrol, release, txn_commit_error
 
 if TYPE_CHECKING:
     from broker.txn.partition_verifier import PartitionVerifier
@@ -43,19 +43,22 @@ log = logging.getLogger(__name__)
 
 Fetched = list[tuple[str, list[tuple[int, CommittedOffset | None, ErrorCode]]]]
 Submit = Callable[[str, OffsetOp], Awaitable[object]]  # GroupLoading.submit: the group's partition's answer
+SubmitTxn = Callable[[str, TxnCommit, TxnWrite], Awaitable[object]]  # GroupLoading.submit_transactional
 
 
 class GroupOffsets:
     def __init__(self, coordinator: GroupCoordinator, store: OffsetsStore, topics: TopicLookup,
-                 verifier: PartitionVerifier, submit: Submit) -> None:
+                 verifier: PartitionVerifier, submit: Submit, submit_txn: SubmitTxn) -> None:
         """`topics`: to check a committed partition exists and find a group's offsets partition;
         `verifier`: adds that partition to a transactions V2 producer's transaction; `submit`:
-        runs an operation in the group's partition (raises CoordinatorError)."""
+        runs an operation in the group's partition (raises CoordinatorError); `submit_txn`: a
+        transactional write there."""
         self._coordinator = coordinator
         self._store = store
         self._topics = topics
         self._verifier = verifier
         self._submit = submit
+        self._submit_txn = submit_txn
 
     # --- OffsetCommit ------------------------------------------------------------------------------
 
@@ -102,7 +105,6 @@ class GroupOffsets:
         streams group's member epochs): pending in the group that keeps the id's offsets.
         `enrol_in`: for TxnOffsetCommit v5+, the transactional id whose transaction gets the
         offsets partition first."""
-        group = self._group(group_id)
         codes, accepted = offsets_to_commit(group_id, wanted, self._topics, self._coordinator.timers.now_ms())
         if not accepted:
             return codes
@@ -112,28 +114,14 @@ class GroupOffsets:
                                          producer_id, producer_epoch)
             if refused:
                 return [refused if c is ErrorCode.none else c for c in codes]
-
-        def appended(first_offset: int) -> None:
-            for i, record in enumerate(accepted):  # one record per accepted value, in order
-                assert record.value is not None
-                record.value.record_offset = first_offset + i
-                group.pending_txn_offsets.add(producer_id, record.partition, record.value)
-
-        written = await self._store.append(group_id, [offsets_log.key_value(r) for r in accepted],
-                                           producer=(producer_id, producer_epoch), appended=appended, verified=guard)
-        if written is not ErrorCode.none:
-            log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, written.name)
-            failed = offset_commit_error(written)
-            return [failed if c is ErrorCode.none else c for c in codes]
+        op = TxnCommit(group_id, producer_id, accepted, {})
+        try:
+            await self._submit_txn(group_id, op, TxnWrite(producer_id, producer_epoch, guard))
+        except CoordinatorError as exc:
+            release(self._coordinator.groups, op)
+            log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, exc)
+            return [exc.code if c is ErrorCode.none else c for c in codes]
         return codes
-
-    def _group(self, group_id: str) -> Group:
-        """The group object keeping the id's offsets, made if there is none yet."""
-        groups = self._coordinator.groups
-        group = groups.get(group_id)
-        if group is None:
-            group = groups[group_id] = Group(group_id, state_timestamp=self._coordinator.timers.now_ms())
-        return group
 
     def end_transaction(self, partition_index: int, producer_id: int, marker_offset: int, commit: bool) -> None:
         """A COMMIT or ABORT marker of the producer is at `marker_offset` in `__consumer_offsets`

@@ -16,11 +16,10 @@ producer id, StoredMarker), for offsets_replay.load to apply as pending_offsets.
 Writes go through the broker's one write path (replica/write_path.py), under the topic's flush
 policy like any log, with Kafka's offsets.commit.required.acks=-1: a batch counts once the
 partition's high watermark passes it (every ISR member has it), within
-offsets.commit.timeout.ms. `append_records` writes what the groups' shards return (the
-coordinator runtime's writer, group_loading.py): the committed offsets and every group kind's
-own records (`writes`, group_writes.py). `append` is left for TxnOffsetCommit alone, whose batch
-is the producer's transactional batch (the runtime writes one plain batch per turn). Both answer
-the log's ErrorCode; `offset_commit_error` turns append's into what TxnOffsetCommit answers.
+offsets.commit.timeout.ms. Both writers of the coordinator runtime (group_loading.py) are here:
+`append_records` writes what the groups' shards return (the committed offsets and every group
+kind's own records, `writes`, group_writes.py), `append_transactional` a TxnOffsetCommit's
+offsets as the producer's transactional batch. Both answer the log's ErrorCode.
 """
 
 from __future__ import annotations
@@ -35,10 +34,11 @@ from wire.record_batch import BatchHeader, parse_header
 from wire.records import iter_records
 
 from replica.partition import Partition
-from replica.txn_verification import VerificationGuard
-from replica.write_path import RecordsWrite
+from replica.write_path import RecordsWrite, WritePath
 from broker.coordinator.clock import Clock
+from broker.coordinator.runtime import TxnWrite
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, batches
+from broker.settings.config import BrokerConfig
 from broker.topic import Topic
 from broker.groups import offsets_log
 from broker.groups.group_writes import GroupWrites
@@ -46,22 +46,6 @@ from broker.groups.group_writes import GroupWrites
 log = logging.getLogger(__name__)
 
 COMMIT_TIMEOUT_S = 5.0  # offsets.commit.timeout.ms
-
-# The log's answer -> the group coordinator's, as Kafka's GroupMetadataManager maps them.
-# A log that is gone or refuses means another broker coordinates now (or soon will).
-_MOVED = dict.fromkeys((ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error), ErrorCode.not_coordinator)
-_UNAVAILABLE = dict.fromkeys(
-    (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas, ErrorCode.not_enough_replicas_after_append),
-    ErrorCode.coordinator_not_available)
-_TOO_LARGE = (ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size)
-_COMMIT_ERRORS = {**_MOVED, **_UNAVAILABLE, **dict.fromkeys(_TOO_LARGE, ErrorCode.invalid_commit_offset_size)}
-
-
-def offset_commit_error(log_error: ErrorCode) -> ErrorCode:
-    """What OffsetCommit answers when writing its offsets failed (REQUEST_TIMED_OUT and
-    ErrorCode.none pass)."""
-    return _COMMIT_ERRORS.get(log_error, log_error)
-
 
 class StoredRecord(NamedTuple):
     partition: int
@@ -102,20 +86,25 @@ def applying(records: Iterable[StoredRecord | StoredMarker], owns: Callable[[byt
                         what, record.partition, record.offset, exc)
 
 
+def offsets_topic_shape(config: BrokerConfig, partitions: int) -> Callable[[], TopicShape]:
+    """How the topic is made: `partitions` (offsets.topic.num.partitions) and the broker's
+    offsets.topic.replication.factor and offsets.topic.segment.bytes."""
+    return lambda: TopicShape(partitions, config.offsets_topic_replication_factor, None,
+                              config.offsets_topic_segment_bytes)
+
+
 class OffsetsStore:
     name = offsets_log.TOPIC
 
-    def __init__(self, broker, partitions: int, clock: Clock, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
-        """`clock`: the group coordinators' (group_timers.py), the time a batch is stamped with."""
-        self._broker = broker
+    def __init__(self, topic_log: InternalTopicLog, write_path: WritePath, clock: Clock,
+                 commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
+        """`topic_log`: the topic (`offsets_topic_shape`: how it is made); `write_path`: the
+        broker's one write path; `clock`: the group coordinators' (group_timers.py), the time a
+        batch is stamped with."""
+        self._log = topic_log
+        self._write_path = write_path
         self._clock = clock
-        self._partitions = partitions
         self._commit_timeout_s = commit_timeout_s
-
-        def shape() -> TopicShape:
-            c = broker.config
-            return TopicShape(partitions, c.offsets_topic_replication_factor, None, c.offsets_topic_segment_bytes)
-        self._log = InternalTopicLog(broker, offsets_log.TOPIC, shape)
         self.writes = GroupWrites()  # the group kinds' own records, through the runtime
         self._exists: Callable[[], None] | None = None
 
@@ -144,50 +133,36 @@ class OffsetsStore:
             return None
         return offsets_log.partition_for(group_id, len(topic.partitions))
 
-    async def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-                     producer: tuple[int, int] | None = None,
-                     appended: Callable[[int], None] | None = None,
-                     verified: VerificationGuard | None = None) -> ErrorCode:
-        """Write one batch of a group's records through the write path; returns the log's error
-        (ErrorCode.none once the batch is as durable as the topic asks and every in-sync
-        replica has it).
-
-        `producer` (id, epoch): a TxnOffsetCommit's batch, transactional for that producer, at
-        sequence 0 as Kafka's coordinator writes it (its epoch alone is checked: an older one
-        is INVALID_PRODUCER_EPOCH). `appended(offset of the first record)` runs as soon as the
-        batch is in the log, before any wait: a transaction's pending offsets must be known
-        before the marker that ends it can be written. `verified`: the guard under which the
-        producer's transaction was asked to hold the partition (txn_offsets.py); the batch is
-        refused (INVALID_TXN_STATE) if a marker came meanwhile."""
-        topic = await self.ensure_topic()
-        if topic is None:
-            return ErrorCode.unknown_topic_or_partition
-        partition = topic.partitions[offsets_log.partition_for(group_id, len(topic.partitions))]
-        if partition is None:
-            return ErrorCode.not_leader_or_follower  # not hosted here
-        return await self._write(partition, records, producer, appended, verified)
-
     async def append_records(self, partition: Partition, records: Sequence[offsets_log.Written]) -> ErrorCode:
         """The records of a groups' shard's operations, as one batch (the coordinator runtime's
-        writer): each offset value learns where its record went as soon as the batch is in the log."""
-        def stamp(first_offset: int) -> None:
+        writer); the log's error (ErrorCode.none once the batch is as durable as the topic asks
+        and every in-sync replica has it)."""
+        return await self._write(partition, records, None)
+
+    async def append_transactional(self, partition: Partition, records: Sequence[offsets_log.Written],
+                                   txn: TxnWrite) -> ErrorCode:
+        """A TxnOffsetCommit's records, as one transactional batch of the producer at sequence 0,
+        as Kafka's coordinator writes it (its epoch alone is checked: an older one is
+        INVALID_PRODUCER_EPOCH); `txn.verified`: the guard under which the producer's transaction
+        was asked to hold the partition (txn_offsets.py), the batch refused (INVALID_TXN_STATE)
+        if a marker came meanwhile."""
+        return await self._write(partition, records, txn)
+
+    async def _write(self, partition: Partition, records: Sequence[offsets_log.Written],
+                     txn: TxnWrite | None) -> ErrorCode:
+        """Each offset value learns where its record went as soon as the batch is in the log,
+        before it is replicated: a marker written after it ends it (pending_offsets.py)."""
+        sequenced = None if txn is None else (txn.producer_id, txn.producer_epoch, 0)
+        batch = build_batch([offsets_log.key_value(r) for r in records], self._clock.now_ms(), sequenced,
+                            transactional=txn is not None)
+        write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
+                             verified=None if txn is None else txn.verified)
+        pending = await self._write_path.append([write], acks=-1)
+        (result,) = pending.results
+        if result.ok:
             for i, record in enumerate(records):
                 if isinstance(record, offsets_log.OffsetRecord):
-                    record.written_at(first_offset + i)
-        return await self._write(partition, [offsets_log.key_value(r) for r in records], None, stamp, None)
-
-    async def _write(self, partition: Partition, records: list[tuple[bytes, bytes | None]],
-                     producer: tuple[int, int] | None, appended: Callable[[int], None] | None,
-                     verified: VerificationGuard | None) -> ErrorCode:
-        sequenced = None if producer is None else (*producer, 0)
-        batch = build_batch(records, self._clock.now_ms(), sequenced, transactional=producer is not None)
-        write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
-                             verified=verified)
-        pending = await self._broker.write_path.append([write], acks=-1)
-        (result,) = pending.results
-        if result.ok and appended is not None:
-            appended(result.info.first_offset)
-        if result.ok:
+                    record.written_at(result.info.first_offset + i)
             (result,) = await pending.completed(self._commit_timeout_s)
         if result.error is ErrorCode.kafka_storage_error:
             log.error("%s-%d: writing failed: %s", offsets_log.TOPIC, partition.index, result.message)
@@ -214,7 +189,7 @@ def _batch_records(partition: int, batch: memoryview, header: BatchHeader,
     """The batch's keyed records at or after `from_offset` (or its marker), or none if any record
     is unreadable.
 
-    The whole batch is decoded before any record is applied: a commit is one batch (append
+    The whole batch is decoded before any record is applied: a commit is one batch (_write
     above), and half of one must not be replayed. InvalidRecords is everything iter_records
     raises (hostile lengths, codecs that fail, a wrong magic); a control batch that is no
     transaction marker raises ValueError.

@@ -43,6 +43,23 @@ class PendingTxnOffsets:
     def add(self, producer_id: int, partition: TopicPartition, value: CommittedOffset) -> None:
         self._by_producer.setdefault(producer_id, {})[partition] = value
 
+    def get(self, producer_id: int, partition: TopicPartition) -> CommittedOffset | None:
+        return self._by_producer.get(producer_id, {}).get(partition)
+
+    def take_back(self, producer_id: int, partition: TopicPartition, value: CommittedOffset,
+                  previous: CommittedOffset | None) -> None:
+        """`value` was not written: the producer's offset for the partition is `previous` again
+        (None: none), if `value` still is it."""
+        offsets = self._by_producer.get(producer_id)
+        if offsets is None or offsets.get(partition) is not value:
+            return
+        if previous is not None:
+            offsets[partition] = previous
+            return
+        del offsets[partition]
+        if not offsets:
+            del self._by_producer[producer_id]
+
     def has_producer(self, producer_id: int) -> bool:
         return producer_id in self._by_producer
 
@@ -66,9 +83,10 @@ class PendingTxnOffsets:
         """The producer's marker at `marker_offset` was written: the offsets it wrote before the
         marker join `committed` (COMMIT) or go (ABORT). Any written after it belong to the
         producer's next transaction (a marker is counted once replicated, and the producer may
-        have begun another by then) and stay pending."""
+        have begun another by then) and stay pending, as do those not written yet (record_offset
+        -1: held in their operation's turn, txn_offsets.py), whose record will follow the marker."""
         offsets = self._by_producer.pop(producer_id, {})
-        later = {p: v for p, v in offsets.items() if v.record_offset > marker_offset}
+        later = {p: v for p, v in offsets.items() if v.record_offset < 0 or v.record_offset > marker_offset}
         if later:
             self._by_producer[producer_id] = later
         if commit:

@@ -24,7 +24,8 @@ from broker.groups.join_messages import JoinRequest
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.coordinator.clock import Clock, ManualClock, SystemClock
-from broker.groups.offsets_store import OffsetsStore, offset_commit_error
+from broker.groups.offsets_store import OffsetsStore
+from broker.groups.tests.group_broker import offsets_store
 from replica.group_commit import GroupCommits
 from wire.error_codes import ErrorCode
 from replica.write_path import WritePath
@@ -37,6 +38,8 @@ from broker.groups.streams.coordinator import StreamsGroupCoordinator
 from broker.settings.group_configs import share_config_for
 from broker.storage.modes import MODES, StorageModes
 from broker.topics import TopicRegistry
+from broker.cluster.single_broker_view import SingleBrokerView
+from broker.topic_admin import TopicAdministrator
 from replica.partition_state import PartitionState
 
 ME, OTHER = 1, 2
@@ -61,6 +64,8 @@ class _Member:
         self.topics = TopicRegistry(self.config, self.storage)
         self.topics.load()
         self.write_path = WritePath(GroupCommits(self.storage.commit_writes))
+        self.view = SingleBrokerView(ME, "localhost", lambda: 9092, self.topics, "groups-cluster")
+        self.topic_admin = TopicAdministrator(self.config, self.view, self.topics)
 
     def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
         asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {},
@@ -124,7 +129,7 @@ def _all_coordinators(member, delay_ms: int = 0, commit_timeout_s: float = 5.0, 
     `clock` (the system's if None). The share groups' persister is left out: nothing here
     reaches a share-partition's state."""
     clock = clock or SystemClock()
-    store = store or OffsetsStore(member, PARTITIONS, clock, commit_timeout_s=commit_timeout_s)
+    store = store or offsets_store(member, PARTITIONS, clock, commit_timeout_s)
     timers = GroupTimers(store.partition_index, clock)
     coord = GroupCoordinator(store, timers, delay_ms, (1_000, 60_000))
     consumer_groups = ConsumerGroupCoordinator(coord, store, lambda: member.topics.topics,
@@ -151,9 +156,10 @@ def _lead_every_offsets_partition(member, loading) -> None:
 def _coordinator(member, delay_ms: int = 0, commit_timeout_s: float = 5.0):
     """The classic coordinator of one broker, its committed offsets (no transaction verifier:
     nothing here enrols in a transaction), and their loading."""
-    store = OffsetsStore(member, PARTITIONS, SystemClock(), commit_timeout_s=commit_timeout_s)
+    store = offsets_store(member, PARTITIONS, SystemClock(), commit_timeout_s)
     coord, _, _, loading = _all_coordinators(member, delay_ms, store=store)
-    return coord, GroupOffsets(coord, store, member.topics, None, loading.submit), loading
+    offsets = GroupOffsets(coord, store, member.topics, None, loading.submit, loading.submit_transactional)
+    return coord, offsets, loading
 
 
 def test_groups_follow_the_leadership_of_their_offsets_partition(cluster_member):
@@ -287,15 +293,6 @@ def test_a_stable_group_moves_with_its_members_and_generation(cluster_member):
         assert coord.groups[a].members[joined.member_id].assignment == b"assignment"
 
     asyncio.run(scenario())
-
-
-def test_errors_as_kafkas_group_metadata_manager_maps_them():
-    assert offset_commit_error(ErrorCode.not_leader_or_follower) is ErrorCode.not_coordinator
-    assert offset_commit_error(ErrorCode.kafka_storage_error) is ErrorCode.not_coordinator
-    assert offset_commit_error(ErrorCode.not_enough_replicas_after_append) is ErrorCode.coordinator_not_available
-    assert offset_commit_error(ErrorCode.request_timed_out) is ErrorCode.request_timed_out
-    assert offset_commit_error(ErrorCode.message_too_large) is ErrorCode.invalid_commit_offset_size
-    assert offset_commit_error(ErrorCode.none) is ErrorCode.none
 
 
 async def _two_members_joined(coord, group_id: str):
@@ -499,11 +496,19 @@ def test_share_members_move_with_their_coordinator_and_one_that_does_not_come_ba
 
 
 def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluster_member):
-    """One write at a time (acks=-1, replicated in a cluster): a member's heartbeat that changes
-    nothing is answered while another group's write is in flight; one that changes the group (a
-    join) waits for its own write."""
+    """A member's heartbeat that changes nothing is answered while another share group's write
+    of its partition waits for a follower (acks=-1); one that changes the group (a join) waits
+    for its own write, behind that one in the partition's queue."""
     a, _ = _groups_in_two_partitions()
+    index = offsets_log.partition_for(a, PARTITIONS)
+    beside = next(f"beside-{i}" for i in range(100) if offsets_log.partition_for(f"beside-{i}", PARTITIONS) == index)
     host = "/127.0.0.1"
+
+    async def replicated(partition, answer: asyncio.Future):
+        while not answer.done():  # the follower fetches whatever the leader appends meanwhile
+            partition.follower_fetched(OTHER, partition.log_end_offset)
+            await asyncio.sleep(0.001)
+        return answer.result()
 
     async def scenario():
         _, _, shares, loading = _all_coordinators(cluster_member)
@@ -511,14 +516,22 @@ def test_a_heartbeat_that_changes_nothing_does_not_wait_for_another_write(cluste
         joined = await shares.heartbeat(a, "m1", 0, ("t",), None, "client", host)
         settled = await shares.heartbeat(a, "m1", joined.member_epoch, None, None, "client", host)
         assert settled.error is ErrorCode.none
-        async with shares._writing:  # another group's write, in flight
-            again = await asyncio.wait_for(
-                shares.heartbeat(a, "m1", settled.member_epoch, None, None, "client", host), 10)
-            assert (again.error, again.member_epoch) == (ErrorCode.none, settled.member_epoch)
-            join = asyncio.ensure_future(shares.heartbeat(a, "m2", 0, ("t",), None, "client", host))
-            await asyncio.sleep(0.05)
-            assert not join.done()  # its records are not in the log yet: no answer
-        assert (await asyncio.wait_for(join, 10)).error is ErrorCode.none
+        partition = cluster_member.topics.partition(offsets_log.TOPIC, index)
+        _lead(partition, epoch=2, isr=(ME, OTHER))  # a write counts once OTHER has it
+        end = partition.log_end_offset
+        held = asyncio.ensure_future(shares.heartbeat(beside, "b1", 0, ("t",), None, "client", host))
+
+        async def appended() -> None:  # its records are in the log, waiting for OTHER
+            while partition.log_end_offset == end:
+                await asyncio.sleep(0.001)
+        await asyncio.wait_for(appended(), 10)
+        again = await asyncio.wait_for(shares.heartbeat(a, "m1", settled.member_epoch, None, None, "client", host), 10)
+        assert (again.error, again.member_epoch) == (ErrorCode.none, settled.member_epoch)
+        join = asyncio.ensure_future(shares.heartbeat(a, "m2", 0, ("t",), None, "client", host))
+        await asyncio.sleep(0.05)
+        assert not join.done() and not held.done()  # their records are not replicated yet: no answer
+        assert (await asyncio.wait_for(replicated(partition, held), 10)).error is ErrorCode.none
+        assert (await asyncio.wait_for(replicated(partition, join), 10)).error is ErrorCode.none
         shares.close()
 
     asyncio.run(scenario())

@@ -25,6 +25,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_timers import GroupTimers
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offsets_store import OffsetsStore
+from broker.groups.tests.group_broker import offsets_store
 from broker.storage.modes import MODES
 from wire.batch_builder import build_batch
 
@@ -56,6 +57,15 @@ def _commit(group: str, offset: int) -> tuple[bytes, bytes]:
             offsets_log.offset_value(CommittedOffset(offset, -1, "", 1)))
 
 
+async def _append(store: OffsetsStore, group: str, offset: int) -> ErrorCode:
+    """A plain commit of the group, written as the groups' shard writes its records."""
+    topic = await store.ensure_topic()
+    assert topic is not None
+    partition = topic.partitions[offsets_log.partition_for(group, len(topic.partitions))]
+    assert partition is not None
+    return await store.append_records(partition, [offsets_log.KeyValue(*_commit(group, offset))])
+
+
 def _record(key: bytes, value: bytes) -> bytes:
     """One record of a batch v2 (batch_builder's layout), so a test can follow it with a bad one."""
     body = b"\x00" + _varint(0) + _varint(0) + _varint(len(key)) + key + _varint(len(value)) + value + _varint(0)
@@ -84,8 +94,8 @@ def _broker(data_dir, mode: str) -> Broker:
 @pytest.mark.parametrize("name, bad, whole_batch", BAD, ids=[b[0] for b in BAD])
 def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, mode, name, bad, whole_batch):
     broker = _broker(tmp_path, mode)
-    store = OffsetsStore(broker, 1, ManualClock())
-    assert asyncio.run(store.append("before", [_commit("before", 50)])) is ErrorCode.none
+    store = offsets_store(broker, 1, ManualClock())
+    assert asyncio.run(_append(store, "before", 50)) is ErrorCode.none
     partition = store.topic().partitions[store.partition_index("before")]
     bad_offset = partition.log_end_offset
     # Planted in the log itself (the one the store already holds open for the partition), below
@@ -93,11 +103,11 @@ def test_replay_skips_what_it_cannot_read_and_loads_the_rest(tmp_path, caplog, m
     # disk left them.
     plog = broker.storage.store(mode).open_partition(offsets_log.TOPIC, partition.index, partition.config)
     plog.append(bytearray(bad), 0, int(time.time() * 1000))
-    assert asyncio.run(store.append("after", [_commit("after", 60)])) is ErrorCode.none
+    assert asyncio.run(_append(store, "after", 60)) is ErrorCode.none
     broker.storage.close()
 
     reopened = _broker(tmp_path, mode)
-    reopened_store = OffsetsStore(reopened, 1, ManualClock())
+    reopened_store = offsets_store(reopened, 1, ManualClock())
     coord = GroupCoordinator(reopened_store, GroupTimers(reopened_store.partition_index, ManualClock()), 0)
     with caplog.at_level(logging.WARNING, logger="broker.groups"):
         offsets_replay.load(coord, reopened_store.replay())

@@ -30,6 +30,8 @@ import pytest
 
 from broker.broker import Broker
 from broker.api.dispatch import dispatch
+from broker.coordinator.runtime import TxnWrite
+from broker.groups import offsets_log
 from broker.settings.config_from_settings import config_with
 from replica.partition_state import PartitionState
 from segment.fsync_count import fsyncs
@@ -239,9 +241,12 @@ def test_a_fenced_producer_is_refused_by_every_writer_that_has_one(tmp_path, lay
         fenced = pending if not isinstance(pending, asyncio.Future) else await answer(pending, WRITE_TXN_MARKERS, 1)
         assert marker_errors(fenced) == {0: ErrorCode.invalid_producer_epoch}
         # a TxnOffsetCommit's batch at an older epoch than the producer's in __consumer_offsets
-        assert await broker.offsets_store.append("g", [(b"k", b"v")], producer=(2000, 3)) is ErrorCode.none
-        assert await broker.offsets_store.append("g", [(b"k", b"v")], producer=(2000, 2)) is \
-            ErrorCode.invalid_producer_epoch
+        store = broker.offsets_store
+        offsets = await store.ensure_topic()
+        partition = offsets.partitions[store.partition_index("g")]
+        record = [offsets_log.KeyValue(b"k", b"v")]
+        assert await store.append_transactional(partition, record, TxnWrite(2000, 3)) is ErrorCode.none
+        assert await store.append_transactional(partition, record, TxnWrite(2000, 2)) is ErrorCode.invalid_producer_epoch
         await broker.close()
 
     run(scenario())

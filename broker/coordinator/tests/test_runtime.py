@@ -17,12 +17,14 @@ from typing import Iterator, Sequence, cast
 
 import pytest
 
+from wire.batch_builder import build_batch
 from wire.error_codes import ErrorCode
+from wire.record_batch import parse_header
 
 from broker.coordinator.clock import ManualClock
 from broker.cluster.single_broker_view import SingleBrokerView
 from broker.coordinator.internal_topic_log import InternalTopicLog, TopicServices, TopicShape, batches
-from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext
+from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext, TxnWrite
 from broker.settings.config_from_settings import config_with
 from broker.storage.modes import MODES, StorageModes
 from broker.topic_admin import TopicAdministrator
@@ -30,7 +32,7 @@ from broker.topics import TopicRegistry
 from replica.group_commit import GroupCommits
 from replica.partition import Partition
 from replica.partition_state import PartitionState
-from replica.write_path import WritePath
+from replica.write_path import RecordsWrite, WritePath
 
 ME, OTHER = 1, 2
 TOPIC = "__tally"
@@ -44,6 +46,15 @@ class TallyLog(InternalTopicLog):
     async def append_records(self, partition: Partition, records: Sequence[Record]) -> ErrorCode:
         return await self.write(partition, [(name.encode(), None if n is None else str(n).encode())
                                             for name, n in records], "tally")
+
+    async def append_transactional(self, partition: Partition, records: Sequence[Record], txn: TxnWrite) -> ErrorCode:
+        """The producer's transactional batch, at sequence 0 as a coordinator writes it."""
+        batch = build_batch([(name.encode(), None if n is None else str(n).encode()) for name, n in records], 0,
+                            (txn.producer_id, txn.producer_epoch, 0), transactional=True)
+        write = RecordsWrite(partition, batch, parse_header(batch), from_client=False, coordinator=True,
+                             verified=txn.verified)
+        (result,) = await self._services.write_path.append_records([write], acks=-1, timeout_s=5)
+        return result.error
 
     def replay_partition(self, partition: Partition) -> Iterator[Record]:
         return self.records(partition, lambda k, v: (k.decode(), None if v is None else int(v)), ValueError)
@@ -132,7 +143,7 @@ def _runtime(member, clock=None) -> tuple[CoordinatorRuntime, dict[int, Tally]]:
         shards[context.partition.index] = Tally(context)
         return shards[context.partition.index]
     tally = TallyLog(member.services)
-    return CoordinatorRuntime(tally, new_shard, tally, clock or ManualClock()), shards
+    return CoordinatorRuntime(tally, new_shard, tally, clock or ManualClock(), tally), shards
 
 
 def test_one_partition_in_order_and_partitions_independently(member):
@@ -276,6 +287,34 @@ def test_a_failed_write_of_unreplayed_records_leaves_the_shard_to_its_handler(tm
         asyncio.run(scenario())
     finally:
         member.storage.close()
+
+
+def test_a_transactional_write_is_a_batch_of_its_own_in_the_queue_order(member):
+    p = member.partition(0)
+    _lead(p, 1)
+
+    async def scenario():
+        runtime, shards = _runtime(member)
+        runtime.sync()
+        answers = await asyncio.gather(
+            runtime.submit(0, ("add", "a", 1)),
+            runtime.submit_transactional(0, ("add", "t", 5), TxnWrite(7, 2)),
+            runtime.submit(0, ("add", "a", 2)),
+            runtime.submit_transactional(0, ("add", "t", 1), TxnWrite(7, 1)),  # an older epoch: fenced
+            runtime.submit(0, ("get", "t")),
+            runtime.submit(0, ("add", "b", 3)),
+            return_exceptions=True)
+        assert answers[:3] == [1, 5, 3]  # each in its turn, seeing those before it
+        fenced = answers[3]
+        assert isinstance(fenced, CoordinatorError) and fenced.code is ErrorCode.invalid_producer_epoch
+        assert answers[4:] == [5, 3]  # the fenced write failed nothing else; the shard is its log's
+        headers = [header for _, header, _ in batches(p)]
+        # a, the producer's own batch, a again (ended by the fenced write, which is refused), b
+        assert [(h.producer_id, h.is_transactional, h.last_offset - h.base_offset + 1) for h in headers] == \
+            [(-1, False, 1), (7, True, 1), (-1, False, 1), (-1, False, 1)]
+        assert shards[0].counts == {"a": 3, "t": 5, "b": 3}
+
+    asyncio.run(scenario())
 
 
 def test_timers_fire_when_the_clock_advances(member):

@@ -12,7 +12,11 @@ epoch, its members, their target and current assignments, and which share-partit
 state, each record when what it says changes (share_group_changes.py), before the heartbeat is
 answered (acks=-1): written in their partition's turn on the coordinator runtime (group_writes.py:
 unreplayed, the group is changed already), a failed write answered with the runtime's
-coordinator error. A restart or a coordinator move replays them (share_group_replay.py), so a
+coordinator error. A group's writes go one at a time (`_GroupWrites`): each writes what
+changed since what the one before it left in the log (a member's tombstone only if its record
+was written). Different groups write concurrently, each in its partition's queue (the runtime
+orders them there), so a write waiting for a slow follower of one partition holds no group of
+another, as in Kafka. A restart or a coordinator move replays them (share_group_replay.py), so a
 member heartbeating the new coordinator at its epoch goes on with its assignment, no rebalance,
 and one that does not come back is fenced at its session timeout, its records tombstoned, as
 in Kafka; an idle group is still there. Which records are done with is the share-partitions'
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wire.error_codes import ErrorCode
 
@@ -48,6 +52,15 @@ class ShareHeartbeatResult:
     assignment: Assignment | None = None  # None: unchanged since the last answer
 
 
+@dataclass(eq=False)
+class _GroupWrites:
+    """One group's writes: one at a time, and how many wait for or hold the turn (the entry goes
+    with the last of them)."""
+
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiting: int = 0
+
+
 class ShareGroupCoordinator:
     def __init__(self, partitions: SharePartitions, store, topics, other_group_kind, coordinator_error,
                  timers: GroupTimers) -> None:
@@ -58,8 +71,7 @@ class ShareGroupCoordinator:
         self.groups: dict[str, ShareGroup] = {}
         self._held: dict[str, Said] = {}  # per group, what its records in the log say
         self._store = store
-        self._writing = asyncio.Lock()  # one write at a time, each of the state as it is then
-        self._queued: dict[str, int] = {}  # per group, its writes waiting for or holding `_writing`
+        self._writing: dict[str, _GroupWrites] = {}  # per group with a write waiting or in flight
         self.sessions = ShareSessions()
         self.partitions = partitions
         self._topics = topics
@@ -124,15 +136,16 @@ class ShareGroupCoordinator:
         A group unloaded meanwhile (another broker coordinates it, or a later load replaced it) is
         not written (NOT_COORDINATOR)."""
         group_id = group.group_id
-        if not deleted and group_id not in self._queued and self.groups.get(group_id) is group \
+        if not deleted and group_id not in self._writing and self.groups.get(group_id) is group \
                 and not records_between(group_id, self._held.get(group_id, {}), said_by(group), 0):
-            # A heartbeat that changed nothing does not queue behind another group's write (acks=-1,
+            # A heartbeat that changed nothing does not queue behind another write (acks=-1,
             # replicated in a cluster). With none of this group's own writes queued or in flight,
             # `_held` is what the log holds.
             return ErrorCode.none
-        self._queued[group_id] = self._queued.get(group_id, 0) + 1
+        writes = self._writing.setdefault(group_id, _GroupWrites())
+        writes.waiting += 1
         try:
-            async with self._writing:
+            async with writes.turn:
                 if not deleted and self.groups.get(group_id) is not group:
                     return ErrorCode.not_coordinator
                 held = self._held.get(group_id, {})
@@ -147,9 +160,9 @@ class ShareGroupCoordinator:
                     else:
                         self._held[group_id] = wanted
         finally:
-            self._queued[group_id] -= 1
-            if not self._queued[group_id]:
-                del self._queued[group_id]
+            writes.waiting -= 1
+            if not writes.waiting:
+                del self._writing[group_id]
         if stored is not ErrorCode.none:
             log.warning("share group %s: writing its records failed: %s", group_id, stored.name)
         return stored

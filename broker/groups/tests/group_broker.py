@@ -16,13 +16,14 @@ import asyncio
 import uuid
 from typing import NamedTuple
 
-from broker.coordinator.clock import ManualClock
+from broker.coordinator.clock import Clock, ManualClock
+from broker.coordinator.internal_topic_log import InternalTopicLog, TopicServices
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.groups.offsets import GroupOffsets
-from broker.groups.offsets_store import COMMIT_TIMEOUT_S, OffsetsStore
+from broker.groups.offsets_store import COMMIT_TIMEOUT_S, OffsetsStore, offsets_topic_shape
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.share.share_partitions import SharePartitions
@@ -31,6 +32,8 @@ from broker.settings.config_from_settings import config_with
 from broker.settings.group_configs import share_config_for
 from broker.storage.modes import StorageModes
 from broker.topics import TopicRegistry
+from broker.cluster.single_broker_view import SingleBrokerView
+from broker.topic_admin import TopicAdministrator
 from replica.group_commit import GroupCommits
 from replica.partition import Partition
 from replica.partition_state import PartitionState
@@ -41,7 +44,8 @@ PARTITIONS = 2
 
 
 class GroupBroker:
-    """What OffsetsStore uses of the broker: its config, topics and write path."""
+    """What OffsetsStore uses of the broker: its config, topics, metadata view, topic creation and
+    write path."""
 
     def __init__(self, data_dir, mode: str, offsets_configs: dict[str, str] | None = None) -> None:
         self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
@@ -49,6 +53,8 @@ class GroupBroker:
         self.topics = TopicRegistry(self.config, self.storage)
         self.topics.load()
         self.write_path = WritePath(GroupCommits(self.storage.commit_writes))
+        self.view = SingleBrokerView(ME, "localhost", lambda: 9092, self.topics, "groups-cluster")
+        self.topic_admin = TopicAdministrator(self.config, self.view, self.topics)
         asyncio.run(self.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
         asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), offsets_configs or {}, [(ME, OTHER)] * PARTITIONS))
 
@@ -72,6 +78,14 @@ def follow(partition, epoch: int) -> None:
     partition.make_follower(PartitionState(OTHER, epoch, epoch, (ME, OTHER), (ME, OTHER)))
 
 
+def offsets_store(broker, partitions: int, clock: Clock, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> OffsetsStore:
+    """An OffsetsStore of `partitions` on the broker's (or cluster member's) topics, metadata view,
+    topic creation and write path."""
+    services = TopicServices(broker.topics, broker.view, broker.topic_admin, broker.write_path)
+    topic_log = InternalTopicLog(services, offsets_log.TOPIC, offsets_topic_shape(broker.config, partitions))
+    return OffsetsStore(topic_log, broker.write_path, clock, commit_timeout_s)
+
+
 class Coordinators(NamedTuple):
     classic: GroupCoordinator
     consumer: ConsumerGroupCoordinator
@@ -90,7 +104,7 @@ def coordinators(broker: GroupBroker, clock: ManualClock, commit_timeout_s: floa
     followers, in real time: the write path's). The share groups' persister is left out: nothing
     here reaches a share-partition's state."""
     config = config_with(**settings)
-    store = OffsetsStore(broker, PARTITIONS, clock, commit_timeout_s)
+    store = offsets_store(broker, PARTITIONS, clock, commit_timeout_s)
     timers = GroupTimers(store.partition_index, clock)
     classic = GroupCoordinator(store, timers, 0, (1_000, 60_000))
     consumer = ConsumerGroupCoordinator(classic, store, lambda: broker.topics.topics, config.consumer_groups)
@@ -102,7 +116,7 @@ def coordinators(broker: GroupBroker, clock: ManualClock, commit_timeout_s: floa
                                   timers)
     loading = GroupLoading(classic, consumer, share, store, cluster=True, streams_groups=streams, timers=timers,
                            topics=broker.topics)
-    offsets = GroupOffsets(classic, store, broker.topics, None, loading.submit)
+    offsets = GroupOffsets(classic, store, broker.topics, None, loading.submit, loading.submit_transactional)
     return Coordinators(classic, consumer, streams, share, offsets, loading, timers, clock)
 
 

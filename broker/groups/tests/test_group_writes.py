@@ -20,7 +20,6 @@ from wire.error_codes import ErrorCode
 from broker.coordinator.clock import ManualClock
 from broker.groups import offsets_log
 from broker.groups.offsets import OffsetToCommit
-from broker.groups.offsets_store import OffsetsStore
 from broker.groups.consumer import classic_apis
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.consumer import records as consumer_records
@@ -29,7 +28,8 @@ from broker.groups.streams import records as streams_records
 from broker.groups.streams.heartbeat_request import StreamsHeartbeat
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import Subtopology, Topology
-from broker.groups.tests.group_broker import OTHER, PARTITIONS, GroupBroker, coordinators, lead, settled
+from broker.groups.tests.group_broker import (OTHER, PARTITIONS, GroupBroker, coordinators, lead, offsets_store,
+                                              settled)
 from broker.storage.modes import MODES
 
 COMMITTING = "committing"
@@ -60,7 +60,7 @@ def _consumer_join(group_id: str, member_id: str) -> HeartbeatRequest:
 
 def _log_keys(broker, group_id: str) -> list[bytes]:
     """The keys of the group's partition's records, in log order, as the next leader reads them."""
-    store = OffsetsStore(broker, PARTITIONS, ManualClock())
+    store = offsets_store(broker, PARTITIONS, ManualClock())
     return [r.key for r in store.replay_partition(broker.partition(group_id))]
 
 
@@ -157,6 +157,34 @@ def test_a_share_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_bef
             broker, c, SHARING, lambda: c.share.heartbeat(SHARING, "sh1", 0, ("t",), None, "client", "/127.0.0.1"),
             share_records.key(share_records.GROUP_METADATA, SHARING))
         assert joined.error is ErrorCode.none and joined.member_id == "sh1"
+        c.share.close()
+
+    asyncio.run(scenario())
+
+
+SHARING_ELSEWHERE = next(g for g in (f"sharing-elsewhere-{i}" for i in range(1000))
+                         if offsets_log.partition_for(g, PARTITIONS) != offsets_log.partition_for(SHARING, PARTITIONS))
+
+
+def test_share_groups_of_different_partitions_write_concurrently(broker):
+    """One share group's write waiting for a follower that does not fetch holds no share group of
+    another partition (Kafka's share groups write in their own partitions' queues)."""
+    held = broker.partition(SHARING)
+    lead(held, epoch=1, isr=(1, OTHER))  # a write counts once OTHER fetched it: it does not here
+    lead(broker.partition(SHARING_ELSEWHERE), epoch=1)
+
+    async def scenario():
+        c = coordinators(broker, ManualClock(), commit_timeout_s=60)  # the held write outlasts the test
+        c.loading.sync()
+        waiting = asyncio.ensure_future(c.share.heartbeat(SHARING, "sh1", 0, ("t",), None, "client", "/127.0.0.1"))
+        await settled(lambda: held.log_end_offset > 0, "the held group's records in the log")
+        other = await asyncio.wait_for(
+            c.share.heartbeat(SHARING_ELSEWHERE, "sh2", 0, ("t",), None, "client", "/127.0.0.1"), 10)
+        assert other.error is ErrorCode.none and other.member_id == "sh2"
+        assert not waiting.done()
+        held.follower_fetched(OTHER, held.log_end_offset)
+        assert (await asyncio.wait_for(waiting, 10)).error is ErrorCode.none
+        assert c.share._writing == {}  # a group's turn goes with its last write
         c.share.close()
 
     asyncio.run(scenario())

@@ -18,8 +18,8 @@ from wire.error_codes import ErrorCode
 from broker.coordinator.clock import ManualClock
 from broker.groups import offsets_log
 from broker.groups.offsets import OffsetToCommit
-from broker.groups.offsets_store import OffsetsStore
-from broker.groups.tests.group_broker import OTHER, PARTITIONS, GroupBroker, coordinators, lead, settled
+from broker.groups.tests.group_broker import (OTHER, PARTITIONS, GroupBroker, coordinators, lead, offsets_store,
+                                              settled)
 from broker.storage.modes import MODES
 
 GROUP = "committing"
@@ -44,7 +44,7 @@ def _committed(c) -> int | None:
 
 def _log(broker) -> list[tuple[bytes, bytes | None]]:
     """The group's partition's records, as the next leader would replay them."""
-    store = OffsetsStore(broker, PARTITIONS, ManualClock())
+    store = offsets_store(broker, PARTITIONS, ManualClock())
     return [(r.key, r.value) for r in store.replay_partition(broker.partition(GROUP))]
 
 
