@@ -37,7 +37,8 @@ from broker.groups.share.state_coordinator import ShareStateCoordinator
 from broker.groups.share.state_persister import ShareStatePersister
 from broker.groups.share.state_store import ShareStateStore
 from broker.cluster.member import ClusterMember
-from broker.cluster.view import ClusterImageView, ClusterView
+from broker.cluster.image_view import ClusterImageView
+from broker.cluster.view import ClusterView
 from broker.security.acl.cluster_store import ClusterAclStore
 from broker.security.acl.checks import RequestAuthorizer
 from broker.security.acl.store import AclStore

@@ -8,7 +8,8 @@ import inspect
 import pytest
 
 from broker.cluster.single_broker_view import SingleBrokerView
-from broker.cluster.view import ClusterImageView, ClusterView
+from broker.cluster.image_view import ClusterImageView
+from broker.cluster.view import ClusterView
 
 
 def _members(cls) -> dict[str, object]:
