@@ -310,6 +310,14 @@ class EncodedBody:
         return EncodedBody(bytes(data), self.errors, self.throttle_at)
 
 
+def fetch_replica_id(request) -> int:
+    """A Fetch request's fetching follower's broker id, -1 for a consumer: v15+ moved it into
+    replica_state."""
+    state = getattr(request, "replica_state", None)
+    found: int = state.replica_id if state is not None else request.replica_id
+    return found
+
+
 def encode_response(header: RequestHeader, body) -> list:
     """Frame a typed response: a list of byte buffers and record regions, starting with the
     size prefix. The prefix is written into the first buffer rather than sent as a chunk of

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any, Awaitable, Protocol
 from segment.storage_errors import StorageError
 from wire import unsupported
 from wire.framing import PeerProtocolError
-from wire.protocol import RequestHeader, UnsupportedVersion, decode_request, encode_response
+from wire.protocol import RequestHeader, UnsupportedVersion, decode_request, encode_response, fetch_replica_id
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.api.deferred import Deferred
 from broker.api.routes import HANDLERS
-from broker.handlers.fetch import replica_id
 from broker.quotas.enforcement import BusyTime, after_request, handling as quota_handling, with_throttle
 
 if TYPE_CHECKING:
@@ -100,7 +99,7 @@ async def dispatch(served: Served, frame: bytes, context: RequestContext | None 
             # sent. The store is offline (logged once by it); the client's retry gets
             # KAFKA_STORAGE_ERROR.
             raise ConnectionClosed(f"request {header.api_key} v{header.api_version}: {exc}") from None
-    follower = header.api_key == FETCH_KEY and replica_id(request) >= 0
+    follower = header.api_key == FETCH_KEY and fetch_replica_id(request) >= 0
     throttle_ms = after_request(served.quotas, header, follower, len(frame), handling, context)  # quotas: mutes if over
     if isinstance(response, Deferred):
         if metrics is not None and context is not None:

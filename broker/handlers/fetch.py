@@ -38,7 +38,7 @@ from replica.readable_partition import FetchIsolation, ReadablePartition
 from segment.storage_errors import OffsetOutOfRange, StorageError
 from wire.follower_fetch_response import VERSION as FOLLOWER_FETCH_VERSION, follower_fetch_response
 from wire.error_codes import ErrorCode
-from wire.protocol import RecordRegions, RequestHeader, response_for
+from wire.protocol import RecordRegions, RequestHeader, fetch_replica_id, response_for
 
 from broker.api.context import Answer, ApiContext, Request
 from broker.api.topic_lookup import TopicLookup
@@ -62,13 +62,6 @@ PartitionRead = tuple[int, ErrorCode, ReadablePartition | None, list[Any], list[
 TopicReads = tuple[str | uuid.UUID, str | None, uuid.UUID | None, list[PartitionRead]]
 # What the answer tells of a partition: PartitionRead and its HW, LSO and log start offset.
 Answered = tuple[int, ErrorCode, ReadablePartition | None, list[Any], list[Any] | None, int, int, int]
-
-
-def replica_id(request: Request) -> int:
-    """The fetching follower's broker id, -1 for a consumer: v15+ moved it into replica_state."""
-    state = getattr(request, "replica_state", None)
-    found: int = state.replica_id if state is not None else request.replica_id
-    return found
 
 
 def _requested(request: Request) -> dict[PartitionKey, object]:
@@ -118,7 +111,7 @@ async def _read_partitions(topics: TopicLookup, authorizer: AccessChecks, reques
     total = 0
     out: list[TopicReads] = []
     slice_started = time.monotonic()
-    follower = replica_id(request)
+    follower = fetch_replica_id(request)
     unreadable = _unreadable(authorizer, follower, wanted)
     isolation = FetchIsolation.of(follower, request.isolation_level)
     for key, topic, topic_id, fps in wanted:
@@ -209,7 +202,7 @@ async def _wait_for_data(topics: TopicLookup, wanted: list[Wanted], timeout: flo
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:
     topics, replicas = ctx.topics, ctx.replicas
     cls = response_for(header)
-    follower = replica_id(request)
+    follower = fetch_replica_id(request)
     context = replicas.fetch_context(request, follower, _requested(request), _forgotten(request))
     if isinstance(context, ErrorCode):  # a session error: nothing read, nothing answered but it
         return make(cls, throttle_time=NO_THROTTLE, error_code=context, session_id=0, responses=())

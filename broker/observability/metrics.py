@@ -74,9 +74,8 @@ from segment.fsync_count import fsyncs
 
 from wire.follower_fetch_response import FollowerFetchBody
 from wire.error_codes import ErrorCode
-from wire.protocol import RequestHeader, request_class
+from wire.protocol import RequestHeader, fetch_replica_id, request_class
 
-from broker.handlers.fetch import replica_id as fetch_replica_id
 from broker.api.response_errors import errors_in
 
 if TYPE_CHECKING:
