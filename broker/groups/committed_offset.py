@@ -2,7 +2,7 @@
 and `__consumer_offsets` records it (offsets_log.py); its own module because both the group and
 the pending transactional offsets (pending_offsets.py) hold it.
 
-`UnreplicatedOffsets`: a commit is replayed into its group before its record is written
+`OffsetRecord`: a commit's record as an operation writes it. `UnreplicatedOffsets`: a commit is replayed into its group before its record is written
 (offset_ops.py), and counts only once every in-sync replica has it. Until then OffsetFetch
 answers the value before it, as Kafka's coordinator reads at its last committed offset: per
 partition, the value before the records this coordinator wrote and not yet replicated, and
@@ -12,10 +12,6 @@ those records, oldest first (each learns its offset when its batch is in the log
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from broker.groups.offsets_log import OffsetRecord
 
 TopicPartition = tuple[str, int]
 
@@ -29,6 +25,23 @@ class CommittedOffset:
     # Where its record sits in the group's __consumer_offsets partition: of a plain and a
     # transactional commit of one partition, the later record wins (pending_offsets.py).
     record_offset: int = -1
+
+
+@dataclass(eq=False)
+class OffsetRecord:
+    """A committed offset an operation of the groups' shard writes (offset_ops.py): the value
+    object itself, so the one the replay applies learns where its record went, as the record
+    does (`record_offset`, set by OffsetsStore.append_records once the batch is in the log)."""
+
+    group_id: str
+    partition: tuple[str, int]  # (topic, partition)
+    value: CommittedOffset | None  # None: the partition's tombstone
+    record_offset: int = -1  # -1: not in the log yet
+
+    def written_at(self, offset: int) -> None:
+        self.record_offset = offset
+        if self.value is not None:
+            self.value.record_offset = offset
 
 
 class UnreplicatedOffsets:

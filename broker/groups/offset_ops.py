@@ -36,7 +36,8 @@ from broker.groups.committed_offset import CommittedOffset
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import Group, Member
 from broker.groups.offset_deletion import CONSUMER_PROTOCOL, is_subscribed
-from broker.groups.offsets_log import GroupTombstone, OffsetRecord, Written
+from broker.groups.committed_offset import OffsetRecord
+from broker.groups.offsets_log import GroupTombstone, Written
 from broker.groups.state import Event, GroupState, transition
 from broker.groups.txn_offsets import TxnCommit, hold
 

@@ -30,7 +30,7 @@ from typing import NamedTuple
 from wire.field_codec import FieldReader, FieldWriter
 
 from broker.coordinator import partition_hash
-from broker.groups.committed_offset import CommittedOffset
+from broker.groups.committed_offset import CommittedOffset, OffsetRecord
 from broker.groups.group import Group
 
 TOPIC = "__consumer_offsets"
@@ -69,23 +69,6 @@ class GroupRecord:
     leader: str | None
     state_timestamp: int
     members: tuple[MemberRecord, ...]
-
-
-@dataclass(eq=False)
-class OffsetRecord:
-    """A committed offset an operation of the groups' shard writes (offset_ops.py): the value
-    object itself, so the one the replay applies learns where its record went, as the record
-    does (`record_offset`, set by OffsetsStore.append_records once the batch is in the log)."""
-
-    group_id: str
-    partition: tuple[str, int]  # (topic, partition)
-    value: CommittedOffset | None  # None: the partition's tombstone
-    record_offset: int = -1  # -1: not in the log yet
-
-    def written_at(self, offset: int) -> None:
-        self.record_offset = offset
-        if self.value is not None:
-            self.value.record_offset = offset
 
 
 class GroupTombstone(NamedTuple):

@@ -41,6 +41,7 @@ from broker.coordinator.internal_topic_log import InternalTopicLog, TopicShape, 
 from broker.settings.config import BrokerConfig
 from broker.topic import Topic
 from broker.groups import offsets_log
+from broker.groups.committed_offset import OffsetRecord
 from broker.groups.group_writes import GroupWrites
 
 log = logging.getLogger(__name__)
@@ -161,7 +162,7 @@ class OffsetsStore:
         (result,) = pending.results
         if result.ok:
             for i, record in enumerate(records):
-                if isinstance(record, offsets_log.OffsetRecord):
+                if isinstance(record, OffsetRecord):
                     record.written_at(result.info.first_offset + i)
             (result,) = await pending.completed(self._commit_timeout_s)
         if result.error is ErrorCode.kafka_storage_error:

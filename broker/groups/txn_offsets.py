@@ -40,7 +40,8 @@ from broker.coordinator.runtime import Outcome
 from broker.groups import offsets_log
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.group import Group
-from broker.groups.offsets_log import OffsetRecord, Written
+from broker.groups.committed_offset import OffsetRecord
+from broker.groups.offsets_log import Written
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.state import GroupState
 
