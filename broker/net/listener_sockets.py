@@ -19,7 +19,8 @@ from wire.request_memory_pool import RequestMemoryPool
 
 from broker.net.listeners import Listener
 from broker.settings.security_config import inter_broker_of, listeners_of
-from broker.net.server import Connections, serve
+from broker.net.connections import Connections
+from broker.net.server import serve
 from broker.settings.config import BrokerConfig
 from broker.security.tls_config import ServerTlsContexts, TlsSetupError
 

@@ -40,7 +40,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from wire.framing import FrameDecoder, PeerProtocolError
 from wire.request_memory_pool import RequestMemoryPool
@@ -48,10 +48,10 @@ from wire.request_memory_pool import RequestMemoryPool
 from broker.net import freed_memory
 from broker.net.answer_writer import AnswerWriter
 from broker.net.client_address import client_host
-from broker.api.dispatch import Chunks, ConnectionClosed, Served, dispatch
+from broker.api.dispatch import Chunks, ConnectionClosed, dispatch
+from broker.net.connections import Connections
 from broker.net.listeners import Listener
 from broker.net.request_context import RequestContext, current_request
-from broker.settings.config import BrokerConfig
 from broker.settings.security_config import listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS
 from broker.net.tls_listener import TlsAcceptor, certificate_principal
@@ -86,25 +86,6 @@ class _IdleCloseLog:
 
 
 _idle_closes = _IdleCloseLog()
-
-
-class ConnectionLogins(Protocol):
-    def context_for(self, listener: Listener, peer: str) -> RequestContext:
-        """A new connection's context: its principal before any login, its SASL session."""
-
-
-class Connections(Served, Protocol):
-    """What a client connection needs of the broker (Broker, broker/broker.py): what dispatch
-    needs (Served), the connection settings, who a new connection is, the word that one closed."""
-
-    @property
-    def config(self) -> BrokerConfig: ...
-
-    @property
-    def security(self) -> ConnectionLogins: ...
-
-    def connection_closed(self, connection_id: int) -> None:
-        """What the connection opened (a share session) ends with it."""
 
 
 Reply: TypeAlias = "Chunks | asyncio.Task[tuple[Chunks | None, float]] | None"  # dispatch's answer
