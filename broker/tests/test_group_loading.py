@@ -5,8 +5,8 @@ unloads them when it stops leading, and a commit counts once every in-sync repli
 Real parts below the coordinator: a cluster member's TopicRegistry on a real engine in a temp
 dir, real replica.Partitions made leader / follower the way the replica manager does it
 (make_leader / make_follower with the state etcd would hold), followers' progress as their
-fetches report it (follower_fetched). Only etcd is left out: `_Member` stands for the broker
-object, holding the registry and saying the etcd session is alive.
+fetches report it (follower_fetched). Only etcd is left out: `GroupBroker` (group_broker.py)
+stands for the broker object, holding the registry and saying the etcd session is alive.
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ from broker.groups.group_loading import GroupLoading
 from broker.groups.group_timers import GroupTimers
 from broker.coordinator.clock import Clock, ManualClock, SystemClock
 from broker.groups.offsets_store import OffsetsStore
-from broker.groups.tests.group_broker import offsets_store
-from replica.group_commit import GroupCommits
+from broker.groups.tests.group_broker import GroupBroker, offsets_store
 from wire.error_codes import ErrorCode
-from replica.write_path import WritePath
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
@@ -36,10 +34,7 @@ from broker.groups.share.share_group_changes import said_by
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
 from broker.settings.group_configs import share_config_for
-from broker.storage.modes import MODES, StorageModes
-from broker.topics import TopicRegistry
-from broker.cluster.single_broker_view import SingleBrokerView
-from broker.topic_admin import TopicAdministrator
+from broker.storage.modes import MODES
 from replica.partition_state import PartitionState
 
 ME, OTHER = 1, 2
@@ -53,26 +48,6 @@ async def _until(check, what: str, timeout: float = 10.0) -> None:
         assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
         await asyncio.sleep(0.001)
 
-
-
-class _Member:
-    """What OffsetsStore uses of the broker, for a cluster member."""
-
-    def __init__(self, data_dir, mode: str) -> None:
-        self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
-        self.storage = StorageModes(data_dir, mode)
-        self.topics = TopicRegistry(self.config, self.storage)
-        self.topics.load()
-        self.write_path = WritePath(GroupCommits(self.storage.commit_writes))
-        self.view = SingleBrokerView(ME, "localhost", lambda: 9092, self.topics, "groups-cluster")
-        self.topic_admin = TopicAdministrator(self.config, self.view, self.topics)
-
-    def host_offsets_topic(self, configs: dict[str, str] | None = None) -> None:
-        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), configs or {},
-                                     [(ME, OTHER)] * PARTITIONS))
-
-    def partition(self, group_id: str):
-        return self.topics.partition(offsets_log.TOPIC, offsets_log.partition_for(group_id, PARTITIONS))
 
 
 def _groups_in_two_partitions() -> tuple[str, str]:
@@ -108,11 +83,9 @@ def _join(group_id: str) -> JoinRequest:
 
 @pytest.fixture(params=MODES)
 def cluster_member(tmp_path, request):
-    member = _Member(tmp_path, request.param)
-    # The committed-to topic lives on another broker: a coordinator commits offsets of any
-    # partition the cluster has, not only of those hosted here.
-    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
-    member.host_offsets_topic()
+    # The committed-to topic "t" lives on another broker (group_broker.py): a coordinator commits
+    # offsets of any partition the cluster has, not only of those hosted here.
+    member = GroupBroker(tmp_path, request.param, partitions=PARTITIONS)
     yield member
     member.storage.close()
 
@@ -253,8 +226,7 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
 
 
 def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
-    member = _Member(tmp_path, "segment")
-    member.host_offsets_topic({"min.insync.replicas": "2"})
+    member = GroupBroker(tmp_path, "segment", {"min.insync.replicas": "2"}, PARTITIONS)
     asyncio.run(member.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
     a, _ = _groups_in_two_partitions()
 

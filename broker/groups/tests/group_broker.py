@@ -47,7 +47,9 @@ class GroupBroker:
     """What OffsetsStore uses of the broker: its config, topics, metadata view, topic creation and
     write path."""
 
-    def __init__(self, data_dir, mode: str, offsets_configs: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir, mode: str, offsets_configs: dict[str, str] | None = None,
+                 partitions: int = PARTITIONS) -> None:
+        self.partitions = partitions  # of __consumer_offsets
         self.config = config_with(data_dir=str(data_dir), storage_mode=mode, node_id=ME, etcd="http://unused:2379")
         self.storage = StorageModes(data_dir, mode)
         self.topics = TopicRegistry(self.config, self.storage)
@@ -56,17 +58,17 @@ class GroupBroker:
         self.view = SingleBrokerView(ME, "localhost", lambda: 9092, self.topics, "groups-cluster")
         self.topic_admin = TopicAdministrator(self.config, self.view, self.topics)
         asyncio.run(self.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
-        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), offsets_configs or {}, [(ME, OTHER)] * PARTITIONS))
+        asyncio.run(self.topics.host(offsets_log.TOPIC, uuid.uuid4(), offsets_configs or {}, [(ME, OTHER)] * partitions))
 
     def partition(self, group_id: str) -> Partition:
-        partition = self.topics.partition(offsets_log.TOPIC, offsets_log.partition_for(group_id, PARTITIONS))
+        partition = self.topics.partition(offsets_log.TOPIC, offsets_log.partition_for(group_id, self.partitions))
         assert isinstance(partition, Partition)
         return partition
 
     def lead_all(self, epoch: int) -> None:
         """This broker leads every `__consumer_offsets` partition, alone in the ISR (a write
         counts as soon as it is in the log)."""
-        for index in range(PARTITIONS):
+        for index in range(self.partitions):
             lead(self.topics.partition(offsets_log.TOPIC, index), epoch)
 
 
