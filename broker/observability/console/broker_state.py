@@ -2,9 +2,9 @@
 
 The console is served by the metrics port's HTTP threads (metrics_http.py), and the partitions,
 groups and stores are changed by the event loop only: like a Prometheus scrape, each request
-hops to the loop (run_coroutine_threadsafe) and copies plain values there, in slices of
+hops to the loop (loop_read.py) and copies plain values there, in slices of
 metrics_collector.CHUNK partitions that yield the loop in between, and gives up after
-SNAPSHOT_TIMEOUT_S instead of holding an HTTP thread on a stuck loop (loop_read.py). The offsets, sizes and
+SNAPSHOT_TIMEOUT_S instead of holding an HTTP thread on a stuck loop. The offsets, sizes and
 group lag come from metrics_collector.take_snapshot itself, so the page and /metrics never
 disagree; this module adds who leads each partition and its replicas and ISR (from the
 cluster view Metadata answers from), the key lookup, every member of the cluster with the
