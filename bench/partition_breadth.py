@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from broker.handlers.partition_limits import MAX_PARTITIONS_PER_REQUEST  # noqa: E402
-from broker_launcher import BrokerProcess, broker_command, cpu_seconds, free_port  # noqa: E402
+from broker_launcher import BrokerProcess, broker_command, free_port  # noqa: E402
 from machine_facts import machine_facts  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
