@@ -36,7 +36,6 @@ from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_coordinator import ShareStateCoordinator
 from broker.groups.share.state_persister import ShareStatePersister
 from broker.groups.share.state_store import ShareStateStore
-from broker.cluster.member import ClusterMember
 from broker.cluster.image_view import ClusterImageView
 from broker.cluster.view import ClusterView
 from broker.security.acl.cluster_store import ClusterAclStore
@@ -127,9 +126,12 @@ class Broker:
                                      config.alter_log_dirs_max_bytes_per_s)  # AlterReplicaLogDirs' moves
         # The one place that asks whether this broker is in a cluster: everything after asks
         # the view (broker/cluster/view.py), which both kinds answer alike.
-        member = ClusterMember(config, self.stored_cluster_id, self.topics,
-                               lambda: self.configs.apply_topic_defaults(),  # RuntimeConfigs needs the member
-                               self.write_path.commits.sync, self.storage.commit_writes) if config.etcd else None
+        member = None
+        if config.etcd:  # only a clustered broker loads the etcd client (aetcd, gRPC): 40% of a start's CPU
+            from broker.cluster.member import ClusterMember
+            member = ClusterMember(config, self.stored_cluster_id, self.topics,
+                                   lambda: self.configs.apply_topic_defaults(),  # RuntimeConfigs needs the member
+                                   self.write_path.commits.sync, self.storage.commit_writes)
         if member is not None:
             self.security.scram = member.scram  # the SCRAM users and delegation tokens: etcd's
             self.security.tokens.store = member.token_store

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
@@ -30,12 +30,14 @@ from wire.protocol import request_class
 
 from broker.api.response_builder import make, nested
 from broker.api.topic_lookup import TopicLookup
-from broker.cluster.member import ClusterMember
 from broker.cluster.view import ClusterView
 from broker.settings.config import BrokerConfig
 from broker.txn import txn_log
 from broker.txn.state_store import TxnStateStore
 from broker.cluster.peer_connections import PeerConnections
+
+if TYPE_CHECKING:  # the etcd client it brings is loaded only by a clustered broker
+    from broker.cluster.member import ClusterMember
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ looking the leaders up again.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 import logging
 from itertools import groupby
 
@@ -18,8 +19,10 @@ from wire.error_codes import ErrorCode
 from wire.protocol import request_class
 
 from broker.api.response_builder import make, nested
-from broker.cluster.member import ClusterMember
 from broker.cluster.peer_connections import PeerConnections
+
+if TYPE_CHECKING:  # the etcd client it brings is loaded only by a clustered broker
+    from broker.cluster.member import ClusterMember
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from broker.cluster import ClusterMetadata
+from broker.cluster.cluster_metadata import ClusterMetadata
 
 
 def run(coro, timeout: float = 30.0):

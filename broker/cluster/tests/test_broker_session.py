@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from broker.cluster import ClusterMetadata
+from broker.cluster.cluster_metadata import ClusterMetadata
 
 from broker.cluster.tests.harness import Members, run
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
@@ -26,9 +26,11 @@ from wire.protocol import request_class
 
 from broker.api.response_builder import make, nested
 from broker.api.topic_lookup import TopicLookup
-from broker.cluster.member import ClusterMember
 from broker.cluster.peer_connections import PeerConnections
 from broker.cluster.view import ClusterView
+
+if TYPE_CHECKING:  # the etcd client it brings is loaded only by a clustered broker
+    from broker.cluster.member import ClusterMember
 
 log = logging.getLogger(__name__)
 

@@ -17,13 +17,12 @@ import asyncio
 import logging
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from wire.error_codes import ErrorCode
 from replica.broker_connection import ConnectionFailed
 from wire.protocol import request_class
 
-from broker.cluster.member import ClusterMember
 from broker.cluster.view import ClusterView
 from broker.groups.share import state_log
 from broker.groups.share.share_partition import RecordState, StateRange
@@ -31,6 +30,9 @@ from broker.groups.share.state_coordinator import ShareStateCoordinator
 from broker.groups.share.state_shard import StateAnswer
 from broker.groups.share.state_store import ShareStateStore
 from broker.cluster.peer_connections import PeerConnections
+
+if TYPE_CHECKING:  # the etcd client it brings is loaded only by a clustered broker
+    from broker.cluster.member import ClusterMember
 
 log = logging.getLogger(__name__)
 
