@@ -7,9 +7,21 @@ import asyncio
 import gc
 import weakref
 
+import pytest
+
 from broker.heap_freezer import HeapFreezer, built_frozen, freeze_heap
 
 QUIET_S = 0.05
+
+
+@pytest.fixture(autouse=True)
+def _frozen_as_found():
+    """These tests unfreeze the heap; the test run froze what collection loaded (conftest.py)
+    and leaves it so for the tests after them in this process."""
+    was_frozen = gc.get_freeze_count() > 0
+    yield
+    if was_frozen:
+        gc.freeze()
 
 
 class Node:
