@@ -9,7 +9,9 @@ until closed; `call(op, **args)` sends one request and returns its result, or ra
 Classpath: the three jars install_deps.sh puts in .deps/java/ (kafka-clients 4.3.0,
 commons-pool2, slf4j-api; slf4j without a binding prints one warning and logs nothing), plus,
 when `compression_jars=True`, the codec jars from .deps/java/compression/ (lz4-java,
-snappy-java, zstd-jni). Only gzip is built into the JDK; the others are separate libraries.
+snappy-java, zstd-jni), then the compiled java/ sources. Only gzip is built into the JDK; the
+others are separate libraries. `check_command` is the command line of any check program of
+java/, with the flags of helpers/jvm.py.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from compat_tests.helpers.jvm import JavaSetupError, java_command
+
 HERE = Path(__file__).resolve().parents[1]  # compat_tests/: java/ and .deps/
 JAVA_SRC = HERE / "java"
 JAR_DIR = HERE / ".deps" / "java"
@@ -32,11 +36,8 @@ COMPRESSION_JAR_DIR = JAR_DIR / "compression"
 BUILD_DIR = HERE / ".deps" / "java-build"
 REQUIRED_JARS = ("kafka-clients-4.3.0.jar", "commons-pool2-2.12.1.jar", "slf4j-api-2.0.18.jar")
 COMPRESSION_JARS = ("lz4-java-1.10.2.jar", "snappy-java-1.1.1.7.jar", "zstd-jni-1.5.6-10.jar")
+DEFAULT_HEAP_MB = 512
 DEFAULT_OP_TIMEOUT_S = 90.0
-
-
-class JavaSetupError(RuntimeError):
-    """The JDK, the jars or the compile step is missing or broken: a harness problem."""
 
 
 class JavaOpError(AssertionError):
@@ -97,19 +98,24 @@ def compiled_classes() -> Path:
     return out
 
 
+def check_command(main_class: str, *args: str, compression_jars: bool = False, extra_jars: tuple[str, ...] = (),
+                  heap_mb: int = DEFAULT_HEAP_MB, jvm_options: tuple[str, ...] = ()) -> list[str]:
+    """The command line running `main_class` of java/ with `args`; `extra_jars` go on the
+    classpath before the compiled classes, `jvm_options` (-D...) before the main class."""
+    classpath = [*classpath_jars(compression_jars), *map(Path, extra_jars), compiled_classes()]
+    return [*java_command(classpath, heap_mb), *jvm_options, main_class, *args]
+
+
 class JavaClient:
     """One ClientCheck JVM; use as a context manager or call close(). A subclass names another
-    class of java/ serving the same protocol in `main_class`."""
+    class of java/ serving the same protocol in `main_class`, and in `main_args` what it takes
+    before the bootstrap."""
 
     main_class = "ClientCheck"
+    main_args: tuple[str, ...] = ()
 
     def __init__(self, bootstrap: str, compression_jars: bool = False, log_dir: Path | None = None):
-        self._java = shutil.which("java")
-        if not self._java:
-            raise JavaSetupError("java not found: the Java client tests need a JDK 17")
-        classes = compiled_classes()
-        self._classpath = os.pathsep.join([*(str(j) for j in classpath_jars(compression_jars)), str(classes)])
-        self._bootstrap = bootstrap
+        self._command = check_command(self.main_class, *self.main_args, bootstrap, compression_jars=compression_jars)
         log_dir = Path(log_dir or tempfile.mkdtemp(prefix="clientcheck-"))
         self.stderr_path = log_dir / "clientcheck-stderr.txt"
         self._stderr = open(self.stderr_path, "ab")
@@ -117,10 +123,8 @@ class JavaClient:
         self._start()
 
     def _start(self) -> None:
-        self._proc = subprocess.Popen(
-            [self._java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", self._classpath,
-             self.main_class, self._bootstrap],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        self._proc = subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=self._stderr)
         self._replies: queue.Queue = queue.Queue()
         self._reader = threading.Thread(target=self._read_replies, daemon=True)
         self._reader.start()
