@@ -1,17 +1,17 @@
 """Drives compat_tests/java/ClientCheck.java, the real Apache Kafka Java client, from pytest.
 
 `JavaClient(bootstrap)` compiles the Java sources once per source/jar content (into
-.deps/java-build/<hash>/, reused across runs) and starts one JVM that serves JSON-line requests
-until closed; `call(op, **args)` sends one request and returns its result, or raises
-`JavaOpError` with the Java exception's class and message. Bytes go over the wire as base64:
-`b64()` / `unb64()` here.
+.deps/java-build/<hash>/checks.jar, reused across runs) and starts one JVM that serves
+JSON-line requests until closed; `call(op, **args)` sends one request and returns its result,
+or raises `JavaOpError` with the Java exception's class and message. Bytes go over the wire as
+base64: `b64()` / `unb64()` here.
 
 Classpath: the three jars install_deps.sh puts in .deps/java/ (kafka-clients 4.3.0,
 commons-pool2, slf4j-api; slf4j without a binding prints one warning and logs nothing), plus,
 when `compression_jars=True`, the codec jars from .deps/java/compression/ (lz4-java,
-snappy-java, zstd-jni), then the compiled java/ sources. Only gzip is built into the JDK; the
-others are separate libraries. `check_command` is the command line of any check program of
-java/, with the flags of helpers/jvm.py.
+snappy-java, zstd-jni), then checks.jar, the compiled java/ sources. Only gzip is built into
+the JDK; the others are separate libraries. `check_command` is the command line of any check
+program of java/, with the flags and class data sharing archive of helpers/jvm.py.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ COMPRESSION_JAR_DIR = JAR_DIR / "compression"
 BUILD_DIR = HERE / ".deps" / "java-build"
 REQUIRED_JARS = ("kafka-clients-4.3.0.jar", "commons-pool2-2.12.1.jar", "slf4j-api-2.0.18.jar")
 COMPRESSION_JARS = ("lz4-java-1.10.2.jar", "snappy-java-1.1.1.7.jar", "zstd-jni-1.5.6-10.jar")
+CHECKS_JAR = "checks.jar"  # a jar, not a directory: class data sharing archives classes from jars only
+WARM_UP_CLASS = "WarmUp"  # java/WarmUp.java: the training run of the class data sharing archive
 DEFAULT_HEAP_MB = 512
 DEFAULT_OP_TIMEOUT_S = 90.0
 
@@ -69,41 +71,49 @@ def classpath_jars(compression_jars: bool = False) -> list[Path]:
     return jars
 
 
-def compiled_classes() -> Path:
-    """javac ClientCheck once per (sources, jars, javac) content; returns the classes dir."""
-    javac = shutil.which("javac")
-    if not javac:
-        raise JavaSetupError("javac not found: the Java client tests need a JDK 17 (javac, java)")
+def _jdk_tool(name: str) -> str:
+    path = shutil.which(name)
+    if not path:
+        raise JavaSetupError(f"{name} not found: the Java client tests need a JDK 17 (javac, jar, java)")
+    return path
+
+
+def compiled_checks() -> Path:
+    """javac the java/ sources into checks.jar once per (sources, jars, javac, jar) content."""
+    javac, jar = _jdk_tool("javac"), _jdk_tool("jar")
     sources = sorted(JAVA_SRC.glob("*.java"))
     digest = hashlib.sha256()
     for path in sources + classpath_jars():
         digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.suffix == ".java" else str(path.stat().st_size).encode())
     digest.update(os.path.realpath(javac).encode())
+    digest.update(os.path.realpath(jar).encode())
     out = BUILD_DIR / digest.hexdigest()[:16]
-    if (out / "ClientCheck.class").is_file():
-        return out
+    if (out / CHECKS_JAR).is_file():
+        return out / CHECKS_JAR
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=BUILD_DIR, prefix="tmp-"))
     cp = os.pathsep.join(str(j) for j in classpath_jars())
-    result = subprocess.run([javac, "-nowarn", "-d", str(tmp), "-cp", cp, *map(str, sources)],
-                            capture_output=True, text=True, timeout=180)
-    if result.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise JavaSetupError(f"javac failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    for step in ([javac, "-nowarn", "-d", str(tmp / "classes"), "-cp", cp, *map(str, sources)],
+                 [jar, "--create", "--file", str(tmp / CHECKS_JAR), "-C", str(tmp / "classes"), "."]):
+        result = subprocess.run(step, capture_output=True, text=True, timeout=180)
+        if result.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise JavaSetupError(f"{step[0]} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    shutil.rmtree(tmp / "classes")
     try:
         tmp.rename(out)
     except OSError:  # another run compiled the same sources first
         shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return out / CHECKS_JAR
 
 
 def check_command(main_class: str, *args: str, compression_jars: bool = False, extra_jars: tuple[str, ...] = (),
                   heap_mb: int = DEFAULT_HEAP_MB, jvm_options: tuple[str, ...] = ()) -> list[str]:
     """The command line running `main_class` of java/ with `args`; `extra_jars` go on the
-    classpath before the compiled classes, `jvm_options` (-D...) before the main class."""
-    classpath = [*classpath_jars(compression_jars), *map(Path, extra_jars), compiled_classes()]
-    return [*java_command(classpath, heap_mb), *jvm_options, main_class, *args]
+    classpath before checks.jar, `jvm_options` (-D...) before the main class."""
+    classpath = [*classpath_jars(compression_jars), *map(Path, extra_jars), compiled_checks()]
+    return [*java_command(classpath, heap_mb, trained_by=WARM_UP_CLASS), *jvm_options, main_class, *args]
 
 
 class JavaClient:
