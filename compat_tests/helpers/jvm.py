@@ -64,17 +64,21 @@ def shared_archive(cp: str, trained_by: str) -> Path | None:
     return _archives[cp]
 
 
-def _build_archive(cp: str, trained_by: str) -> Path | None:
-    digest = hashlib.sha256(os.path.realpath(java()).encode())
-    digest.update(str(os.stat(os.path.realpath(java())).st_mtime_ns).encode())
+def archive_path(cp: str, trained_by: str) -> Path:
+    """Where the archive of `cp` lives: named by everything a JVM checks before it maps one."""
+    binary = os.path.realpath(java())
+    digest = hashlib.sha256(f"{binary}\0{os.stat(binary).st_mtime_ns}\0{trained_by}\0".encode())
     for entry in cp.split(os.pathsep):
         stat = os.stat(entry)
         digest.update(f"{entry}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    digest.update(trained_by.encode())
-    archive = ARCHIVE_DIR / f"{digest.hexdigest()[:16]}.jsa"
+    return ARCHIVE_DIR / f"{digest.hexdigest()[:16]}.jsa"
+
+
+def _build_archive(cp: str, trained_by: str) -> Path | None:
+    archive = archive_path(cp, trained_by)
     if archive.is_file():
         return archive
-    ARCHIVE_DIR.mkdir(parents=True, exist_ok=True)
+    archive.parent.mkdir(parents=True, exist_ok=True)
     with open(archive.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be training this classpath now
         if archive.is_file():
