@@ -7,14 +7,15 @@ throughput:
 - -Xlog: the JVM's own warnings go to stderr, never into stdout, which carries the JSON lines.
 
 Class data sharing (JEP 350): when `trained_by` names a main class (WarmUp for the checks of
-compat_tests/java/), the first JVM of a classpath runs it once with -XX:ArchiveClassesAtExit,
-and every JVM of that classpath maps the archived classes (-XX:SharedArchiveFile) instead of
-loading, parsing and verifying them from the jars again: about half the CPU of a one-shot
-Admin check (measured in the commit that added this). The archive is named by a digest of the
-classpath, the jars' sizes and mtimes and the java binary, so a changed jar set or JDK gets a
-new one; it is written under a temporary name and renamed, under a file lock, so concurrent
-xdist workers neither corrupt it nor build it twice. A missing or unusable archive only costs
-the sharing: -Xshare:auto (the default) runs the JVM without it.
+compat_tests/java/), the first command line built for a classpath runs it once with
+-XX:ArchiveClassesAtExit, and every JVM of that classpath maps the archived classes
+(-XX:SharedArchiveFile) instead of loading, parsing and verifying them from the jars again:
+about half the CPU of a one-shot Admin check (measured in the commit that added this). The
+archive is named by a digest of the classpath, the jars' sizes and mtimes and the java binary,
+so a changed jar set or JDK gets a new one. It is written under a temporary name, mapped once
+(a truncated archive crashes the JVM that maps it) and renamed, all under a file lock, so
+concurrent xdist workers neither corrupt it nor build it twice. A missing or stale archive
+only costs the sharing: -Xshare:auto (the default) runs the JVM without it.
 """
 
 from __future__ import annotations
