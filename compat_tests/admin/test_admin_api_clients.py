@@ -15,8 +15,6 @@ calls them.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import uuid
 
@@ -28,7 +26,7 @@ from kafka.errors import NoError
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.java_client import check_command
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import admin_client, unique_topic
 
@@ -143,9 +141,7 @@ def test_java_admin(broker):
     with Client.to(broker) as raw:
         raw.create_topic(topic, 2)
         assert raw.produce(topic, 0, make_batch([b"x" * 100])).base_offset == 0
-    classpath = os.pathsep.join([*map(str, classpath_jars()), str(compiled_classes())])
-    run = subprocess.run([shutil.which("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-                          "AdminApisCheck", broker.bootstrap, topic, group],
+    run = subprocess.run(check_command("AdminApisCheck", broker.bootstrap, topic, group),
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])

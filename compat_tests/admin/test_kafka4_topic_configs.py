@@ -9,8 +9,6 @@ max.message.bytes is exercised by test_bad_input.py and test_config_admin_protoc
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 
@@ -19,7 +17,7 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic
 
 from compat_tests.helpers.fsync_trace import FsyncTrace
-from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.java_client import check_command
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.served_versions import versions
 from compat_tests.helpers.topics import unique_topic
@@ -225,9 +223,7 @@ def test_the_java_producer_fails_the_bad_record_with_its_reason_and_the_rest_as_
     with Client.to(broker) as c:
         topic = _bounded_topic(c)
     now = int(time.time() * 1000)
-    classpath = os.pathsep.join([*map(str, classpath_jars()), str(compiled_classes())])
-    run = subprocess.run([shutil.which("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-                          "RecordErrorsCheck", broker.bootstrap, topic, str(now), str(now - 2 * HOUR), str(now)],
+    run = subprocess.run(check_command("RecordErrorsCheck", broker.bootstrap, topic, str(now), str(now - 2 * HOUR), str(now)),
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     first, bad, last = json.loads(run.stdout.strip().splitlines()[-1])["records"]

@@ -13,8 +13,6 @@ over whole cycles after the first (3 cycles of 3 s), which keeps each run near 1
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import threading
 import time
@@ -23,7 +21,7 @@ import pytest
 from confluent_kafka import Producer as RdProducer
 from kafka import KafkaConsumer, KafkaProducer
 
-from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.java_client import check_command
 from compat_tests.helpers.metrics import scrape, value
 from compat_tests.helpers.quota_broker import SAMPLES, quota_broker, set_quota
 from compat_tests.helpers.raw_kafka import Client, build_request, make_batch
@@ -122,9 +120,7 @@ def test_librdkafka_held_to_its_quota_and_told_its_throttle(broker):
 
 def test_java_client_alters_the_quota_and_is_held_to_it(broker):
     topic = _topic(broker)
-    classpath = os.pathsep.join([*map(str, classpath_jars()), str(compiled_classes())])
-    run = subprocess.run([shutil.which("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-                          "QuotaCheck", broker.bootstrap, topic, "java-slow", str(QUOTA), str(int(RUN_S))],
+    run = subprocess.run(check_command("QuotaCheck", broker.bootstrap, topic, "java-slow", str(QUOTA), str(int(RUN_S))),
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])

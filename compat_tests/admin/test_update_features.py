@@ -7,12 +7,10 @@ the levels (features.json), and the Java Admin's updateFeatures / describeFeatur
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import uuid
 
-from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.java_client import check_command
 from compat_tests.helpers.raw_kafka import Client
 from compat_tests.helpers.served_versions import over_versions
 
@@ -147,9 +145,7 @@ def test_finalized_levels_survive_a_restart(broker_factory):
 def test_java_admin_update_and_describe_features(client, broker):
     """kafka-clients 4.3.0's Admin (java/FeaturesCheck.java)."""
     restore(client)
-    classpath = os.pathsep.join([*map(str, classpath_jars()), str(compiled_classes())])
-    run = subprocess.run([shutil.which("java"), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-                          "FeaturesCheck", broker.bootstrap], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(check_command("FeaturesCheck", broker.bootstrap), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])
     before, after_downgrade = seen["before"], seen["afterDowngrade"]

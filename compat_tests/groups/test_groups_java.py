@@ -23,7 +23,7 @@ deleteConsumerGroups) runs in one more JVM, GroupCheck's `admin` mode, over the 
 request/reply protocol of java_client.JavaClient.
 
 Brokers here run with --group-initial-rebalance-delay-ms 300 (default 3000) to keep tests fast,
-and, like every compat test, once per storage mode. GROUPCHECK_LOG_JAR (see `_classpath`) turns
+and, like every compat test, once per storage mode. GROUPCHECK_LOG_JAR (see java_group_members.member_command) turns
 the Java client's own logging on when a failure needs it.
 """
 

@@ -4,7 +4,7 @@
 poll, report the records, commitSync exactly what was polled, report the commit) and collects
 its JSON-line events in a background thread; `GroupAdmin` runs GroupCheck's `admin` mode over
 java_client.JavaClient's request/reply protocol. Used by test_groups_java.py, which says why
-members are processes rather than threads. GROUPCHECK_LOG_JAR (see `_classpath`) turns the
+members are processes rather than threads. GROUPCHECK_LOG_JAR (see `member_command`) turns the
 Java client's own logging on when a failure needs it.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kafka import KafkaProducer
 
-from compat_tests.helpers.java_client import JavaClient, classpath_jars, compiled_classes
+from compat_tests.helpers.java_client import JavaClient, check_command
 
 SESSION_TIMEOUT_MS = 6000  # the broker's group.min.session.timeout.ms
 MEMBER_CONFIG = {
@@ -33,24 +33,21 @@ MEMBER_CONFIG = {
     "request.timeout.ms": "15000",
     "default.api.timeout.ms": "30000",
 }
-JVM_FLAGS = ["-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+MEMBER_HEAP_MB = 128
 
 # ---- the Java processes ---------------------------------------------------------------------
 
-def _classpath() -> str:
-    # GROUPCHECK_LOG_JAR=/path/to/slf4j-simple-2.x.jar puts an slf4j binding on the classpath, so
-    # the client's own log (INFO, or GROUPCHECK_LOG_LEVEL) lands in each JVM's stderr file: a
-    # debugging aid only, the tests never need it.
-    extra = [os.environ["GROUPCHECK_LOG_JAR"]] if os.environ.get("GROUPCHECK_LOG_JAR") else []
-    return ":".join([*(str(j) for j in classpath_jars()), *extra, str(compiled_classes())])
-
-
-def _log_flags() -> list[str]:
-    if not os.environ.get("GROUPCHECK_LOG_JAR"):
-        return []
+def member_command(main_class: str, *args: str) -> list[str]:
+    """A member JVM's command line. GROUPCHECK_LOG_JAR=/path/to/slf4j-simple-2.x.jar puts an
+    slf4j binding on the classpath, so the client's own log (INFO, or GROUPCHECK_LOG_LEVEL) lands
+    in each JVM's stderr file: a debugging aid only, the tests never need it."""
+    log_jar = os.environ.get("GROUPCHECK_LOG_JAR")
+    if not log_jar:
+        return check_command(main_class, *args, heap_mb=MEMBER_HEAP_MB)
     level = os.environ.get("GROUPCHECK_LOG_LEVEL", "info")
-    return [f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"]
+    log_options = (f"-Dorg.slf4j.simpleLogger.defaultLogLevel={level}", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                   "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS")
+    return check_command(main_class, *args, extra_jars=(log_jar,), heap_mb=MEMBER_HEAP_MB, jvm_options=log_options)
 
 
 class GroupMember:
@@ -69,7 +66,7 @@ class GroupMember:
         self.stderr_path = log_dir / f"member-{name}-stderr.txt"
         self._stderr = open(self.stderr_path, "ab")
         self.proc = subprocess.Popen(
-            ["java", *JVM_FLAGS, *_log_flags(), "-cp", _classpath(), "GroupCheck", "member", bootstrap, json.dumps(spec)],
+            member_command("GroupCheck", "member", bootstrap, json.dumps(spec)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
         self.events: list[dict] = []
         self._cond = threading.Condition()
@@ -170,14 +167,8 @@ class GroupMember:
 class GroupAdmin(JavaClient):
     """GroupCheck's admin mode over JavaClient's request/reply line protocol."""
 
-    def _start(self) -> None:
-        import queue
-        self._proc = subprocess.Popen(
-            [self._java, *JVM_FLAGS, "-cp", _classpath(), "GroupCheck", "admin", self._bootstrap],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
-        self._replies = queue.Queue()
-        self._reader = threading.Thread(target=self._read_replies, daemon=True)
-        self._reader.start()
+    main_class = "GroupCheck"
+    main_args = ("admin",)
 
 
 PARTITIONS = 6

@@ -16,7 +16,7 @@ from pathlib import Path
 from kafka import KafkaProducer
 
 from compat_tests.helpers.java_client import JavaClient
-from compat_tests.helpers.java_group_members import JVM_FLAGS, _classpath, _log_flags
+from compat_tests.helpers.java_group_members import member_command
 
 MEMBER_CONFIG = {"request.timeout.ms": "15000", "default.api.timeout.ms": "30000"}
 
@@ -31,7 +31,7 @@ class ShareMember:
         self.stderr_path = log_dir / f"share-{name}-stderr.txt"
         self._stderr = open(self.stderr_path, "ab")
         self.proc = subprocess.Popen(
-            ["java", *JVM_FLAGS, *_log_flags(), "-cp", _classpath(), "ShareCheck", bootstrap, json.dumps(spec)],
+            member_command("ShareCheck", bootstrap, json.dumps(spec)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
         self.events: list[dict] = []
         self._cond = threading.Condition()

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
 import subprocess
 
-import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from compat_tests.helpers.java_client import classpath_jars, compiled_classes
+from compat_tests.helpers.java_client import check_command
 from compat_tests.helpers.topics import create_topic, unique_topic
 from compat_tests.helpers.waiting import wait_until
 
@@ -28,12 +25,8 @@ BASE_TS = 1_700_000_000_000
 
 
 def _run_check(*args: str, timeout: float = 120) -> dict:
-    java = shutil.which("java")
-    if not java:
-        pytest.fail("java not found: the connector check needs a JDK 17")
-    cp = os.pathsep.join([*(str(j) for j in classpath_jars()), str(compiled_classes())])
-    result = subprocess.run([java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
-                             "SparkConnectorCheck", *args], capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(check_command("SparkConnectorCheck", *args), capture_output=True, text=True,
+                            timeout=timeout)
     assert result.returncode == 0, f"SparkConnectorCheck failed:\n{result.stdout}\n{result.stderr[-4000:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
 
