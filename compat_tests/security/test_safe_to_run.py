@@ -16,10 +16,8 @@ import os
 import re
 import signal
 import socket
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from compat_tests.helpers.broker_process import BrokerProcess, api_versions_roundtrip, free_port
@@ -239,14 +237,17 @@ def test_version():
     assert result.returncode == 0 and result.stdout.strip() == f"twinlog, version {version('twinlog')}"
 
 
-def test_help_answers_quickly():
-    """Reported, loosely asserted: the machine is shared. Measured: 1.8-2.4 s before lazy
-    imports (the codec, both engines, asyncio loaded for --help), 0.17-0.4 s after."""
-    times = []
-    for _ in range(5):
-        started = time.perf_counter()
-        result = twinlog("--help")
-        times.append(time.perf_counter() - started)
-        assert result.returncode == 0 and "serve" in result.stdout
-    print(f"twinlog --help: median {statistics.median(times):.3f} s, min {min(times):.3f} s")
-    assert min(times) < 1.5
+def test_help_loads_neither_the_broker_nor_the_codec_nor_an_engine():
+    """`twinlog --help` (and every client command's parsing) imports click and the settings
+    table, not what serving needs: the broker, the codec's ~2,000 classes, either storage
+    engine or the etcd client. Before lazy imports --help took 1.8-2.4 s, after 0.17-0.4 s;
+    what it loads is asserted here, not its time, which a shared machine stretches at will."""
+    command = TWINLOG[1:] if TWINLOG[0] == sys.executable else TWINLOG  # the script, or -m broker
+    result = subprocess.run([sys.executable, "-X", "importtime", *command, "--help"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0 and "serve" in result.stdout, result.stderr
+    loaded = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "click" in loaded and "broker.settings.table" in loaded  # the probe sees this process's imports
+    heavy = ("broker.broker", "broker.lifecycle", "kio", "wire.protocol", "segment.kafka", "segment.rocket",
+             "aetcd", "grpc")
+    assert sorted(m for m in loaded if m.startswith(heavy)) == []
