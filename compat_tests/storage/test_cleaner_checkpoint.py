@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
 from compat_tests.helpers.broker_process import BrokerProcess
 from compat_tests.helpers.compaction import COMPACT, produce_confluent, read_from
@@ -25,16 +26,27 @@ RECORDS = 3000
 CLOSED_SHARE = 0.9  # the active segment (16 KiB: a batch or two) is never cleaned
 
 
+def start_compacting(proc, topic: str) -> None:
+    """cleanup.policy delete -> compact: the first round then starts with every record in."""
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.SET)])
+    admin = AdminClient({"bootstrap.servers": proc.bootstrap})  # held: the result needs the handle alive
+    admin.incremental_alter_configs([res])[res].result(15)
+
+
 @pytest.mark.parametrize("layout", ["segment", "commitlog"])
 def test_a_restarted_broker_does_not_clean_again(tmp_path, layout):
     proc = BrokerProcess(storage_mode=layout, extra_args=["--log-cleaner-backoff-ms", "100"], workdir=tmp_path)
     try:
         proc.start()
-        topic = create_topic(proc.bootstrap, unique_topic("compact-ckpt"), configs=COMPACT)
-        since = proc.log_size()
+        # Compacted only once all is produced: its first round then reaches the last closed
+        # segment and leaves nothing due, so no round is in flight at the stop (one would be left
+        # to the restart). Compacted from the start, a round begun mid-produce could pass the
+        # wait below and its successor run after the restart (seen on a loaded machine).
+        topic = create_topic(proc.bootstrap, unique_topic("compact-ckpt"), configs={**COMPACT, "cleanup.policy": "delete"})
         acked = produce_confluent(proc, topic, [(f"k{i % 300}".encode(), b"v" * 100) for i in range(RECORDS)])
-        # Stop once a round reached the last closed segment: nothing is left for a round to be
-        # in the middle of (a stop in mid-round would leave that round to the restart).
+        since = proc.log_size()
+        start_compacting(proc, topic)
         ends = wait_until(lambda: [e for e in rounds_of(proc, topic, since) if e >= RECORDS * CLOSED_SHARE],
                           what="a cleaning round up to the last closed segment")
         proc.stop()
