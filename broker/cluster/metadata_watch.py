@@ -6,7 +6,7 @@ tells listeners what changed. aetcd hands over all events of one watch response 
 every event of one revision, i.e. of one transaction, in one response) before this task can
 run, so a listener never sees half of a transaction — a topic without its partitions.
 
-When the watch fails (etcd restarted, the revision compacted away, the connection reset) the
+The first read is tried until etcd answers; when the watch fails (etcd restarted, the revision compacted away, the connection reset) the
 whole prefix is read again, with a backoff between attempts while etcd is unreachable, and
 watching resumes from the new read. Listeners then get the difference between the last image
 they saw and the reloaded one, as if it had come as events.
@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+
+import aetcd  # type: ignore[import-untyped]  # no type information
 
 from replica.cancellation import cancel_and_wait
 from broker.cluster.etcd_store import EtcdStore
@@ -45,8 +47,19 @@ class MetadataWatch:
         self._listeners.append(listener)
 
     async def start(self) -> None:
-        """Read everything and publish the first image before returning."""
-        await self._reload()
+        """Read everything and publish the first image before returning. A read etcd does not
+        answer in time (etcd restarting, or slow on a loaded machine) is tried again with the
+        watch's backoff, as a reload is, until it answers: the broker's session is registered
+        by now, and a start that gave up on one slow read would take a member out of the cluster."""
+        backoff = FIRST_BACKOFF_S
+        while True:
+            try:
+                await self._reload()
+                break
+            except aetcd.exceptions.ClientError as exc:
+                log.warning("etcd metadata read failed (%r); trying again in %.1f s", exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
         await self._publish()
         self._tasks = [asyncio.create_task(self._watch_loop(), name="etcd-metadata-watch"),
                        asyncio.create_task(self._publish_loop(), name="etcd-metadata-publish")]

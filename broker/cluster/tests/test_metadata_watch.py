@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import signal
+
+import aetcd
+
+from broker.cluster.etcd_store import EtcdStore
+from broker.cluster.metadata_watch import MetadataWatch
 from broker.cluster.etcd_layout import BrokerRegistration, EtcdLayout, PartitionState
 from broker.cluster.metadata_image import ImageBuilder, MetadataChange
 
@@ -39,3 +48,32 @@ def test_image_catches_up_after_etcd_restarts(own_etcd):
             assert image.partition("after", 0) is not None and "before" in image.topics
             assert watcher.has_session() and writer.has_session()
     run(scenario())
+
+
+def test_the_first_read_is_tried_again_until_etcd_answers(own_etcd, caplog):
+    """A member's start reads the whole prefix once; etcd paused (SIGSTOP) past the client's RPC
+    timeout made that read, and the broker's start, fail (seen on a loaded machine: one read
+    over 1 s). It is tried again until etcd answers, and the image then holds what etcd holds."""
+    layout = EtcdLayout("/first-read/")
+
+    async def scenario():
+        client = aetcd.Client(own_etcd.host, own_etcd.client_port, timeout=0.3)
+        try:
+            await client.put(layout.broker_key(7), layout.encode(BrokerRegistration(7, "h", 7, broker_epoch=1)))
+            watch = MetadataWatch(EtcdStore(client, layout))
+            os.kill(own_etcd.pid, signal.SIGSTOP)
+            try:
+                start = asyncio.create_task(watch.start())
+                while not any("trying again" in r.getMessage() for r in caplog.records):
+                    assert not start.done(), start  # gave up instead of trying again
+                    await asyncio.sleep(0.05)
+            finally:
+                os.kill(own_etcd.pid, signal.SIGCONT)
+            await asyncio.wait_for(start, 10)
+            assert 7 in watch.image.brokers
+            await watch.close()
+        finally:
+            await client.close()
+
+    with caplog.at_level(logging.WARNING, logger="broker.cluster.metadata_watch"):
+        run(scenario())
