@@ -34,6 +34,7 @@ class _SparkTestsAsOneUnit(LoadFileScheduling):
         return SPARK_TESTS if nodeid.startswith(SPARK_TESTS) else super()._split_scope(nodeid)
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: unknown when it is off (-p no:xdist)
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") == "loadfile":
         return _SparkTestsAsOneUnit(config, log)
