@@ -6,10 +6,11 @@ tells listeners what changed. aetcd hands over all events of one watch response 
 every event of one revision, i.e. of one transaction, in one response) before this task can
 run, so a listener never sees half of a transaction — a topic without its partitions.
 
-The first read is tried until etcd answers; when the watch fails (etcd restarted, the revision compacted away, the connection reset) the
-whole prefix is read again, with a backoff between attempts while etcd is unreachable, and
-watching resumes from the new read. Listeners then get the difference between the last image
-they saw and the reloaded one, as if it had come as events.
+The first read is tried until etcd answers; when the watch fails (etcd restarted, the revision
+compacted away, the connection reset) the whole prefix is read again, with a backoff between
+attempts while etcd is unreachable, and watching resumes from the new read. Listeners then get
+the difference between the last image they saw and the reloaded one, as if it had come as
+events.
 """
 
 from __future__ import annotations
