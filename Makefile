@@ -80,8 +80,9 @@ test-deps: $(TEST_STAMP)
 
 # Test modules run on TEST_WORKERS pytest-xdist workers, each module whole on one worker (its
 # module-scoped broker started once). The tests mostly wait on brokers, clients and disks, so more
-# workers than cores pays: on 2 cores 4 workers beat 3 (compat_tests/FINDINGS.md, "make test").
-TEST_WORKERS ?= 4
+# workers than cores pays: on 2 cores 4 workers beat 3, and 5 (15-18 min, two runs) beat 4 (21 min)
+# once the suite spent less CPU (compat_tests/FINDINGS.md, "make test").
+TEST_WORKERS ?= 5
 UNIT_TESTS := wire/tests segment/tests replica broker/tests broker/cluster/tests broker/coordinator/tests broker/groups/tests broker/txn/tests
 
 # The fault suite's long scenarios (compat_tests/faults/test_fault_suite.py, marker faults_full) are
