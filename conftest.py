@@ -16,7 +16,6 @@ start in their own directories (Spark's workers, workload scripts) share this ch
 runs in `make test`.
 """
 
-import gc
 import os
 from pathlib import Path
 
@@ -24,6 +23,8 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve
 
 import pytest  # noqa: E402
 from hypothesis import is_hypothesis_test, settings  # noqa: E402  (after the variable: Hypothesis reads it on first use)
+
+from broker.heap_freezer import freeze_heap  # noqa: E402
 
 settings.register_profile("twinlog", deadline=None)
 settings.load_profile("twinlog")
@@ -53,9 +54,9 @@ def pytest_collection_finish(session):
     to the end of the run: frozen, it is left out of every garbage collection after, which then
     walks only what tests made. compat_tests and spark/tests collect after each test (their
     client-handle fixtures); a walk of a whole worker's heap took 0.15-0.5 s, and teardowns were
-    800 s of a `make test` run (test_fetch_protocol_versions.py: 39.5 s of its 81 s, 3.3 s now)."""
-    gc.collect()
-    gc.freeze()
+    800 s of a `make test` run (test_fetch_protocol_versions.py: 39.5 s of its 81 s, 3.3 s now).
+    The broker's own freeze does it: collect in full, then freeze what is alive."""
+    freeze_heap(full=True)
 
 
 def _run_a_share_of_the_examples(item, lowered: set[int]) -> None:
