@@ -12,7 +12,6 @@ stands for the broker object, holding the registry and saying the etcd session i
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 
@@ -227,7 +226,6 @@ def test_a_commit_waiting_when_leadership_moves_gets_not_coordinator(cluster_mem
 
 def test_too_few_in_sync_replicas_is_coordinator_not_available(tmp_path):
     member = GroupBroker(tmp_path, "segment", {"min.insync.replicas": "2"}, PARTITIONS)
-    asyncio.run(member.topics.host("t", uuid.uuid4(), {}, [(OTHER,)]))
     a, _ = _groups_in_two_partitions()
 
     async def scenario():
