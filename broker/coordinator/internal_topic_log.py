@@ -55,6 +55,10 @@ _COORDINATOR_ERRORS = {
     ErrorCode.record_list_too_large: ErrorCode.unknown_server_error,
 }
 
+# The log's answers to a write whose records it appended but could not replicate in time: they
+# are the leader's log's, and stay in its coordinator's state (coordinator/runtime.py).
+APPENDED = frozenset({ErrorCode.request_timed_out, ErrorCode.not_enough_replicas_after_append})
+
 T = TypeVar("T")
 
 

@@ -27,10 +27,12 @@ shard; leadership, ordering, writing and timers are written here once.
   `append_records`, Kafka's runtime batches alike), and answered once it is written; the next
   ones wait for that. Different partitions run independently.
 - A write that fails answers each operation of its batch with the coordinator's error for it
-  (internal_topic_log.coordinator_error), never with its answer, and, if the batch replayed
-  any record, the shard is rebuilt from its log, where those records may not be. A batch whose
-  records were all written unreplayed leaves the shard alone: the handlers that changed it
-  undo their change on the error answer (as Kafka's classic group manager does).
+  (internal_topic_log.coordinator_error), never with its answer. If its records were not
+  appended, the shard is put back as the log holds it (undo.py: what the batch's replays
+  changed, key by key, as Kafka reverts to the last written offset); if they were (appended,
+  not replicated in time: `APPENDED`), they are the log's and stay, as in Kafka. Records written
+  unreplayed changed nothing the undo log saw: their handlers undo their own change on the
+  error answer (as Kafka's classic group manager does).
 - A transactional write (`submit_transactional`, Kafka's scheduleTransactionalWriteOperation):
   an operation whose records are a producer's transactional batch (TxnOffsetCommit's offsets).
   It takes its turn in the partition's queue like any other, but its records are written as a
@@ -56,8 +58,9 @@ from wire.error_codes import ErrorCode
 from replica.partition import Partition
 from replica.txn_verification import VerificationGuard
 from broker.coordinator.clock import Clock, SystemClock
-from broker.coordinator.internal_topic_log import coordinator_error
+from broker.coordinator.internal_topic_log import APPENDED, coordinator_error
 from broker.coordinator.shard_timer import ShardTimer
+from broker.coordinator.undo import UndoLog
 from broker.topic import Topic
 
 log = logging.getLogger(__name__)
@@ -139,11 +142,13 @@ class TransactionalWriter(Protocol[R_in]):
 
 
 class ShardContext(NamedTuple, Generic[O]):
-    """What a new shard is given: its partition, the clock, and its partition's timers."""
+    """What a new shard is given: its partition, the clock, its partition's timers, and the undo
+    log its `replay` saves what it changes in (undo.py)."""
 
     partition: Partition
     clock: Clock
     timer: ShardTimer[O]
+    undo: UndoLog
 
 
 @dataclass(eq=False)
@@ -151,6 +156,7 @@ class _Loaded(Generic[R, O, A]):
     partition: Partition
     shard: Shard[R, O, A]
     timer: ShardTimer[O]
+    undo: UndoLog
     queue: deque[tuple[O, asyncio.Future, TxnWrite | None]] = field(default_factory=deque)
     running: list[asyncio.Future] = field(default_factory=list)  # answers waiting for their records' write
     worker: asyncio.Task | None = None
@@ -163,7 +169,6 @@ class _Batch(Generic[R]):
 
     records: list[R] = field(default_factory=list)
     answers: list[tuple[asyncio.Future, object]] = field(default_factory=list)
-    replayed: bool = False  # some of the records were replayed into the shard
     txn: TxnWrite | None = None  # the records are one transactional write's, written as the producer's batch
 
 
@@ -292,7 +297,6 @@ class CoordinatorRuntime(Generic[R, O, A]):
             if outcome.replay:
                 for record in outcome.records:
                     loaded.shard.replay(record)
-                batch.replayed = batch.replayed or bool(outcome.records)
             batch.records.extend(outcome.records)
             batch.answers.append((future, outcome.answer))
             if txn is not None and outcome.records:
@@ -302,8 +306,8 @@ class CoordinatorRuntime(Generic[R, O, A]):
 
     async def _write(self, loaded: _Loaded[R, O, A], batch: _Batch[R]) -> None:
         """Write the batch's records, then answer its operations; a failed write answers each
-        the coordinator's error for it and rebuilds the shard from its log if it replayed any of
-        them (they may not be there)."""
+        the coordinator's error for it, and puts the shard back as the log holds it unless the
+        records were appended."""
         if batch.records:
             if batch.txn is not None:
                 assert self._txn_writer is not None  # submit_transactional took none without one
@@ -317,20 +321,28 @@ class CoordinatorRuntime(Generic[R, O, A]):
                 log.warning("%s-%d: writing the records of %d operations failed: %s", self._log.name,
                             loaded.partition.index, len(batch.answers), code.name)
                 self._fail(loaded, batch, CoordinatorError(coordinator_error(code),
-                                                           f"the records could not be written: {code.name}"))
+                                                           f"the records could not be written: {code.name}"),
+                           appended=code in APPENDED)
                 return
+        loaded.undo.keep()
         for future, answer in batch.answers:
             if not future.done():
                 future.set_result(answer)
 
-    def _fail(self, loaded: _Loaded[R, O, A], batch: _Batch[R], error: CoordinatorError) -> None:
+    def _fail(self, loaded: _Loaded[R, O, A], batch: _Batch[R], error: CoordinatorError,
+              appended: bool = False) -> None:
         for future, _ in batch.answers:
             if not future.done():
                 future.set_exception(CoordinatorError(error.code, error.message))
-        if batch.replayed and not loaded.unloaded:
-            loaded.shard.unloaded()
-            loaded.timer.cancel_all()
-            loaded.shard = self._replayed(loaded.partition, loaded.timer)
+        if loaded.unloaded:
+            return
+        if appended:
+            loaded.undo.keep()
+            return
+        reverted = loaded.undo.revert()
+        if reverted:
+            log.info("%s-%d: %d keys put back as the log holds them", self._log.name, loaded.partition.index,
+                     reverted)
 
     # --- inside -----------------------------------------------------------------------------------
 
@@ -341,21 +353,19 @@ class CoordinatorRuntime(Generic[R, O, A]):
             if not loaded.unloaded:
                 self._enqueue(loaded, op).add_done_callback(self._timed_done)
         timer: ShardTimer[O] = ShardTimer(self.clock, submit_timed)
-        loaded = _Loaded(partition, self._replayed(partition, timer), timer)
-        self._loaded[index] = loaded
-        return loaded
-
-    def _replayed(self, partition: Partition, timer: ShardTimer[O]) -> Shard[R, O, A]:
-        """A new shard of `partition`, every record of its log replayed into it, told it is loaded."""
-        shard = self._new_shard(ShardContext(partition, self.clock, timer))
+        undo = UndoLog()
+        shard = self._new_shard(ShardContext(partition, self.clock, timer, undo))
         replayed = 0
         for record in self._log.replay_partition(partition):
             shard.replay(record)
             replayed += 1
         shard.loaded()
+        undo.recording = True  # what the log holds is loaded: from now on a replay's change may be undone
         log.info("coordinating %s-%d (leader epoch %d): %d records replayed", self._log.name, partition.index,
                  partition.leader_epoch, replayed)
-        return shard
+        loaded = _Loaded(partition, shard, timer, undo)
+        self._loaded[index] = loaded
+        return loaded
 
     def _unload(self, index: int) -> None:
         loaded = self._loaded.pop(index)

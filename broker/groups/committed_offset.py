@@ -56,6 +56,18 @@ class UnreplicatedOffsets:
         else:
             kept[1].append(record)
 
+    def kept(self, partition: TopicPartition) -> tuple[CommittedOffset | None, list[OffsetRecord]] | None:
+        """What is kept for `partition` now (for `put_back`: a write that fails undoes its records)."""
+        kept = self._by_partition.get(partition)
+        return None if kept is None else (kept[0], list(kept[1]))
+
+    def put_back(self, partition: TopicPartition,
+                 kept: tuple[CommittedOffset | None, list[OffsetRecord]] | None) -> None:
+        if kept is None:
+            self._by_partition.pop(partition, None)
+        else:
+            self._by_partition[partition] = kept
+
     def visible(self, partition: TopicPartition, latest: CommittedOffset | None,
                 high_watermark: int) -> CommittedOffset | None:
         """What a fetch answers for `partition`, whose value is `latest`: the value of its last

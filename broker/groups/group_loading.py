@@ -26,8 +26,8 @@ commits, offset deletions, a classic group's deletion), whose records the runtim
 and writes through the write path (OffsetsStore.append_records), and the classic, consumer,
 streams and share groups' own records (group_writes.py: `WriteRecords`), which their
 coordinators applied already, so the runtime writes them without replaying. A write that fails
-rebuilds the shard if it replayed any of its records: its groups are unloaded and replayed from
-the log, where those records may not be; the group kinds undo their own change on the error.
+puts back the groups and offsets its replayed records changed (offset_ops.py, through the
+runtime's undo log); the group kinds undo their own change on the error.
 A transaction's offsets (txn_offsets.py: `TxnCommit`) are a transactional write of the runtime:
 its records are the producer's transactional batch (OffsetsStore.append_transactional), alone.
 
@@ -129,6 +129,7 @@ class GroupShard:
     def __init__(self, context: ShardContext[Op], loading: GroupLoading) -> None:
         self._partition: Partition = context.partition
         self._timer: ShardTimer[Op] = context.timer
+        self._undo = context.undo
         self._loading = loading
         # The log's records until it is read whole: the groups' replays are one pass over them.
         self._records: list[StoredRecord | StoredMarker] | None = []
@@ -140,7 +141,7 @@ class GroupShard:
             self._records.append(record)
         else:
             assert not isinstance(record, KeyValue), "group_writes.py's records are written, never replayed"
-            self._loading.offsets.replay(record)
+            self._loading.offsets.replay(record, self._undo)
 
     def loaded(self) -> None:
         records, self._records = self._records or [], None

@@ -20,7 +20,8 @@ and the answer; the runtime replays them (`replay`) before it writes them, so th
 operation sees them, and answers once they are written. A value not written yet has
 record_offset -1: it is the latest of its partition (pending_offsets.keep_later) until
 OffsetsStore.append_records stamps where it went; OffsetFetch does not see it until it is
-replicated (committed_offset.UnreplicatedOffsets).
+replicated (committed_offset.UnreplicatedOffsets). A write that fails puts back each group and
+partition its records changed (broker/coordinator/undo.py), as the log holds them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Callable, NamedTuple
 from wire.error_codes import ErrorCode
 from broker.api.topic_lookup import TopicLookup
 from broker.coordinator.runtime import Outcome
+from broker.coordinator.undo import Restore, UndoLog
 from broker.groups.committed_offset import CommittedOffset
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import Group, Member
@@ -140,14 +142,17 @@ class OffsetOps:
                 return hold(self._coordinator.groups, op, self._coordinator.timers.now_ms())
         raise TypeError(f"not an offsets operation: {op!r}")
 
-    def replay(self, record: OffsetRecord | GroupTombstone) -> None:
+    def replay(self, record: OffsetRecord | GroupTombstone, undo: UndoLog) -> None:
         """A record an operation returned, applied as a load applies it (offsets_replay.py)."""
         groups = self._coordinator.groups
+        undo.save(("group", record.group_id), partial(self._saving_group, record.group_id))
         if isinstance(record, GroupTombstone):
             group = groups.pop(record.group_id, None)
             if group is not None:
                 group.state = GroupState.DEAD  # a timer or a request still holding it finds it dead
             return
+        undo.save(("offset", record.group_id, record.partition),
+                  partial(self._saving_offset, record.group_id, record.partition))
         group = groups.get(record.group_id)
         if group is None:
             if record.value is None:
@@ -159,6 +164,44 @@ class OffsetOps:
             group.pending_txn_offsets.drop_partition(record.partition)
         else:
             group.offsets[record.partition] = record.value  # the log's latest once written
+
+    def _saving_group(self, group_id: str) -> Restore:
+        """How to put back the group as it is now: the group a tombstone dropped, or none where a
+        commit made one (unless a member joined it meanwhile: the classic coordinator's own)."""
+        groups = self._coordinator.groups
+        group = groups.get(group_id)
+        state = group.state if group is not None else GroupState.DEAD
+
+        def restore() -> None:
+            if group is not None:
+                groups[group_id] = group
+                group.state = state
+                return
+            made = groups.get(group_id)
+            if made is not None and not made.members and not made.offsets:
+                del groups[group_id]
+        return restore
+
+    def _saving_offset(self, group_id: str, partition: tuple[str, int]) -> Restore:
+        """How to put back the group's offset of `partition` as it is now (the value, what OffsetFetch
+        sees of it, the open transactions' offsets a tombstone drops)."""
+        groups = self._coordinator.groups
+        group = groups.get(group_id)
+        value = group.offsets.get(partition) if group is not None else None
+        unreplicated = group.unreplicated.kept(partition) if group is not None else None
+        pending = group.pending_txn_offsets.of_partition(partition) if group is not None else {}
+
+        def restore() -> None:
+            now = groups.get(group_id)
+            if now is None:
+                return
+            if value is None:
+                now.offsets.pop(partition, None)
+            else:
+                now.offsets[partition] = value
+            now.unreplicated.put_back(partition, unreplicated)
+            now.pending_txn_offsets.put_back(partition, pending)
+        return restore
 
     def _write(self, group_id: str, wanted: list[OffsetToCommit]) -> Outcome[Written, object]:
         codes, records = offsets_to_commit(group_id, wanted, self._topics, self._coordinator.timers.now_ms())

@@ -9,7 +9,8 @@ hands them there): handled in the partition's turn, their records replayed into 
 written through the write path, and answered once written, so what a client was told is
 committed is what a restarted broker, or the next leader of the partition, replays. A write
 that fails answers every entry the coordinator's error (Kafka's new coordinator's mapping,
-internal_topic_log.coordinator_error), and the partition's groups are rebuilt from its log.
+internal_topic_log.coordinator_error), and the groups and offsets its records changed are put
+back as the log holds them (offset_ops.py).
 A transaction's offsets have their own rules (txn_offsets.py): they are a transactional write of
 the runtime, in the same queue, their records the producer's transactional batch of their own,
 so a fenced producer's refusal answers that commit alone.

@@ -70,6 +70,16 @@ class PendingTxnOffsets:
     def partitions(self) -> set[TopicPartition]:
         return {p for offsets in self._by_producer.values() for p in offsets}
 
+    def of_partition(self, partition: TopicPartition) -> dict[int, CommittedOffset]:
+        """Each open transaction's offset for the partition, by producer (for `put_back`)."""
+        return {pid: offsets[partition] for pid, offsets in self._by_producer.items() if partition in offsets}
+
+    def put_back(self, partition: TopicPartition, by_producer: dict[int, CommittedOffset]) -> None:
+        """The partition's pending offsets are `by_producer` again (a tombstone's write failed)."""
+        self.drop_partition(partition)
+        for producer_id, value in by_producer.items():
+            self.add(producer_id, partition, value)
+
     def drop_partition(self, partition: TopicPartition) -> None:
         """A tombstone of the partition was written: no transaction's offset for it survives."""
         for producer_id in list(self._by_producer):

@@ -198,11 +198,13 @@ def test_a_commit_the_followers_never_fetch_times_out(cluster_member):
         _lead(partition, epoch=1, isr=(ME, OTHER))
         loading.sync()
         # Kafka's new coordinator answers a write that timed out COORDINATOR_NOT_AVAILABLE
-        # (retriable), and the shard is rebuilt from its log, which holds the record: it counts
-        # once the follower has it.
+        # (retriable), and keeps the record, which its log holds: it counts once the follower
+        # has it, and OffsetFetch sees it then, not before.
         assert await _commit(offsets, a, 7) == [ErrorCode.coordinator_not_available]
-        assert _committed(offsets, a) == 7
         assert partition.high_watermark < partition.log_end_offset
+        assert _committed(offsets, a) is None
+        partition.follower_fetched(OTHER, partition.log_end_offset)
+        assert _committed(offsets, a) == 7
 
     asyncio.run(scenario())
 

@@ -11,6 +11,7 @@ from wire.error_codes import ErrorCode
 from broker.coordinator.clock import ManualClock
 from broker.coordinator.runtime import ShardContext
 from broker.coordinator.shard_timer import ShardTimer
+from broker.coordinator.undo import UndoLog
 from broker.groups.share.share_partition import RecordState, StateRange
 from broker.groups.share.state_shard import (UNINITIALIZED, Delete, Initialize, Read, ShareStateShard, Summary,
                                              Write)
@@ -18,8 +19,8 @@ from broker.groups.share.state_shard import (UNINITIALIZED, Delete, Initialize, 
 KEY = ("group", uuid.uuid4(), 0)
 
 
-def _shard(clock: ManualClock) -> ShareStateShard:
-    return ShareStateShard(ShardContext(None, clock, ShardTimer(clock, lambda op: None)))
+def _shard(clock: ManualClock, undo: UndoLog | None = None) -> ShareStateShard:
+    return ShareStateShard(ShardContext(None, clock, ShardTimer(clock, lambda op: None), undo or UndoLog()))
 
 
 def _run(shard: ShareStateShard, op):
@@ -59,3 +60,22 @@ def test_a_deleted_key_leaves_nothing_behind():
     assert len(shard) == 0  # its state and the leader epoch its read recorded
     assert _run(shard, Read(KEY, 0))[1].error is ErrorCode.none  # epoch 7 is forgotten
     assert _run(shard, Delete(("other", uuid.uuid4(), 0)))[0] == []  # nothing to delete: nothing written
+
+
+def test_a_failed_write_puts_back_each_key_it_changed():
+    clock, undo = ManualClock(1_000), UndoLog()
+    shard = _shard(clock, undo)
+    other = ("group", uuid.uuid4(), 1)
+    _run(shard, Initialize(KEY, 1, 100))
+    _run(shard, Read(KEY, 4))
+    undo.recording = True  # loaded: what follows is replayed before its write
+    _, stored = _run(shard, Read(KEY, 4))
+    undo.keep()
+    _run(shard, Write(KEY, 1, 4, 150, (StateRange(150, 159, RecordState.ACKNOWLEDGED, 0),)))
+    _run(shard, Delete(KEY))
+    _run(shard, Initialize(other, 1, 7))
+    assert undo.revert() == 2  # the write's records are not in the log
+    _, after = _run(shard, Read(KEY, 4))
+    assert after.state == stored.state  # the state before the write, and its leader epoch still fences
+    assert _run(shard, Read(KEY, 3))[1].error is ErrorCode.fenced_leader_epoch
+    assert _run(shard, Read(other, 0))[1].state.start_offset == UNINITIALIZED

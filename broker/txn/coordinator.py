@@ -7,7 +7,8 @@ A request that changes an id is an operation of the id's partition (txn_ops.py),
 that partition's queue: the shard decides and returns the id's new record, the runtime writes
 it through the write path (acks=all, state_store.py) and replays it, and the request is
 answered once it is written; a write that fails answers the coordinator's error for the log's
-(internal_topic_log.coordinator_error) and the shard is rebuilt from its log. An id whose
+(internal_topic_log.coordinator_error) and the ids it changed are put back as the log holds
+them (txn_shard.py). An id whose
 partition is not led here gets NOT_COORDINATOR. The questions that change nothing
 (a partition leader's verification, DescribeTransactions, ListTransactions) read the loaded
 shards directly.
@@ -186,9 +187,9 @@ class TransactionCoordinator:
 
     def _new_shard(self, context: ShardContext[TxnOp]) -> TxnShard:
         index = context.partition.index
-        # A partition's first shard resumes its prepared ends at once; a later one (rebuilt after
-        # a failed write, or led again) after the retry backoff, so a log that keeps refusing the
-        # Complete record is not rebuilt in a tight loop.
+        # A partition's first shard resumes its prepared ends at once; a later one (led again)
+        # after the retry backoff, so a partition whose leadership flaps does not send its
+        # markers again in a tight loop.
         delay = COMPLETE_RETRY_MS if context.partition in self._shard_made else 0
         self._shard_made.add(context.partition)
         return TxnShard(context, self._shard_config, lambda meta: self._endings.start(index, meta), delay)
@@ -204,6 +205,6 @@ class TransactionCoordinator:
         return shard.transactions.get(transactional_id) if shard is not None else None
 
     def _ours(self, index: int, meta: TxnMetadata) -> bool:
-        """Whether `meta` is still the id's state here (not unloaded, forgotten or rebuilt since)."""
+        """Whether `meta` is still the id's state here (not unloaded, forgotten or put back since)."""
         shard = self.shard(index)
         return shard is not None and shard.transactions.get(meta.transactional_id) is meta

@@ -6,10 +6,10 @@ timed-out producer) replayed into a loaded shard (txn_shard.py) starts an end he
 until that record is written (the `Written` operation, queued behind it), writes a marker to
 every partition of the transaction (markers.py) and submits `CompleteEnd`, whose Complete
 record the runtime writes. An end stops at its next step once its id is no longer its shard's
-(`ours`: the partition unloaded, the id forgotten, or the shard rebuilt after a failed write);
-a rebuilt or newly loaded shard resumes the ends its log left prepared itself, after
-COMPLETE_RETRY_MS when it is rebuilt (coordinator.py), which is how a Complete record that
-could not be written is tried again.
+(`ours`: the partition unloaded, the id forgotten, or put back after a failed write). A newly
+loaded shard resumes the ends its log left prepared; a shard whose Complete record could not
+be written resumes that end after COMPLETE_RETRY_MS (txn_shard.py), which is how it is tried
+again.
 
 Each end reports how long its markers took (Prepare written -> every marker written and
 replicated) and its Complete record after them (`steps`: the broker's twinlog_transaction_end_step_ms;

@@ -4,7 +4,9 @@ the coordinator runtime (broker/coordinator/runtime.py), which loads it when thi
 the partition, runs its operations (txn_ops.py) one at a time in order, writes the records they
 return through the write path and replays them into it before the answer goes out. So every
 change of an id, a request's or a timer's, is a record replayed: what the shard holds is what
-the log says, and a write that fails rebuilds the shard from the log.
+the log says, and a write that fails puts back the ids it changed as the log holds them
+(broker/coordinator/undo.py): each as a new object, so an end in flight for what was undone
+stops, and an end whose Complete record was not written resumes after COMPLETE_RETRY_MS.
 
 What a request may do in each state is state.TRANSITIONS', what EndTxn answers end_table.TABLE's;
 the checks of the producer id and epoch come first, here.
@@ -19,19 +21,22 @@ the checks of the producer id and epoch come first, here.
 - Timers on the runtime's clock (ShardTimer): the timed-out transactions are looked for every
   transaction.abort.timed.out.transaction.cleanup.interval.ms, the expired ids every
   transaction.remove.expired.transaction.cleanup.interval.ms, and `loaded` resumes the ends
-  found prepared after `resume_delay_ms` (later for a shard rebuilt after a failed write, so
-  its retries do not spin).
+  found prepared after `resume_delay_ms` (later for a partition led again, so a log that keeps
+  refusing does not make its retries spin).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Callable, NamedTuple, cast
 
 from wire.error_codes import ErrorCode
 
 from broker.coordinator.runtime import Outcome, ShardContext
+from broker.coordinator.undo import Restore
 from broker.txn import end_table
+from broker.txn.ending import COMPLETE_RETRY_MS
 from broker.txn.metadata import MAX_EPOCH, NO_EPOCH, V2, TxnMetadata, epoch_exhausted, producer_after_end
 from broker.txn.state import Event, TxnState, transition
 from broker.txn.txn_log import NO_PRODUCER_ID
@@ -57,6 +62,7 @@ class TxnShard:
         self.transactions: dict[str, TxnMetadata] = {}
         self._clock = context.clock
         self._timer = context.timer
+        self._undo = context.undo
         self._coordinator_epoch = context.partition.leader_epoch  # carried by every marker
         self._name = f"__transaction_state-{context.partition.index}"
         self._config = config
@@ -68,6 +74,7 @@ class TxnShard:
 
     def replay(self, stored: StoredTxn) -> None:
         transactional_id, record = stored
+        self._undo.save(transactional_id, lambda: self._saving(transactional_id))
         if record is None:
             self.transactions.pop(transactional_id, None)
             return
@@ -78,6 +85,25 @@ class TxnShard:
             meta.apply(record)
         if self._loaded and record.state in _PREPARED:
             self._prepared(meta)
+
+    def _saving(self, transactional_id: str) -> Restore:
+        """How to put the id back as it is now (before an operation's record changes it)."""
+        kept = self.transactions.get(transactional_id)
+        before = None if kept is None else replace(kept)  # a new object: `ours` fails for the undone one
+
+        def restore() -> None:
+            if before is None:
+                self.transactions.pop(transactional_id, None)
+                return
+            self.transactions[transactional_id] = before
+            if before.state in _PREPARED:  # its Complete record was not written: tried again later
+                self._timer.schedule(ResumeEnds, COMPLETE_RETRY_MS, ResumeEnds())
+        return restore
+
+    def _changing(self, meta: TxnMetadata) -> None:
+        """Before a handler changes a kept id's in-memory field: put back with it if the write fails."""
+        if self.transactions.get(meta.transactional_id) is meta:
+            self._undo.save(meta.transactional_id, lambda: self._saving(meta.transactional_id))
 
     def loaded(self) -> None:
         self._loaded = True
@@ -146,6 +172,7 @@ class TxnShard:
             record = meta.record_with(now, (), producer_epoch=meta.producer_epoch + 1, state=TxnState.EMPTY,
                                       timeout_ms=op.timeout_ms, start_ms=-1)
         same_id = meta.producer_id == record.producer_id
+        self._changing(meta)
         meta.last_producer_epoch = meta.producer_epoch if expected and same_id else NO_EPOCH
         log.info("transactional id %s: producer %d epoch %d", op.transactional_id, record.producer_id,
                  record.producer_epoch)
@@ -198,6 +225,7 @@ class TxnShard:
         start = meta.record.start_ms if meta.state is TxnState.ONGOING else now  # an abort of nothing begun
         record = meta.record_with(now, state=outcome.next, producer_epoch=epoch + 1, next_producer_id=next_id,
                                   start_ms=start, client_transaction_version=V2)
+        self._changing(meta)
         meta.last_producer_epoch = epoch
         return Outcome([StoredTxn(op.transactional_id, record)], EndResult(ErrorCode.none, *producer_after_end(record)))
 
@@ -205,7 +233,7 @@ class TxnShard:
 
     def _complete(self, meta: TxnMetadata) -> Outcome[StoredTxn, object]:
         if self.transactions.get(meta.transactional_id) is not meta:
-            return Outcome([], ErrorCode.not_coordinator)  # forgotten, or the shard was rebuilt since
+            return Outcome([], ErrorCode.not_coordinator)  # forgotten, or put back since
         outcome = transition(meta.state, Event.MARKERS_WRITTEN)
         if outcome.next is meta.state:
             return Outcome([], ErrorCode.none)
@@ -222,6 +250,7 @@ class TxnShard:
         if self._config.transaction_version() >= V2 and epoch < MAX_EPOCH:
             stored_epoch, version = epoch + 1, V2
         aborting = transition(TxnState.PREPARE_EPOCH_FENCE, Event.FENCE_ABORT).next
+        self._changing(meta)
         meta.last_producer_epoch = NO_EPOCH
         log.info("transactional id %s: producer %d fenced at epoch %d; aborting its transaction",
                  meta.transactional_id, meta.producer_id, epoch)

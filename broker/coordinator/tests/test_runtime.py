@@ -1,7 +1,8 @@
 """broker/coordinator/runtime.py: operations of one partition in order, partitions independent,
 those queued together written as one batch, a load replays the log, an unload answers
-NOT_COORDINATOR and cancels the partition's timers, a failed write fails its operations and
-rebuilds the shard from the log, timers fire when the (manual) clock moves.
+NOT_COORDINATOR and cancels the partition's timers, a failed write fails its operations and puts
+the shard back as the log holds it (or keeps records the log appended), timers fire when the
+(manual) clock moves.
 
 Real parts below the runtime: a TopicRegistry on a real engine in a temp dir, real
 replica.Partitions made leader / follower as the replica manager does, the real write path;
@@ -68,16 +69,29 @@ class Tally:
     def __init__(self, context: ShardContext) -> None:
         self.counts: dict[str, int] = {}
         self.timer = context.timer
+        self.undo = context.undo
         self.events: list[str] = []
         self.replayed: list[Record] = []
 
     def replay(self, record: Record) -> None:
         self.replayed.append(record)
         name, n = record
+        self.undo.save(name, lambda: self._saving(name))
         if n is None:
             self.counts.pop(name, None)
         else:
             self.counts[name] = n
+
+    def _saving(self, name: str):
+        before = self.counts.get(name)
+        self.events.append(f"saved {name}")
+
+        def restore() -> None:
+            if before is None:
+                self.counts.pop(name, None)
+            else:
+                self.counts[name] = before
+        return restore
 
     def handle(self, op) -> Outcome:
         match op:
@@ -226,25 +240,66 @@ def test_operations_queued_together_are_written_as_one_batch(member):
     asyncio.run(scenario())
 
 
-def test_a_failed_write_fails_its_operations_and_the_shard_is_rebuilt_from_the_log(tmp_path):
+async def _fetched_once_appended(p: Partition) -> None:
+    """OTHER fetches the partition's next write: the HW passes it."""
+    end = p.log_end_offset
+    while p.log_end_offset == end:
+        await asyncio.sleep(0)
+    p.follower_fetched(OTHER, p.log_end_offset)
+
+
+def test_a_failed_write_fails_its_operations_and_puts_back_only_what_they_changed(tmp_path):
     member = _Member(tmp_path, "segment", {"min.insync.replicas": "2"})
-    _lead(member.partition(0), 1)  # ISR of one, below min.insync.replicas
+    p = member.partition(0)
+    _lead(p, 1, isr=(ME, OTHER))
 
     async def scenario():
         runtime, shards = _runtime(member)
         runtime.sync()
         first = shards[0]
-        added, read = await asyncio.gather(runtime.submit(0, ("add", "a", 1)), runtime.submit(0, ("get", "a")),
-                                           return_exceptions=True)
-        for failed in (added, read):  # the read saw the record that was not written: it fails too
+        written = asyncio.ensure_future(runtime.submit(0, ("add", "a", 5)))
+        await _fetched_once_appended(p)
+        assert await written == 5
+        assert first.events == ["loaded", "saved a"]
+        _lead(p, 2)  # the follower drops out: an ISR of one, below min.insync.replicas
+        added, dropped, read = await asyncio.gather(
+            runtime.submit(0, ("add", "a", 1)), runtime.submit(0, ("drop", "b")), runtime.submit(0, ("get", "a")),
+            return_exceptions=True)
+        for failed in (added, dropped, read):  # the read saw a record that was not written: it fails too
             assert isinstance(failed, CoordinatorError)
             assert failed.code is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka maps it
-        assert first.events == ["loaded", "unloaded"] and shards[0] is not first
-        assert shards[0].counts == {} and shards[0].events == ["loaded"]
-        assert await runtime.submit(0, ("get", "a")) is None
+        assert shards[0] is first and first.events == ["loaded", "saved a", "saved a", "saved b"]  # not reloaded
+        assert first.counts == {"a": 5}  # as the log holds it: the written add stays, the failed one is undone
+        _lead(p, 3, isr=(ME, OTHER))
+        again = asyncio.ensure_future(runtime.submit(0, ("add", "a", 1)))
+        await _fetched_once_appended(p)
+        assert await again == 6
         with pytest.raises(CoordinatorError) as refused:
             await runtime.submit(0, ("nonsense",))
         assert refused.value.code is ErrorCode.invalid_request
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        member.storage.close()
+
+
+def test_records_appended_but_not_replicated_in_time_stay_in_the_shard(tmp_path, monkeypatch):
+    member = _Member(tmp_path, "commitlog")
+    p = member.partition(0)
+    _lead(p, 1, isr=(ME, OTHER))  # the follower never fetches: the write times out after its append
+    monkeypatch.setattr("broker.coordinator.internal_topic_log.WRITE_TIMEOUT_S", 0.05)
+
+    async def scenario():
+        runtime, shards = _runtime(member)
+        runtime.sync()
+        with pytest.raises(CoordinatorError) as failed:
+            await runtime.submit(0, ("add", "a", 3))
+        assert failed.value.code is ErrorCode.coordinator_not_available  # REQUEST_TIMED_OUT, as Kafka maps it
+        assert shards[0].counts == {"a": 3}  # the leader's log has it: the state is the log's
+        fresh, fresh_shards = _runtime(member)
+        fresh.sync()
+        assert fresh_shards[0].counts == {"a": 3}
 
     try:
         asyncio.run(scenario())
@@ -280,7 +335,7 @@ def test_a_failed_write_of_unreplayed_records_leaves_the_shard_to_its_handler(tm
         with pytest.raises(CoordinatorError) as failed:
             await runtime.submit(0, ("set", "a", 7))
         assert failed.value.code is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka maps it
-        assert shards[0] is first and first.events == ["loaded"]  # not rebuilt: nothing was replayed
+        assert shards[0] is first and first.events == ["loaded"]  # nothing was replayed, nothing saved
         assert first.counts == {"a": 7}  # the handler's change, for its caller to undo on the error
 
     try:

@@ -10,6 +10,7 @@ records its leader epoch (in memory, as Kafka's does). A write's batches are lai
 ones (state_log.overlay) and the whole result written as one record. A summary (the group
 coordinator's read, for an admin) records no leader epoch and fences nothing; a delete writes a
 tombstone, whose replay forgets the key's state and its leader epoch, as Kafka's deleteState.
+A write that fails puts each key it changed back (broker/coordinator/undo.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import NamedTuple
 from wire.error_codes import ErrorCode
 
 from broker.coordinator.runtime import Outcome, ShardContext
+from broker.coordinator.undo import Restore
 from broker.groups.share import state_log
 from broker.groups.share.share_partition import StateRange
 
@@ -69,14 +71,28 @@ class ShareStateShard:
         self._clock = context.clock
         self._states: dict[Key, state_log.ShareState] = {}
         self._read_epochs: dict[Key, int] = {}  # leader epochs reads recorded
+        self._undo = context.undo
 
     def replay(self, record: Record) -> None:
         key, state = record
+        self._undo.save(key, lambda: self._saving(key))
         if state is None:
             self._states.pop(key, None)
             self._read_epochs.pop(key, None)
         else:
             self._states[key] = state
+
+    def _saving(self, key: Key) -> Restore:
+        state, read_epoch = self._states.get(key), self._read_epochs.get(key)
+
+        def restore() -> None:
+            if state is None:
+                self._states.pop(key, None)
+            else:
+                self._states[key] = state
+            if read_epoch is not None:  # a tombstone forgot it; a read since only raised it
+                self._read_epochs.setdefault(key, read_epoch)
+        return restore
 
     def loaded(self) -> None:
         pass  # nothing runs between requests

@@ -1,7 +1,8 @@
 """Committed offsets are operations of their group's `__consumer_offsets` partition in the
 coordinator runtime (offset_ops.py): handled in order, their records replayed into the groups
 and written through the write path, answered once every in-sync replica has them; a write that
-fails answers the coordinator's error and the partition's groups are rebuilt from the log.
+fails answers the coordinator's error and puts back, as the log holds them, the groups and
+offsets its records changed.
 
 Real parts below the coordinators (group_broker.py): real Partitions made leader as the replica
 manager does, a real engine, the real write path; a follower's progress as its fetches report it.
@@ -102,7 +103,7 @@ async def _replicated(partition, answer: asyncio.Future):
     return await answer
 
 
-def test_a_write_refused_answers_coordinator_not_available_and_rebuilds_the_groups_from_the_log(broker):
+def test_a_write_refused_answers_coordinator_not_available_and_puts_back_what_it_changed(broker):
     partition = broker.partition(GROUP)
     lead(partition, epoch=1, isr=(1, OTHER))
 
@@ -115,8 +116,31 @@ def test_a_write_refused_answers_coordinator_not_available_and_rebuilds_the_grou
         written = partition.log_end_offset
         assert await _commit(c, 9) == [ErrorCode.coordinator_not_available]
         assert partition.log_end_offset == written  # nothing appended
-        assert c.classic.groups[GROUP] is not group  # the partition's groups replayed from the log again
+        assert c.classic.groups[GROUP] is group  # the same group, not replayed from the log again
         assert _committed(c) == 5  # what the log says, not the refused commit's replay
+
+    asyncio.run(scenario())
+
+
+def test_a_refused_write_brings_back_the_group_it_deleted_and_drops_the_one_it_made(broker):
+    partition = broker.partition(GROUP)
+    lead(partition, epoch=1, isr=(1, OTHER))
+    other = next(g for g in (f"other-{i}" for i in range(100))  # in the same partition
+                 if offsets_log.partition_for(g, PARTITIONS) == partition.index)
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        assert await _replicated(partition, asyncio.ensure_future(_commit(c, 5))) == [ErrorCode.none]
+        group = c.classic.groups[GROUP]
+        state = group.state
+        lead(partition, epoch=2, isr=(1,))  # below min.insync.replicas=2: the log refuses writes
+        deleted, made = await asyncio.gather(  # one batch: both records refused
+            c.offsets.delete_groups([GROUP]),
+            c.offsets.commit(other, -1, "", None, [OffsetToCommit("t", 0, 3, -1, "m")]))
+        assert deleted == [ErrorCode.coordinator_not_available] and made == [ErrorCode.coordinator_not_available]
+        assert c.classic.groups[GROUP] is group and group.state is state and _committed(c) == 5
+        assert other not in c.classic.groups
 
     asyncio.run(scenario())
 

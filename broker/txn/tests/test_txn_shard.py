@@ -1,8 +1,8 @@
 """The transaction coordinator as a shard of the coordinator runtime: every change is a record of
 `__transaction_state` written through the write path and replayed, timers run on the runtime's
 clock (a ManualClock here: no test waits for time to pass), a failed write answers the
-coordinator's error and rebuilds the shard from its log, an unloaded partition answers
-NOT_COORDINATOR.
+coordinator's error and puts back what it changed as the log holds it, an unloaded partition
+answers NOT_COORDINATOR.
 
 Real parts: a TopicRegistry on a real engine in a temp dir holding `__transaction_state` and a
 user topic, real replica.Partitions made leader as the replica manager does, the real write
@@ -31,6 +31,7 @@ from broker.topic_admin import TopicAdministrator
 from broker.topics import TopicRegistry
 from broker.txn import txn_log
 from broker.txn.coordinator import TransactionCoordinator
+from broker.txn.ending import COMPLETE_RETRY_MS
 from broker.txn.marker_append import MarkerAppender
 from broker.txn.markers import RETRY_BACKOFF_MS, MarkerWriter
 from broker.txn.state import TxnState
@@ -206,7 +207,7 @@ def test_markers_are_retried_on_the_clock_and_a_new_coordinator_resumes_a_prepar
         member.storage.close()
 
 
-def test_a_failed_write_answers_the_coordinator_error_and_the_shard_is_rebuilt_from_its_log(tmp_path):
+def test_a_failed_write_answers_the_coordinator_error_and_puts_the_id_back_as_the_log_holds_it(tmp_path):
     member = _Member(tmp_path, "segment", {"min.insync.replicas": "2"}, {})
     state = member.partition(txn_log.TOPIC)
     _lead(state, 1, isr=(ME, OTHER))
@@ -225,8 +226,7 @@ def test_a_failed_write_answers_the_coordinator_error_and_the_shard_is_rebuilt_f
         _lead(state, 1, isr=(ME,))  # the ISR shrinks below min.insync.replicas
         refused = await coordinator.add_partitions(TID, producer.producer_id, producer.producer_epoch, {(USER, 0)}, 0)
         assert refused is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka answers it
-        rebuilt = coordinator.shard(0)
-        assert rebuilt is not loaded and _state(coordinator) is E  # the log's state, not the refused record's
+        assert coordinator.shard(0) is loaded and _state(coordinator) is E  # the log's state, not the refused record's
         assert coordinator.verify_partitions(TID, producer.producer_id, producer.producer_epoch, {(USER, 0)}) == {
             (USER, 0): ErrorCode.transaction_abortable}
         _lead(state, 1, isr=(ME, OTHER))
@@ -235,6 +235,55 @@ def test_a_failed_write_answers_the_coordinator_error_and_the_shard_is_rebuilt_f
         await until(lambda: state.log_end_offset == 2, "the AddPartitions record appended")
         state.follower_fetched(OTHER, 2)
         assert await added is ErrorCode.none and _state(coordinator) is O
+        await coordinator.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        member.storage.close()
+
+
+def test_a_complete_record_the_log_refuses_is_tried_again_after_the_backoff(tmp_path):
+    member = _Member(tmp_path, "commitlog", {"min.insync.replicas": "2"}, {})
+    state, user = member.partition(txn_log.TOPIC), member.partition(USER)
+    _lead(state, 1, isr=(ME, OTHER))
+    _lead(user, 1)
+    clock = ManualClock(1_000_000)
+
+    async def replicated(call, records: int):
+        """`call`'s answer once OTHER fetched its `records` records of the transaction state."""
+        answer = asyncio.ensure_future(call)
+        end = state.log_end_offset + records
+        await until(lambda: state.log_end_offset == end, "the records appended")
+        state.follower_fetched(OTHER, end)
+        return await answer
+
+    async def scenario():
+        coordinator = member.coordinator(clock)
+        coordinator.start()
+        init = await replicated(coordinator.init_producer_id(TID, 10_000, -1, -1), 1)
+        producer_id, epoch = init.producer_id, init.producer_epoch
+        assert await replicated(coordinator.add_partitions(TID, producer_id, epoch, {(USER, 0)}, 0), 1) is (
+            ErrorCode.none)
+        loaded = coordinator.shard(0)
+        ended = asyncio.ensure_future(coordinator.end_txn(TID, producer_id, epoch, True, False))
+        await until(lambda: state.log_end_offset == 3, "the PrepareCommit record appended")
+        prepared = coordinator.shard(0).transactions[TID]
+        state_end = state.log_end_offset
+        state.follower_fetched(OTHER, state_end)
+        assert (await ended).error is ErrorCode.none
+        _lead(state, 2)  # the follower drops out before the Complete record: NOT_ENOUGH_REPLICAS
+        await until(lambda: user.log_end_offset == 1, "the COMMIT marker")
+        await until(lambda: coordinator.shard(0).transactions[TID] is not prepared, "the refused Complete put back")
+        assert coordinator.shard(0) is loaded and _state(coordinator) is PC and member.stored() == [E, O, PC]
+        _lead(state, 3, isr=(ME, OTHER))
+        clock.advance(COMPLETE_RETRY_MS - 1)
+        assert _state(coordinator) is PC and user.log_end_offset == 1  # not before the backoff
+        clock.advance(1)  # the end resumes: the marker again (idempotent), then the Complete record
+        await until(lambda: state.log_end_offset == state_end + 1, "the Complete record appended")
+        state.follower_fetched(OTHER, state.log_end_offset)
+        await until(lambda: _state(coordinator) is CC, "the Complete record")
+        assert member.stored() == [E, O, PC, CC]
         await coordinator.close()
 
     try:
