@@ -24,10 +24,11 @@ What a shard handles in its partition's turn: the groups' timers (group_timers.p
 runtime cancels them all on unload), the committed offsets' operations (offset_ops.py:
 commits, offset deletions, a classic group's deletion), whose records the runtime replays here
 and writes through the write path (OffsetsStore.append_records), and the classic, consumer,
-streams and share groups' own records (group_writes.py: `WriteRecords`), which their
-coordinators applied already, so the runtime writes them without replaying. A write that fails
-puts back the groups and offsets its replayed records changed (offset_ops.py, through the
-runtime's undo log); the group kinds undo their own change on the error.
+streams and share groups' own records (group_writes.py: `WriteRecords`), which the runtime
+replays here, each into its group kind (`replay_written`: a classic group's record is the
+classic coordinator's, applied by it already, as in Kafka), then writes. A write that fails puts
+back the groups and offsets its replayed records changed (each kind's replay saves them in the
+runtime's undo log); the classic coordinator undoes its own change on the error.
 A transaction's offsets (txn_offsets.py: `TxnCommit`) are a transactional write of the runtime:
 its records are the producer's transactional batch (OffsetsStore.append_transactional), alone.
 
@@ -47,6 +48,7 @@ from replica.partition import Partition
 from broker.api.topic_lookup import TopicLookup
 from broker.coordinator.runtime import CoordinatorError, CoordinatorRuntime, Outcome, ShardContext, TxnWrite
 from broker.coordinator.shard_timer import ShardTimer
+from broker.coordinator.undo import UndoLog
 from broker.groups import offsets_replay
 from broker.groups import offsets_log
 from broker.groups.coordinator import GroupCoordinator
@@ -58,7 +60,8 @@ from broker.groups.offsets_log import KeyValue, Written
 from broker.groups.offsets_store import OffsetsStore, StoredMarker, StoredRecord
 from broker.groups.txn_offsets import TxnCommit
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
-from broker.groups.consumer.replay import replaying
+from broker.groups.consumer import records as consumer_records
+from broker.groups.consumer import replay as consumer_replay
 from broker.groups.share import share_group_replay
 from broker.groups.streams import replay as streams_replay
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
@@ -117,9 +120,15 @@ class GroupLoading:
             raise CoordinatorError(ErrorCode.coordinator_not_available, f"{offsets_log.TOPIC} cannot be made now")
         return offsets_log.partition_for(group_id, len(topic.partitions))
 
+    def replay_written(self, record: KeyValue, undo: UndoLog) -> None:
+        """A record a group kind's coordinator returned, into its group kind."""
+        record_type = consumer_records.key_type(record.key)
+        if record_type in consumer_records.TYPES:
+            consumer_replay.replay_written(self.consumer_groups, record, undo)
+
     def replaying(self, records):
         """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""
-        return replaying(self.consumer_groups, share_group_replay.replaying(
+        return consumer_replay.replaying(self.consumer_groups, share_group_replay.replaying(
             self.share_groups, streams_replay.replaying(self.streams_groups, records)))
 
 
@@ -139,8 +148,9 @@ class GroupShard:
         if isinstance(record, (StoredRecord, StoredMarker)):
             assert self._records is not None, "a record of the log after the load"
             self._records.append(record)
+        elif isinstance(record, KeyValue):
+            self._loading.replay_written(record, self._undo)
         else:
-            assert not isinstance(record, KeyValue), "group_writes.py's records are written, never replayed"
             self._loading.offsets.replay(record, self._undo)
 
     def loaded(self) -> None:

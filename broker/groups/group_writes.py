@@ -3,11 +3,11 @@ consumer, streams and share groups' records, Kafka's keys and values): as an ope
 turn of its group's `__consumer_offsets` partition on the coordinator runtime, so they reach
 the log in the same queue, the same batches and the same write path as the committed offsets.
 
-These coordinators change their groups before they write (a classic group's members park their
-JoinGroup / SyncGroup on it; a consumer group's change is undone from a snapshot if its write
-fails), as Kafka's classic group manager does: the operation returns the records for the runtime
-to write, not to replay (Kafka's CoordinatorResult with replayRecords=false), and a failed
-write leaves the shard to the coordinator, which undoes its change on the error. `write`
+The runtime replays them into the shard (group_loading.py hands each to its group kind's
+replay, as Kafka's coordinator replays a consumer group's records) before it writes them, and
+puts back what they changed if the write fails. A classic group's records are the exception, as
+in Kafka (CoordinatorResult with replayRecords=false): its coordinator changes the group itself
+(its members park their JoinGroup / SyncGroup on it) and undoes the change on the error. `write`
 answers the coordinator's error for the log's (internal_topic_log.coordinator_error), or
 NOT_COORDINATOR when the partition is not led here.
 """
@@ -55,5 +55,5 @@ class GroupWrites:
 
 
 def handle(op: WriteRecords) -> Outcome[Written, object]:
-    """The operation's turn: its records, written unreplayed (the coordinator applied them)."""
-    return Outcome(op.records, None, replay=False)
+    """The operation's turn: its records, replayed (group_loading.py) and written."""
+    return Outcome(op.records, None)

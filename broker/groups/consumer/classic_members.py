@@ -57,7 +57,7 @@ async def join(cg: ConsumerGroupCoordinator, group: ConsumerGroup, req: JoinRequ
     ids = {t.name: t.topic_id for t in cg.topics().values()}
     owned = tp.normal({ids[name]: ps for name, ps in subscription.owned.items() if name in ids})
 
-    def apply(records: list) -> ConsumerMember:
+    def apply(records: list) -> None:
         member = group.members.get(member_id)
         new = member is None
         if new:
@@ -70,11 +70,11 @@ async def join(cg: ConsumerGroupCoordinator, group: ConsumerGroup, req: JoinRequ
             rebalance_timeout_ms=req.rebalance_timeout_ms,
             classic=ClassicMetadata(req.session_timeout_ms, tuple(req.protocols)))
         cg.update_member(group, member, metadata, new, new, owned, records)
-        return member
 
-    code, _, member = await cg.change(group, apply)
+    code, _, _ = await cg.change(group, apply)
     if code is not ErrorCode.none:
         return JoinResult(code, req.member_id)
+    member = group.members[member_id]  # as its records made it
     cg.arm_session(group, member)
     return JoinResult(ErrorCode.none, member_id, member.current.epoch, CONSUMER_PROTOCOL, req.protocols[0][0], "", [])
 

@@ -5,12 +5,14 @@ leaving at -1, a static member stepping out at -2), bumps the group epoch when w
 assignor sees changed (members, subscriptions, the subscribed topics' partitions: resolved
 again at every heartbeat, so a topic created later that matches a regex is picked up by the
 next one), computes a new target when the group epoch is ahead of the assignment's, and
-reconciles the member (reconciliation.py). The changes become one batch of Kafka's records
-(records.py) in `__consumer_offsets`, written in its partition's turn on the coordinator runtime
-(group_writes.py: unreplayed, the group is changed already); the answer waits until that batch
-is stored as a commit is (on every in-sync replica), and if it is not, the group is put back as
-it was and the member gets the runtime's coordinator error, so nothing a member was told is
-missing after a restart or failover.
+reconciles the member (reconciliation.py). The change is worked out on the group, then the
+group is put back as it was: what changed is one batch of Kafka's records (records.py), which
+the coordinator runtime replays into the group (replay.py) in its `__consumer_offsets`
+partition's turn and writes there (group_writes.py), as Kafka's coordinator replays the records
+of a consumer group. The answer waits until that batch is stored as a commit is (on every
+in-sync replica); if it is not, the runtime puts the group back as the log holds it and the
+member gets the runtime's coordinator error, so nothing a member was told is missing after a
+restart or failover, and what the group holds is what its records say.
 
 A member that stops heartbeating for group.consumer.session.timeout.ms is removed; one that
 does not revoke within its rebalance timeout too. Which broker coordinates a group, and
@@ -111,11 +113,10 @@ class ConsumerGroupCoordinator:
             self._arm_revocation(group, member)
         return result
 
-    async def change(self, group: ConsumerGroup, apply: Callable[[list], T], after=None
-                     ) -> tuple[ErrorCode, str | None, T | None]:
-        """(error, message, what `apply(records)` returned): `apply` changes the group under its
-        lock and lists the records saying so; they are stored before anyone is answered, or the
-        group is put back as it was. `after(result)`, still under the lock, follows a stored change."""
+    async def change(self, group: ConsumerGroup, apply: Callable[[list], T]) -> tuple[ErrorCode, str | None, T | None]:
+        """(error, message, what `apply(records)` returned): `apply` works a change out on the
+        group under its lock and lists the records saying so; the group is put back, and the
+        records, replayed into it, are stored before anyone is answered."""
         async with group.lock:
             if self.groups.get(group.group_id) is not group:
                 return ErrorCode.not_coordinator, None, None  # unloaded while this request waited
@@ -126,10 +127,10 @@ class ConsumerGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return exc.error, exc.message, None
+            saved.restore(group)  # the records say what changed: replayed into it (replay.py)
             stored = await self.store.writes.write(group.group_id, records)
-            if stored is not ErrorCode.none:
-                saved.restore(group)
-                self._rearm(group)
+            if stored is not ErrorCode.none:  # the runtime put the group back as the log holds it
+                self.rearm(group)
                 self._forget_if_new(group)
                 return stored, None, None
             return ErrorCode.none, None, result
@@ -186,6 +187,8 @@ class ConsumerGroupCoordinator:
                 return member, True, True
             if member.current.state is MemberState.UNKNOWN:  # rejoining from nothing, as it must
                 group.set_current(member, CurrentAssignment())
+                records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
+                                rec.current_assignment_value(member.current)))
             return member, False, False  # its join answer was lost: it keeps what it has
         member = group.members.get(req.member_id)
         if member is None:
@@ -305,7 +308,8 @@ class ConsumerGroupCoordinator:
                 group.group_id, member.metadata.rebalance_timeout_ms,
                 lambda: self._expire(group, member, "did not revoke in time", epoch), "revocation")
 
-    def _rearm(self, group: ConsumerGroup) -> None:
+    def rearm(self, group: ConsumerGroup) -> None:
+        """A session for each member without one (one a failed change put back)."""
         for member in group.members.values():
             if member.expiry is None:
                 self.arm_session(group, member)
@@ -323,11 +327,11 @@ class ConsumerGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self.remove_member(group, member, records)
+            saved.restore(group)  # the records say what changed: replayed into it (replay.py)
             stored = await self.store.writes.write(group.group_id, records)
             if stored is not ErrorCode.none:
                 log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored.name)
-                saved.restore(group)
-                self._rearm(group)  # tried again at the next session timeout
+                self.rearm(group)  # tried again at the next session timeout
                 return
         if member.metadata.classic is None:
             await migration.maybe_downgrade(self, group)

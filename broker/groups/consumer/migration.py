@@ -13,7 +13,9 @@ convertToConsumerGroup and convertToClassicGroup), as group.consumer.migration.p
   members remain, the group becomes classic again: generation = the group epoch, each member
   with its protocols and its current assignment, then a rebalance, as Kafka's prepareRebalance.
 
-The records of a conversion are one batch, stored before the group changes in memory. A
+The records of a conversion are one batch. Its consumer group records are replayed into the
+consumer groups as any change's are (replay.py: put back if the write fails); the classic
+group changes once the batch is stored (the classic coordinator's records are its own). A
 classic group whose offsets stay is written as an empty classic group record, not a tombstone:
 a replay forgets a tombstoned group with its offsets, and these offsets stay the group's.
 """
@@ -70,10 +72,10 @@ async def upgrade(cg, classic: Group) -> ErrorCode:
     if written is not ErrorCode.none:
         log.info("group %s: upgrading to a consumer group failed: %s", group_id, written.name)
         return written
+    group = cg.groups[group_id]  # as its records made it (replay.py)
     log.info("group %s: classic group of %d members upgraded to a consumer group at epoch %d",
              group_id, len(group.members), group.epoch)
     cg.classic.release(classic)
-    cg.groups[group_id] = group
     for member in group.members.values():
         cg.arm_session(group, member)
     return ErrorCode.none

@@ -1,11 +1,17 @@
-"""Rebuilding consumer groups from `__consumer_offsets`: records of types 3-8, in log order.
+"""Consumer groups from their records in `__consumer_offsets` (types 3-8), in log order: the
+only way a group changes, as in Kafka's GroupMetadataManager.replay.
 
-`replaying` sits in the stream of records a load reads (group_loading.py): it applies the
-consumer group records as they pass, hands the others (offsets, classic groups, and the
-transaction markers that end TxnOffsetCommit's pending offsets) on to offsets_replay.load, and
-once the stream ends derives what the records do not hold: which member holds each partition,
-and a fresh session for every member (a member that does not heartbeat to the new coordinator
-within its session is removed, as in Kafka).
+- `replaying` sits in the stream of records a load reads (group_loading.py): it applies the
+  consumer group records as they pass, hands the others (offsets, classic groups, and the
+  transaction markers that end TxnOffsetCommit's pending offsets) on to offsets_replay.load,
+  and once the stream ends derives what the records do not hold: which member holds each
+  partition, and a fresh session for every member (a member that does not heartbeat to the
+  new coordinator within its session is removed, as in Kafka).
+- `replay_written` applies a record the coordinator's change returned (coordinator.py works
+  its change out and puts the group back; the runtime replays the records here before it
+  writes them), keeping who holds what as it goes. Before a group's first record since the
+  last write it saves the group (undo.py): a write that fails puts it back as it was, with a
+  session for each member it brings back.
 """
 
 from __future__ import annotations
@@ -13,10 +19,13 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Iterator
 
+from broker.coordinator.undo import Restore, UndoLog
+from broker.groups.offsets_log import KeyValue
 from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.consumer import records as rec
 from broker.groups.consumer.consumer_group import ConsumerGroup, ConsumerMember
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from broker.groups.consumer.group_snapshot import GroupSnapshot
 from broker.groups.consumer.reconciliation import CurrentAssignment
 
 log = logging.getLogger(__name__)
@@ -39,12 +48,40 @@ def replaying(coordinator: ConsumerGroupCoordinator,
         log.info("loaded %d consumer groups", sum(1 for g in touched if g in coordinator.groups))
 
 
-def _apply(coordinator: ConsumerGroupCoordinator, record: StoredRecord) -> str:
+def replay_written(coordinator: ConsumerGroupCoordinator, record: KeyValue, undo: UndoLog) -> None:
+    group_id = rec.decode_key(record.key)[1]
+    undo.save(("consumer group", group_id), lambda: _saving(coordinator, group_id))
+    _apply(coordinator, record)
+
+
+def _saving(coordinator: ConsumerGroupCoordinator, group_id: str) -> Restore:
+    groups = coordinator.groups
+    group = groups.get(group_id)
+    if group is None:
+        def forget() -> None:
+            made = groups.pop(group_id, None)
+            if made is not None:
+                coordinator.unload(made)
+        return forget
+    saved, dead = GroupSnapshot(group), group.dead
+
+    def restore() -> None:
+        saved.restore(group)
+        group.dead = dead
+        if not dead:
+            groups[group_id] = group
+            coordinator.rearm(group)
+    return restore
+
+
+def _apply(coordinator: ConsumerGroupCoordinator, record: StoredRecord | KeyValue) -> str:
     record_type, group_id, member_id = rec.decode_key(record.key)
     value = record.value
     groups = coordinator.groups
     if record_type == rec.GROUP_METADATA and value is None:
-        groups.pop(group_id, None)  # the group was deleted
+        deleted = groups.pop(group_id, None)  # the group was deleted
+        if deleted is not None:
+            deleted.dead = True  # a timer or a request still holding it finds it so
         return group_id
     group = groups.get(group_id)
     if group is None:
@@ -61,10 +98,13 @@ def _apply(coordinator: ConsumerGroupCoordinator, record: StoredRecord) -> str:
         else:
             group.targets[member_id] = rec.decode_target_member(value)
     elif value is None:
-        if record_type == rec.MEMBER_METADATA:
-            group.members.pop(member_id, None)
-        elif member_id in group.members:
-            group.members[member_id].current = CurrentAssignment()
+        member = group.members.get(member_id)
+        if member is None:
+            pass
+        elif record_type == rec.MEMBER_METADATA:
+            group.remove(member)
+        else:
+            group.set_current(member, CurrentAssignment())
     else:
         member = group.members.get(member_id)
         if member is None:
@@ -72,5 +112,5 @@ def _apply(coordinator: ConsumerGroupCoordinator, record: StoredRecord) -> str:
         if record_type == rec.MEMBER_METADATA:
             member.metadata = rec.decode_member_metadata(value)
         else:
-            member.current = rec.decode_current_assignment(value)
+            group.set_current(member, rec.decode_current_assignment(value))
     return group_id

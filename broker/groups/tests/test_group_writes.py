@@ -1,8 +1,8 @@
 """Each group kind's own records are operations of their group's `__consumer_offsets` partition
 in the coordinator runtime (group_writes.py): queued behind the partition's operations before
-them, written unreplayed in the same write path, answered once every in-sync replica has them;
-a write that fails answers the runtime's coordinator error (Kafka 4's group coordinator's) and
-leaves the coordinator to undo its change.
+them, replayed into their group kind and written in the same write path, answered once every
+in-sync replica has them; a write that fails answers the runtime's coordinator error (Kafka 4's
+group coordinator's) and puts the group back as the log holds it.
 
 Real parts below the coordinators (group_broker.py): real Partitions made leader as the replica
 manager does, a real engine, the real write path; a follower's progress as its fetches report it.
@@ -109,26 +109,82 @@ def test_a_consumer_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_
     asyncio.run(scenario())
 
 
+async def _joined_and_left(c, partition):
+    """CONSUMING, empty once its one member joined and left."""
+    joined = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(
+        _consumer_join(CONSUMING, "m1"))))
+    left = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(HeartbeatRequest(
+        CONSUMING, joined.member_id, -1, rebalance_timeout_ms=30_000))))
+    assert left.error is ErrorCode.none
+    group = c.consumer.groups[CONSUMING]
+    assert not group.members
+    return group
+
+
 def test_a_consumer_group_deletion_whose_write_times_out_answers_coordinator_not_available(broker):
-    """Kafka 4's group coordinator maps REQUEST_TIMED_OUT to COORDINATOR_NOT_AVAILABLE; the group
-    stays, as its tombstones are not written."""
+    """Kafka 4's group coordinator maps REQUEST_TIMED_OUT to COORDINATOR_NOT_AVAILABLE, and keeps
+    what the leader's log appended: the group is gone, here as in the log the next leader reads."""
     partition = broker.partition(CONSUMING)
     lead(partition, epoch=1, isr=(1, OTHER))
 
     async def scenario():
         c = coordinators(broker, ManualClock(), commit_timeout_s=0.2)
         c.loading.sync()
-        joined = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(
-            _consumer_join(CONSUMING, "m1"))))
-        left = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(HeartbeatRequest(
-            CONSUMING, joined.member_id, -1, rebalance_timeout_ms=30_000))))
-        assert left.error is ErrorCode.none
-        group = c.consumer.groups[CONSUMING]
-        assert not group.members
+        group = await _joined_and_left(c, partition)
         assert await classic_apis.delete(c.consumer, group) is ErrorCode.coordinator_not_available
-        assert c.consumer.groups.get(CONSUMING) is group  # not forgotten: its tombstones were not written
+        assert CONSUMING not in c.consumer.groups and group.dead
+        successor = coordinators(broker, ManualClock())
+        successor.loading.sync()
+        assert CONSUMING not in successor.consumer.groups
 
     asyncio.run(scenario())
+
+
+def test_a_consumer_group_holds_what_its_records_say_also_when_their_write_times_out(broker):
+    """The runtime replays a heartbeat's records into the group: a write the log appended but did
+    not replicate in time leaves the group as the log has it, the same group a successor loads."""
+    partition = broker.partition(CONSUMING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    def seen(group):
+        return (group.epoch, group.assignment_epoch, group.targets, group.topics, group.holders,
+                {mid: (m.metadata, m.current) for mid, m in group.members.items()})
+
+    async def scenario():
+        c = coordinators(broker, ManualClock(), commit_timeout_s=0.2)
+        c.loading.sync()
+        first = await _replicated(partition, asyncio.ensure_future(c.consumer.heartbeat(
+            _consumer_join(CONSUMING, "m1"))))
+        assert first.error is ErrorCode.none
+        timed_out = await c.consumer.heartbeat(_consumer_join(CONSUMING, "m2"))  # the follower never fetches it
+        assert timed_out.error is ErrorCode.coordinator_not_available
+        group = c.consumer.groups[CONSUMING]
+        assert set(group.members) == {"m1", "m2"} and group.epoch == 2  # as the leader's log has it
+        successor = coordinators(broker, ManualClock())
+        successor.loading.sync()
+        assert seen(successor.consumer.groups[CONSUMING]) == seen(group)
+
+    asyncio.run(scenario())
+
+
+def test_a_consumer_group_deletion_the_log_refuses_leaves_the_group(tmp_path):
+    broker = GroupBroker(tmp_path, "segment", offsets_configs={"min.insync.replicas": "2"})
+    partition = broker.partition(CONSUMING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        group = await _joined_and_left(c, partition)
+        epoch = group.epoch
+        lead(partition, epoch=2, isr=(1,))  # below min.insync.replicas: nothing is appended
+        assert await classic_apis.delete(c.consumer, group) is ErrorCode.coordinator_not_available
+        assert c.consumer.groups.get(CONSUMING) is group and not group.dead and group.epoch == epoch
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        broker.storage.close()
 
 
 def test_a_streams_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
