@@ -6,10 +6,9 @@ shard; leadership, ordering, writing and timers are written here once.
   record, `handle(op)` answers an operation with the records it needs written and the answer to
   give once they are (`Outcome`). `handle` changes no state of its own that a record carries:
   the records it returns are replayed into it, the same way a load replays them, so what a
-  shard holds is what its log says once they are written. An operation whose handler changed
-  the shard's state itself (Kafka's classic group manager does: CoordinatorResult's
-  replayRecords=false) returns `Outcome(records, answer, replay=False)`: its records are
-  written, not replayed.
+  shard holds is what its log says once they are written. A record its shard's coordinator
+  applied itself (Kafka's classic group manager does: CoordinatorResult's replayRecords=false)
+  is one the shard's `replay` passes over (group_loading.py).
 - Loading: when this broker leads a partition it has not loaded, a fresh shard replays every
   record of that partition's log (log start to log end: the new leader's log is the truth) on
   the event loop without awaiting, so no operation sees it half loaded; then `loaded()` lets it
@@ -30,9 +29,9 @@ shard; leadership, ordering, writing and timers are written here once.
   (internal_topic_log.coordinator_error), never with its answer. If its records were not
   appended, the shard is put back as the log holds it (undo.py: what the batch's replays
   changed, key by key, as Kafka reverts to the last written offset); if they were (appended,
-  not replicated in time: `APPENDED`), they are the log's and stay, as in Kafka. Records written
-  unreplayed changed nothing the undo log saw: their handlers undo their own change on the
-  error answer (as Kafka's classic group manager does).
+  not replicated in time: `APPENDED`), they are the log's and stay, as in Kafka. A coordinator
+  that applied its records itself undoes its change on the error answer (as Kafka's classic
+  group manager does).
 - A transactional write (`submit_transactional`, Kafka's scheduleTransactionalWriteOperation):
   an operation whose records are a producer's transactional batch (TxnOffsetCommit's offsets).
   It takes its turn in the partition's queue like any other, but its records are written as a
@@ -88,9 +87,8 @@ class CoordinatorError(Exception):
 
 
 class Outcome(NamedTuple, Generic[R, A]):
-    records: Sequence[R]  # to write (and replay, see `replay`) before `answer` is given
+    records: Sequence[R]  # to replay, then write, before `answer` is given
     answer: A
-    replay: bool = True  # False: `handle` changed the shard's state itself; the records are only written
 
 
 class Shard(Protocol[R, O_in, A]):
@@ -294,9 +292,8 @@ class CoordinatorRuntime(Generic[R, O, A]):
             if outcome.records and (self._writer if txn is None else self._txn_writer) is None:
                 future.set_exception(TypeError(f"{self._log.name} has no writer for the records of {op!r}"))
                 continue
-            if outcome.replay:
-                for record in outcome.records:
-                    loaded.shard.replay(record)
+            for record in outcome.records:
+                loaded.shard.replay(record)
             batch.records.extend(outcome.records)
             batch.answers.append((future, outcome.answer))
             if txn is not None and outcome.records:

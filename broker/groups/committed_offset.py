@@ -37,6 +37,7 @@ class OffsetRecord:
     partition: tuple[str, int]  # (topic, partition)
     value: CommittedOffset | None  # None: the partition's tombstone
     record_offset: int = -1  # -1: not in the log yet
+    producer_id: int = -1  # >= 0: in that producer's transactional batch, pending until its marker
 
     def written_at(self, offset: int) -> None:
         self.record_offset = offset

@@ -169,7 +169,7 @@ class GroupShard:
         if isinstance(op, WriteRecords):
             return group_writes.handle(op)
         outcome = self._loading.offsets.handle(op)
-        return Outcome(list(outcome.records), outcome.answer, outcome.replay)
+        return Outcome(list(outcome.records), outcome.answer)
 
     def unloaded(self) -> None:
         index, loading = self._partition.index, self._loading

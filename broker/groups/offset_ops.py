@@ -41,7 +41,7 @@ from broker.groups.offset_deletion import CONSUMER_PROTOCOL, is_subscribed
 from broker.groups.committed_offset import OffsetRecord
 from broker.groups.offsets_log import GroupTombstone, Written
 from broker.groups.state import Event, GroupState, transition
-from broker.groups.txn_offsets import TxnCommit, hold
+from broker.groups.txn_offsets import TxnCommit
 
 MAX_METADATA_BYTES = 4096  # offset.metadata.max.bytes
 
@@ -138,8 +138,8 @@ class OffsetOps:
                 return self._delete_offsets(op)
             case DeleteGroup(group_id):
                 return self._delete_group(group_id)
-            case TxnCommit():
-                return hold(self._coordinator.groups, op, self._coordinator.timers.now_ms())
+            case TxnCommit(_, records):
+                return Outcome(records, None)  # pending once replayed, settled by the producer's marker
         raise TypeError(f"not an offsets operation: {op!r}")
 
     def replay(self, record: OffsetRecord | GroupTombstone, undo: UndoLog) -> None:
@@ -158,6 +158,9 @@ class OffsetOps:
             if record.value is None:
                 return
             group = groups[record.group_id] = Group(record.group_id, state_timestamp=self._coordinator.timers.now_ms())
+        if record.producer_id >= 0 and record.value is not None:  # a transaction's, until its marker
+            group.pending_txn_offsets.add(record.producer_id, record.partition, record.value)
+            return
         group.unreplicated.written(record, group.offsets.get(record.partition))
         if record.value is None:  # a tombstone ends an open transaction's offset too, as its replay does
             group.offsets.pop(record.partition, None)

@@ -23,6 +23,7 @@ protocol (a consumer-protocol or streams group checks its own members, then call
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Awaitable, Callable, cast
 
 from wire.error_codes import ErrorCode
@@ -35,7 +36,7 @@ from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offset_ops import (Commit, DeleteGroup, Deleted, DeleteOffsets, OffsetOp, WriteOffsets,
                                       offsets_to_commit)
 from broker.groups.offset_ops import OffsetToCommit as OffsetToCommit  # what the handlers build
-from broker.groups.txn_offsets import TxnCommit, enrol, release, txn_commit_error
+from broker.groups.txn_offsets import TxnCommit, enrol, txn_commit_error
 
 if TYPE_CHECKING:
     from broker.txn.partition_verifier import PartitionVerifier
@@ -115,11 +116,10 @@ class GroupOffsets:
                                          producer_id, producer_epoch)
             if refused:
                 return [refused if c is ErrorCode.none else c for c in codes]
-        op = TxnCommit(group_id, producer_id, accepted, {})
+        op = TxnCommit(group_id, [replace(record, producer_id=producer_id) for record in accepted])
         try:
             await self._submit_txn(group_id, op, TxnWrite(producer_id, producer_epoch, guard))
         except CoordinatorError as exc:
-            release(self._coordinator.groups, op)
             log.info("group %s: writing offsets of producer %d failed: %s", group_id, producer_id, exc)
             return [exc.code if c is ErrorCode.none else c for c in codes]
         return codes

@@ -46,20 +46,6 @@ class PendingTxnOffsets:
     def get(self, producer_id: int, partition: TopicPartition) -> CommittedOffset | None:
         return self._by_producer.get(producer_id, {}).get(partition)
 
-    def take_back(self, producer_id: int, partition: TopicPartition, value: CommittedOffset,
-                  previous: CommittedOffset | None) -> None:
-        """`value` was not written: the producer's offset for the partition is `previous` again
-        (None: none), if `value` still is it."""
-        offsets = self._by_producer.get(producer_id)
-        if offsets is None or offsets.get(partition) is not value:
-            return
-        if previous is not None:
-            offsets[partition] = previous
-            return
-        del offsets[partition]
-        if not offsets:
-            del self._by_producer[producer_id]
-
     def has_producer(self, producer_id: int) -> bool:
         return producer_id in self._by_producer
 

@@ -7,10 +7,10 @@ operation of its groups): one transactional batch of the producer of their own (
 epoch; an epoch older than the partition knows is INVALID_PRODUCER_EPOCH, answered to this
 commit alone), and the group keeps them as that producer's pending offsets
 (pending_offsets.py) until the transaction coordinator's marker for that partition ends the
-transaction (GroupOffsets.end_transaction). `hold` makes them pending in the operation's turn,
-before the batch is written (Kafka's runtime replays them then too): an abort marker may follow
-the batch at once, and a replay of the log would find them pending too. A write that fails
-takes them back (`release`): the runtime leaves a shard whose records it did not replay alone.
+transaction (GroupOffsets.end_transaction). Their records (OffsetRecord with the producer's
+id) are replayed as pending in the operation's turn, before the batch is written, as Kafka's
+runtime replays them (offset_ops.py): an abort marker may follow the batch at once, and a replay
+of the log finds them pending too. A write the log refuses puts them back (the runtime's undo log).
 
 Who may commit, as Kafka's validateOffsetCommit for a transactional commit: anyone while the
 group is Empty and the request names no member (v0-v2 never do), otherwise a member of the
@@ -36,12 +36,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from wire.error_codes import ErrorCode
 from replica.txn_verification import VerificationGuard
 from broker.api.topic_lookup import TopicLookup
-from broker.coordinator.runtime import Outcome
 from broker.groups import offsets_log
-from broker.groups.committed_offset import CommittedOffset
-from broker.groups.group import Group
 from broker.groups.committed_offset import OffsetRecord
-from broker.groups.offsets_log import Written
+from broker.groups.group import Group
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.state import GroupState
 
@@ -62,38 +59,11 @@ _ENROL_ERRORS = {
 
 
 class TxnCommit(NamedTuple):
-    """The accepted offsets of a TxnOffsetCommit, written as the producer's transactional batch."""
+    """The accepted offsets of a TxnOffsetCommit (each record with the producer's id), written as
+    the producer's transactional batch."""
 
     group_id: str
-    producer_id: int
     records: list[OffsetRecord]
-    # per partition, the producer's pending offset `hold` replaced (None: none), for `release`
-    replaced: dict[tuple[str, int], CommittedOffset | None]
-
-
-def hold(groups: dict[str, Group], op: TxnCommit, now_ms: int) -> Outcome[Written, None]:
-    """The operation's turn: its offsets pending in the group keeping the id's offsets (made if
-    there is none yet), its records to write unreplayed (they are applied here)."""
-    group = groups.get(op.group_id)
-    if group is None:
-        group = groups[op.group_id] = Group(op.group_id, state_timestamp=now_ms)
-    for record in op.records:
-        assert record.value is not None  # a transaction writes offsets, never tombstones
-        op.replaced.setdefault(record.partition, group.pending_txn_offsets.get(op.producer_id, record.partition))
-        group.pending_txn_offsets.add(op.producer_id, record.partition, record.value)
-    return Outcome(op.records, None, replay=False)
-
-
-def release(groups: dict[str, Group], op: TxnCommit) -> None:
-    """The operation's write failed (a fenced producer's, say): the producer's pending offsets are
-    what they were before it (unless a later write of the producer replaced them, or a rebuilt
-    shard never had them)."""
-    group = groups.get(op.group_id)
-    if group is not None:
-        for record in reversed(op.records):  # a partition twice: the first one's previous is the one
-            assert record.value is not None
-            group.pending_txn_offsets.take_back(op.producer_id, record.partition, record.value,
-                                                op.replaced[record.partition])
 
 
 def txn_commit_error(group: Group | None, generation: int, member_id: str, instance_id: str | None) -> ErrorCode | None:

@@ -133,25 +133,17 @@ def test_a_marker_leaves_the_producers_later_offsets_pending():
     assert pending.partitions() == {("t", 1)}
 
 
-def test_an_offset_held_before_its_write_stays_pending_at_a_marker_and_a_refused_one_is_taken_back():
+def test_an_offset_held_before_its_write_stays_pending_at_a_marker():
     """TxnOffsetCommit's offsets are pending from their operation's turn, before their batch is in
-    the log (record_offset -1): a marker then is before their record; a refused write gives the
-    producer's earlier offset back."""
+    the log (record_offset -1): a marker then is before their record."""
     committed: dict = {}
     pending = PendingTxnOffsets()
-    earlier = _value(5, 50)
-    pending.add(100, ("t", 0), earlier)
-    refused = _value(-1, 60)
-    pending.add(100, ("t", 0), refused)
-    pending.take_back(100, ("t", 0), refused, earlier)
-    assert pending.get(100, ("t", 0)) is earlier
+    pending.add(100, ("t", 0), _value(5, 50))
     held = _value(-1, 70)
     pending.add(100, ("t", 1), held)
     pending.end(100, 7, True, committed)
     assert {p: v.offset for p, v in committed.items()} == {("t", 0): 50}
     assert pending.partitions() == {("t", 1)}  # not written yet: its record follows the marker
-    pending.take_back(100, ("t", 1), held, None)
-    assert not pending.has_producer(100)
 
 
 def test_a_tombstone_drops_an_open_transactions_offset():

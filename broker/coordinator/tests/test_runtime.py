@@ -63,8 +63,7 @@ class TallyLog(InternalTopicLog):
 
 class Tally:
     """ops: ("add", name, n) -> the new count; ("get", name) -> the count; ("drop", name);
-    ("refuse",) -> INVALID_REQUEST; ("later", name, delay_ms): ("add", name, 1) after the delay;
-    ("set", name, n): the count set by the handler itself, its record written unreplayed."""
+    ("refuse",) -> INVALID_REQUEST; ("later", name, delay_ms): ("add", name, 1) after the delay."""
 
     def __init__(self, context: ShardContext) -> None:
         self.counts: dict[str, int] = {}
@@ -102,9 +101,6 @@ class Tally:
                 return Outcome([], self.counts.get(name))
             case ("drop", name):
                 return Outcome([(name, None)], None)
-            case ("set", name, n):
-                self.counts[name] = n
-                return Outcome([(name, n)], n, replay=False)
             case ("later", name, delay_ms):
                 self.timer.schedule(name, delay_ms, ("add", name, 1))
                 return Outcome([], None)
@@ -300,43 +296,6 @@ def test_records_appended_but_not_replicated_in_time_stay_in_the_shard(tmp_path,
         fresh, fresh_shards = _runtime(member)
         fresh.sync()
         assert fresh_shards[0].counts == {"a": 3}
-
-    try:
-        asyncio.run(scenario())
-    finally:
-        member.storage.close()
-
-
-def test_records_a_handler_applied_itself_are_written_not_replayed(member):
-    _lead(member.partition(0), 1)
-
-    async def scenario():
-        runtime, shards = _runtime(member)
-        runtime.sync()
-        loaded = list(shards[0].replayed)
-        assert await runtime.submit(0, ("set", "a", 7)) == 7
-        assert await runtime.submit(0, ("add", "a", 1)) == 8  # the next operation sees the handler's change
-        assert shards[0].replayed == loaded + [("a", 8)]  # the set's record was not replayed
-        fresh, fresh_shards = _runtime(member)
-        assert await fresh.submit(0, ("get", "a")) == 8  # both records are in the log
-        assert fresh_shards[0].replayed[-2:] == [("a", 7), ("a", 8)]
-
-    asyncio.run(scenario())
-
-
-def test_a_failed_write_of_unreplayed_records_leaves_the_shard_to_its_handler(tmp_path):
-    member = _Member(tmp_path, "segment", {"min.insync.replicas": "2"})
-    _lead(member.partition(0), 1)  # ISR of one, below min.insync.replicas
-
-    async def scenario():
-        runtime, shards = _runtime(member)
-        runtime.sync()
-        first = shards[0]
-        with pytest.raises(CoordinatorError) as failed:
-            await runtime.submit(0, ("set", "a", 7))
-        assert failed.value.code is ErrorCode.coordinator_not_available  # NOT_ENOUGH_REPLICAS, as Kafka maps it
-        assert shards[0] is first and first.events == ["loaded"]  # nothing was replayed, nothing saved
-        assert first.counts == {"a": 7}  # the handler's change, for its caller to undo on the error
 
     try:
         asyncio.run(scenario())

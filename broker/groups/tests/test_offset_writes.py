@@ -165,3 +165,22 @@ def test_a_deleted_group_is_tombstoned_through_the_runtime(broker):
         assert GROUP not in successor.classic.groups
 
     asyncio.run(scenario())
+
+
+def test_a_transactions_offsets_whose_write_times_out_stay_pending_as_the_log_has_them(broker):
+    """The producer's batch is in the leader's log, not replicated in time: its offsets are the
+    log's, pending until the producer's marker, which commits them."""
+    partition = broker.partition(GROUP)
+    lead(partition, epoch=1, isr=(1, OTHER))  # the follower never fetches
+
+    async def scenario():
+        c = coordinators(broker, ManualClock(), commit_timeout_s=0.2)
+        c.loading.sync()
+        codes = await c.offsets.txn_commit(GROUP, 100, 0, -1, "", None, [OffsetToCommit("t", 0, 9, -1, "m")], None)
+        assert codes == [ErrorCode.coordinator_not_available]  # REQUEST_TIMED_OUT, as Kafka maps it
+        group = c.classic.groups[GROUP]
+        assert group.pending_txn_offsets.is_pending(("t", 0))
+        c.offsets.end_transaction(partition.index, 100, partition.log_end_offset, True)
+        assert group.offsets[("t", 0)].offset == 9
+
+    asyncio.run(scenario())
