@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING, Awaitable, Callable, cast
+from typing import Awaitable, Callable, cast
 
 from wire.error_codes import ErrorCode
 from broker.api.topic_lookup import TopicLookup
@@ -36,10 +36,7 @@ from broker.groups.committed_offset import CommittedOffset
 from broker.groups.offset_ops import (Commit, DeleteGroup, Deleted, DeleteOffsets, OffsetOp, WriteOffsets,
                                       offsets_to_commit)
 from broker.groups.offset_ops import OffsetToCommit as OffsetToCommit  # what the handlers build
-from broker.groups.txn_offsets import TxnCommit, enrol, txn_commit_error
-
-if TYPE_CHECKING:
-    from broker.txn.partition_verifier import PartitionVerifier
+from broker.groups.txn_offsets import TransactionEnrolment, TxnCommit, enrol, txn_commit_error
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +47,7 @@ SubmitTxn = Callable[[str, TxnCommit, TxnWrite], Awaitable[object]]  # GroupLoad
 
 class GroupOffsets:
     def __init__(self, coordinator: GroupCoordinator, store: OffsetsStore, topics: TopicLookup,
-                 verifier: PartitionVerifier, submit: Submit, submit_txn: SubmitTxn) -> None:
+                 verifier: TransactionEnrolment, submit: Submit, submit_txn: SubmitTxn) -> None:
         """`topics`: to check a committed partition exists and find a group's offsets partition;
         `verifier`: adds that partition to a transactions V2 producer's transaction; `submit`:
         runs an operation in the group's partition (raises CoordinatorError); `submit_txn`: a

@@ -31,7 +31,7 @@ than leaving offsets no marker will ever settle.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from wire.error_codes import ErrorCode
 from replica.txn_verification import VerificationGuard
@@ -42,8 +42,6 @@ from broker.groups.group import Group
 from broker.groups.offsets_store import OffsetsStore
 from broker.groups.state import GroupState
 
-if TYPE_CHECKING:
-    from broker.txn.partition_verifier import PartitionVerifier
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +54,14 @@ _ENROL_ERRORS = {
     ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
     ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
 }
+
+
+class TransactionEnrolment(Protocol):
+    """Adds partitions to a producer's transaction (the transaction coordinator's PartitionVerifier,
+    named by what the groups use of it, so groups/ does not import txn/)."""
+
+    async def add(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                  partitions: set[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]: ...
 
 
 class TxnCommit(NamedTuple):
@@ -79,7 +85,7 @@ def txn_commit_error(group: Group | None, generation: int, member_id: str, insta
     return None
 
 
-async def enrol(store: OffsetsStore, topics: TopicLookup, verifier: PartitionVerifier, group_id: str,
+async def enrol(store: OffsetsStore, topics: TopicLookup, verifier: TransactionEnrolment, group_id: str,
                 transactional_id: str, producer_id: int, producer_epoch: int
                 ) -> tuple[VerificationGuard | None, ErrorCode | None]:
     """Add the group's offsets partition to the producer's transaction: (the guard to append
