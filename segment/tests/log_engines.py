@@ -14,7 +14,7 @@ import signal
 from contextlib import contextmanager
 from pathlib import Path
 
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.kafka.store import SegmentLogStore
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT

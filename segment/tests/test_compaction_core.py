@@ -8,7 +8,6 @@ is ours alone.
 from __future__ import annotations
 
 import cramjam
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder

@@ -7,7 +7,7 @@ commitlog partitions then spent 31 s fsyncing their epoch files one by one (py-s
 from __future__ import annotations
 
 import pytest
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.fsync_count import fsyncs
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, ROUND_MIN, EpochEntry, LeaderEpochCache, write_epochs_round

@@ -8,7 +8,7 @@ import struct
 
 from segment.kafka.store import SegmentLogStore
 from segment.tests.log_configs import log_config
-from segment.tests.test_segment_engine import fill, read_offsets
+from segment.tests.segment_batches import fill, read_offsets
 
 MANY = log_config(segment_bytes=1024, index_interval_bytes=128, retention_ms=10_000)
 BATCHES = [3, 1, 4, 1, 5, 9, 2, 6] * 12  # 376 records, timestamps 1,000 .. 1,375

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compaction_core import client_batch

@@ -19,7 +19,7 @@ from log_engines import (
     CFG, ENGINES, Engine, crash_tearing, epochs_on_disk, file_size_limit, first_of_each_epoch, lead, stored,
 )
 from test_leader_epoch_cache import model_end_offset_for
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.leader_epoch_cache import EpochEntry
 from segment.log import LogOffline, OffsetMismatch, WriteRefused

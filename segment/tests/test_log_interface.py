@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from log_engines import CFG, ENGINES, Engine
-from test_segment_engine import fill, make_batch, read_offsets
+from segment.tests.segment_batches import fill, make_batch, read_offsets
 
 from segment.log import OffsetOutOfRange
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from log_engines import ENGINES, Engine, epochs_on_disk, lead, stored
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.log import OffsetMismatch, OffsetOutOfRange
 

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.kafka.store import SegmentLogStore
 from segment.rocket.store import RocketLogStore

@@ -14,7 +14,7 @@ from segment import open_files as open_files_module
 from segment.open_files import OpenFiles, SegmentFile
 from segment.kafka.store import SegmentLogStore
 from segment.log import FileRegion, LogOffline
-from segment.tests.test_segment_engine import fill, make_batch, read_offsets
+from segment.tests.segment_batches import fill, make_batch, read_offsets
 from segment.tests.log_configs import log_config
 
 

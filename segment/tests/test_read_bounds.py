@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from log_engines import ENGINES, Engine
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.kafka.log_segment import LogSegment
 from segment.rocket.partition_log import MAX_BATCHES_PER_READ

@@ -6,7 +6,7 @@ import os
 import random
 
 import pytest
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.rocket import unit_format as uf
 from segment.rocket.commitlog import CommitLog, UnitTooLarge, file_name

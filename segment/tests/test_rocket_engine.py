@@ -8,7 +8,7 @@ import shutil
 from dataclasses import replace
 
 import pytest
-from test_segment_engine import fill, make_batch, read_offsets
+from segment.tests.segment_batches import fill, make_batch, read_offsets
 
 from segment.log import OffsetOutOfRange
 from segment.rocket.store import RocketLogStore

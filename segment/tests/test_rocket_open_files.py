@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 from test_open_files import fds_under
-from test_segment_engine import make_batch, read_offsets
+from segment.tests.segment_batches import make_batch, read_offsets
 
 from segment import open_files as open_files_module
 from segment.log import LogOffline

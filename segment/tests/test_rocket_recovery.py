@@ -14,7 +14,7 @@ import shutil
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_segment_engine import make_batch, read_offsets
+from segment.tests.segment_batches import make_batch, read_offsets
 
 from segment.rocket.store import RocketLogStore
 from segment.rocket.key_lookup import lookup_key

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.rocket.checkpoint import read_checkpoint, write_checkpoint
 from segment.rocket.store import RocketLogStore

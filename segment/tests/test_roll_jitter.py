@@ -23,7 +23,7 @@ def _segment_bases(tmp_path, jitter_ms: int) -> list[int]:
     """Append one record per 10 ms for 5 s to a log with segment.ms=1000; the base offsets
     (= the ms / 10 each segment started at) of its segments."""
     from segment.kafka.store import SegmentLogStore
-    from segment.tests.test_segment_engine import make_batch
+    from segment.tests.segment_batches import make_batch
 
     store = SegmentLogStore(tmp_path)
     plog = store.open_partition("t", 0, log_config(segment_ms=1000, segment_jitter_ms=jitter_ms))

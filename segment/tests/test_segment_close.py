@@ -10,7 +10,7 @@ import threading
 from segment import open_files as open_files_module
 from segment.kafka.store import CLEAN_SHUTDOWN, SegmentLogStore
 from segment.tests.log_configs import log_config
-from segment.tests.test_segment_engine import fill
+from segment.tests.segment_batches import fill
 
 PARTITIONS = 24
 

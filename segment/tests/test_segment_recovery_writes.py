@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 
 from segment.kafka.store import SegmentLogStore
-from segment.tests.test_segment_engine import SMALL, fill, read_offsets
+from segment.tests.segment_batches import SMALL, fill, read_offsets
 
 CONFIG = replace(SMALL, segment_bytes=1 << 20)  # one segment, many index entries (256-byte interval)
 SIZES = [5] * 40

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 
-from test_segment_engine import make_batch
+from segment.tests.segment_batches import make_batch
 
 from segment.kafka.store import SegmentLogStore
 from segment.tests.log_configs import log_config

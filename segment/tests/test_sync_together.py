@@ -12,7 +12,7 @@ from segment.kafka.store import SegmentLogStore
 from segment.open_files import OpenFiles, SegmentFile
 from segment.sync_together import sync_together
 from segment.tests.log_configs import log_config
-from segment.tests.test_segment_engine import fill
+from segment.tests.segment_batches import fill
 
 
 class SyncsMeeting(OpenFiles):
