@@ -63,6 +63,7 @@ from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer import records as consumer_records
 from broker.groups.consumer import replay as consumer_replay
 from broker.groups.share import share_group_replay
+from broker.groups.streams import records as streams_records
 from broker.groups.streams import replay as streams_replay
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
@@ -125,6 +126,8 @@ class GroupLoading:
         record_type = consumer_records.key_type(record.key)
         if record_type in consumer_records.TYPES:
             consumer_replay.replay_written(self.consumer_groups, record, undo)
+        elif record_type in streams_records.TYPES:
+            streams_replay.replay_written(self.streams_groups, record, undo)
 
     def replaying(self, records):
         """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""

@@ -10,12 +10,16 @@ group epoch is ahead of the assignment's, and the member's step toward its targe
 (handlers/streams_group_heartbeat.py) from what the heartbeat returns, as Kafka's KafkaApis
 does; the next heartbeat finds them and the group becomes ready.
 
-Every change becomes records of Kafka's streams group types (records.py) in
-`__consumer_offsets`, written in their partition's turn on the coordinator runtime
-(group_writes.py: unreplayed, the group is changed already); the answer waits until they are
-stored as a commit is, and if they are not the group is put back as it was and the member gets
-the runtime's coordinator error, so what a member was told survives a restart or a coordinator
-move (replay.py loads it back).
+Every change is worked out on the group, then the group is put back as it was: what changed is
+records of Kafka's streams group types (records.py), which the coordinator runtime replays into
+the group (replay.py) in its `__consumer_offsets` partition's turn and writes there
+(group_writes.py), as Kafka's coordinator replays a streams group's records. What no record
+holds (the configured topology, the endpoint information epoch, the shutdown request, the
+members' task offsets: replay.py) is set again as the change left it once its records are
+stored. The answer waits until they are stored as a commit is; if they are not, the runtime puts
+the group back as the log holds it and the member gets the runtime's coordinator error, so what
+a member was told survives a restart or a coordinator move (replay.py loads it back), and what
+the group holds is what its records say.
 
 A member that stops heartbeating for group.streams.session.timeout.ms is removed, one that
 does not revoke within its rebalance timeout too. Which broker coordinates a group is the
@@ -36,7 +40,7 @@ from broker.groups.streams import sticky_assignor
 from broker.groups.streams.heartbeat_request import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, StreamsHeartbeat
 from broker.groups.streams.member_checks import Refused, check_epoch, check_owned, check_static, updated
 from broker.groups.streams.reconciliation import CurrentTasks, Fenced, reconcile
-from broker.groups.streams.streams_group import GroupSnapshot, StreamsGroup, StreamsMember
+from broker.groups.streams.streams_group import GroupSnapshot, StreamsGroup, StreamsMember, UnrecordedState
 from broker.groups.streams.tasks import Tasks
 from broker.groups.streams.topology import (
     SHUTDOWN_APPLICATION, STALE_TOPOLOGY, ConfiguredTopology, InvalidTopology, TopicInfo, configure, task_partitions,
@@ -97,17 +101,29 @@ class StreamsGroupCoordinator:
                 saved.restore(group)
                 self._forget_if_new(group)
                 return StreamsHeartbeatResult(exc.error, exc.message)
-            stored = await self.store.writes.write(group.group_id, records)
+            stored = await self._write(group, saved, records)
             if stored is not ErrorCode.none:
-                saved.restore(group)
-                self._rearm(group)
                 self._forget_if_new(group)
                 return StreamsHeartbeatResult(stored)
-            member = group.members.get(result.member_id)
+            member = group.members.get(result.member_id)  # as its records made it
             if member is not None:
                 self._arm_session(group, member)
                 self._arm_revocation(group, member)
             return result
+
+    async def _write(self, group: StreamsGroup, saved: GroupSnapshot, records: list) -> ErrorCode:
+        """The change worked out on `group` is put back as `saved` has it and its records, replayed
+        into it (replay.py), are written; once they are stored, what no record holds is set again
+        as the change left it. If they are not, the runtime put the group back as the log holds
+        it: each member without a session gets one."""
+        unrecorded = UnrecordedState(group)
+        saved.restore(group)
+        stored = await self.store.writes.write(group.group_id, records)
+        if stored is ErrorCode.none:
+            unrecorded.restore(group)
+        else:
+            self.rearm(group)
+        return stored
 
     # --- one heartbeat, under the group's lock ---------------------------------------------------
 
@@ -212,8 +228,10 @@ class StreamsGroupCoordinator:
             if member is None:
                 member = group.members[req.member_id] = StreamsMember(req.member_id)
                 return member, True, True
-            if member.current.state is MemberState.UNKNOWN:
+            if member.current.state is MemberState.UNKNOWN:  # rejoining from nothing, as it must
                 member.current = CurrentTasks()
+                records.append((rec.key(rec.CURRENT_ASSIGNMENT, group.group_id, member.member_id),
+                                rec.current_value(member.current)))
             return member, False, False  # its join answer was lost: it keeps what it has
         if member is None:
             raise Refused(ErrorCode.unknown_member_id, f"Member {req.member_id} is not a member of group {group.group_id}.")
@@ -296,9 +314,10 @@ class StreamsGroupCoordinator:
                 group.configured = self._configure(group)
             except Refused:
                 group.configured = None
-            self._rearm(group)
+            self.rearm(group)
 
-    def _rearm(self, group: StreamsGroup) -> None:
+    def rearm(self, group: StreamsGroup) -> None:
+        """A session for each member without one (one a failed change put back)."""
         for member in group.members.values():
             if member.expiry is None:
                 self._arm_session(group, member)
@@ -338,11 +357,9 @@ class StreamsGroupCoordinator:
             log.info("group %s: removing member %s: %s", group.group_id, member.member_id, why)
             saved, records = GroupSnapshot(group), []
             self._remove(group, member, records)
-            stored = await self.store.writes.write(group.group_id, records)
-            if stored is not ErrorCode.none:
+            stored = await self._write(group, saved, records)
+            if stored is not ErrorCode.none:  # tried again at the next session timeout
                 log.info("group %s: removing member %s failed: %s", group.group_id, member.member_id, stored.name)
-                saved.restore(group)
-                self._rearm(group)  # tried again at the next session timeout
 
     # --- unloading, deleting ---------------------------------------------------------------------
 
@@ -359,11 +376,7 @@ class StreamsGroupCoordinator:
             if self.groups.get(group_id) is not group:
                 return None
             records = [(rec.key(t, group_id), None) for t in (rec.TARGET_METADATA, rec.TOPOLOGY, rec.GROUP_METADATA)]
-            stored = await self.store.writes.write(group_id, records)
-            if stored is not ErrorCode.none:
-                return stored
-            self.unload(group)
-            return ErrorCode.none
+            return await self.store.writes.write(group_id, records)  # replay.py forgets the group
 
     def unload(self, group: StreamsGroup) -> None:
         if self.groups.get(group.group_id) is group:

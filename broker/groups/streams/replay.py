@@ -1,11 +1,30 @@
-"""Rebuilding streams groups from `__consumer_offsets`: records of types 17 and 19-23, in log order.
+"""Streams groups from their records in `__consumer_offsets` (types 17 and 19-23), in log order:
+the only way what the records hold changes, as in Kafka's GroupMetadataManager.replay.
 
-Like the consumer groups' replay (consumer/replay.py), `replaying` sits in the stream of records
-a load reads (group_loading.py): it applies the streams group records as they pass and hands
-every other record on. Once the stream ends, the coordinator configures each loaded group's
-topology against the topics and gives every member a fresh session (coordinator.restored): a
-member that heartbeats at its epoch goes on with its tasks, one that does not is removed at its
-session timeout. The group epoch's tombstone deletes the group.
+- `replaying` sits in the stream of records a load reads (group_loading.py), as the consumer
+  groups' replay does (consumer/replay.py): it applies the streams group records as they pass
+  and hands every other record on. Once the stream ends, the coordinator configures each loaded
+  group's topology against the topics and gives every member a fresh session
+  (coordinator.restored): a member that heartbeats at its epoch goes on with its tasks, one that
+  does not is removed at its session timeout.
+- `replay_written` applies a record the coordinator's change returned (coordinator.py works its
+  change out and puts the group back; the runtime replays the records here before it writes
+  them). Before a group's first record since the last write it saves the group (undo.py): a
+  write that fails puts it back as it was, with a session for each member it brings back.
+
+What the records hold: the group epoch and the topology epoch last configured ready (17), each
+member's metadata (19), the assignment epoch (20), each member's target (21), each member's
+current tasks (22) and the topology (23). A member tombstone removes the member (its timers
+with it); the group epoch's tombstone deletes the group, which is then dead to a timer or a
+request still holding it. Who holds which task is read off the members' current tasks each
+time (StreamsGroup.holders), so nothing derived is kept up to date here.
+
+What no record holds stays in memory, as in Kafka (streams_group.UnrecordedState): the topology
+as configured against the topics (configured again at a load; a heartbeat's change keeps the
+one its epoch bump was for), the endpoint information epoch, who asked for the application's
+shutdown, and each member's reported task offsets. A change sets them as it works itself out and
+they are set again once its records are stored; if the records are not, the group's stay as
+before the change (a member keeps the task offsets it reported).
 """
 
 from __future__ import annotations
@@ -13,11 +32,13 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Iterator
 
+from broker.coordinator.undo import Restore, UndoLog
+from broker.groups.offsets_log import KeyValue
 from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.streams import records as rec
 from broker.groups.streams.coordinator import StreamsGroupCoordinator
 from broker.groups.streams.reconciliation import CurrentTasks
-from broker.groups.streams.streams_group import StreamsGroup, StreamsMember
+from broker.groups.streams.streams_group import GroupSnapshot, StreamsGroup, StreamsMember
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +54,33 @@ def replaying(coordinator: StreamsGroupCoordinator,
         log.info("loaded %d streams groups with %d members", len(loaded), sum(len(g.members) for g in loaded))
 
 
-def _apply(groups: dict[str, StreamsGroup], record: StoredRecord) -> str:
+def replay_written(coordinator: StreamsGroupCoordinator, record: KeyValue, undo: UndoLog) -> None:
+    group_id = rec.decode_key(record.key)[1]
+    undo.save(("streams group", group_id), lambda: _saving(coordinator, group_id))
+    _apply(coordinator.groups, record)
+
+
+def _saving(coordinator: StreamsGroupCoordinator, group_id: str) -> Restore:
+    groups = coordinator.groups
+    group = groups.get(group_id)
+    if group is None:
+        def forget() -> None:
+            made = groups.pop(group_id, None)
+            if made is not None:
+                coordinator.unload(made)
+        return forget
+    saved, dead = GroupSnapshot(group), group.dead
+
+    def restore() -> None:
+        saved.restore(group)
+        group.dead = dead
+        if not dead:
+            groups[group_id] = group
+            coordinator.rearm(group)
+    return restore
+
+
+def _apply(groups: dict[str, StreamsGroup], record: StoredRecord | KeyValue) -> str:
     record_type, group_id, member_id = rec.decode_key(record.key)
     value = record.value
     group = groups.get(group_id)
@@ -44,6 +91,7 @@ def _apply(groups: dict[str, StreamsGroup], record: StoredRecord) -> str:
             for member in group.members.values():
                 member.cancel_timers()
             del groups[group_id]
+            group.dead = True  # a timer or a request still holding it finds it so
         elif record_type == rec.MEMBER_METADATA:
             member = group.members.pop(member_id, None)
             if member is not None:

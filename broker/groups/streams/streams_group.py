@@ -121,8 +121,9 @@ class StreamsGroup:
 
 
 class GroupSnapshot:
-    """The group as it was before a change, put back if the change is refused halfway or its
-    records are not stored (members stay the same objects: their timers stay theirs)."""
+    """The group as it was before a change: put back when the change is refused halfway, and
+    before its records are replayed into it (replay.py, which saves it so for the runtime to put
+    back if they are not written). Members stay the same objects: their timers stay theirs."""
 
     def __init__(self, group: StreamsGroup) -> None:
         self.members = {mid: (m, m.metadata, m.current) for mid, m in group.members.items()}
@@ -139,3 +140,20 @@ class GroupSnapshot:
             group.members[mid] = member
         (group.epoch, group.assignment_epoch, group.targets, group.topology, group.configured,
          group.validated_epoch, group.endpoint_epoch, group.shutdown_requested_by) = self.fields
+
+
+class UnrecordedState:
+    """What of a group no record holds, kept in memory as Kafka keeps it (replay.py lists it),
+    as a change left it: set again once the change's records are stored, since the group was put
+    back before they were replayed into it. Members are matched by id: one the change added is
+    the replay's object, not the change's."""
+
+    def __init__(self, group: StreamsGroup) -> None:
+        self.fields = group.configured, group.endpoint_epoch, group.shutdown_requested_by
+        self.progress = {mid: (m.task_offsets, m.task_end_offsets) for mid, m in group.members.items()}
+
+    def restore(self, group: StreamsGroup) -> None:
+        group.configured, group.endpoint_epoch, group.shutdown_requested_by = self.fields
+        for mid, member in group.members.items():
+            if mid in self.progress:
+                member.task_offsets, member.task_end_offsets = self.progress[mid]

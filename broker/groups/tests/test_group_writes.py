@@ -203,6 +203,90 @@ def test_a_streams_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_b
     asyncio.run(scenario())
 
 
+def _streams_join(member_id: str) -> StreamsHeartbeat:
+    return StreamsHeartbeat(STREAMING, member_id, 0, rebalance_timeout_ms=30_000,
+                            topology=Topology(0, (Subtopology("0", ("t",)),)), owned=Tasks(), process_id=member_id)
+
+
+def _streams_seen(group):
+    """What a streams group's records hold, and the topology as configured against the topics."""
+    return (group.epoch, group.assignment_epoch, group.validated_epoch, group.targets, group.topology,
+            group.configured, {mid: (m.metadata, m.current) for mid, m in group.members.items()})
+
+
+def test_a_streams_group_holds_what_its_records_say_also_when_their_write_times_out(broker):
+    """The runtime replays a streams heartbeat's records into the group: a write the log appended
+    but did not replicate in time leaves the group as the log has it, the same group a successor
+    loads."""
+    partition = broker.partition(STREAMING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock(), commit_timeout_s=0.2)
+        c.loading.sync()
+        first = await _replicated(partition, asyncio.ensure_future(c.streams.heartbeat(_streams_join("s1"))))
+        assert first.error is ErrorCode.none
+        timed_out = await c.streams.heartbeat(_streams_join("s2"))  # the follower never fetches it
+        assert timed_out.error is ErrorCode.coordinator_not_available
+        group = c.streams.groups[STREAMING]
+        assert set(group.members) == {"s1", "s2"} and group.epoch == 2  # as the leader's log has it
+        successor = coordinators(broker, ManualClock())
+        successor.loading.sync()
+        assert _streams_seen(successor.streams.groups[STREAMING]) == _streams_seen(group)
+
+    asyncio.run(scenario())
+
+
+def test_a_streams_group_deletion_whose_write_times_out_keeps_what_the_log_appended(broker):
+    """As a consumer group's: the group is gone, here as in the log the next leader reads, and
+    dead to whoever still holds it."""
+    partition = broker.partition(STREAMING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock(), commit_timeout_s=0.2)
+        c.loading.sync()
+        joined = await _replicated(partition, asyncio.ensure_future(c.streams.heartbeat(_streams_join("s1"))))
+        left = await _replicated(partition, asyncio.ensure_future(c.streams.heartbeat(StreamsHeartbeat(
+            STREAMING, "s1", -1, rebalance_timeout_ms=30_000))))
+        assert joined.error is ErrorCode.none and left.error is ErrorCode.none
+        group = c.streams.groups[STREAMING]
+        assert not group.members
+        assert await c.streams.delete(STREAMING) is ErrorCode.coordinator_not_available
+        assert STREAMING not in c.streams.groups and group.dead
+        successor = coordinators(broker, ManualClock())
+        successor.loading.sync()
+        assert STREAMING not in successor.streams.groups
+
+    asyncio.run(scenario())
+
+
+def test_a_streams_heartbeat_the_log_refuses_leaves_the_group_as_it_was(tmp_path):
+    """Nothing appended: the runtime puts the group back as its log holds it, and the member the
+    refused heartbeat added is not in it."""
+    broker = GroupBroker(tmp_path, "segment", offsets_configs={"min.insync.replicas": "2"})
+    partition = broker.partition(STREAMING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        first = await _replicated(partition, asyncio.ensure_future(c.streams.heartbeat(_streams_join("s1"))))
+        assert first.error is ErrorCode.none
+        group = c.streams.groups[STREAMING]
+        before = _streams_seen(group)
+        lead(partition, epoch=2, isr=(1,))  # below min.insync.replicas: nothing is appended
+        refused = await c.streams.heartbeat(_streams_join("s2"))
+        assert refused.error is ErrorCode.coordinator_not_available
+        assert c.streams.groups.get(STREAMING) is group and _streams_seen(group) == before
+        assert group.members["s1"].expiry is not None
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        broker.storage.close()
+
+
 def test_a_share_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_before_it(broker):
     _commits_wait_for_the_follower(broker)
 
