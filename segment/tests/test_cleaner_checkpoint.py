@@ -3,11 +3,11 @@ outside its log's range (or recorded for another log) is not used."""
 
 from __future__ import annotations
 
-from test_compaction_core import client_batch
 
 from segment.compaction.cleaner_checkpoint import CLEANER_CHECKPOINT, CleanerCheckpoint
 from segment.kafka import log_cleaner
 from segment.kafka.store import SegmentLogStore
+from segment.tests.compaction_batches import client_batch
 from segment.tests.log_configs import log_config
 
 NOW = 10_000_000

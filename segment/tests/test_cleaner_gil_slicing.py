@@ -13,13 +13,13 @@ import threading
 import time
 
 import pytest
-from test_compaction_core import client_batch
 
 from segment.compaction.gil_slicer import GilSlicer
 from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.store import SegmentLogStore
 from segment.rocket import log_cleaner as commitlog_cleaner
 from segment.rocket.store import RocketLogStore
+from segment.tests.compaction_batches import client_batch
 from segment.tests.log_configs import log_config
 
 NOW = 10_000_000

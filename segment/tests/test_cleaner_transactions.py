@@ -15,13 +15,13 @@ still abort). In the segment layout the round stops inside a segment at that off
 from __future__ import annotations
 
 import pytest
-from test_log_cleaner import read_all, table
 
 from segment.compaction.txn_cleaning import CleanedTransactions
 from segment.kafka import log_cleaner as segment_cleaner
 from segment.kafka.store import SegmentLogStore
 from segment.rocket import log_cleaner as commitlog_cleaner
 from segment.rocket.store import RocketLogStore
+from segment.tests.cleaner_checks import read_all, table
 from segment.tests.log_configs import log_config
 from segment.txn_index import AbortedTxn
 from wire.batch_builder import build_batch

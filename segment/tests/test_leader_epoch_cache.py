@@ -19,22 +19,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, EpochEntry, LeaderEpochCache
 from segment.log import WriteRefused
 from segment.offset_checkpoint import read_checkpoint, write_checkpoint
+from segment.tests.leader_epoch_model import model_end_offset_for
 
 EPOCHS = st.integers(0, 8)
 OFFSETS = st.integers(0, 30)  # small: offsets often meet entry starts exactly
-
-
-def model_end_offset_for(model: list[tuple[int, int]], epoch: int, leo: int) -> tuple[int, int]:
-    """Kafka's OffsetForLeaderEpoch answer, by brute force over the model."""
-    if epoch == -1 or not model:
-        return -1, -1
-    if model[-1][0] == epoch:
-        return epoch, leo
-    above = [(e, s) for e, s in model if e > epoch]
-    if not above:
-        return -1, -1
-    at_or_below = [e for e, _ in model if e <= epoch]
-    return (at_or_below[-1] if at_or_below else epoch), above[0][1]
 
 
 class EpochCacheWalk(RuleBasedStateMachine):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from log_engines import (
     CFG, ENGINES, Engine, crash_tearing, epochs_on_disk, file_size_limit, first_of_each_epoch, lead, stored,
 )
-from test_leader_epoch_cache import model_end_offset_for
+from segment.tests.leader_epoch_model import model_end_offset_for
 from segment.tests.segment_batches import make_batch
 
 from segment.leader_epoch_cache import EpochEntry

@@ -16,19 +16,7 @@ from segment.kafka.store import SegmentLogStore
 from segment.log import FileRegion, LogOffline
 from segment.tests.segment_batches import fill, make_batch, read_offsets
 from segment.tests.log_configs import log_config
-
-
-def fds_under(directory) -> list[str]:
-    """Paths of this process's open descriptors that point into `directory`."""
-    out = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:
-            continue  # the listing's own descriptor, gone by now
-        if target.startswith(str(directory)):
-            out.append(target)
-    return out
+from segment.tests.open_descriptors import fds_under
 
 
 @settings(max_examples=30)

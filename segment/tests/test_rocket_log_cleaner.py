@@ -9,36 +9,20 @@ import shutil
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_compaction_core import client_batch
-from test_log_cleaner import (
-    CRASH_BATCHES, Crash, _check_producer_state, _crash_after, _fix_sequences, batches, read_all, table,
-)
 
 from segment.rocket import log_cleaner
 from segment.rocket.key_lookup import lookup_key
 from segment.rocket.store import RocketLogStore
-from segment.tests.log_configs import log_config
-
-NOW = 10_000_000
-CFG = log_config(segment_bytes=600, cleanup_policy="compact", min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
-OTHER = log_config()
+from segment.tests.cleaner_checks import (
+    CRASH_BATCHES, Crash, batches, check_producer_state, crash_after, fix_sequences, read_all, table,
+)
+from segment.tests.commitlog_cleaner_logs import CFG, NOW, write_log
+from segment.tests.compaction_batches import client_batch
 
 
 def open_store(path):
     return RocketLogStore(path, commitlog_file_size=2048, queue_entries_per_file=4, index_slots=8, index_entries=64,
                           file_delete_delay_ms=0)
-
-
-def write_log(store, batches, config=CFG):
-    """The batches to t-0, each followed by a batch of partition u-0 in the same commitlog."""
-    plog = store.open_partition("t", 0, config)
-    other = store.open_partition("u", 0, OTHER)
-    for recs, producer in batches:
-        plog.append(bytearray(client_batch([(k, v, []) for k, v in recs], producer=producer, base_ts=NOW - 5000)),
-                    0, NOW - 5000)
-        other.append(bytearray(client_batch([(b"u", b"x" * 40, [])], base_ts=NOW - 5000)), 0, NOW - 5000)
-    store.commit_writes()
-    return plog
 
 
 def active_base(plog):
@@ -52,7 +36,7 @@ def active_base(plog):
                                                                    HealthCheck.too_slow])
 @given(batches=batches, expired=st.booleans(), rounds=st.integers(1, 2))
 def test_cleaned_log_reads_as_the_same_table(tmp_path_factory, batches, expired, rounds):
-    batches = _fix_sequences(batches)
+    batches = fix_sequences(batches)
     store = open_store(tmp_path_factory.mktemp("clean"))
     plog = write_log(store, batches)
     other_before = read_all(store.logs[("u", 0)])[0]
@@ -66,7 +50,7 @@ def test_cleaned_log_reads_as_the_same_table(tmp_path_factory, batches, expired,
         assert due == (stats.end_offset is not None) or not due
     after, after_headers = read_all(plog)
     _check_cleaned(before, after, active, expired)
-    _check_producer_state(before_headers, after_headers)
+    check_producer_state(before_headers, after_headers)
     assert plog.log_end_offset == end_before and plog.size_in_bytes == sum(h.size for h in after_headers)
     assert read_all(store.logs[("u", 0)])[0] == other_before  # the commitlog's other partition untouched
     _check_lookups(store, after)
@@ -160,7 +144,7 @@ def test_a_crash_at_any_file_operation_recovers_to_before_or_after(tmp_path, mon
         plog = write_log(store, CRASH_BATCHES)
         store.checkpoint()
         with monkeypatch.context() as m:
-            _crash_after(m, n)
+            crash_after(m, n)
             try:
                 log_cleaner.clean(plog, 0, NOW + 10_000, 1 << 20)
                 finished = True

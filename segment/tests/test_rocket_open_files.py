@@ -13,14 +13,14 @@ import os
 import shutil
 
 import pytest
-from test_open_files import fds_under
-from segment.tests.segment_batches import make_batch, read_offsets
 
 from segment import open_files as open_files_module
 from segment.log import LogOffline
 from segment.open_files import OpenFiles
 from segment.rocket.store import RocketLogStore
 from segment.tests.log_configs import log_config
+from segment.tests.open_descriptors import fds_under
+from segment.tests.segment_batches import make_batch, read_offsets
 
 CFG = log_config()
 BOUND = 6
@@ -132,7 +132,7 @@ def test_a_failed_fsync_of_a_closed_queue_file_takes_the_store_offline(tmp_path,
 def test_a_compacted_generation_is_bounded_and_its_regions_outlive_the_next_swap(tmp_path):
     """A compacted partition's own data file (compacted_log.py) is under the same bound, and a
     fetch's region of it keeps reading the same bytes while the next round's swap deletes it."""
-    from test_rocket_log_cleaner import CFG as COMPACT, NOW, write_log
+    from segment.tests.commitlog_cleaner_logs import CFG as COMPACT, NOW, write_log
 
     from segment.rocket import log_cleaner
 

@@ -14,7 +14,7 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 from wire.record_batch import HEADER_SIZE, parse_header, validate_produced
 from wire.records import decompress_records, iter_records
 from wire.recompression import CODECS, recompress, target_codec
-from wire.tests.test_records import CODECS as CODEC_IDS, compressible_records, expected
+from wire.tests.produced_records import CODECS as CODEC_IDS, compressible_records, expected
 
 LEVELS = {0: None, 1: -1, 2: None, 3: 9, 4: 3}  # the topic configs' defaults
 

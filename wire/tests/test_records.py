@@ -20,17 +20,13 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 from wire.record_batch import HEADER_SIZE, assign_offsets, set_log_append_time, validate_produced
 from wire.records import (
     InvalidRecords,
-    Record,
     first_offset_at_or_after,
     iter_records,
     _walk_keys,
     offset_of_max_timestamp,
     record_keys,
 )
-
-CODECS = [0, 1, 2, 3, 4]  # none, gzip, snappy, lz4, zstd: the ids kafka-python and Kafka share
-T0 = 1_700_000_000_000
-
+from wire.tests.produced_records import CODECS, T0, compressible_records, expected
 
 def build_batch(records, codec=0):
     """records: [(timestamp, key, value, headers)] -> one batch v2, offset deltas 0..n-1."""
@@ -41,21 +37,6 @@ def build_batch(records, codec=0):
     for offset_delta, (timestamp, key, value, headers) in enumerate(records):
         assert builder.append(offset_delta, timestamp, key, value, headers) is not None
     return bytes(builder.build())
-
-
-def expected(records, base_offset=0):
-    return [
-        Record(base_offset + i, ts, key, value, tuple(tuple(h) for h in headers))
-        for i, (ts, key, value, headers) in enumerate(records)
-    ]
-
-
-def compressible_records(n=50, value_size=40):
-    return [
-        (T0 + (i * 7919) % 97, None if i % 5 == 0 else b"key-%d" % (i % 9), b"v" * value_size,
-         [("trace", b"abc"), ("empty", None)] if i % 3 == 0 else [])
-        for i in range(n)
-    ]
 
 
 def with_records_region(plain_batch, codec, region):
