@@ -62,6 +62,7 @@ from broker.groups.txn_offsets import TxnCommit
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer import records as consumer_records
 from broker.groups.consumer import replay as consumer_replay
+from broker.groups.share import share_group_records as share_records
 from broker.groups.share import share_group_replay
 from broker.groups.streams import replay as streams_replay
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
@@ -125,6 +126,8 @@ class GroupLoading:
         record_type = consumer_records.key_type(record.key)
         if record_type in consumer_records.TYPES:
             consumer_replay.replay_written(self.consumer_groups, record, undo)
+        elif record_type in share_records.TYPES:
+            share_group_replay.replay_written(self.share_groups, record, undo)
 
     def replaying(self, records):
         """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""
