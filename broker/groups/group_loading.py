@@ -62,6 +62,7 @@ from broker.groups.txn_offsets import TxnCommit
 from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from broker.groups.consumer import records as consumer_records
 from broker.groups.consumer import replay as consumer_replay
+from broker.groups.share import share_group_records as share_records
 from broker.groups.share import share_group_replay
 from broker.groups.streams import records as streams_records
 from broker.groups.streams import replay as streams_replay
@@ -122,12 +123,15 @@ class GroupLoading:
         return offsets_log.partition_for(group_id, len(topic.partitions))
 
     def replay_written(self, record: KeyValue, undo: UndoLog) -> None:
-        """A record a group kind's coordinator returned, into its group kind."""
+        """A record a group kind's coordinator returned, into its group kind. A classic group's
+        record, and an offset's tombstone a deletion wrote, are their coordinator's, applied by it."""
         record_type = consumer_records.key_type(record.key)
         if record_type in consumer_records.TYPES:
             consumer_replay.replay_written(self.consumer_groups, record, undo)
         elif record_type in streams_records.TYPES:
             streams_replay.replay_written(self.streams_groups, record, undo)
+        elif record_type in share_records.TYPES:
+            share_group_replay.replay_written(self.share_groups, record, undo)
 
     def replaying(self, records):
         """Records past the consumer, share and streams groups' replays, on to offsets_replay.load."""

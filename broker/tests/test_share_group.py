@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from wire.error_codes import ErrorCode
-from broker.groups.share.share_group import EMPTY, STABLE, HeartbeatRefused, ShareGroup
+from broker.groups.share.share_group import EMPTY, STABLE, ChangeRefused, ShareGroup
 from broker.groups.share.simple_assignor import assign
 
 T1, T2 = uuid.UUID(int=1), uuid.UUID(int=2)
@@ -52,7 +52,7 @@ def test_a_new_partition_moves_the_group_epoch():
 def test_heartbeats_refused(member, epoch, subscribed, error):
     g = ShareGroup("g")
     g.join_or_heartbeat("a", 0, ("t1",), None, "c", "h", TOPICS)
-    with pytest.raises(HeartbeatRefused) as refused:
+    with pytest.raises(ChangeRefused) as refused:
         g.join_or_heartbeat(member, epoch, subscribed, None, "c", "h", TOPICS)
     assert refused.value.error == error
 

@@ -9,12 +9,18 @@ share-partitions loaded here; no broker tells another.
 
 The group is written to `__consumer_offsets` in Kafka's records (share_group_records.py): its
 epoch, its members, their target and current assignments, and which share-partitions may have
-state, each record when what it says changes (share_group_changes.py), before the heartbeat is
-answered (acks=-1): written in their partition's turn on the coordinator runtime (group_writes.py:
-unreplayed, the group is changed already), a failed write answered with the runtime's
-coordinator error. A group's writes go one at a time (`_GroupWrites`): each writes what
-changed since what the one before it left in the log (a member's tombstone only if its record
-was written). Different groups write concurrently, each in its partition's queue (the runtime
+state, each record when what it says changes (share_group_changes.py). A change (a heartbeat's, a
+session timeout's, an admin's: `change`) is worked out on the group, then the group is put back
+(share_group_snapshot.py): what changed is the records, which the coordinator runtime replays
+into the group (share_group_replay.py) in its `__consumer_offsets` partition's turn and writes
+there (group_writes.py), as Kafka's coordinator replays a share group's records; the answer waits
+until they are stored (acks=-1). A write that fails with nothing appended leaves the group as the
+log holds it (the runtime's undo log), one that timed out after the log appended it keeps what
+the log has, and the member gets the runtime's coordinator error; either way every member the
+group holds has a session. So what a share group holds is what its records say. A group's
+changes go one at a time (`_GroupWrites`), each worked out on the group as the one before it left
+it; a heartbeat that changes nothing writes nothing and, with none of its group's writes waiting,
+does not queue. Different groups write concurrently, each in its partition's queue (the runtime
 orders them there), so a write waiting for a slow follower of one partition holds no group of
 another, as in Kafka. A restart or a coordinator move replays them (share_group_replay.py), so a
 member heartbeating the new coordinator at its epoch goes on with its assignment, no rebalance,
@@ -29,18 +35,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar
 
 from wire.error_codes import ErrorCode
 
 from broker.groups.group_timers import GroupTimer, GroupTimers
 from broker.groups.share.share_group_changes import GROUP_RECORDS, Said, records_between, said_by
-from broker.groups.share.share_group import LEAVE_EPOCH, HeartbeatRefused, ShareGroup, ShareMember
+from broker.groups.share.share_group import LEAVE_EPOCH, ChangeRefused, ShareGroup, ShareMember
+from broker.groups.share.share_group_snapshot import ShareGroupSnapshot
 from broker.groups.share.share_partitions import SharePartitions
 from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.groups.share.share_sessions import ShareSessions
 from broker.groups.share.simple_assignor import Assignment
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ShareHeartbeatResult:
@@ -54,8 +63,8 @@ class ShareHeartbeatResult:
 
 @dataclass(eq=False)
 class _GroupWrites:
-    """One group's writes: one at a time, and how many wait for or hold the turn (the entry goes
-    with the last of them)."""
+    """One group's changes that write: one at a time, each worked out and written in its turn, and
+    how many wait for or hold the turn (the entry goes with the last of them)."""
 
     turn: asyncio.Lock = field(default_factory=asyncio.Lock)
     waiting: int = 0
@@ -69,9 +78,8 @@ class ShareGroupCoordinator:
         a group, else None; `coordinator_error(group_id)`: NOT_COORDINATOR when another broker
         coordinates it; `timers`: the groups' clock and timers (group_timers.py)."""
         self.groups: dict[str, ShareGroup] = {}
-        self._held: dict[str, Said] = {}  # per group, what its records in the log say
         self._store = store
-        self._writing: dict[str, _GroupWrites] = {}  # per group with a write waiting or in flight
+        self._writing: dict[str, _GroupWrites] = {}  # per group with a change waiting or being written
         self.sessions = ShareSessions()
         self.partitions = partitions
         self._topics = topics
@@ -98,31 +106,24 @@ class ShareGroupCoordinator:
             return ShareHeartbeatResult(not_here)
         if self._other_group_kind(group_id):
             return ShareHeartbeatResult(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
-        group = self.groups.get(group_id)
-        new = group is None
-        if new:
-            if member_epoch != 0:
-                return ShareHeartbeatResult(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of "
-                                            f"share group {group_id}.")
-            group = self.groups[group_id] = ShareGroup(group_id)
+        if member_epoch == LEAVE_EPOCH:
+            return await self._leave(group_id, member_id)
+
+        def join_or_heartbeat(group: ShareGroup) -> None:
+            group.join_or_heartbeat(member_id, member_epoch, subscribed, rack_id, client_id, client_host,
+                                    self.topics_now())
+            group.note_state_partitions(group.assigned_partitions())
         try:
-            if member_epoch == LEAVE_EPOCH:
-                group.leave(member_id, self.topics_now())
-                await self.member_gone(group_id, member_id, "left")
-                await self.write(group)  # a failure is logged: the next write holds this change too
-                return ShareHeartbeatResult(member_id=member_id, member_epoch=LEAVE_EPOCH)
-            member = group.join_or_heartbeat(member_id, member_epoch, subscribed, rack_id, client_id, client_host,
-                                             self.topics_now())
-        except HeartbeatRefused as exc:
-            if new:
-                self.groups.pop(group_id, None)
+            stored, _ = await self.change(group_id, join_or_heartbeat)  # nothing written when nothing changed
+        except ChangeRefused as exc:
             return ShareHeartbeatResult(exc.error, exc.message)
-        group.note_state_partitions(group.assigned_partitions())
-        stored = await self.write(group)  # what changed: nothing written when nothing did
-        if stored is not ErrorCode.none:  # the member is not told of a change the log does not hold
-            if new:  # nothing stored: it never existed
-                self.groups.pop(group_id, None)
+        if stored is not ErrorCode.none:  # the member is not told of a change the log may not hold
+            self._rearm(group_id)  # a member the log appended anyway is fenced if it does not come back
             return ShareHeartbeatResult(stored, f"Writing share group {group_id} failed: {stored.name}.")
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if group is None or member is None:  # unloaded as its write ended: another broker coordinates it
+            return ShareHeartbeatResult(ErrorCode.not_coordinator)
         self._arm_session(group, member)
         send = member.assignment if member.sent != member.assignment else None
         member.sent = member.assignment
@@ -130,59 +131,88 @@ class ShareGroupCoordinator:
                                     heartbeat_interval_ms=self.partitions.config_of(group_id).heartbeat_interval_ms,
                                     assignment=send)
 
-    async def write(self, group: ShareGroup, deleted: bool = False) -> ErrorCode:
-        """Writes the group's records that changed since the last write, or (`deleted`) its
-        tombstones (acks=-1); the coordinator's error (group_writes.py), ErrorCode.none once stored.
-        A group unloaded meanwhile (another broker coordinates it, or a later load replaced it) is
-        not written (NOT_COORDINATOR)."""
-        group_id = group.group_id
-        if not deleted and group_id not in self._writing and self.groups.get(group_id) is group \
-                and not records_between(group_id, self._held.get(group_id, {}), said_by(group), 0):
-            # A heartbeat that changed nothing does not queue behind another write (acks=-1,
-            # replicated in a cluster). With none of this group's own writes queued or in flight,
-            # `_held` is what the log holds.
-            return ErrorCode.none
+    async def _leave(self, group_id: str, member_id: str) -> ShareHeartbeatResult:
+        try:
+            stored, _ = await self.change(group_id, lambda group: group.leave(member_id, self.topics_now()))
+        except ChangeRefused as exc:
+            return ShareHeartbeatResult(exc.error, exc.message)
+        await self.member_gone(group_id, member_id, "left")  # it goes from its sessions anyway
+        if stored is not ErrorCode.none:
+            self._rearm(group_id)  # still a member if the log holds it so: fenced at its session timeout
+            return ShareHeartbeatResult(stored, f"Writing share group {group_id} failed: {stored.name}.")
+        return ShareHeartbeatResult(member_id=member_id, member_epoch=LEAVE_EPOCH)
+
+    async def change(self, group_id: str, work: Callable[[ShareGroup], T], must_exist: bool = False,
+                     deleting: bool = False) -> tuple[ErrorCode, T]:
+        """(the write's error, ErrorCode.none once stored; what `work` returned): `work` changes the
+        group (a new one unless `must_exist`) and may raise ChangeRefused, which passes on; the
+        group is put back and the records of the change (`deleting`: the group's tombstones) are
+        written (acks=-1) and replayed into it by the runtime. Nothing is written, nor queued
+        behind another write, when nothing changed."""
+        writes = self._writing.get(group_id)
+        worked: tuple[T, list[tuple[bytes, bytes | None]]] | None = None
+        if writes is None:  # none of this group's writes waits or is in flight: it is what its log holds
+            worked = self._worked_out(group_id, work, must_exist, deleting)
+            if not worked[1]:
+                return ErrorCode.none, worked[0]
         writes = self._writing.setdefault(group_id, _GroupWrites())
         writes.waiting += 1
         try:
-            async with writes.turn:
-                if not deleted and self.groups.get(group_id) is not group:
-                    return ErrorCode.not_coordinator
-                held = self._held.get(group_id, {})
-                wanted = {} if deleted else said_by(group)
-                if deleted:  # whatever this broker last knew, the group's own records go
-                    held = {**dict.fromkeys(GROUP_RECORDS), **held}
-                records = records_between(group_id, held, wanted, self._timers.now_ms())
+            async with writes.turn:  # taken at once (no other waits for it) when worked out above
+                if worked is None:  # worked out on the group as the writes before this one left it
+                    worked = self._worked_out(group_id, work, must_exist, deleting)
+                result, records = worked
                 stored = await self._store.writes.write(group_id, records)
-                if stored is ErrorCode.none:
-                    if deleted or self.groups.get(group_id) is not group:  # gone meanwhile: a load says what is held
-                        self._held.pop(group_id, None)
-                    else:
-                        self._held[group_id] = wanted
         finally:
             writes.waiting -= 1
             if not writes.waiting:
                 del self._writing[group_id]
         if stored is not ErrorCode.none:
             log.warning("share group %s: writing its records failed: %s", group_id, stored.name)
-        return stored
+        return stored, result
+
+    def _worked_out(self, group_id: str, work: Callable[[ShareGroup], T], must_exist: bool,
+                    deleting: bool) -> tuple[T, list[tuple[bytes, bytes | None]]]:
+        """What `work` returned and the records of its change; the group is left as it was."""
+        not_here = self._coordinator_error(group_id)
+        if not_here:  # unloaded while this change waited
+            raise ChangeRefused(not_here, f"Group {group_id} is coordinated by another broker.")
+        group = self.groups.get(group_id)
+        if group is None:
+            if must_exist:
+                raise ChangeRefused(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
+            held: Said = {}
+            group = ShareGroup(group_id)  # its records make it in self.groups
+            result = work(group)
+            wanted = {} if deleting else said_by(group)
+        else:
+            held, saved = said_by(group), ShareGroupSnapshot(group)
+            try:
+                result = work(group)
+                wanted = {} if deleting else said_by(group)
+            finally:
+                saved.restore(group)  # the records say what changed: the runtime replays them into it
+        if deleting:  # whatever this broker knew, the group's own records go
+            held = {**dict.fromkeys(GROUP_RECORDS), **held}
+        return result, records_between(group_id, held, wanted, self._timers.now_ms())
 
     def restored(self, group_ids: set[str]) -> None:
-        """These groups were replayed from the log (share_group_replay.py): what their records say
-        is what the log holds, and each member has a session from now, as Kafka's onLoaded gives it."""
+        """These groups were replayed from the log (share_group_replay.py): each member has a
+        session from now, as Kafka's onLoaded gives it."""
         for group_id in group_ids:
-            group = self.groups.get(group_id)
-            if group is None:
-                self._held.pop(group_id, None)
-                continue
-            self._held[group_id] = said_by(group)
-            for member in group.members.values():
+            self._rearm(group_id)
+
+    def _rearm(self, group_id: str) -> None:
+        """A session for each of the group's members without one: replayed by a load, put back
+        by a failed write, or one whose write timed out after the log appended it."""
+        group = self.groups.get(group_id)
+        for member in list(group.members.values()) if group is not None else ():
+            if (group_id, member.member_id) not in self._expiry:
                 self._arm_session(group, member)
 
     def unload(self, group_id: str) -> None:
         """Another broker coordinates the group now: forget it here; its records stay in the log."""
         group = self.groups.pop(group_id, None)
-        self._held.pop(group_id, None)
         if group is None:
             return
         for member_id in list(group.members):
@@ -252,11 +282,18 @@ class ShareGroupCoordinator:
 
     async def _expire(self, group: ShareGroup, member: ShareMember) -> None:
         self._expiry.pop((group.group_id, member.member_id), None)
-        if self.groups.get(group.group_id) is not group or group.members.get(member.member_id) is not member:
+
+        def fence(live: ShareGroup) -> None:
+            if live is not group or live.members.get(member.member_id) is not member:
+                raise ChangeRefused(ErrorCode.unknown_member_id, "gone meanwhile")  # unloaded, left or replaced
+            live.leave(member.member_id, self.topics_now())
+        try:
+            stored, _ = await self.change(group.group_id, fence)
+        except ChangeRefused:
             return
-        group.leave(member.member_id, self.topics_now())
         await self.member_gone(group.group_id, member.member_id, "expired: session timed out")
-        await self.write(group)
+        if stored is not ErrorCode.none:
+            self._rearm(group.group_id)  # fenced again at its next session timeout
 
     def close(self) -> None:
         self._closed = True

@@ -1,5 +1,7 @@
 """A share group's members and what each is assigned (KIP-932), as ShareGroupHeartbeat changes them.
-Pure logic: the coordinator (share_coordinator.py) owns timers and the broker's topics.
+Pure logic: the coordinator (share_coordinator.py) owns timers and the broker's topics, and works
+a change out here before its records (share_group_changes.py) are replayed into the group
+(share_group_replay.py), the only way a group changes for good.
 
 Share groups have no revocation step: partitions may be shared by several members (the records in
 them are handed out one by one, share_partition.py), so a member takes its new assignment at the
@@ -12,6 +14,13 @@ its assignment again.
 What the assignor saw of the topics is kept as a hash (the metadata hash of Kafka's
 ShareGroupMetadata record): the group's records hold it, not the topics, so a coordinator that
 replayed them tells a change made meanwhile from none at the next heartbeat.
+
+What records hold and what only memory does: the group's epoch and metadata hash (record 11), its
+assignment epoch (12), targets (13) and the share-partitions that may have state (15); each
+member, its rack, client and subscription (10), its epochs and assignment (14). In memory only,
+as in Kafka: a member's `sent` (what its last answer carried) and the group's `topics` (what the
+last change worked out saw of the subscribed topics, resolved again by every change); a group
+its records made has neither until its next heartbeat. Sessions and timers are the coordinator's.
 """
 
 from __future__ import annotations
@@ -31,7 +40,9 @@ LEAVE_EPOCH = -1
 EMPTY, STABLE = "Empty", "Stable"  # Kafka's ShareGroupState names
 
 
-class HeartbeatRefused(Exception):
+class ChangeRefused(Exception):
+    """A change the group refuses (a heartbeat's, an admin's): the error its caller answers."""
+
     def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error, self.message = error, message
@@ -47,7 +58,7 @@ class ShareMember:
     epoch: int = 0
     previous_epoch: int = 0  # accepted too: the answer that moved the member on may have been lost
     assignment: Assignment = field(default_factory=dict)
-    sent: Assignment | None = None  # the assignment last sent to the member; None: never (or lost)
+    sent: Assignment | None = None  # in memory only: the assignment last sent to it; None: never (or lost)
 
 
 @dataclass
@@ -57,7 +68,8 @@ class ShareGroup:
     assignment_epoch: int = 0
     metadata_hash: int = 0  # of the subscribed topics the assignment was last computed for
     members: dict[str, ShareMember] = field(default_factory=dict)
-    topics: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)  # subscribed: name -> (id, partitions)
+    # Subscribed, as the last change worked out saw them (in memory only): name -> (id, partitions)
+    topics: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
     targets: dict[str, Assignment] = field(default_factory=dict)
     # The share-partitions that may have state: ever assigned, or altered by an admin, and not
     # deleted since (share_group_records.py); the admin asks the share coordinator about these.
@@ -74,25 +86,25 @@ class ShareGroup:
         member = self.members.get(member_id)
         if member_epoch == 0:
             if not subscribed:
-                raise HeartbeatRefused(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
+                raise ChangeRefused(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
             if member is None:
                 member = self.members[member_id] = ShareMember(member_id, client_id, client_host)
                 self.epoch += 1
             member.sent = None  # a (re)join is answered with the whole assignment
         elif member is None:
-            raise HeartbeatRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
-                                   f"{self.group_id}.")
+            raise ChangeRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
+                                f"{self.group_id}.")
         elif member_epoch > member.epoch:
-            raise HeartbeatRefused(ErrorCode.fenced_member_epoch, f"The share group member has a greater member epoch "
-                                   f"({member_epoch}) than the one known by the group coordinator ({member.epoch}). "
-                                   "The member must abandon all its partitions and rejoin.")
+            raise ChangeRefused(ErrorCode.fenced_member_epoch, f"The share group member has a greater member epoch "
+                                f"({member_epoch}) than the one known by the group coordinator ({member.epoch}). "
+                                "The member must abandon all its partitions and rejoin.")
         elif member_epoch < member.epoch:
             if member_epoch != member.previous_epoch:
-                raise HeartbeatRefused(ErrorCode.fenced_member_epoch, f"The share group member has a smaller member epoch "
-                                       f"({member_epoch}) than the one known by the group coordinator "
-                                       f"({member.epoch}), and it does not match the previous member epoch "
-                                       f"({member.previous_epoch}). The member must abandon all its partitions "
-                                       "and rejoin.")
+                raise ChangeRefused(ErrorCode.fenced_member_epoch, f"The share group member has a smaller member epoch "
+                                    f"({member_epoch}) than the one known by the group coordinator "
+                                    f"({member.epoch}), and it does not match the previous member epoch "
+                                    f"({member.previous_epoch}). The member must abandon all its partitions "
+                                    "and rejoin.")
             member.sent = None  # the answer that moved it on was lost: it gets its assignment again
         member.client_id, member.client_host = client_id, client_host
         if rack_id is not None:
@@ -109,8 +121,8 @@ class ShareGroup:
     def leave(self, member_id: str, topics: TopicSizes) -> ShareMember:
         member = self.members.pop(member_id, None)
         if member is None:
-            raise HeartbeatRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
-                                   f"{self.group_id}.")
+            raise ChangeRefused(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of share group "
+                                f"{self.group_id}.")
         self.epoch += 1
         self._refresh(topics)
         return member

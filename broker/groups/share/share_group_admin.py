@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from wire.error_codes import ErrorCode
 from broker.groups.share import state_log
-from broker.groups.share.share_group import ShareGroup
+from broker.groups.share.share_group import ChangeRefused, ShareGroup
 from broker.groups.share.state_persister import ShareStateUnavailable
 from broker.topic_names import INTERNAL_TOPICS
 
@@ -125,9 +125,14 @@ class ShareGroupAdmin:
             except ShareStateUnavailable as exc:
                 results.append(TopicResult(name, topic.topic_id, [], exc.coordinator_error, str(exc)))
                 continue
-            group.state_partitions.pop(topic.topic_id, None)
-            stored = await self._share_groups.write(group)
-            if stored is not ErrorCode.none:  # the state is gone; the next write of the group's records says so
+            topic_id = topic.topic_id
+            try:
+                stored, _ = await self._share_groups.change(
+                    group_id, lambda g: g.state_partitions.pop(topic_id, None), must_exist=True)
+            except ChangeRefused as exc:
+                results.append(TopicResult(name, topic.topic_id, [], exc.error, exc.message))
+                continue
+            if stored is not ErrorCode.none:  # the state is gone; the group still says it may have some
                 results.append(TopicResult(name, topic.topic_id, [], stored,
                                            f"Writing share group {group_id} failed: {stored.name}."))
                 continue
@@ -147,12 +152,15 @@ class ShareGroupAdmin:
             await self._delete(list(await self.with_state(group_id, raising=True)))
         except ShareStateUnavailable as exc:
             return exc.coordinator_error
-        del groups[group_id]
-        stored = await self._share_groups.write(group, deleted=True)
-        if stored is not ErrorCode.none:
-            groups.setdefault(group_id, group)  # still there after a restart: still here
-            return stored
-        return ErrorCode.none
+
+        def empty(g: ShareGroup) -> None:  # a member may have joined while the state was deleted
+            if g.members:
+                raise ChangeRefused(ErrorCode.non_empty_group, f"Share group {group_id} is not empty.")
+        try:  # its tombstones' replay deletes it; a failed write leaves it as the log holds it
+            stored, _ = await self._share_groups.change(group_id, empty, must_exist=True, deleting=True)
+        except ChangeRefused as exc:
+            return exc.error
+        return stored
 
     async def with_state(self, group_id: str, raising: bool = False) -> dict[state_log.Key, state_log.StateSummary]:
         """The group's share-partitions that have state, with it. A partition whose state cannot
@@ -186,11 +194,6 @@ class ShareGroupAdmin:
     async def _note_altered(self, group_id: str, wanted: list[tuple[str, list[tuple[int, int]]]]) -> Refused | None:
         """The group (created empty if unknown) records the share-partitions about to be altered as
         ones that may have state, before any state is written, as Kafka records them initializing."""
-        groups = self._share_groups.groups
-        group = groups.get(group_id)
-        new = group is None
-        if new:
-            group = groups[group_id] = ShareGroup(group_id)
         altered = {}
         for name, offsets in wanted:
             topic = self._topics.get(name)
@@ -198,12 +201,12 @@ class ShareGroupAdmin:
                 indexes = frozenset(i for i, start in offsets if 0 <= i < len(topic.partitions) and start >= 0)
                 if indexes:
                     altered[topic.topic_id] = (name, indexes)
-        if group.note_state_partitions(altered) or new:
-            stored = await self._share_groups.write(group)
-            if stored is not ErrorCode.none:
-                if new:  # nothing stored: it never existed
-                    groups.pop(group_id, None)
-                return Refused(stored, f"Writing share group {group_id} failed: {stored.name}.")
+        try:  # nothing written when the group knows of them all already
+            stored, _ = await self._share_groups.change(group_id, lambda g: g.note_state_partitions(altered))
+        except ChangeRefused as exc:
+            return Refused(exc.error, exc.message)
+        if stored is not ErrorCode.none:
+            return Refused(stored, f"Writing share group {group_id} failed: {stored.name}.")
         return None
 
     async def _summaries(self, keys: list[state_log.Key], raising: bool = True) -> list[state_log.StateSummary]:

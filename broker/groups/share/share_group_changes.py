@@ -1,5 +1,6 @@
-"""Which share group records a change writes: the group as Kafka's records (what each says),
-compared with what the log holds, as records that bring the log up to the group.
+"""Which share group records a change writes: the group as Kafka's records (what each says) after
+the change, compared with the group before it, which is what the log holds (a group changes only
+by its records' replay: share_group_replay.py), as records that bring the log up to the change.
 
 A record is written when what it says changed, which is when Kafka's GroupMetadataManager writes
 it: a member that joins or changes its subscription, rack or client (type 10), a group epoch
@@ -9,9 +10,9 @@ leaves or is fenced has its three records tombstoned (14, 13, 10) in the batch t
 group epoch; a deleted group has all of its records tombstoned, the group epoch's last (its
 replay is what deletes the group, so nothing after it may bring the group back).
 
-What the log holds is what the coordinator last stored (or replayed): a write that failed
-leaves it as it was, so the next write carries that change too, and a crash between two writes
-leaves the log at the first, each record whole.
+A write that fails with nothing appended leaves the group as it was (the runtime puts it back), so
+the change is worked out anew when asked again; a crash between two writes leaves the log at the
+first, each record whole.
 """
 
 from __future__ import annotations

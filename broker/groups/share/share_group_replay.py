@@ -1,12 +1,19 @@
-"""Rebuilding share groups from `__consumer_offsets`: records of types 10-15, in log order.
+"""Share groups from their records in `__consumer_offsets` (types 10-15), in log order: the only
+way a share group changes, as in Kafka's GroupMetadataManager.replay.
 
-Like the consumer groups' replay (consumer/replay.py), `replaying` sits in the stream of records a
-load reads (group_loading.py): it applies the share group records as they pass and hands every
-other record on. Once the stream ends, the coordinator takes the groups it touched as what the
-log holds and gives each replayed member a session from now (share_coordinator.restored), as
-Kafka's onLoaded does: a member that heartbeats at its epoch goes on with its assignment, one
-that does not is fenced at its session timeout. A tombstone of a group the replay does not know
-brings nothing back; the group epoch's tombstone deletes the group.
+- `replaying` sits in the stream of records a load reads (group_loading.py), as the consumer
+  groups' replay does (consumer/replay.py): it applies the share group records as they pass and
+  hands every other record on. Once the stream ends, each replayed member gets a session from
+  now (share_coordinator.restored), as Kafka's onLoaded gives it: a member that heartbeats at its
+  epoch goes on with its assignment, one that does not is fenced at its session timeout.
+- `replay_written` applies a record a change of the coordinator returned (share_coordinator.py
+  works its change out and puts the group back; the runtime replays the records here before it
+  writes them). Before a group's first record since the last write it saves the group (undo.py):
+  a write that fails with nothing appended puts it back as it was (share_group_snapshot.py).
+
+A record changes the group as it says, whether loaded or just written: a member's tombstone
+removes it (its session timer finds it gone), a tombstone of a group the replay does not know
+brings nothing back, and the group epoch's tombstone deletes the group.
 """
 
 from __future__ import annotations
@@ -14,10 +21,13 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Iterator
 
+from broker.coordinator.undo import Restore, UndoLog
+from broker.groups.offsets_log import KeyValue
 from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.share import share_group_records as rec
 from broker.groups.share.share_coordinator import ShareGroupCoordinator
 from broker.groups.share.share_group import LEAVE_EPOCH, ShareGroup, ShareMember
+from broker.groups.share.share_group_snapshot import ShareGroupSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +43,27 @@ def replaying(coordinator: ShareGroupCoordinator,
         log.info("loaded %d share groups with %d members", len(groups), sum(len(g.members) for g in groups))
 
 
-def _apply(groups: dict[str, ShareGroup], record: StoredRecord) -> str:
+def replay_written(coordinator: ShareGroupCoordinator, record: KeyValue, undo: UndoLog) -> None:
+    group_id = rec.decode_key(record.key)[1]
+    undo.save(("share group", group_id), lambda: _saving(coordinator.groups, group_id))
+    _apply(coordinator.groups, record)
+
+
+def _saving(groups: dict[str, ShareGroup], group_id: str) -> Restore:
+    group = groups.get(group_id)
+    if group is None:
+        def forget() -> None:  # the group the refused records made
+            groups.pop(group_id, None)
+        return forget
+    saved = ShareGroupSnapshot(group)
+
+    def restore() -> None:
+        saved.restore(group)
+        groups[group_id] = group  # back if its tombstone deleted it
+    return restore
+
+
+def _apply(groups: dict[str, ShareGroup], record: StoredRecord | KeyValue) -> str:
     record_type, group_id, member_id = rec.decode_key(record.key)
     value = record.value
     group = groups.get(group_id)

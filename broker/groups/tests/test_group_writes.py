@@ -24,6 +24,7 @@ from broker.groups.consumer import classic_apis
 from broker.groups.consumer.heartbeat_request import HeartbeatRequest
 from broker.groups.consumer import records as consumer_records
 from broker.groups.share import share_group_records as share_records
+from broker.groups.share.share_group_changes import Said, said_by
 from broker.groups.streams import records as streams_records
 from broker.groups.streams.heartbeat_request import StreamsHeartbeat
 from broker.groups.streams.tasks import Tasks
@@ -300,6 +301,70 @@ def test_a_share_heartbeat_is_written_in_its_partition_s_turn_after_a_commit_bef
         c.share.close()
 
     asyncio.run(scenario())
+
+
+def _share_join(c, member_id: str):
+    return c.share.heartbeat(SHARING, member_id, 0, ("t",), None, "client", "/127.0.0.1")
+
+
+def _share_group_loaded(broker) -> Said | None:
+    """What SHARING's records say as a successor loads them from the leader's log."""
+    successor = coordinators(broker, ManualClock())
+    successor.loading.sync()
+    group = successor.share.groups.get(SHARING)
+    successor.share.close()
+    return None if group is None else said_by(group)
+
+
+def test_a_share_group_holds_what_its_records_say_also_when_their_write_times_out(broker):
+    """The runtime replays a share heartbeat's records into the group: a join the log appended but
+    did not replicate in time leaves the member in the group as the log has it (the group a
+    successor loads), with a session, so one that never comes back is fenced at its timeout."""
+    partition = broker.partition(SHARING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        clock = ManualClock()
+        c = coordinators(broker, clock, commit_timeout_s=0.2, group_share_session_timeout_ms=2000,
+                         group_share_heartbeat_interval_ms=500)
+        c.loading.sync()
+        first = await _replicated(partition, asyncio.ensure_future(_share_join(c, "sh1")))
+        assert first.error is ErrorCode.none
+        timed_out = await _share_join(c, "sh2")  # the follower never fetches it
+        assert timed_out.error is ErrorCode.coordinator_not_available
+        group = c.share.groups[SHARING]
+        assert set(group.members) == {"sh1", "sh2"} and group.epoch > first.member_epoch  # as the leader's log has it
+        assert _share_group_loaded(broker) == said_by(group)
+        clock.advance(2000)  # neither heartbeats again: both are fenced, their tombstones replicated
+        fenced = asyncio.ensure_future(settled(lambda: not group.members and SHARING not in c.share._writing,
+                                               "both members fenced and written"))
+        await _replicated(partition, fenced)
+        assert _share_group_loaded(broker) == said_by(group)
+        c.share.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_share_join_the_log_refuses_leaves_the_group_as_its_log_holds_it(tmp_path):
+    broker = GroupBroker(tmp_path, "segment", offsets_configs={"min.insync.replicas": "2"})
+    partition = broker.partition(SHARING)
+    lead(partition, epoch=1, isr=(1, OTHER))
+
+    async def scenario():
+        c = coordinators(broker, ManualClock())
+        c.loading.sync()
+        assert (await _replicated(partition, asyncio.ensure_future(_share_join(c, "sh1")))).error is ErrorCode.none
+        group = c.share.groups[SHARING]
+        held = said_by(group)
+        lead(partition, epoch=2, isr=(1,))  # below min.insync.replicas: nothing is appended
+        assert (await _share_join(c, "sh2")).error is ErrorCode.coordinator_not_available
+        assert c.share.groups[SHARING] is group and said_by(group) == held == _share_group_loaded(broker)
+        c.share.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        broker.storage.close()
 
 
 SHARING_ELSEWHERE = next(g for g in (f"sharing-elsewhere-{i}" for i in range(1000))
