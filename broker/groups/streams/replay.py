@@ -32,7 +32,8 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Iterator
 
-from broker.coordinator.undo import Restore, UndoLog
+from broker.coordinator.undo import UndoLog
+from broker.groups import group_undo
 from broker.groups.offsets_log import KeyValue
 from broker.groups.offsets_store import StoredMarker, StoredRecord, applying
 from broker.groups.streams import records as rec
@@ -56,28 +57,8 @@ def replaying(coordinator: StreamsGroupCoordinator,
 
 def replay_written(coordinator: StreamsGroupCoordinator, record: KeyValue, undo: UndoLog) -> None:
     group_id = rec.decode_key(record.key)[1]
-    undo.save(("streams group", group_id), lambda: _saving(coordinator, group_id))
+    undo.save(("streams group", group_id), lambda: group_undo.saving(coordinator, group_id, GroupSnapshot))
     _apply(coordinator.groups, record)
-
-
-def _saving(coordinator: StreamsGroupCoordinator, group_id: str) -> Restore:
-    groups = coordinator.groups
-    group = groups.get(group_id)
-    if group is None:
-        def forget() -> None:
-            made = groups.pop(group_id, None)
-            if made is not None:
-                coordinator.unload(made)
-        return forget
-    saved, dead = GroupSnapshot(group), group.dead
-
-    def restore() -> None:
-        saved.restore(group)
-        group.dead = dead
-        if not dead:
-            groups[group_id] = group
-            coordinator.rearm(group)
-    return restore
 
 
 def _apply(groups: dict[str, StreamsGroup], record: StoredRecord | KeyValue) -> str:
