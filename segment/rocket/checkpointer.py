@@ -84,8 +84,8 @@ class Checkpointer:
                 raise self._go_offline(f"fsync of a queue or index failed: {exc.strerror or exc}") from exc
             self.last = Checkpoint(position, index_file, index_count, dict(self._log_start),
                                    max(position, self._commitlog.flushed_pos), sizes)
+            self._taken_at = time.monotonic()  # a file that cannot be written waits for the next round
             write_checkpoint(self._dir, self.last)
-            self._taken_at = time.monotonic()
 
     def flushed(self, durable: int) -> None:
         """The commitlog is fsynced below `durable` (the periodic flush): recorded, nothing else fsynced."""

@@ -368,7 +368,10 @@ class RocketLogStore(LogStore):
         any acknowledgement (RocketMQ's FlushConsumeQueueService). In the write path it stalled
         every produce waiting on it for one fsync per queue file, 20,000 at 10,000 partitions."""
         if self.checkpoints.due():  # still: a flush.ms flush may have checkpointed meanwhile
-            self.checkpoints.take()
+            try:
+                self.checkpoints.take()
+            except OSError as exc:  # the file not written (a full disk): the last one stands
+                log.warning("commitlog checkpoint not written (a recovery re-dispatches from the last one): %s", exc)
 
     def checkpoint(self) -> None:
         """fsync every queue and the index, then record how far they and the commitlog go."""
