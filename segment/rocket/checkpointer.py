@@ -11,6 +11,7 @@ last checkpoint's positions (`persist_log_starts`).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,8 @@ from .partition_log import RocketPartitionLog
 # re-dispatches at most about a file's worth (every 10 s cost 20,000 fsyncs each time at 10,000
 # partitions: bench/README.md, "Disk-bound").
 CHECKPOINT_INTERVAL_S = 60.0
+
+log = logging.getLogger(__name__)
 
 
 class Checkpointer:
@@ -92,7 +95,11 @@ class Checkpointer:
         with self._lock:
             if durable > self.last.flushed:
                 self.last.flushed = durable
-                write_checkpoint(self._dir, self.last)
+                try:
+                    write_checkpoint(self._dir, self.last)
+                except OSError as exc:  # a full disk: the commitlog is durable, recovery just re-reads more
+                    log.warning("commitlog checkpoint not written (a recovery re-dispatches from the last one): %s",
+                                exc)
 
     def persist_log_starts(self) -> None:
         """Write the current log start offsets with the last checkpoint's positions (no fsync of data)."""

@@ -40,3 +40,19 @@ def test_a_checkpoint_the_disk_cannot_take_is_a_warning_and_the_next_round_write
     store.background_flush()
     assert read_checkpoint(store.dir).commitlog > before
     store.close()
+
+
+def test_a_periodic_flush_whose_checkpoint_the_disk_cannot_take_is_a_warning(tmp_path, caplog):
+    store = RocketLogStore(tmp_path, commitlog_file_size=1 << 20, queue_entries_per_file=4, index_slots=16,
+                           index_entries=64)
+    plog = store.open_partition("t", 0, CFG)
+    store.checkpoint()
+    plog.append(make_batch(1, value_size=10), 0, 1_000)
+    store.commit_writes()
+    (store.dir / (CHECKPOINT + ".tmp")).mkdir()
+    with caplog.at_level(logging.WARNING):
+        store.flush()  # the commitlog fsynced; where it is durable not recorded
+    assert "commitlog checkpoint not written" in caplog.text
+    assert read_checkpoint(store.dir).flushed < store.commitlog.flushed_pos
+    (store.dir / (CHECKPOINT + ".tmp")).rmdir()
+    store.close()
