@@ -90,6 +90,19 @@ class Checkpointer:
             self._taken_at = time.monotonic()  # a file that cannot be written waits for the next round
             write_checkpoint(self._dir, self.last)
 
+    def take_if_due(self) -> bool:
+        """A checkpoint, if one is due (the background's and the periodic flush's); whether one
+        was. A file the disk cannot take (ENOSPC) is a warning: the last checkpoint stands, a
+        recovery re-dispatches from it, the next round writes one. `take` on its own (close,
+        a removal) raises it, so no clean stop trusts a stale checkpoint."""
+        if not self.due():
+            return False
+        try:
+            self.take()
+        except OSError as exc:
+            log.warning("commitlog checkpoint not written (a recovery re-dispatches from the last one): %s", exc)
+        return True
+
     def flushed(self, durable: int) -> None:
         """The commitlog is fsynced below `durable` (the periodic flush): recorded, nothing else fsynced."""
         with self._lock:

@@ -230,10 +230,8 @@ class RocketLogStore(LogStore):
         are derived from it, so they are fsynced only with a full checkpoint, when one is due
         (checkpointer.py): after a crash recovery re-dispatches from that checkpoint.
         This is what makes a flush cost a few fsyncs whatever the partition count."""
-        if self.checkpoints.due():
-            self.checkpoints.take()
-            return
-        self.checkpoints.flushed(self._fsync_commitlog())
+        if not self.checkpoints.take_if_due():
+            self.checkpoints.flushed(self._fsync_commitlog())
 
     def close(self) -> None:
         if self.offline is not None:
@@ -367,11 +365,7 @@ class RocketLogStore(LogStore):
         """The checkpoint once one is due: the consume queues and the index fsynced apart from
         any acknowledgement (RocketMQ's FlushConsumeQueueService). In the write path it stalled
         every produce waiting on it for one fsync per queue file, 20,000 at 10,000 partitions."""
-        if self.checkpoints.due():  # still: a flush.ms flush may have checkpointed meanwhile
-            try:
-                self.checkpoints.take()
-            except OSError as exc:  # the file not written (a full disk): the last one stands
-                log.warning("commitlog checkpoint not written (a recovery re-dispatches from the last one): %s", exc)
+        self.checkpoints.take_if_due()  # still due: a flush.ms flush may have checkpointed meanwhile
 
     def checkpoint(self) -> None:
         """fsync every queue and the index, then record how far they and the commitlog go."""
