@@ -31,7 +31,9 @@ def admin_client(bootstrap: str, **config) -> KafkaAdminClient:
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, configs: dict | None = None,
                  timeout: float = 15.0) -> str:
-    admin = admin_client(bootstrap)
+    # The request may take the whole `timeout` (the broker answers CreateTopics once every
+    # partition is made): the client must not give up on it first.
+    admin = admin_client(bootstrap, request_timeout_ms=int(timeout * 1000) + 5_000)
     try:
         result = admin.create_topics(
             {name: {"num_partitions": partitions, "replication_factor": 1, "configs": configs or {}}},
