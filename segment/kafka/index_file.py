@@ -40,15 +40,15 @@ class IndexFile:
 
     ENTRY: struct.Struct
 
-    def __init__(self, path: Path, base_offset: int, files: OpenFiles, made_empty: bool = False) -> None:
-        """`made_empty`: the caller has just created the file empty (a new partition), so it
-        is neither opened nor sized here. Otherwise it is sized with a stat and opened only to
-        read its last entry, so a clean start opens no empty index (a start of 50,000 idle
-        partitions opened, and evicted, 100,000 of them); a missing one is an empty index, made
+    def __init__(self, path: Path, base_offset: int, files: OpenFiles, absent: bool = False) -> None:
+        """`absent`: the file is known not to exist (a new partition's first segment), so it is
+        neither sized nor opened here. Otherwise it is sized with a stat and opened only to read
+        its last entry, so a clean start opens no empty index (a start of 50,000 idle partitions
+        opened, and evicted, 100,000 of them). A missing one is an empty index either way, made
         by its first write (indexes are derived data)."""
         self.path = path
         self.base_offset = base_offset
-        found = 0 if made_empty else _size_if_present(path)
+        found = None if absent else _size_if_present(path)
         self.file = SegmentFile(path, files, created=found is not None)  # a write to a missing one creates it
         size = found or 0
         self._keys: array | None = None  # None until read (`loaded`)

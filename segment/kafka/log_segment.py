@@ -56,20 +56,22 @@ class LogSegment:
     def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, created_ms: int,
                  files: OpenFiles, made_empty: bool = False) -> None:
         """`made_empty`: the first segment of a partition whose directory was just made: its
-        three files are created here, empty, and closed at once (the store's bound on open
-        files holds); none is listed, sized or kept open. Creating them now, in the admin
-        worker, spares the first produce, on the event loop, from creating them."""
+        `.log` is created here, empty, and closed at once (the store's bound on open files
+        holds); nothing is listed, sized or kept open. Creating it now, in the admin worker,
+        spares the first produce, on the event loop, from creating it. The indexes are made by
+        their first entry, once `index.interval.bytes` are appended (Kafka's lazy indexes), so
+        an idle or small partition is a directory and one file: at 50,000 partitions the
+        kernel making inodes was most of a segment topic's creation (bench/README.md)."""
         self.base_offset = base_offset
         self.index_interval = index_interval_bytes
         stem = directory / segment_name(base_offset)
         self.log_path = stem.with_suffix(".log")
         index_path, time_index_path = stem.with_suffix(".index"), stem.with_suffix(".timeindex")
         if made_empty:
-            for path in (self.log_path, index_path, time_index_path):
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.close(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
         self.log = SegmentFile(self.log_path, files, created=made_empty)
-        self.index = OffsetIndex(index_path, base_offset, files, made_empty)
-        self.time_index = TimeIndex(time_index_path, base_offset, files, made_empty)
+        self.index = OffsetIndex(index_path, base_offset, files, absent=made_empty)
+        self.time_index = TimeIndex(time_index_path, base_offset, files, absent=made_empty)
         self.txn_index = TransactionIndex(stem.with_suffix(".txnindex"), files, missing=made_empty)
         self.size = 0 if made_empty else self._size_on_disk()
         self.next_offset = base_offset
@@ -183,7 +185,8 @@ class LogSegment:
         if grew:
             self.max_timestamp = header.max_timestamp
             self.offset_of_max_timestamp = header.base_offset
-        if position == 0 or self._since_index >= self.index_interval:
+        if self._since_index >= self.index_interval:  # none for the first batch: a lookup below
+            # the first entry starts at the segment's start, as it would from an entry there
             if not len(self.index) or self.index.last_entry()[0] < header.base_offset:
                 self.index.append(header.base_offset, position)
             if self.max_timestamp > self.time_index.last_timestamp:
@@ -260,7 +263,7 @@ class LogSegment:
         """(position, base offset) of the last indexed batch below the recovery point, where the
         scan may start; (0, base offset) when there is none or the entry does not name a batch."""
         i = self.index.floor(recovery_point - 1) if recovery_point > self.base_offset else None
-        if not i:  # none, or the entry at position 0: nothing to skip
+        if i is None or self.index.values[i] == 0:  # nothing to skip (older files index position 0)
             return 0, self.base_offset
         key, position = self.index.keys[i], self.index.values[i]
         header = self.header_at(position) if position + HEADER_SIZE <= self.log.size() else None

@@ -111,10 +111,10 @@ def test_a_deleted_file_needs_no_sync(tmp_path):
 def test_a_failed_fsync_of_a_closed_file_takes_the_log_offline(tmp_path, monkeypatch):
     """EIO from the fsync of a file the bound closed with unsynced writes: the partition's
     flush fails, the log goes offline, and the file is never trusted again."""
-    store = SegmentLogStore(tmp_path, max_open_files=3)
+    store = SegmentLogStore(tmp_path, max_open_files=1)
     hot = store.open_partition("t", 0, log_config())
     fill(hot, [3])
-    other = store.open_partition("t", 1, log_config())  # its three files close t-0's
+    other = store.open_partition("t", 1, log_config())  # its `.log` closes t-0's (one batch: no index file)
     fill(other, [1])
     assert all(store.open_files.handle_if_open(seg.log) is None for seg in hot.segments)
     real_fsync = os.fsync
