@@ -3,7 +3,8 @@
     .venv/bin/python bench/partition_breadth.py [--partitions 50000] [--topics 50]
         [--modes segment,commitlog] [--idle-seconds 30] [--results-dir DIR]
 
-For each layout a fresh broker (flush left to the page cache, WARNING logs) gets `--topics`
+For each layout a fresh broker (flush left to the page cache, WARNING logs), on an ext4 made
+for it on a loop device (as root; `--work-dir` puts the data elsewhere), gets `--topics`
 topics of partitions/topics partitions each, created in CreateTopics requests of up to 10,000
 partitions (Kafka's limit per request), and then:
 
@@ -48,6 +49,7 @@ from machine_facts import machine_facts  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 SETTLE_S = 5.0
+FRESH_DISK_GIB = 8  # ext4's default of an inode per 16 KiB: 524,288, for ~100,000 files and directories
 RESTART_LIMIT_S = 600.0  # a restart not done by then is reported as not done, with how far it got  # after creation, before the idle window: the first rounds of the periodic tasks
 
 
@@ -58,7 +60,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--modes", default="segment,commitlog")
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--results-dir", type=Path, default=BENCH / "results")
-    ap.add_argument("--work-dir", type=Path, default=None, help="where the data dirs go (default: a temp dir)")
+    ap.add_argument("--work-dir", type=Path, default=None,
+                    help="where the data dirs go (default: a fresh ext4 of its own per layout, as root; else a temp dir)")
     return ap.parse_args(argv)
 
 
@@ -188,13 +191,31 @@ def measure(mode: str, args, work: Path) -> dict:
             "loadavg": os.getloadavg()}
 
 
+def _on_fresh_disk(mode: str, args) -> dict:
+    """The layout measured on an ext4 made for it (bench/loop_disk.py), removed after. On the
+    machine's own filesystem a creation paid for whatever was deleted there in the minutes
+    before: on an ext4 without a journal a new inode skips those freed recently (find_inode_bit,
+    recently_deleted), and 50,000 segment partitions took 9.1 s, then 38.9, 60.3 and 90.0 s in
+    four runs one after another (2026-12-07, load 1), against 7.9-10.4 s on a fresh disk."""
+    from loop_disk import LoopDisk
+
+    home = Path(tempfile.mkdtemp(prefix="twinlog-breadth-disk-"))
+    try:
+        with LoopDisk(image=home / "disk.img", size_gib=FRESH_DISK_GIB) as disk:
+            row = measure(mode, args, disk.mount_point)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return {**row, "disk": "fresh ext4"}
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
+    fresh = args.work_dir is None and os.geteuid() == 0 and shutil.which("mkfs.ext4") is not None
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="twinlog-breadth-"))
     results = {"machine": machine_facts(), "rows": []}
     modes = args.modes.split(",")
     for mode in modes:
-        row = measure(mode, args, work)
+        row = _on_fresh_disk(mode, args) if fresh else {**measure(mode, args, work), "disk": str(work)}
         results["rows"].append(row)
         print(f"{mode}: {row['partitions']:,} partitions created in {row['create_s']:.1f} s; idle "
               f"{row['idle_cpu_pct']:.2f}% of a core; {row['kib_per_partition']:.1f} KiB/partition; "
@@ -204,12 +225,12 @@ def main(argv=None) -> None:
                   f"{row['restart_s']:.1f} s (broker CPU {row['restart_cpu_s']:.1f} s, client "
                   f"{row['client_cpu_s']:.1f} s) " if row["restart_s"] is not None else
                   f"not done in {RESTART_LIMIT_S:.0f} s ({row['restart_acked']:,} acknowledged) ") +
-              f"(load {row['loadavg'][0]:.1f})", flush=True)
+              f"(load {row['loadavg'][0]:.1f}; {row['disk']})", flush=True)
     # Removed only now, so that no layout's creation pays for the files of the one before: on
     # an ext4 without a journal a new inode skips those freed recently (find_inode_bit,
     # recently_deleted; 40 % of a creation's CPU in a perf profile here), and 3,000 new segment
     # partitions took 2.97 s of system time just after 60,000 files were deleted, 2.20 s before.
-    for mode in modes:
+    for mode in modes if not fresh else ():
         shutil.rmtree(work / mode, ignore_errors=True)
     args.results_dir.mkdir(parents=True, exist_ok=True)
     (args.results_dir / "partition_breadth.json").write_text(json.dumps(results, indent=2))
