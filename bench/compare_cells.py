@@ -142,7 +142,8 @@ def latency(broker, cell: Cell, topic: str, m: Machine, rate: float, seconds: fl
     return {"rate_asked": rate, "rate_achieved": res["sent"] / res["send_seconds"], "linger_ms": linger_ms,
             "samples": len(res["latencies_s"]), **percentiles(res["latencies_s"]),
             "broker_cpu": run.broker_cpu_s / res["send_seconds"] if run.broker_cpu_s is not None else None,
-            "client_cpu": res["client_cpu_s"] / res["send_seconds"], "_latencies_s": res["latencies_s"]}
+            "client_cpu": res["client_cpu_s"] / res["send_seconds"], **res["p99_split"],
+            "_latencies_s": res["latencies_s"]}
 
 
 def percentiles(latencies_s: list[float]) -> dict:

@@ -92,6 +92,9 @@ def targets_markdown(r: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+SPLIT_COLUMNS = ("queue_p99_ms", "send_buffer_p99_ms", "round_trip_p99_ms")  # latency_workers.p99_split
+
+
 def csv_rows(r: dict) -> list[dict]:
     disk = _get(r["limits"], "disk", "mb_s")
     rows = []
@@ -108,7 +111,7 @@ def csv_rows(r: dict) -> list[dict]:
             "broker_cpu": t.get("broker_cpu"), "client_cpu": t.get("client_cpu"),
             "avg_batch_bytes": t.get("avg_batch_bytes"), "latency_rate": lat.get("rate_achieved"),
             "p50_ms": lat.get("p50_ms"), "p99_ms": lat.get("p99_ms"), "p999_ms": lat.get("p999_ms"),
-            "error": row.get("error", ""),
+            **{k: lat.get(k) for k in SPLIT_COLUMNS}, "error": row.get("error", ""),
         })
     return rows
 
@@ -148,6 +151,17 @@ def markdown(r: dict) -> str:
             f"{_n(row['x_mock'], '{:.2f}')} | {_pct(row['broker_cpu'])} | {_pct(row['client_cpu'])} | "
             f"{_n(row['latency_rate'])}/s | "
             f"{_n(row['p50_ms'], '{:.2f}')} | {_n(row['p99_ms'], '{:.2f}')} | {_n(row['p999_ms'], '{:.2f}')} |")
+    lines += ["", "## Where a send → ack p99 goes", "",
+              "librdkafka's statistics of the latency phase, p99 ms (its per-second windows weighted by "
+              "count): a record in the client's queue (linger, a free slot of 5 in flight), a request "
+              "waiting to be written, its round trip (the network and the broker).", "",
+              "| broker / mode | partitions | record | durability | send → ack | client queue | "
+              "write wait | round trip |", "|---" * 8 + "|"]
+    for row in csv_rows(r):
+        if row["round_trip_p99_ms"] is not None:
+            lines.append(f"| {row['broker']} / {row['mode']} | {row['partitions']} | {row['record_size']} B | "
+                         f"{DURABILITY_LABEL[row['durability']]} | {_n(row['p99_ms'], '{:.2f}')} | " +
+                         " | ".join(_n(row[k], "{:.2f}") for k in SPLIT_COLUMNS) + " |")
     lines += ["", "## Consume (one partition, 8 MiB fetches, every offset checked)", "",
               "| broker / mode | record | records | hot MB/s | hot msg/s | cold MB/s | resident before → after eviction |",
               "|---|---|---|---|---|---|---|"]

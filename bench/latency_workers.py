@@ -9,7 +9,10 @@ record would cost more client CPU than the broker spends at 100-byte records, so
 `sample_every`-th record carries an on_delivery callback (records without one never reach
 Python); the sample is uniform over the run, so its percentiles estimate the population's.
 Records that fail without a callback still show: flush() leaves them unacknowledged, and the
-caller compares the acknowledged count with the broker's high watermarks.
+caller compares the acknowledged count with the broker's high watermarks. Beside it, librdkafka's
+own statistics split the p99 (`p99_split`): a record's wait in the client's queue (linger, and a
+free slot of the 5 requests in flight), a request's wait to be written, and its round trip, which
+holds the broker's time.
 
 e2e_produce_worker / e2e_consume_worker: end-to-end latency. The producer writes
 CLOCK_MONOTONIC nanoseconds (shared by every process on the machine) into the first 8 bytes
@@ -19,6 +22,7 @@ its own clock when the record reaches the application (consume()).
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import time
@@ -26,6 +30,30 @@ import time
 from load_workers import PhaseError, _cpu_self, _pin
 
 _STAMP = struct.Struct(">q")
+STATS_INTERVAL_MS = 1000
+# p99_split's parts: librdkafka's per-broker windows (reset at each statistics emission), in µs.
+SPLIT = {"queue": "int_latency", "send_buffer": "outbuf_latency", "round_trip": "rtt"}
+
+
+def _stats_windows(windows: list[dict]):
+    """A stats_cb keeping, per statistics window of each broker that sent requests, each part's
+    (p99 µs, count)."""
+    def on_stats(raw: str) -> None:
+        for broker in json.loads(raw)["brokers"].values():
+            if broker["nodeid"] >= 0 and broker["rtt"]["cnt"]:
+                windows.append({part: (broker[key]["p99"], broker[key]["cnt"]) for part, key in SPLIT.items()})
+    return on_stats
+
+
+def p99_split(windows: list[dict]) -> dict:
+    """Each part's p99 in ms over the run: the windows' p99s weighted by their counts, an estimate,
+    since librdkafka keeps no histogram of the whole run."""
+    split = {}
+    for part in SPLIT:
+        total = sum(w[part][1] for w in windows)
+        split[f"{part}_p99_ms"] = (sum(p99 * n for p99, n in (w[part] for w in windows)) / total / 1000
+                                   if total else None)
+    return split
 
 
 def _paced_loop(p: dict, produce_burst, poll) -> tuple[int, float, float]:
@@ -75,13 +103,16 @@ def paced_produce_worker(p: dict, ready, go, out) -> None:
         else:
             latencies.append(msg.latency())
 
-    producer = _producer(p, client_errors)
+    windows: list[dict] = []
+    producer = _producer({**p, "client_config": {**p.get("client_config", {}), "stats_cb": _stats_windows(windows),
+                                                 "statistics.interval.ms": STATS_INTERVAL_MS}}, client_errors)
     topic, value, partition = p["topic"], os.urandom(p["value_size"]), p["partition"]
     nparts = p.get("partitions", 1)
     producer.produce(topic, value, partition=partition if partition is not None else 0, on_delivery=on_sampled)
     if producer.flush(30) or failures:
         raise PhaseError(f"warm-up record not acknowledged: {failures[:3] or 'timeout'}")
     latencies.clear()
+    windows.clear()
     ready.put(os.getpid())
     go.wait(60)
 
@@ -111,7 +142,7 @@ def paced_produce_worker(p: dict, ready, go, out) -> None:
     out.put({"worker": os.getpid(), "sent": sent, "unacked": left, "failed": len(failures),
              "acked": sent - left - len(failures), "warmup_acked": 1, "t0": t0, "t1": t1,
              "send_seconds": t_end - t0, "latencies_s": latencies, "errors": failures[:5],
-             "client_errors": client_errors[:5], "client_cpu_s": cpu1 - cpu0})
+             "client_errors": client_errors[:5], "client_cpu_s": cpu1 - cpu0, "p99_split": p99_split(windows)})
 
 
 def e2e_produce_worker(p: dict, ready, go, out) -> None:
