@@ -42,7 +42,8 @@ from replica.partition import Partition
 from replica.record_checks import RecordError
 from segment.log import AppendInfo
 from wire.error_codes import ErrorCode
-from wire.protocol import RequestHeader, response_for
+from wire.produce_response import PartitionAnswer, encode_produce_response
+from wire.protocol import EncodedBody, RequestHeader, response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
 from broker.api.context import Answer, ApiContext, Request
@@ -209,11 +210,13 @@ def _topic_id(topics: TopicLookup, key: TopicKey) -> uuid.UUID:
 
 
 def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, results: list[Result]) -> Answer:
+    hint_leaders = header.api_version >= PRODUCE_HINT_VERSION
+    if not hint_leaders or not any(code in PRODUCE_HINT_ERRORS for _, _, code, *_ in results):
+        return _encoded(topics, header, results)  # no leader to name: straight to bytes
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
     part_cls = nested(cls, "PartitionProduceResponse")
     error_cls = nested(cls, "BatchIndexAndErrorMessage")
-    hint_leaders = header.api_version >= PRODUCE_HINT_VERSION
     hints: list[LeaderHint] = []
     by_topic: dict[TopicKey, list[Any]] = {}
     for name, index, code, info, message, record_errors in results:
@@ -235,3 +238,20 @@ def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, res
                           partition_responses=tuple(parts))
                      for name, parts in by_topic.items())
     return make(cls, responses=answered, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(view, cls, hints))
+
+
+def _encoded(topics: TopicLookup, header: RequestHeader, results: list[Result]) -> EncodedBody:
+    """The answer written straight to bytes (wire/produce_response.py): the same fields as the
+    kio answer above with every leader hint at its default."""
+    by_id = header.api_version >= PRODUCE_BY_TOPIC_ID
+    by_topic: dict[TopicKey, list[PartitionAnswer]] = {}
+    errors: list[ErrorCode] = []  # every code but NONE, for the metrics
+    for name, index, code, info, message, record_errors in results:
+        if code is not ErrorCode.none:
+            errors.append(code)
+        appended_at = info.log_append_time if info is not None and info.log_append_time >= 0 else -1
+        by_topic.setdefault(name, []).append(PartitionAnswer(
+            index, code.value, info.first_offset if info else -1, appended_at,
+            info.log_start_offset if info else -1, [(e.batch_index, e.message) for e in record_errors], message))
+    return encode_produce_response(header.api_version, [(_topic_id(topics, name) if by_id else name, answers)
+                                                        for name, answers in by_topic.items()], errors)
