@@ -1,6 +1,6 @@
 """ProduceResponse v3-v13 written straight to bytes, not through kio's generic entity writer, for
 an answer that names no leader (KIP-951's tagged fields, which only a NOT_LEADER_OR_FOLLOWER-like
-error carries: the handler builds those through kio).
+error carries). The produce handler writes this way the answers whose every partition was stored.
 
 Why: every Produce is answered, and at small requests the answer was a large part of the cost:
 building one kio entity per partition and walking it took 22-27 µs for a one-partition answer

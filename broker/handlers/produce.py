@@ -210,9 +210,11 @@ def _topic_id(topics: TopicLookup, key: TopicKey) -> uuid.UUID:
 
 
 def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, results: list[Result]) -> Answer:
+    if all(code is ErrorCode.none for _, _, code, *_ in results):
+        # Every partition stored: straight to bytes. An answer with a refusal stays an entity,
+        # which the metrics read for the topics of failed produces (observability/metrics.py).
+        return _encoded(topics, header, results)
     hint_leaders = header.api_version >= PRODUCE_HINT_VERSION
-    if not hint_leaders or not any(code in PRODUCE_HINT_ERRORS for _, _, code, *_ in results):
-        return _encoded(topics, header, results)  # no leader to name: straight to bytes
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
     part_cls = nested(cls, "PartitionProduceResponse")
@@ -241,17 +243,14 @@ def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, res
 
 
 def _encoded(topics: TopicLookup, header: RequestHeader, results: list[Result]) -> EncodedBody:
-    """The answer written straight to bytes (wire/produce_response.py): the same fields as the
-    kio answer above with every leader hint at its default."""
+    """The answer of a request whose every partition was stored, written straight to bytes
+    (wire/produce_response.py): the fields of the entity above, no leader hint being due."""
     by_id = header.api_version >= PRODUCE_BY_TOPIC_ID
     by_topic: dict[TopicKey, list[PartitionAnswer]] = {}
-    errors: list[ErrorCode] = []  # every code but NONE, for the metrics
     for name, index, code, info, message, record_errors in results:
-        if code is not ErrorCode.none:
-            errors.append(code)
         appended_at = info.log_append_time if info is not None and info.log_append_time >= 0 else -1
         by_topic.setdefault(name, []).append(PartitionAnswer(
             index, code.value, info.first_offset if info else -1, appended_at,
             info.log_start_offset if info else -1, [(e.batch_index, e.message) for e in record_errors], message))
     return encode_produce_response(header.api_version, [(_topic_id(topics, name) if by_id else name, answers)
-                                                        for name, answers in by_topic.items()], errors)
+                                                        for name, answers in by_topic.items()], [])
