@@ -50,6 +50,7 @@ from compat_tests.helpers.topics import unique_topic
 from compat_tests.helpers.waiting import wait_until
 
 DATA = "/var/lib/twinlog/data"
+EXEC_TRIES, EXEC_END = 5, "--end-of-output--"
 # Per layout: the file a clean stop leaves (or removes) and the line a start without it logs.
 CLEAN_STOP = {
     "segment": (f"{DATA}/.kafka_cleanshutdown", True, "no clean-shutdown marker"),
@@ -103,12 +104,24 @@ def test_two_clients_round_trip_through_the_container(twinlog_container, storage
     assert _read_with_kafka_python(bootstrap, topic, 0, len(from_confluent)) == from_confluent
     assert _read_with_confluent(bootstrap, topic, 1, len(from_kafka_python)) == from_kafka_python
 
-    listing = twinlog_container.exec(["ls", DATA]).output.decode().split()
+    listing = _output(twinlog_container, f"ls {DATA}").split()
     if storage_mode == "commitlog":
         assert "commitlog-store" in listing and f"{topic}-0" not in listing, listing
     else:
         assert f"{topic}-0" in listing and "commitlog-store" not in listing, listing
-    assert twinlog_container.exec(["id", "-un"]).output.decode().strip() == "twinlog"
+    assert _output(twinlog_container, "id -un").strip() == "twinlog"
+
+
+def _output(container: TwinlogContainer, command: str) -> str:
+    """What a shell command printed in the container. docker-py's exec_run now and then hands
+    back an empty output for a command that printed (docker/docker-py#2042, #3332; seen here
+    under a loaded make test), so the command ends with a marker line and runs again until the
+    marker comes back."""
+    for _ in range(EXEC_TRIES):
+        out = container.exec(["sh", "-c", f"{command}; echo {EXEC_END}"]).output.decode()
+        if out.endswith(f"{EXEC_END}\n"):
+            return out[:-len(EXEC_END) - 1]
+    raise AssertionError(f"no whole output of {command!r} in {EXEC_TRIES} tries")
 
 
 def test_docker_stop_is_a_clean_shutdown_and_the_volume_keeps_the_data(twinlog_image, storage_mode, volume):
