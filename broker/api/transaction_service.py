@@ -31,9 +31,11 @@ class TransactionService(Protocol):
         block of ids can be reserved now (broker/producer_ids.py)."""
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             partitions: Partitions, client_version: int) -> ErrorCode:
+                             partitions: Partitions, client_version: int, connection: int | None = None) -> ErrorCode:
         """Add the partitions to the producer's transaction; `client_version` is the transaction
-        version Kafka records for the request (0 for a client's, 2 for a partition leader's)."""
+        version Kafka records for the request (0 for a client's, 2 for a partition leader's);
+        `connection` is the client connection a client's request came on (its RequestContext's
+        connection_id)."""
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                           partitions: Partitions) -> dict[tuple[str, int], ErrorCode]:
@@ -41,8 +43,9 @@ class TransactionService(Protocol):
         v4+ with verify_only)."""
 
     async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,
-                      v2: bool) -> EndResult:
-        """Commit or abort; `v2`: EndTxn v5, whose end bumps the epoch."""
+                      v2: bool, connection: int | None = None) -> EndResult:
+        """Commit or abort; `v2`: EndTxn v5, whose end bumps the epoch; `connection`: the client
+        connection the request came on."""
 
     async def write_markers(self, markers: list[Marker]) -> list[ErrorCode]:
         """Append the markers to partitions led here, together; an error per marker, in order,

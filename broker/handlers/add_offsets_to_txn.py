@@ -17,6 +17,7 @@ from broker.groups import offsets_log
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
+from broker.net.request_context import current_connection_id
 
 
 async def _add(ctx: ApiContext, request: Request) -> ErrorCode:
@@ -30,7 +31,8 @@ async def _add(ctx: ApiContext, request: Request) -> ErrorCode:
     index = offsets_log.partition_for(request.group_id, len(topic.partitions))
     return await ctx.transactions.add_partitions(request.transactional_id, request.producer_id,
                                                  request.producer_epoch, {(offsets_log.TOPIC, index)},
-                                                 client_version=0)  # Kafka's TV_0: a V1 client's call
+                                                 client_version=0,  # Kafka's TV_0: a V1 client's call
+                                                 connection=current_connection_id())
 
 
 async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> Answer:

@@ -28,6 +28,7 @@ from broker.api.access_checks import AccessChecks
 from broker.security.acl.model import Operation, ResourceType
 from broker.api.response_builder import NO_THROTTLE, make, nested
 from broker.handlers.txn_errors import for_version
+from broker.net.request_context import current_connection_id
 
 FIRST_BROKER_VERSION = 4
 FIRST_TRANSACTION_ABORTABLE = 5
@@ -63,8 +64,10 @@ async def _codes(ctx: ApiContext, header: RequestHeader, txn_id: str, producer_i
             codes = {p: ErrorCode.invalid_txn_state if c is ErrorCode.transaction_abortable else c for p, c in codes.items()}
         return codes
     # Kafka's transactionVersionForAddPartitionsToTxn: only a broker sends v4+, for a V2 client.
-    client_version = 2 if header.api_version >= FIRST_BROKER_VERSION else 0
-    code = await ctx.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted), client_version)
+    from_broker = header.api_version >= FIRST_BROKER_VERSION
+    code = await ctx.transactions.add_partitions(txn_id, producer_id, producer_epoch, set(wanted),
+                                                 client_version=2 if from_broker else 0,
+                                                 connection=None if from_broker else current_connection_id())
     return dict.fromkeys(wanted, for_version(code, header))
 
 

@@ -5,7 +5,10 @@ handleEndTxnRequest; then the coordinator's answer (broker/txn/coordinator.py), 
 PrepareCommit / PrepareAbort is replicated: the markers follow in the background. v5 is
 transactions V2 (KIP-890, Kafka's transactionVersionForEndTxn): the end bumps the producer's
 epoch and the answer carries the producer id and epoch to go on with; -1 for both with an
-error, as Kafka answers. Which answer, per version, state, epoch and timing: broker/txn/end_table.py.
+error, as Kafka answers. Which answer, per version, state, epoch and timing: broker/txn/end_table.py;
+and one not Kafka's: a v0-v4 end that came on a connection older than the one that began the
+open transaction is a late copy of an earlier end, PRODUCER_FENCED (broker/txn/txn_shard.py).
+The connection is the request's (broker/net/request_context.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from broker.api.context import Answer, ApiContext, Request
 from broker.security.acl.model import Operation
 from broker.api.response_builder import NO_THROTTLE, make
 from broker.handlers.txn_errors import for_version
+from broker.net.request_context import current_connection_id
 from broker.txn.txn_ops import EndResult
 
 FIRST_V2_VERSION = 5
@@ -29,6 +33,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
     else:
         result = await ctx.transactions.end_txn(request.transactional_id, request.producer_id,
                                                 request.producer_epoch, request.committed,
-                                                v2=header.api_version >= FIRST_V2_VERSION)
+                                                v2=header.api_version >= FIRST_V2_VERSION,
+                                                connection=current_connection_id())
     return make(cls, throttle_time=NO_THROTTLE, error_code=for_version(result.error, header),
                 producer_id=result.producer_id, producer_epoch=result.producer_epoch)

@@ -9,7 +9,9 @@ KafkaPrincipal string: `User:ANONYMOUS` on a PLAINTEXT listener and before SASL 
 principal is then the token's owner, and the token APIs refuse the connection, as Kafka's
 KafkaPrincipal.tokenAuthenticated). `connection_id` names the connection for as long as the broker runs: what
 outlives a request and must end with its connection (a share session) is filed under it, and the
-transport reports it closed (Broker.connection_closed). `muted_until`: a client over its quota
+transport reports it closed (Broker.connection_closed); ids grow in the order connections are
+made, so of two connections the older has the lower id (the transaction coordinator tells a
+request a client sent before its newer connection's by it). `muted_until`: a client over its quota
 is throttled (broker/quotas/enforcement.py), and the transport serves nothing of it until then.
 """
 
@@ -58,3 +60,9 @@ class RequestContext:
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)
+
+
+def current_connection_id() -> int | None:
+    """The connection of the request being handled; None outside a connection's task."""
+    context = current_request.get()
+    return context.connection_id if context is not None else None

@@ -87,27 +87,31 @@ class TransactionCoordinator:
         return answer if isinstance(answer, InitResult) else InitResult(cast(ErrorCode, answer))
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             partitions: set[tuple[str, int]], client_version: int) -> ErrorCode:
+                             partitions: set[tuple[str, int]], client_version: int,
+                             connection: int | None = None) -> ErrorCode:
         """`client_version`: the transaction version the request speaks, recorded as Kafka
         records it (2 for a leader's AddPartitionsToTxn v4+, 0 for a client's v0-v3 and for
-        AddOffsetsToTxn)."""
+        AddOffsetsToTxn); `connection`: the client connection a client's request came on."""
         not_here = self.coordinator_error(transactional_id)
         if not_here:
             return not_here
-        op = AddPartitions(transactional_id, producer_id, producer_epoch, frozenset(partitions), client_version)
+        op = AddPartitions(transactional_id, producer_id, producer_epoch, frozenset(partitions), client_version,
+                           connection)
         try:
             return cast(ErrorCode, await self._submit(transactional_id, op))
         except CoordinatorError as exc:
             return exc.code
 
     async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,
-                      v2: bool) -> EndResult:
-        """`v2`: EndTxn v5, whose end bumps the epoch; below, the epoch stays."""
+                      v2: bool, connection: int | None = None) -> EndResult:
+        """`v2`: EndTxn v5, whose end bumps the epoch; below, the epoch stays. `connection`: the
+        client connection the request came on."""
         not_here = self.coordinator_error(transactional_id)
         if not_here:
             return EndResult(not_here)
         answer = await self._with_producer_id(
-            transactional_id, lambda new_id: EndTxn(transactional_id, producer_id, producer_epoch, commit, v2, new_id))
+            transactional_id, lambda new_id: EndTxn(transactional_id, producer_id, producer_epoch, commit, v2,
+                                                    connection, new_id))
         return answer if isinstance(answer, EndResult) else EndResult(cast(ErrorCode, answer))
 
     async def _with_producer_id(self, transactional_id: str, op: Callable[[int], TxnOp]) -> object:

@@ -55,6 +55,9 @@ moving the producer to (its Complete record not yet written) is CONCURRENT_TRANS
 to the client, though its AddPartitionsToTxn retries it (KAFKA-18660). Later than 4.3 (KAFKA-20785,
 2026-08) a v5 commit RETRY in CompleteAbort (a commit racing the coordinator's own abort of a
 timed-out transaction) answers PRODUCER_FENCED instead of ITS; this table keeps 4.x's ITS.
+And before the table's move of an Ongoing transaction, txn_shard.py refuses (PRODUCER_FENCED)
+a v0-v4 end that came on a connection older than the one that began the transaction: a late
+copy of an earlier end, which no epoch tells apart below v5.
 """
 
 from __future__ import annotations

@@ -1,14 +1,18 @@
 """What the coordinator holds of one transactional id (Kafka's TransactionMetadata).
 
-Everything but two fields is the id's latest `__transaction_state` record: a change is made by
+Everything but three fields is the id's latest `__transaction_state` record: a change is made by
 an operation of the id's shard (txn_shard.py) returning the new record (`record_with`), which
 the coordinator runtime writes and replays into it (`apply`). Operations of one partition run
-one at a time, so two changes of an id never race. The two in-memory fields, as Kafka's:
+one at a time, so two changes of an id never race. The in-memory fields, the first two Kafka's:
 
 - `last_producer_epoch`: the epoch before the last bump, so an InitProducerId retried after
   its answer was lost (KIP-360) gets the same answer instead of a second bump;
 - `coordinator_epoch`: the leader epoch of the id's `__transaction_state` partition when this
-  broker loaded it, carried by every marker so a partition refuses markers of an older coordinator.
+  broker loaded it, carried by every marker so a partition refuses markers of an older coordinator;
+- `begun_on`: the client connection whose AddPartitionsToTxn / AddOffsetsToTxn began the open
+  transaction, so an EndTxn v0-v4 sent before that (a late copy of an earlier end) is told
+  apart from this transaction's (txn_shard.py); None when not begun by a client's request
+  here (loaded from the log, or added by a partition leader for a transactions V2 client).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class TxnMetadata:
     coordinator_epoch: int
     last_producer_epoch: int = NO_EPOCH
     partitions: set[tuple[str, int]] = field(default_factory=set)
+    begun_on: int | None = None  # a connection id (broker/net/request_context.py): ids grow with accept order
 
     def __post_init__(self) -> None:
         self.partitions = {(t, i) for t, indexes in self.record.partitions for i in indexes}

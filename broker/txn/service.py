@@ -44,17 +44,17 @@ class TransactionServices:
         return await self._producer_ids.allocate()
 
     async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             partitions: Partitions, client_version: int) -> ErrorCode:
+                             partitions: Partitions, client_version: int, connection: int | None = None) -> ErrorCode:
         return await self._coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions,
-                                                      client_version)
+                                                      client_version, connection)
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                           partitions: Partitions) -> dict[tuple[str, int], ErrorCode]:
         return self._coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
 
     async def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,
-                      v2: bool) -> EndResult:
-        return await self._coordinator.end_txn(transactional_id, producer_id, producer_epoch, commit, v2)
+                      v2: bool, connection: int | None = None) -> EndResult:
+        return await self._coordinator.end_txn(transactional_id, producer_id, producer_epoch, commit, v2, connection)
 
     async def write_markers(self, markers: list[Marker]) -> list[ErrorCode]:
         return await self._markers.append(markers)

@@ -67,6 +67,7 @@ class AddPartitions(NamedTuple):
     producer_epoch: int
     partitions: frozenset[tuple[str, int]]
     client_version: int
+    connection: int | None = None  # the client connection it came on (None: a partition leader's add)
 
 
 class EndTxn(NamedTuple):
@@ -75,6 +76,7 @@ class EndTxn(NamedTuple):
     producer_epoch: int
     commit: bool
     v2: bool
+    connection: int | None = None  # the client connection it came on
     new_producer_id: int = NO_PRODUCER_ID
 
 

@@ -15,6 +15,19 @@ the checks of the producer id and epoch come first, here.
   a Prepare record replayed into the loaded shard hands the id to `prepared` (ending.py), which
   waits until the record is written, sends the markers and submits `CompleteEnd`. EndTxn v5
   (transactions V2) bumps the producer's epoch in the Prepare record and answers it.
+- A late EndTxn v0-v4 (not Kafka's rule; Kafka's answer is transactions V2): a client that
+  times an EndTxn out closes its connection and sends it again on a new one (librdkafka after
+  socket.timeout.ms), and the first copy may still arrive: a network cut that dropped it
+  leaves it in the client's kernel, which sends it again when the cut heals, seconds after
+  the retry ended that transaction and the client began the next on its new connection.
+  Below v5 every transaction of a producer has the same epoch, so by its fields the copy ends
+  the open transaction, before some of its records are written: they are then refused (not
+  in the ended transaction) while the others are committed. A client sends a transaction's
+  EndTxn after the request that began it, on that connection or a newer one, so an EndTxn v0-v4
+  on a connection older than the one that began the open transaction (`begun_on`) was sent
+  before it began: it ends nothing and is answered PRODUCER_FENCED, the answer Kafka's
+  transactions V2 gives the same late copy (its epoch is one behind). An id whose transaction
+  was not begun by a client's request here (loaded, or added by a leader) has no such check.
 - Fencing (an InitProducerId, or a timeout, finding a transaction open): one PrepareAbort
   record with the epoch bumped (twice from transaction.version 2, as Kafka's coordinator ends it
   with the server's version), then the end as above.
@@ -193,7 +206,11 @@ class TxnShard:
         if meta.state is TxnState.ONGOING and op.partitions <= meta.partitions:
             return Outcome([], ErrorCode.none)
         now = self._clock.now_ms()
-        start = meta.record.start_ms if meta.state is TxnState.ONGOING else now
+        begins = meta.state is not TxnState.ONGOING
+        if begins:
+            self._changing(meta)
+            meta.begun_on = op.connection
+        start = now if begins else meta.record.start_ms
         record = meta.record_with(now, meta.partitions | op.partitions, state=TxnState.ONGOING, start_ms=start,
                                   client_transaction_version=op.client_version)
         return Outcome([StoredTxn(op.transactional_id, record)], ErrorCode.none)
@@ -209,6 +226,11 @@ class TxnShard:
         outcome = end_table.decide(meta, op.producer_id, op.producer_epoch, op.commit, op.v2)
         if outcome.error:
             return Outcome([], EndResult(outcome.error))
+        if not op.v2 and _sent_before_begin(meta, op.connection):
+            log.info("transactional id %s: EndTxn on connection %d, older than connection %d that began its "
+                     "transaction, is a late copy of an earlier end; refused", op.transactional_id, op.connection,
+                     meta.begun_on)
+            return Outcome([], EndResult(ErrorCode.producer_fenced))
         if outcome.next is meta.state:  # it completed: its answer again
             again = EndResult(ErrorCode.none, *meta.producer_after_end) if op.v2 else EndResult(ErrorCode.none)
             return Outcome([], again)
@@ -277,6 +299,12 @@ class TxnShard:
             log.info("transactional id %s expired", transactional_id)
         self._timer.schedule(ExpireIds, self._config.expire_interval_ms, ExpireIds())
         return Outcome([StoredTxn(i, None) for i in gone], len(gone))
+
+
+def _sent_before_begin(meta: TxnMetadata, connection: int | None) -> bool:
+    """The open transaction was begun on a connection newer than this request's (module doc)."""
+    return (meta.state is TxnState.ONGOING and connection is not None and meta.begun_on is not None
+            and connection < meta.begun_on)
 
 
 def _moving_to(meta: TxnMetadata, producer_id: int) -> bool:

@@ -171,6 +171,29 @@ def test_an_idle_id_expires_with_a_tombstone_when_the_clock_passes_its_expiratio
     asyncio.run(scenario())
 
 
+def test_an_end_v4_sent_before_its_transaction_began_ends_nothing(member):
+    """A late copy of an earlier transaction's EndTxn v0-v4, on a connection older than the one
+    that began the open transaction (txn_shard.py), is refused with nothing written; the
+    transaction's own EndTxn, on that connection or a newer one, ends it."""
+    clock = ManualClock(1_000_000)
+
+    async def scenario():
+        coordinator = member.coordinator(clock)
+        coordinator.start()
+        producer = await coordinator.init_producer_id(TID, 10_000, -1, -1)
+        producer_id, epoch = producer.producer_id, producer.producer_epoch
+        assert await coordinator.add_partitions(TID, producer_id, epoch, {(USER, 0)}, 0, connection=7) is (
+            ErrorCode.none)
+        late = await coordinator.end_txn(TID, producer_id, epoch, True, False, connection=6)
+        assert late.error is ErrorCode.producer_fenced and _state(coordinator) is O and member.stored() == [E, O]
+        assert (await coordinator.end_txn(TID, producer_id, epoch, True, False, connection=8)).error is (
+            ErrorCode.none)
+        await until(lambda: _state(coordinator) is CC, "the Complete record")
+        await coordinator.close()
+
+    asyncio.run(scenario())
+
+
 def test_markers_are_retried_on_the_clock_and_a_new_coordinator_resumes_a_prepared_end(tmp_path):
     member = _Member(tmp_path, "segment", {}, {"min.insync.replicas": "2"})
     _lead(member.partition(txn_log.TOPIC), 1)
