@@ -23,6 +23,7 @@ from compat_tests.helpers.broker_process import STORAGE_MODES
 from compat_tests.helpers.cluster import Cluster, create_on, running_cluster
 from compat_tests.helpers.raw_kafka import Client, make_batch
 from compat_tests.helpers.topics import unique_topic
+from compat_tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -71,7 +72,14 @@ def test_enabling_unclean_election_at_runtime_elects_the_out_of_sync_replica(clu
             {"name": "unclean.leader.election.enable", "config_operation": SET, "value": "false"}]}])
         assert r.responses[0].error_code == NONE, r
     kept = [b"kept-%d" % i for i in range(5)]
-    produce(cluster, leader, topic, kept, acks=-1)  # on both replicas
+    produce(cluster, leader, topic, kept, acks=-1)
+    # acks=-1 is answered once the ISR of the moment has the records, and that can be the
+    # leader alone (min.insync.replicas=1), as in Kafka: on a loaded machine the follower may
+    # open the partition late, or its first fetch reach the leader before the leader opened it
+    # and back off 1 s (replica.fetch.backoff.ms); either way the leader drops it after LAG_MS.
+    # It fetches the records all the same: wait until its copy, up to its HW, is the leader's.
+    wait_until(lambda: cluster.replica_copy(follower, topic) == cluster.replica_bytes(leader, topic),
+               "the kept records on the follower too")
 
     # The follower stops and leaves the ISR; what the leader takes then, only the leader has.
     os.kill(cluster.brokers[follower].pid, signal.SIGSTOP)

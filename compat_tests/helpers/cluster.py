@@ -27,6 +27,7 @@ from compat_tests.helpers.waiting import wait_until
 
 # Kafka's debugging consumer id: any replica answers it, leader or follower, up to its HW.
 REPLICA_READER = -2
+UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 def metadata_snapshot(host: str, port: int) -> dict:
@@ -117,6 +118,14 @@ class Cluster:
     def replica_bytes(self, node: int, topic: str, index: int = 0) -> bytes:
         """Every batch of one replica's log up to its high watermark (Fetch with Kafka's
         debugging replica id, which followers answer too)."""
+        copy = self.replica_copy(node, topic, index)
+        assert copy is not None, f"node {node} {topic}-{index}: fetch error {UNKNOWN_TOPIC_OR_PARTITION}"
+        return copy
+
+    def replica_copy(self, node: int, topic: str, index: int = 0) -> bytes | None:
+        """replica_bytes, or None while the broker has not opened the partition: it answers
+        UNKNOWN_TOPIC_OR_PARTITION until it applied the metadata placing a replica there,
+        which on a loaded machine can be after the leader already took records."""
         proc = self.brokers[node]
         with Client(proc.host, proc.port) as c:
             out, offset = b"", 0
@@ -125,6 +134,8 @@ class Cluster:
                 values["replica_id"] = REPLICA_READER
                 resp = c.request(1, 12, **values)
                 (p,) = resp.responses[0].partitions
+                if p.error_code == UNKNOWN_TOPIC_OR_PARTITION and offset == 0:
+                    return None
                 assert p.error_code == 0, f"node {node} {topic}-{index}: fetch error {p.error_code}"
                 batches, _ = split_batches(p.records)
                 if not batches:
