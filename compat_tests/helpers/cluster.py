@@ -24,10 +24,10 @@ from broker.testing.process_cluster import member_flags
 from compat_tests.helpers.broker_process import BrokerProcess, free_port
 from compat_tests.helpers.raw_kafka import Client, batch_header, fetch_values, split_batches
 from compat_tests.helpers.waiting import wait_until
+from wire.error_codes import ErrorCode
 
 # Kafka's debugging consumer id: any replica answers it, leader or follower, up to its HW.
 REPLICA_READER = -2
-UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 def metadata_snapshot(host: str, port: int) -> dict:
@@ -119,7 +119,7 @@ class Cluster:
         """Every batch of one replica's log up to its high watermark (Fetch with Kafka's
         debugging replica id, which followers answer too)."""
         copy = self.replica_copy(node, topic, index)
-        assert copy is not None, f"node {node} {topic}-{index}: fetch error {UNKNOWN_TOPIC_OR_PARTITION}"
+        assert copy is not None, f"node {node} {topic}-{index}: not opened there (UNKNOWN_TOPIC_OR_PARTITION)"
         return copy
 
     def replica_copy(self, node: int, topic: str, index: int = 0) -> bytes | None:
@@ -134,7 +134,7 @@ class Cluster:
                 values["replica_id"] = REPLICA_READER
                 resp = c.request(1, 12, **values)
                 (p,) = resp.responses[0].partitions
-                if p.error_code == UNKNOWN_TOPIC_OR_PARTITION and offset == 0:
+                if p.error_code == ErrorCode.unknown_topic_or_partition and offset == 0:
                     return None
                 assert p.error_code == 0, f"node {node} {topic}-{index}: fetch error {p.error_code}"
                 batches, _ = split_batches(p.records)
