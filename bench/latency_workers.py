@@ -14,6 +14,16 @@ own statistics split the p99 (`p99_split`): a record's wait in the client's queu
 free slot of the 5 requests in flight), a request's wait to be written, and its round trip, which
 holds the broker's time.
 
+The load generator must not add pauses of its own to the figure: librdkafka computes
+`latency()` when poll() serves the delivery report in the Python thread, not when the ack
+arrived, so a pause of that thread counts against every record acknowledged during it. Each
+worker runs its measured phase with Python's cyclic collector off (`_collector_off`). With it
+on, the worker's first full collection fell about 165 ms into every phase and held the thread
+11 ms, and the records acknowledged meanwhile were reported 11-20 ms late (2026-12-07, the
+fsync-before-ack cell, broker and client timelines side by side). What the phase makes is freed
+by reference counting. (Waiting in poll(timeout) instead of sleep() between passes did not
+help: librdkafka takes whole milliseconds, so the sub-millisecond waits became a busy loop.)
+
 e2e_produce_worker / e2e_consume_worker: end-to-end latency. The producer writes
 CLOCK_MONOTONIC nanoseconds (shared by every process on the machine) into the first 8 bytes
 of each value; the consumer, assigned at the partitions' ends before "go", subtracts it from
@@ -22,10 +32,12 @@ its own clock when the record reaches the application (consume()).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import struct
 import time
+from contextlib import contextmanager
 
 from load_workers import PhaseError, _cpu_self, _pin
 
@@ -54,6 +66,19 @@ def p99_split(windows: list[dict]) -> dict:
         split[f"{part}_p99_ms"] = (sum(p99 * n for p99, n in (w[part] for w in windows)) / total / 1000
                                    if total else None)
     return split
+
+
+@contextmanager
+def _collector_off():
+    """The measured phase without the cyclic collector's pauses (the module's docstring)."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.unfreeze()
 
 
 def _paced_loop(p: dict, produce_burst, poll) -> tuple[int, float, float]:
@@ -136,8 +161,9 @@ def paced_produce_worker(p: dict, ready, go, out) -> None:
         return n
 
     cpu0 = _cpu_self()
-    sent, t0, t_end = _paced_loop(p, burst, producer.poll)
-    left = producer.flush(p["flush_timeout"])
+    with _collector_off():
+        sent, t0, t_end = _paced_loop(p, burst, producer.poll)
+        left = producer.flush(p["flush_timeout"])
     t1, cpu1 = time.monotonic(), _cpu_self()
     out.put({"worker": os.getpid(), "sent": sent, "unacked": left, "failed": len(failures),
              "acked": sent - left - len(failures), "warmup_acked": 1, "t0": t0, "t1": t1,
@@ -167,8 +193,9 @@ def e2e_produce_worker(p: dict, ready, go, out) -> None:
                 return done
         return n
 
-    sent, t0, t_end = _paced_loop(p, burst, producer.poll)
-    left = producer.flush(p["flush_timeout"])
+    with _collector_off():
+        sent, t0, t_end = _paced_loop(p, burst, producer.poll)
+        left = producer.flush(p["flush_timeout"])
     out.put({"worker": os.getpid(), "role": "producer", "sent": sent, "unacked": left, "t0": t0,
              "t1": time.monotonic(), "send_seconds": t_end - t0, "client_errors": client_errors[:5],
              "client_cpu_s": _cpu_self() - cpu0})
@@ -194,15 +221,16 @@ def e2e_consume_worker(p: dict, ready, go, out) -> None:
     latencies: list[float] = []
     seen = 0
     deadline = time.monotonic() + p["seconds"] + p["drain_s"]
-    while time.monotonic() < deadline and seen < p["expected"]:
-        msgs = consumer.consume(num_messages=1000, timeout=0.05)
-        now = ns()
-        for m in msgs:
-            if m.error() is not None:
-                raise PhaseError(f"consumer error: {m.error()}")
-        stamps = [s for s in (unpack(m.value())[0] for m in msgs) if s > 0]  # the warm-up has stamp 0
-        seen += len(stamps)
-        latencies.extend((now - s) / 1e9 for s in stamps[::every])
+    with _collector_off():
+        while time.monotonic() < deadline and seen < p["expected"]:
+            msgs = consumer.consume(num_messages=1000, timeout=0.05)
+            now = ns()
+            for m in msgs:
+                if m.error() is not None:
+                    raise PhaseError(f"consumer error: {m.error()}")
+            stamps = [s for s in (unpack(m.value())[0] for m in msgs) if s > 0]  # the warm-up has stamp 0
+            seen += len(stamps)
+            latencies.extend((now - s) / 1e9 for s in stamps[::every])
     consumer.close()
     out.put({"worker": os.getpid(), "role": "consumer", "consumed": seen, "latencies_s": latencies,
              "t1": time.monotonic(), "client_errors": client_errors[:5]})
