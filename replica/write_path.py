@@ -187,15 +187,19 @@ class PendingWrites:
         loop: a coordinator's next step (a transaction's Complete record after its markers)
         then follows its write at once, before a client that saw the write can ask again."""
         failed: dict[Partition, StorageError] = {}
-        if self._durable:
-            covered = await asyncio.gather(*(self._commits.sync(p) for p in self._durable), return_exceptions=True)
-            for p, upto in zip(self._durable, covered):
-                if isinstance(upto, StorageError):
-                    failed[p] = upto
-                elif isinstance(upto, BaseException):
-                    raise upto
-                else:
-                    p.publish(upto)
+        # The fsyncs' own futures, awaited in turn: no task or gather between the fsync's end
+        # and this answer (each would be one more pass of a busy event loop).
+        fsyncs = [self._commits.sync(p) for p in self._durable]
+        try:
+            for p, fsync in zip(self._durable, fsyncs):
+                try:
+                    p.publish(await fsync)
+                except StorageError as exc:
+                    failed[p] = exc
+        except BaseException:
+            for fsync in fsyncs:
+                fsync.cancel()
+            raise
         results = self.results
         replicated, waiting = [], []  # acks=all: the HW is past the write already, or not yet
         for i, p, end in self._stored:

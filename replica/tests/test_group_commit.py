@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import Executor, Future
 
 import pytest
 
@@ -113,3 +114,59 @@ def test_failed_writes_before_the_fsync_fail_the_waiter_instead_of_hanging():
         assert await commits.sync(p) == 3
 
     run(scenario())
+
+
+class InlineExecutor(Executor):
+    """Runs each job at once in the caller's thread: the passes of the loop are then counted
+    without a worker thread's scheduling (and its wait for the GIL) in between."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            done.set_exception(exc)
+        return done
+
+
+def test_the_fsync_end_reaches_its_waiter_on_the_next_pass_of_the_loop():
+    # Every pass of a busy event loop between the fsync's end and the answer is latency: the
+    # worker's one call_soon_threadsafe answers the waiter's own future, and the waiter resumes
+    # on the next pass; through run_in_executor's future, its callbacks, a shared shielded
+    # future and a task per waiter it was the fourth.
+    passes, returned_at = [0], []
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+
+        def count():
+            passes[0] += 1
+            loop.call_soon(count)
+
+        def flush(group, partitions):
+            loop.call_soon(lambda: returned_at.append(passes[0]))  # runs on the pass after return
+
+        commits = GroupCommits(lambda: None, flush)
+        commits.executor = InlineExecutor()
+        loop.call_soon(count)
+        waiter = asyncio.ensure_future(commits.sync(FakePartition("g", 4)))  # a coroutine before
+        assert await waiter == 4
+        return passes[0] - returned_at[0]
+
+    assert run(scenario()) <= 1
+
+
+def test_a_cancelled_waiter_leaves_the_others_of_its_round_answered():
+    release = threading.Event()
+    commits = GroupCommits(lambda: None, lambda group, partitions: release.wait(2))
+    a, b = FakePartition("g", 2), FakePartition("g", 5)
+
+    async def scenario():
+        first, second = commits.sync(a), commits.sync(b)
+        first.cancel()
+        release.set()
+        assert await second == 5
+        assert first.cancelled()
+
+    run(scenario())
+    assert len(commits) == 0
