@@ -1,11 +1,10 @@
-"""One request frame in, one framed response (or nothing, or a task that will make one) out."""
+"""One request frame in, one framed response (or nothing, or a coroutine that will make one) out."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Coroutine, Protocol
 
 from segment.storage_errors import StorageError
 from wire import unsupported
@@ -50,13 +49,14 @@ class ConnectionClosed(Exception):
 
 
 async def dispatch(served: Served, frame: bytes, context: RequestContext | None = None,
-                   received: float | None = None) -> Chunks | asyncio.Task[tuple[Chunks | None, float]] | None:
+                   received: float | None = None) -> Chunks | Coroutine[Any, Any, tuple[Chunks | None, float]] | None:
     """Returns the response chunks, None when no response is due (acks=0), or, for a
-    handler's Deferred answer, a task resolving to (one of those, time.perf_counter() when it
+    handler's Deferred answer, a coroutine making (one of those, time.perf_counter() when it
     was ready).
 
-    The task is not the connection's: if the client goes away it still runs to the end, so
-    what its request appended is still published after the fsync.
+    The caller runs that coroutine as a task that is not the connection's: if the client goes
+    away it still runs to the end, so what its request appended is still published after the
+    fsync (broker/net/answer_backlog.py).
 
     Raises PeerProtocolError when the peer's request cannot be answered.
     `context` (request_context.py): the connection's; before it authenticated, its SASL
@@ -104,8 +104,7 @@ async def dispatch(served: Served, frame: bytes, context: RequestContext | None 
     if isinstance(response, Deferred):
         if metrics is not None and context is not None:
             context.instruments = metrics.instruments(header, request)
-        return asyncio.ensure_future(_finish(served, header, request, response.awaitable, started, received,
-                                             throttle_ms))
+        return _finish(served, header, request, response.awaitable, started, received, throttle_ms)
     response = with_throttle(response, throttle_ms)
     if metrics is not None:
         instruments = metrics.request_done(header, request, response, started, received)

@@ -73,6 +73,21 @@ class AnswerWriter:
             self._drained.set_result(None)
         self._drained = None
 
+    def write_now(self, chunks: list[Any]) -> bool:
+        """Write an answer of bytes alone, up to WRITE_BATCH of them, at once, unless the
+        transport asked the writer to pause; False when it must go through `send`. An answer
+        for a peer that left counts as written (nothing is)."""
+        if self._transport.is_closing():
+            return True
+        if self._drained is not None or not all(isinstance(chunk, IN_MEMORY) for chunk in chunks):
+            return False
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if len(data) > WRITE_BATCH:
+            return False
+        self._transport.write(data)
+        self._wrote()
+        return True
+
     async def send(self, chunks: list[Any]) -> None:
         """Write one answer (see the module docstring): `chunks` are byte buffers and FileRegions
         (wire.protocol.encode_response)."""

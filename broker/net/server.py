@@ -5,11 +5,12 @@ responses by order as well as correlation id); connections are independent.
 A peer that breaks the protocol loses its own connection, with a log line.
 
 Produce requests pipeline, as in Redpanda: a durable produce appends at once
-and its answer (a task waiting for the fsync) joins the backlog, which a writer
-task empties in request order while the next requests are read and appended,
-so one fsync covers all of them (group commit within one connection). Any other
-request first waits for the backlog to empty: a client that was told its
-records are stored then sees them (read-your-writes on one connection).
+and its answer (made by a task waiting for the fsync) joins the backlog
+(answer_backlog.py), which writes the answers in request order while the next
+requests are read and appended, so one fsync covers all of them (group commit
+within one connection). Any other request first waits for the backlog to empty:
+a client that was told its records are stored then sees them (read-your-writes
+on one connection).
 
 Fairness: a connection serves the frames it has queued back to back, but yields the event loop
 every SERVE_SLICE_S, so one client pipelining heavy requests (a Metadata of thousands of
@@ -40,15 +41,15 @@ import socket
 import ssl
 import time
 from collections import deque
-from typing import TYPE_CHECKING, TypeAlias
 
 from wire.framing import FrameDecoder, PeerProtocolError
 from wire.request_memory_pool import RequestMemoryPool
 
 from broker.net import freed_memory
+from broker.net.answer_backlog import AnswerBacklog
 from broker.net.answer_writer import AnswerWriter
 from broker.net.client_address import client_host
-from broker.api.dispatch import Chunks, ConnectionClosed, dispatch
+from broker.api.dispatch import ConnectionClosed, dispatch
 from broker.net.connections import Connections
 from broker.net.listeners import Listener
 from broker.net.request_context import RequestContext, current_request
@@ -56,14 +57,10 @@ from broker.settings.security_config import listeners_of
 from broker.security.tls_config import TLS_PROTOCOLS
 from broker.net.tls_listener import TlsAcceptor, certificate_principal
 
-if TYPE_CHECKING:
-    from broker.observability.metrics import RequestInstruments
-
 log = logging.getLogger(__name__)
 
 MAX_QUEUED_REQUESTS = 64
 SERVE_SLICE_S = 0.005  # the longest a connection serves its queued frames before yielding the loop
-MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
 PRODUCE = b"\x00\x00"  # a frame starts with its api key
 IDLE_LOG_INTERVAL = 1.0  # seconds: 5,000 idle closes at once make one line a second, not 5,000
 
@@ -86,11 +83,6 @@ class _IdleCloseLog:
 
 
 _idle_closes = _IdleCloseLog()
-
-
-Reply: TypeAlias = "Chunks | asyncio.Task[tuple[Chunks | None, float]] | None"  # dispatch's answer
-# (reply, the request's instruments, when it was read, when its answer was ready)
-Backlogged: TypeAlias = "tuple[Reply, RequestInstruments | None, float, float]"
 
 
 class KafkaConnection(asyncio.Protocol):
@@ -117,9 +109,7 @@ class KafkaConnection(asyncio.Protocol):
         self._idle_s = served.config.connections_max_idle_ms / 1000
         self._last_active = self._loop.time()
         self._idle_timer: asyncio.TimerHandle | None = None
-        self._backlog: asyncio.Queue[Backlogged] = asyncio.Queue(MAX_BACKLOG)  # chunks or tasks, in order
-        self._behind = 0  # answers put in the backlog and not yet written
-        self._writer: asyncio.Task[None] | None = None
+        self._backlog = AnswerBacklog(self._answers, self._fail)  # answers behind a deferred one
         self._peer_finished = False  # the peer ended its side cleanly: its queued frames are served
         self._closed = False  # the broker was told (connection_closed)
         self.peer = "?"
@@ -197,7 +187,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def _check_idle(self) -> None:
         now = self._loop.time()
-        busy = self._queued_bytes or self._behind or self._waiting_memory or self._muted
+        busy = self._queued_bytes or self._backlog or self._waiting_memory or self._muted
         if busy:
             self._last_active = now  # a request being handled (a long poll, an fsync) is not idleness
         deadline = self._last_active + self._idle_s
@@ -229,9 +219,9 @@ class KafkaConnection(asyncio.Protocol):
             self._peer_finished = True
             return  # _serve handles what was queued before CLOSED, then ends the rest (_ended)
         self._ended()
-        for task in (self._task, self._writer):
-            if task is not None:
-                task.cancel()
+        self._backlog.close()
+        if self._task is not None:
+            self._task.cancel()
 
     def _ended(self) -> None:
         """Once no request of this connection will be handled: what it opened ends with it."""
@@ -275,8 +265,8 @@ class KafkaConnection(asyncio.Protocol):
                     self._apply_reading()
                 try:
                     await self._wait_unmuted()
-                    if self._behind and frame[:2] != PRODUCE:
-                        await self._backlog.join()
+                    if self._backlog and frame[:2] != PRODUCE:
+                        await self._backlog.emptied()
                     reply = await dispatch(self._served, frame, self._context, received)
                 finally:
                     self._queued_bytes -= len(frame)
@@ -285,7 +275,7 @@ class KafkaConnection(asyncio.Protocol):
                 if self._context.muted_until > self._last_active:
                     self._mute()  # throttled: read nothing more until then (this answer still goes now)
                 instruments = self._context.instruments
-                if not self._behind and not isinstance(reply, asyncio.Task):
+                if not self._backlog and not asyncio.iscoroutine(reply):
                     if reply:
                         ready = time.perf_counter()
                         await self._answers.send(reply)  # the common case: nothing waits for an fsync
@@ -294,10 +284,7 @@ class KafkaConnection(asyncio.Protocol):
                     if self._context.session is not None and self._context.session.failed:
                         transport.close()  # authentication failed: answered, then closed, as Kafka
                     continue
-                if self._writer is None:
-                    self._writer = asyncio.create_task(self._write_backlog())
-                self._behind += 1
-                await self._backlog.put((reply, instruments, received, time.perf_counter()))
+                await self._backlog.add(reply, instruments, received)
         except asyncio.CancelledError:
             pass
         except Exception as exc:
@@ -308,8 +295,7 @@ class KafkaConnection(asyncio.Protocol):
             self._queued_bytes = 0
             if self._transport.is_closing():
                 self._ended()
-                if self._writer is not None:
-                    self._writer.cancel()  # the answers' tasks run on (dispatch.py); nobody reads them
+                self._backlog.close()  # the answers' tasks run on (answer_backlog.py); nobody reads them
 
     def _mute(self) -> None:
         """Stop reading until the context's muted_until; a timer resumes (Kafka mutes the channel)."""
@@ -334,36 +320,13 @@ class KafkaConnection(asyncio.Protocol):
             self._mute()
             await asyncio.sleep(delay)
 
-    async def _write_backlog(self) -> None:
-        """Write the backlog's answers in request order, each once its fsync is done."""
-        try:
-            while True:
-                reply, instruments, received, ready = await self._backlog.get()
-                try:
-                    if isinstance(reply, asyncio.Task):
-                        # shielded: a client that leaves must not cancel the publish
-                        chunks, ready = await asyncio.shield(reply)
-                    else:
-                        chunks = reply
-                    if chunks:
-                        writing = time.perf_counter()
-                        await self._answers.send(chunks)
-                        if instruments is not None:
-                            instruments.answer_written(received, ready, writing)
-                finally:
-                    self._behind -= 1
-                    self._backlog.task_done()
-        except asyncio.CancelledError:
-            pass
-        except Exception as exc:
-            self._fail(exc)
-
     def _fail(self, exc: Exception) -> None:
         if isinstance(exc, (PeerProtocolError, ConnectionClosed)):
             log.warning("closing connection from %s: %s", self.peer, exc)
         else:
             log.error("closing connection from %s after an internal error", self.peer, exc_info=exc)
         self._transport.abort()
+
 
 async def serve(served: Connections, sock: socket.socket, listener: Listener | None = None,
                 pool: RequestMemoryPool | None = None,

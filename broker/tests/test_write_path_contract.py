@@ -58,11 +58,11 @@ async def start(path, layout: str, **settings) -> Broker:
 
 async def send(broker, api_key: int, version: int, **values):
     """The request through the broker's dispatch; returns the decoded response (None for none).
-    An answer that waits (a Deferred) is returned as the task itself: await `answer(task)`."""
+    An answer that waits (a Deferred) is returned as a task making it: await `answer(task)`."""
     frame = encode_request(build_request(api_key, version, **values), 7, "contract")[4:]
     out = await dispatch(broker, frame)
-    if isinstance(out, asyncio.Future):
-        return out
+    if asyncio.iscoroutine(out):
+        return asyncio.ensure_future(out)
     return _decoded(out, api_key, version)
 
 
