@@ -1,6 +1,8 @@
 """ProduceResponse v3-v13 written straight to bytes, not through kio's generic entity writer, for
 an answer that names no leader (KIP-951's tagged fields, which only a NOT_LEADER_OR_FOLLOWER-like
-error carries). The produce handler writes this way the answers whose every partition was stored.
+error carries from v10 on). The produce handler writes every other answer this way, refusals
+too: the body carries its refused partitions for the metrics (`ProduceBody.failed`, as
+follower_fetch_response.py's body does for Fetch).
 
 Why: every Produce is answered, and at small requests the answer was a large part of the cost:
 building one kio entity per partition and walking it took 22-27 µs for a one-partition answer,
@@ -33,6 +35,7 @@ import uuid
 from typing import NamedTuple, Sequence
 
 from wire.body_writer import NO_TAGS, BodyWriter
+from wire.error_codes import ErrorCode
 from wire.protocol import EncodedBody
 
 FLEXIBLE_FROM = 9
@@ -52,10 +55,20 @@ class PartitionAnswer(NamedTuple):
     error_message: str | None
 
 
+class ProduceBody(EncodedBody):
+    """The body, with what the metrics count of it (observability/metrics.py)."""
+
+    __slots__ = ("failed",)
+
+    def __init__(self, data: bytes, failed: list[tuple[str | None, int, ErrorCode]], throttle_at: int) -> None:
+        super().__init__(data, [code for _, _, code in failed], throttle_at)
+        self.failed = failed  # (topic name, partition, error) of each partition refused
+
+
 def encode_produce_response(version: int, topics: Sequence[tuple[str | uuid.UUID, Sequence[PartitionAnswer]]],
-                            errors: list) -> EncodedBody:
+                            failed: list[tuple[str | None, int, ErrorCode]]) -> ProduceBody:
     """`topics`: (name, or the topic id from v13 on; its partitions' answers) in answer order.
-    `errors`: the answer's codes other than NONE, for the metrics (EncodedBody.errors)."""
+    `failed`: (topic name, partition, error) of each answer with an error, for the metrics."""
     w = BodyWriter(version >= FLEXIBLE_FROM)
     tags = NO_TAGS if w.flexible else b""
     partition = _PARTITION_V5 if version >= 5 else _PARTITION_V3
@@ -76,4 +89,4 @@ def encode_produce_response(version: int, topics: Sequence[tuple[str | uuid.UUID
         out.append(tags)
     throttle_at = sum(map(len, out))
     out += (_THROTTLE.pack(0), tags)
-    return EncodedBody(b"".join(out), errors, throttle_at)
+    return ProduceBody(b"".join(out), failed, throttle_at)

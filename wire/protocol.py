@@ -20,6 +20,7 @@ answers with response header v0 (KIP-511), so old clients can parse the reply.
 
 from __future__ import annotations
 
+import copy
 import struct
 from dataclasses import dataclass
 from functools import cache
@@ -307,7 +308,9 @@ class EncodedBody:
             return self
         data = bytearray(self.data)
         _I32.pack_into(data, self.throttle_at, ms)
-        return EncodedBody(bytes(data), self.errors, self.throttle_at)
+        patched = copy.copy(self)  # a subclass keeps what it carries for the metrics
+        patched.data = bytes(data)
+        return patched
 
 
 def fetch_replica_id(request) -> int:

@@ -42,8 +42,8 @@ from replica.partition import Partition
 from replica.record_checks import RecordError
 from segment.log import AppendInfo
 from wire.error_codes import ErrorCode
-from wire.produce_response import PartitionAnswer, encode_produce_response
-from wire.protocol import EncodedBody, RequestHeader, response_for
+from wire.produce_response import PartitionAnswer, ProduceBody, encode_produce_response
+from wire.protocol import RequestHeader, response_for
 from wire.record_batch import BatchTooLarge, InvalidBatch, InvalidRecord, validate_produced
 
 from broker.api.context import Answer, ApiContext, Request
@@ -210,11 +210,9 @@ def _topic_id(topics: TopicLookup, key: TopicKey) -> uuid.UUID:
 
 
 def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, results: list[Result]) -> Answer:
-    if all(code is ErrorCode.none for _, _, code, *_ in results):
-        # Every partition stored: straight to bytes. An answer with a refusal stays an entity,
-        # which the metrics read for the topics of failed produces (observability/metrics.py).
-        return _encoded(topics, header, results)
     hint_leaders = header.api_version >= PRODUCE_HINT_VERSION
+    if not (hint_leaders and any(code in PRODUCE_HINT_ERRORS for _, _, code, *_ in results)):
+        return _encoded(topics, header, results)  # no leader to name: straight to bytes
     cls = response_for(header)
     topic_cls = nested(cls, "TopicProduceResponse")
     part_cls = nested(cls, "PartitionProduceResponse")
@@ -242,15 +240,18 @@ def _response(view: ClusterView, topics: TopicLookup, header: RequestHeader, res
     return make(cls, responses=answered, throttle_time=NO_THROTTLE, node_endpoints=node_endpoints(view, cls, hints))
 
 
-def _encoded(topics: TopicLookup, header: RequestHeader, results: list[Result]) -> EncodedBody:
-    """The answer of a request whose every partition was stored, written straight to bytes
-    (wire/produce_response.py): the fields of the entity above, no leader hint being due."""
+def _encoded(topics: TopicLookup, header: RequestHeader, results: list[Result]) -> ProduceBody:
+    """An answer that names no leader, written straight to bytes (wire/produce_response.py): the
+    fields of the entity above, and each refused partition for the metrics."""
     by_id = header.api_version >= PRODUCE_BY_TOPIC_ID
     by_topic: dict[TopicKey, list[PartitionAnswer]] = {}
+    failed: list[tuple[str | None, int, ErrorCode]] = []
     for name, index, code, info, message, record_errors in results:
         appended_at = info.log_append_time if info is not None and info.log_append_time >= 0 else -1
         by_topic.setdefault(name, []).append(PartitionAnswer(
             index, code.value, info.first_offset if info else -1, appended_at,
             info.log_start_offset if info else -1, [(e.batch_index, e.message) for e in record_errors], message))
+        if code is not ErrorCode.none:
+            failed.append((name if isinstance(name, str) else None, index, code))  # an unknown id: no name
     return encode_produce_response(header.api_version, [(_topic_id(topics, name) if by_id else name, answers)
-                                                        for name, answers in by_topic.items()], [])
+                                                        for name, answers in by_topic.items()], failed)

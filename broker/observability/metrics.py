@@ -74,6 +74,7 @@ from segment.fsync_count import fsyncs
 
 from wire.follower_fetch_response import FollowerFetchBody
 from wire.error_codes import ErrorCode
+from wire.produce_response import ProduceBody
 from wire.protocol import RequestHeader, fetch_replica_id, request_class
 
 from broker.api.response_errors import errors_in
@@ -290,7 +291,10 @@ class BrokerMetrics:
         return name
 
     def _failed_partitions(self, response: Any) -> dict[tuple[str | None, int], tuple[str | None, ErrorCode]]:
-        """(topic, partition) -> (topic, error code) of each refused partition of a Produce answer."""
+        """(topic, partition) -> (topic, error code) of each refused partition of a Produce answer:
+        a hand-written one carries them, one naming leaders is an entity."""
+        if isinstance(response, ProduceBody):
+            return {(name, index): (name, code) for name, index, code in response.failed}
         refused: dict[tuple[str | None, int], tuple[str | None, ErrorCode]] = {}
         for t in response.responses:
             name = self._name(t)

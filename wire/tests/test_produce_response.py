@@ -76,7 +76,10 @@ def test_every_version_once_and_the_throttle_position():
              PartitionAnswer(3, int(ErrorCode.invalid_record), -1, -1, -1, [(2, "no key")], "bad record")]
     for v in VERSIONS:
         shown = [("orders", uuid.UUID(int=7), parts if v >= 8 else parts[:1])]
-        encoded = encode_produce_response(v, [(t if v < 13 else i, p) for t, i, p in shown], [ErrorCode.invalid_record])
+        failed = [("orders", 3, ErrorCode.invalid_record)] if v >= 8 else []
+        encoded = encode_produce_response(v, [(t if v < 13 else i, p) for t, i, p in shown], failed)
         assert encoded.data == _kio_bytes(v, shown), v
-        throttled = encoded.with_throttle(250).data
-        assert throttled != encoded.data and int.from_bytes(throttled[encoded.throttle_at:][:4], "big") == 250
+        throttled = encoded.with_throttle(250)
+        assert throttled.data != encoded.data and int.from_bytes(throttled.data[encoded.throttle_at:][:4], "big") == 250
+        # what the metrics read of it survives the throttle's patch
+        assert throttled.failed == failed and throttled.errors == [code for *_, code in failed]
