@@ -26,13 +26,13 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from broker.api.dispatch import Chunks
 from broker.net.answer_writer import AnswerWriter
 
 if TYPE_CHECKING:
     from broker.observability.metrics import RequestInstruments
 
 MAX_BACKLOG = 32  # answers waiting behind an fsync; beyond this the connection stops reading
-Chunks = list[Any]  # dispatch.py's framed answer
 Making = Coroutine[Any, Any, tuple["Chunks | None", float]]  # a deferred answer being made
 
 
