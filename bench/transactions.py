@@ -24,8 +24,9 @@ generator (one confluent-kafka process, bench/txn_workers.py) on CPU 1 where the
    transaction (each value's first byte says which), read_uncommitted all of them.
 
 Ceilings from the same run: dd (fdatasync) and write() into the page cache beside the data,
-and each produce mode against librdkafka's in-process mock broker (1 partition): the load
-generator's own limit, with no broker of ours. Writes bench/results/transactions.{json,md}.
+and each produce cell against librdkafka's mock broker, run as a process of its own on the
+broker's CPU with a topic of the same partition count (mock_cluster.py): the load generator's
+own limit, with no broker of ours. Writes bench/results/transactions.{json,md}.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from compare_cells import percentiles  # noqa: E402
 from load_workers import PhaseError, run_phase  # noqa: E402
 from machine_ceilings import page_cache_write_rate  # noqa: E402
 from machine_facts import disk_write_rate, machine_facts  # noqa: E402
+from mock_cluster import MockCluster  # noqa: E402
 from topic_admin import create_topic  # noqa: E402
 from transactions_report import STEP_NAMES, markdown, step_ms  # noqa: E402
 from txn_broker_steps import commit_steps, scrape  # noqa: E402
@@ -124,13 +126,16 @@ def produce_cell(broker: BrokerProcess, metrics_port: int, layout: str, partitio
     return out
 
 
-def mock_cell(txn: int, ns, cpus) -> dict:
-    """The same producer against librdkafka's mock broker: the load generator's own limit."""
-    params = _produce_params("mock:9092", f"mock-n{txn}", 1, txn, ns, cpus,
-                             client_config={"test.mock.num.brokers": 1})
-    run = run_phase(txn_produce_worker, params, ns.seconds + 120)
+def mock_cell(mock: MockCluster, partitions: int, txn: int, ns, cpus) -> dict:
+    """The same producer against librdkafka's mock broker on the broker's CPU, with a topic of the
+    same partition count: the load generator's own limit."""
+    topic = f"mock-p{partitions}-n{txn}"
+    mock.create_topic(topic, partitions)
+    run = run_phase(txn_produce_worker, _produce_params(mock.bootstrap, topic, partitions, txn, ns, cpus),
+                    ns.seconds + 120, mock)
     (res,) = run.results
-    return {"txn_records": txn, **_produce_figures(res, run.end_time - run.go_time, None)}
+    return {"partitions": partitions, "txn_records": txn,
+            **_produce_figures(res, run.end_time - run.go_time, run.broker_cpu_s)}
 
 
 def consume_cells(broker: BrokerProcess, layout: str, partitions: int, ns, cpus) -> dict:
@@ -223,10 +228,15 @@ def main() -> None:
     results = {"machine": machine_facts(), "settings": vars(ns), "load_average": os.getloadavg(),
                "mock": [], "layouts": []}
     try:
-        for txn in [0, *ns.txn_sizes]:
-            results["mock"].append(mock_cell(txn, ns, client_cpus))
-            print(f"mock broker {'idempotent' if not txn else f'commit/{txn}':>12}: "
-                  f"{results['mock'][-1]['msgs_s']:,.0f} msg/s", flush=True)
+        with MockCluster(broker_cpus) as mock:
+            for partitions in ns.partitions:
+                for txn in [0, *ns.txn_sizes]:
+                    c = mock_cell(mock, partitions, txn, ns, client_cpus)
+                    results["mock"].append(c)
+                    print(f"mock      p{partitions:<3} {'idempotent' if not txn else f'commit/{txn}':>12}: "
+                          f"{c['msgs_s']:>10,.0f} msg/s"
+                          + (f", commit p50 {c['commit']['p50_ms']:.1f} ms" if txn else "")
+                          + f", mock CPU {c['broker_cpu']:.0%}, client CPU {c['client_cpu']:.0%}", flush=True)
         for layout in ns.layouts.split(","):
             results["layouts"].append(run_layout(layout, ns, work, broker_cpus, client_cpus))
     finally:
