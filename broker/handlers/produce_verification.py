@@ -80,9 +80,10 @@ async def verify_first_batches(transactions: TransactionService, transactional_i
             guards[entry[0]].covers(epoch, epoch_bumps=api_version >= FIRST_ADD_PARTITION_VERSION)
     ask = (transactions.add_with_coordinator if api_version >= FIRST_ADD_PARTITION_VERSION
            else transactions.verify_with_coordinator)
-    answers = await asyncio.gather(*(
-        ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
-        for (pid, epoch), entries in by_producer.items()))
+    asks = [ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
+            for (pid, epoch), entries in by_producer.items()]
+    # A client's request has one producer: its question is awaited here, not in a task of its own.
+    answers = [await asks[0]] if len(asks) == 1 else await asyncio.gather(*asks)
     for entries, codes in zip(by_producer.values(), answers):
         for position, name, index, _partition, pending in entries:
             code = codes.get((name, index), ErrorCode.unknown_server_error)
