@@ -208,7 +208,9 @@ class PendingWrites:
             elif self._acks == -1:
                 (replicated if p.high_watermark >= end else waiting).append((i, p, end))
         codes = [await p.wait_for_replication(end, timeout_s) for _, p, end in replicated]  # none suspends
-        if waiting:
+        if len(waiting) == 1:  # the usual acks=all request: awaited here, not in a task of its own
+            codes.append(await waiting[0][1].wait_for_replication(waiting[0][2], timeout_s))
+        elif waiting:
             codes += await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
         for (i, _, _), code in zip(replicated + waiting, codes):
             if code is not ErrorCode.none:
