@@ -164,6 +164,12 @@ bench-compaction: $(BENCH_STAMP)
 bench-transactions: $(BENCH_STAMP)
 	$(BIN)/python bench/transactions.py
 
+# Broker CPU per small Produce request against a bare asyncio server's (bench/request_cost.py):
+# the per-request cost that sets the rate of one-Produce-per-partition clients; under a minute.
+.PHONY: bench-request-cost
+bench-request-cost: $(BENCH_STAMP)
+	$(BIN)/python bench/request_cost.py
+
 # Partition breadth (bench/partition_breadth.py): what 50,000 partitions cost one broker in each
 # layout: creation, idle CPU, memory per partition, Metadata for all, restart. About 15 minutes.
 bench-breadth: $(BENCH_STAMP)
