@@ -49,6 +49,8 @@ def _fail(what: str, claimed: int, remaining: int) -> PeerProtocolError:
 
 
 def _uvarint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    if pos < end and buf[pos] < 0x80:  # most lengths and counts: one byte
+        return buf[pos], pos + 1
     try:
         return read_varint(buf, pos, end, unsigned=True)
     except MalformedVarint:
@@ -85,7 +87,11 @@ def _fixed(size: int) -> Step:
             raise PeerProtocolError("field runs past the end of the request")
         return pos + size
 
+    _FIXED_STEP_SIZE[step] = size
     return step
+
+
+_FIXED_STEP_SIZE: dict[Step, int] = {}  # the steps _fixed made (a few per request class, made once)
 
 
 def _sized(kind: str, flexible: bool) -> Step:
@@ -163,9 +169,31 @@ def _entity_step(cls) -> tuple[Step, int]:
         steps.append(step)
         min_size += size
 
-    def walk(buf: bytes, pos: int, end: int) -> int:
-        for step in steps:
-            pos = step(buf, pos, end)
-        return _skip_tagged(buf, pos, end) if flexible else pos
+    steps = _merge_fixed(steps)
+    if flexible:
+        def walk(buf: bytes, pos: int, end: int) -> int:
+            for step in steps:
+                pos = step(buf, pos, end)
+            if pos < end and buf[pos] == 0:  # no tagged fields, the usual case
+                return pos + 1
+            return _skip_tagged(buf, pos, end)
+    else:
+        def walk(buf: bytes, pos: int, end: int) -> int:
+            for step in steps:
+                pos = step(buf, pos, end)
+            return pos
 
     return walk, min_size
+
+
+def _merge_fixed(steps: list[Step]) -> list[Step]:
+    """Consecutive fixed-size fields checked as one (a Produce's acks and timeout, say)."""
+    merged: list[Step] = []
+    for step in steps:
+        size = _FIXED_STEP_SIZE.get(step)
+        before = _FIXED_STEP_SIZE.get(merged[-1]) if merged else None
+        if size is not None and before is not None:
+            merged[-1] = _fixed(before + size)
+        else:
+            merged.append(step)
+    return merged
