@@ -326,11 +326,14 @@ def encode_response(header: RequestHeader, body) -> list:
     size prefix. The prefix is written into the first buffer rather than sent as a chunk of
     its own: the transport writes each chunk as it comes, and a response without record
     regions then goes out as one write (one send, one TCP segment)."""
+    head = _I32.pack(header.correlation_id)
+    if header.flexible and header.api_key != API_VERSIONS_KEY:
+        head += b"\x00"  # response header v1: no tagged fields
+    if isinstance(body, EncodedBody) and not isinstance(body.data, list):  # written already: one buffer
+        return [_I32.pack(len(head) + len(body.data)) + head + body.data]
     out = ChunkWriter()
     out.write(_SIZE_PLACEHOLDER)
-    out.write(_I32.pack(header.correlation_id))
-    if header.flexible and header.api_key != API_VERSIONS_KEY:
-        out.write(b"\x00")  # response header v1: no tagged fields
+    out.write(head)
     if isinstance(body, EncodedBody):
         for piece in body.pieces():
             out.write(piece)
