@@ -278,7 +278,8 @@ class KafkaConnection(asyncio.Protocol):
                 if not self._backlog and not asyncio.iscoroutine(reply):
                     if reply:
                         ready = time.perf_counter()
-                        await self._answers.send(reply)  # the common case: nothing waits for an fsync
+                        if not self._answers.write_now(reply):  # the common case: bytes, written at once
+                            await self._answers.send(reply)
                         if instruments is not None:
                             instruments.answer_written(received, ready, ready)
                     if self._context.session is not None and self._context.session.failed:
