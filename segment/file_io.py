@@ -19,9 +19,10 @@ from .fsync_count import fsync
 from .storage_errors import WriteRefused
 
 
-def pwrite_all(fd: int, data, position: int, what: str) -> None:
+def pwrite_all(fd: int, data, position: int, what: str | Path) -> None:
     """Write all of `data` at `position`, or raise WriteRefused (some of it may be written:
-    the caller cuts the file back)."""
+    the caller cuts the file back). `what` names the file in the error (a Path is formatted
+    only then: this runs for every batch)."""
     view = memoryview(data)
     try:
         while view:

@@ -197,7 +197,7 @@ class SegmentFile:
         """All of `data` at `position`, or WriteRefused (segment/file_io.py)."""
         handle = self.handle()
         try:
-            pwrite_all(handle.fd, data, position, self.path.name)
+            pwrite_all(handle.fd, data, position, self.path)
         finally:
             self.writes += 1
 
