@@ -87,11 +87,7 @@ def _fixed(size: int) -> Step:
             raise PeerProtocolError("field runs past the end of the request")
         return pos + size
 
-    _FIXED_STEP_SIZE[step] = size
     return step
-
-
-_FIXED_STEP_SIZE: dict[Step, int] = {}  # the steps _fixed made (a few per request class, made once)
 
 
 def _sized(kind: str, flexible: bool) -> Step:
@@ -153,10 +149,17 @@ def _entity_step(cls) -> tuple[Step, int]:
     flexible = bool(cls.__flexible__)
     steps: list[Step] = []
     min_size = 1 if flexible else 0  # the tagged-field count
+    fixed_run = 0  # adjacent fixed-size fields (a Produce's acks and timeout), checked as one step
     for field in fields(cls):
         if get_field_tag(field) is not None:
             continue  # lives in the tagged section, skipped by size below
         kind = classify_field(field)
+        if not kind.is_array and not is_dataclass(kind.type_) and field.metadata["kafka_type"] in _FIXED_SIZES:
+            fixed_run += _FIXED_SIZES[field.metadata["kafka_type"]]
+            continue
+        if fixed_run:
+            steps.append(_fixed(fixed_run))
+            min_size, fixed_run = min_size + fixed_run, 0
         if is_dataclass(kind.type_):
             step, size = _entity_step(kind.type_)
             if not kind.is_array and is_optional(field):
@@ -168,8 +171,10 @@ def _entity_step(cls) -> tuple[Step, int]:
             size = 1 if flexible else 4
         steps.append(step)
         min_size += size
+    if fixed_run:
+        steps.append(_fixed(fixed_run))
+        min_size += fixed_run
 
-    steps = _merge_fixed(steps)
     if flexible:
         def walk(buf: bytes, pos: int, end: int) -> int:
             for step in steps:
@@ -185,15 +190,3 @@ def _entity_step(cls) -> tuple[Step, int]:
 
     return walk, min_size
 
-
-def _merge_fixed(steps: list[Step]) -> list[Step]:
-    """Consecutive fixed-size fields checked as one (a Produce's acks and timeout, say)."""
-    merged: list[Step] = []
-    for step in steps:
-        size = _FIXED_STEP_SIZE.get(step)
-        before = _FIXED_STEP_SIZE.get(merged[-1]) if merged else None
-        if size is not None and before is not None:
-            merged[-1] = _fixed(before + size)
-        else:
-            merged.append(step)
-    return merged
