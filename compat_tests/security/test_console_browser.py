@@ -197,7 +197,12 @@ def test_secured_console_in_chromium(secured):
             return page.evaluate(lag_of)
         assert wait_until(lag_shown, "the lag chart to show the group", timeout=20) == str(LAG + 1)
         assert f"{group}: {LAG + 1}" in page.text("#lag-chart")
-        assert page.evaluate("document.querySelectorAll('#throughput-chart polyline.series').length") == 2
+        # the two charts are fetched at once and each drawn when its own answer arrives: the lag
+        # chart showing says nothing of the throughput chart (it was asserted at once, and failed)
+        def throughput_series():
+            page.evaluate("document.querySelector('#tabs button[data-view=charts]').click()")
+            return page.evaluate("document.querySelectorAll('#throughput-chart polyline.series').length") == 2
+        assert wait_until(throughput_series, "the throughput chart's two series", timeout=20)
 
         # brokers and ACLs
         page.evaluate("document.querySelector('#tabs button[data-view=brokers]').click()")
