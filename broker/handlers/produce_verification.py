@@ -13,7 +13,8 @@ AddPartitionsToTxn: the leader asks the coordinator to add the partition (part 2
 batch is refused by its epoch instead (the coordinator bumped it at the end). Either way the
 partition makes a guard before the question (replica/txn_verification.py), so a marker arriving
 meanwhile still refuses the batch. The question goes through broker/txn/partition_verifier.py,
-one per producer of the request.
+one per request: a request whose transactional batches name more than one producer is refused
+whole, as Kafka's ReplicaManager refuses it (InvalidPidMappingException).
 
 The errors are Kafka's per version: a fenced producer INVALID_PRODUCER_EPOCH; a partition not in
 the transaction TRANSACTION_ABORTABLE from v11 (INVALID_TXN_STATE below, which older clients
@@ -24,8 +25,6 @@ written) and the client retries it.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from replica.partition import Partition
 from replica.txn_verification import VerificationGuard
@@ -61,35 +60,36 @@ def _for_producer(code: ErrorCode, api_version: int) -> ErrorCode:
 async def verify_first_batches(transactions: TransactionService, transactional_id: str | None, admitted: list[Admitted],
                                api_version: int) -> dict[int, VerificationGuard]:
     """`admitted`: the request's checked batches. Returns the guard of each position whose batch
-    was verified (or added); a batch the coordinator refused gets its error in `pending.error`."""
+    was verified (or added); a batch the coordinator refused gets its error in `pending.error`.
+    Transactional batches of more than one producer (id and epoch) in one request: every batch
+    is refused with INVALID_PRODUCER_ID_MAPPING, as Kafka's ReplicaManager refuses the request."""
+    producers = {(p.header.producer_id, p.header.producer_epoch) for *_, p in admitted if p.header.is_transactional}
+    if len(producers) > 1:
+        for *_, pending in admitted:
+            if pending.error is None:
+                pending.error = (ErrorCode.invalid_producer_id_mapping,
+                                 "transactional records contained more than one producer id")
+        return {}
     if transactional_id is None:  # a transactional batch needs one to be admitted, unless no ACLs check it
         return {}
     if api_version < FIRST_ADD_PARTITION_VERSION and not transactions.partition_verification():
         return {}  # part 1 turned off (Kafka's maybeSendPartitionsToTransactionCoordinator); V2 still adds
-    by_producer: dict[tuple[int, int], list[Admitted]] = {}
-    for entry in admitted:
-        partition, pending = entry[3], entry[4]
-        if pending.error is None and partition.needs_verification(pending.header):
-            by_producer.setdefault((pending.header.producer_id, pending.header.producer_epoch), []).append(entry)
-    if not by_producer:
+    unverified = [e for e in admitted if e[4].error is None and e[3].needs_verification(e[4].header)]
+    if not unverified:
         return {}
+    ((pid, epoch),) = producers  # a batch needing verification is a transactional one
     guards: dict[int, VerificationGuard] = {}
-    for (pid, epoch), entries in by_producer.items():
-        for entry in entries:
-            guards[entry[0]] = entry[3].start_verification(pid)
-            guards[entry[0]].covers(epoch, epoch_bumps=api_version >= FIRST_ADD_PARTITION_VERSION)
+    for position, _name, _index, partition, _pending in unverified:
+        guards[position] = partition.start_verification(pid)
+        guards[position].covers(epoch, epoch_bumps=api_version >= FIRST_ADD_PARTITION_VERSION)
     ask = (transactions.add_with_coordinator if api_version >= FIRST_ADD_PARTITION_VERSION
            else transactions.verify_with_coordinator)
-    asks = [ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in entries})
-            for (pid, epoch), entries in by_producer.items()]
-    # A client's request has one producer: its question is awaited here, not in a task of its own.
-    answers = [await asks[0]] if len(asks) == 1 else await asyncio.gather(*asks)
-    for entries, codes in zip(by_producer.values(), answers):
-        for position, name, index, _partition, pending in entries:
-            code = codes.get((name, index), ErrorCode.unknown_server_error)
-            if code is not ErrorCode.none:
-                pending.error = (_for_producer(code, api_version),
-                                 f"{name}-{index} could not be added to or verified in {transactional_id}'s "
-                                 f"transaction: {code.name}")
-                del guards[position]
+    codes = await ask(transactional_id, pid, epoch, {(name, index) for _, name, index, *_ in unverified})
+    for position, name, index, _partition, pending in unverified:
+        code = codes.get((name, index), ErrorCode.unknown_server_error)
+        if code is not ErrorCode.none:
+            pending.error = (_for_producer(code, api_version),
+                             f"{name}-{index} could not be added to or verified in {transactional_id}'s "
+                             f"transaction: {code.name}")
+            del guards[position]
     return guards

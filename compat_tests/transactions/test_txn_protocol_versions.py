@@ -126,6 +126,25 @@ def test_a_transactions_first_batch_is_verified_by_the_leader(client):
     assert unknown.error_code == INVALID_PRODUCER_ID_MAPPING  # the coordinator knows no such id
 
 
+def test_a_request_with_two_transactional_producers_is_refused_whole(client):
+    """Kafka's ReplicaManager refuses a Produce whose transactional batches name more than one
+    producer (InvalidPidMappingException): every partition answers INVALID_PRODUCER_ID_MAPPING
+    and nothing is appended."""
+    topic = unique_topic("txn-two-producers")
+    client.create_topic(topic, partitions=2)
+    tid = txn_id()
+    first, second = init(client, tid), init(client, txn_id())
+    assert add_partitions(client, tid, first.producer_id, first.producer_epoch, topic, (0, 1)) == [NONE, NONE]
+    now = int(time.time() * 1000)
+    batches = [build_batch([(None, b"v")], now, (r.producer_id, r.producer_epoch, 0), True) for r in (first, second)]
+    resp = client.request(0, 11, transactional_id=tid, acks=-1, timeout=10_000, topic_data=[{
+        "name": topic, "partition_data": [{"index": i, "records": bytes(b)} for i, b in enumerate(batches)]}])
+    (t,) = resp.responses
+    assert sorted((p.index, p.error_code) for p in t.partition_responses) == [
+        (0, INVALID_PRODUCER_ID_MAPPING), (1, INVALID_PRODUCER_ID_MAPPING)]
+    assert [client.fetch(topic, i, 0).high_watermark for i in (0, 1)] == [0, 0]
+
+
 @over_versions(25)
 def test_add_offsets_to_txn_adds_the_groups_offsets_partition(client, version):
     tid, group = txn_id(), f"g-{uuid.uuid4().hex[:8]}"
