@@ -201,18 +201,19 @@ class PendingWrites:
                 fsync.cancel()
             raise
         results = self.results
-        replicated, waiting = [], []  # acks=all: the HW is past the write already, or not yet
+        acked = []  # acks=all: each write the HW must pass, awaited in turn against one deadline
         for i, p, end in self._stored:
             if p in failed:
                 results[i] = WriteResult(ErrorCode.kafka_storage_error, str(failed[p]))
             elif self._acks == -1:
-                (replicated if p.high_watermark >= end else waiting).append((i, p, end))
-        codes = [await p.wait_for_replication(end, timeout_s) for _, p, end in replicated]  # none suspends
-        if len(waiting) == 1:  # the usual acks=all request: awaited here, not in a task of its own
-            codes.append(await waiting[0][1].wait_for_replication(waiting[0][2], timeout_s))
-        elif waiting:
-            codes += await asyncio.gather(*(p.wait_for_replication(end, timeout_s) for _, p, end in waiting))
-        for (i, _, _), code in zip(replicated + waiting, codes):
+                acked.append((i, p, end))
+        # In turn, not gathered: a wait the HW already passed does not suspend, and a task per
+        # wait would be one more pass of the loop each; the shared deadline keeps the timeout
+        # the request's, not one per partition.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        for i, p, end in acked:
+            code = await p.wait_for_replication(end, max(0.0, deadline - loop.time()))
             if code is not ErrorCode.none:
                 results[i] = WriteResult(code)
         return results
