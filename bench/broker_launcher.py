@@ -87,6 +87,12 @@ def broker_command(kind: str, template: str | None, extra_args: list[str], data_
     return shlex.split(template.format(**values)) + list(extra_args)
 
 
+def pinned(command: list[str], cpus) -> list[str]:
+    """`command` run on `cpus` (taskset pins before it starts any thread; its threads inherit);
+    unchanged when there are none to pin to."""
+    return ["taskset", "-c", ",".join(map(str, sorted(cpus))), *command] if cpus else command
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a live process, all its threads (from /proc/PID/stat)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -110,10 +116,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 30.0) -> None:
         self.log_path.unlink(missing_ok=True)  # one log per start
-        command = self.command
-        if self.cpus:  # taskset pins before the broker starts any thread; its threads inherit
-            command = ["taskset", "-c", ",".join(map(str, sorted(self.cpus))), *command]
-        self.proc = testing.launch(command, self.log_path)
+        self.proc = testing.launch(pinned(self.command, self.cpus), self.log_path)
         try:
             testing.wait_until_answering(self.proc, (self.host, self.port), timeout, self.log_path, name="broker")
         except testing.BrokerStartError as exc:

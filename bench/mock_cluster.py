@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from broker_launcher import BrokerError, cpu_seconds
+from broker_launcher import BrokerError, cpu_seconds, pinned
 
 
 def _librdkafka() -> ctypes.CDLL:
@@ -71,10 +71,7 @@ class MockCluster:
     broker_launcher.BrokerProcess has them, so run_phase measures it the same way."""
 
     def __init__(self, cpus: set[int] | None = None) -> None:
-        command = [sys.executable, __file__]
-        if cpus:
-            command = ["taskset", "-c", ",".join(map(str, sorted(cpus))), *command]
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(pinned([sys.executable, __file__], cpus), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.bootstrap = self._answer()
 
     def _answer(self) -> str:

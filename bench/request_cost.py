@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from broker_launcher import BrokerProcess, broker_command, cpu_seconds, free_port  # noqa: E402
+from broker_launcher import BrokerProcess, broker_command, cpu_seconds, free_port, pinned  # noqa: E402
 from machine_facts import machine_facts  # noqa: E402
 from topic_admin import create_topic  # noqa: E402
 from wire.batch_builder import build_batch  # noqa: E402
@@ -121,10 +121,7 @@ def run_layout(layout: str, ns, work: Path, cpus: tuple[set[int] | None, set[int
     broker = BrokerProcess(broker_command("twinlog", None, ["--storage-mode", layout], data, HOST, port),
                            HOST, port, work / f"broker-{layout}.log", broker_cpus)
     floor_port = free_port()
-    floor_cmd = [sys.executable, __file__, "--serve-floor", str(floor_port)]
-    if broker_cpus:
-        floor_cmd = ["taskset", "-c", ",".join(map(str, sorted(broker_cpus))), *floor_cmd]
-    floor = subprocess.Popen(floor_cmd)
+    floor = subprocess.Popen(pinned([sys.executable, __file__, "--serve-floor", str(floor_port)], broker_cpus))
     broker.start()
     try:
         create_topic(broker.bootstrap, "request-cost", ns.partitions)

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from broker_launcher import BrokerProcess, broker_command, free_port  # noqa: E402
+from broker_launcher import BrokerProcess, broker_command, free_port, pinned  # noqa: E402
 from machine_facts import machine_facts  # noqa: E402
 from topic_admin import create_topic  # noqa: E402
 
@@ -73,9 +73,7 @@ def cell(classpath: str, bootstrap: str, topic: str, kind: str, consumers: int, 
     group = f"bench-{kind}-{consumers}-{time.time_ns()}"
     command = ["java", "-Xmx512m", "-cp", classpath, "QueueBench", bootstrap, topic, group, kind, str(consumers),
                str(records), str(timeout)]
-    if client_cpus:
-        command = ["taskset", "-c", ",".join(map(str, client_cpus)), *command]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 60)
+    done = subprocess.run(pinned(command, client_cpus), capture_output=True, text=True, timeout=timeout + 60)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if result["records"] != records:
         raise RuntimeError(f"{kind} x{consumers}: saw {result['records']} of {records}\n{done.stderr[-2000:]}")
