@@ -189,4 +189,3 @@ def _entity_step(cls) -> tuple[Step, int]:
             return pos
 
     return walk, min_size
-
