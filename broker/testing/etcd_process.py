@@ -125,8 +125,16 @@ class EtcdProcess:
         raise EtcdStartError(f"etcd not healthy on {self.endpoint} within {timeout}s "
                              f"(last: {last_error!r})\n{self.log_tail()}")
 
-    def pause(self) -> None:
+    def pause(self, timeout: float = 5.0) -> None:
+        """SIGSTOP, returning once every thread of etcd is stopped: kill() only queues the
+        signal, and a thread whose CPU the host has not run yet (a loaded VM) can still answer
+        a request sent right after it (test_metadata_watch saw a read succeed that way)."""
         self._proc.send_signal(signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while not _all_threads_stopped(self._proc.pid):
+            if time.monotonic() > deadline:
+                raise EtcdStartError(f"etcd pid {self.pid} not stopped {timeout}s after SIGSTOP")
+            time.sleep(0.001)
 
     def resume(self) -> None:
         self._proc.send_signal(signal.SIGCONT)
@@ -169,3 +177,17 @@ class EtcdProcess:
     def __repr__(self) -> str:
         state = f"pid {self.pid}" if self.is_running() else "stopped"
         return f"<EtcdProcess {self.endpoint} {state}>"
+
+
+def _all_threads_stopped(pid: int) -> bool:
+    """Whether every thread of `pid` is in the stopped state ("T" in /proc/PID/task/TID/stat)."""
+    task_dir = f"/proc/{pid}/task"
+    for tid in os.listdir(task_dir):
+        try:
+            with open(f"{task_dir}/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+        if state not in ("T", "t"):
+            return False
+    return True

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
 
 import aetcd
 
@@ -61,14 +59,14 @@ def test_the_first_read_is_tried_again_until_etcd_answers(own_etcd, caplog):
         try:
             await client.put(layout.broker_key(7), layout.encode(BrokerRegistration(7, "h", 7, broker_epoch=1)))
             watch = MetadataWatch(EtcdStore(client, layout))
-            os.kill(own_etcd.pid, signal.SIGSTOP)
+            own_etcd.pause()  # returns once etcd is stopped
             try:
                 start = asyncio.create_task(watch.start())
                 while not any("trying again" in r.getMessage() for r in caplog.records):
                     assert not start.done(), start  # gave up instead of trying again
                     await asyncio.sleep(0.05)
             finally:
-                os.kill(own_etcd.pid, signal.SIGCONT)
+                own_etcd.resume()
             await asyncio.wait_for(start, 10)
             assert 7 in watch.image.brokers
             await watch.close()
