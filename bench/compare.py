@@ -10,7 +10,8 @@ One run measures, in this order:
      generator's own ceiling against librdkafka's in-process mock broker;
   2. for each storage mode and each (partitions, record size, durability) cell of the profile,
      on a fresh broker: peak produce throughput (one confluent-kafka process, queue full), then
-     send-to-ack latency with the producer held at LATENCY_FRACTION of that peak;
+     send-to-ack latency with the producer held at LATENCY_FRACTION of that peak, and the same
+     paced load against librdkafka's mock cluster on the broker's CPU (a reference broker);
   3. per mode: consume throughput from a hot page cache and cold (files evicted first);
      end-to-end latency (produce -> consumer sees it) at E2E_FRACTION of the 100 B peak;
   4. Tansu 0.6.0 (in memory) on the same cells where it applies, as a peer.
@@ -181,6 +182,8 @@ class Comparison:
             raise
         self.latencies[cell.name] = lat.pop("_latencies_s")
         row["latency"] = lat
+        row["latency_vs_mock"] = cells.latency_vs_mock(cell, self.m, LATENCY_FRACTION * peak, self.prof["latency_s"],
+                                                   self.args.latency_linger_ms)
         t = row["throughput"]
         return (f"{t['msgs_s']:,.0f} msg/s, {t['mb_s']:,.1f} MB/s; at {lat['rate_achieved']:,.0f}/s "
                 f"p50 {lat['p50_ms']:.2f} p99 {lat['p99_ms']:.2f} p99.9 {lat['p999_ms']:.2f} ms")

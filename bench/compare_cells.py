@@ -25,6 +25,7 @@ from pathlib import Path
 from broker_launcher import BrokerProcess, broker_command, free_port
 from latency_workers import e2e_consume_worker, e2e_produce_worker, paced_produce_worker
 from load_workers import PhaseError, fetch_worker, produce_worker, run_phase
+from mock_cluster import MockCluster
 from offset_check import partition_ends
 from offset_check import total as read_back_total
 from page_cache import evict
@@ -131,6 +132,27 @@ def throughput(broker, cell: Cell, topic: str, m: Machine, seconds: float, linge
 def latency(broker, cell: Cell, topic: str, m: Machine, rate: float, seconds: float, linger_ms: int) -> dict:
     """Send-to-ack latency of a producer held at `rate` records/s."""
     before = count_held(broker, cell, topic)
+    res, out = _paced(broker, cell, topic, m, rate, seconds, linger_ms)
+    check_acknowledged(res, count_held(broker, cell, topic) - before)
+    return out
+
+
+def latency_vs_mock(cell: Cell, m: Machine, rate: float, seconds: float, linger_ms: int) -> dict:
+    """The latency phase's load against librdkafka's mock cluster on the broker's CPUs, a topic
+    of the cell's partitions: a reference broker in C that keeps records in memory. Not a floor
+    of the load generator: the mock serves each request on one thread and, at 100 B and 560k
+    records/s, its p99 was above twinlog's (2026-12-07)."""
+    with MockCluster(m.broker_cpus) as mock:
+        mock.create_topic("latency-vs-mock", cell.partitions)
+        res, out = _paced(mock, cell, "latency-vs-mock", m, rate, seconds, linger_ms)
+    if res["unacked"] or res["failed"]:
+        raise PhaseError(f"mock: {res['failed']} failed, {res['unacked']} unacknowledged")
+    out.pop("_latencies_s")
+    return out
+
+
+def _paced(broker, cell: Cell, topic: str, m: Machine, rate: float, seconds: float, linger_ms: int):
+    """(the worker's result, the figures) of one paced phase (latency_workers.py)."""
     params = [{"bootstrap": broker.bootstrap, "topic": topic, "value_size": cell.record_size,
                "linger_ms": linger_ms, "batch_bytes": 1 << 20, "rate": rate, "seconds": seconds,
                "sample_every": max(1, int(rate / SAMPLES_PER_S)), "flush_timeout": 60,
@@ -138,12 +160,11 @@ def latency(broker, cell: Cell, topic: str, m: Machine, rate: float, seconds: fl
                "partition": 0 if cell.partitions == 1 else None, "client_config": LATENCY_CLIENT}]
     run = run_phase(paced_produce_worker, params, seconds + 150, broker)
     (res,) = run.results
-    check_acknowledged(res, count_held(broker, cell, topic) - before)
-    return {"rate_asked": rate, "rate_achieved": res["sent"] / res["send_seconds"], "linger_ms": linger_ms,
-            "samples": len(res["latencies_s"]), **percentiles(res["latencies_s"]),
-            "broker_cpu": run.broker_cpu_s / res["send_seconds"] if run.broker_cpu_s is not None else None,
-            "client_cpu": res["client_cpu_s"] / res["send_seconds"], **res["p99_split"],
-            "_latencies_s": res["latencies_s"]}
+    return res, {"rate_asked": rate, "rate_achieved": res["sent"] / res["send_seconds"], "linger_ms": linger_ms,
+                 "samples": len(res["latencies_s"]), **percentiles(res["latencies_s"]),
+                 "broker_cpu": run.broker_cpu_s / res["send_seconds"] if run.broker_cpu_s is not None else None,
+                 "client_cpu": res["client_cpu_s"] / res["send_seconds"], **res["p99_split"],
+                 "_latencies_s": res["latencies_s"]}
 
 
 def percentiles(latencies_s: list[float]) -> dict:

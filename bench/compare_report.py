@@ -111,7 +111,8 @@ def csv_rows(r: dict) -> list[dict]:
             "broker_cpu": t.get("broker_cpu"), "client_cpu": t.get("client_cpu"),
             "avg_batch_bytes": t.get("avg_batch_bytes"), "latency_rate": lat.get("rate_achieved"),
             "p50_ms": lat.get("p50_ms"), "p99_ms": lat.get("p99_ms"), "p999_ms": lat.get("p999_ms"),
-            **{k: lat.get(k) for k in SPLIT_COLUMNS}, "error": row.get("error", ""),
+            **{k: lat.get(k) for k in SPLIT_COLUMNS},
+            "mock_p99_ms": _get(row, "latency_vs_mock", "p99_ms"), "error": row.get("error", ""),
         })
     return rows
 
@@ -154,14 +155,16 @@ def markdown(r: dict) -> str:
     lines += ["", "## Where a send → ack p99 goes", "",
               "librdkafka's statistics of the latency phase, p99 ms (its per-second windows weighted by "
               "count): a record in the client's queue (linger, a free slot of 5 in flight), a request "
-              "waiting to be written, its round trip (the network and the broker).", "",
+              "waiting to be written, its round trip (the network and the broker). Last column: the "
+              "same paced load, right after, against librdkafka's mock cluster on the broker's CPU "
+              "(in memory, in C; a reference broker, not the load generator's floor).", "",
               "| broker / mode | partitions | record | durability | send → ack | client queue | "
-              "write wait | round trip |", "|---" * 8 + "|"]
+              "write wait | round trip | send → ack, same load vs mock |", "|---" * 9 + "|"]
     for row in csv_rows(r):
         if row["round_trip_p99_ms"] is not None:
             lines.append(f"| {row['broker']} / {row['mode']} | {row['partitions']} | {row['record_size']} B | "
                          f"{DURABILITY_LABEL[row['durability']]} | {_n(row['p99_ms'], '{:.2f}')} | " +
-                         " | ".join(_n(row[k], "{:.2f}") for k in SPLIT_COLUMNS) + " |")
+                         " | ".join(_n(row[k], "{:.2f}") for k in (*SPLIT_COLUMNS, "mock_p99_ms")) + " |")
     lines += ["", "## Consume (one partition, 8 MiB fetches, every offset checked)", "",
               "| broker / mode | record | records | hot MB/s | hot msg/s | cold MB/s | resident before → after eviction |",
               "|---|---|---|---|---|---|---|"]
