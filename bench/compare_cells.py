@@ -30,6 +30,7 @@ from offset_check import partition_ends
 from offset_check import total as read_back_total
 from page_cache import evict
 from python_client_workers import aiokafka_produce_worker, kafka_python_produce_worker
+from raw_fetch import raw_fetch_worker
 from topic_admin import check_acknowledged, create_topic, held_records
 
 DURABILITY_ARGS = {"page_cache": [], "fsync_100ms": ["--flush-interval-ms", "100"], "fsync_ack": [], "memory": []}
@@ -207,15 +208,33 @@ def consume_pass(broker, cell: Cell, topic: str, m: Machine, fetch_bytes: int, s
             "client_cpu": x["client_cpu_s"] / secs}
 
 
+def raw_pass(broker, topic: str, m: Machine, fetch_bytes: int, seconds: float) -> dict:
+    """Partition 0 read once from the start by raw_fetch.py's reader."""
+    (end,) = partition_ends(broker.bootstrap, topic, 1).values()
+    params = [{"bootstrap": broker.bootstrap, "topic": topic, "partition": 0, "low": end.low, "high": end.end,
+               "fetch_bytes": fetch_bytes, "seconds": seconds, "cpus": m.client_list}]
+    run = run_phase(raw_fetch_worker, params, seconds + 60, broker)
+    (x,) = run.results
+    if x["end_offset"] < end.end or x["consumed"] != end.end - end.low:
+        raise PhaseError(f"raw reader: {x['consumed']:,} records to offset {x['end_offset']:,} of {end.end:,}")
+    secs = x["t1"] - x["t0"]
+    return {"records": x["consumed"], "bytes": x["bytes"], "seconds": secs, "mb_s": x["bytes"] / 1e6 / secs,
+            "broker_cpu": run.broker_cpu_s / secs if run.broker_cpu_s is not None else None,
+            "client_cpu": x["client_cpu_s"] / secs}
+
+
 def consume(broker, cell: Cell, topic: str, m: Machine, fetch_bytes: int, seconds: float,
             hot_passes: int) -> dict:
-    """Hot: passes after one warming pass (counted: the best); cold: after evicting the files."""
+    """Hot: passes after one warming pass (counted: the best); the same with the raw reader
+    (raw_fetch.py; twinlog); cold: after evicting the files."""
     warm = consume_pass(broker, cell, topic, m, fetch_bytes, seconds)
     hot = [consume_pass(broker, cell, topic, m, fetch_bytes, seconds) for _ in range(hot_passes)]
     out = {"warm_up": warm, "hot": max(hot, key=lambda r: r["mb_s"]), "hot_passes": hot}
     if cell.broker == "tansu":
         out["cold"] = {"skipped": "in-memory broker: there is no page cache to drop"}
         return out
+    out["hot_raw"] = max((raw_pass(broker, topic, m, fetch_bytes, seconds) for _ in range(hot_passes)),
+                         key=lambda r: r["mb_s"])
     eviction = evict(broker.data_dir)
     out["cold"] = {**consume_pass(broker, cell, topic, m, fetch_bytes, seconds), "eviction": eviction}
     return out
