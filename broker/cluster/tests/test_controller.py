@@ -48,8 +48,10 @@ def test_leader_loss_elects_from_isr_and_shrinks_isr(etcd, prefix):
             await admin.create_topic("orders", 3, 3, {}, "segment", assignments=[[1, 2, 3], [2, 3, 1], [3, 1, 2]])
             await admin.wait_for(lambda im: len(im.partitions_of("orders")) == 3, 5)
             await members.crash(1)
+            # The topic's three partitions, each without 1: `all` of none is true on a member
+            # whose image has not yet seen the topic (only broker 1's was waited for above).
             image = await members.any().wait_for(
-                lambda im: all(1 not in p.isr for p in im.partitions_of("orders")), 5)
+                lambda im: len(parts := im.partitions_of("orders")) == 3 and all(1 not in p.isr for p in parts), 5)
             p0, p1, p2 = image.partitions_of("orders")
             # p0 was led by 1: the next replica in the ISR leads, both epochs bumped
             assert (p0.leader, p0.isr, p0.leader_epoch, p0.partition_epoch) == (2, (2, 3), 1, 1)
