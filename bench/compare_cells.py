@@ -190,35 +190,22 @@ def fill(broker, cell: Cell, topic: str, m: Machine, total_bytes: int, seconds: 
     return res["acked"] + res["warmup_acked"]
 
 
-def consume_pass(broker, cell: Cell, topic: str, m: Machine, fetch_bytes: int, seconds: float) -> dict:
-    """Read every record once from the start, checking offsets are consecutive (twinlog)."""
+def consume_pass(broker, cell: Cell, topic: str, m: Machine, fetch_bytes: int, seconds: float,
+                 worker=fetch_worker) -> dict:
+    """Read every record once from the start, checking offsets are consecutive (twinlog), with
+    a confluent-kafka consumer (fetch_worker) or the raw reader (raw_fetch.py)."""
     ends = partition_ends(broker.bootstrap, topic, cell.partitions)
     ranges = {str(p): [e.low, e.end] for p, e in ends.items()}
     expected = read_back_total(ends)
     params = [{"bootstrap": broker.bootstrap, "topic": topic, "ranges": ranges, "fetch_bytes": fetch_bytes,
                "seconds": seconds, "cpus": m.client_list, "check_offsets": cell.broker != "tansu"}]
-    run = run_phase(fetch_worker, params, seconds + 60, broker)
+    run = run_phase(worker, params, seconds + 60, broker)
     (x,) = run.results
     if x["consumed"] < expected:
         raise PhaseError(f"read {x['consumed']:,} of {expected:,} records in {seconds:.0f} s")
     secs = x["t1"] - x["t0"]  # from assign() to the last record: a cold read pays its first I/O too
     return {"records": x["consumed"], "bytes": x["bytes"], "seconds": secs, "mb_s": x["bytes"] / 1e6 / secs,
             "msgs_s": x["consumed"] / secs, "fetch_bytes": fetch_bytes,
-            "broker_cpu": run.broker_cpu_s / secs if run.broker_cpu_s is not None else None,
-            "client_cpu": x["client_cpu_s"] / secs}
-
-
-def raw_pass(broker, topic: str, m: Machine, fetch_bytes: int, seconds: float) -> dict:
-    """Partition 0 read once from the start by raw_fetch.py's reader."""
-    (end,) = partition_ends(broker.bootstrap, topic, 1).values()
-    params = [{"bootstrap": broker.bootstrap, "topic": topic, "partition": 0, "low": end.low, "high": end.end,
-               "fetch_bytes": fetch_bytes, "seconds": seconds, "cpus": m.client_list}]
-    run = run_phase(raw_fetch_worker, params, seconds + 60, broker)
-    (x,) = run.results
-    if x["end_offset"] < end.end or x["consumed"] != end.end - end.low:
-        raise PhaseError(f"raw reader: {x['consumed']:,} records to offset {x['end_offset']:,} of {end.end:,}")
-    secs = x["t1"] - x["t0"]
-    return {"records": x["consumed"], "bytes": x["bytes"], "seconds": secs, "mb_s": x["bytes"] / 1e6 / secs,
             "broker_cpu": run.broker_cpu_s / secs if run.broker_cpu_s is not None else None,
             "client_cpu": x["client_cpu_s"] / secs}
 
@@ -233,8 +220,8 @@ def consume(broker, cell: Cell, topic: str, m: Machine, fetch_bytes: int, second
     if cell.broker == "tansu":
         out["cold"] = {"skipped": "in-memory broker: there is no page cache to drop"}
         return out
-    out["hot_raw"] = max((raw_pass(broker, topic, m, fetch_bytes, seconds) for _ in range(hot_passes)),
-                         key=lambda r: r["mb_s"])
+    out["hot_raw"] = max((consume_pass(broker, cell, topic, m, fetch_bytes, seconds, raw_fetch_worker)
+                          for _ in range(hot_passes)), key=lambda r: r["mb_s"])
     eviction = evict(broker.data_dir)
     out["cold"] = {**consume_pass(broker, cell, topic, m, fetch_bytes, seconds), "eviction": eviction}
     return out

@@ -170,7 +170,7 @@ def markdown(r: dict) -> str:
                          " | ".join(_n(row[k], "{:.2f}") for k in (*SPLIT_COLUMNS, "mock_p99_ms")) + " |")
     lines += ["", "## Consume (one partition, 8 MiB fetches, every offset checked)", "",
               "Hot: a confluent-kafka consumer, after one warming pass. Raw reader: bench/raw_fetch.py, "
-              "the loopback limit's counting reader speaking Fetch v4 (batch headers checked, records "
+              "the loopback limit's counting reader speaking Fetch v12 (batch headers checked, records "
               "not parsed): the broker's path without a client's copies.", "",
               "| broker / mode | record | records | hot MB/s | hot msg/s | hot MB/s, raw reader | cold MB/s | "
               "resident before → after eviction |", "|---|---|---|---|---|---|---|---|"]

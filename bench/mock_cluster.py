@@ -71,7 +71,8 @@ class MockCluster:
     broker_launcher.BrokerProcess has them, so run_phase measures it the same way."""
 
     def __init__(self, cpus: set[int] | None = None) -> None:
-        self.proc = subprocess.Popen(pinned([sys.executable, __file__], cpus), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(pinned([sys.executable, __file__], cpus), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
         self.bootstrap = self._answer()
 
     def _answer(self) -> str:
