@@ -114,6 +114,7 @@ class AnswerBacklog:
                 self._writer = asyncio.ensure_future(self._write_waiting(entry, writing))
                 return
             self._written(entry, writing)
+        self._answers.flush()  # in this pass, not held for the next (AnswerWriter holds small answers)
 
     async def _write_waiting(self, entry: _Entry, writing: float) -> None:
         try:

@@ -283,7 +283,7 @@ class KafkaConnection(asyncio.Protocol):
                         if instruments is not None:
                             instruments.answer_written(received, ready, ready)
                     if self._context.session is not None and self._context.session.failed:
-                        transport.close()  # authentication failed: answered, then closed, as Kafka
+                        self._answers.close()  # authentication failed: answered, then closed, as Kafka
                     continue
                 await self._backlog.add(reply, instruments, received)
         except asyncio.CancelledError:

@@ -8,20 +8,7 @@ import asyncio
 from broker.net import answer_backlog
 from broker.net.answer_backlog import AnswerBacklog
 from broker.net.answer_writer import AnswerWriter
-
-
-class Transport:
-    """What AnswerWriter uses of an asyncio transport: write and is_closing."""
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.closing = False
-
-    def write(self, data) -> None:
-        self.written.append(bytes(data))
-
-    def is_closing(self) -> bool:
-        return self.closing
+from broker.tests.answer_transport import Transport, run
 
 
 def backlog() -> tuple[AnswerBacklog, AnswerWriter, Transport, list[Exception]]:
@@ -36,10 +23,6 @@ async def made(fsynced: asyncio.Future, answer: bytes):
     return [answer], 0.0
 
 
-def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 5))
-
-
 def test_a_deferred_answer_is_written_in_the_pass_that_makes_it_and_the_ones_behind_follow():
     async def scenario():
         answers, _, transport, failures = backlog()
@@ -49,8 +32,8 @@ def test_a_deferred_answer_is_written_in_the_pass_that_makes_it_and_the_ones_beh
         await asyncio.sleep(0)
         assert transport.written == [] and len(answers) == 2
         fsynced.set_result(None)
-        await asyncio.sleep(0)  # one pass: the first's task ends, and writes both
-        assert transport.written == [b"first", b"second"]
+        await asyncio.sleep(0)  # one pass: the first's task ends, and writes both, in one write
+        assert transport.written == [b"firstsecond"]
         assert len(answers) == 0 and failures == []
         await answers.emptied()
 
@@ -109,7 +92,7 @@ def test_a_full_backlog_holds_the_next_answer_until_one_is_written(monkeypatch):
         fsynced.set_result(None)
         await third
         await answers.emptied()
-        assert transport.written == [b"a", b"b", b"c"]
+        assert b"".join(transport.written) == b"abc"
 
     run(scenario())
 

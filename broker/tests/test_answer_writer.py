@@ -1,0 +1,82 @@
+"""AnswerWriter (broker/net/answer_writer.py): small answers made one after another leave in one
+write once the loop comes round, in order, before any answer written after them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from broker.net import answer_writer
+from broker.net.answer_writer import AnswerWriter
+from broker.tests.answer_transport import Transport, run
+
+
+def writer() -> tuple[AnswerWriter, Transport]:
+    transport = Transport()
+    out = AnswerWriter(tls=False, wrote=lambda: None)
+    out.connected(transport)  # type: ignore[arg-type]
+    return out, transport
+
+
+def test_answers_made_in_one_pass_leave_together_in_the_next():
+    async def scenario():
+        out, transport = writer()
+        assert out.write_now([b"one"]) and out.write_now([b"two", b"+"]) and out.write_now([b"three"])
+        assert transport.written == []  # held while this callback runs
+        await asyncio.sleep(0)
+        assert transport.written == [b"onetwo+three"]
+        assert out.write_now([b"four"])
+        await asyncio.sleep(0)
+        assert transport.written == [b"onetwo+three", b"four"]
+
+    run(scenario())
+
+
+def test_an_answer_that_goes_through_send_leaves_after_the_held_ones():
+    async def scenario():
+        out, transport = writer()
+        assert out.write_now([b"held"])
+        out.pause()  # the transport's buffer is full: the next answer must wait in send
+        assert not out.write_now([b"next"])
+        sending = asyncio.ensure_future(out.send([b"next"]))
+        await asyncio.sleep(0)
+        out.resume()
+        await sending
+        assert b"".join(transport.written) == b"heldnext" and transport.written[0] == b"held"
+
+    run(scenario())
+
+
+def test_close_writes_the_held_answers_first():
+    async def scenario():
+        out, transport = writer()
+        assert out.write_now([b"authentication failed"])
+        out.close()
+        assert transport.written == [b"authentication failed"] and transport.closing
+        await asyncio.sleep(0)  # the scheduled flush finds nothing left
+
+    run(scenario())
+
+
+def test_an_answer_is_not_held_past_hold_max_or_write_batch(monkeypatch):
+    async def scenario():
+        out, transport = writer()
+        monkeypatch.setattr(answer_writer, "HOLD_MAX_S", 0.0)
+        assert out.write_now([b"a"]) and out.write_now([b"b"])
+        assert transport.written == [b"a", b"b"]  # each held for no time at all
+        monkeypatch.setattr(answer_writer, "HOLD_MAX_S", 60.0)
+        monkeypatch.setattr(answer_writer, "WRITE_BATCH", 4)
+        assert out.write_now([b"cc"]) and out.write_now([b"dd"])
+        assert transport.written == [b"a", b"b", b"ccdd"]  # 4 bytes held: written at once
+
+    run(scenario())
+
+
+def test_held_answers_for_a_peer_that_left_are_dropped():
+    async def scenario():
+        out, transport = writer()
+        assert out.write_now([b"late"])
+        transport.closing = True
+        await asyncio.sleep(0)
+        assert transport.written == []
+
+    run(scenario())
