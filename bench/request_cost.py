@@ -121,9 +121,11 @@ def run_layout(layout: str, ns, work: Path, cpus: tuple[set[int] | None, set[int
     broker = BrokerProcess(broker_command("twinlog", None, ["--storage-mode", layout], data, HOST, port),
                            HOST, port, work / f"broker-{layout}.log", broker_cpus)
     floor_port = free_port()
+    while floor_port == port:  # neither is bound yet: free_port may name the broker's port again
+        floor_port = free_port()
     floor = subprocess.Popen(pinned([sys.executable, __file__, "--serve-floor", str(floor_port)], broker_cpus))
-    broker.start()
     try:
+        broker.start()
         create_topic(broker.bootstrap, "request-cost", ns.partitions)
         requests = produce_requests("request-cost", ns.partitions, ns.records, ns.requests)
         _wait_listening(floor_port)
