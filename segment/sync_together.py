@@ -2,11 +2,11 @@
 
 A segment's flush makes its `.log`, `.index`, `.timeindex` and `.txnindex` durable before the
 recovery point passes them (log_loader.py trusts the index entries below it). One after another
-that was up to four fsyncs in a row on the write path of a `flush.messages=1` acknowledgement:
-strace of a 1-partition produce at ~54,000 msg/s (bench/compare.py's "fsync before ack" cell)
-showed each round fsyncing the `.log`, then the `.index`, then the `.timeindex`, 0.1-16 ms
-each, and the round's latency their sum. Run together, ext4 writes the files' pages at once and
-their fsyncs wait for the same journal commit, so the round takes about the longest of them.
+that was up to four fsyncs in a row (strace of bench/compare.py's "fsync before ack" cell: the
+`.log`, then the `.index`, then the `.timeindex`, 0.1-16 ms each, the round their sum). Run
+together, ext4 writes the files' pages at once and their fsyncs wait for the same journal
+commit, so the round takes about the longest of them. (A `flush.messages` acknowledgement now
+waits on the `.log` alone: SegmentPartitionLog.sync_log.)
 
 Only dirty files are fsynced (a file nothing was written to since its last sync costs
 nothing); the first runs in the calling thread, the others on a small pool of this module's

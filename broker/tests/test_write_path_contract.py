@@ -125,7 +125,7 @@ def test_a_produce_to_many_partitions_costs_one_fsync_per_file_and_counts_only_w
     async def scenario():
         broker = await start(tmp_path, layout)
         partitions = broker.topics.get("t").partitions
-        before, before_any = counted(layout), sum(fsyncs().values())
+        before, before_each = counted(layout), dict(fsyncs())
         pending = await send(broker, PRODUCE, 11, **produce_values(acks, {i: records(3) for i in range(PARTITIONS)}))
         # the appends are in the log, but no HW counts them before the fsync ends
         assert [p.log_end_offset for p in partitions] == [3] * PARTITIONS
@@ -138,7 +138,37 @@ def test_a_produce_to_many_partitions_costs_one_fsync_per_file_and_counts_only_w
         # the commitlog: one fsync of the one file for the whole request; segment: one per partition
         assert counted(layout) - before == (1 if layout == "commitlog" else PARTITIONS)
         if layout == "commitlog":  # and no other file: not the partitions' new leader-epoch files
-            assert sum(fsyncs().values()) - before_any == 1, fsyncs()
+            assert grown_since(before_each) == {"commitlog": 1}
+        await broker.close()
+
+    run(scenario())
+
+
+def grown_since(before: dict[str, int]) -> dict[str, int]:
+    """The fsyncs counted since `before` (fsyncs() then), by kind of file."""
+    return {kind: n - before.get(kind, 0) for kind, n in fsyncs().items() if n != before.get(kind, 0)}
+
+
+@pytest.mark.parametrize("acks", [1, -1])
+def test_a_segment_acknowledgement_fsyncs_the_log_and_its_indexes_wait_for_the_recovery_point(tmp_path, acks):
+    """The indexes are derived from the log (a recovery re-derives them past the recovery
+    point), so an acknowledgement waits on the `.log` fsync alone; `flush` (flush.ms, close)
+    fsyncs them and only then moves the recovery point."""
+    async def scenario():
+        broker = await start(tmp_path, "segment", log_index_interval_bytes=1)  # an index entry a batch
+        plog = broker.topics.partition("t", 0).replica_log.log
+        for n in range(1, 4):
+            before = dict(fsyncs())
+            response = await answer(await send(broker, PRODUCE, 11, **produce_values(acks, {0: records(3)})),
+                                    PRODUCE, 11)
+            assert produce_errors(response) == {0: 0}
+            if n > 1:  # the first append of the leader epoch also writes its checkpoint file
+                assert grown_since(before) == {"log": 1}
+        assert len(plog.active.index) == 2 and len(plog.active.time_index) >= 1  # written, not fsynced
+        assert plog.recovery_point == 0
+        before = dict(fsyncs())
+        plog.flush()
+        assert grown_since(before) == {"index": 1, "timeindex": 1} and plog.recovery_point == 9
         await broker.close()
 
     run(scenario())

@@ -317,6 +317,10 @@ class LogSegment:
         was closed idle) failed."""
         sync_together([self.log, self.index.file, self.time_index.file, self.txn_index.file])
 
+    def sync_log(self) -> None:
+        """flush() of the `.log` alone (SegmentPartitionLog.sync_log)."""
+        sync_together([self.log])
+
     def seal(self, sealed: bool = True) -> None:
         """No more appends (or, after a truncation, appends again): sealed segments' files are
         the first the store closes."""
