@@ -247,16 +247,23 @@ def _health_across_start_and_stop(broker: BrokerProcess, port: int) -> tuple[lis
             process.kill()
 
 
+OPENING_PARTITIONS = 3000  # logs that take 0.5-0.8 s to open here: a 503 window no poll misses
+
+
 def test_health_is_503_until_the_broker_serves(storage_mode, tmp_path):
     """/health answers 503 from the moment its port opens (before the logs do) until the broker
     serves, 200 only once the Kafka port answers, and never 200 again once SIGTERM is handled.
-    The 503 window of a fresh broker is ~100 ms here: a start whose polls all missed it (a
-    loaded machine) is tried again, up to three times; the unit test covers the states alone."""
+    The broker holds OPENING_PARTITIONS partitions, so opening them keeps /health at 503 for long
+    enough: a fresh broker's window (~0.1 s) was missed by three starts in a row under `make
+    test`'s load (2,000 partitions: 0.4-0.5 s). A start whose polls all missed it is tried again,
+    up to three times; the unit test covers the states alone."""
     port = free_port()
+    broker = BrokerProcess(storage_mode=storage_mode, workdir=tmp_path, extra_args=["--metrics-port", str(port)])
+    broker.start()
+    create_topic(broker.bootstrap, unique_topic(), partitions=OPENING_PARTITIONS)
+    broker.stop()
     seen = []
-    for attempt in range(3):
-        broker = BrokerProcess(storage_mode=storage_mode, workdir=tmp_path / str(attempt),
-                               extra_args=["--metrics-port", str(port)])
+    for _attempt in range(3):
         starting, stopping = _health_across_start_and_stop(broker, port)
         assert starting in ([503, 200], [200]), starting
         first_down = next((i for i, status in enumerate(stopping) if status != 200), len(stopping))
