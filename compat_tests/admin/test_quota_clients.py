@@ -139,8 +139,9 @@ def test_java_client_alters_the_quota_and_is_held_to_it(broker):
 
 
 def _bursts(reads: list[tuple[float, int]]) -> list[float]:
-    """When a throttled consumer's bursts began: reads of half a burst's records or more
-    ((SAMPLES - 1) windows of the quota) within BURST_S, after a silence of SILENCE_S."""
+    """When a throttled client's bursts began (a consumer's reads, a producer's acknowledgements:
+    (time, records)): half a burst's records or more ((SAMPLES - 1) windows of the quota) within
+    BURST_S, after a silence of SILENCE_S."""
     half = (SAMPLES - 1) * QUOTA / RECORD / 2
     starts = []
     for i, (t, _) in enumerate(reads):
