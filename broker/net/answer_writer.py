@@ -67,7 +67,7 @@ class AnswerWriter:
         self._tls = tls
         self._wrote = wrote
         self._drained: asyncio.Future[None] | None = None
-        self._held: list[bytes | bytearray | memoryview] = []  # answers written at the next flush
+        self._held: list[bytes | bytearray | memoryview] = []  # answers' chunks, written at the next flush
         self._held_size = 0
         self._held_since = 0.0
 
@@ -92,15 +92,15 @@ class AnswerWriter:
             return True
         if self._drained is not None or not all(isinstance(chunk, IN_MEMORY) for chunk in chunks):
             return False
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if len(data) > WRITE_BATCH:
+        size = sum(map(len, chunks))
+        if size > WRITE_BATCH:
             return False
         loop = asyncio.get_running_loop()
         if not self._held:
             self._held_since = loop.time()
             loop.call_soon(self.flush)
-        self._held.append(data)
-        self._held_size += len(data)
+        self._held += chunks  # joined once, by flush: each answer's chunks and the answers together
+        self._held_size += size
         if self._held_size >= WRITE_BATCH or loop.time() - self._held_since >= HOLD_MAX_S:
             self.flush()
         self._wrote()
