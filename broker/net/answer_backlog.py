@@ -110,11 +110,11 @@ class AnswerBacklog:
         while self._writer is None and entries and entries[0].done and not self._closed:
             entry = entries[0]
             writing = time.perf_counter()
-            if entry.chunks and not self._answers.write_now(entry.chunks):
+            more = len(entries) > 1 and entries[1].done and bool(entries[1].chunks)  # one send for both
+            if entry.chunks and not self._answers.write_now(entry.chunks, more):
                 self._writer = asyncio.ensure_future(self._write_waiting(entry, writing))
                 return
             self._written(entry, writing)
-        self._answers.flush()  # in this pass, not held for the next (AnswerWriter holds small answers)
 
     async def _write_waiting(self, entry: _Entry, writing: float) -> None:
         try:

@@ -2,11 +2,13 @@
 or with os.sendfile, waiting whenever the transport asks the writer to pause.
 
 Small answers made one after another (a pipelining client's requests, read together and served
-without the loop suspending) are held and written together once the loop comes round again
-(call_soon), or when HOLD_MAX_S or WRITE_BATCH is reached: one send for several answers. Each
-send on loopback also wakes the client; per request that cut the broker's CPU by ~20 % (64
-partitions, 8 in flight: 116-122 -> 93-97 µs segment, bench/request_cost.py). Every write goes
-through this writer, so a held answer always leaves before the next one, and close() flushes.
+without the loop suspending) leave in one send: the caller says whether another answer follows
+at once (`more`), and the writer holds this one until an answer that has none, HOLD_MAX_S or
+WRITE_BATCH, or the loop coming round (call_soon: the caller suspended in between). A lone
+answer is written at once. Each send on loopback also wakes the client; per request that cut
+the broker's CPU by ~20 % (64 partitions, 8 in flight: 116-122 -> 93-97 µs segment,
+bench/request_cost.py). Every write goes through this writer, so a held answer always leaves
+before the next one, and close() flushes.
 
 An answer is a list of chunks: bytes, or file regions of the log (segment.log.FileRegion), which
 leave the disk untouched. A large region goes out by sendfile; small ones (a fetch of many small
@@ -84,10 +86,11 @@ class AnswerWriter:
             self._drained.set_result(None)
         self._drained = None
 
-    def write_now(self, chunks: list[Any]) -> bool:
-        """Write an answer of bytes alone, up to WRITE_BATCH of them, at once, unless the
-        transport asked the writer to pause; False when it must go through `send`. An answer
-        for a peer that left counts as written (nothing is)."""
+    def write_now(self, chunks: list[Any], more: bool) -> bool:
+        """Write an answer of bytes alone, up to WRITE_BATCH of them, now (held with the ones
+        after it when `more` says another follows at once), unless the transport asked the
+        writer to pause; False when it must go through `send`. An answer for a peer that left
+        counts as written (nothing is)."""
         if self._transport.is_closing():
             return True
         if self._drained is not None or not all(isinstance(chunk, IN_MEMORY) for chunk in chunks):
@@ -95,13 +98,16 @@ class AnswerWriter:
         size = sum(map(len, chunks))
         if size > WRITE_BATCH:
             return False
-        loop = asyncio.get_running_loop()
-        if not self._held:
-            self._held_since = loop.time()
-            loop.call_soon(self.flush)
+        first = not self._held
         self._held += chunks  # joined once, by flush: each answer's chunks and the answers together
         self._held_size += size
-        if self._held_size >= WRITE_BATCH or loop.time() - self._held_since >= HOLD_MAX_S:
+        if more:
+            loop = asyncio.get_running_loop()
+            if first:  # the loop flushes if the caller suspends before the next answer
+                self._held_since = loop.time()
+                loop.call_soon(self.flush)
+            more = self._held_size < WRITE_BATCH and loop.time() - self._held_since < HOLD_MAX_S
+        if not more:
             self.flush()
         self._wrote()
         return True

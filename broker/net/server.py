@@ -278,7 +278,8 @@ class KafkaConnection(asyncio.Protocol):
                 if not self._backlog and not asyncio.iscoroutine(reply):
                     if reply:
                         ready = time.perf_counter()
-                        if not self._answers.write_now(reply):  # the common case: bytes, written at once
+                        # the common case: bytes, written now, or with the answers of the frames behind
+                        if not self._answers.write_now(reply, more=not self._queue.empty()):
                             await self._answers.send(reply)
                         if instruments is not None:
                             instruments.answer_written(received, ready, ready)

@@ -1,5 +1,6 @@
-"""AnswerWriter (broker/net/answer_writer.py): small answers made one after another leave in one
-write once the loop comes round, in order, before any answer written after them."""
+"""AnswerWriter (broker/net/answer_writer.py): answers the caller says are followed by another
+(`more`) are held and leave in one write with it, in order, before any answer written after
+them; a lone answer leaves at once."""
 
 from __future__ import annotations
 
@@ -17,16 +18,32 @@ def writer() -> tuple[AnswerWriter, Transport]:
     return out, transport
 
 
-def test_answers_made_in_one_pass_leave_together_in_the_next():
+def test_a_lone_answer_is_written_at_once():
     async def scenario():
         out, transport = writer()
-        assert out.write_now([b"one"]) and out.write_now([b"two", b"+"]) and out.write_now([b"three"])
-        assert transport.written == []  # held while this callback runs
-        await asyncio.sleep(0)
+        assert out.write_now([b"alone"], more=False)
+        assert transport.written == [b"alone"]
+
+    run(scenario())
+
+
+def test_answers_followed_by_others_leave_with_the_last_in_one_write():
+    async def scenario():
+        out, transport = writer()
+        assert out.write_now([b"one"], more=True) and out.write_now([b"two", b"+"], more=True)
+        assert transport.written == []  # held: more follow
+        assert out.write_now([b"three"], more=False)
         assert transport.written == [b"onetwo+three"]
-        assert out.write_now([b"four"])
-        await asyncio.sleep(0)
-        assert transport.written == [b"onetwo+three", b"four"]
+
+    run(scenario())
+
+
+def test_held_answers_leave_when_the_loop_comes_round_if_the_next_never_came():
+    async def scenario():
+        out, transport = writer()
+        assert out.write_now([b"one"], more=True)
+        await asyncio.sleep(0)  # the caller suspended: the loop's pass writes what it held
+        assert transport.written == [b"one"]
 
     run(scenario())
 
@@ -34,9 +51,9 @@ def test_answers_made_in_one_pass_leave_together_in_the_next():
 def test_an_answer_that_goes_through_send_leaves_after_the_held_ones():
     async def scenario():
         out, transport = writer()
-        assert out.write_now([b"held"])
+        assert out.write_now([b"held"], more=True)
         out.pause()  # the transport's buffer is full: the next answer must wait in send
-        assert not out.write_now([b"next"])
+        assert not out.write_now([b"next"], more=False)
         sending = asyncio.ensure_future(out.send([b"next"]))
         await asyncio.sleep(0)
         out.resume()
@@ -49,7 +66,7 @@ def test_an_answer_that_goes_through_send_leaves_after_the_held_ones():
 def test_close_writes_the_held_answers_first():
     async def scenario():
         out, transport = writer()
-        assert out.write_now([b"authentication failed"])
+        assert out.write_now([b"authentication failed"], more=True)
         out.close()
         assert transport.written == [b"authentication failed"] and transport.closing
         await asyncio.sleep(0)  # the scheduled flush finds nothing left
@@ -61,11 +78,11 @@ def test_an_answer_is_not_held_past_hold_max_or_write_batch(monkeypatch):
     async def scenario():
         out, transport = writer()
         monkeypatch.setattr(answer_writer, "HOLD_MAX_S", 0.0)
-        assert out.write_now([b"a"]) and out.write_now([b"b"])
+        assert out.write_now([b"a"], more=True) and out.write_now([b"b"], more=True)
         assert transport.written == [b"a", b"b"]  # each held for no time at all
         monkeypatch.setattr(answer_writer, "HOLD_MAX_S", 60.0)
         monkeypatch.setattr(answer_writer, "WRITE_BATCH", 4)
-        assert out.write_now([b"cc"]) and out.write_now([b"dd"])
+        assert out.write_now([b"cc"], more=True) and out.write_now([b"dd"], more=True)
         assert transport.written == [b"a", b"b", b"ccdd"]  # 4 bytes held: written at once
 
     run(scenario())
@@ -74,7 +91,7 @@ def test_an_answer_is_not_held_past_hold_max_or_write_batch(monkeypatch):
 def test_held_answers_for_a_peer_that_left_are_dropped():
     async def scenario():
         out, transport = writer()
-        assert out.write_now([b"late"])
+        assert out.write_now([b"late"], more=True)
         transport.closing = True
         await asyncio.sleep(0)
         assert transport.written == []
