@@ -306,16 +306,11 @@ class PartitionLog(abc.ABC):
         """fsync everything appended so far and advance the recovery point."""
 
     @property
+    @abc.abstractmethod
     def flush_group(self) -> "FlushGroup":
         """The files this log's records are in, shared with every log of the same group: one
         fsync of the group covers them all (the commitlog layout: the store's one commitlog;
         the segment layout: the log's own files, a group of one)."""
-        return self
-
-    def flush_logs(self, logs: list["PartitionLog"]) -> None:
-        """FlushGroup's call for a group of one (this log alone)."""
-        for plog in logs:
-            plog.flush()
 
     @abc.abstractmethod
     def close(self) -> None: ...
@@ -329,8 +324,6 @@ class FlushGroup(abc.ABC):
         """In a worker thread: fsync what these logs (all of this group) have written, with as
         few fsyncs as the files allow; raises StorageError (the log or store goes offline)."""
 
-
-FlushGroup.register(PartitionLog)
 
 
 def _check_replicated(batch, log_end_offset: int, latest_epoch: int) -> BatchHeader:

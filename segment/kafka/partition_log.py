@@ -44,7 +44,7 @@ from typing import Callable
 from segment.epoch_recovery import recover_epoch_cache
 from segment.file_io import fsync_dir
 from segment.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, write_epochs_if_changed
-from segment.log import FileRegion, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog, WriteRefused
+from segment.log import FileRegion, FlushGroup, LogConfig, LogOffline, OffsetOutOfRange, PartitionLog, WriteRefused
 from segment.txn_index import AbortedTxn
 from wire import records as wire_records
 from wire.record_batch import BatchHeader
@@ -333,8 +333,13 @@ class SegmentPartitionLog(PartitionLog):
         target = self._sync(lambda: self.recovery_point, LogSegment.flush)
         self.recovery_point = max(self.recovery_point, target)
 
+    @property
+    def flush_group(self) -> "SegmentPartitionLog":
+        """A group of one: the log's own files."""
+        return self
+
     def flush_logs(self, logs: list[PartitionLog]) -> None:
-        """The acknowledgement's fsync (PartitionLog.flush_group: each log a group of one): sync_log."""
+        """The acknowledgement's fsync (FlushGroup, a group of one): sync_log."""
         for plog in logs:
             assert isinstance(plog, SegmentPartitionLog)
             plog.sync_log()
@@ -384,3 +389,6 @@ class SegmentPartitionLog(PartitionLog):
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+FlushGroup.register(SegmentPartitionLog)  # flush_group is the log itself
