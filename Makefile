@@ -164,6 +164,12 @@ bench-compaction: $(BENCH_STAMP)
 bench-transactions: $(BENCH_STAMP)
 	$(BIN)/python bench/transactions.py
 
+# The p99 targets in each of N consecutive runs (bench/latency_runs.py): make bench's two latency
+# cells per layout, each beside the mock broker's p99 at the same load; about 40 s a run.
+.PHONY: bench-latency
+bench-latency: $(BENCH_STAMP)
+	$(BIN)/python bench/latency_runs.py --runs 5
+
 # Broker CPU per small Produce request against a bare asyncio server's (bench/request_cost.py):
 # the per-request cost that sets the rate of one-Produce-per-partition clients; under a minute.
 .PHONY: bench-request-cost

@@ -9,6 +9,10 @@ import csv
 import json
 from pathlib import Path
 
+# The p99 targets at half peak, one partition: (record size, durability, p99 ms, what it is).
+# latency_runs.py holds them over consecutive runs (issue 38: "in each of 5 runs").
+LATENCY_TARGETS = [(100, "page_cache", 2.0, "acks=1 (100 B, page cache)"),
+                   (1024, "fsync_ack", 5.0, "fsync before ack (1 KB)")]
 DURABILITY_LABEL = {"page_cache": "page cache", "fsync_100ms": "fsync every 100 ms",
                     "fsync_ack": "fsync before ack", "memory": "memory (Tansu)"}
 
@@ -62,11 +66,10 @@ def targets(r: dict) -> list[dict]:
         loopback = _get(r["limits"], "loopback", "mb_s")
         add("hot fetch ≥ 0.9× loopback sendfile (raw reader, the loopback's)", mode, _get(hot, "hot_raw", "mb_s"),
             0.9 * loopback if loopback else None, unit="MB/s")
-        add("p99 produce ≤ 2 ms at half peak, acks=1 (100 B, page cache)", mode,
-            _get(small, "latency", "p99_ms"), 2.0, higher_is_better=False, unit="ms")
-        synced = find(r, "twinlog", mode, 1, 1024, "fsync_ack")
-        add("p99 produce ≤ 5 ms at half peak, fsync before ack (1 KB)", mode,
-            _get(synced, "latency", "p99_ms"), 5.0, higher_is_better=False, unit="ms")
+        for size, durability, goal_ms, what in LATENCY_TARGETS:
+            add(f"p99 produce ≤ {goal_ms:g} ms at half peak, {what}", mode,
+                _get(find(r, "twinlog", mode, 1, size, durability), "latency", "p99_ms"), goal_ms,
+                higher_is_better=False, unit="ms")
     one = _get(find(r, "twinlog", "commitlog", 1, 1024, "fsync_100ms"), "throughput", "msgs_s")
     many = _get(find(r, "twinlog", "commitlog", 1000, 1024, "fsync_100ms"), "throughput", "msgs_s")
     seg = _get(find(r, "twinlog", "segment", 1000, 1024, "fsync_100ms"), "throughput", "msgs_s")
