@@ -8,7 +8,8 @@ before ack 1 KB; one partition) exactly as `make bench` does (compare.py's quick
 produce_cell): a fresh broker on CPU 0, 3 s at peak, 2 s paced at half of that peak, then the
 same paced load against librdkafka's mock cluster on the broker's CPU, which fsyncs nothing and
 keeps records in memory: the mock's p99 says what the machine and the load generator give
-any broker at that moment. The layouts alternate within a run, so neither gets the quiet
+any broker at that moment. After a fsync-before-ack cell, the disk's own fsync latency at the
+cell's bytes/s (machine_ceilings.fsync_latency), the part of that cell's p99 no broker avoids. The layouts alternate within a run, so neither gets the quiet
 minutes. Results: bench/results/latency-runs.{json,md}; about 40 s a run.
 """
 
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import Comparison, parse_args as compare_args  # noqa: E402
 from compare_cells import Cell  # noqa: E402
 from compare_report import LATENCY_TARGETS, _get  # noqa: E402
+from machine_ceilings import fsync_latency  # noqa: E402
 
 
 def run(runs: int, modes: list[str]) -> dict:
@@ -49,19 +51,33 @@ def run(runs: int, modes: list[str]) -> dict:
                     except Exception as exc:  # noqa: BLE001 - a failed cell is a row that says so
                         print(f"run {n} {cell.name}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
                     row = comparison.r["produce"][-1]
-                    p99 = _get(row, "latency", "p99_ms")
+                    p99, rate = _get(row, "latency", "p99_ms"), _get(row, "latency", "rate_achieved")
+                    disk = None
+                    if durability == "fsync_ack" and rate:
+                        disk = fsync_latency(comparison.work, rate * size, comparison.prof["latency_s"],
+                                             comparison.m.broker_cpus)
                     cells.append({"mode": mode, "target": what, "goal_ms": goal_ms, "p99_ms": p99,
                                   "p50_ms": _get(row, "latency", "p50_ms"),
-                                  "rate": _get(row, "latency", "rate_achieved"),
-                                  "peak": _get(row, "throughput", "msgs_s"),
+                                  "rate": rate, "peak": _get(row, "throughput", "msgs_s"),
                                   "mock_p99_ms": _get(row, "latency_vs_mock", "p99_ms"),
+                                  "disk_fsync_ms": disk,
                                   "met": p99 is not None and p99 <= goal_ms, "error": row.get("error")})
-                    print(f"run {n} {mode:9} {what:28} p99 {_ms(p99)} (mock {_ms(cells[-1]['mock_p99_ms'])}) "
-                          f"at {_n(cells[-1]['rate'])}/s", flush=True)
+                    print(f"run {n} {mode:9} {what:28} p99 {_ms(p99)} ({_reference(cells[-1])}) at {_n(rate)}/s",
+                          flush=True)
             out["runs"].append({"run": n, "seconds": round(time.monotonic() - started, 1), "cells": cells})
     finally:
         shutil.rmtree(comparison.work, ignore_errors=True)
     return out
+
+
+def _reference(cell: dict) -> str:
+    """The mock's p99 at the cell's load; for a fsync cell also the disk's fsync p99 / max at its
+    bytes/s: one stall of S ms holds every record of the next ~2S ms (the client keeps 5 requests
+    in flight and the broker has half its peak to spare to catch up), so a 2 s window's p99 rises
+    to about S once S reaches ~10 ms, whatever the broker does."""
+    disk = cell["disk_fsync_ms"]
+    return f"mock {_ms(cell['mock_p99_ms'])}" + (f", fsync {_ms(disk.get('p99_ms'))} / {_ms(disk.get('max_ms'))}"
+                                                 if disk else "")
 
 
 def _ms(v) -> str:
@@ -79,7 +95,9 @@ def markdown(r: dict) -> str:
     m = r["machine"]
     lines = [f"Latency runs: {m['nproc']} CPUs ({m['cpu_model']}), commit {m['git_commit']}, {r['pinning']}; "
              f"started {r['started_at']}, load average {load}. p99 ms at half peak, the mock's at the "
-             "same load in brackets; * misses the target.", "",
+             "same load in brackets, and for fsync before ack the disk's own fsync p99 / max at the "
+             "cell's bytes/s, measured right after it (bench/machine_ceilings.fsync_latency); * misses the "
+             "target.", "",
              "| run | " + " | ".join(f"{mode}: {what}" for mode, what in columns) + " |",
              "|---|" + "---|" * len(columns)]
     for run in r["runs"]:
@@ -87,7 +105,7 @@ def markdown(r: dict) -> str:
         row = []
         for key in columns:
             c = by.get(key)
-            row.append("—" if c is None else f"{_ms(c['p99_ms'])}{'' if c['met'] else '*'} ({_ms(c['mock_p99_ms'])})")
+            row.append("—" if c is None else f"{_ms(c['p99_ms'])}{'' if c['met'] else '*'} ({_reference(c)})")
         lines.append(f"| {run['run']} | " + " | ".join(row) + " |")
     lines.append("")
     for mode, what in columns:

@@ -12,7 +12,12 @@ at best. On this VM that rate is anything but steady (one process writing 1 GiB 
 4,300 then 420 MB/s, at 100% CPU either way), so run.py measures it right before each produce
 run, with the same volume, and the report compares the two.
 
-Both run pinned like the broker (sender, writer) and the load generator (reader).
+Fsync: a process on the broker's CPU appends what a paced producer would have sent since its
+last write and fsyncs it, again and again (a group commit without a broker): the disk's fsync
+latency at the bytes/s of a fsync-before-ack cell, measured right after that cell, since this
+virtual disk's fsync time moves from minute to minute.
+
+All run pinned like the broker (sender, writer, fsyncer) and the load generator (reader).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import socket
 import time
 
 import multiprocessing as mp
+
+MAX_FSYNC_BYTES = 4 << 20  # what one fsync of the fsync probe covers at most
 
 
 def _reader(cpus, out) -> None:
@@ -106,18 +113,59 @@ def _writer(path: str, total_mib: int, cpus, out) -> None:
 def page_cache_write_rate(directory, total_mib: int, cpus, timeout: float = 120.0) -> dict:
     """MB/s of write() into the page cache (not synced), the file deleted afterwards."""
     path = os.path.join(directory, "page-cache-ceiling.bench")
-    ctx = mp.get_context("spawn")
-    out = ctx.Queue()
-    writer = ctx.Process(target=_writer, args=(path, total_mib, cpus, out), daemon=True)
-    try:
-        writer.start()
-        result = out.get(timeout=timeout)
-    finally:
-        writer.join(5)
-        if writer.is_alive():
-            writer.kill()
-            writer.join(5)
-        if os.path.exists(path):
-            os.unlink(path)
+    result = _in_child(_writer, path, (path, total_mib, cpus), timeout)
     result["mb_s"] = result["bytes"] / 1e6 / result["seconds"]
     return result
+
+
+def _fsyncer(path: str, bytes_per_s: float, seconds: float, cpus, out) -> None:
+    if cpus:
+        os.sched_setaffinity(0, set(cpus))
+    data = memoryview(os.urandom(MAX_FSYNC_BYTES))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    latencies = []
+    try:
+        last = time.monotonic()
+        end = last + seconds
+        while True:
+            time.sleep(max(0.0, last + 0.001 - time.monotonic()))  # at most one fsync a millisecond
+            now = time.monotonic()
+            if now >= end:
+                break
+            os.write(fd, data[:max(1, min(MAX_FSYNC_BYTES, int(bytes_per_s * (now - last))))])
+            last = now
+            t0 = time.perf_counter()
+            os.fsync(fd)
+            latencies.append(time.perf_counter() - t0)
+        out.put({"fsyncs": len(latencies), "latencies_s": latencies})
+    finally:
+        os.close(fd)
+
+
+def fsync_latency(directory, bytes_per_s: float, seconds: float, cpus, timeout: float = 60.0) -> dict:
+    """fsync p50/p99/p99.9/max (ms) of appends at `bytes_per_s`, each fsynced before the next,
+    the file deleted afterwards."""
+    path = os.path.join(directory, "fsync-ceiling.bench")
+    result = _in_child(_fsyncer, path, (path, bytes_per_s, seconds, cpus), timeout)
+    ms = sorted(x * 1e3 for x in result.pop("latencies_s"))
+    if ms:
+        result.update({f"{name}_ms": ms[min(len(ms) - 1, int(q * len(ms)))]
+                       for name, q in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999))}, max_ms=ms[-1])
+    return result
+
+
+def _in_child(target, path: str, args: tuple, timeout: float) -> dict:
+    """What `target(*args, out)` puts on `out`, run in a process of its own; `path` removed after."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    child = ctx.Process(target=target, args=(*args, out), daemon=True)
+    try:
+        child.start()
+        return out.get(timeout=timeout)
+    finally:
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+            child.join(5)
+        if os.path.exists(path):
+            os.unlink(path)
