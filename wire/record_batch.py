@@ -29,7 +29,7 @@ a log treat it as the end of valid data.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import crc32c
 
@@ -67,8 +67,11 @@ class BatchTooLarge(ValueError):
     """The batch exceeds max.message.bytes (Kafka: MESSAGE_TOO_LARGE)."""
 
 
-@dataclass(frozen=True, slots=True)
-class BatchHeader:
+class BatchHeader(NamedTuple):
+    """The header's fields in byte order. A tuple, not a frozen dataclass: one is built for every
+    batch produced, replicated or written as a marker, and a 13-field frozen dataclass took 1.5 µs
+    to build (each field through object.__setattr__), a NamedTuple 0.45."""
+
     base_offset: int
     batch_length: int
     partition_leader_epoch: int

@@ -5,7 +5,6 @@ blocks)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import lz4.frame
 import pytest
@@ -42,7 +41,7 @@ def test_every_codec_into_every_other(source, target):
     out = recompress(batch, header, uncompressed_region(batch), target, LEVELS[target])
     new = validate_produced(out, 1 << 24)  # CRC and length sound
     assert new.compression == target
-    assert new == replace(header, attributes=new.attributes, batch_length=new.batch_length, crc=new.crc)
+    assert new == header._replace(attributes=new.attributes, batch_length=new.batch_length, crc=new.crc)
     assert new.attributes & ~0x07 == header.attributes & ~0x07  # transactional bit kept
     assert list(iter_records(out)) == expected(records)
     theirs = DefaultRecordBatch(bytes(out))  # kafka-python's decoder, as a consumer reads it
