@@ -9,7 +9,7 @@ as soon as the running one ends and covers every partition that asked in between
 commitlog layout one fsync answers every waiter of every partition (RocketMQ's
 GroupCommitService), and a produce to k partitions costs one fsync, not k; in the segment
 layout the k files of a request are fsynced concurrently, one job per file, on a pool of
-FSYNC_THREADS threads of their own (ext4 then commits their journal entries together).
+FSYNC_THREADS threads of their own (their writes and cache flushes reach the disk together).
 
 `sync` gives (a future of) the log end offset the fsync covered for that partition, read on the
 event loop just before it started, after the stores wrote what appends held in memory (`prepare`): every

@@ -4,8 +4,9 @@ A segment's flush makes its `.log`, `.index`, `.timeindex` and `.txnindex` durab
 recovery point passes them (log_loader.py trusts the index entries below it). One after another
 that was up to four fsyncs in a row (strace of bench/compare.py's "fsync before ack" cell: the
 `.log`, then the `.index`, then the `.timeindex`, 0.1-16 ms each, the round their sum). Run
-together, ext4 writes the files' pages at once and their fsyncs wait for the same journal
-commit, so the round takes about the longest of them. (A `flush.messages` acknowledgement now
+together, their writes reach the disk at once and the block layer merges the cache flushes
+pending together (with a journal, ext4 also commits their metadata in one transaction; the
+machine the figures come from has none), so the round takes about the longest of them. (A `flush.messages` acknowledgement now
 waits on the `.log` alone: SegmentPartitionLog.sync_log.)
 
 Only dirty files are fsynced (a file nothing was written to since its last sync costs
