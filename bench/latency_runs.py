@@ -9,7 +9,8 @@ produce_cell): a fresh broker on CPU 0, 3 s at peak, 2 s paced at half of that p
 same paced load against librdkafka's mock cluster on the broker's CPU, which fsyncs nothing and
 keeps records in memory: the mock's p99 says what the machine and the load generator give
 any broker at that moment. After a fsync-before-ack cell, the disk's own fsync latency at the
-cell's bytes/s (machine_ceilings.fsync_latency), the part of that cell's p99 no broker avoids. The layouts alternate within a run, so neither gets the quiet
+cell's bytes/s (machine_ceilings.fsync_latency): what any broker that fsyncs before it
+acknowledges was paying then. The layouts alternate within a run, so neither gets the quiet
 minutes. Results: bench/results/latency-runs.{json,md}; about 40 s a run.
 """
 
@@ -72,9 +73,9 @@ def run(runs: int, modes: list[str]) -> dict:
 
 def _reference(cell: dict) -> str:
     """The mock's p99 at the cell's load; for a fsync cell also the disk's fsync p99 / max at its
-    bytes/s: one stall of S ms holds every record of the next ~2S ms (the client keeps 5 requests
-    in flight and the broker has half its peak to spare to catch up), so a 2 s window's p99 rises
-    to about S once S reaches ~10 ms, whatever the broker does."""
+    bytes/s. The max matters: one stall of S ms holds the records of the next ~2S ms (the client
+    keeps 5 requests in flight, and the broker has half its peak to spare to catch up), so a
+    single 10 ms fsync puts ~1% of a 2 s window at 10 ms or more."""
     disk = cell["disk_fsync_ms"]
     return f"mock {_ms(cell['mock_p99_ms'])}" + (f", fsync {_ms(disk.get('p99_ms'))} / {_ms(disk.get('max_ms'))}"
                                                  if disk else "")
