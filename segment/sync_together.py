@@ -6,8 +6,8 @@ that was up to four fsyncs in a row (strace of bench/compare.py's "fsync before 
 `.log`, then the `.index`, then the `.timeindex`, 0.1-16 ms each, the round their sum). Run
 together, their writes reach the disk at once and the block layer merges the cache flushes
 pending together (with a journal, ext4 also commits their metadata in one transaction; the
-machine the figures come from has none), so the round takes about the longest of them. (A `flush.messages` acknowledgement now
-waits on the `.log` alone: SegmentPartitionLog.sync_log.)
+machine the figures come from has none), so the round takes about the longest of them. (A
+`flush.messages` acknowledgement now waits on the `.log` alone: SegmentPartitionLog.sync_log.)
 
 Only dirty files are fsynced (a file nothing was written to since its last sync costs
 nothing); the first runs in the calling thread, the others on a small pool of this module's

@@ -5,7 +5,6 @@ blocks)."""
 
 from __future__ import annotations
 
-
 import lz4.frame
 import pytest
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
