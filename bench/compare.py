@@ -12,6 +12,7 @@ One run measures, in this order:
      on a fresh broker: peak produce throughput (one confluent-kafka process, queue full), then
      send-to-ack latency with the producer held at LATENCY_FRACTION of that peak, and the same
      paced load against librdkafka's mock cluster on the broker's CPU (a reference broker);
+     after a fsync-before-ack cell, the disk's own fsync latency at that cell's bytes/s;
   3. per mode: consume throughput from a hot page cache and cold (files evicted first);
      end-to-end latency (produce -> consumer sees it) at E2E_FRACTION of the 100 B peak;
   4. Tansu 0.6.0 (in memory) on the same cells where it applies, as a peer.
@@ -40,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare_cells as cells  # noqa: E402
 import compare_report  # noqa: E402
 from compare_cells import Cell, Machine  # noqa: E402
-from machine_ceilings import loopback_sendfile_rate  # noqa: E402
+from machine_ceilings import fsync_latency, loopback_sendfile_rate  # noqa: E402
 from machine_facts import disk_write_rate, filesystem_of, machine_facts  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
@@ -184,6 +185,9 @@ class Comparison:
         row["latency"] = lat
         row["latency_vs_mock"] = cells.latency_vs_mock(cell, self.m, LATENCY_FRACTION * peak, self.prof["latency_s"],
                                                    self.args.latency_linger_ms)
+        if cell.durability == "fsync_ack":  # the disk's own fsync at the cell's bytes/s, right after it
+            row["disk_fsync"] = fsync_latency(self.work, lat["rate_achieved"] * cell.record_size,
+                                              self.prof["latency_s"], self.m.broker_cpus)
         t = row["throughput"]
         return (f"{t['msgs_s']:,.0f} msg/s, {t['mb_s']:,.1f} MB/s; at {lat['rate_achieved']:,.0f}/s "
                 f"p50 {lat['p50_ms']:.2f} p99 {lat['p99_ms']:.2f} p99.9 {lat['p999_ms']:.2f} ms")

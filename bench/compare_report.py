@@ -118,7 +118,9 @@ def csv_rows(r: dict) -> list[dict]:
             "avg_batch_bytes": t.get("avg_batch_bytes"), "latency_rate": lat.get("rate_achieved"),
             "p50_ms": lat.get("p50_ms"), "p99_ms": lat.get("p99_ms"), "p999_ms": lat.get("p999_ms"),
             **{k: lat.get(k) for k in SPLIT_COLUMNS},
-            "mock_p99_ms": _get(row, "latency_vs_mock", "p99_ms"), "error": row.get("error", ""),
+            "mock_p99_ms": _get(row, "latency_vs_mock", "p99_ms"),
+            "disk_fsync_p99_ms": _get(row, "disk_fsync", "p99_ms"), "disk_fsync_max_ms": _get(row, "disk_fsync", "max_ms"),
+            "error": row.get("error", ""),
         })
     return rows
 
@@ -163,14 +165,19 @@ def markdown(r: dict) -> str:
               "count): a record in the client's queue (linger, a free slot of 5 in flight), a request "
               "waiting to be written, its round trip (the network and the broker). Last column: the "
               "same paced load, right after, against librdkafka's mock cluster on the broker's CPU "
-              "(in memory, in C; a reference broker, not the load generator's floor).", "",
+              "(in memory, in C; a reference broker, not the load generator's floor). For fsync before "
+              "ack, the disk's own fsync p99 / max at the cell's bytes/s, measured right after it by a "
+              "process that only appends and fsyncs (machine_ceilings.fsync_latency).", "",
               "| broker / mode | partitions | record | durability | send → ack | client queue | "
-              "write wait | round trip | send → ack, same load vs mock |", "|---" * 9 + "|"]
+              "write wait | round trip | send → ack, same load vs mock | disk fsync p99 / max |",
+              "|---" * 10 + "|"]
     for row in csv_rows(r):
         if row["round_trip_p99_ms"] is not None:
             lines.append(f"| {row['broker']} / {row['mode']} | {row['partitions']} | {row['record_size']} B | "
                          f"{DURABILITY_LABEL[row['durability']]} | {_n(row['p99_ms'], '{:.2f}')} | " +
-                         " | ".join(_n(row[k], "{:.2f}") for k in (*SPLIT_COLUMNS, "mock_p99_ms")) + " |")
+                         " | ".join(_n(row[k], "{:.2f}") for k in (*SPLIT_COLUMNS, "mock_p99_ms")) + " | " +
+                         (f"{_n(row['disk_fsync_p99_ms'], '{:.2f}')} / {_n(row['disk_fsync_max_ms'], '{:.2f}')}"
+                          if row["disk_fsync_p99_ms"] is not None else "—") + " |")
     lines += ["", "## Consume (one partition, 8 MiB fetches, every offset checked)", "",
               "Hot: a confluent-kafka consumer, after one warming pass. Raw reader: bench/raw_fetch.py, "
               "the loopback limit's counting reader speaking Fetch v12 (batch headers checked, records "

@@ -8,9 +8,9 @@ before ack 1 KB; one partition) exactly as `make bench` does (compare.py's quick
 produce_cell): a fresh broker on CPU 0, 3 s at peak, 2 s paced at half of that peak, then the
 same paced load against librdkafka's mock cluster on the broker's CPU, which fsyncs nothing and
 keeps records in memory: the mock's p99 says what the machine and the load generator give
-any broker at that moment. After a fsync-before-ack cell, the disk's own fsync latency at the
-cell's bytes/s (machine_ceilings.fsync_latency): what any broker that fsyncs before it
-acknowledges was paying then. The layouts alternate within a run, so neither gets the quiet
+any broker at that moment. After a fsync-before-ack cell, compare.py also measures the disk's own
+fsync latency at the cell's bytes/s (machine_ceilings.fsync_latency): what any broker that
+fsyncs before it acknowledges was paying then. The layouts alternate within a run, so neither gets the quiet
 minutes. Results: bench/results/latency-runs.{json,md}; about 40 s a run.
 """
 
@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import Comparison, parse_args as compare_args  # noqa: E402
 from compare_cells import Cell  # noqa: E402
 from compare_report import LATENCY_TARGETS, _get  # noqa: E402
-from machine_ceilings import fsync_latency  # noqa: E402
 
 
 def run(runs: int, modes: list[str]) -> dict:
@@ -53,15 +52,11 @@ def run(runs: int, modes: list[str]) -> dict:
                         print(f"run {n} {cell.name}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
                     row = comparison.r["produce"][-1]
                     p99, rate = _get(row, "latency", "p99_ms"), _get(row, "latency", "rate_achieved")
-                    disk = None
-                    if durability == "fsync_ack" and rate:
-                        disk = fsync_latency(comparison.work, rate * size, comparison.prof["latency_s"],
-                                             comparison.m.broker_cpus)
                     cells.append({"mode": mode, "target": what, "goal_ms": goal_ms, "p99_ms": p99,
                                   "p50_ms": _get(row, "latency", "p50_ms"),
                                   "rate": rate, "peak": _get(row, "throughput", "msgs_s"),
                                   "mock_p99_ms": _get(row, "latency_vs_mock", "p99_ms"),
-                                  "disk_fsync_ms": disk,
+                                  "disk_fsync_ms": row.get("disk_fsync"),
                                   "met": p99 is not None and p99 <= goal_ms, "error": row.get("error")})
                     print(f"run {n} {mode:9} {what:28} p99 {_ms(p99)} ({_reference(cells[-1])}) at {_n(rate)}/s",
                           flush=True)
