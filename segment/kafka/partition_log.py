@@ -330,8 +330,7 @@ class SegmentPartitionLog(PartitionLog):
         the kernel may have dropped the dirty pages it could not write, so a second fsync
         would succeed without the data (PostgreSQL's "fsyncgate"); only a restart, which
         re-reads the files, knows what they hold."""
-        target = self._sync(lambda: self.recovery_point, LogSegment.flush)
-        self.recovery_point = max(self.recovery_point, target)
+        self.recovery_point = max(self.recovery_point, self._sync(indexes=True))
 
     @property
     def flush_group(self) -> "SegmentPartitionLog":
@@ -352,20 +351,24 @@ class SegmentPartitionLog(PartitionLog):
         files fsynced together for each acknowledgement held the fsync-before-ack cell's
         requests 1.8-2.4 ms on average in the broker, at 0.71-0.78 of its CPU; the `.log` alone
         1.5-1.7 ms, 0.63-0.68 (bench/fsync_before_ack.md)."""
-        self._sync(lambda: self._log_synced, LogSegment.sync_log)
+        self._sync(indexes=False)
 
-    def _sync(self, synced_below: Callable[[], int], sync: Callable[[LogSegment], None]) -> int:
-        """`sync` each segment holding offsets from `synced_below()` on (and the active one);
-        returns the log end they cover. Takes the log offline if an fsync fails."""
+    def _sync(self, indexes: bool) -> int:
+        """fsync each segment with offsets past the recovery point, all its files (`indexes`),
+        or past the last sync of the `.log`, that file alone; and the active segment. Returns the
+        log end they cover. Takes the log offline if an fsync fails."""
         self._check_online()
         write_epochs_if_changed(self.epochs)  # the file never lacks an epoch the log holds
         with self._lock:
             target = self.log_end_offset
-            below = synced_below()
+            below = self.recovery_point if indexes else self._log_synced
             segments = [s for s in self.segments if s.next_offset > below or s is self.segments[-1]]
         for seg in segments:
-            try:
-                sync(seg)  # a segment deleted meanwhile has nothing to sync
+            try:  # a segment deleted meanwhile has nothing to sync
+                if indexes:
+                    seg.flush()
+                else:
+                    seg.sync_log()
             except OSError as exc:
                 self.offline = f"fsync of {seg.log_path} failed: {exc.strerror or exc}"
                 log.error("%s: log offline until restart: %s", self.dir.name, self.offline)
