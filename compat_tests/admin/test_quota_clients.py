@@ -52,10 +52,15 @@ def _rate(ack_times: list[float]) -> float:
     first allowance to the last (_bursts). Over a fixed span of 3 cycles after the first, a
     cycle slightly off CYCLE_S (3.09 s alone) let a 4th burst in under load (250,666 B/s against
     200,000 in a fresh-clone run) or would leave one out."""
-    bursts = _bursts([(t, 1) for t in sorted(ack_times)])
+    acks = [(t, 1) for t in sorted(ack_times)]
+    bursts = _bursts(acks)
     assert len(bursts) >= 3, f"fewer than 2 whole cycles: {bursts}"
-    first, last = bursts[0], bursts[-1]
-    return sum(1 for t in ack_times if first <= t < last) * RECORD / (last - first)
+    return _bytes_per_s(acks, bursts[0], bursts[-1])
+
+
+def _bytes_per_s(reads: list[tuple[float, int]], lo: float, hi: float) -> float:
+    """Bytes per second of the records read or acknowledged ((time, records)) in [lo, hi)."""
+    return sum(n for t, n in reads if lo <= t < hi) * RECORD / (hi - lo)
 
 
 def _kafka_python_run(broker, topic, client_id, acks: list, seconds=RUN_S) -> float:
@@ -94,7 +99,7 @@ def test_kafka_python_held_to_its_quota_beside_an_unthrottled_client(broker):
     for t in runs:
         t.join()
     slow = _rate(acks["kp-slow"])
-    free = sum(1 for t in acks["kp-free"] if CYCLE_S <= t < RUN_S - 1) * RECORD / (RUN_S - 1 - CYCLE_S)  # no cycles
+    free = _bytes_per_s([(t, 1) for t in acks["kp-free"]], CYCLE_S, RUN_S - 1)  # no cycles: a fixed span
     assert 0.9 * QUOTA <= slow <= 1.1 * QUOTA, (slow, QUOTA)
     # Held to the quota it would be ~QUOTA. Both clients share this process's GIL, so on a loaded
     # machine the free one's rate is the client's own (597 kB/s once under a full `make test`).
@@ -174,7 +179,7 @@ def test_consumer_held_to_its_fetch_quota(broker):
     assert _throttle_max(consumer.metrics()) > 0  # the client was told, as Kafka's answers tell it
     consumer.close()
     first, *_, last = _bursts(reads)
-    rate = sum(n for t, n in reads if first <= t < last) * RECORD / (last - first)
+    rate = _bytes_per_s(reads, first, last)
     assert 0.9 * QUOTA <= rate <= 1.15 * QUOTA, (rate, QUOTA)  # fetch bytes hold batch overhead too
 
 
