@@ -12,8 +12,12 @@ record has a bad timestamp, else INVALID_RECORD listing the first three errors a
 them. Records that do not parse were refused earlier, for the whole batch and without record
 errors (wire/record_validation.py), as Kafka refuses them.
 
-The records are read only when a check applies: a compacted topic, or a CreateTime topic
-with a bound tighter than Long.MAX_VALUE (the defaults: no walk, nothing to pay).
+The records are walked only when a check applies: a compacted topic, or a CreateTime topic
+with a bound tighter than Long.MAX_VALUE. The compiled walk (wire/record_walk.py's
+summarize_records) gives the smallest and largest timestamp and the count of keyless records
+at C speed; only a batch that breaks a rule is read record by record in Python, to name each
+record. Reading every record in Python cost ~1 µs a record, more than the rest of a
+1,000-record Produce.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import NamedTuple
 from wire.error_codes import ErrorCode
 from segment.compaction.cleaning_policy import compacts
 from segment.log import LogConfig
-from wire.records import InvalidRecords, iter_records
+from wire.record_batch import InvalidBatch
+from wire.record_validation import summarize_records
+from wire.records import InvalidRecords, iter_records, records_region
 
 from .partition_errors import PartitionError
 
@@ -55,6 +61,14 @@ def check_records(batch, config: LogConfig, topic_partition: str, now_ms: int) -
     timed = config.message_timestamp_type == "CreateTime" and (before < _FOREVER or after < _FOREVER)
     if not keyed and not timed:
         return
+    try:
+        header, region = records_region(batch)
+        low, high, keyless = summarize_records(region, 0, len(region), header.record_count)
+    except (InvalidRecords, InvalidBatch) as exc:  # framing was checked on the produce path: a coordinator's batch
+        raise RecordsRejected(ErrorCode.invalid_record, str(exc), ()) from None
+    if (not keyed or not keyless) and (not timed or (now_ms - (header.base_timestamp + low) <= before
+                                                     and header.base_timestamp + high - now_ms <= after)):
+        return  # no record breaks a rule (a record without a timestamp, -1, may take the long way)
     errors, bad_timestamp = [], False
     try:
         for index, record in enumerate(iter_records(batch)):

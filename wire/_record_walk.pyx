@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""The record framing walk of wire/record_walk.py, compiled: same checks, same verdicts.
+"""The record framing walk of wire/record_walk.py, compiled: same checks, same verdicts, and
+the same summary (summarize_records).
 
 record_walk.py documents the checks and is the oracle (wire/tests/test_record_walk.py runs
 both over Hypothesis-made batches and damage). The walk itself runs without the GIL, so a
@@ -36,6 +37,9 @@ cdef struct Walk:
     Py_ssize_t* key_pos
     Py_ssize_t* key_len
     Py_ssize_t keys
+    int64_t low        # the smallest timestampDelta
+    int64_t high       # the largest
+    int64_t keyless    # records without a key
 
 
 cdef inline Fault _zigzag(const unsigned char* d, Walk* w, int max_bytes, uint64_t mask,
@@ -62,7 +66,7 @@ cdef inline Fault _zigzag(const unsigned char* d, Walk* w, int max_bytes, uint64
 
 
 cdef Fault _walk(const unsigned char* d, Walk* w, int64_t count, bint want_keys) noexcept nogil:
-    cdef int64_t length, skipped, offset_delta, key_length, value_length, header_count, h
+    cdef int64_t length, timestamp_delta, offset_delta, key_length, value_length, header_count, h
     cdef Py_ssize_t record_end
     cdef Fault f
     w.index = 0
@@ -77,9 +81,13 @@ cdef Fault _walk(const unsigned char* d, Walk* w, int64_t count, bint want_keys)
             return BAD_LENGTH
         record_end = w.pos + length
         w.pos += 1  # attributes
-        f = _zigzag(d, w, 10, 0xFFFFFFFFFFFFFFFFu, &skipped)  # timestampDelta
+        f = _zigzag(d, w, 10, 0xFFFFFFFFFFFFFFFFu, &timestamp_delta)
         if f != OK:
             return f
+        if w.index == 0 or timestamp_delta < w.low:
+            w.low = timestamp_delta
+        if w.index == 0 or timestamp_delta > w.high:
+            w.high = timestamp_delta
         f = _zigzag(d, w, 5, 0xFFFFFFFFu, &offset_delta)
         if f != OK:
             return f
@@ -98,7 +106,9 @@ cdef Fault _walk(const unsigned char* d, Walk* w, int64_t count, bint want_keys)
                 w.key_len[w.keys] = key_length
                 w.keys += 1
             w.pos += key_length
-        elif key_length != -1:
+        elif key_length == -1:
+            w.keyless += 1
+        else:
             w.value = key_length
             return BAD_KEY
         f = _zigzag(d, w, 5, 0xFFFFFFFFu, &value_length)
@@ -161,6 +171,33 @@ _MESSAGES = {
 }
 
 
+cdef void _start(Walk* w, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t size) except *:
+    if pos < 0 or end > size or pos > end:
+        raise ValueError("walk bounds outside the data")
+    w.pos, w.end, w.value, w.keys = pos, end, 0, 0
+    w.low, w.high, w.keyless = 0, 0, 0
+    w.key_pos = w.key_len = NULL
+
+
+cdef void _check(Fault f, Walk* w, long long count) except *:
+    if f != OK:
+        raise InvalidRecord(_MESSAGES[f].format(count=count, index=w.index, value=w.value))
+
+
+def summarize_records(data, Py_ssize_t pos, Py_ssize_t end, long long count):
+    """As record_walk.summarize_records: (smallest timestampDelta, largest, records without a
+    key); raises InvalidRecord."""
+    cdef const unsigned char[::1] view = data
+    cdef const unsigned char* d = &view[0] if view.shape[0] else NULL
+    cdef Walk w
+    cdef Fault f
+    _start(&w, pos, end, view.shape[0])
+    with nogil:
+        f = _walk(d, &w, count, False)
+    _check(f, &w, count)
+    return w.low, w.high, w.keyless
+
+
 def walk_records(data, Py_ssize_t pos, Py_ssize_t end, long long count, bint want_keys):
     """As record_walk.walk_records: the keys when `want_keys`, else None; raises InvalidRecord."""
     cdef const unsigned char[::1] view = data
@@ -168,10 +205,7 @@ def walk_records(data, Py_ssize_t pos, Py_ssize_t end, long long count, bint wan
     cdef Walk w
     cdef Fault f
     cdef Py_ssize_t most, i
-    if pos < 0 or end > view.shape[0] or pos > end:
-        raise ValueError("walk bounds outside the data")
-    w.pos, w.end, w.value, w.keys = pos, end, 0, 0
-    w.key_pos = w.key_len = NULL
+    _start(&w, pos, end, view.shape[0])
     if want_keys:
         most = (end - pos) // 7 + 1  # a record takes at least 7 bytes: no more keys than this
         if count < most:
@@ -185,8 +219,7 @@ def walk_records(data, Py_ssize_t pos, Py_ssize_t end, long long count, bint wan
     try:
         with nogil:
             f = _walk(d, &w, count, want_keys)
-        if f != OK:
-            raise InvalidRecord(_MESSAGES[f].format(count=count, index=w.index, value=w.value))
+        _check(f, &w, count)
         if not want_keys:
             return None
         keys = set()

@@ -19,7 +19,8 @@ Which error a producer gets, as Kafka's broker answers Produce v3+:
                                                                           batch and retries)
 
 The walk itself is wire/record_walk.py, or its compiled twin wire/_record_walk.pyx when the
-extension was built; RECORD_WALK_COMPILED says which one runs.
+extension was built; RECORD_WALK_COMPILED says which one runs (for walk_records and
+summarize_records alike).
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from .record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, BatchTo
     parse_header
 
 try:
-    from ._record_walk import walk_records
+    from ._record_walk import summarize_records, walk_records
     RECORD_WALK_COMPILED = True
 except ImportError:  # not built (a source checkout without a compiler): the same walk, slower
-    walk_records = record_walk.walk_records
+    summarize_records, walk_records = record_walk.summarize_records, record_walk.walk_records
     RECORD_WALK_COMPILED = False
 
 # cramjam's codecs hold the GIL while they inflate (~1.3 ms per MB here), so even in a worker

@@ -14,6 +14,11 @@ InvalidRecordException, INVALID_RECORD to a producer):
   and inside the record, each header value length -1 or inside the record;
 - the fields end exactly where the length said, and the records end exactly at `end`.
 
+`summarize_records` walks the same way and also gives the smallest and largest
+timestampDelta and the number of records without a key: what the topic's per-record rules
+(replica/record_checks.py: message.timestamp.before/after.max.ms, a compacted topic's keys)
+need to know whether any record breaks them, without building a Python object per record.
+
 wire/_record_walk.pyx is the same walk compiled; this module is its fallback and the
 oracle its tests compare it against. Both raise InvalidRecord with the same message.
 """
@@ -30,6 +35,20 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
     """Check the framing of `count` records in data[pos:end]; their distinct non-null keys
     when `want_keys` (the commitlog's key index), else None. Raises InvalidRecord."""
     keys: set[bytes] | None = set() if want_keys else None
+    _walk(data, pos, end, count, keys, None)
+    return keys
+
+
+def summarize_records(data, pos: int, end: int, count: int) -> tuple[int, int, int]:
+    """Check the framing as walk_records does; returns (smallest timestampDelta, largest
+    timestampDelta, records without a key), (0, 0, 0) for no records. Raises InvalidRecord."""
+    stats = [0, 0, 0]
+    _walk(data, pos, end, count, None, stats)
+    return stats[0], stats[1], stats[2]
+
+
+def _walk(data, pos: int, end: int, count: int, keys: set[bytes] | None, stats: list[int] | None) -> None:
+    """The walk; adds the keys to `keys`, and the timestamp range and keyless count to `stats`."""
     try:
         for index in range(count):
             if pos >= end:
@@ -45,9 +64,14 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
             pos += 1  # attributes: unused since v2
             b = data[pos]
             if b < 0x80:
-                pos += 1
+                timestamp_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
-                _, pos = read_varint(data, pos, end, INT64_BYTES, INT64_MASK)
+                timestamp_delta, pos = read_varint(data, pos, end, INT64_BYTES, INT64_MASK)
+            if stats is not None:
+                if index == 0 or timestamp_delta < stats[0]:
+                    stats[0] = timestamp_delta
+                if index == 0 or timestamp_delta > stats[1]:
+                    stats[1] = timestamp_delta
             b = data[pos]
             if b < 0x80:
                 offset_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
@@ -66,7 +90,10 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
                 if keys is not None:
                     keys.add(bytes(data[pos : pos + key_length]))
                 pos += key_length
-            elif key_length != -1:
+            elif key_length == -1:
+                if stats is not None:
+                    stats[2] += 1
+            else:
                 raise InvalidRecord(f"record {index} has a key length of {key_length}")
             b = data[pos]
             if b < 0x80:
@@ -95,7 +122,6 @@ def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[b
         raise InvalidRecord(f"record {index}: {exc}") from None
     if pos != end:
         raise InvalidRecord(f"{end - pos} bytes follow the {count} declared records")
-    return keys
 
 
 def _walk_headers(data, pos: int, record_end: int, end: int, count: int, index: int) -> int:

@@ -51,6 +51,15 @@ def test_timestamps_outside_the_bounds_are_each_named_by_batch_index(codec):
     )
 
 
+def test_a_record_older_than_the_first_is_found_wherever_it_sits():
+    # The batch's base timestamp is the first record's, its max the largest: neither bounds a
+    # later record that is older than the first, so the check must see every record's.
+    config = log_config(message_timestamp_before_max_ms=HOUR)
+    exc = _rejected(make_batch([b"a", b"b", b"c"], timestamps=[NOW, NOW - 2 * HOUR, NOW]), config)
+    assert [e.batch_index for e in exc.record_errors] == [1]
+    check_records(make_batch([b"a", b"b"], timestamps=[NOW, NOW - HOUR]), config, "t-0", NOW)
+
+
 def test_timestamps_on_the_bounds_and_log_append_time_topics_pass():
     bounded = dict(message_timestamp_before_max_ms=HOUR, message_timestamp_after_max_ms=HOUR)
     check_records(make_batch([b"a", b"b"], timestamps=[NOW - HOUR, NOW + HOUR]), log_config(**bounded), "t-0", NOW)
