@@ -69,9 +69,11 @@ LOG: tuple[Setting, ...] = (
            "How far before the broker's clock a CreateTime record's timestamp may be; a batch with "
            "one older is refused (INVALID_TIMESTAMP, naming each such record).",
            "log:message_timestamp_before_max_ms"),
-    _topic("message.timestamp.after.max.ms", Int(0, long=True), LONG_MAX,
+    _topic("message.timestamp.after.max.ms", Int(0, long=True), 60 * MINUTE,
            "How far after the broker's clock a CreateTime record's timestamp may be; a batch with "
-           "one later is refused (INVALID_TIMESTAMP, naming each such record).",
+           "one later is refused (INVALID_TIMESTAMP, naming each such record). One hour by default, "
+           "as in Kafka 4 (KIP-1030): a record stamped far ahead keeps its segment from "
+           "time-based retention.",
            "log:message_timestamp_after_max_ms"),
     _topic("cleanup.policy", ChoiceList(("delete", "compact")), "delete",
            "delete: segments go by retention.ms and retention.bytes; compact: the cleaner keeps the "

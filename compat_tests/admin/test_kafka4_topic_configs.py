@@ -40,7 +40,7 @@ CONFIGS = {
     "preallocate": ("true", "false", "BOOLEAN", "false", None),
     "message.timestamp.type": ("LogAppendTime", "CreateTime", "STRING", "CreateTime", None),
     "message.timestamp.before.max.ms": ("86400000", "3600000", "LONG", LONG_MAX, None),
-    "message.timestamp.after.max.ms": ("86400000", "3600000", "LONG", LONG_MAX, None),
+    "message.timestamp.after.max.ms": ("86400000", "7200000", "LONG", str(HOUR), None),  # Kafka 4: 1 h
     "compression.gzip.level": ("5", "9", "INT", "-1", None),
     "compression.lz4.level": ("3", "17", "INT", "9", None),
     "compression.zstd.level": ("-5", "22", "INT", "3", None),
@@ -202,6 +202,26 @@ def test_out_of_range_timestamps_refuse_the_batch_naming_each_record(broker, ver
         assert c.log_end_offset(topic) == 0  # nothing of the batch is stored
         assert c.produce(topic, 0, make_batch([b"in range"], timestamps=[now - HOUR // 2]),
                          version=version).error_code == 0
+
+
+def test_a_default_topic_refuses_records_more_than_an_hour_ahead(broker):
+    """Kafka 4's default message.timestamp.after.max.ms is one hour (KIP-1030) and before is
+    unbounded: a topic created with no configs takes a week-old record and one 50 minutes
+    ahead, and refuses one two hours ahead, through a real client (librdkafka)."""
+    with Client.to(broker) as c:
+        topic = unique_topic("ts-default")
+        c.create_topic(topic, 1, {})
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0, "retries": 0,
+                         "enable.idempotence": False})
+    reports = {}
+    now = int(time.time() * 1000)
+    for value, ts in ((b"week old", now - 7 * 24 * HOUR), (b"50 min ahead", now + 50 * 60_000),
+                      (b"2 h ahead", now + 2 * HOUR)):
+        producer.produce(topic, value=value, partition=0, timestamp=ts,
+                         on_delivery=lambda err, msg: reports.__setitem__(msg.value(), err))
+        assert producer.flush(15) == 0  # each its own batch
+    assert {v: err and err.code() for v, err in reports.items()} == {
+        b"week old": None, b"50 min ahead": None, b"2 h ahead": KafkaError.INVALID_TIMESTAMP}
 
 
 @pytest.mark.parametrize("version", versions(0, 8))
