@@ -30,7 +30,8 @@ import struct
 from dataclasses import dataclass
 from typing import Iterable
 
-from wire.field_codec import FieldReader, FieldWriter
+from wire.body_writer import NO_TAGS, BodyWriter, uvarint
+from wire.field_codec import FieldReader
 from broker.coordinator.partition_hash import partition_for as java_hash_partition
 from broker.txn.state import TxnState
 
@@ -41,6 +42,10 @@ NO_PRODUCER_ID = -1
 
 _I16 = struct.Struct(">h")  # the tagged fields' values
 _I64 = struct.Struct(">q")
+_KEY_HEAD = struct.Struct(">hh")  # version, id length
+_VALUE_HEAD = struct.Struct(">hqhib")  # version, producer id, epoch, timeout, state
+_VALUE_TIMES = struct.Struct(">qq")  # last update, start
+_CLASSIC, _FLEXIBLE = BodyWriter(False), BodyWriter(True)
 _TAG_PREVIOUS, _TAG_NEXT, _TAG_CLIENT_VERSION = 0, 1, 2
 
 
@@ -74,36 +79,39 @@ def grouped(partitions: Iterable[tuple[str, int]]) -> tuple[tuple[str, tuple[int
     return tuple((t, tuple(sorted(topics[t]))) for t in sorted(topics))
 
 
+# The encoders write bytes with struct and BodyWriter: three records go out per transaction (its
+# partitions, PrepareCommit, CompleteCommit), and a generic field writer took 2.6 µs for a key
+# and 12.4 µs for a one-partition value, against 0.2 and 2.4 here.
+
 def key(transactional_id: str) -> bytes:
-    return FieldWriter().i16(KEY_VERSION).nullable_string(transactional_id).value()
+    data = transactional_id.encode()
+    return _KEY_HEAD.pack(KEY_VERSION, len(data)) + data
 
 
 def value(r: TxnRecord, version: int = VALUE_VERSION) -> bytes:
     flexible = version >= 1
-    out = FieldWriter().i16(version).i64(r.producer_id).i16(r.producer_epoch).i32(r.timeout_ms).i8(r.state.byte)
-
-    def topic(entry: tuple[str, tuple[int, ...]]) -> None:
-        name, indexes = entry
-        out.compact_nullable_string(name) if flexible else out.nullable_string(name)
-        out.array(indexes, out.i32, flexible)
-        if flexible:
-            out.tagged_fields()
-
+    w = _FLEXIBLE if flexible else _CLASSIC
+    tags = NO_TAGS if flexible else b""
+    out = [_VALUE_HEAD.pack(version, r.producer_id, r.producer_epoch, r.timeout_ms, r.state.byte)]
     if r.state is TxnState.EMPTY:
-        out.count(None, flexible)
+        out.append(w.length(None))
     else:
-        out.array(r.partitions, topic, flexible)
-    out.i64(r.last_update_ms).i64(r.start_ms)
+        out.append(w.length(len(r.partitions)))
+        for name, indexes in r.partitions:
+            out += (w.string(name), w.length(len(indexes)), struct.pack(f">{len(indexes)}i", *indexes), tags)
+    out.append(_VALUE_TIMES.pack(r.last_update_ms, r.start_ms))
     if flexible:
-        tagged = {}
+        tagged = []  # in tag order, each only when not its default
         if r.previous_producer_id != NO_PRODUCER_ID:
-            tagged[_TAG_PREVIOUS] = _I64.pack(r.previous_producer_id)
+            tagged.append((_TAG_PREVIOUS, _I64.pack(r.previous_producer_id)))
         if r.next_producer_id != NO_PRODUCER_ID:
-            tagged[_TAG_NEXT] = _I64.pack(r.next_producer_id)
+            tagged.append((_TAG_NEXT, _I64.pack(r.next_producer_id)))
         if r.client_transaction_version != 0:
-            tagged[_TAG_CLIENT_VERSION] = _I16.pack(r.client_transaction_version)
-        out.tagged_fields(tagged)
-    return out.value()
+            tagged.append((_TAG_CLIENT_VERSION, _I16.pack(r.client_transaction_version)))
+        out.append(uvarint(len(tagged)))
+        for tag, data in tagged:
+            out += (uvarint(tag), uvarint(len(data)), data)
+    return b"".join(out)
 
 
 def decode_key(data: bytes) -> str:
