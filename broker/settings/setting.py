@@ -49,6 +49,9 @@ class Setting:
     describe: bool = True  # listed by DescribeConfigs for the broker
     sensitive: bool = False  # DescribeConfigs gives null, `config show` hides it, as Kafka does
     aliases: tuple[str, ...] = ()  # other keys a server.properties may use for it
+    # Kafka's keys for this value in coarser units, (key, ms a unit), finest first: what a
+    # server.properties without the setting's own key may use (sources.py)
+    coarser: tuple[tuple[str, int], ...] = ()
     group: str | None = None  # the group config this broker setting is the default of
 
     @property

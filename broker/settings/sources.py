@@ -7,7 +7,9 @@
   `log.segment.bytes=1048576`). A key the table does not know is skipped with one warning line,
   as Kafka logs "supplied but isn't a known config", so a stock server.properties loads;
   Kafka's per-listener `listener.name.NAME.ssl.client.auth` keys are read as items of
-  listener.ssl.client.auth;
+  listener.ssl.client.auth; a setting kept in milliseconds may come in Kafka's coarser keys
+  (`Setting.coarser`: log.retention.hours), the finest one given winning, as in KafkaConfig,
+  and a negative product meaning -1 (logRetentionTimeMillis);
 - default: the table's (table.py).
 
 Every value, wherever it came from, goes through its setting's parser; a bad one is a
@@ -25,6 +27,8 @@ from broker.settings.setting import Setting
 from broker.settings.table import BROKER_SETTINGS, BY_KEY
 
 _LISTENER_CLIENT_AUTH = re.compile(r"listener\.name\.([^.]+)\.ssl\.client\.auth")
+# coarser key -> (its setting, ms a unit, rank: 0 the finest)
+_COARSER = {key: (s, unit, rank) for s in BROKER_SETTINGS for rank, (key, unit) in enumerate(s.coarser)}
 
 FLAG, ENV, FILE, DEFAULT = "flag", "env", "file", "default"
 
@@ -59,6 +63,7 @@ def read_config_file(path: Path) -> ConfigFile:
     values: dict[str, str] = {}
     client_auth: list[str] = []
     unknown: list[str] = []
+    coarse: dict[str, tuple[int, str, str]] = {}  # setting name -> (rank, key, text) of the finest
     for key, text in pairs:
         key = key.strip()
         per_listener = _LISTENER_CLIENT_AUTH.fullmatch(key)
@@ -66,11 +71,32 @@ def read_config_file(path: Path) -> ConfigFile:
             client_auth.append(f"{per_listener.group(1)}={text.strip()}")
         elif key in BY_KEY:
             values[BY_KEY[key].name] = text
+        elif key in _COARSER:
+            setting, _unit, rank = _COARSER[key]
+            if setting.name not in coarse or rank < coarse[setting.name][0]:
+                coarse[setting.name] = (rank, key, text)
         else:
             unknown.append(key)
+    for name, (_rank, key, text) in coarse.items():
+        if name not in values:
+            values[name] = _in_ms(key, text, path)
     if client_auth:
         values["listener.ssl.client.auth"] = ";".join(client_auth)
     return ConfigFile(path, values, tuple(unknown))
+
+
+def _in_ms(key: str, text: str, path: Path) -> str:
+    """A coarser key's value as its setting's milliseconds (a negative one: -1)."""
+    setting, unit, _rank = _COARSER[key]
+    text = text.strip()
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise SettingError(f"invalid value for {key} (from {path}): {text!r} is not an integer")
+    ms = max(-1, int(text) * unit)
+    try:
+        setting.kind.parse(str(ms))
+    except ValueError as exc:
+        raise SettingError(f"invalid value for {key} (from {path}): {exc}") from None
+    return str(ms)
 
 
 def resolve(flags: Mapping[str, object], env: Mapping[str, str], file: ConfigFile | None,

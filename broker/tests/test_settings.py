@@ -125,11 +125,35 @@ def test_a_server_properties_file_with_kafka_keys(tmp_path):
                     "listener.name.SSL.ssl.client.auth=required\nlistener.name.INTERNAL.ssl.client.auth=none\n"
                     "zookeeper.connect: localhost:2181\n")
     f = read_config_file(path)
-    assert f.values == {"broker.id": "4", "log.dirs": "/var/kafka-logs",
+    assert f.values == {"broker.id": "4", "log.dirs": "/var/kafka-logs", "log.retention.ms": str(168 * 3_600_000),
                         "listener.ssl.client.auth": "SSL=required;INTERNAL=none"}
-    assert f.unknown == ("log.retention.hours", "zookeeper.connect")
+    assert f.unknown == ("zookeeper.connect",)
     got = resolve({}, {}, f)
     assert got["listener.ssl.client.auth"].value == ("SSL=required", "INTERNAL=none")
     assert str(got["log.dirs"].value) == "/var/kafka-logs"
     with pytest.raises(SettingError, match="cannot read config file"):
         read_config_file(tmp_path / "missing.properties")
+
+
+@pytest.mark.parametrize("lines, ms", [
+    ("log.retention.hours=24", 24 * 3_600_000),
+    ("log.retention.hours=24\nlog.retention.minutes=30", 30 * 60_000),  # the finest unit wins
+    ("log.retention.minutes=30\nlog.retention.hours=24\nlog.retention.ms=5000", 5000),
+    ("log.retention.hours=-1", -1),  # forever
+    ("log.retention.minutes=-5", -1),  # any negative: forever, as KafkaConfig.logRetentionTimeMillis
+])
+def test_retention_in_kafkas_coarser_units(tmp_path, lines, ms):
+    path = tmp_path / "server.properties"
+    path.write_text(lines + "\n")
+    f = read_config_file(path)
+    assert f.unknown == ()
+    assert resolve({}, {}, f)["log.retention.ms"].value == ms
+    assert resolve({"retention_ms": 7}, {}, f)["log.retention.ms"].value == 7  # a flag still wins
+
+
+def test_a_bad_coarser_value_names_its_own_key(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text("log.retention.hours=2h\n")
+    with pytest.raises(SettingError) as caught:
+        read_config_file(path)
+    assert str(caught.value) == f"invalid value for log.retention.hours (from {path}): '2h' is not an integer"

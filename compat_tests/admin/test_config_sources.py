@@ -26,11 +26,13 @@ TWINLOG = [str(_CLI)] if _CLI.exists() else [sys.executable, "-m", "broker"]
 BROKER_RESOURCE, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 4, 5
 
 SERVER_PROPERTIES = """\
-# a Kafka server.properties: Kafka's keys, one twinlog does not serve
+# a Kafka server.properties: Kafka's keys, one twinlog does not serve (num.network.threads), and
+# retention in two units (the milliseconds win, as in Kafka)
 log.segment.bytes=2000000
 num.partitions=3
 log.retention.ms=111111
 log.retention.hours=168
+num.network.threads=3
 """
 ENV = {"TWINLOG_NUM_PARTITIONS": "4", "TWINLOG_LOG_RETENTION_MS": "222222", "TWINLOG_SSL_KEY_PASSWORD": "s3cret"}
 FLAGS = ["--retention-ms", "333333"]
@@ -58,7 +60,12 @@ def test_config_show_gives_each_value_and_its_source(server_properties):
     assert rows["port"] == ["9092", "default"]
     assert rows["ssl.key.password"] == ["<sensitive>", "env", "TWINLOG_SSL_KEY_PASSWORD"]
     assert "s3cret" not in out.stdout
-    assert out.stderr.strip() == f"Warning: {server_properties}: 'log.retention.hours' is not a twinlog setting; skipped"
+    assert out.stderr.strip() == f"Warning: {server_properties}: 'num.network.threads' is not a twinlog setting; skipped"
+    hours = server_properties.with_name("hours.properties")
+    hours.write_text("log.retention.hours=1\n")  # Kafka's stock file says it in hours
+    out = twinlog("config", "show", "--config", str(hours))
+    rows = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines()}
+    assert (rows["log.retention.ms"], out.stderr) == (["3600000", "file", str(hours)], "")
 
 
 @pytest.mark.parametrize("where", ["flag", "env", "file"])
@@ -104,7 +111,27 @@ def test_describe_configs_of_a_broker_started_with_file_env_and_flag(tmp_path, s
     password = entries["ssl.key.password"]
     assert (password.value, password.is_sensitive, password.config_source) == (None, True, STATIC_BROKER_CONFIG)
     assert len(created.partitions) == 4  # the broker runs with the value it reports
-    assert f"Warning: {server_properties}: 'log.retention.hours' is not a twinlog setting; skipped" in log
+    assert f"Warning: {server_properties}: 'num.network.threads' is not a twinlog setting; skipped" in log
+
+
+def test_a_broker_given_retention_in_hours_keeps_topics_that_long(tmp_path, monkeypatch, storage_mode):
+    """log.retention.hours, as Kafka's stock server.properties writes it, is every topic's
+    retention.ms default (a topic without its own shows the broker's, 3,600,000)."""
+    for key in [k for k in os.environ if k.startswith("TWINLOG_") and k != "TWINLOG_COMPAT_BROKER"]:
+        monkeypatch.delenv(key)
+    path = tmp_path / "server.properties"
+    path.write_text("log.retention.hours=1\n")
+    proc = BrokerProcess(storage_mode=storage_mode, workdir=tmp_path / "broker", extra_args=["--config", str(path)])
+    try:
+        proc.start()
+        with Client.to(proc) as c:
+            c.create_topic("hour-retention", 1)
+            r = c.request(32, 4, include_synonyms=False, include_documentation=False, resources=[
+                {"resource_type": 2, "resource_name": "hour-retention", "configuration_keys": ["retention.ms"]}])
+    finally:
+        proc.stop()
+    (result,) = r.results
+    assert [(e.name, e.value) for e in result.configs] == [("retention.ms", "3600000")]
 
 
 def test_advertised_listeners_alone_listen_where_the_broker_would_and_advertise_as_told(tmp_path, monkeypatch):
