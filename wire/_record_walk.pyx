@@ -2,7 +2,7 @@
 """The record framing walk of wire/record_walk.py, compiled: same checks, same verdicts, and
 the same summary (summarize_records).
 
-record_walk.py documents the checks and is the oracle (wire/tests/test_record_walk.py runs
+record_walk.py documents the checks and is the oracle (wire/tests/test_record_validation.py runs
 both over Hypothesis-made batches and damage). The walk itself runs without the GIL, so a
 worker thread checking a large inflated batch leaves the event loop free; keys are noted as
 (position, length) and turned into bytes afterwards. Built by `pip install` (setup.py);
