@@ -1,6 +1,7 @@
 """The field primitives of a response body that a handler writes straight to bytes
 (wire/metadata_response.py, wire/describe_log_dirs_response.py) instead of through kio's
-generic entity writer, which costs a dataclass and a type-checked walk per entry.
+generic entity writer, which costs a dataclass and a type-checked walk per entry; and of the
+`__transaction_state` records (broker/txn/txn_log.py), which use Kafka's same encodings.
 
 Flexible versions write arrays and strings "compact" (length + 1 as an unsigned varint, 0 for
 null) and end every struct with its tagged fields: none here, one 0x00 byte (NO_TAGS). Older
