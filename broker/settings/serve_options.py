@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from broker.settings.dynamic_topic_defaults import LIVE
 from broker.settings.sources import ConfigFile, Resolved, SettingError, read_config_file, resolve
 from broker.settings.kinds import Bool, Items
 from broker.settings.setting import Setting
@@ -71,5 +72,9 @@ def resolved_settings(ctx: click.Context, params: dict) -> dict[str, Resolved]:
     except SettingError as exc:
         raise SettingUsageError(str(exc)) from None
     for key in config_file.unknown if config_file else ():
-        click.echo(f"Warning: {config_file.path}: '{key}' is not a twinlog setting; skipped", err=True)
+        if key in LIVE:  # a topic default that twinlog takes as a dynamic broker config alone
+            click.echo(f"Warning: {config_file.path}: '{key}' is taken here only as a dynamic broker config "
+                       "(kafka-configs --alter --entity-type brokers --entity-default); skipped", err=True)
+        else:
+            click.echo(f"Warning: {config_file.path}: '{key}' is not a twinlog setting; skipped", err=True)
     return resolved
