@@ -15,7 +15,6 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from broker.settings.dynamic_topic_defaults import LIVE
 from broker.settings.sources import ConfigFile, Resolved, SettingError, read_config_file, resolve
 from broker.settings.kinds import Bool, Items
 from broker.settings.setting import Setting
@@ -72,9 +71,5 @@ def resolved_settings(ctx: click.Context, params: dict) -> dict[str, Resolved]:
     except SettingError as exc:
         raise SettingUsageError(str(exc)) from None
     for key in config_file.unknown if config_file else ():
-        if key in LIVE:  # a topic default that twinlog takes as a dynamic broker config alone
-            click.echo(f"Warning: {config_file.path}: '{key}' is taken here only as a dynamic broker config "
-                       "(kafka-configs --alter --entity-type brokers --entity-default); skipped", err=True)
-        else:
-            click.echo(f"Warning: {config_file.path}: '{key}' is not a twinlog setting; skipped", err=True)
+        click.echo(f"Warning: {config_file.path}: '{key}' is not a twinlog setting; skipped", err=True)
     return resolved

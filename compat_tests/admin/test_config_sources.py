@@ -66,10 +66,6 @@ def test_config_show_gives_each_value_and_its_source(server_properties):
     out = twinlog("config", "show", "--config", str(hours))
     rows = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines()}
     assert (rows["log.retention.ms"], out.stderr) == (["3600000", "file", str(hours)], "")
-    hours.write_text("log.cleanup.policy=compact\n")  # a topic default twinlog takes dynamically alone
-    out = twinlog("config", "show", "--config", str(hours))
-    assert out.stderr.strip() == (f"Warning: {hours}: 'log.cleanup.policy' is taken here only as a dynamic broker "
-                                  "config (kafka-configs --alter --entity-type brokers --entity-default); skipped")
 
 
 @pytest.mark.parametrize("where", ["flag", "env", "file"])
