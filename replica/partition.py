@@ -29,6 +29,7 @@ from segment.log import AppendInfo, FileRegion, FlushGroup, LogConfig, Partition
 from segment.compaction.cleaning_policy import retention_deletes
 from wire.error_codes import ErrorCode
 from wire.record_batch import BatchHeader
+from wire.record_walk import RecordSummary
 
 from .change_feed import ChangeFeed
 from .fsynced_end import FsyncedEnd
@@ -226,10 +227,11 @@ class Partition:
         return self._replica_log.verifications.start(producer_id)
 
     def append_as_leader(self, batch: bytearray, header: BatchHeader, acks: int,
-                         record_keys: set[bytes] | None = None, coordinator: bool = False,
+                         walked: RecordSummary | None = None, coordinator: bool = False,
                          verified: VerificationGuard | None = None) -> tuple[AppendInfo, bool]:
-        """Append a validated producer batch; returns (info, was_duplicate). `record_keys`: its keys,
-        collected by the record check, for a log that indexes them. `coordinator`: the group
+        """Append a validated producer batch; returns (info, was_duplicate). `walked`: what the
+        produce path's record check found (its keys, for a log that indexes them, and what the
+        topic's record rules need), None for a batch of the broker's own: walked here. `coordinator`: the group
         coordinator's batch for a producer (TxnOffsetCommit), whose epoch alone is checked.
         `verified`: the guard of the coordinator's check of a transaction's first batch; the
         batch is refused unless it still holds (none given: not checked).
@@ -240,9 +242,9 @@ class Partition:
         InvalidTxnState, or a StorageError from the log."""
         self._check_leader()
         self.isr_maintenance.check_enough_replicas(acks)
-        check_records(batch, self.config, f"{self.topic}-{self.index}", now_ms())
-        return self._replica_log.append_as_leader(batch, header, self.state.leader_epoch, record_keys,
-                                                  coordinator, verified)
+        check_records(batch, header, self.config, f"{self.topic}-{self.index}", now_ms(), walked)
+        return self._replica_log.append_as_leader(batch, header, self.state.leader_epoch,
+                                                  walked.keys if walked is not None else None, coordinator, verified)
 
     def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                           commit: bool, acks: int = -1) -> AppendInfo:

@@ -50,6 +50,7 @@ from typing import Callable, Sequence
 from segment.log import AppendInfo, StorageError
 from wire.error_codes import ErrorCode
 from wire.record_batch import BatchHeader
+from wire.record_walk import RecordSummary
 
 from .group_commit import GroupCommits
 from .partition import Partition
@@ -70,7 +71,7 @@ class RecordsWrite:
     partition: Partition
     batch: bytearray
     header: BatchHeader
-    record_keys: set[bytes] | None = None  # its keys, for a log that indexes them
+    walked: RecordSummary | None = None  # the produce check's walk: keys (for a log that indexes them), timestamps
     from_client: bool = True  # a client's batch: the free-space floor applies
     coordinator: bool = False  # the group coordinator's batch for a producer: its epoch alone is checked
     verified: VerificationGuard | None = None  # a transaction's first batch, checked with its coordinator
@@ -148,7 +149,7 @@ class WritePath:
             else:
                 if write.from_client:
                     self._claim(len(write.batch), f"{p.topic}-{p.index}")
-                info, _duplicate = p.append_as_leader(write.batch, write.header, acks, write.record_keys,
+                info, _duplicate = p.append_as_leader(write.batch, write.header, acks, write.walked,
                                                       write.coordinator, write.verified)
         except RecordsRejected as exc:  # records the topic's configs refuse, each named by its index
             return WriteResult(exc.code, str(exc), record_errors=exc.record_errors)

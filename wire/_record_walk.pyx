@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""The record framing walk of wire/record_walk.py, compiled: same checks, same verdicts, and
-the same summary (summarize_records).
+"""The record framing walk of wire/record_walk.py, compiled: same checks, same verdicts, the
+same RecordSummary.
 
 record_walk.py documents the checks and is the oracle (wire/tests/test_record_validation.py runs
 both over Hypothesis-made batches and damage). The walk itself runs without the GIL, so a
@@ -13,6 +13,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 from .record_batch import InvalidRecord
+from .record_walk import RecordSummary
 
 cdef enum Fault:
     OK = 0
@@ -171,41 +172,19 @@ _MESSAGES = {
 }
 
 
-cdef void _start(Walk* w, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t size) except *:
-    if pos < 0 or end > size or pos > end:
-        raise ValueError("walk bounds outside the data")
-    w.pos, w.end, w.value, w.keys = pos, end, 0, 0
-    w.low, w.high, w.keyless = 0, 0, 0
-    w.key_pos = w.key_len = NULL
-
-
-cdef void _check(Fault f, Walk* w, long long count) except *:
-    if f != OK:
-        raise InvalidRecord(_MESSAGES[f].format(count=count, index=w.index, value=w.value))
-
-
-def summarize_records(data, Py_ssize_t pos, Py_ssize_t end, long long count):
-    """As record_walk.summarize_records: (smallest timestampDelta, largest, records without a
-    key); raises InvalidRecord."""
-    cdef const unsigned char[::1] view = data
-    cdef const unsigned char* d = &view[0] if view.shape[0] else NULL
-    cdef Walk w
-    cdef Fault f
-    _start(&w, pos, end, view.shape[0])
-    with nogil:
-        f = _walk(d, &w, count, False)
-    _check(f, &w, count)
-    return w.low, w.high, w.keyless
-
-
 def walk_records(data, Py_ssize_t pos, Py_ssize_t end, long long count, bint want_keys):
-    """As record_walk.walk_records: the keys when `want_keys`, else None; raises InvalidRecord."""
+    """As record_walk.walk_records: a RecordSummary, its keys None unless `want_keys`; raises
+    InvalidRecord."""
     cdef const unsigned char[::1] view = data
     cdef const unsigned char* d = &view[0] if view.shape[0] else NULL
     cdef Walk w
     cdef Fault f
     cdef Py_ssize_t most, i
-    _start(&w, pos, end, view.shape[0])
+    if pos < 0 or end > view.shape[0] or pos > end:
+        raise ValueError("walk bounds outside the data")
+    w.pos, w.end, w.value, w.keys = pos, end, 0, 0
+    w.low, w.high, w.keyless = 0, 0, 0
+    w.key_pos = w.key_len = NULL
     if want_keys:
         most = (end - pos) // 7 + 1  # a record takes at least 7 bytes: no more keys than this
         if count < most:
@@ -219,13 +198,14 @@ def walk_records(data, Py_ssize_t pos, Py_ssize_t end, long long count, bint wan
     try:
         with nogil:
             f = _walk(d, &w, count, want_keys)
-        _check(f, &w, count)
-        if not want_keys:
-            return None
-        keys = set()
-        for i in range(w.keys):
-            keys.add(bytes(view[w.key_pos[i] : w.key_pos[i] + w.key_len[i]]))
-        return keys
+        if f != OK:
+            raise InvalidRecord(_MESSAGES[f].format(count=count, index=w.index, value=w.value))
+        keys = None
+        if want_keys:
+            keys = set()
+            for i in range(w.keys):
+                keys.add(bytes(view[w.key_pos[i] : w.key_pos[i] + w.key_len[i]]))
+        return RecordSummary(keys, w.low, w.high, w.keyless)
     finally:
         free(w.key_pos)
         free(w.key_len)

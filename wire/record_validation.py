@@ -19,8 +19,9 @@ Which error a producer gets, as Kafka's broker answers Produce v3+:
                                                                           batch and retries)
 
 The walk itself is wire/record_walk.py, or its compiled twin wire/_record_walk.pyx when the
-extension was built; RECORD_WALK_COMPILED says which one runs (for walk_records and
-summarize_records alike).
+extension was built; RECORD_WALK_COMPILED says which one runs. Its RecordSummary (timestamp
+range, keyless count) goes with the batch to the topic's per-record rules
+(replica/record_checks.py), so they never walk the records again.
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ from typing import NamedTuple
 
 from . import records as wire_records
 from . import record_walk
+from .record_walk import RecordSummary
 from .record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, BatchTooLarge, InvalidBatch, InvalidRecord, \
     parse_header
 
 try:
-    from ._record_walk import summarize_records, walk_records
+    from ._record_walk import walk_records
     RECORD_WALK_COMPILED = True
 except ImportError:  # not built (a source checkout without a compiler): the same walk, slower
-    summarize_records, walk_records = record_walk.summarize_records, record_walk.walk_records
+    walk_records = record_walk.walk_records
     RECORD_WALK_COMPILED = False
 
 # cramjam's codecs hold the GIL while they inflate (~1.3 ms per MB here), so even in a worker
@@ -51,7 +53,7 @@ class RecordsTooLarge(BatchTooLarge):
 
 
 class CheckedRecords(NamedTuple):
-    keys: set[bytes] | None  # the distinct non-null keys, when asked for
+    walked: RecordSummary  # the keys when asked for, the timestamp range, the keyless count
     uncompressed_bytes: int  # bytes of records the check decompressed (0 for an uncompressed batch)
     records: memoryview  # the records region, uncompressed (wire/recompression.py takes it from here)
 
@@ -88,7 +90,9 @@ def stored_batch_keys(batch) -> set[bytes]:
                 or header.batch_length < HEADER_SIZE - LOG_OVERHEAD or header.size > len(batch):
             return wire_records.record_keys(batch)  # it names what is wrong
         try:
-            return walk_records(batch, HEADER_SIZE, header.size, header.record_count, True)
+            keys = walk_records(batch, HEADER_SIZE, header.size, header.record_count, True).keys
+            assert keys is not None  # asked for
+            return keys
         except InvalidRecord:  # a compacted batch (offset gaps) or a broken one: the lenient walk says
             pass
     return wire_records.record_keys(batch)

@@ -14,10 +14,10 @@ InvalidRecordException, INVALID_RECORD to a producer):
   and inside the record, each header value length -1 or inside the record;
 - the fields end exactly where the length said, and the records end exactly at `end`.
 
-`summarize_records` walks the same way and also gives the smallest and largest
-timestampDelta and the number of records without a key: what the topic's per-record rules
+Beside the keys, the walk gives the smallest and largest timestampDelta and the number of
+records without a key (RecordSummary): what the topic's per-record rules
 (replica/record_checks.py: message.timestamp.before/after.max.ms, a compacted topic's keys)
-need to know whether any record breaks them, without building a Python object per record.
+need to know whether any record breaks them, from the same pass that checks the framing.
 
 wire/_record_walk.pyx is the same walk compiled; this module is its fallback and the
 oracle its tests compare it against. Both raise InvalidRecord with the same message.
@@ -25,30 +25,28 @@ oracle its tests compare it against. Both raise InvalidRecord with the same mess
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .record_batch import InvalidRecord
 from .varint import INT64_BYTES, INT64_MASK, MalformedVarint, read_varint
 
 _MIN_RECORD_BODY = 6  # attributes, timestampDelta, offsetDelta, keyLength, valueLength, headerCount
 
 
-def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> set[bytes] | None:
-    """Check the framing of `count` records in data[pos:end]; their distinct non-null keys
-    when `want_keys` (the commitlog's key index), else None. Raises InvalidRecord."""
+class RecordSummary(NamedTuple):
+    """What one walk of a batch's records found, besides that they are well framed."""
+
+    keys: set[bytes] | None  # the distinct non-null keys, when asked for
+    low: int  # the smallest timestampDelta (0 for no records)
+    high: int  # the largest
+    keyless: int  # records without a key
+
+
+def walk_records(data, pos: int, end: int, count: int, want_keys: bool) -> RecordSummary:
+    """Check the framing of `count` records in data[pos:end]; their summary, with their
+    distinct non-null keys when `want_keys` (the commitlog's key index). Raises InvalidRecord."""
     keys: set[bytes] | None = set() if want_keys else None
-    _walk(data, pos, end, count, keys, None)
-    return keys
-
-
-def summarize_records(data, pos: int, end: int, count: int) -> tuple[int, int, int]:
-    """Check the framing as walk_records does; returns (smallest timestampDelta, largest
-    timestampDelta, records without a key), (0, 0, 0) for no records. Raises InvalidRecord."""
-    stats = [0, 0, 0]
-    _walk(data, pos, end, count, None, stats)
-    return stats[0], stats[1], stats[2]
-
-
-def _walk(data, pos: int, end: int, count: int, keys: set[bytes] | None, stats: list[int] | None) -> None:
-    """The walk; adds the keys to `keys`, and the timestamp range and keyless count to `stats`."""
+    low = high = keyless = 0
     try:
         for index in range(count):
             if pos >= end:
@@ -67,11 +65,10 @@ def _walk(data, pos: int, end: int, count: int, keys: set[bytes] | None, stats: 
                 timestamp_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
             else:
                 timestamp_delta, pos = read_varint(data, pos, end, INT64_BYTES, INT64_MASK)
-            if stats is not None:
-                if index == 0 or timestamp_delta < stats[0]:
-                    stats[0] = timestamp_delta
-                if index == 0 or timestamp_delta > stats[1]:
-                    stats[1] = timestamp_delta
+            if index == 0 or timestamp_delta < low:
+                low = timestamp_delta
+            if index == 0 or timestamp_delta > high:
+                high = timestamp_delta
             b = data[pos]
             if b < 0x80:
                 offset_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
@@ -91,8 +88,7 @@ def _walk(data, pos: int, end: int, count: int, keys: set[bytes] | None, stats: 
                     keys.add(bytes(data[pos : pos + key_length]))
                 pos += key_length
             elif key_length == -1:
-                if stats is not None:
-                    stats[2] += 1
+                keyless += 1
             else:
                 raise InvalidRecord(f"record {index} has a key length of {key_length}")
             b = data[pos]
@@ -122,6 +118,7 @@ def _walk(data, pos: int, end: int, count: int, keys: set[bytes] | None, stats: 
         raise InvalidRecord(f"record {index}: {exc}") from None
     if pos != end:
         raise InvalidRecord(f"{end - pos} bytes follow the {count} declared records")
+    return RecordSummary(keys, low, high, keyless)
 
 
 def _walk_headers(data, pos: int, record_end: int, end: int, count: int, index: int) -> int:

@@ -163,7 +163,7 @@ async def handle(ctx: ApiContext, header: RequestHeader, request: Request) -> An
             results[i] = (name, index, code, None, message, ())
             continue
         positions.append((i, name, index))
-        writes.append(RecordsWrite(partition, bytearray(pending.records), pending.header, pending.keys,
+        writes.append(RecordsWrite(partition, bytearray(pending.records), pending.header, pending.walked,
                                    verified=verified.get(i)))
     appended = await ctx.replicas.append(writes, request.acks)
     _fill(results, positions, appended.results)

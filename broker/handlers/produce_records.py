@@ -30,6 +30,7 @@ from wire.error_codes import ErrorCode
 from segment.log import LogConfig
 from wire.record_batch import BatchHeader, InvalidBatch, InvalidRecord, parse_header
 from wire.record_validation import CheckedRecords, RecordsTooLarge, check_records
+from wire.record_walk import RecordSummary
 from wire.recompression import recompress, target_codec
 
 # About a millisecond of inflating and walking; a producer's compressed batch rarely needs more.
@@ -51,7 +52,7 @@ class PendingBatch:
     records: bytes | bytearray  # bytearray once rewritten in the topic's codec
     header: BatchHeader
     want_keys: bool
-    keys: set[bytes] | None = None
+    walked: RecordSummary | None = None  # what the record check found: keys, timestamp range
     error: tuple[ErrorCode, str] | None = None  # (Kafka's error, message) when the check failed
     rewrite: Rewrite | None = None  # the codec the topic stores it in, when not the batch's
 
@@ -77,7 +78,7 @@ def _rewrite(pending: PendingBatch, checked: CheckedRecords, rewrite: Rewrite) -
 
 
 def _check(pending: PendingBatch, limit: int | None = None) -> int:
-    """Run the record check on `pending`, storing its keys or its error, and rewrite it in the
+    """Run the record check on `pending`, storing its walk (keys, timestamps) or its error, and rewrite it in the
     topic's codec if it asks for one; returns the bytes it inflated (or, rewritten, compressed).
     RecordsTooLarge escapes when a `limit` was given (the caller retries in a thread)."""
     try:
@@ -96,7 +97,7 @@ def _check(pending: PendingBatch, limit: int | None = None) -> int:
     except InvalidBatch as exc:
         pending.error = (ErrorCode.corrupt_message, str(exc))
         return 0
-    pending.keys = checked.keys
+    pending.walked = checked.walked
     if pending.rewrite is None:
         return checked.uncompressed_bytes
     _rewrite(pending, checked, pending.rewrite)
@@ -109,7 +110,7 @@ def _check_in_thread(batches: list[PendingBatch]) -> None:
 
 
 async def check_batches(batches: list[PendingBatch]) -> None:
-    """Check every batch of one request; each ends with its keys or its error set."""
+    """Check every batch of one request; each ends with its walk or its error set."""
     budget = INLINE_UNCOMPRESSED_BYTES
     deferred = []
     for pending in batches:

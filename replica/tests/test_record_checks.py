@@ -8,6 +8,8 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from wire.error_codes import ErrorCode
 from replica.record_checks import RecordError, RecordsRejected, check_records
+from wire.record_batch import parse_header
+from wire.record_walk import RecordSummary
 from segment.tests.log_configs import log_config
 
 NOW = 1_700_000_000_000
@@ -23,15 +25,19 @@ def make_batch(values, timestamps=None, keys=None, codec=0) -> bytes:
     return bytes(builder.build())
 
 
+def _check(batch, config, walked: RecordSummary | None = None) -> None:
+    check_records(batch, parse_header(batch), config, "t-0", NOW, walked)
+
+
 def _rejected(batch, config) -> RecordsRejected:
     with pytest.raises(RecordsRejected) as caught:
-        check_records(batch, config, "t-0", NOW)
+        _check(batch, config)
     return caught.value
 
 
 def test_the_defaults_read_no_record():
     # Timestamps a day apart and no keys: nothing to refuse on a delete, unbounded topic.
-    check_records(make_batch([b"a", b"b"], timestamps=[0, NOW + 24 * HOUR]), log_config(), "t-0", NOW)
+    _check(make_batch([b"a", b"b"], timestamps=[0, NOW + 24 * HOUR]), log_config())
 
 
 @pytest.mark.parametrize("codec", [0, 1], ids=["uncompressed", "gzip"])
@@ -57,15 +63,23 @@ def test_a_record_older_than_the_first_is_found_wherever_it_sits():
     config = log_config(message_timestamp_before_max_ms=HOUR)
     exc = _rejected(make_batch([b"a", b"b", b"c"], timestamps=[NOW, NOW - 2 * HOUR, NOW]), config)
     assert [e.batch_index for e in exc.record_errors] == [1]
-    check_records(make_batch([b"a", b"b"], timestamps=[NOW, NOW - HOUR]), config, "t-0", NOW)
+    _check(make_batch([b"a", b"b"], timestamps=[NOW, NOW - HOUR]), config)
+
+
+def test_a_producers_batch_is_decided_by_its_produce_walk_not_walked_again():
+    # The produce check's summary comes with the batch: what it says decides, so a summary that
+    # contradicts the records (never the case in the broker) shows no second walk ran.
+    batch = make_batch([b"old"], timestamps=[NOW - 2 * HOUR])
+    config = log_config(message_timestamp_before_max_ms=HOUR)
+    _check(batch, config, RecordSummary(None, 2 * HOUR, 2 * HOUR, 0))
+    assert _rejected(batch, config).code is ErrorCode.invalid_timestamp
 
 
 def test_timestamps_on_the_bounds_and_log_append_time_topics_pass():
     bounded = dict(message_timestamp_before_max_ms=HOUR, message_timestamp_after_max_ms=HOUR)
-    check_records(make_batch([b"a", b"b"], timestamps=[NOW - HOUR, NOW + HOUR]), log_config(**bounded), "t-0", NOW)
+    _check(make_batch([b"a", b"b"], timestamps=[NOW - HOUR, NOW + HOUR]), log_config(**bounded))
     # LogAppendTime: the broker's clock replaces the producer's, which Kafka does not check.
-    check_records(make_batch([b"a"], timestamps=[0]),
-                  log_config(message_timestamp_type="LogAppendTime", **bounded), "t-0", NOW)
+    _check(make_batch([b"a"], timestamps=[0]), log_config(message_timestamp_type="LogAppendTime", **bounded))
 
 
 def test_keyless_records_on_a_compacted_topic_list_the_first_three_in_the_message():

@@ -16,9 +16,8 @@ from wire import records as wire_records
 from wire.record_validation import RECORD_WALK_COMPILED, check_records, stored_batch_keys
 
 if RECORD_WALK_COMPILED:
-    from wire._record_walk import summarize_records as compiled_summary, walk_records as compiled_walk
+    from wire._record_walk import walk_records as compiled_walk
 WALKS = [record_walk.walk_records] + ([compiled_walk] if RECORD_WALK_COMPILED else [])
-SUMMARIES = [record_walk.summarize_records] + ([compiled_summary] if RECORD_WALK_COMPILED else [])
 
 headers = st.lists(st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=3)
 records = st.lists(st.tuples(st.none() | st.binary(max_size=200), st.none() | st.binary(max_size=300),
@@ -56,8 +55,8 @@ def keys_of(recs):
 def test_batches_a_producer_builds_pass_with_their_keys(recs, codec):
     batch = batch_of(recs, codec)
     header = validate_produced(batch, 1 << 30)
-    assert check_records(batch, header, want_keys=True).keys == keys_of(recs)
-    assert check_records(batch, header).keys is None
+    assert check_records(batch, header, want_keys=True).walked.keys == keys_of(recs)
+    assert check_records(batch, header).walked.keys is None
 
 
 def _damaged(recs, kind: str) -> bytearray:
@@ -168,10 +167,9 @@ def test_compiled_walk_agrees_with_the_python_oracle_on_any_damage(recs, data):
             del region[at]
     count = data.draw(st.sampled_from([len(recs), len(recs) + 1, max(0, len(recs) - 1), 2**31 - 1]))
     verdicts = []
-    for walk, summarize in zip(WALKS, SUMMARIES):
+    for walk in WALKS:
         try:
-            verdicts.append((walk(bytes(region), 0, len(region), count, True),
-                             summarize(bytes(region), 0, len(region), count)))
+            verdicts.append(walk(bytes(region), 0, len(region), count, True))
         except InvalidRecord:
             verdicts.append("refused")
     assert verdicts[0] == verdicts[1]
@@ -196,13 +194,13 @@ def test_a_compacted_batchs_keys_come_from_the_lenient_walk():
 
 @settings(max_examples=200)
 @given(records)
-def test_the_summary_is_the_records_timestamp_range_and_keyless_count(recs):
+def test_the_walk_gives_the_records_timestamp_range_and_keyless_count(recs):
     """What replica/record_checks.py decides a batch by: the smallest and largest timestampDelta
     (deltas may fall as well as rise) and how many records have no key, from both walks."""
     batch = batch_of(recs)
     header = parse_header(batch)
     deltas = [r.timestamp - header.base_timestamp for r in wire_records.iter_records(batch)]
-    expected = (min(deltas), max(deltas), sum(k is None for k, _v, _t, _h in recs))
-    for summarize in SUMMARIES:
-        assert summarize(batch, HEADER_SIZE, header.size, header.record_count) == expected
-        assert summarize(batch, HEADER_SIZE, HEADER_SIZE, 0) == (0, 0, 0)
+    expected = (None, min(deltas), max(deltas), sum(k is None for k, _v, _t, _h in recs))
+    for walk in WALKS:
+        assert walk(batch, HEADER_SIZE, header.size, header.record_count, False) == expected
+        assert walk(batch, HEADER_SIZE, HEADER_SIZE, 0, False) == (None, 0, 0, 0)
