@@ -28,6 +28,7 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from wire.body_writer import BodyWriter
 from wire.field_codec import FieldReader, FieldWriter
 
 from broker.coordinator import partition_hash
@@ -101,19 +102,15 @@ def key_value(record: Written) -> tuple[bytes, bytes | None]:
 # packed with struct: through the generic field writer they took 3.2 and 2.6 µs, here 0.5 and 0.4.
 _H, _I, _Q = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
 _OFFSET_VALUE_HEAD = struct.Struct(">hqi")  # version, offset, leader epoch
-
-
-def _string(s: str) -> bytes:
-    data = s.encode()
-    return _H.pack(len(data)) + data
+_CLASSIC = BodyWriter(False)  # int16-length strings
 
 
 def offset_key(group: str, topic: str, partition: int) -> bytes:
-    return _H.pack(OFFSET_KEY_VERSION) + _string(group) + _string(topic) + _I.pack(partition)
+    return _H.pack(OFFSET_KEY_VERSION) + _CLASSIC.string(group) + _CLASSIC.string(topic) + _I.pack(partition)
 
 
 def offset_value(c: CommittedOffset) -> bytes:
-    return (_OFFSET_VALUE_HEAD.pack(OFFSET_VALUE_VERSION, c.offset, c.leader_epoch) + _string(c.metadata)
+    return (_OFFSET_VALUE_HEAD.pack(OFFSET_VALUE_VERSION, c.offset, c.leader_epoch) + _CLASSIC.string(c.metadata)
             + _Q.pack(c.commit_timestamp))
 
 

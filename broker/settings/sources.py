@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from broker.settings.kinds import Int
 from broker.settings.setting import Setting
 from broker.settings.table import BROKER_SETTINGS, BY_KEY
 
 _LISTENER_CLIENT_AUTH = re.compile(r"listener\.name\.([^.]+)\.ssl\.client\.auth")
+_COUNT = Int()  # a coarser key's value: Kafka's INT, any sign
 # coarser key -> (its setting, ms a unit, rank: 0 the finest)
 _COARSER = {key: (s, unit, rank) for s in BROKER_SETTINGS for rank, (key, unit) in enumerate(s.coarser)}
 
@@ -88,11 +90,8 @@ def read_config_file(path: Path) -> ConfigFile:
 def _in_ms(key: str, text: str, path: Path) -> str:
     """A coarser key's value as its setting's milliseconds (a negative one: -1)."""
     setting, unit, _rank = _COARSER[key]
-    text = text.strip()
-    if not re.fullmatch(r"-?[0-9]+", text):
-        raise SettingError(f"invalid value for {key} (from {path}): {text!r} is not an integer")
-    ms = max(-1, int(text) * unit)
     try:
+        ms = max(-1, _COUNT.parse(text) * unit)
         setting.kind.parse(str(ms))
     except ValueError as exc:
         raise SettingError(f"invalid value for {key} (from {path}): {exc}") from None
